@@ -1,0 +1,1 @@
+"""dnnmap: map CNNs onto DNN accelerators."""

@@ -1,0 +1,179 @@
+"""Constructors for the operator kinds of the IR (conv, depthwise, FC/matmul, pool, add, einsum).
+
+Dimension names follow Timeloop: N batch, G groups, K output channels per group,
+C input channels per group, P/Q output rows/columns, R/S filter rows/columns.
+(TSO writes R x C for the output and K x K for the kernel; Marvel uses the same
+letters as here. ``docs/ir.md`` has the correspondence.)
+"""
+
+from __future__ import annotations
+
+import re
+
+from dnnmap.workload.ir import Axis, Operator, Tensor
+
+
+def _ax(name: str, *terms: tuple[str, int]) -> Axis:
+    return Axis(name, tuple(terms))
+
+
+def conv_output_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: int, dilation: int = 1) -> int:
+    """Output extent of a convolution/pooling window along one axis (floor mode)."""
+    out = (size + pad_begin + pad_end - dilation * (kernel - 1) - 1) // stride + 1
+    if out < 1:
+        raise ValueError(
+            f"window {kernel} (dilation {dilation}) does not fit input {size} with padding {pad_begin}+{pad_end}"
+        )
+    return out
+
+
+def _pair(v: int | tuple[int, int]) -> tuple[int, int]:
+    return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
+
+
+def _pads(v: int | tuple[int, int] | tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """Padding as (top, left, bottom, right)."""
+    if isinstance(v, int):
+        return (v, v, v, v)
+    if len(v) == 2:
+        return (v[0], v[1], v[0], v[1])
+    return tuple(int(x) for x in v)  # type: ignore[return-value]
+
+
+def conv2d(
+    name: str,
+    in_channels: int,
+    out_channels: int,
+    in_hw: int | tuple[int, int],
+    kernel: int | tuple[int, int],
+    stride: int | tuple[int, int] = 1,
+    padding: int | tuple[int, int] | tuple[int, int, int, int] = 0,
+    dilation: int | tuple[int, int] = 1,
+    groups: int = 1,
+    batch: int = 1,
+    connectivity: tuple[tuple[int, ...], ...] | None = None,
+) -> Operator:
+    """2-D convolution, grouped when ``groups > 1``; depthwise when groups == in == out channels."""
+    h, w = _pair(in_hw)
+    kr, ks = _pair(kernel)
+    sh, sw = _pair(stride)
+    dh, dw = _pair(dilation)
+    pt, pl, pb, pr = _pads(padding)
+    if in_channels % groups or out_channels % groups:
+        raise ValueError(f"{name}: channels {in_channels}->{out_channels} not divisible by groups={groups}")
+    p = conv_output_size(h, kr, sh, pt, pb, dh)
+    q = conv_output_size(w, ks, sw, pl, pr, dw)
+    c, k = in_channels // groups, out_channels // groups
+    dims = (("N", batch), ("G", groups), ("K", k), ("C", c), ("P", p), ("Q", q), ("R", kr), ("S", ks))
+    inp = Tensor("I", "input", (_ax("N", ("N", 1)), _ax("G", ("G", 1)), _ax("C", ("C", 1)),
+                               _ax("H", ("P", sh), ("R", dh)), _ax("W", ("Q", sw), ("S", dw))))
+    wgt = Tensor("W", "weight", (_ax("G", ("G", 1)), _ax("K", ("K", 1)), _ax("C", ("C", 1)),
+                                _ax("R", ("R", 1)), _ax("S", ("S", 1))))
+    out = Tensor("O", "output", (_ax("N", ("N", 1)), _ax("G", ("G", 1)), _ax("K", ("K", 1)),
+                                _ax("P", ("P", 1)), _ax("Q", ("Q", 1))))
+    if groups == 1:
+        kind = "pointwise" if (kr, ks) == (1, 1) else "conv2d"
+    elif groups == in_channels and out_channels == in_channels:
+        kind = "depthwise"
+    else:
+        kind = "conv2d"
+    attrs = (("stride", (sh, sw)), ("padding", (pt, pl, pb, pr)), ("dilation", (dh, dw)), ("groups", groups),
+             ("in_hw", (h, w)), ("in_channels", in_channels), ("out_channels", out_channels))
+    return Operator(name, kind, dims, (inp, wgt, out), attrs, connectivity)
+
+
+def depthwise(name: str, channels: int, in_hw: int | tuple[int, int], kernel: int | tuple[int, int],
+              stride: int | tuple[int, int] = 1, padding: int | tuple[int, ...] = 0, batch: int = 1,
+              multiplier: int = 1) -> Operator:
+    """Depthwise convolution (``groups = channels``)."""
+    return conv2d(name, channels, channels * multiplier, in_hw, kernel, stride, padding, 1, channels, batch)
+
+
+def pointwise(name: str, in_channels: int, out_channels: int, in_hw: int | tuple[int, int],
+              stride: int | tuple[int, int] = 1, batch: int = 1) -> Operator:
+    """1x1 convolution."""
+    return conv2d(name, in_channels, out_channels, in_hw, 1, stride, 0, 1, 1, batch)
+
+
+def matmul(name: str, m: int, k: int, n: int, batch: int = 1, kind: str = "matmul") -> Operator:
+    """``O[b, m, n] += A[b, m, k] * B[k, n]`` (B is the weight operand). FC layers use m = batch rows."""
+    dims = (("B", batch), ("M", m), ("N", n), ("K", k))
+    a = Tensor("I", "input", (_ax("B", ("B", 1)), _ax("M", ("M", 1)), _ax("K", ("K", 1))))
+    b = Tensor("W", "weight", (_ax("K", ("K", 1)), _ax("N", ("N", 1))))
+    o = Tensor("O", "output", (_ax("B", ("B", 1)), _ax("M", ("M", 1)), _ax("N", ("N", 1))))
+    return Operator(name, kind, dims, (a, b, o), (("in_features", k), ("out_features", n)))
+
+
+def fully_connected(name: str, in_features: int, out_features: int, batch: int = 1) -> Operator:
+    """Fully connected layer as a 1x1 convolution on a 1x1 map (the form Marvel uses for FC)."""
+    op = conv2d(name, in_features, out_features, 1, 1, batch=batch)
+    return Operator(op.name, "fc", op.dims, op.tensors, op.attrs)
+
+
+def pool(name: str, channels: int, in_hw: int | tuple[int, int], kernel: int | tuple[int, int],
+         stride: int | tuple[int, int] | None = None, padding: int | tuple[int, ...] = 0,
+         mode: str = "max", batch: int = 1, ceil_mode: bool = False) -> Operator:
+    """Max/average pooling: a depthwise window without weights."""
+    h, w = _pair(in_hw)
+    kr, ks = _pair(kernel)
+    sh, sw = _pair(stride if stride is not None else kernel)
+    pt, pl, pb, pr = _pads(padding)  # type: ignore[arg-type]
+    if ceil_mode:  # extend the bottom/right padding so the last partial window is kept
+        pb += (-(h + pt + pb - kr)) % sh
+        pr += (-(w + pl + pr - ks)) % sw
+    p = conv_output_size(h, kr, sh, pt, pb)
+    q = conv_output_size(w, ks, sw, pl, pr)
+    dims = (("N", batch), ("G", channels), ("P", p), ("Q", q), ("R", kr), ("S", ks))
+    inp = Tensor("I", "input", (_ax("N", ("N", 1)), _ax("G", ("G", 1)),
+                               _ax("H", ("P", sh), ("R", 1)), _ax("W", ("Q", sw), ("S", 1))))
+    out = Tensor("O", "output", (_ax("N", ("N", 1)), _ax("G", ("G", 1)), _ax("P", ("P", 1)), _ax("Q", ("Q", 1))))
+    if mode not in ("max", "avg"):
+        raise ValueError(f"{name}: pooling mode must be 'max' or 'avg', got {mode!r}")
+    attrs = (("stride", (sh, sw)), ("padding", (pt, pl, pb, pr)), ("in_hw", (h, w)), ("kernel", (kr, ks)))
+    return Operator(name, f"pool_{mode}", dims, (inp, out), attrs)
+
+
+def eltwise(name: str, channels: int, hw: int | tuple[int, int], n_inputs: int = 2, batch: int = 1,
+            kind: str = "add") -> Operator:
+    """Element-wise add/mul of ``n_inputs`` equally shaped feature maps (residual add)."""
+    h, w = _pair(hw)
+    dims = (("N", batch), ("G", channels), ("P", h), ("Q", w))
+    axes = (_ax("N", ("N", 1)), _ax("G", ("G", 1)), _ax("P", ("P", 1)), _ax("Q", ("Q", 1)))
+    ins = tuple(Tensor(f"I{i}" if i else "I", "input", axes) for i in range(n_inputs))
+    return Operator(name, kind, dims, (*ins, Tensor("O", "output", axes)))
+
+
+def concat(name: str, channels: int, hw: int | tuple[int, int], batch: int = 1) -> Operator:
+    """Channel concatenation: a copy of the stacked inputs into one output (no arithmetic)."""
+    h, w = _pair(hw)
+    dims = (("N", batch), ("G", channels), ("P", h), ("Q", w))
+    axes = (_ax("N", ("N", 1)), _ax("G", ("G", 1)), _ax("P", ("P", 1)), _ax("Q", ("Q", 1)))
+    return Operator(name, "concat", dims, (Tensor("I", "input", axes), Tensor("O", "output", axes)))
+
+
+_EINSUM = re.compile(r"^\s*([A-Za-z]+)\s*((?:,\s*[A-Za-z]+\s*)*)->\s*([A-Za-z]+)\s*$")
+
+
+def einsum(name: str, expr: str, sizes: dict[str, int], tensor_names: tuple[str, ...] | None = None) -> Operator:
+    """Generic tensor contraction, e.g. MTTKRP ``"ikl,kj,lj->ij"`` or TTMC ``"ijk,jr,ks->irs"``.
+
+    Each letter is a loop dimension (upper-cased in the IR); the first operand has role
+    ``input``, the others ``weight`` (capacity partitions are shared per role).
+    """
+    m = _EINSUM.match(expr)
+    if not m:
+        raise ValueError(f"{name}: cannot parse einsum {expr!r}; expected like 'ik,kj->ij'")
+    operands = [m.group(1)] + [s.strip() for s in m.group(2).split(",") if s.strip()]
+    out = m.group(3)
+    letters = sorted(set("".join(operands) + out), key=lambda c: ("".join(operands) + out).index(c))
+    missing = [c for c in letters if c not in sizes and c.upper() not in sizes]
+    if missing:
+        raise ValueError(f"{name}: einsum {expr!r} needs sizes for {missing}")
+    dims = tuple((c.upper(), int(sizes.get(c, sizes.get(c.upper(), 0)))) for c in letters)
+    names = tensor_names or tuple(f"T{i}" for i in range(len(operands))) + ("O",)
+    tensors = []
+    for i, spec in enumerate(operands):
+        role = "input" if i == 0 else "weight"
+        tensors.append(Tensor(names[i], role, tuple(_ax(c.upper(), (c.upper(), 1)) for c in spec)))
+    tensors.append(Tensor(names[-1], "output", tuple(_ax(c.upper(), (c.upper(), 1)) for c in out)))
+    return Operator(name, "einsum", dims, tuple(tensors), (("expr", expr),))
