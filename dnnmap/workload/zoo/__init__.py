@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from dnnmap.errors import UnknownNameError
 from dnnmap.workload.ir import Network
 from dnnmap.workload.zoo.registry import MODELS, register
 
 
-class UnknownModelError(KeyError):
+class UnknownModelError(UnknownNameError, KeyError):
     """Raised for a model name that is not in the zoo; the message lists the known ones."""
 
     def __str__(self) -> str:
