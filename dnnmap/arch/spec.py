@@ -1,0 +1,210 @@
+"""Architecture specification: memory levels, spatial fan-outs, MAC array, DRAM transfer model.
+
+Specs are YAML files validated with pydantic (``load_arch``); ``docs/arch-spec.md``
+documents every field with a commented example. Levels are listed innermost first and
+the last level is the backing store (DRAM). A level's ``fanout`` describes the spatial
+array *below* it: each instance of the level feeds ``prod(fanout.shape)`` instances of
+the next inner level (or, for the innermost level, of MAC units).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from dnnmap.errors import InputFileError, UnknownNameError
+
+Role = Literal["input", "weight", "output"]
+ALL_ROLES: tuple[Role, ...] = ("input", "weight", "output")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Fanout(_Strict):
+    """Spatial array between a level and the instances below it."""
+
+    shape: tuple[int, ...] = Field(description="1-D [n] or 2-D [x, y] array of child instances")
+    multicast: bool = Field(True, description="one read from the parent may be delivered to many children")
+    reduction: bool = Field(True, description="partial sums of children are reduced in the network")
+    hop_energy: float = Field(0.0, ge=0, description="energy per word delivered to a child (Eyeriss 'array' cost)")
+
+    @field_validator("shape")
+    @classmethod
+    def _shape(cls, v: tuple[int, ...]) -> tuple[int, ...]:
+        if not 1 <= len(v) <= 2 or any(x < 1 for x in v):
+            raise ValueError("must be [n] or [x, y] with positive integers")
+        return v
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+class TransferModel(_Strict):
+    """DRAM transfer-time model. ``volume``: bytes / bandwidth. ``burst``: TSO Alg. 4."""
+
+    model: Literal["volume", "burst"] = "volume"
+    bandwidth_gbps: float = Field(gt=0, description="sustained bandwidth in GB/s (1e9 bytes/s)")
+    burst_bytes: int = Field(64, gt=0, description="DRAM burst size in bytes")
+    cas_ns: float = Field(14.0, ge=0, description="latency paid per burst (CAS) in ns")
+
+
+class Level(_Strict):
+    """One memory level (per instance)."""
+
+    name: str
+    capacity: int | dict[Role, int] | None = Field(
+        None, description="words per instance; a mapping role->words partitions it; null = unbounded")
+    keeps: tuple[Role, ...] = Field(ALL_ROLES, description="tensor roles stored here; others bypass")
+    read_energy: float = Field(0.0, ge=0, description="energy per word read")
+    write_energy: float = Field(0.0, ge=0, description="energy per word written")
+    bandwidth: float | None = Field(None, gt=0, description="words per cycle per instance; null = unlimited")
+    fanout: Fanout | None = None
+    transfer: TransferModel | None = Field(None, description="only for the DRAM level")
+    double_buffer: bool = Field(False, description="tiles use half the capacity (ping-pong)")
+
+    @field_validator("keeps")
+    @classmethod
+    def _keeps(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(v)) != len(v):
+            raise ValueError("roles listed twice")
+        return v
+
+    @model_validator(mode="after")
+    def _capacity_roles(self) -> "Level":
+        if isinstance(self.capacity, dict):
+            extra = set(self.capacity) - set(self.keeps)
+            if extra:
+                raise ValueError(f"capacity given for roles {sorted(extra)} that the level does not keep")
+            if any(c < 0 for c in self.capacity.values()):
+                raise ValueError("capacities must be >= 0")
+        elif self.capacity is not None and self.capacity < 0:
+            raise ValueError("capacity must be >= 0")
+        return self
+
+    def capacity_for(self, role: str) -> float:
+        """Words available for ``role`` (inf when unbounded); halved under double buffering."""
+        if self.capacity is None:
+            return math.inf
+        cap = self.capacity.get(role, 0) if isinstance(self.capacity, dict) else self.capacity
+        return cap / 2 if self.double_buffer else cap
+
+    @property
+    def fanout_size(self) -> int:
+        return self.fanout.size if self.fanout else 1
+
+
+class Mac(_Strict):
+    energy: float = Field(1.0, ge=0, description="energy per MAC")
+    precision_bits: int = Field(16, gt=0)
+
+
+class ArchSpec(_Strict):
+    name: str
+    description: str = ""
+    source: str = Field("", description="where the numbers come from")
+    clock_mhz: float = Field(gt=0)
+    word_bits: int = Field(16, gt=0, description="bits per tensor element")
+    energy_unit: str = "pJ"
+    mac: Mac = Mac()
+    overlap: bool = Field(True, description="compute and transfers overlap (latency = max); false: they add (TSO NMP)")
+    levels: tuple[Level, ...]
+
+    @model_validator(mode="after")
+    def _levels(self) -> "ArchSpec":
+        if len(self.levels) < 2:
+            raise ValueError("levels: need at least one on-chip level and the DRAM level")
+        names = [lv.name for lv in self.levels]
+        if len(set(names)) != len(names):
+            raise ValueError(f"levels: duplicate level names {names}")
+        top = self.levels[-1]
+        if top.capacity is not None:
+            raise ValueError(f"levels: the last level ({top.name}) is the backing store and must have capacity null")
+        if set(top.keeps) != set(ALL_ROLES):
+            raise ValueError(f"levels: the last level ({top.name}) must keep input, weight and output")
+        for lv in self.levels[:-1]:
+            if lv.transfer is not None:
+                raise ValueError(f"levels: {lv.name}: 'transfer' is only allowed on the last (DRAM) level")
+        return self
+
+    # ---- derived quantities ------------------------------------------------------
+    @property
+    def word_bytes(self) -> float:
+        return self.word_bits / 8
+
+    @property
+    def dram(self) -> Level:
+        return self.levels[-1]
+
+    @property
+    def num_macs(self) -> int:
+        return math.prod(lv.fanout_size for lv in self.levels)
+
+    def instances(self, i: int) -> int:
+        """Number of instances of level ``i`` (product of the fan-outs above it)."""
+        return math.prod(lv.fanout_size for lv in self.levels[i + 1:])
+
+    def level_index(self, name: str) -> int:
+        for i, lv in enumerate(self.levels):
+            if lv.name == name:
+                return i
+        raise UnknownNameError(f"architecture {self.name!r} has no level {name!r}; levels: "
+                               f"{', '.join(lv.name for lv in self.levels)}")
+
+    @property
+    def peak_macs_per_second(self) -> float:
+        return self.num_macs * self.clock_mhz * 1e6
+
+
+PRESET_DIR = Path(__file__).parent / "presets"
+
+
+def preset_names() -> list[str]:
+    return sorted(p.stem for p in PRESET_DIR.glob("*.yaml"))
+
+
+def _format_validation_error(path: str, err: ValidationError) -> str:
+    lines = [f"{path}: invalid architecture spec"]
+    for e in err.errors():
+        loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden":
+            msg = "unknown field (check spelling; see docs/arch-spec.md for the allowed fields)"
+        elif e["type"] == "literal_error":
+            msg = f"{msg}"
+        lines.append(f"  field '{loc}': {msg}")
+    return "\n".join(lines)
+
+
+def parse_arch(data: object, origin: str = "<spec>") -> ArchSpec:
+    """Validate a parsed YAML/JSON object as an :class:`ArchSpec`."""
+    if not isinstance(data, dict):
+        raise InputFileError(f"{origin}: an architecture spec must be a mapping with 'name', 'clock_mhz', 'levels'")
+    try:
+        return ArchSpec.model_validate(data)
+    except ValidationError as err:
+        raise InputFileError(_format_validation_error(origin, err)) from None
+
+
+def load_arch(name_or_path: str | Path) -> ArchSpec:
+    """A preset by name (``eyeriss``) or a YAML file path."""
+    p = Path(name_or_path)
+    if p.suffix.lower() in (".yaml", ".yml") or p.exists():
+        if not p.is_file():
+            raise InputFileError(f"{p}: architecture file not found")
+        try:
+            data = yaml.safe_load(p.read_text())
+        except yaml.YAMLError as err:
+            raise InputFileError(f"{p}: not valid YAML: {err}") from None
+        return parse_arch(data, str(p))
+    preset = PRESET_DIR / f"{str(name_or_path).lower()}.yaml"
+    if not preset.is_file():
+        raise UnknownNameError(f"unknown architecture {str(name_or_path)!r}; presets: {', '.join(preset_names())}"
+                               " (or give a path to a .yaml spec)")
+    return parse_arch(yaml.safe_load(preset.read_text()), str(preset))

@@ -1,0 +1,153 @@
+"""Mappings: per memory level temporal tile factors and loop order, spatial factors, bypass, DRAM layouts.
+
+Loop-nest semantics (the contract the cost model and the simulator share; see
+``docs/cost-model.md``): levels are indexed innermost first like the architecture.
+Written outermost first, the nest is
+
+    for level L-1 (DRAM) temporal loops, in ``order`` (outer -> inner)
+      parallel-for DRAM fan-out spatial loops
+        for level L-2 temporal loops
+          ...
+            for level 0 temporal loops
+              parallel-for level-0 fan-out (MAC lanes)
+                MAC
+
+The tile a level instance holds covers the product of all temporal and spatial
+factors at that level and below. The product over all levels of a dimension's
+factors must be >= its bound; a product larger than the bound is an imperfect
+factorization whose edge tiles are clipped.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.errors import MappingError
+from dnnmap.workload.ir import Operator
+
+
+@dataclass(frozen=True)
+class LevelMapping:
+    """The loops of one memory level.
+
+    ``temporal``/``spatial`` map dimension -> factor (missing dims have factor 1);
+    ``order`` lists the temporal dims outermost first (dims not listed are treated as
+    innermost, in the operator's dim order); ``spatial_axis`` assigns each spatial dim to
+    axis 0 (x) or 1 (y) of a 2-D fan-out; ``keeps`` names the tensors stored at this level
+    (None = every tensor whose role the architecture level keeps).
+    """
+
+    temporal: tuple[tuple[str, int], ...] = ()
+    order: tuple[str, ...] = ()
+    spatial: tuple[tuple[str, int], ...] = ()
+    spatial_axis: tuple[tuple[str, int], ...] = ()
+    keeps: tuple[str, ...] | None = None
+
+    def t(self, dim: str) -> int:
+        return dict(self.temporal).get(dim, 1)
+
+    def s(self, dim: str) -> int:
+        return dict(self.spatial).get(dim, 1)
+
+    def full_order(self, dims: tuple[str, ...]) -> tuple[str, ...]:
+        """Temporal loop order outer -> inner over all ``dims``."""
+        listed = [d for d in self.order if d in dims]
+        return tuple(listed + [d for d in dims if d not in listed])
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """A complete mapping of one operator onto an architecture."""
+
+    levels: tuple[LevelMapping, ...]
+    layouts: tuple[tuple[str, tuple[str, ...]], ...] = ()  # tensor -> axis names, outermost first
+    layer: str = ""
+    arch: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+    # ---- factor views -----------------------------------------------------------
+    def temporal(self, level: int, dim: str) -> int:
+        return self.levels[level].t(dim)
+
+    def spatial(self, level: int, dim: str) -> int:
+        return self.levels[level].s(dim)
+
+    def coverage(self, dim: str, upto: int) -> int:
+        """Product of the factors of ``dim`` at levels 0..upto (the tile extent at level ``upto``)."""
+        return math.prod(lv.t(dim) * lv.s(dim) for lv in self.levels[: upto + 1])
+
+    def total(self, dim: str) -> int:
+        return self.coverage(dim, len(self.levels) - 1)
+
+    def layout(self, tensor: str, default: tuple[str, ...]) -> tuple[str, ...]:
+        return dict(self.layouts).get(tensor, default)
+
+    def kept_tensors(self, level: int, op: Operator, arch: ArchSpec) -> tuple[str, ...]:
+        """Tensors stored at ``level``: the mapping's choice, else by the arch's role list."""
+        lm = self.levels[level]
+        if level == len(self.levels) - 1:
+            return tuple(t.name for t in op.tensors)
+        if lm.keeps is not None:
+            return lm.keeps
+        return tuple(t.name for t in op.tensors if t.role in arch.levels[level].keeps)
+
+    def with_level(self, i: int, level: LevelMapping) -> "Mapping":
+        levels = list(self.levels)
+        levels[i] = level
+        return replace(self, levels=tuple(levels))
+
+
+def validate_mapping(m: Mapping, op: Operator, arch: ArchSpec) -> None:
+    """Raise :class:`MappingError` naming the level/dimension when ``m`` is not legal for ``op``/``arch``.
+
+    Checks structure only (level count, factors cover the bounds, fan-out sizes, bypass
+    choices). Capacity is checked by the cost model, which reports the offending level.
+    """
+    where = f"layer {op.name!r}" if op.name else "mapping"
+    if len(m.levels) != len(arch.levels):
+        raise MappingError(f"{where}: mapping has {len(m.levels)} levels, architecture {arch.name!r} has "
+                           f"{len(arch.levels)} ({', '.join(lv.name for lv in arch.levels)})")
+    dims = set(op.dim_names)
+    for i, lm in enumerate(m.levels):
+        lv = arch.levels[i]
+        for d, f in (*lm.temporal, *lm.spatial):
+            if d not in dims:
+                raise MappingError(f"{where}: level {lv.name}: unknown dimension {d!r}; "
+                                   f"dimensions are {', '.join(op.dim_names)}")
+            if f < 1:
+                raise MappingError(f"{where}: level {lv.name}: factor of {d} must be >= 1, got {f}")
+        unknown = [d for d in lm.order if d not in dims]
+        if unknown:
+            raise MappingError(f"{where}: level {lv.name}: loop order names unknown dimensions {unknown}")
+        if len(set(lm.order)) != len(lm.order):
+            raise MappingError(f"{where}: level {lv.name}: loop order lists a dimension twice")
+        spatial = math.prod(f for _, f in lm.spatial)
+        if spatial > 1 and lv.fanout is None:
+            raise MappingError(f"{where}: level {lv.name} has no fan-out but the mapping has spatial factors")
+        if lv.fanout is not None:
+            axes = dict(lm.spatial_axis)
+            for ax, size in enumerate(lv.fanout.shape):
+                used = math.prod(f for d, f in lm.spatial if axes.get(d, 0) == ax)
+                if used > size:
+                    raise MappingError(f"{where}: level {lv.name}: spatial factors on axis {ax} use {used} "
+                                       f"instances, the fan-out has {size}")
+            if any(a >= len(lv.fanout.shape) or a < 0 for a in axes.values()):
+                raise MappingError(f"{where}: level {lv.name}: spatial axis out of range for fan-out "
+                                   f"{list(lv.fanout.shape)}")
+        if lm.keeps is not None and i < len(m.levels) - 1:
+            names = {t.name: t.role for t in op.tensors}
+            for t in lm.keeps:
+                if t not in names:
+                    raise MappingError(f"{where}: level {lv.name}: keeps unknown tensor {t!r}")
+                if names[t] not in lv.keeps:
+                    raise MappingError(f"{where}: level {lv.name} cannot store {t} (role {names[t]}); "
+                                       f"it keeps {list(lv.keeps)}")
+    for d, b in op.dims:
+        if m.total(d) < b:
+            raise MappingError(f"{where}: factors of {d} multiply to {m.total(d)}, less than its bound {b}")
+    for tname, layout in m.layouts:
+        axes = [a.name for a in op.tensor(tname).axes]
+        if sorted(layout) != sorted(axes):
+            raise MappingError(f"{where}: layout of {tname} must be a permutation of {axes}, got {list(layout)}")
