@@ -121,6 +121,11 @@ def pool(name: str, channels: int, in_hw: int | tuple[int, int], kernel: int | t
     if ceil_mode:  # extend the bottom/right padding so the last partial window is kept
         pb += (-(h + pt + pb - kr)) % sh
         pr += (-(w + pl + pr - ks)) % sw
+        # ... unless that window would start in the bottom/right padding (PyTorch/ONNX rule)
+        if (h + pt + pb - kr) // sh * sh >= h + pt:
+            pb -= sh
+        if (w + pl + pr - ks) // sw * sw >= w + pl:
+            pr -= sw
     p = conv_output_size(h, kr, sh, pt, pb)
     q = conv_output_size(w, ks, sw, pl, pr)
     dims = (("N", batch), ("G", channels), ("P", p), ("Q", q), ("R", kr), ("S", ks))
