@@ -61,18 +61,20 @@ def _fire(b: NetworkBuilder, name: str, squeeze: int, expand: int) -> str:
 _FIRES = ((16, 64), (16, 64), (32, 128), (32, 128), (48, 192), (48, 192), (64, 256), (64, 256))
 
 
-def _squeezenet(name: str, version: str, batch: int) -> Network:
-    """SqueezeNet on 3x224x224 with ceil-mode 3x3/2 max-pools, Caffe layer names.
+def squeezenet(name: str, version: str, batch: int = 1, resolution: int = 224) -> Network:
+    """SqueezeNet with ceil-mode 3x3/2 max-pools and Caffe layer names (``fire2/squeeze1x1``).
 
     v1.0: conv1 96x7x7/2, pools after conv1, fire4 and fire8.
     v1.1: conv1 64x3x3/2, pools after conv1, fire3 and fire5.
+    ``resolution`` is 224 as in torchvision and the ONNX model zoo (0.82 / 0.35 G MACs);
+    the original Caffe release of v1.0 takes 227x227 (0.83 G MACs).
     """
-    pool_after = {"1_0": {4, 8}, "1_1": {3, 5}}[version]
-    b = NetworkBuilder(name, (batch, 3, 224, 224))
-    if version == "1_0":
-        b.conv("conv1", 96, 7, 2)
-    else:
-        b.conv("conv1", 64, 3, 2)
+    pools = {"1_0": (96, 7, {4, 8}), "1_1": (64, 3, {3, 5})}
+    if version not in pools:
+        raise ValueError(f"{name}: SqueezeNet version must be '1_0' or '1_1', got {version!r}")
+    stem, stem_kernel, pool_after = pools[version]
+    b = NetworkBuilder(name, (batch, 3, resolution, resolution))
+    b.conv("conv1", stem, stem_kernel, 2)
     b.pool("pool1", 3, 2, ceil_mode=True)
     for index, (squeeze, expand) in enumerate(_FIRES, start=2):
         _fire(b, f"fire{index}", squeeze, expand)
@@ -80,14 +82,14 @@ def _squeezenet(name: str, version: str, batch: int) -> Network:
             b.pool(f"pool{index}", 3, 2, ceil_mode=True)
     b.conv("conv10", 1000, 1)
     b.global_pool("pool10")
-    return b.build(notes=("ceil-mode max-pools (Caffe/torchvision); dropout omitted",))
+    return b.build(notes=(f"{resolution}x{resolution} input; ceil-mode max-pools (Caffe/torchvision); dropout omitted",))
 
 
 @register("squeezenet1_0", "SqueezeNet 1.0: conv1 96x7x7/2, 8 fire modules, conv10, 3x224x224")
-def squeezenet1_0(batch: int = 1) -> Network:
-    return _squeezenet("squeezenet1_0", "1_0", batch)
+def squeezenet1_0(batch: int = 1, resolution: int = 224) -> Network:
+    return squeezenet("squeezenet1_0", "1_0", batch, resolution)
 
 
 @register("squeezenet1_1", "SqueezeNet 1.1: conv1 64x3x3/2, early pools, 8 fire modules, conv10, 3x224x224")
-def squeezenet1_1(batch: int = 1) -> Network:
-    return _squeezenet("squeezenet1_1", "1_1", batch)
+def squeezenet1_1(batch: int = 1, resolution: int = 224) -> Network:
+    return squeezenet("squeezenet1_1", "1_1", batch, resolution)
