@@ -9,7 +9,7 @@ import pytest
 
 from dnnmap.workload import ops, zoo
 from dnnmap.workload.ir import Layer, Network
-from dnnmap.workload.zoo import mobile, nve, resnet
+from dnnmap.workload.zoo import mobile, nve
 
 CONV_KINDS = ("conv2d", "pointwise", "depthwise")
 BRIEF_NAMES = ("lenet5", "alexnet", "vgg16", "vgg16_e", "resnet18", "resnet50", "mobilenetv2",

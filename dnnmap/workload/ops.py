@@ -53,7 +53,11 @@ def conv2d(
     batch: int = 1,
     connectivity: tuple[tuple[int, ...], ...] | None = None,
 ) -> Operator:
-    """2-D convolution, grouped when ``groups > 1``; depthwise when groups == in == out channels."""
+    """2-D convolution, grouped when ``groups > 1``; depthwise when groups == in == out channels.
+
+    A negative bottom/right padding crops: that many trailing input rows/columns are not
+    read (used by the NVE networks, whose layers read a fixed window of their input).
+    """
     h, w = _pair(in_hw)
     kr, ks = _pair(kernel)
     sh, sw = _pair(stride)
