@@ -1,0 +1,146 @@
+"""Clean-up passes on a :class:`SourceGraph`, shared by the front ends.
+
+Order (see :func:`clean_up`): remove no-op layout nodes, fold explicit pads into the
+padding of the consuming convolution/pooling, list (or skip) unsupported operators,
+fold batch-norms into the preceding convolution (TSO's transform step), and fuse
+activations and other unary element-wise ops into their producer when that producer
+has no other consumer (otherwise they stay as an ``identity`` element-wise layer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from dnnmap.workload.importers.graph import SourceGraph, SourceNode
+from dnnmap.workload.importers.report import FoldedNode, ImportReport, SourceOp, UnsupportedOperatorsError
+
+WINDOW_OPS = ("conv", "pool")
+BN_TARGETS = ("conv", "fc", "matmul")
+
+
+@dataclass(frozen=True)
+class CleanedGraph:
+    graph: SourceGraph
+    report: ImportReport
+
+
+def clean_up(graph: SourceGraph, supported: tuple[str, ...], skip_unsupported: bool = False) -> CleanedGraph:
+    """Run every pass; raise :class:`UnsupportedOperatorsError` listing all unsupported nodes unless skipping."""
+    graph, removed = remove_passthrough(graph)
+    graph, pads = fold_pads(graph)
+    graph, skipped = drop_unsupported(graph, supported, skip_unsupported)
+    graph, bns = fold_batchnorms(graph)
+    graph, fused = fuse_unary(graph)
+    report = ImportReport(graph.path, skipped, bns, pads, fused, removed)
+    return CleanedGraph(graph, report)
+
+
+def _rewire(nodes: list[SourceNode], old: str, new: str) -> list[SourceNode]:
+    return [n.with_(inputs=tuple(new if s == old else s for s in n.inputs)) if old in n.inputs else n
+            for n in nodes]
+
+
+def _rewire_outputs(graph: SourceGraph, old: str, new: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(new if o == old else o for o in graph.outputs))
+
+
+def _bypass(graph: SourceGraph, node: SourceNode) -> SourceGraph:
+    """Remove ``node``; its consumers read its first input instead (its output shape is their input shape)."""
+    nodes = [n for n in graph.nodes if n.name != node.name]
+    if node.inputs:
+        nodes = _rewire(nodes, node.name, node.inputs[0])
+        outputs = _rewire_outputs(graph, node.name, node.inputs[0])
+    else:
+        nodes = [n.with_(inputs=tuple(s for s in n.inputs if s != node.name),
+                         input_shapes=tuple(sh for s, sh in zip(n.inputs, n.input_shapes) if s != node.name))
+                 for n in nodes]
+        outputs = tuple(o for o in graph.outputs if o != node.name)
+    return replace(graph, nodes=tuple(nodes), outputs=outputs)
+
+
+def remove_passthrough(graph: SourceGraph) -> tuple[SourceGraph, tuple[SourceOp, ...]]:
+    removed = []
+    for node in [n for n in graph.nodes if n.op == "passthrough"]:
+        graph = _bypass(graph, graph_node(graph, node.name))
+        removed.append(SourceOp(node.name, node.source_op))
+    return graph, tuple(removed)
+
+
+def graph_node(graph: SourceGraph, name: str) -> SourceNode:
+    return next(n for n in graph.nodes if n.name == name)
+
+
+def fold_pads(graph: SourceGraph) -> tuple[SourceGraph, tuple[FoldedNode, ...]]:
+    """Add each pad's border to the padding of its consumers (all must be conv/pool); else mark unsupported."""
+    folded = []
+    for name in [n.name for n in graph.nodes if n.op == "pad"]:
+        pad = graph_node(graph, name)
+        users = {u.name for u in graph.consumers().get(name, [])}
+        foldable = bool(users) and name not in graph.outputs and all(
+            graph_node(graph, u).op in WINDOW_OPS for u in users)
+        nodes = []
+        for n in graph.nodes:
+            if n.name == name and not foldable:
+                n = n.with_(op="unsupported", source_op=f"{n.source_op} (not followed by convolution or pooling)")
+            elif n.name == name:
+                continue
+            elif n.name in users:
+                padding = tuple(a + b for a, b in zip(n.attrs["padding"], pad.attrs["padding"]))
+                shapes = tuple(pad.input_shapes[0] if s == name else sh for s, sh in zip(n.inputs, n.input_shapes))
+                n = n.with_(attrs={**n.attrs, "padding": padding}, input_shapes=shapes)
+                folded.append(FoldedNode(name, pad.source_op, n.name))
+            nodes.append(n)
+        graph = graph.with_nodes(_rewire(nodes, name, pad.inputs[0]) if foldable else nodes)
+    return graph, tuple(folded)
+
+
+def drop_unsupported(graph: SourceGraph, supported: tuple[str, ...],
+                     skip: bool) -> tuple[SourceGraph, tuple[SourceOp, ...]]:
+    bad = tuple(SourceOp(n.name, n.source_op) for n in graph.nodes if n.op == "unsupported")
+    if not bad:
+        return graph, ()
+    if not skip:
+        raise UnsupportedOperatorsError(graph.path, bad, supported)
+    for item in bad:
+        graph = _bypass(graph, graph_node(graph, item.node))
+    return graph, bad
+
+
+def fold_batchnorms(graph: SourceGraph) -> tuple[SourceGraph, tuple[FoldedNode, ...]]:
+    """Fold a batch-norm into its producing conv/fc when the producer feeds nothing else.
+
+    Folding rescales the producer's weights and bias; shapes and MACs are unchanged, so
+    the IR only loses the node. A batch-norm that cannot be folded becomes a unary
+    element-wise ``batchnorm`` op (and may then fuse into its producer like an activation).
+    """
+    folded = []
+    for bn in [n for n in graph.nodes if n.op == "batchnorm"]:
+        consumers = graph.consumers()
+        producer = next((n for n in graph.nodes if bn.inputs and n.name == bn.inputs[0]), None)
+        if (producer is not None and producer.op in BN_TARGETS and not producer.fused
+                and len(consumers.get(producer.name, [])) == 1 and producer.name not in graph.outputs):
+            graph = _bypass(graph, graph_node(graph, bn.name))
+            folded.append(FoldedNode(bn.name, bn.source_op, producer.name))
+        else:
+            nodes = [n.with_(op="eltwise_unary", attrs={"function": "batchnorm"}) if n.name == bn.name else n
+                     for n in graph.nodes]
+            graph = graph.with_nodes(nodes)
+    return graph, tuple(folded)
+
+
+def fuse_unary(graph: SourceGraph) -> tuple[SourceGraph, tuple[FoldedNode, ...]]:
+    """Move each unary element-wise op onto its producer's ``fused`` list when the producer has one consumer."""
+    fused = []
+    for op in [n for n in graph.nodes if n.op == "eltwise_unary"]:
+        current = graph_node(graph, op.name)
+        consumers = graph.consumers()
+        producer = next((n for n in graph.nodes if current.inputs and n.name == current.inputs[0]), None)
+        function = current.attrs["function"]
+        if producer is None or len(consumers.get(producer.name, [])) != 1 or producer.name in graph.outputs:
+            continue  # stays an element-wise (identity) layer carrying the function
+        merged = producer.with_(fused=producer.fused + (function,) + current.fused)
+        nodes = [merged if n.name == producer.name else n for n in graph.nodes if n.name != current.name]
+        graph = replace(graph, nodes=tuple(_rewire(nodes, current.name, producer.name)),
+                        outputs=_rewire_outputs(graph, current.name, producer.name))
+        fused.append(FoldedNode(current.name, function, producer.name))
+    return graph, tuple(fused)

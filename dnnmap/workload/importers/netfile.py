@@ -1,0 +1,222 @@
+"""The project's own network file: a readable YAML (or JSON) dump of the workload IR that round-trips exactly.
+
+Example (one layer)::
+
+    format: dnnmap-network
+    version: 1
+    name: resnet18
+    source: onnx:resnet18.onnx
+    notes: []
+    inputs: {input: [1, 3, 224, 224]}
+    layers:
+    - name: conv1
+      kind: conv2d
+      inputs: [input]
+      output_shape: [1, 64, 112, 112]
+      fused: [relu]
+      dims: {N: 1, G: 1, K: 64, C: 3, P: 112, Q: 112, R: 7, S: 7}
+      tensors:
+      - {name: I, role: input, axes: [N, G, C, H=2*P+R, W=2*Q+S]}
+      - {name: W, role: weight, axes: [G, K, C, R, S]}
+      - {name: O, role: output, axes: [N, G, K, P, Q]}
+      attrs: {stride: [2, 2], padding: [3, 3, 3, 3], ...}
+
+An axis is written ``NAME=c1*D1+c2*D2`` (coefficient 1 omitted), or just ``D`` when the
+axis is the single dimension of the same name. ``connectivity`` appears only on
+sparsely connected layers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from dnnmap.errors import InputFileError
+from dnnmap.workload.ir import Axis, Layer, Network, Operator, Tensor
+
+FORMAT = "dnnmap-network"
+VERSION = 1
+NETFILE_SUFFIXES = (".yaml", ".yml", ".json")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_AXIS = re.compile(rf"^\s*(?:({_NAME})\s*=)?\s*((?:\d+\s*\*\s*)?{_NAME}(?:\s*\+\s*(?:\d+\s*\*\s*)?{_NAME})*)\s*$")
+_TERM = re.compile(rf"^\s*(?:(\d+)\s*\*\s*)?({_NAME})\s*$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TensorSpec(_Strict):
+    name: str
+    role: Literal["input", "weight", "output"]
+    axes: list[str]
+
+
+class LayerSpec(_Strict):
+    name: str
+    kind: str
+    inputs: list[str]
+    output_shape: list[int]
+    fused: list[str] = Field(default_factory=list)
+    dims: dict[str, int]
+    tensors: list[TensorSpec]
+    attrs: dict[str, Any] = Field(default_factory=dict)
+    connectivity: list[list[int]] | None = None
+
+
+class NetworkSpec(_Strict):
+    format: Literal["dnnmap-network"]
+    version: Literal[1]
+    name: str
+    source: str = "file"
+    notes: list[str] = Field(default_factory=list)
+    inputs: dict[str, list[int]]
+    layers: list[LayerSpec]
+
+
+# ---- writing ---------------------------------------------------------------------
+class _Flow(dict):
+    """A mapping written on one line (``{N: 1, K: 64}``) in YAML."""
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+_Dumper.add_representer(_Flow, lambda d, data: d.represent_mapping("tag:yaml.org,2002:map", data, flow_style=True))
+
+
+def format_axis(axis: Axis) -> str:
+    if len(axis.terms) == 1 and axis.terms[0] == (axis.name, 1):
+        return axis.name
+    return axis.name + "=" + "+".join(d if c == 1 else f"{c}*{d}" for d, c in axis.terms)
+
+
+def _plain(value: Any) -> Any:
+    """Tuples to lists, recursively (YAML/JSON have no tuples)."""
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return _Flow((k, _plain(v)) for k, v in value.items())
+    return value
+
+
+def network_to_dict(network: Network) -> dict[str, Any]:
+    layers = []
+    for layer in network.layers:
+        op = layer.op
+        entry: dict[str, Any] = {
+            "name": op.name, "kind": op.kind, "inputs": list(layer.inputs),
+            "output_shape": list(layer.output_shape), "fused": list(layer.fused), "dims": _Flow(op.dims),
+            "tensors": [_Flow(name=t.name, role=t.role, axes=[format_axis(a) for a in t.axes]) for t in op.tensors],
+            "attrs": _Flow((k, _plain(v)) for k, v in op.attrs),
+        }
+        if op.connectivity is not None:
+            entry["connectivity"] = _plain(op.connectivity)
+        layers.append(entry)
+    return {"format": FORMAT, "version": VERSION, "name": network.name, "source": network.source,
+            "notes": list(network.notes), "inputs": _Flow((n, list(s)) for n, s in network.inputs), "layers": layers}
+
+
+def dumps(network: Network, fmt: Literal["yaml", "json"] = "yaml") -> str:
+    data = network_to_dict(network)
+    if fmt == "json":
+        return json.dumps(data, indent=1) + "\n"
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=120)
+
+
+def save_network(network: Network, path: str | os.PathLike[str]) -> Path:
+    """Write ``network`` to ``path`` (.yaml/.yml or .json) atomically: a temp file renamed into place."""
+    path = Path(path)
+    if path.suffix.lower() not in NETFILE_SUFFIXES:
+        raise InputFileError(f"{path}: network files must end in {', '.join(NETFILE_SUFFIXES)}")
+    text = dumps(network, "json" if path.suffix.lower() == ".json" else "yaml")
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot write network file: {exc.strerror or exc}") from None
+    return path
+
+
+# ---- reading ---------------------------------------------------------------------
+def parse_axis(text: str, where: str) -> Axis:
+    m = _AXIS.match(text)
+    if not m:
+        raise InputFileError(f"{where}: cannot parse axis {text!r}; write NAME=2*P+R or a single dimension like N")
+    terms = []
+    for part in m.group(2).split("+"):
+        coef, dim = _TERM.match(part).groups()  # type: ignore[union-attr]
+        terms.append((dim, int(coef) if coef else 1))
+    name = m.group(1) or (terms[0][0] if len(terms) == 1 else None)
+    if name is None or (m.group(1) is None and terms[0][1] != 1):
+        raise InputFileError(f"{where}: axis {text!r} needs a name: write NAME={m.group(2)}")
+    return Axis(name, tuple(terms))
+
+
+def _tuples(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    return value
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def network_from_dict(data: Any, path: str) -> Network:
+    try:
+        spec = NetworkSpec.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{_loc(e['loc']) or 'top level'}: {e['msg']}" for e in exc.errors()[:5])
+        more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
+        raise InputFileError(f"{path}: not a valid dnnmap network file: {problems}{more}") from None
+    layers = []
+    for i, ls in enumerate(spec.layers):
+        where = f"{path}: layers[{i}] ({ls.name})"
+        try:
+            tensors = tuple(Tensor(t.name, t.role, tuple(parse_axis(a, f"{where}.tensors.{t.name}") for a in t.axes))
+                            for t in ls.tensors)
+            connectivity = None if ls.connectivity is None else tuple(tuple(c) for c in ls.connectivity)
+            op = Operator(ls.name, ls.kind, tuple(ls.dims.items()), tensors,
+                          tuple((k, _tuples(v)) for k, v in ls.attrs.items()), connectivity)
+        except ValueError as exc:
+            raise InputFileError(f"{where}: {exc}") from None
+        layers.append(Layer(op, tuple(ls.inputs), tuple(ls.output_shape), tuple(ls.fused)))
+    try:
+        return Network(spec.name, tuple(layers), tuple((n, tuple(s)) for n, s in spec.inputs.items()),
+                       spec.source, tuple(spec.notes))
+    except ValueError as exc:
+        raise InputFileError(f"{path}: {exc}") from None
+
+
+def load_netfile(path: Path) -> Network:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(f"{path}: cannot read network file: {exc}") from None
+    try:
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (yaml.YAMLError, json.JSONDecodeError) as exc:
+        raise InputFileError(f"{path}: not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'}: "
+                             f"{' '.join(str(exc).split())}") from None
+    return network_from_dict(data, str(path))

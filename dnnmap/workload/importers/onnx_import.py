@@ -1,0 +1,356 @@
+"""ONNX front end: parse, check, infer shapes (the ``onnx`` package) and translate nodes to a SourceGraph.
+
+Constant sub-graphs (initializers, ``Constant``, ``Shape`` and every node whose inputs
+are all constant, e.g. a ``Transpose`` or ``DequantizeLinear`` of weights) are evaluated
+by nobody: they only describe weights, so they are dropped and their shapes used.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, shape_inference
+
+from dnnmap.errors import InputFileError
+from dnnmap.workload.importers.graph import SourceGraph, SourceNode, unique_name
+
+InputShapes = dict[str, tuple[int, ...]]
+STATIC_SOURCES = frozenset({"Constant", "ConstantOfShape", "Shape", "Size"})
+ACTIVATIONS = {
+    "Relu": "relu", "LeakyRelu": "leaky_relu", "PRelu": "prelu", "Sigmoid": "sigmoid", "Tanh": "tanh",
+    "HardSigmoid": "hard_sigmoid", "HardSwish": "hard_swish", "Softmax": "softmax", "LogSoftmax": "log_softmax",
+    "Elu": "elu", "Selu": "selu", "Gelu": "gelu", "Softplus": "softplus", "Clip": "clip",
+}
+PASSTHROUGH = frozenset({"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Identity", "Dropout", "QuantizeLinear",
+                         "DequantizeLinear", "Cast"})
+BINARY = {"Add": "add", "Sum": "add", "Sub": "add", "Mul": "mul", "Div": "mul"}
+
+
+def read_model(path: Path) -> onnx.ModelProto:
+    """Parse ``path`` as an ONNX protobuf; any failure is an :class:`InputFileError` naming the file."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot read file: {exc.strerror or exc}") from None
+    if not data:
+        raise InputFileError(f"{path}: file is empty, expected an ONNX model")
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except Exception as exc:  # protobuf raises DecodeError, or RuntimeWarning-like errors from its C++ parser
+        raise InputFileError(f"{path}: not an ONNX model, or the file is truncated or corrupted "
+                             f"(protobuf parse failed: {exc})") from None
+    if not model.HasField("graph") or not model.graph.node:
+        raise InputFileError(f"{path}: not an ONNX model, or the file is truncated: it has no graph nodes")
+    if not model.opset_import:
+        raise InputFileError(f"{path}: ONNX model declares no opset_import (truncated or corrupted file?)")
+    return model
+
+
+class OnnxFrontEnd:
+    """Translate one ONNX model (shapes already inferred) into a :class:`SourceGraph`."""
+
+    def __init__(self, path: Path, model: onnx.ModelProto, input_shapes: InputShapes | None) -> None:
+        self.path = path
+        self.graph = model.graph
+        self.initializers = {t.name: t for t in self.graph.initializer}
+        self.constants: dict[str, onnx.NodeProto] = {}
+        self.graph_inputs = self._input_shapes(input_shapes or {})
+        self._check_references()
+        for vi in self.graph.input:
+            if vi.name in self.graph_inputs:
+                _set_shape(vi, self.graph_inputs[vi.name])
+        self.shapes = self._infer_shapes(model)
+        self.static = self._static_tensors()
+        self.producer: dict[str, str] = {n: n for n in self.graph_inputs}
+        self.taken: set[str] = set(self.graph_inputs)
+
+    # ---- checks ------------------------------------------------------------------
+    def _input_shapes(self, overrides: InputShapes) -> dict[str, tuple[int, ...]]:
+        inputs = [vi for vi in self.graph.input if vi.name not in self.initializers]
+        names = [vi.name for vi in inputs]
+        unknown = sorted(set(overrides) - set(names))
+        if unknown:
+            raise InputFileError(f"{self.path}: --input-shape names unknown input(s) {', '.join(unknown)}; "
+                                 f"the model's inputs are: {', '.join(names) or '(none)'}")
+        shapes = {}
+        for vi in inputs:
+            if not vi.type.HasField("tensor_type"):
+                raise InputFileError(f"{self.path}: graph input {vi.name!r} is not a tensor; only tensor inputs "
+                                     "are supported")
+            dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else d.dim_param or "?"
+                    for d in vi.type.tensor_type.shape.dim]
+            if vi.name in overrides:
+                given = tuple(int(x) for x in overrides[vi.name])
+                if vi.type.tensor_type.HasField("shape") and len(given) != len(dims):
+                    raise InputFileError(f"{self.path}: --input-shape {vi.name}={'x'.join(map(str, given))} has "
+                                         f"{len(given)} dimensions, but the input has {len(dims)}: {_fmt(dims)}")
+                clash = [(d, g) for d, g in zip(dims, given) if isinstance(d, int) and d != g]
+                if clash or any(g < 1 for g in given):
+                    raise InputFileError(f"{self.path}: --input-shape {vi.name}={'x'.join(map(str, given))} "
+                                         f"conflicts with the model's fixed shape {_fmt(dims)}")
+                shapes[vi.name] = given
+            elif not vi.type.tensor_type.HasField("shape") or any(not isinstance(d, int) for d in dims):
+                raise InputFileError(
+                    f"{self.path}: input {vi.name!r} has dynamic or unknown dimensions {_fmt(dims)}; give a fixed "
+                    f"shape with --input-shape {vi.name}=1x3x224x224 (input_shapes={{'{vi.name}': (1, 3, 224, 224)}})")
+            else:
+                shapes[vi.name] = tuple(dims)
+        if not shapes:
+            raise InputFileError(f"{self.path}: the ONNX graph has no inputs besides its initializers")
+        return shapes
+
+    def _check_references(self) -> None:
+        defined = set(self.graph_inputs) | set(self.initializers)
+        for node in self.graph.node:
+            for name in node.input:
+                if name and name not in defined:
+                    raise InputFileError(
+                        f"{self.path}: node {node.name or node.output[0]!r} ({node.op_type}) reads {name!r}, which is "
+                        "neither a graph input, an initializer nor the output of an earlier node (missing "
+                        "initializer, truncated file or unsorted graph)")
+            if node.op_type == "Constant" and node.output:
+                self.constants[node.output[0]] = node
+            defined.update(o for o in node.output if o)
+        missing = [o.name for o in self.graph.output if o.name not in defined]
+        if missing:
+            raise InputFileError(f"{self.path}: graph output(s) {', '.join(missing)} are produced by no node")
+
+    def _infer_shapes(self, model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
+        try:
+            inferred = shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+        except Exception as exc:  # onnx raises InferenceError / ValidationError subclasses of Exception
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputFileError(f"{self.path}: inconsistent model: ONNX shape inference failed: {first}") from None
+        shapes: dict[str, tuple[int, ...]] = {}
+        for vi in (*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output):
+            if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+                dims = vi.type.tensor_type.shape.dim
+                if all(d.HasField("dim_value") for d in dims):
+                    shapes[vi.name] = tuple(int(d.dim_value) for d in dims)
+        for t in self.graph.initializer:
+            shapes[t.name] = tuple(int(d) for d in t.dims)
+        return shapes
+
+    def _static_tensors(self) -> set[str]:
+        static = set(self.initializers)
+        for node in self.graph.node:
+            if node.op_type in STATIC_SOURCES or all(not i or i in static for i in node.input):
+                static.update(node.output)
+        return static
+
+    # ---- helpers -----------------------------------------------------------------
+    def shape(self, tensor: str) -> tuple[int, ...]:
+        return self.shapes.get(tensor, ())
+
+    def constant(self, tensor: str, node: onnx.NodeProto) -> np.ndarray | None:
+        """Value of an initializer or ``Constant`` output, ``None`` for an absent optional input."""
+        if not tensor:
+            return None
+        if tensor in self.initializers:
+            return numpy_helper.to_array(self.initializers[tensor])
+        if tensor in self.constants:
+            attr = self.constants[tensor].attribute[0]
+            return np.asarray(numpy_helper.to_array(attr.t) if attr.name == "value" else
+                              helper.get_attribute_value(attr))
+        raise InputFileError(f"{self.path}: node {node.name!r} ({node.op_type}): input {tensor!r} must be a "
+                             "constant (initializer or Constant node)")
+
+    # ---- translation -------------------------------------------------------------
+    def translate(self) -> SourceGraph:
+        nodes = []
+        for node in self.graph.node:
+            if all(o in self.static for o in node.output if o):
+                continue
+            name = unique_name(node.name or node.output[0], self.taken)
+            activations = [i for i in node.input if i and i not in self.static]
+            attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+            try:
+                op, fields = self._translate(node, attrs, activations)
+            except (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError) as exc:
+                raise InputFileError(f"{self.path}: node {name!r} ({node.op_type}): malformed attributes or "
+                                     f"inputs: {exc}") from None
+            source_op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}:{node.op_type}"
+            if op == "unsupported" and fields.get("reason"):
+                source_op = f"{source_op} ({fields['reason']})"
+            nodes.append(SourceNode(
+                name=name, op=op, source_op=source_op,
+                inputs=tuple(self.producer[i] for i in activations),
+                input_shapes=tuple(self.shape(i) for i in activations),
+                output_shape=self.shape(node.output[0]) if node.output else (),
+                attrs=fields))
+            for out in node.output:
+                self.producer[out] = name
+        outputs = tuple(dict.fromkeys(self.producer[o.name] for o in self.graph.output if o.name in self.producer))
+        return SourceGraph(self.path.stem, str(self.path), tuple(self.graph_inputs.items()), tuple(nodes), outputs)
+
+    def _translate(self, node: onnx.NodeProto, attrs: dict[str, Any],
+                   activations: list[str]) -> tuple[str, dict[str, Any]]:
+        if node.domain not in ("", "ai.onnx"):
+            return "unsupported", {}
+        op = node.op_type
+        if op in PASSTHROUGH:
+            return "passthrough", {}
+        if op in ACTIVATIONS:
+            return "eltwise_unary", {"function": self._activation(node, attrs)}
+        handler = HANDLERS.get(op)
+        if handler is None:
+            return "unsupported", {}
+        return handler(self, node, attrs, activations)
+
+    def _activation(self, node: onnx.NodeProto, attrs: dict[str, Any]) -> str:
+        if node.op_type != "Clip":
+            return ACTIVATIONS[node.op_type]
+        inputs = list(node.input) + ["", ""]
+        low = attrs.get("min", self.constant(inputs[1], node))
+        high = attrs.get("max", self.constant(inputs[2], node))
+        if low is not None and float(low) == 0.0:
+            return "relu" if high is None else ("relu6" if float(high) == 6.0 else "clip")
+        return "clip"
+
+    def _conv(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
+        x_name, w_name = (node.input[0], node.input[3]) if node.op_type == "QLinearConv" else node.input[:2]
+        x, w = self.shape(x_name), self.shape(w_name)
+        if len(x) != 4 or len(w) != 4:
+            return "unsupported", {"reason": f"{max(len(x), len(w)) - 2}-D" if x and w else "unknown rank"}
+        if w_name not in self.static:
+            return "unsupported", {"reason": "non-constant weights"}
+        groups = int(attrs.get("group", 1))
+        if w[1] * groups != x[1]:
+            raise InputFileError(f"{self.path}: node {node.name!r} ({node.op_type}): inconsistent shapes: input "
+                                 f"{x_name!r} has {x[1]} channels but weight {w_name!r} {w} with group={groups} "
+                                 f"expects {w[1] * groups}")
+        kernel = tuple(attrs.get("kernel_shape", w[2:]))
+        window = _window(attrs, x[2:], kernel)
+        return "conv", {**window, "groups": groups, "out_channels": w[0]}
+
+    def _pool(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
+        x = self.shape(node.input[0])
+        kernel = tuple(attrs["kernel_shape"])
+        if len(kernel) != 2:
+            return "unsupported", {"reason": f"{len(kernel)}-D"}
+        if any(d != 1 for d in attrs.get("dilations", (1, 1))):
+            return "unsupported", {"reason": "dilated pooling"}
+        window = _window(attrs, x[2:], kernel)
+        del window["dilation"]
+        mode = "max" if node.op_type == "MaxPool" else "avg"
+        return "pool", {**window, "mode": mode, "ceil_mode": bool(attrs.get("ceil_mode", 0))}
+
+    def _global_pool(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
+        return "global_pool", {"mode": "max" if node.op_type == "GlobalMaxPool" else "avg"}
+
+    def _gemm(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
+        b_name = node.input[1]
+        if b_name in self.static and node.input[0] not in self.static and not attrs.get("transA", 0):
+            b = self.shape(b_name)
+            return "fc", {"out_features": b[0] if attrs.get("transB", 0) else b[1]}
+        return "unsupported", {"reason": "transposed or non-constant operands"}
+
+    def _matmul(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
+        a_name, b_name = (node.input[0], node.input[3]) if node.op_type == "QLinearMatMul" else node.input[:2]
+        b = self.shape(b_name)
+        if b_name not in self.static or len(b) != 2:
+            return "unsupported", {"reason": "product of two activations"}
+        return ("fc" if len(self.shape(a_name)) == 2 else "matmul"), {"out_features": b[1]}
+
+    def _binary(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
+        if len(activations) >= 2:
+            return BINARY[node.op_type], {}
+        return "eltwise_unary", {"function": f"{node.op_type.lower()}_const"}
+
+    def _concat(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
+        rank = len(self.shape(node.output[0]))
+        axis = int(attrs["axis"])
+        if rank in (2, 4) and axis % rank == 1 and len(activations) == len([i for i in node.input if i]):
+            return "concat", {}
+        return "unsupported", {"reason": f"axis {axis} of a rank-{rank} tensor"}
+
+    def _batchnorm(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
+        return "batchnorm", {}
+
+    def _pad(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
+        mode = attrs.get("mode", b"constant")
+        mode = mode.decode() if isinstance(mode, bytes) else mode
+        if mode != "constant":
+            return "unsupported", {"reason": f"{mode} mode"}
+        inputs = list(node.input) + ["", "", ""]
+        pads = attrs.get("pads")
+        if pads is None:
+            pads = self.constant(inputs[1], node)
+        rank = len(self.shape(node.input[0]))
+        pads = [int(p) for p in np.asarray(pads).reshape(-1)]
+        axes = self.constant(inputs[3], node)
+        if axes is not None:  # opset 18: pads only for the listed axes
+            full = [0] * (2 * rank)
+            for i, axis in enumerate(int(a) % rank for a in np.asarray(axes).reshape(-1)):
+                full[axis], full[axis + rank] = pads[i], pads[i + len(pads) // 2]
+            pads = full
+        if rank != 4 or len(pads) != 8 or any(pads[i] for i in (0, 1, 4, 5)) or min(pads) < 0:
+            return "unsupported", {"reason": "only non-negative H/W padding of 4-D maps"}
+        return "pad", {"padding": (pads[2], pads[3], pads[6], pads[7])}
+
+    def _unsupported_transpose(self, node: onnx.NodeProto, attrs: dict[str, Any],
+                               activations: list[str]) -> tuple[str, dict]:
+        return "unsupported", {"reason": "of activations; only constant weights may be transposed"}
+
+
+def _window(attrs: dict[str, Any], spatial: tuple[int, ...], kernel: tuple[int, ...]) -> dict[str, Any]:
+    """Kernel, stride, dilation and explicit (top, left, bottom, right) padding, resolving ``auto_pad``."""
+    stride = tuple(int(s) for s in attrs.get("strides", (1, 1)))
+    dilation = tuple(int(d) for d in attrs.get("dilations", (1, 1)))
+    auto_pad = attrs.get("auto_pad", b"NOTSET")
+    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        begin, end = [], []
+        for size, k, s, d in zip(spatial, kernel, stride, dilation):
+            total = max(0, (math.ceil(size / s) - 1) * s + (k - 1) * d + 1 - size)
+            small, large = total // 2, total - total // 2
+            begin.append(small if auto_pad == "SAME_UPPER" else large)
+            end.append(large if auto_pad == "SAME_UPPER" else small)
+        padding = (begin[0], begin[1], end[0], end[1])
+    elif auto_pad == "VALID":
+        padding = (0, 0, 0, 0)
+    elif auto_pad in ("NOTSET", ""):
+        padding = tuple(int(p) for p in attrs.get("pads", (0, 0, 0, 0)))
+    else:
+        raise ValueError(f"auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got {auto_pad!r}")
+    if len(padding) != 4 or len(stride) != 2 or len(dilation) != 2:
+        raise ValueError(f"expected 2-D pads/strides/dilations, got pads={padding}, strides={stride}, "
+                         f"dilations={dilation}")
+    return {"kernel": (int(kernel[0]), int(kernel[1])), "stride": stride, "padding": padding,
+            "dilation": dilation}
+
+
+def _set_shape(vi: onnx.ValueInfoProto, shape: tuple[int, ...]) -> None:
+    vi.type.tensor_type.shape.ClearField("dim")
+    for d in shape:
+        vi.type.tensor_type.shape.dim.add().dim_value = d
+
+
+def _fmt(dims: list[Any]) -> str:
+    return "(" + ", ".join(str(d) for d in dims) + ")"
+
+
+Handler = Callable[[OnnxFrontEnd, onnx.NodeProto, dict[str, Any], list[str]], tuple[str, dict[str, Any]]]
+HANDLERS: dict[str, Handler] = {
+    "Conv": OnnxFrontEnd._conv, "QLinearConv": OnnxFrontEnd._conv,
+    "MaxPool": OnnxFrontEnd._pool, "AveragePool": OnnxFrontEnd._pool,
+    "GlobalAveragePool": OnnxFrontEnd._global_pool, "GlobalMaxPool": OnnxFrontEnd._global_pool,
+    "Gemm": OnnxFrontEnd._gemm, "MatMul": OnnxFrontEnd._matmul, "QLinearMatMul": OnnxFrontEnd._matmul,
+    **{op: OnnxFrontEnd._binary for op in BINARY},
+    "Concat": OnnxFrontEnd._concat, "BatchNormalization": OnnxFrontEnd._batchnorm, "Pad": OnnxFrontEnd._pad,
+    "Transpose": OnnxFrontEnd._unsupported_transpose,
+}
+SUPPORTED_OPS: tuple[str, ...] = tuple(sorted(
+    {op for op in HANDLERS if op != "Transpose"} | set(ACTIVATIONS) | PASSTHROUGH
+    | {"Transpose (of constants)", "Constant", "Shape"}))
+
+
+def load_onnx_graph(path: Path, input_shapes: InputShapes | None = None) -> SourceGraph:
+    """Read, check and translate ``path``; constant weight sub-graphs are dropped."""
+    return OnnxFrontEnd(path, read_model(path), input_shapes).translate()
