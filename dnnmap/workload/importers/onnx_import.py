@@ -24,10 +24,11 @@ STATIC_SOURCES = frozenset({"Constant", "ConstantOfShape", "Shape", "Size"})
 ACTIVATIONS = {
     "Relu": "relu", "LeakyRelu": "leaky_relu", "PRelu": "prelu", "Sigmoid": "sigmoid", "Tanh": "tanh",
     "HardSigmoid": "hard_sigmoid", "HardSwish": "hard_swish", "Softmax": "softmax", "LogSoftmax": "log_softmax",
-    "Elu": "elu", "Selu": "selu", "Gelu": "gelu", "Softplus": "softplus", "Clip": "clip",
+    "Elu": "elu", "Selu": "selu", "Gelu": "gelu", "Softplus": "softplus", "Clip": "clip", "LRN": "lrn",
 }
 PASSTHROUGH = frozenset({"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Identity", "Dropout", "QuantizeLinear",
                          "DequantizeLinear", "Cast"})
+SMALL_CONSTANT = 64  # initializers up to this many elements keep their values for shape inference
 BINARY = {"Add": "add", "Sum": "add", "Sub": "add", "Mul": "mul", "Div": "mul"}
 
 
@@ -50,6 +51,10 @@ def read_model(path: Path) -> onnx.ModelProto:
     if not model.opset_import:
         raise InputFileError(f"{path}: ONNX model declares no opset_import (truncated or corrupted file?)")
     return model
+
+
+class NotConstantError(Exception):
+    """An operand that must be a literal constant (pads, clip bounds) is computed by the graph."""
 
 
 class OnnxFrontEnd:
@@ -123,7 +128,8 @@ class OnnxFrontEnd:
 
     def _infer_shapes(self, model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
         try:
-            inferred = shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+            inferred = shape_inference.infer_shapes(_without_weights(model), check_type=True, strict_mode=True,
+                                                    data_prop=True)
         except Exception as exc:  # onnx raises InferenceError / ValidationError subclasses of Exception
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputFileError(f"{self.path}: inconsistent model: ONNX shape inference failed: {first}") from None
@@ -158,8 +164,7 @@ class OnnxFrontEnd:
             attr = self.constants[tensor].attribute[0]
             return np.asarray(numpy_helper.to_array(attr.t) if attr.name == "value" else
                               helper.get_attribute_value(attr))
-        raise InputFileError(f"{self.path}: node {node.name!r} ({node.op_type}): input {tensor!r} must be a "
-                             "constant (initializer or Constant node)")
+        raise NotConstantError(f"input {tensor!r} is computed, not a constant")
 
     # ---- translation -------------------------------------------------------------
     def translate(self) -> SourceGraph:
@@ -172,6 +177,8 @@ class OnnxFrontEnd:
             attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
             try:
                 op, fields = self._translate(node, attrs, activations)
+            except NotConstantError as exc:
+                op, fields = "unsupported", {"reason": str(exc)}
             except (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError) as exc:
                 raise InputFileError(f"{self.path}: node {name!r} ({node.op_type}): malformed attributes or "
                                      f"inputs: {exc}") from None
@@ -324,6 +331,28 @@ def _window(attrs: dict[str, Any], spatial: tuple[int, ...], kernel: tuple[int, 
                          f"dilations={dilation}")
     return {"kernel": (int(kernel[0]), int(kernel[1])), "stride": stride, "padding": padding,
             "dilation": dilation}
+
+
+def _without_weights(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy whose large initializers are declared as typed inputs: shape inference then skips copying weights.
+
+    Small initializers (reshape targets, pads, axes) keep their values for data propagation.
+    """
+    light = onnx.ModelProto(ir_version=model.ir_version)
+    light.opset_import.extend(model.opset_import)
+    graph, src = light.graph, model.graph
+    graph.name = src.name
+    graph.node.extend(src.node)
+    graph.input.extend(src.input)
+    graph.output.extend(src.output)
+    graph.value_info.extend(src.value_info)
+    declared = {vi.name for vi in src.input}
+    for t in src.initializer:
+        if math.prod(t.dims) <= SMALL_CONSTANT:
+            graph.initializer.append(t)
+        elif t.name not in declared:
+            graph.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    return light
 
 
 def _set_shape(vi: onnx.ValueInfoProto, shape: tuple[int, ...]) -> None:
