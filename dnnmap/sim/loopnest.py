@@ -1,0 +1,246 @@
+"""Literal execution of a mapping's loop nest: output check and buffer access counts.
+
+``simulate`` implements sections 1 and 2 of ``docs/cost-model.md`` without any formula:
+
+1. it enumerates every (temporal step, MAC lane) of the nest (:mod:`dnnmap.sim.nest`),
+   skips those outside the bounds, and executes the active ones in time order on random
+   int64 tensors; the result is compared bit-exactly with :func:`reference_output`;
+2. the *tile* of each (level, event, instance) is taken literally as the set of words the
+   MACs below that instance touch during the event; the resident set is the previous
+   event's tile, so fills are the words of a tile that were not in the previous one
+   (for outputs only those touched by an earlier MAC), and drains the output words that
+   are not in the next one (or the last tile, at the end). The parent reads what the
+   children fill and receives what they drain as updates, merged over children as the
+   fan-outs in between allow; MAC lanes read / update the innermost level keeping a tensor.
+
+Element sets are sorted numpy arrays of integer keys ``(event, instance, word)``, so the
+cost is a few sorts of the active lane-steps per (level, tensor): about a million
+lane-steps per second. Meant for small layers (up to ~10^6 lane-steps; larger nests are
+refused, see ``MAX_LANE_STEPS``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.mapping.mapping import Mapping, validate_mapping
+from dnnmap.sim.nest import LANES, ActiveIterations, LoopNest, build_loop_nest, tensor_words
+from dnnmap.sim.reference import combine_rule, initial_output, random_tensors, reference_output
+from dnnmap.workload.ir import Operator
+
+MAX_LANE_STEPS = 20_000_000  # temporal steps x lanes (idle ones included) the simulator accepts
+
+Direction = Literal["read", "update"]
+
+
+@dataclass(frozen=True)
+class AccessCounts:
+    """Words moved at one (level, tensor), summed over the level's instances."""
+
+    reads: int = 0
+    fills: int = 0
+    updates: int = 0
+    drains: int = 0
+
+    def __add__(self, other: "AccessCounts") -> "AccessCounts":
+        return AccessCounts(self.reads + other.reads, self.fills + other.fills,
+                            self.updates + other.updates, self.drains + other.drains)
+
+
+@dataclass(frozen=True)
+class TransferLog:
+    """The words one tensor moves between DRAM and its DRAM child, one row per (transfer, word).
+
+    A *transfer* is one event's words for one group of child instances: ``group`` is the
+    child instance with the digits of multicast (reads) / reducing (updates) fan-outs set
+    to 0, so children served by one DRAM read share a group. ``step`` is the temporal step
+    at which the event happens (``temporal_steps`` for the final drain).
+    """
+
+    tensor: str
+    direction: Direction
+    axis_names: tuple[str, ...]
+    shape: tuple[int, ...]
+    step: np.ndarray
+    group: np.ndarray
+    word: np.ndarray  # row-major flat index in ``shape``
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """Outcome of :func:`simulate`. Counts are keyed by (level name, tensor name)."""
+
+    output_matches: bool | None  # None when run with compute=False
+    iterations_exact: bool  # every iteration of the operator executed exactly once
+    macs: int  # active lane-steps (iterations executed; also for pooling/add, which have no MACs)
+    temporal_steps: int  # compute cycles: temporal steps of the nest, idle edge steps included
+    lanes: int  # MAC lanes the mapping uses
+    counts: dict[tuple[str, str], AccessCounts]
+    instance_words: dict[str, np.ndarray]  # per level: words in+out of each used instance, all tensors
+    dram_log: tuple[TransferLog, ...]
+
+    def count(self, level: str, tensor: str) -> AccessCounts:
+        """Counts of ``tensor`` at ``level`` (all zero when the level does not keep it)."""
+        return self.counts.get((level, tensor), AccessCounts())
+
+    def max_instance_words(self, level: str) -> int:
+        """Largest number of words moved in or out of one instance of ``level`` (bandwidth-limited latency)."""
+        words = self.instance_words[level]
+        return int(words.max()) if len(words) else 0
+
+
+@dataclass(frozen=True)
+class _Moves:
+    """Words crossing one child->parent link: child event step, child instance, word."""
+
+    step: np.ndarray
+    instance: np.ndarray
+    word: np.ndarray
+
+
+def _contains(sorted_keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Membership of ``queries`` in the sorted unique array ``sorted_keys``."""
+    if not len(sorted_keys):
+        return np.zeros(len(queries), dtype=bool)
+    pos = np.minimum(np.searchsorted(sorted_keys, queries), len(sorted_keys) - 1)
+    return sorted_keys[pos] == queries
+
+
+def _residency(nest: LoopNest, level: int, it: ActiveIterations, word: np.ndarray, size: int,
+               first_touch: np.ndarray | None) -> tuple[_Moves, _Moves]:
+    """Fills and drains of one tensor at one level (drains are empty for inputs: ``first_touch`` None).
+
+    Tiles are the words touched per (event, instance); the resident set at an event is the
+    previous event's tile of the same instance (``R := S``).
+    """
+    per_event = nest.steps_per_event(level)
+    n_inst = nest.instances(level)
+    span = n_inst * size  # key distance between one event and the next for the same (instance, word)
+    members = np.unique((it.step // per_event * n_inst + it.lane // nest.lanes_per_instance(level)) * size + word)
+    event, instance, member_word = members // span, members // size % n_inst, members % size
+    entering = ~_contains(members, members - span)
+    if first_touch is None:
+        fills = _Moves(event[entering] * per_event, instance[entering], member_word[entering])
+        return fills, _Moves(*(np.zeros(0, dtype=np.int64),) * 3)
+    reload = entering & (first_touch[member_word] < event * per_event)  # already holds a partial sum
+    leaving = ~_contains(members, members + span)
+    fills = _Moves(event[reload] * per_event, instance[reload], member_word[reload])
+    drains = _Moves((event[leaving] + 1) * per_event, instance[leaving], member_word[leaving])
+    return fills, drains
+
+
+def _merge_at_parent(nest: LoopNest, arch: ArchSpec, child: int, parent: int, moves: _Moves, size: int,
+                     flag: Literal["multicast", "reduction"]) -> tuple[int, np.ndarray, _Moves]:
+    """Words the parent reads (``multicast``) or receives as updates (``reduction``) for ``moves``.
+
+    Children that differ only in their positions in fan-outs with ``flag`` are served by one
+    word per event (union); positions in other used fan-outs count separately (sum). Returns
+    the total, the per-parent-instance counts, and the merged moves (instance = group).
+    """
+    group = moves.instance.copy()
+    place = 1
+    for k in range(child + 1, parent + 1):
+        fan_size = nest.spatial_per_level[k]
+        fanout = arch.levels[k].fanout
+        if fan_size > 1 and fanout is not None and getattr(fanout, flag):
+            group -= (moves.instance // place) % fan_size * place
+        place *= fan_size
+    n_groups = nest.instances(child)
+    keys = np.unique((moves.step * n_groups + group) * size + moves.word)
+    merged = _Moves(keys // (n_groups * size), keys // size % n_groups, keys % size)
+    per_parent = np.bincount(merged.instance // place, minlength=nest.instances(parent))
+    return len(keys), per_parent, merged
+
+
+def _execute(op: Operator, it: ActiveIterations, words: dict[str, np.ndarray],
+             tensors: dict[str, np.ndarray]) -> np.ndarray:
+    """The output computed by the active iterations, one at a time in execution order."""
+    rule = combine_rule(op)
+    values = [tensors[t.name].ravel()[words[t.name]] for t in op.inputs]
+    term = values[0]
+    for v in values[1:]:
+        term = term * v if rule == "product" else (np.maximum(term, v) if rule == "max" else term + v)
+    out = initial_output(op, term.dtype).ravel()
+    (np.maximum if rule == "max" else np.add).at(out, words[op.output.name], term)
+    return out.reshape(op.tensor_shape(op.output.name))
+
+
+def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, compute: bool = True) -> SimResult:
+    """Execute ``mapping`` of ``op`` on ``arch`` literally; see the module docstring.
+
+    ``seed`` draws the random int64 input tensors; ``compute=False`` skips the output check.
+    Raises :class:`~dnnmap.errors.MappingError` for an illegal mapping and ``ValueError``
+    for a nest too large to enumerate.
+    """
+    validate_mapping(mapping, op, arch)
+    nest = build_loop_nest(op, mapping)
+    if nest.steps * nest.lanes > MAX_LANE_STEPS:
+        raise ValueError(f"layer {op.name!r}: {nest.steps} steps x {nest.lanes} lanes is too large for the "
+                         f"reference simulator (limit {MAX_LANE_STEPS} lane-steps); use a smaller layer")
+    it = nest.active_iterations()
+    words = {t.name: tensor_words(op, t, it.index) for t in op.tensors}
+    bounds = [b for _, b in op.dims]
+    executed = np.unique(np.ravel_multi_index(tuple(it.index.T), bounds)) if len(it.step) else it.step
+    iterations_exact = len(executed) == len(it.step) == op.iterations
+
+    output_matches = None
+    if compute:
+        tensors = random_tensors(op, np.random.default_rng(seed))
+        output_matches = bool(np.array_equal(_execute(op, it, words, tensors), reference_output(op, tensors)))
+
+    levels = arch.levels
+    dram = len(levels) - 1
+    counts: dict[tuple[str, str], AccessCounts] = {}
+    instance_words = {lv.name: np.zeros(nest.instances(i), dtype=np.int64) for i, lv in enumerate(levels)}
+    dram_log: list[TransferLog] = []
+
+    def add(level: int, tensor: str, delta: AccessCounts) -> None:
+        key = (levels[level].name, tensor)
+        counts[key] = counts.get(key, AccessCounts()) + delta
+
+    for t in op.tensors:
+        size = t.size(op.bounds)
+        word = words[t.name]
+        is_output = t.role == "output"
+        first_touch = None
+        if is_output:
+            first_touch = np.full(size, nest.steps + 1, dtype=np.int64)
+            touched, first = np.unique(word, return_index=True)
+            first_touch[touched] = it.step[first]
+        child = LANES
+        for parent in (i for i in range(len(levels)) if t.name in mapping.kept_tensors(i, op, arch)):
+            if child == LANES:  # every active lane reads one word / writes one partial sum per step
+                lane_moves = _Moves(it.step, it.lane, word)
+                fills, drains = (_Moves(*(np.zeros(0, dtype=np.int64),) * 3), lane_moves) if is_output \
+                    else (lane_moves, _Moves(*(np.zeros(0, dtype=np.int64),) * 3))
+            else:
+                fills, drains = _residency(nest, child, it, word, size, first_touch)
+                add(child, t.name, AccessCounts(fills=len(fills.word), drains=len(drains.word)))
+                n_child = nest.instances(child)
+                instance_words[levels[child].name] += (np.bincount(fills.instance, minlength=n_child)
+                                                       + np.bincount(drains.instance, minlength=n_child))
+            for moves, flag, direction in ((fills, "multicast", "read"), (drains, "reduction", "update")):
+                if not len(moves.word):
+                    continue
+                total, per_parent, merged = _merge_at_parent(nest, arch, child, parent, moves, size, flag)
+                add(parent, t.name, AccessCounts(reads=total) if direction == "read" else AccessCounts(updates=total))
+                instance_words[levels[parent].name] += per_parent
+                if parent == dram:
+                    dram_log.append(TransferLog(t.name, direction, tuple(a.name for a in t.axes),
+                                                t.shape(op.bounds), merged.step, merged.instance, merged.word))
+            child = parent
+
+    return SimResult(
+        output_matches=output_matches,
+        iterations_exact=bool(iterations_exact),
+        macs=len(it.step),
+        temporal_steps=nest.steps,
+        lanes=nest.lanes,
+        counts=counts,
+        instance_words=instance_words,
+        dram_log=tuple(dram_log),
+    )

@@ -1,0 +1,146 @@
+"""Seeded generator of random small (operator, architecture, legal mapping) triples for tests.
+
+Operators: conv2d (stride 1-2, dilation 1-2, padding, groups incl. depthwise), pointwise,
+matmul, max/avg pooling, element-wise add, concat and the MTTKRP einsum
+``ikl,kj,lj->ij``. Architectures: 2-4 levels with unbounded capacities, random 1-D/2-D
+fan-outs (on any level, DRAM included) with multicast/reduction on or off, random
+roles kept by the inner levels. Mappings: every bound split into spatial factors that fit
+the fan-out axes and temporal factors per level, mostly exact divisors but sometimes
+imperfect (product above the bound), random loop orders, sometimes a per-level tensor
+bypass choice. Operators stay below ~1500 iterations so a case simulates in milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dnnmap.arch.spec import ALL_ROLES, ArchSpec, Fanout, Level
+from dnnmap.mapping.mapping import LevelMapping, Mapping, validate_mapping
+from dnnmap.workload import ops
+from dnnmap.workload.ir import Operator
+
+MAX_ITERATIONS = 1500
+IMPERFECT_PROBABILITY = 0.15
+
+
+def _int(rng: np.random.Generator, low: int, high: int) -> int:
+    return int(rng.integers(low, high + 1))
+
+
+def _conv(rng: np.random.Generator) -> Operator:
+    style = rng.choice(["dense", "grouped", "depthwise", "pointwise"])
+    groups = {"dense": 1, "pointwise": 1, "grouped": _int(rng, 2, 3), "depthwise": _int(rng, 2, 4)}[style]
+    cin = groups * (1 if style == "depthwise" else _int(rng, 1, 3))
+    cout = cin if style == "depthwise" else groups * _int(rng, 1, 3)
+    kernel = 1 if style == "pointwise" else (_int(rng, 1, 3), _int(rng, 1, 3))
+    stride = (_int(rng, 1, 2), _int(rng, 1, 2))
+    dilation = 1 if style == "pointwise" else (_int(rng, 1, 2), _int(rng, 1, 2))
+    padding = 0 if style == "pointwise" else (_int(rng, 0, 2), _int(rng, 0, 2))
+    hw = (_int(rng, 3, 7), _int(rng, 3, 7))
+    return ops.conv2d("conv", cin, cout, hw, kernel, stride, padding, dilation, groups, batch=_int(rng, 1, 2))
+
+
+def _random_op(rng: np.random.Generator) -> Operator:
+    kind = rng.choice(["conv", "conv", "conv", "matmul", "pool", "add", "concat", "mttkrp"])
+    if kind == "conv":
+        return _conv(rng)
+    if kind == "matmul":
+        return ops.matmul("mm", _int(rng, 1, 6), _int(rng, 1, 6), _int(rng, 1, 6), batch=_int(rng, 1, 2))
+    if kind == "pool":
+        kernel = _int(rng, 2, 3)
+        return ops.pool("pool", _int(rng, 1, 3), (_int(rng, kernel, 7), _int(rng, kernel, 7)), kernel,
+                        stride=_int(rng, 1, 2), padding=_int(rng, 0, 1), mode=str(rng.choice(["max", "avg"])))
+    if kind == "add":
+        return ops.eltwise("add", _int(rng, 1, 4), (_int(rng, 1, 5), _int(rng, 1, 5)), n_inputs=_int(rng, 2, 3))
+    if kind == "concat":
+        return ops.concat("concat", _int(rng, 1, 4), (_int(rng, 1, 5), _int(rng, 1, 5)))
+    sizes = {c: _int(rng, 1, 4) for c in "iklj"}
+    return ops.einsum("mttkrp", "ikl,kj,lj->ij", sizes)
+
+
+def random_op(rng: np.random.Generator) -> Operator:
+    """A random small operator (at most ``MAX_ITERATIONS`` iterations)."""
+    while True:
+        try:
+            op = _random_op(rng)
+        except ValueError:  # the window does not fit the input: draw again
+            continue
+        if op.iterations <= MAX_ITERATIONS:
+            return op
+
+
+def random_arch(rng: np.random.Generator) -> ArchSpec:
+    """A random 2-4 level architecture with unbounded capacities."""
+    n_levels = _int(rng, 2, 4)
+    levels = []
+    for i in range(n_levels):
+        is_dram = i == n_levels - 1
+        keeps = ALL_ROLES if is_dram else tuple(r for r in ALL_ROLES if rng.random() < 0.7)
+        fanout = None
+        if rng.random() < (0.3 if is_dram else 0.6):
+            shape = (_int(rng, 2, 4),) if rng.random() < 0.5 else (_int(rng, 1, 3), _int(rng, 2, 3))
+            fanout = Fanout(shape=shape, multicast=bool(rng.random() < 0.6), reduction=bool(rng.random() < 0.6))
+        levels.append(Level(name="DRAM" if is_dram else f"L{i}", keeps=keeps, fanout=fanout))
+    return ArchSpec(name=f"random{n_levels}", clock_mhz=100.0, levels=tuple(levels))
+
+
+def _divisors(n: int) -> list[int]:
+    return [f for f in range(1, n + 1) if n % f == 0]
+
+
+def _factor(rng: np.random.Generator, remaining: int, cap: int) -> int:
+    """A factor <= cap for ``remaining`` iterations: mostly a divisor, sometimes any value (imperfect)."""
+    cap = max(1, min(cap, remaining))
+    if rng.random() < IMPERFECT_PROBABILITY:
+        return _int(rng, 1, cap)
+    return int(rng.choice([f for f in _divisors(remaining) if f <= cap]))
+
+
+def random_mapping(rng: np.random.Generator, op: Operator, arch: ArchSpec) -> Mapping:
+    """A random legal mapping of ``op`` on ``arch`` (validated before it is returned)."""
+    n_levels = len(arch.levels)
+    temporal: list[dict[str, int]] = [{} for _ in range(n_levels)]
+    spatial: list[dict[str, int]] = [{} for _ in range(n_levels)]
+    axis_of: list[dict[str, int]] = [{} for _ in range(n_levels)]
+    room = [list(lv.fanout.shape) if lv.fanout else [] for lv in arch.levels]  # free instances per axis
+    for d in rng.permutation(op.dim_names):
+        remaining = op.bound(str(d))
+        for level in rng.permutation(n_levels):
+            if room[level] and rng.random() < 0.5:
+                axis = _int(rng, 0, len(room[level]) - 1)
+                f = _factor(rng, remaining, room[level][axis])
+                if f > 1:
+                    spatial[level][str(d)], axis_of[level][str(d)] = f, axis
+                    room[level][axis] //= f
+                    remaining = math.ceil(remaining / f)
+        order = rng.permutation(n_levels)
+        for level in order[:-1]:
+            f = _factor(rng, remaining, remaining)
+            temporal[level][str(d)] = f
+            remaining = math.ceil(remaining / f)
+        temporal[order[-1]][str(d)] = remaining
+    levels = []
+    for i in range(n_levels):
+        keeps = None
+        if i < n_levels - 1 and rng.random() < 0.2:
+            allowed = [t.name for t in op.tensors if t.role in arch.levels[i].keeps]
+            keeps = tuple(t for t in allowed if rng.random() < 0.5)
+        levels.append(LevelMapping(
+            temporal=tuple((d, f) for d, f in temporal[i].items() if f > 1),
+            order=tuple(str(d) for d in rng.permutation(op.dim_names)),
+            spatial=tuple(spatial[i].items()),
+            spatial_axis=tuple(axis_of[i].items()),
+            keeps=keeps,
+        ))
+    mapping = Mapping(levels=tuple(levels), layer=op.name, arch=arch.name)
+    validate_mapping(mapping, op, arch)
+    return mapping
+
+
+def random_case(rng: np.random.Generator) -> tuple[Operator, ArchSpec, Mapping]:
+    """A random (operator, architecture, legal mapping) triple drawn from ``rng``."""
+    op = random_op(rng)
+    arch = random_arch(rng)
+    return op, arch, random_mapping(rng, op, arch)
