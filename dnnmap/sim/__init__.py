@@ -1,0 +1,12 @@
+"""Reference simulator: executes a mapping's loop nest literally (docs/cost-model.md sections 1-2).
+
+It is the independent check of the analytical cost model and must not import ``dnnmap.cost``.
+"""
+
+from dnnmap.sim.loopnest import AccessCounts, SimResult, simulate
+from dnnmap.sim.reference import reference_output
+from dnnmap.sim.transfers import DramTransfer, dram_transfers
+from dnnmap.sim.verify import VerifyReport, verify
+
+__all__ = ["AccessCounts", "DramTransfer", "SimResult", "VerifyReport", "dram_transfers", "reference_output",
+           "simulate", "verify"]

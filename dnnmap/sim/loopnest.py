@@ -10,8 +10,13 @@
    event's tile, so fills are the words of a tile that were not in the previous one
    (for outputs only those touched by an earlier MAC), and drains the output words that
    are not in the next one (or the last tile, at the end). The parent reads what the
-   children fill and receives what they drain as updates, merged over children as the
-   fan-outs in between allow; MAC lanes read / update the innermost level keeping a tensor.
+   children fill and receives what they drain as updates, as the union over the children
+   under one parent instance when every fan-out in between multicasts (reduces), else the
+   sum; MAC lanes read / update the innermost level keeping a tensor the same way.
+
+``hop_words`` counts, for every fan-out, the words delivered through it to or from the
+instances below: each word a child fills or drains (each lane read or partial-sum write)
+counts once at every fan-out between that child and its parent.
 
 Element sets are sorted numpy arrays of integer keys ``(event, instance, word)``, so the
 cost is a few sorts of the active lane-steps per (level, tensor): about a million
@@ -55,10 +60,10 @@ class AccessCounts:
 class TransferLog:
     """The words one tensor moves between DRAM and its DRAM child, one row per (transfer, word).
 
-    A *transfer* is one event's words for one group of child instances: ``group`` is the
-    child instance with the digits of multicast (reads) / reducing (updates) fan-outs set
-    to 0, so children served by one DRAM read share a group. ``step`` is the temporal step
-    at which the event happens (``temporal_steps`` for the final drain).
+    A *transfer* is one event's words for one child instance (``group``), or for all child
+    instances at once (``group == -1``) when every fan-out in between multicasts (reads) or
+    reduces (updates). ``step`` is the temporal step at which the event happens
+    (``temporal_steps`` for the final drain).
     """
 
     tensor: str
@@ -81,6 +86,7 @@ class SimResult:
     lanes: int  # MAC lanes the mapping uses
     counts: dict[tuple[str, str], AccessCounts]
     instance_words: dict[str, np.ndarray]  # per level: words in+out of each used instance, all tensors
+    hop_words: dict[str, int]  # per level with a fan-out: words delivered to/from children through it
     dram_log: tuple[TransferLog, ...]
 
     def count(self, level: str, tensor: str) -> AccessCounts:
@@ -133,27 +139,28 @@ def _residency(nest: LoopNest, level: int, it: ActiveIterations, word: np.ndarra
     return fills, drains
 
 
+def _merges(arch: ArchSpec, child: int, parent: int, flag: Literal["multicast", "reduction"]) -> bool:
+    """Whether every fan-out between ``child`` and ``parent`` (levels child+1..parent) has ``flag``."""
+    return all(arch.levels[k].fanout is None or getattr(arch.levels[k].fanout, flag) for k in range(child + 1, parent + 1))
+
+
 def _merge_at_parent(nest: LoopNest, arch: ArchSpec, child: int, parent: int, moves: _Moves, size: int,
-                     flag: Literal["multicast", "reduction"]) -> tuple[int, np.ndarray, _Moves]:
+                     flag: Literal["multicast", "reduction"]) -> tuple[int, np.ndarray, _Moves, bool]:
     """Words the parent reads (``multicast``) or receives as updates (``reduction``) for ``moves``.
 
-    Children that differ only in their positions in fan-outs with ``flag`` are served by one
-    word per event (union); positions in other used fan-outs count separately (sum). Returns
-    the total, the per-parent-instance counts, and the merged moves (instance = group).
+    When every fan-out in between has ``flag`` the parent moves the union over the child
+    instances under it (per event), else the sum. Returns the total, the per-parent-instance
+    counts, the moves as the parent sees them (instance = parent instance when merged, else
+    child instance) and whether they were merged.
     """
-    group = moves.instance.copy()
-    place = 1
-    for k in range(child + 1, parent + 1):
-        fan_size = nest.spatial_per_level[k]
-        fanout = arch.levels[k].fanout
-        if fan_size > 1 and fanout is not None and getattr(fanout, flag):
-            group -= (moves.instance // place) % fan_size * place
-        place *= fan_size
-    n_groups = nest.instances(child)
+    merged_children = _merges(arch, child, parent, flag)
+    children = nest.lanes_per_instance(parent) // nest.lanes_per_instance(child)  # per parent instance
+    group = moves.instance // children if merged_children else moves.instance
+    n_groups = nest.instances(parent) if merged_children else nest.instances(child)
     keys = np.unique((moves.step * n_groups + group) * size + moves.word)
-    merged = _Moves(keys // (n_groups * size), keys // size % n_groups, keys % size)
-    per_parent = np.bincount(merged.instance // place, minlength=nest.instances(parent))
-    return len(keys), per_parent, merged
+    seen = _Moves(keys // (n_groups * size), keys // size % n_groups, keys % size)
+    parent_of = seen.instance if merged_children else seen.instance // children
+    return len(keys), np.bincount(parent_of, minlength=nest.instances(parent)), seen, merged_children
 
 
 def _execute(op: Operator, it: ActiveIterations, words: dict[str, np.ndarray],
@@ -196,6 +203,7 @@ def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, comp
     dram = len(levels) - 1
     counts: dict[tuple[str, str], AccessCounts] = {}
     instance_words = {lv.name: np.zeros(nest.instances(i), dtype=np.int64) for i, lv in enumerate(levels)}
+    hop_words = {lv.name: 0 for lv in levels if lv.fanout is not None}
     dram_log: list[TransferLog] = []
 
     def add(level: int, tensor: str, delta: AccessCounts) -> None:
@@ -226,12 +234,16 @@ def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, comp
             for moves, flag, direction in ((fills, "multicast", "read"), (drains, "reduction", "update")):
                 if not len(moves.word):
                     continue
-                total, per_parent, merged = _merge_at_parent(nest, arch, child, parent, moves, size, flag)
+                total, per_parent, seen, merged = _merge_at_parent(nest, arch, child, parent, moves, size, flag)
                 add(parent, t.name, AccessCounts(reads=total) if direction == "read" else AccessCounts(updates=total))
                 instance_words[levels[parent].name] += per_parent
+                for k in range(child + 1, parent + 1):
+                    if levels[k].fanout is not None:
+                        hop_words[levels[k].name] += len(moves.word)
                 if parent == dram:
+                    group = np.full(len(seen.word), -1, dtype=np.int64) if merged else seen.instance
                     dram_log.append(TransferLog(t.name, direction, tuple(a.name for a in t.axes),
-                                                t.shape(op.bounds), merged.step, merged.instance, merged.word))
+                                                t.shape(op.bounds), seen.step, group, seen.word))
             child = parent
 
     return SimResult(
@@ -242,5 +254,6 @@ def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, comp
         lanes=nest.lanes,
         counts=counts,
         instance_words=instance_words,
+        hop_words=hop_words,
         dram_log=tuple(dram_log),
     )
