@@ -1,7 +1,6 @@
 """Compact torch.nn definitions of the zoo's architectures (same variants as docs/zoo.md), for export tests.
 
-Each builder returns an ``nn.Module`` in eval mode with random weights and batch-norms
-where the original networks have them, so the ONNX export carries BatchNormalization
+Each builder returns an ``nn.Module`` with batch-norms where the original networks have them, so the ONNX export carries BatchNormalization
 nodes for the importer to fold. Only imported inside tests that have torch.
 """
 
@@ -192,10 +191,11 @@ ARCHITECTURES: dict[str, tuple[Callable[[], nn.Module], tuple[int, int, int, int
 
 
 def export_onnx(name: str, path: str, dynamic_batch: bool = False) -> str:
-    """Export the zoo-named architecture with random weights, keeping BatchNormalization nodes."""
+    """Export the zoo-named architecture with uninitialised weights (only shapes matter), keeping batch-norms."""
     build, shape = ARCHITECTURES[name]
-    torch.manual_seed(0)
-    model = build().eval()
+    with torch.device("meta"):
+        model = build()
+    model = model.to_empty(device="cpu").eval()
     dynamic_axes = {"input": {0: "batch"}} if dynamic_batch else None
     torch.onnx.export(model, (torch.zeros(shape),), path, dynamo=False, input_names=["input"],
                       output_names=["logits"], do_constant_folding=False, dynamic_axes=dynamic_axes)
