@@ -51,7 +51,7 @@ class _Search:
 def pack_coefficients(layer: ConvLayer, out_map: int, spec: NveSpec) -> tuple[int, ...]:
     """Loads (coefficients per ``set rw``) for one output map's chain, scheduled on its own.
 
-    First the thesis's repair loop (bounded by twice the number of loads); if conflicts
+    First the thesis's repair loop (at most 8 repairs, enough for the small kernels it solves); if conflicts
     remain, a right-to-left greedy that fixes the loads from the bottom of the schedule
     upwards - bottom-up scheduling makes a load's placement independent of the loads
     before it - giving each the largest size whose ``set rw`` is conflict-free.
@@ -60,7 +60,7 @@ def pack_coefficients(layer: ConvLayer, out_map: int, spec: NveSpec) -> tuple[in
     cap = spec.coeffs_per_word
     search = _Search(layer, out_map, spec)
     loads = full_loads(total, cap)
-    for _ in range(2 * len(loads)):
+    for _ in range(min(2 * len(loads), 8)):
         conflicts = _conflict_loads(search.schedule(loads))
         if not conflicts:
             return loads
