@@ -108,6 +108,12 @@ class _Moves:
     word: np.ndarray
 
 
+def _unique(keys: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of ``keys`` (a sort and a mask: faster than hash-based ``np.unique`` here)."""
+    ordered = np.sort(keys)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(ordered) else ordered
+
+
 def _contains(sorted_keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
     """Membership of ``queries`` in the sorted unique array ``sorted_keys``."""
     if not len(sorted_keys):
@@ -126,7 +132,7 @@ def _residency(nest: LoopNest, level: int, it: ActiveIterations, word: np.ndarra
     per_event = nest.steps_per_event(level)
     n_inst = nest.instances(level)
     span = n_inst * size  # key distance between one event and the next for the same (instance, word)
-    members = np.unique((it.step // per_event * n_inst + it.lane // nest.lanes_per_instance(level)) * size + word)
+    members = _unique((it.step // per_event * n_inst + it.lane // nest.lanes_per_instance(level)) * size + word)
     event, instance, member_word = members // span, members // size % n_inst, members % size
     entering = ~_contains(members, members - span)
     if first_touch is None:
@@ -157,7 +163,7 @@ def _merge_at_parent(nest: LoopNest, arch: ArchSpec, child: int, parent: int, mo
     children = nest.lanes_per_instance(parent) // nest.lanes_per_instance(child)  # per parent instance
     group = moves.instance // children if merged_children else moves.instance
     n_groups = nest.instances(parent) if merged_children else nest.instances(child)
-    keys = np.unique((moves.step * n_groups + group) * size + moves.word)
+    keys = _unique((moves.step * n_groups + group) * size + moves.word)
     seen = _Moves(keys // (n_groups * size), keys // size % n_groups, keys % size)
     parent_of = seen.instance if merged_children else seen.instance // children
     return len(keys), np.bincount(parent_of, minlength=nest.instances(parent)), seen, merged_children
@@ -191,7 +197,7 @@ def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, comp
     it = nest.active_iterations()
     words = {t.name: tensor_words(op, t, it.index) for t in op.tensors}
     bounds = [b for _, b in op.dims]
-    executed = np.unique(np.ravel_multi_index(tuple(it.index.T), bounds)) if len(it.step) else it.step
+    executed = _unique(np.ravel_multi_index(tuple(it.index.T), bounds))
     iterations_exact = len(executed) == len(it.step) == op.iterations
 
     output_matches = None

@@ -12,10 +12,10 @@ What one iteration of the loop nest does depends only on the operator kind (its
   word once, so accumulating from zero is a copy;
 - ``max`` (pool_max): the output word is the maximum of the input words.
 
-``reference_output`` loops in Python only over the *window* dimensions (those inside a
-sliding-window axis such as ``stride*P + dilation*R``, and for non-product kinds every
-reduction dimension); for each window offset every tensor is a strided slice and the
-remaining dimensions are contracted with ``np.einsum``. Sparse ``connectivity`` is not
+``reference_output`` loops in Python only over the *window* dimensions (the filter
+offsets ``R``/``S`` of a sliding-window axis such as ``stride*P + dilation*R``, and for
+non-product kinds every reduction dimension); for each window offset every tensor is a
+strided slice and the remaining dimensions are contracted with ``np.einsum``. Sparse ``connectivity`` is not
 applied: the loop nest is dense, so unconnected pairs are expressed by zero weights.
 """
 
@@ -58,21 +58,26 @@ def initial_output(op: Operator, dtype: np.dtype) -> np.ndarray:
 
 
 def _window_dims(op: Operator) -> tuple[str, ...]:
-    """Dims to loop over so that every remaining tensor axis is a plain ``coef * dim`` slice."""
+    """Dims to loop over so that every remaining tensor axis is a plain strided slice of one dim.
+
+    A sliding-window axis such as ``stride*P + dilation*R`` keeps one dim free (an output
+    dim when it has one, so ``P`` stays a strided slice) and fixes the others (``R``).
+    """
+    out_dims = op.output.dims
     window: set[str] = set()
-    for t in op.tensors:
-        for axis in t.axes:
-            if len(axis.terms) > 1:
-                window.update(axis.dims)
     out_uses: dict[str, int] = {}
     for axis in op.output.axes:
         for d, coef in axis.terms:
             out_uses[d] = out_uses.get(d, 0) + 1
-            if coef != 1:
+            if coef != 1 or len(axis.terms) > 1:
                 window.add(d)
     window.update(d for d, n in out_uses.items() if n > 1)
     if combine_rule(op) != "product":
         window.update(op.reduction_dims)
+    for t in op.inputs:
+        for axis in t.axes:
+            free = sorted((d for d in axis.dims if d not in window), key=lambda d: d not in out_dims)
+            window.update(free[1:])
     return tuple(d for d in op.dim_names if d in window)
 
 
@@ -87,7 +92,7 @@ def _slice(tensor: Tensor, fixed: dict[str, int], bounds: dict[str, int],
         if not free:
             index.append(offset)
             continue
-        (d, coef), = free  # a multi-term axis has all its dims fixed (see _window_dims)
+        (d, coef), = free  # at most one free dim per axis (see _window_dims)
         index.append(slice(offset, offset + coef * (bounds[d] - 1) + 1, coef))
         subscripts += letters[d]
     return tuple(index), subscripts
