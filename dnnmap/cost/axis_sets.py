@@ -54,22 +54,33 @@ def window_axis_stats(dims: tuple[DimKey, ...], delta: int) -> tuple[int, int, i
     return a, u, o, n
 
 
+_HASH = np.random.default_rng(20261122).integers(1, 2**62, size=64, dtype=np.int64) | 1
+_CACHE: dict[tuple[tuple[int, ...], int], tuple[int, int, int, int]] = {}
+
+
 def lookup_window_stats(keys: np.ndarray, coefs: tuple[int, ...], n_grid: int) -> np.ndarray:
     """Vectorized :func:`window_axis_stats` over rows of ``keys``.
 
     ``keys`` has shape (R, nd * (1 + 2 * n_grid) + 1): per dimension the tile then
     ``n_grid`` (stride, count) pairs, and the delta last. Returns (R, 4) int64.
+    Rows are deduplicated through a 64-bit multiplicative hash (collision probability
+    below 1e-7 for a million distinct rows), so the enumeration runs once per distinct key.
     """
     if len(keys) == 0:
         return np.zeros((0, 4), dtype=np.int64)
-    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+    with np.errstate(over="ignore"):
+        h = keys @ _HASH[: keys.shape[1]]
+    uniq, first, inverse = np.unique(h, return_index=True, return_inverse=True)
     out = np.empty((len(uniq), 4), dtype=np.int64)
     step = 1 + 2 * n_grid
-    for r, row in enumerate(uniq.tolist()):
-        dims = []
-        for i, coef in enumerate(coefs):
-            chunk = row[i * step:(i + 1) * step]
-            grid = tuple((chunk[1 + 2 * g], chunk[2 + 2 * g]) for g in range(n_grid) if chunk[2 + 2 * g] > 1)
-            dims.append((coef, chunk[0], grid))
-        out[r] = window_axis_stats(tuple(dims), row[-1])
+    for r, (hv, row) in enumerate(zip(uniq.tolist(), keys[first].tolist())):
+        cached = _CACHE.get((coefs, hv))
+        if cached is None:
+            dims = []
+            for i, coef in enumerate(coefs):
+                chunk = row[i * step:(i + 1) * step]
+                grid = tuple((chunk[1 + 2 * g], chunk[2 + 2 * g]) for g in range(n_grid) if chunk[2 + 2 * g] > 1)
+                dims.append((coef, chunk[0], grid))
+            cached = _CACHE[(coefs, hv)] = window_axis_stats(tuple(dims), row[-1])
+        out[r] = cached
     return out[inverse.reshape(-1)]

@@ -208,6 +208,12 @@ class CostModel:
         rows = np.arange(B)[:, None]
         trip = tf[rows, seq_level, seq_dim]
         stride = cov_below[rows, seq_level, seq_dim] * sf[rows, seq_level, seq_dim]
+        if trip.shape[1]:
+            # loops of trip 1 never advance: keep only the non-trivial ones, innermost first
+            keep = np.argsort(trip == 1, axis=1, kind="stable")[:, : max(1, int((trip > 1).sum(axis=1).max()))]
+            trip = np.take_along_axis(trip, keep, axis=1)
+            stride = np.take_along_axis(stride, keep, axis=1)
+            seq_dim = np.take_along_axis(seq_dim, keep, axis=1)
         outer = np.concatenate([np.cumprod(trip[:, ::-1], axis=1)[:, ::-1][:, 1:], np.ones((B, 1), np.int64)], axis=1)
         count = (trip - 1) * outer  # (B, M)
         onehot = seq_dim[:, :, None] == np.arange(D)[None, None, :]  # (B, M, D)

@@ -1,0 +1,196 @@
+"""Mappers: exhaustive enumeration of the declared space (the optimality oracle) and random sampling.
+
+Pruning rules (docs/search.md):
+- lossless: loop order is enumerated only over a level's non-trivial loops (factor 1 loops
+  do not change any count); the order of level 0 is fixed, because the model's counts do
+  not depend on it (its loops run inside every tile; MAC lanes have no storage); candidates
+  whose spatial factors exceed a fan-out axis are dropped before evaluation; capacity is
+  checked for every candidate by the cost model.
+- lossy: none in the exhaustive mapper. The random mapper samples the same space.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.cost.batch import MappingBatch
+from dnnmap.cost.model import CostBatch, CostModel
+from dnnmap.errors import DnnmapError, MappingError
+from dnnmap.mapping.mapping import Mapping
+from dnnmap.search.space import MapSpace, level_orders
+from dnnmap.workload.ir import Operator
+
+OBJECTIVES = ("latency", "energy", "edp", "dram")
+Progress = Callable[[int], None]
+
+
+class SearchSpaceTooLarge(DnnmapError):
+    """The exhaustive space exceeds the limit; the message says how large it is and what to use instead."""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    op: Operator
+    arch: ArchSpec
+    mapping: Mapping
+    cost: CostBatch  # the best mapping's costs (batch of one)
+    evaluated: int
+    valid: int
+    seconds: float
+    mapper: str
+
+
+def _best_of(model: CostModel, batch: MappingBatch, objective: str) -> tuple[float, int, CostBatch, int]:
+    cost = model.evaluate(batch)
+    score = cost.objective(objective)
+    # tie-break on energy then latency so results do not depend on enumeration order
+    tie = np.where(cost.valid, cost.energy + 1e-9 * cost.cycles, np.inf)
+    idx = int(np.lexsort((tie, score))[0])
+    return float(score[idx]), idx, cost, int(cost.valid.sum())
+
+
+class _Best:
+    def __init__(self) -> None:
+        self.score = math.inf
+        self.batch: MappingBatch | None = None
+        self.idx = -1
+        self.evaluated = 0
+        self.valid = 0
+
+    def offer(self, model: CostModel, batch: MappingBatch, objective: str) -> None:
+        if len(batch) == 0:
+            return
+        score, idx, _, valid = _best_of(model, batch, objective)
+        self.evaluated += len(batch)
+        self.valid += valid
+        if score < self.score:
+            self.score, self.batch, self.idx = score, batch.take([idx]), 0
+
+    def result(self, op: Operator, arch: ArchSpec, model: CostModel, t0: float, mapper: str) -> SearchResult:
+        if self.batch is None or not math.isfinite(self.score):
+            raise MappingError(_nothing_fits_message(op, arch, model))
+        return SearchResult(op, arch, self.batch.mapping(0, op, arch), model.evaluate(self.batch), self.evaluated,
+                            self.valid, time.perf_counter() - t0, mapper)
+
+
+def _nothing_fits_message(op: Operator, arch: ArchSpec, model: CostModel) -> str:
+    """Name the level and tensor that is too small, using the smallest possible tile (all factors 1)."""
+    L, D = len(arch.levels), len(op.dim_names)
+    ones = np.ones((1, L, D), dtype=np.int64)
+    batch = MappingBatch(ones, ones, np.tile(np.arange(D), (1, L, 1)), MappingBatch.default_keeps(op, arch))
+    cost = model.evaluate(batch)
+    for i, lv in enumerate(arch.levels[:-1]):
+        if cost.capacity_excess[0, i] > 0:
+            kept = [t for j, t in enumerate(op.tensors) if batch.keeps[i, j]]
+            need = ", ".join(f"{t.name} ({t.role}) {int(cost.tile_words[0, i, j])} words"
+                             for j, t in enumerate(op.tensors) if batch.keeps[i, j])
+            return (f"layer {op.name!r}: no mapping fits architecture {arch.name!r}: even the smallest tile "
+                    f"does not fit level {lv.name} (capacity {lv.capacity}); it needs {need}"
+                    + (f" for {', '.join(t.name for t in kept)}" if not need else ""))
+    return f"layer {op.name!r}: no legal mapping found on {arch.name!r} within the search budget"
+
+
+def exhaustive_search(op: Operator, arch: ArchSpec, objective: str = "edp", max_space: float = 5e6,
+                      chunk: int = 200_000, progress: Progress | None = None,
+                      space: MapSpace | None = None) -> SearchResult:
+    """Evaluate every candidate of the declared space (factorizations x non-trivial loop orders)."""
+    t0 = time.perf_counter()
+    space = space or MapSpace(op, arch)
+    model = CostModel(op, arch)
+    tables = space.tables()
+    sizes = [len(t) for t in tables]
+    n_factor = math.prod(sizes)
+    L, D = len(arch.levels), len(op.dim_names)
+    estimate = n_factor * _mean_orders_estimate(tables, L)
+    if estimate > max_space:
+        raise SearchSpaceTooLarge(
+            f"layer {op.name!r}: the exhaustive space has about {estimate:.2e} mappings (limit {max_space:.0e}); "
+            "use --mapper random (budgeted sampling) or raise the limit")
+    best = _Best()
+    for start in range(0, n_factor, chunk):
+        idx = np.arange(start, min(n_factor, start + chunk))
+        factors = _decode(idx, tables)
+        factors = factors[space.spatial_legal(factors)]
+        for fac, order in _expand_orders(factors, L, D):
+            best.offer(model, space.to_batch(fac, order), objective)
+        if progress:
+            progress(len(idx))
+    return best.result(op, arch, model, t0, "exhaustive")
+
+
+def random_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget: int = 20_000, seed: int = 0,
+                  chunk: int = 50_000, progress: Progress | None = None,
+                  space: MapSpace | None = None) -> SearchResult:
+    """Evaluate ``budget`` legal candidates sampled from the declared space (Timeloop-style random baseline).
+
+    Each dimension's factorization is drawn uniformly from its table and each level's loop
+    order uniformly; draws whose spatial factors exceed a fan-out are redrawn (at most
+    50 x ``budget`` draws). Deterministic for a given ``seed``.
+    """
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    space = space or MapSpace(op, arch)
+    model = CostModel(op, arch)
+    tables = space.tables()
+    L, D = len(arch.levels), len(op.dim_names)
+    best = _Best()
+    drawn = 0
+    while best.evaluated < budget and drawn < 50 * budget:
+        n = min(chunk, 4 * (budget - best.evaluated))
+        factors = np.stack([t[rng.integers(len(t), size=n)] for t in tables], axis=1)
+        order = np.argsort(rng.random((n, L, D)), axis=2)
+        drawn += n
+        legal = np.nonzero(space.spatial_legal(factors))[0][: budget - best.evaluated]
+        before = best.evaluated
+        best.offer(model, space.to_batch(factors[legal], order[legal]), objective)
+        if progress:
+            progress(best.evaluated - before)
+    return best.result(op, arch, model, t0, "random")
+
+
+def _decode(idx: np.ndarray, tables: list[np.ndarray]) -> np.ndarray:
+    """Mixed-radix decode of candidate indices into (n, D, slots) factors."""
+    out = []
+    rem = idx.copy()
+    for t in reversed(tables):
+        out.append(t[rem % len(t)])
+        rem //= len(t)
+    return np.stack(out[::-1], axis=1)
+
+
+def _mean_orders_estimate(tables: list[np.ndarray], L: int) -> float:
+    """Expected number of loop orders per factor candidate (levels 1..L-1), for the size check."""
+    total = 1.0
+    for level in range(1, L):
+        probs = [float((t[:, level] > 1).mean()) for t in tables]
+        expected = 0.0
+        for mask in itertools.product((0, 1), repeat=len(probs)):
+            p = math.prod(pr if m else 1 - pr for pr, m in zip(probs, mask))
+            expected += p * math.factorial(sum(mask))
+        total *= expected
+    return total
+
+
+def _expand_orders(factors: np.ndarray, L: int, D: int):  # noqa: ANN202 - generator of arrays
+    """Yield (factors, orders) groups: every candidate paired with every order of its non-trivial loops."""
+    if len(factors) == 0:
+        return
+    nontrivial = factors[:, :, :L] > 1  # (B, D, L)
+    keys = np.packbits(nontrivial[:, :, 1:].reshape(len(factors), -1), axis=1)
+    _, inverse = np.unique(keys, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    for g in range(inverse.max() + 1):
+        rows = np.nonzero(inverse == g)[0]
+        mask = nontrivial[rows[0]]
+        per_level = [[tuple(range(D))]] + [level_orders(tuple(np.nonzero(mask[:, lv])[0]), D) for lv in range(1, L)]
+        combos = np.array(list(itertools.product(*per_level)), dtype=np.int64)  # (n_orders, L, D)
+        fac = np.repeat(factors[rows], len(combos), axis=0)
+        order = np.tile(combos, (len(rows), 1, 1))
+        yield fac, order

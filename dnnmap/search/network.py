@@ -1,0 +1,133 @@
+"""Whole-network mapping: every layer searched independently, identical layers searched once."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.errors import UnknownNameError
+from dnnmap.search.mappers import OBJECTIVES, SearchResult, SearchSpaceTooLarge, exhaustive_search, random_search
+from dnnmap.search.space import MapSpace
+from dnnmap.workload.ir import Network, Operator
+
+MAPPERS = ("auto", "exhaustive", "random")
+
+
+@dataclass(frozen=True)
+class LayerResult:
+    layer: str
+    kind: str
+    macs: int
+    search: SearchResult
+    reused_from: str | None = None  # a layer of identical shape whose search result is reused
+
+    @property
+    def cycles(self) -> float:
+        return float(self.search.cost.cycles[0])
+
+    @property
+    def energy(self) -> float:
+        return float(self.search.cost.energy[0])
+
+    @property
+    def dram_bytes(self) -> float:
+        return float(self.search.cost.dram_bytes[0])
+
+    @property
+    def utilization(self) -> float:
+        return float(self.search.cost.utilization[0])
+
+
+@dataclass(frozen=True)
+class NetworkResult:
+    network: str
+    arch: ArchSpec
+    objective: str
+    mapper: str
+    layers: tuple[LayerResult, ...]
+    seconds: float
+
+    @property
+    def cycles(self) -> float:
+        return sum(r.cycles for r in self.layers)
+
+    @property
+    def energy(self) -> float:
+        return sum(r.energy for r in self.layers)
+
+    @property
+    def dram_bytes(self) -> float:
+        return sum(r.dram_bytes for r in self.layers)
+
+    @property
+    def macs(self) -> int:
+        return sum(r.macs for r in self.layers)
+
+    @property
+    def utilization(self) -> float:
+        ops = sum(r.search.cost.utilization[0] * r.cycles for r in self.layers)
+        return ops / self.cycles if self.cycles else 0.0
+
+    @property
+    def evaluated(self) -> int:
+        return sum(r.search.evaluated for r in self.layers if r.reused_from is None)
+
+
+def shape_key(op: Operator) -> tuple:
+    """Operators with equal keys have identical loop nests and accesses (names aside)."""
+    return (op.kind, op.dims, op.tensors)
+
+
+def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str = "auto", budget: int = 4000,
+              seed: int = 0, exhaustive_limit: float = 2e5,
+              progress: Callable[[int], None] | None = None) -> SearchResult:
+    """Best mapping of one operator. ``auto``: exhaustive when the declared space is at most
+    ``exhaustive_limit`` mappings, else ``budget`` random samples."""
+    if objective not in OBJECTIVES:
+        raise UnknownNameError(f"unknown objective {objective!r}; choose from {', '.join(OBJECTIVES)}")
+    if mapper not in MAPPERS:
+        raise UnknownNameError(f"unknown mapper {mapper!r}; choose from {', '.join(MAPPERS)}")
+    space = MapSpace(op, arch)
+    if mapper in ("auto", "exhaustive"):
+        try:
+            return exhaustive_search(op, arch, objective, max_space=exhaustive_limit if mapper == "auto" else 5e6,
+                                     progress=progress, space=space)
+        except SearchSpaceTooLarge:
+            if mapper == "exhaustive":
+                raise
+    return random_search(op, arch, objective, budget=budget, seed=seed, progress=progress, space=space)
+
+
+def select_layers(network: Network, names: list[str] | None) -> list[Operator]:
+    if not names:
+        return list(network.operators)
+    known = {layer.name: layer.op for layer in network.layers}
+    missing = [n for n in names if n not in known]
+    if missing:
+        sample = ", ".join(list(known)[:12])
+        raise UnknownNameError(f"network {network.name!r} has no layer(s) {missing}; layers include: {sample}, ... "
+                               "(`dnnmap models --layers NAME` lists them all)")
+    return [known[n] for n in names]
+
+
+def map_network(network: Network, arch: ArchSpec, objective: str = "edp", mapper: str = "auto",
+                layers: list[str] | None = None, budget: int = 4000, seed: int = 0,
+                on_layer: Callable[[str], None] | None = None) -> NetworkResult:
+    """Map every selected layer; layers of identical shape reuse the first one's search."""
+    t0 = time.perf_counter()
+    results: list[LayerResult] = []
+    done: dict[tuple, tuple[str, SearchResult]] = {}
+    for op in select_layers(network, layers):
+        key = shape_key(op)
+        if key in done:
+            first, res = done[key]
+            results.append(LayerResult(op.name, op.kind, op.macs, res, first))
+        else:
+            res = map_layer(op, arch, objective, mapper, budget, seed)
+            done[key] = (op.name, res)
+            results.append(LayerResult(op.name, op.kind, op.macs, res))
+        if on_layer:
+            on_layer(op.name)
+    return NetworkResult(network.name, arch, objective, mapper, tuple(results), time.perf_counter() - t0)
