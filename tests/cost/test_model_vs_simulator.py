@@ -1,0 +1,59 @@
+"""The analytical model against the reference simulator (docs/cost-model.md section 4).
+
+Perfect factorizations: every count (reads, fills, updates, drains per level and tensor)
+and the compute cycles are exact. Imperfect factorizations: the model evaluates the padded
+iteration space, so the words moved per level are an upper bound of the simulator's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dnnmap.cost.batch import MappingBatch
+from dnnmap.cost.model import COUNT_KINDS, CostModel
+from dnnmap.sim import simulate
+from dnnmap.sim.random_cases import random_case
+
+
+def _cases(seed: int, n: int, perfect: bool) -> list:
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        op, arch, m = random_case(rng)
+        if all(m.total(d) == b for d, b in op.dims) == perfect:
+            out.append((op, arch, m))
+    return out
+
+
+def _model_and_sim(op, arch, m):
+    cost = CostModel(op, arch).evaluate(MappingBatch.from_mappings(op, arch, [m]))
+    sim = simulate(op, arch, m, compute=False)
+    return cost, sim
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_counts_exact_for_perfect_factorizations(chunk: int) -> None:
+    cases = _cases(100 + chunk, 60, perfect=True)  # 240 cases in all
+    for op, arch, m in cases:
+        cost, sim = _model_and_sim(op, arch, m)
+        assert cost.compute_cycles[0] == sim.temporal_steps
+        for li, lv in enumerate(arch.levels):
+            for ti, t in enumerate(op.tensors):
+                s = sim.counts.get((lv.name, t.name))
+                for kind in COUNT_KINDS:
+                    expected = getattr(s, kind) if s else 0
+                    assert cost.counts[kind][0, li, ti] == expected, (
+                        f"{op.kind} {op.dims} level {lv.name} tensor {t.name} {kind}: "
+                        f"model {cost.counts[kind][0, li, ti]} simulator {expected}")
+
+
+def test_words_per_level_bound_for_imperfect_factorizations() -> None:
+    for op, arch, m in _cases(7, 40, perfect=False):
+        cost, sim = _model_and_sim(op, arch, m)
+        for li, lv in enumerate(arch.levels):
+            model_words = sum(cost.counts[k][0, li].sum() for k in COUNT_KINDS)
+            sim_words = sum(getattr(c, k) for (lvl, _), c in sim.counts.items() if lvl == lv.name
+                            for k in COUNT_KINDS)
+            assert model_words >= sim_words, f"{op.kind} {op.dims} {lv.name}: {model_words} < {sim_words}"
+        assert cost.compute_cycles[0] == sim.temporal_steps
