@@ -9,7 +9,8 @@
    MACs below that instance touch during the event; the resident set is the previous
    event's tile, so fills are the words of a tile that were not in the previous one
    (for outputs only those touched by an earlier MAC), and drains the output words that
-   are not in the next one (or the last tile, at the end). The parent reads what the
+   are not in the next one (or the last tile, at the end). An instance whose iterations
+   are all skipped during an event (edge tile) moves nothing and keeps its resident set. The parent reads what the
    children fill and receives what they drain as updates, as the union over the children
    under one parent instance when every fan-out in between multicasts (reduces), else the
    sum; MAC lanes read / update the innermost level keeping a tensor the same way.
@@ -122,26 +123,43 @@ def _contains(sorted_keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
     return sorted_keys[pos] == queries
 
 
+def _neighbour_events(pairs: np.ndarray, n_inst: int) -> tuple[np.ndarray, np.ndarray]:
+    """For sorted ``event * n_inst + instance`` pairs: the previous and next event of the same
+    instance among the pairs (-1 when there is none)."""
+    event, instance = pairs // n_inst, pairs % n_inst
+    by_instance = np.lexsort((event, instance))
+    same = instance[by_instance[1:]] == instance[by_instance[:-1]]
+    previous = np.full(len(pairs), -1, dtype=np.int64)
+    following = np.full(len(pairs), -1, dtype=np.int64)
+    previous[by_instance[1:][same]] = event[by_instance[:-1][same]]
+    following[by_instance[:-1][same]] = event[by_instance[1:][same]]
+    return previous, following
+
+
 def _residency(nest: LoopNest, level: int, it: ActiveIterations, word: np.ndarray, size: int,
                first_touch: np.ndarray | None) -> tuple[_Moves, _Moves]:
     """Fills and drains of one tensor at one level (drains are empty for inputs: ``first_touch`` None).
 
-    Tiles are the words touched per (event, instance); the resident set at an event is the
-    previous event's tile of the same instance (``R := S``).
+    Tiles are the words touched per (event, instance). At an event with a non-empty tile the
+    resident set is the tile of the instance's previous non-empty event (``R := S``); an
+    instance whose iterations are all skipped in an event (edge tile) moves nothing and keeps R.
     """
     per_event = nest.steps_per_event(level)
     n_inst = nest.instances(level)
-    span = n_inst * size  # key distance between one event and the next for the same (instance, word)
     members = _unique((it.step // per_event * n_inst + it.lane // nest.lanes_per_instance(level)) * size + word)
-    event, instance, member_word = members // span, members // size % n_inst, members % size
-    entering = ~_contains(members, members - span)
+    pair, member_word = members // size, members % size
+    event, instance = pair // n_inst, pair % n_inst
+    pairs = _unique(pair)  # the non-empty (event, instance) tiles
+    previous, following = (e[np.searchsorted(pairs, pair)] for e in _neighbour_events(pairs, n_inst))
+    entering = (previous < 0) | ~_contains(members, (previous * n_inst + instance) * size + member_word)
     if first_touch is None:
         fills = _Moves(event[entering] * per_event, instance[entering], member_word[entering])
         return fills, _Moves(*(np.zeros(0, dtype=np.int64),) * 3)
     reload = entering & (first_touch[member_word] < event * per_event)  # already holds a partial sum
-    leaving = ~_contains(members, members + span)
+    leaving = (following < 0) | ~_contains(members, (following * n_inst + instance) * size + member_word)
+    leave_step = np.where(following < 0, nest.steps, following * per_event)
     fills = _Moves(event[reload] * per_event, instance[reload], member_word[reload])
-    drains = _Moves((event[leaving] + 1) * per_event, instance[leaving], member_word[leaving])
+    drains = _Moves(leave_step[leaving], instance[leaving], member_word[leaving])
     return fills, drains
 
 

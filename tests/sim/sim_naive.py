@@ -101,6 +101,8 @@ def naive_counts(op: Operator, arch: ArchSpec, mapping: Mapping) -> dict[tuple[s
                 drains_by_parent: dict[tuple, list[set]] = defaultdict(list)
                 for x in instances:
                     new = set() if e is None else tiles[e][x]
+                    if e is not None and not new:  # every iteration skipped (edge tile): nothing moves
+                        continue
                     old = resident[x]
                     if t.role == "output":
                         filled = {w for w in new - old if first_touch[w] < start[e]}

@@ -167,3 +167,27 @@ def test_bypass_reads_from_the_grandparent_and_edge_tiles() -> None:
     assert r.count("RF", "O") == AccessCounts(updates=5, drains=5)
     assert r.count("GLB", "O") == AccessCounts(updates=5, drains=5)
     assert r.count("DRAM", "O") == AccessCounts(updates=5)
+
+
+def test_an_idle_edge_event_keeps_the_resident_set() -> None:
+    """B = 2, M = 3, K = N = 1; ``for b in 2: for m1 in 3 (DRAM): for m0 in 2 (RF)``, m = 2 m1 + m0.
+
+    M is over-covered (6 > 3): RF events (b, m1) have tiles m = {0, 1}, {2} and, for m1 = 2,
+    nothing at all (every iteration skipped). The idle event moves nothing, so the single
+    weight W[0, 0] stays resident from the first event to the last: fills 1 (reading the
+    contract as "R := empty" would refetch it after each idle event: 2).
+    - I[b, m, 0]: 2 + 1 words per b: fills 6. O: the 2 words of (b, 0) drain when (b, 1)
+      starts (steps 2 and 8); the word of (b, 1) is kept through the idle event and drains
+      when (1, 0) starts (step 6) or at the end (step 12): drains 6.
+    - 2 x 3 x 2 = 12 temporal steps, 6 executed.
+    """
+    op = ops.matmul("mm", 3, 1, 1, batch=2)
+    arch = arch_of(level("RF"), level("DRAM"))
+    m = mapping_of({"temporal": {"M": 2}}, {"temporal": {"B": 2, "M": 3}, "order": ("B", "M")})
+    r = simulate(op, arch, m)
+    assert r.output_matches and (r.temporal_steps, r.macs) == (12, 6)
+    assert r.count("RF", "W") == AccessCounts(reads=6, fills=1)
+    assert r.count("RF", "I").fills == 6
+    assert r.count("RF", "O") == AccessCounts(updates=6, drains=6)
+    updates = [(t.step, t.words) for t in dram_transfers(r) if t.tensor == "O"]
+    assert updates == [(2, 2), (6, 1), (8, 2), (12, 1)]
