@@ -66,11 +66,19 @@ def _finish(graph: SourceGraph, supported: tuple[str, ...], kind: str, skip_unsu
     return ImportResult(network, cleaned.report)
 
 
+def import_keras_model(model: object, input_shapes: InputShapes | None = None, skip_unsupported: bool = False,
+                       label: str = "keras-model") -> ImportResult:
+    """Import an in-memory ``keras.Model`` (``label`` names it in messages and in ``Network.source``)."""
+    from dnnmap.workload.importers.keras_import import SUPPORTED_LAYERS, keras_graph
+
+    return _finish(keras_graph(model, label, input_shapes), SUPPORTED_LAYERS, "keras", skip_unsupported)
+
+
 def load_network(path: str | os.PathLike[str], input_shapes: InputShapes | None = None,
                  skip_unsupported: bool = False) -> Network:
     """The network in ``path`` (model or network file); see :func:`import_model` for the report."""
     return import_model(path, input_shapes, skip_unsupported).network
 
 
-__all__ = ["ImportReport", "ImportResult", "UnsupportedOperatorsError", "import_model", "load_network",
-           "save_network"]
+__all__ = ["ImportReport", "ImportResult", "UnsupportedOperatorsError", "import_keras_model", "import_model",
+           "load_network", "save_network"]

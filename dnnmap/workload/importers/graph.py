@@ -59,6 +59,7 @@ class SourceGraph:
     inputs: tuple[tuple[str, tuple[int, ...]], ...]
     nodes: tuple[SourceNode, ...]
     outputs: tuple[str, ...] = ()  # names of nodes whose results leave the graph
+    notes: tuple[str, ...] = ()  # assumptions the front end made (e.g. an unspecified batch taken as 1)
 
     def consumers(self) -> dict[str, list[SourceNode]]:
         out: dict[str, list[SourceNode]] = {}
@@ -79,3 +80,11 @@ def unique_name(base: str, taken: set[str]) -> str:
         name, i = f"{base}_{i}", i + 1
     taken.add(name)
     return name
+
+
+def same_padding(size: int, kernel: int, stride: int, dilation: int = 1, extra_at_end: bool = True) -> tuple[int, int]:
+    """(begin, end) padding of TensorFlow/ONNX "SAME": output ``ceil(size / stride)``; odd totals pad the end
+    (``SAME_UPPER``, TensorFlow) or the beginning (``SAME_LOWER``)."""
+    total = max(0, (-(-size // stride) - 1) * stride + (kernel - 1) * dilation + 1 - size)
+    small, large = total // 2, total - total // 2
+    return (small, large) if extra_at_end else (large, small)

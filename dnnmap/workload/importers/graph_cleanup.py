@@ -2,9 +2,10 @@
 
 Order (see :func:`clean_up`): remove no-op layout nodes, fold explicit pads into the
 padding of the consuming convolution/pooling, list (or skip) unsupported operators,
-fold batch-norms into the preceding convolution (TSO's transform step), and fuse
+fold batch-norms into the preceding convolution (TSO's transform step), fuse
 activations and other unary element-wise ops into their producer when that producer
-has no other consumer (otherwise they stay as an ``identity`` element-wise layer).
+has no other consumer (otherwise they stay as an ``identity`` element-wise layer), and
+merge a concat that only feeds another concat into it (Keras InceptionV3 nests them).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def clean_up(graph: SourceGraph, supported: tuple[str, ...], skip_unsupported: b
     graph, skipped = drop_unsupported(graph, supported, skip_unsupported)
     graph, bns = fold_batchnorms(graph)
     graph, fused = fuse_unary(graph)
-    report = ImportReport(graph.path, skipped, bns, pads, fused, removed)
+    graph, merged = merge_nested_concats(graph)
+    report = ImportReport(graph.path, skipped, bns, pads, fused, removed + merged, graph.notes)
     return CleanedGraph(graph, report)
 
 
@@ -144,3 +146,22 @@ def fuse_unary(graph: SourceGraph) -> tuple[SourceGraph, tuple[FoldedNode, ...]]
                         outputs=_rewire_outputs(graph, current.name, producer.name))
         fused.append(FoldedNode(current.name, function, producer.name))
     return graph, tuple(fused)
+
+
+def merge_nested_concats(graph: SourceGraph) -> tuple[SourceGraph, tuple[SourceOp, ...]]:
+    """Splice a concat whose only consumer is a concat into that consumer's inputs (same channel order)."""
+    merged = []
+    for name in [n.name for n in graph.nodes if n.op == "concat"]:
+        inner = graph_node(graph, name)
+        users = graph.consumers().get(name, [])
+        if len(users) != 1 or users[0].op != "concat" or inner.fused or name in graph.outputs:
+            continue
+        outer = users[0]
+        inputs, shapes = [], []
+        for src, shape in zip(outer.inputs, outer.input_shapes):
+            inputs += inner.inputs if src == name else [src]
+            shapes += inner.input_shapes if src == name else [shape]
+        spliced = outer.with_(inputs=tuple(inputs), input_shapes=tuple(shapes))
+        graph = graph.with_nodes([spliced if n.name == outer.name else n for n in graph.nodes if n.name != name])
+        merged.append(SourceOp(name, f"{inner.source_op} (merged into {outer.name})"))
+    return graph, tuple(merged)

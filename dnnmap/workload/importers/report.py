@@ -35,14 +35,15 @@ class ImportReport:
     folded_pads: tuple[FoldedNode, ...] = ()
     fused_activations: tuple[FoldedNode, ...] = ()
     removed: tuple[SourceOp, ...] = ()  # reshape/flatten/identity/dropout/... (no loop-nest meaning)
+    assumptions: tuple[str, ...] = ()  # e.g. an unspecified Keras batch taken as 1
 
     def lines(self) -> tuple[str, ...]:
         """Human-readable summary, one fact per line (the CLI prints these)."""
-        out = [f"imported from {self.source}"]
+        out = [f"imported from {self.source}", *self.assumptions]
         if self.skipped:
             out.append(f"skipped {len(self.skipped)} unsupported node(s): {_by_type(self.skipped)}")
         if self.folded_batchnorms:
-            pairs = ", ".join(f"{f.node}->{f.into}" for f in self.folded_batchnorms)
+            pairs = _first([f"{f.node}->{f.into}" for f in self.folded_batchnorms])
             out.append(f"folded {len(self.folded_batchnorms)} batch-norm(s) into convolutions: {pairs}")
         if self.folded_pads:
             out.append(f"folded {len(self.folded_pads)} pad node(s) into the padding of their consumers")
@@ -55,7 +56,11 @@ class ImportReport:
         return tuple(out)
 
 
-def _by_type(items: tuple[SourceOp, ...], names: bool = True, limit: int = 5) -> str:
+def _first(names: list[str], limit: int = 5) -> str:
+    return ", ".join(names[:limit]) + (f", ... ({len(names) - limit} more)" if len(names) > limit else "")
+
+
+def _by_type(items: tuple[SourceOp, ...], names: bool = True) -> str:
     groups: dict[str, list[str]] = {}
     for item in items:
         groups.setdefault(item.op_type, []).append(item.node)
@@ -63,8 +68,7 @@ def _by_type(items: tuple[SourceOp, ...], names: bool = True, limit: int = 5) ->
     for op_type in sorted(groups):
         nodes = groups[op_type]
         if names:
-            shown = ", ".join(nodes[:limit]) + (f", ... ({len(nodes) - limit} more)" if len(nodes) > limit else "")
-            parts.append(f"{op_type} x{len(nodes)} ({shown})")
+            parts.append(f"{op_type} x{len(nodes)} ({_first(nodes)})")
         else:
             parts.append(f"{op_type} x{len(nodes)}")
     return "; ".join(parts)
