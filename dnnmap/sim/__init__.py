@@ -5,8 +5,8 @@ It is the independent check of the analytical cost model and must not import ``d
 
 from dnnmap.sim.loopnest import AccessCounts, SimResult, simulate
 from dnnmap.sim.reference import reference_output
-from dnnmap.sim.transfers import DramTransfer, dram_transfers
+from dnnmap.sim.transfers import DramTransfer, dram_bursts, dram_transfers
 from dnnmap.sim.verify import VerifyReport, verify
 
-__all__ = ["AccessCounts", "DramTransfer", "SimResult", "VerifyReport", "dram_transfers", "reference_output",
-           "simulate", "verify"]
+__all__ = ["AccessCounts", "DramTransfer", "SimResult", "VerifyReport", "dram_bursts", "dram_transfers",
+           "reference_output", "simulate", "verify"]

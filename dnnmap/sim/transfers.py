@@ -5,7 +5,8 @@ when the fan-outs in between multicast/reduce) is decomposed into disjoint axis-
 boxes of unit-stride index ranges; a strided tile (stride-2 window rows) becomes several
 boxes. ``DramTransfer.runs(layout)`` gives the lengths of the contiguous runs the words
 occupy when the tensor is stored with its axes in ``layout`` order (outermost first), which
-is what a DRAM burst model charges for.
+is what a DRAM burst model charges for; ``dram_bursts`` applies the burst rule of
+``docs/cost-model.md`` section 3 to every run.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.mapping.mapping import Mapping
 from dnnmap.sim.loopnest import Direction, SimResult, TransferLog
 
 Box = tuple[tuple[int, int], ...]  # per tensor axis: [start, stop)
@@ -80,3 +83,16 @@ def dram_transfers(result: SimResult) -> list[DramTransfer]:
     """All DRAM transfers of ``result`` in time order (reads before updates at one step, then by tensor)."""
     transfers = [tr for log in result.dram_log for tr in _log_transfers(log)]
     return sorted(transfers, key=lambda tr: (tr.step, tr.direction, tr.tensor, tr.group))
+
+
+def dram_bursts(result: SimResult, arch: ArchSpec, mapping: Mapping) -> int:
+    """Bursts of all DRAM transfers: each contiguous run in the tensor's DRAM layout (the mapping's
+    ``layouts``, else the axis order) costs ``ceil(run_bytes / burst_bytes)`` of ``arch``'s DRAM."""
+    if arch.dram.transfer is None:
+        raise ValueError(f"architecture {arch.name!r}: the DRAM level has no transfer model (burst_bytes)")
+    burst_bytes = arch.dram.transfer.burst_bytes
+    total = 0
+    for tr in dram_transfers(result):
+        layout = mapping.layout(tr.tensor, tr.axis_names)
+        total += sum(math.ceil(run * arch.word_bytes / burst_bytes) for run in tr.runs(layout))
+    return total

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from sim_cases import arch_of, level, mapping_of
 
-from dnnmap.sim import AccessCounts, dram_transfers, simulate
+from dnnmap.arch.spec import TransferModel
+from dnnmap.sim import AccessCounts, dram_bursts, dram_transfers, simulate
 from dnnmap.workload import ops
 
 
@@ -42,6 +43,10 @@ def test_weight_stationary_rf_with_sliding_window_halo() -> None:
     assert [(t.step, t.words) for t in reads_i] == [(0, 3), (3, 1), (6, 1), (9, 1)]
     assert reads_i[0].boxes == (((0, 1), (0, 1), (0, 1), (0, 1), (0, 3)),)
     assert reads_i[2].boxes == (((0, 1), (0, 1), (0, 1), (0, 1), (4, 5)),)
+    # 16-bit words, 4-byte bursts: I runs 3, 1, 1, 1 -> 2 + 1 + 1 + 1; W one run of 3 -> 2; O 4 single words -> 4
+    burst_arch = arch_of(level("RF"), level("DRAM").model_copy(
+        update={"transfer": TransferModel(model="burst", bandwidth_gbps=1.0, burst_bytes=4)}))
+    assert dram_bursts(simulate(op, burst_arch, m), burst_arch, m) == 5 + 2 + 4
     # level cycles: the RF instance moves 12 + 3 + 12 + 6 + 12 + 4 words
     assert r.max_instance_words("RF") == 49
     assert r.max_instance_words("DRAM") == 3 + 6 + 4
