@@ -10,18 +10,19 @@
    event's tile, so fills are the words of a tile that were not in the previous one
    (for outputs only those touched by an earlier MAC), and drains the output words that
    are not in the next one (or the last tile, at the end). An instance whose iterations
-   are all skipped during an event (edge tile) moves nothing and keeps its resident set. The parent reads what the
-   children fill and receives what they drain as updates, as the union over the children
-   under one parent instance when every fan-out in between multicasts (reduces), else the
-   sum; MAC lanes read / update the innermost level keeping a tensor the same way.
+   are all skipped during an event (edge tile) moves nothing and keeps its resident set.
+   The parent reads what the children fill and receives what they drain as updates, as
+   the union over the children under one parent instance when every fan-out in between
+   multicasts (reduces), else the sum; MAC lanes read / update the innermost level
+   keeping a tensor the same way.
 
 ``hop_words`` counts, for every fan-out, the words delivered through it to or from the
 instances below: each word a child fills or drains (each lane read or partial-sum write)
 counts once at every fan-out between that child and its parent.
 
 Element sets are sorted numpy arrays of integer keys ``(event, instance, word)``, so the
-cost is a few sorts of the active lane-steps per (level, tensor): about a million
-lane-steps per second. Meant for small layers (up to ~10^6 lane-steps; larger nests are
+cost is a few sorts of the active lane-steps per (level, tensor): about 1.4 million
+lane-steps per second (``benchmarks/sim_speed.py``). Meant for small layers (up to ~10^6 lane-steps; larger nests are
 refused, see ``MAX_LANE_STEPS``).
 """
 
@@ -36,7 +37,7 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.mapping.mapping import Mapping, validate_mapping
 from dnnmap.sim.nest import LANES, ActiveIterations, LoopNest, build_loop_nest, tensor_words
 from dnnmap.sim.reference import combine_rule, initial_output, random_tensors, reference_output
-from dnnmap.workload.ir import Operator
+from dnnmap.workload.ir import Operator, Tensor
 
 MAX_LANE_STEPS = 20_000_000  # temporal steps x lanes (idle ones included) the simulator accepts
 
@@ -109,6 +110,9 @@ class _Moves:
     word: np.ndarray
 
 
+_NO_MOVES = _Moves(*(np.zeros(0, dtype=np.int64),) * 3)
+
+
 def _unique(keys: np.ndarray) -> np.ndarray:
     """Sorted distinct values of ``keys`` (a sort and a mask: faster than hash-based ``np.unique`` here)."""
     ordered = np.sort(keys)
@@ -154,7 +158,7 @@ def _residency(nest: LoopNest, level: int, it: ActiveIterations, word: np.ndarra
     entering = (previous < 0) | ~_contains(members, (previous * n_inst + instance) * size + member_word)
     if first_touch is None:
         fills = _Moves(event[entering] * per_event, instance[entering], member_word[entering])
-        return fills, _Moves(*(np.zeros(0, dtype=np.int64),) * 3)
+        return fills, _NO_MOVES
     reload = entering & (first_touch[member_word] < event * per_event)  # already holds a partial sum
     leaving = (following < 0) | ~_contains(members, (following * n_inst + instance) * size + member_word)
     leave_step = np.where(following < 0, nest.steps, following * per_event)
@@ -200,6 +204,70 @@ def _execute(op: Operator, it: ActiveIterations, words: dict[str, np.ndarray],
     return out.reshape(op.tensor_shape(op.output.name))
 
 
+class _Tally:
+    """Counts being accumulated during one simulation (internal, mutable)."""
+
+    def __init__(self, arch: ArchSpec, nest: LoopNest) -> None:
+        self.arch, self.nest = arch, nest
+        self.counts: dict[tuple[str, str], AccessCounts] = {}
+        self.instance_words = {lv.name: np.zeros(nest.instances(i), dtype=np.int64)
+                               for i, lv in enumerate(arch.levels)}
+        self.hop_words = {lv.name: 0 for lv in arch.levels if lv.fanout is not None}
+        self.dram_log: list[TransferLog] = []
+
+    def add(self, level: int, tensor: str, delta: AccessCounts) -> None:
+        key = (self.arch.levels[level].name, tensor)
+        self.counts[key] = self.counts.get(key, AccessCounts()) + delta
+
+    def child_moves(self, level: int, tensor: str, fills: _Moves, drains: _Moves) -> None:
+        """Fills and drains of an on-chip level, and the words they move in/out of each instance."""
+        self.add(level, tensor, AccessCounts(fills=len(fills.word), drains=len(drains.word)))
+        n_inst = self.nest.instances(level)
+        self.instance_words[self.arch.levels[level].name] += (np.bincount(fills.instance, minlength=n_inst)
+                                                              + np.bincount(drains.instance, minlength=n_inst))
+
+    def parent_moves(self, op: Operator, tensor: str, child: int, parent: int, moves: _Moves,
+                     direction: Direction) -> None:
+        """Reads (of what the children fill) or updates (of what they drain) at the parent."""
+        if not len(moves.word):
+            return
+        t = op.tensor(tensor)
+        flag: Literal["multicast", "reduction"] = "multicast" if direction == "read" else "reduction"
+        total, per_parent, seen, merged = _merge_at_parent(self.nest, self.arch, child, parent, moves,
+                                                           t.size(op.bounds), flag)
+        self.add(parent, tensor, AccessCounts(reads=total) if direction == "read" else AccessCounts(updates=total))
+        self.instance_words[self.arch.levels[parent].name] += per_parent
+        for k in range(child + 1, parent + 1):
+            if self.arch.levels[k].fanout is not None:
+                self.hop_words[self.arch.levels[k].name] += len(moves.word)
+        if parent == len(self.arch.levels) - 1:
+            group = np.full(len(seen.word), -1, dtype=np.int64) if merged else seen.instance
+            self.dram_log.append(TransferLog(tensor, direction, tuple(a.name for a in t.axes), t.shape(op.bounds),
+                                             seen.step, group, seen.word))
+
+
+def _count_tensor(tally: _Tally, op: Operator, mapping: Mapping, it: ActiveIterations, t: Tensor,
+                  word: np.ndarray) -> None:
+    """All counts of tensor ``t``, link by link from the MAC lanes up to DRAM."""
+    nest, arch = tally.nest, tally.arch
+    first_touch = None
+    if t.role == "output":
+        first_touch = np.full(t.size(op.bounds), nest.steps + 1, dtype=np.int64)
+        touched, first = np.unique(word, return_index=True)
+        first_touch[touched] = it.step[first]
+    child = LANES
+    for parent in (i for i in range(len(arch.levels)) if t.name in mapping.kept_tensors(i, op, arch)):
+        if child == LANES:  # every active lane reads one word / writes one partial sum per step
+            lane_moves = _Moves(it.step, it.lane, word)
+            fills, drains = (_NO_MOVES, lane_moves) if first_touch is not None else (lane_moves, _NO_MOVES)
+        else:
+            fills, drains = _residency(nest, child, it, word, t.size(op.bounds), first_touch)
+            tally.child_moves(child, t.name, fills, drains)
+        tally.parent_moves(op, t.name, child, parent, fills, "read")
+        tally.parent_moves(op, t.name, child, parent, drains, "update")
+        child = parent
+
+
 def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, compute: bool = True) -> SimResult:
     """Execute ``mapping`` of ``op`` on ``arch`` literally; see the module docstring.
 
@@ -223,52 +291,9 @@ def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, comp
         tensors = random_tensors(op, np.random.default_rng(seed))
         output_matches = bool(np.array_equal(_execute(op, it, words, tensors), reference_output(op, tensors)))
 
-    levels = arch.levels
-    dram = len(levels) - 1
-    counts: dict[tuple[str, str], AccessCounts] = {}
-    instance_words = {lv.name: np.zeros(nest.instances(i), dtype=np.int64) for i, lv in enumerate(levels)}
-    hop_words = {lv.name: 0 for lv in levels if lv.fanout is not None}
-    dram_log: list[TransferLog] = []
-
-    def add(level: int, tensor: str, delta: AccessCounts) -> None:
-        key = (levels[level].name, tensor)
-        counts[key] = counts.get(key, AccessCounts()) + delta
-
+    tally = _Tally(arch, nest)
     for t in op.tensors:
-        size = t.size(op.bounds)
-        word = words[t.name]
-        is_output = t.role == "output"
-        first_touch = None
-        if is_output:
-            first_touch = np.full(size, nest.steps + 1, dtype=np.int64)
-            touched, first = np.unique(word, return_index=True)
-            first_touch[touched] = it.step[first]
-        child = LANES
-        for parent in (i for i in range(len(levels)) if t.name in mapping.kept_tensors(i, op, arch)):
-            if child == LANES:  # every active lane reads one word / writes one partial sum per step
-                lane_moves = _Moves(it.step, it.lane, word)
-                fills, drains = (_Moves(*(np.zeros(0, dtype=np.int64),) * 3), lane_moves) if is_output \
-                    else (lane_moves, _Moves(*(np.zeros(0, dtype=np.int64),) * 3))
-            else:
-                fills, drains = _residency(nest, child, it, word, size, first_touch)
-                add(child, t.name, AccessCounts(fills=len(fills.word), drains=len(drains.word)))
-                n_child = nest.instances(child)
-                instance_words[levels[child].name] += (np.bincount(fills.instance, minlength=n_child)
-                                                       + np.bincount(drains.instance, minlength=n_child))
-            for moves, flag, direction in ((fills, "multicast", "read"), (drains, "reduction", "update")):
-                if not len(moves.word):
-                    continue
-                total, per_parent, seen, merged = _merge_at_parent(nest, arch, child, parent, moves, size, flag)
-                add(parent, t.name, AccessCounts(reads=total) if direction == "read" else AccessCounts(updates=total))
-                instance_words[levels[parent].name] += per_parent
-                for k in range(child + 1, parent + 1):
-                    if levels[k].fanout is not None:
-                        hop_words[levels[k].name] += len(moves.word)
-                if parent == dram:
-                    group = np.full(len(seen.word), -1, dtype=np.int64) if merged else seen.instance
-                    dram_log.append(TransferLog(t.name, direction, tuple(a.name for a in t.axes),
-                                                t.shape(op.bounds), seen.step, group, seen.word))
-            child = parent
+        _count_tensor(tally, op, mapping, it, t, words[t.name])
 
     return SimResult(
         output_matches=output_matches,
@@ -276,8 +301,8 @@ def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, comp
         macs=len(it.step),
         temporal_steps=nest.steps,
         lanes=nest.lanes,
-        counts=counts,
-        instance_words=instance_words,
-        hop_words=hop_words,
-        dram_log=tuple(dram_log),
+        counts=tally.counts,
+        instance_words=tally.instance_words,
+        hop_words=tally.hop_words,
+        dram_log=tuple(tally.dram_log),
     )
