@@ -20,7 +20,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.axis_sets import lookup_window_stats
 from dnnmap.cost.batch import MappingBatch
-from dnnmap.cost.transfer import dram_transfer_cycles
+from dnnmap.cost.transfer import bursts_of_box, dram_transfer_cycles
 from dnnmap.workload.ir import Operator
 
 COUNT_KINDS = ("reads", "fills", "updates", "drains")
@@ -296,7 +296,7 @@ class CostModel:
             ext.append(sum(cf * (tile[:, d] * gc[:, :, d].prod(axis=1) - 1) for d, cf in zip(dims, coefs)) + 1)
         ext = np.minimum(np.stack(ext, axis=1), full[None, :])[:, perm]  # (B, X) in layout order
         full_l = full[perm]
-        bursts_full = _bursts_of_box(ext, full_l, self.arch.word_bytes, spec.burst_bytes)
+        bursts_full = bursts_of_box(ext, full_l, self.arch.word_bytes, spec.burst_bytes)
         # step events: the new part along a single moved axis, else the whole box
         count, delta_axes = ev["count"], ev["delta_axes"]
         total = bursts_full.astype(float)
@@ -311,26 +311,10 @@ class CostModel:
                     continue
                 new_ext = np.repeat(ext[:, None, :], count.shape[1], axis=1).astype(float)
                 new_ext[:, :, x] = np.maximum(1, np.round(ext[:, None, x] * frac))
-                nb = _bursts_of_box(new_ext.reshape(-1, ext.shape[1]).astype(np.int64), full_l,
+                nb = bursts_of_box(new_ext.reshape(-1, ext.shape[1]).astype(np.int64), full_l,
                                     self.arch.word_bytes, spec.burst_bytes).reshape(count.shape)
                 step_bursts = np.where(sel, nb, step_bursts)
             step_bursts = np.where(ev["union_new"] > 0, step_bursts, 0)
             total = total + (count * step_bursts).sum(axis=1)
         return total * (2 if is_out else 1)
 
-
-def _bursts_of_box(ext: np.ndarray, full: np.ndarray, word_bytes: float, burst_bytes: int) -> np.ndarray:
-    """Bursts to move a box of extents ``ext`` (layout order, outermost first) of a tensor of extents ``full``.
-
-    Innermost axes that span the whole tensor merge with the next one into one contiguous
-    run (TSO section IV-D: a tile as wide as the IFM row is contiguous across rows).
-    """
-    B, X = ext.shape
-    run = ext[:, -1].astype(np.int64).copy()
-    merging = np.ones(B, dtype=bool)
-    runs = np.ones(B, dtype=np.int64)
-    for x in range(X - 2, -1, -1):
-        merging &= ext[:, x + 1] == full[x + 1]
-        run = np.where(merging, run * ext[:, x], run)
-        runs = np.where(merging, runs, runs * ext[:, x])
-    return runs * np.ceil(run * word_bytes / burst_bytes).astype(np.int64)
