@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sim_cases import arch_of, level, mapping_of
 
-from dnnmap.arch.spec import TransferModel
+from dnnmap.arch.spec import TransferModel, load_arch
 from dnnmap.sim import AccessCounts, dram_bursts, dram_transfers, simulate
 from dnnmap.workload import ops
 
@@ -196,3 +196,26 @@ def test_an_idle_edge_event_keeps_the_resident_set() -> None:
     assert r.count("RF", "O") == AccessCounts(updates=6, drains=6)
     updates = [(t.step, t.words) for t in dram_transfers(r) if t.tensor == "O"]
     assert updates == [(2, 2), (6, 1), (8, 2), (12, 1)]
+
+
+def test_eyeriss_preset_weight_stationary_conv() -> None:
+    """The eyeriss preset (RF, GLB with a 14 x 12 multicast/reduction array, DRAM; W bypasses the GLB).
+
+    3x3 conv, C = K = 4, 8x8 input (6x6 output). PE (k, r) of a 4 x 3 sub-array loops C, S in its
+    RF; the GLB loops Q, DRAM loops P. PE (k, r) keeps W[k, :, r, :] (12 words) for the whole
+    nest: RF fills of W = 12 x 12 PEs = 144 = |W|, and with multicast DRAM reads each weight once.
+    Each PE's RF holds one output word per (p, q) event and never sees it again: no reloads,
+    drains 36 x 12 = 432; the 3 PEs of one k (the R reduction) merge in the array, so the GLB
+    receives 36 x 4 = 144 updates, drains its 24-word tile per p (144) and DRAM gets |O| = 144.
+    """
+    op = ops.conv2d("c3", 4, 4, 8, 3)
+    arch = load_arch("eyeriss")
+    m = mapping_of({"temporal": {"C": 4, "S": 3}},
+                   {"temporal": {"Q": 6}, "spatial": {"K": 4, "R": 3}},
+                   {"temporal": {"P": 6}})
+    r = simulate(op, arch, m)
+    assert r.output_matches and r.lanes == 12 and r.temporal_steps == 36 * 12
+    assert r.count("RF", "W").fills == 144 and r.count("DRAM", "W") == AccessCounts(reads=144)
+    assert r.count("RF", "O") == AccessCounts(updates=36 * 12 * 12, drains=432)
+    assert r.count("GLB", "O") == AccessCounts(updates=144, drains=144)
+    assert r.count("DRAM", "O") == AccessCounts(updates=144)
