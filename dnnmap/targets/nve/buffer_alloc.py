@@ -84,17 +84,21 @@ def _ring_ok(loop: LoopSchedule, slots: int, spec: NveSpec) -> bool:
                for m, phi, w in keys for c in range(horizon))
 
 
-def allocate_buffer(loop: LoopSchedule, spec: NveSpec) -> BufferLayout:
-    """Smallest rings that are safe for ``loop``; MappingError if the local buffer is too small."""
+def allocate_buffer(loop: LoopSchedule, spec: NveSpec, ring_slots: int | None = None) -> BufferLayout:
+    """Smallest rings that are safe for ``loop`` (or ``ring_slots`` known safe for an equal schedule);
+    MappingError if the local buffer is too small."""
     g = loop.flat.graph
     layer = g.layer
     kw, sw = layer.kernel[1], layer.subsample[1]
     words = layer.phase_words(spec)
     offsets = tuple(sum(words[:i]) for i in range(len(words)))
     slot = sum(words)
-    slots = -(-kw // sw)
-    while not _ring_ok(loop, slots, spec):
-        slots += 1
+    if ring_slots is None:
+        slots = -(-kw // sw)
+        while not _ring_ok(loop, slots, spec):
+            slots += 1
+    else:
+        slots = ring_slots
     coeff_words = len(g.loads)
     bases = []
     addr = coeff_words

@@ -15,7 +15,7 @@ from dnnmap.targets.nve.buffer_alloc import BufferLayout, allocate_buffer
 from dnnmap.targets.nve.codegen import StreamLayout, emit_program
 from dnnmap.targets.nve.fusion import check_fits, fuse_maps
 from dnnmap.targets.nve.layers import ConvLayer
-from dnnmap.targets.nve.list_scheduler import schedule_iteration
+from dnnmap.targets.nve.list_scheduler import FlatSchedule, schedule_iteration
 from dnnmap.targets.nve.modulo import LoopSchedule, modulo_schedule
 from dnnmap.targets.nve.packing import pack_coefficients
 from dnnmap.targets.nve.program import NveProgram
@@ -59,11 +59,27 @@ def chain_loads(layer: ConvLayer, out_map: int, spec: NveSpec, packing: bool) ->
     return _packed_loads(len(layer.connections[out_map]), layer.kernel, layer.subsample, spec)
 
 
-def build_program(layer: ConvLayer, out_maps: tuple[int, ...], spec: NveSpec, opt_level: int) -> CompiledProgram:
+def structure(layer: ConvLayer, out_maps: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """The group's connections with input maps renamed by rank: equal structures get equal schedules."""
+    rank = {m: i for i, m in enumerate(sorted({m for k in out_maps for m in layer.connections[k]}))}
+    return tuple(tuple(rank[m] for m in layer.connections[k]) for k in out_maps)
+
+
+def build_program(layer: ConvLayer, out_maps: tuple[int, ...], spec: NveSpec, opt_level: int,
+                  template: CompiledProgram | None = None) -> CompiledProgram:
+    """Schedule, wrap, allocate and emit one program; ``template`` (same :func:`structure`) reuses its
+    schedule, II and ring size, since task graphs of equal structure differ only in map names."""
     loads = {k: chain_loads(layer, k, spec, opt_level >= 1) for k in out_maps}
-    flat = schedule_iteration(build_task_graph(layer, out_maps, loads, spec), spec)
-    loop = modulo_schedule(flat, spec, pipelined=opt_level >= 2)
-    layout = allocate_buffer(loop, spec)
+    graph = build_task_graph(layer, out_maps, loads, spec)
+    if template is None:
+        flat = schedule_iteration(graph, spec)
+        loop = modulo_schedule(flat, spec, pipelined=opt_level >= 2)
+        layout = allocate_buffer(loop, spec)
+    else:
+        t = template.loop
+        flat = FlatSchedule(graph, t.flat.time, t.flat.length, t.flat.conflicts)
+        loop = LoopSchedule(flat, t.ii, t.mii, t.slot, t.stage, t.tail)
+        layout = allocate_buffer(loop, spec, template.layout.ring_slots)
     program, stream = emit_program(loop, layout, layer.out_hw[1], spec)
     return CompiledProgram(layer, program, stream, loop, layout)
 
@@ -72,19 +88,25 @@ def compile_layer(layer: ConvLayer, spec: NveSpec, opt_level: int = 3) -> Compil
     """All programs of ``layer``: one per output map, or per fused group at level 3."""
     if opt_level not in OPT_LEVELS:
         raise ValueError(f"opt_level must be one of {sorted(OPT_LEVELS)}")
-    built: dict[tuple[int, ...], CompiledProgram] = {}
+    by_structure: dict[tuple[tuple[int, ...], ...], CompiledProgram] = {}
+
+    def template(maps: tuple[int, ...]) -> CompiledProgram:
+        """A program of the same structure as ``maps`` (its size is the fused program's size)."""
+        key = structure(layer, maps)
+        if key not in by_structure:
+            by_structure[key] = build_program(layer, maps, spec, opt_level)
+        return by_structure[key]
 
     def get(maps: tuple[int, ...]) -> CompiledProgram:
-        if maps not in built:
-            built[maps] = build_program(layer, maps, spec, opt_level)
-        return built[maps]
+        tpl = template(maps)
+        return tpl if tpl.out_maps == maps else build_program(layer, maps, spec, opt_level, tpl)
 
     maps = tuple(range(layer.out_maps))
     if opt_level >= 3:
-        groups = fuse_maps(maps, lambda k: frozenset(layer.connections[k]), lambda g: get(g).program.size,
+        groups = fuse_maps(maps, lambda k: frozenset(layer.connections[k]), lambda g: template(g).program.size,
                            spec.instruction_buffer_size, spec.fusion_requires_shared_inputs, layer.name)
     else:
         groups = [(k,) for k in maps]
         for g in groups:
-            check_fits(g, get(g).program.size, spec.instruction_buffer_size, layer.name)
+            check_fits(g, template(g).program.size, spec.instruction_buffer_size, layer.name)
     return CompiledLayer(layer, opt_level, tuple(get(g) for g in groups))

@@ -58,8 +58,10 @@ def pack_coefficients(layer: ConvLayer, out_map: int, spec: NveSpec) -> tuple[in
     """
     total = layer.coefficients(out_map)
     cap = spec.coeffs_per_word
-    search = _Search(layer, out_map, spec)
     loads = full_loads(total, cap)
+    if layer.kernel == (1, 1):
+        return loads
+    search = _Search(layer, out_map, spec)
     for _ in range(min(2 * len(loads), 8)):
         conflicts = _conflict_loads(search.schedule(loads))
         if not conflicts:
