@@ -1,0 +1,62 @@
+"""Core benchmarks: cost-model throughput and whole-network mapping wall time.
+
+Run: ``python benchmarks/core_bench.py`` (prints medians of repeated runs; 2-core noisy machines:
+compare ratios, not absolute figures).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+from dnnmap.arch.spec import load_arch
+from dnnmap.cost.model import CostModel
+from dnnmap.search.network import map_network
+from dnnmap.search.space import MapSpace
+from dnnmap.workload import zoo
+
+
+def cost_model_throughput(repeats: int = 5, n: int = 400_000) -> float:
+    arch = load_arch("eyeriss")
+    op = zoo.get("resnet18").layer("layer1.1.conv1").op
+    space = MapSpace(op, arch)
+    rng = np.random.default_rng(0)
+    factors = np.stack([t[rng.integers(len(t), size=n)] for t in space.tables()], axis=1)
+    factors = factors[space.spatial_legal(factors)]
+    order = np.argsort(rng.random((len(factors), len(arch.levels), len(op.dim_names))), axis=2)
+    batch = space.to_batch(factors, order)
+    model = CostModel(op, arch)
+    model.evaluate(batch)
+    rates = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        model.evaluate(batch)
+        rates.append(len(batch) / (time.perf_counter() - t0))
+    return statistics.median(rates)
+
+
+def network_wall_time(name: str, repeats: int = 3) -> tuple[float, int, float]:
+    arch = load_arch("eyeriss")
+    net = zoo.get(name)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        res = map_network(net, arch)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), res.evaluated, res.cycles
+
+
+def main() -> None:
+    rate = cost_model_throughput()
+    print(f"cost model throughput (resnet18 layer1.1.conv1, eyeriss, 1 process): {rate:,.0f} mappings/s "
+          f"(target 1,000,000/s)")
+    for name in ("resnet18", "resnet50"):
+        wall, evaluated, cycles = network_wall_time(name)
+        print(f"map_network {name} on eyeriss (default mapper): median {wall:.2f} s, "
+              f"{evaluated:,} mappings evaluated, {evaluated / wall:,.0f} mappings/s, total {cycles:,.0f} cycles")
+
+
+if __name__ == "__main__":
+    main()
