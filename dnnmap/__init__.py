@@ -1,1 +1,5 @@
 """dnnmap: map CNNs onto DNN accelerators."""
+
+from dnnmap.api import map_network
+
+__all__ = ["map_network"]

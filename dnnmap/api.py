@@ -1,0 +1,42 @@
+"""Python API mirroring the command line: ``dnnmap.map_network("resnet18", arch="eyeriss")``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from dnnmap.arch.spec import ArchSpec, load_arch
+from dnnmap.search.network import NetworkResult
+from dnnmap.search.network import map_network as _map_network
+from dnnmap.workload import zoo
+from dnnmap.workload.importers import InputShapes, load_network
+from dnnmap.workload.ir import Network
+
+ModelRef = Network | str | os.PathLike[str]
+ArchRef = ArchSpec | str | os.PathLike[str]
+
+
+def resolve_network(model: ModelRef, input_shapes: InputShapes | None = None,
+                    skip_unsupported: bool = False) -> Network:
+    """A network object as is; an existing path (or any name with a suffix) as a model file; else a zoo name."""
+    if isinstance(model, Network):
+        return model
+    path = Path(model)
+    if path.exists() or path.suffix:
+        return load_network(path, input_shapes, skip_unsupported)
+    return zoo.get(str(model))
+
+
+def resolve_arch(arch: ArchRef) -> ArchSpec:
+    """An architecture object as is, else a preset name or a YAML spec path."""
+    return arch if isinstance(arch, ArchSpec) else load_arch(arch)
+
+
+def map_network(model: ModelRef, arch: ArchRef = "eyeriss", objective: str = "edp", mapper: str = "auto",
+                layers: list[str] | None = None, budget: int = 4000, seed: int = 0,
+                input_shapes: InputShapes | None = None,
+                on_layer: Callable[[str], None] | None = None) -> NetworkResult:
+    """Map every (selected) layer of ``model`` onto ``arch``; see :func:`dnnmap.search.network.map_network`."""
+    return _map_network(resolve_network(model, input_shapes), resolve_arch(arch), objective, mapper, layers,
+                        budget, seed, on_layer=on_layer)

@@ -1,0 +1,17 @@
+"""The ``dnnmap`` command line (typer app ``app``)."""
+
+from __future__ import annotations
+
+import typer
+
+from dnnmap.cli.catalog import archs_command, models_command
+from dnnmap.cli.map_command import map_command
+
+app = typer.Typer(help="dnnmap: map convolutional neural networks onto DNN accelerators.", no_args_is_help=True,
+                  pretty_exceptions_enable=False, add_completion=False)
+app.command("map")(map_command)
+app.command("models")(models_command)
+app.command("archs")(archs_command)
+
+if __name__ == "__main__":
+    app()

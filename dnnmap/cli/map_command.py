@@ -1,0 +1,75 @@
+"""``dnnmap map``: search the best mapping of every layer and print the per-layer table."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from dnnmap.api import resolve_arch, resolve_network
+from dnnmap.cli.console import stdout_console
+from dnnmap.cli.errors import stderr_console, user_errors
+from dnnmap.cli.options import INPUT_SHAPE_HELP, parse_input_shapes, parse_layer_list
+from dnnmap.mapping.io import save_mapping, write_atomic
+from dnnmap.report.json_report import to_dict
+from dnnmap.report.tables import layer_table, totals_line
+from dnnmap.search.mappers import OBJECTIVES
+from dnnmap.search.network import MAPPERS, NetworkResult, map_network, select_layers
+from dnnmap.workload.ir import Network
+
+
+def mapping_file_name(index: int, layer: str) -> str:
+    """``03_layer1.0.conv1.yaml``: layer order first, characters unsafe in file names replaced."""
+    return f"{index:02d}_{re.sub(r'[^A-Za-z0-9_.-]', '_', layer)}.yaml"
+
+
+def save_layer_mappings(result: NetworkResult, network: Network, directory: Path) -> None:
+    """One self-contained mapping file per layer (operator embedded) for ``dnnmap show``/``verify``."""
+    level_names = [lv.name for lv in result.arch.levels]
+    for i, layer in enumerate(result.layers):
+        mapping = replace(layer.search.mapping, layer=layer.layer, arch=result.arch.name)
+        save_mapping(directory / mapping_file_name(i, layer.layer), mapping, level_names, network.layer(layer.layer).op)
+
+
+@user_errors
+def map_command(
+    model: Annotated[str, typer.Argument(help="zoo model name (see `dnnmap models`) or a model file "
+                                              "(.onnx, .keras, .h5, dnnmap .yaml network)")],
+    arch: Annotated[str, typer.Option("--arch", "-a", help="architecture preset (see `dnnmap archs`) or a "
+                                                           "YAML spec")] = "eyeriss",
+    objective: Annotated[str, typer.Option(help=f"one of {', '.join(OBJECTIVES)}")] = "edp",
+    mapper: Annotated[str, typer.Option(help=f"one of {', '.join(MAPPERS)}")] = "auto",
+    layers: Annotated[Optional[str], typer.Option(help="comma-separated layer names (default: all)")] = None,
+    budget: Annotated[int, typer.Option(min=1, help="random mapper: mappings sampled per layer")] = 4000,
+    seed: Annotated[int, typer.Option(help="random mapper seed")] = 0,
+    json_path: Annotated[Optional[Path], typer.Option("--json", help="write per-layer and total results "
+                                                                     "with the mappings to this JSON file")] = None,
+    save_mappings: Annotated[Optional[Path], typer.Option(help="write one mapping YAML per layer into this "
+                                                               "directory")] = None,
+    input_shape: Annotated[Optional[list[str]], typer.Option(help=INPUT_SHAPE_HELP)] = None,
+) -> None:
+    """Map every layer of MODEL onto ARCH and print per-layer and total cost."""
+    network = resolve_network(model, parse_input_shapes(input_shape))
+    spec = resolve_arch(arch)
+    layer_names = parse_layer_list(layers)
+    selected = select_layers(network, layer_names)
+    err = stderr_console()
+    columns = (TextColumn("mapping {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as progress:
+        task = progress.add_task(network.name, total=len(selected))
+        result = map_network(network, spec, objective, mapper, layer_names, budget, seed,
+                             on_layer=lambda name: progress.update(task, advance=1, description=name))
+    out = stdout_console()
+    out.print(layer_table(result))
+    out.print(totals_line(result))
+    if json_path is not None:
+        write_atomic(json_path, json.dumps(to_dict(result), indent=2) + "\n")
+        out.print(f"wrote {json_path}")
+    if save_mappings is not None:
+        save_layer_mappings(result, network, save_mappings)
+        out.print(f"wrote {len(result.layers)} mapping files to {save_mappings}/")

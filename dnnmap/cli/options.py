@@ -1,0 +1,31 @@
+"""Parsing of option values shared by several commands."""
+
+from __future__ import annotations
+
+from dnnmap.errors import DnnmapError
+
+INPUT_SHAPE_HELP = "graph input shape, e.g. input=1x3x224x224 (repeat for several inputs)"
+
+
+def parse_input_shapes(values: list[str] | None) -> dict[str, tuple[int, ...]] | None:
+    """``["name=1x3x224x224", ...]`` -> ``{"name": (1, 3, 224, 224)}`` (None when no value is given)."""
+    if not values:
+        return None
+    shapes: dict[str, tuple[int, ...]] = {}
+    for value in values:
+        name, sep, dims = value.partition("=")
+        try:
+            shape = tuple(int(d) for d in dims.lower().split("x"))
+        except ValueError:
+            shape = ()
+        if not sep or not name or not shape or any(d < 1 for d in shape):
+            raise DnnmapError(f"--input-shape {value!r}: expected NAME=DIMxDIMx..., e.g. input=1x3x224x224")
+        shapes[name] = shape
+    return shapes
+
+
+def parse_layer_list(value: str | None) -> list[str] | None:
+    """``"conv1,conv2"`` -> ``["conv1", "conv2"]`` (None for all layers)."""
+    if not value:
+        return None
+    return [name.strip() for name in value.split(",") if name.strip()]
