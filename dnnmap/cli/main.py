@@ -6,12 +6,15 @@ import typer
 
 from dnnmap.cli.catalog import archs_command, models_command
 from dnnmap.cli.map_command import map_command
+from dnnmap.cli.show_verify import show_command, verify_command
 
 app = typer.Typer(help="dnnmap: map convolutional neural networks onto DNN accelerators.", no_args_is_help=True,
                   pretty_exceptions_enable=False, add_completion=False)
 app.command("map")(map_command)
 app.command("models")(models_command)
 app.command("archs")(archs_command)
+app.command("show")(show_command)
+app.command("verify")(verify_command)
 
 if __name__ == "__main__":
     app()

@@ -1,0 +1,72 @@
+"""``dnnmap show`` and ``dnnmap verify``: inspect and simulate one saved mapping."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from dnnmap.cli.console import stdout_console
+from dnnmap.cli.errors import user_errors
+from dnnmap.cli.mapping_file import load_mapping_with_arch
+from dnnmap.cost.batch import MappingBatch
+from dnnmap.cost.model import CostBatch, CostModel
+from dnnmap.errors import DnnmapError
+from dnnmap.mapping.printer import format_loop_nest
+from dnnmap.report.mapping_report import cost_lines, counts_table, tile_table
+from dnnmap.sim import verify
+from dnnmap.sim.loopnest import MAX_LANE_STEPS
+from dnnmap.sim.nest import build_loop_nest
+
+MappingPath = Annotated[Path, typer.Argument(help="mapping YAML/JSON with the operator embedded "
+                                                  "(written by `dnnmap map --save-mappings`)")]
+ArchOption = Annotated[Optional[str], typer.Option("--arch", "-a", help="architecture preset or YAML spec "
+                                                                        "(default: the file's 'arch' field)")]
+
+
+def _cost(loaded) -> CostBatch:  # noqa: ANN001 - LoadedMapping
+    return CostModel(loaded.op, loaded.arch).evaluate(
+        MappingBatch.from_mappings(loaded.op, loaded.arch, [loaded.mapping]))
+
+
+@user_errors
+def show_command(mapping: MappingPath, arch: ArchOption = None) -> None:
+    """Print a mapping's loop nest, per-level tiles and analytical cost."""
+    loaded = load_mapping_with_arch(mapping, arch)
+    cost = _cost(loaded)
+    out = stdout_console()
+    out.print(format_loop_nest(loaded.mapping, loaded.op, loaded.arch), markup=False)
+    out.print()
+    out.print(tile_table(loaded.mapping, loaded.op, loaded.arch, cost))
+    for line in cost_lines(cost, loaded.arch):
+        out.print(line, markup=False)
+
+
+@user_errors
+def verify_command(mapping: MappingPath, arch: ArchOption = None,
+                   seed: Annotated[int, typer.Option(help="seed of the random input tensors")] = 0) -> None:
+    """Simulate a mapping literally: output check against NumPy and access counts against the cost model.
+
+    Exit code 1 when the output is not bit-exact.
+    """
+    loaded = load_mapping_with_arch(mapping, arch)
+    nest = build_loop_nest(loaded.op, loaded.mapping)
+    if nest.steps * nest.lanes > MAX_LANE_STEPS:
+        raise DnnmapError(f"layer {loaded.op.name!r} is too large for the reference simulator: {nest.steps:,} "
+                          f"steps x {nest.lanes:,} lanes = {nest.steps * nest.lanes:,} lane-steps "
+                          f"(limit {MAX_LANE_STEPS:,}); verify a smaller layer or a reduced shape")
+    report = verify(loaded.op, loaded.arch, loaded.mapping, seed=seed)
+    table, compared, differing = counts_table(report.result, _cost(loaded), loaded.op, loaded.arch)
+    out = stdout_console()
+    title, verdict = report.text.splitlines()[:2]
+    out.print(title, markup=False)
+    out.print(verdict, style="green" if report.ok else "red", markup=False)
+    out.print(table)
+    if differing:
+        out.print(f"counts: {differing} of {compared} differ from the analytical model "
+                  "(the model is exact for perfect factorizations; see docs/cost-model.md)", style="yellow")
+    else:
+        out.print(f"counts: all {compared} equal to the analytical model", style="green")
+    if not report.ok:
+        raise typer.Exit(1)

@@ -1,0 +1,144 @@
+"""End-to-end tests of the `dnnmap` command line (typer CliRunner, in process)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+import dnnmap
+from dnnmap.arch.spec import PRESET_DIR, preset_names
+from dnnmap.cli.main import app
+from dnnmap.report import to_dict
+from dnnmap.workload import zoo
+
+runner = CliRunner()
+LENET_LAYERS = [layer.name for layer in zoo.get("lenet5").layers]
+
+
+def run(*args: str | Path):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def assert_user_error(result, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert "error:" in result.stderr
+    assert "Traceback" not in result.output
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+
+
+@pytest.fixture(scope="module")
+def lenet_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, dict, Path]:
+    out = tmp_path_factory.mktemp("lenet")
+    result = run("map", "lenet5", "--arch", "eyeriss", "--json", out / "lenet.json",
+                 "--save-mappings", out / "maps")
+    assert result.exit_code == 0, result.output
+    return result, json.loads((out / "lenet.json").read_text()), out / "maps"
+
+
+def test_map_json_totals_are_sums_of_layers(lenet_run) -> None:
+    result, data, _ = lenet_run
+    assert [layer["name"] for layer in data["layers"]] == LENET_LAYERS
+    for key in ("cycles", "energy", "dram_bytes", "macs"):
+        assert data["totals"][key] == pytest.approx(sum(layer[key] for layer in data["layers"]))
+    assert data["totals"]["latency_ms"] == pytest.approx(data["totals"]["cycles"] / (200 * 1e3))
+    for layer in data["layers"]:
+        assert set(layer["mapping"]["levels"]) == {"RF", "GLB", "DRAM"}
+        assert sum(layer["energy_breakdown"].values()) == pytest.approx(layer["energy"], rel=1e-6)
+    for name in LENET_LAYERS:
+        assert name in result.stdout
+    assert "x MAC" in result.stdout and "ms at 200 MHz" in result.stdout
+
+
+def test_saved_mappings_show_and_verify(lenet_run) -> None:
+    _, data, maps = lenet_run
+    files = sorted(maps.glob("*.yaml"))
+    assert [f.stem.split("_", 1)[1] for f in files] == LENET_LAYERS
+    for f in files:
+        shown = run("show", f)
+        assert shown.exit_code == 0, shown.output
+        assert "MAC  #" in shown.stdout and "fits: yes" in shown.stdout
+    conv1 = run("show", maps / "00_conv1.yaml")
+    assert f"cycles {data['layers'][0]['cycles']:,.0f}" in conv1.stdout
+    verified = run("verify", maps / "00_conv1.yaml", "--arch", "eyeriss")
+    assert verified.exit_code == 0, verified.output
+    assert "bit-exact" in verified.stdout
+    assert "counts: all 36 equal to the analytical model" in verified.stdout
+
+
+def test_verify_refuses_layer_too_large_for_simulator(tmp_path: Path) -> None:
+    mapped = run("map", "resnet18", "--layers", "conv1", "--save-mappings", tmp_path)
+    assert mapped.exit_code == 0, mapped.output
+    assert_user_error(run("verify", tmp_path / "00_conv1.yaml"), "too large for the reference simulator",
+                      "limit 20,000,000")
+
+
+def test_mapping_file_without_operator_is_refused(lenet_run, tmp_path: Path) -> None:
+    raw = yaml.safe_load((lenet_run[2] / "00_conv1.yaml").read_text())
+    del raw["operator"]
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(yaml.safe_dump(raw))
+    assert_user_error(run("show", bare), "bare.yaml", "'operator'")
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (("map", "nosuchnet"), ("unknown model 'nosuchnet'", "lenet5", "resnet18")),
+    (("map", "lenet5", "--arch", "nosucharch"), ("unknown architecture 'nosucharch'", "eyeriss", "tpu_like")),
+    (("map", "lenet5", "--layers", "conv1,conv9"), ("conv9", "conv1, pool1")),
+    (("map", "lenet5", "--objective", "speed"), ("unknown objective 'speed'", "latency")),
+    (("map", "missing.onnx"), ("missing.onnx", "no such file")),
+    (("map", "lenet5", "--input-shape", "1x3x4"), ("--input-shape",)),
+    (("models", "--layers", "nosuchnet"), ("unknown model", "lenet5")),
+    (("show", "missing.yaml"), ("missing.yaml", "not found")),
+])
+def test_bad_input_exits_2_with_message(args: tuple[str, ...], fragments: tuple[str, ...]) -> None:
+    assert_user_error(run(*args), *fragments)
+
+
+@pytest.mark.parametrize("edit, fragments", [
+    (lambda spec: spec.update(clock_mhx=200), ("clock_mhx", "unknown field")),
+    (lambda spec: spec.update(clock_mhz="fast"), ("clock_mhz",)),
+    (lambda spec: spec["levels"][0].update(capacity="big"), ("levels.0.capacity",)),
+])
+def test_bad_arch_yaml_names_file_and_field(tmp_path: Path, edit, fragments: tuple[str, ...]) -> None:
+    spec = yaml.safe_load((PRESET_DIR / "eyeriss.yaml").read_text())
+    edit(spec)
+    path = tmp_path / "my_arch.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    assert_user_error(run("map", "lenet5", "--arch", path, "--layers", "fc3"), str(path), *fragments)
+
+
+def test_json_is_not_written_on_error(tmp_path: Path) -> None:
+    target = tmp_path / "out.json"
+    assert_user_error(run("map", "lenet5", "--layers", "nope", "--json", target))
+    assert not target.exists()
+
+
+def test_models_and_archs_lists() -> None:
+    models = run("models")
+    assert models.exit_code == 0
+    for name in zoo.names():
+        assert name in models.stdout
+    layers = run("models", "--layers", "lenet5")
+    assert layers.exit_code == 0
+    assert all(name in layers.stdout for name in LENET_LAYERS) and "K=6 P=28 Q=28 R=5 S=5" in layers.stdout
+    archs = run("archs")
+    assert archs.exit_code == 0
+    for name in preset_names():
+        assert name in archs.stdout
+    assert "RF < GLB < DRAM" in archs.stdout and "168" in archs.stdout
+
+
+def test_python_api_matches_cli_json(lenet_run) -> None:
+    _, data, _ = lenet_run
+    result = dnnmap.map_network("lenet5", arch="eyeriss", layers=["conv2", "fc1"])
+    as_dict = to_dict(result)
+    by_name = {layer["name"]: layer for layer in data["layers"]}
+    for layer in as_dict["layers"]:
+        assert layer["cycles"] == by_name[layer["name"]]["cycles"]
+        assert layer["mapping"] == by_name[layer["name"]]["mapping"]
+    assert as_dict["totals"]["energy"] == pytest.approx(by_name["conv2"]["energy"] + by_name["fc1"]["energy"])
