@@ -1,0 +1,25 @@
+"""Shared fixtures for the NVE target tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from dnnmap.targets.nve.compiler import build_program
+from dnnmap.targets.nve.layers import ConvLayer
+from dnnmap.targets.nve.spec import DEFAULT_SPEC, NveSpec
+
+
+@pytest.fixture(scope="session")
+def spec() -> NveSpec:
+    return DEFAULT_SPEC
+
+
+@pytest.fixture(scope="session")
+def filter3x3() -> ConvLayer:
+    """The thesis's 3x3 filter benchmark (one input, one output map) on a 20x6 frame (two strips)."""
+    return ConvLayer("filter3x3", 1, ((0,),), (3, 3), (1, 1), (20, 6))
+
+
+@pytest.fixture(scope="session")
+def programs3x3(filter3x3: ConvLayer, spec: NveSpec) -> dict[int, object]:
+    return {lvl: build_program(filter3x3, (0,), spec, lvl) for lvl in range(3)}
