@@ -42,6 +42,7 @@ class CostBatch:
     tile_words: np.ndarray  # (B, L, T) words of each tensor's tile per instance (0 if not kept)
     capacity_excess: np.ndarray  # (B, L) words over capacity (<= 0 fits)
     dram_bursts: np.ndarray
+    hop_words: np.ndarray  # (B, L) words delivered through each level's fan-out
 
     @property
     def edp(self) -> np.ndarray:
@@ -121,7 +122,8 @@ class CostModel:
                 else:
                     counts["fills"][:, c, ti] += w_child
                     counts["reads"][:, p, ti] += u_parent if mcast else w_child
-                hop_words += (w_child * (2 if is_out else 1))[:, None] * self._has_fanout(range(c + 1, p + 1))
+                moved = counts["drains"][:, c, ti] + counts["fills"][:, c, ti] if is_out else w_child
+                hop_words += moved[:, None] * self._has_fanout(range(c + 1, p + 1))
                 if p == L - 1:
                     dram_bursts += self._bursts(batch, ti, ev, is_out)
 
@@ -167,7 +169,7 @@ class CostModel:
             cycles = steps + level_cycles.sum(axis=1)
         utilization = self.ops_count / (cycles * arch.num_macs)
         return CostBatch(valid, cycles, steps.astype(float), level_cycles, energy, breakdown, dram_bytes,
-                         utilization, counts, tile_words, excess, dram_bursts)
+                         utilization, counts, tile_words, excess, dram_bursts, hop_words)
 
     # ------------------------------------------------------------------------------
     def _has_fanout(self, levels: range) -> np.ndarray:

@@ -1,7 +1,7 @@
 """The analytical model against the reference simulator (docs/cost-model.md section 4).
 
 Perfect factorizations: every count (reads, fills, updates, drains per level and tensor)
-and the compute cycles are exact. Imperfect factorizations: the model evaluates the padded
+the compute cycles and the words crossing each fan-out are exact. Imperfect factorizations: the model evaluates the padded
 iteration space, so the words moved per level are an upper bound of the simulator's.
 """
 
@@ -39,6 +39,8 @@ def test_counts_exact_for_perfect_factorizations(chunk: int) -> None:
         cost, sim = _model_and_sim(op, arch, m)
         assert cost.compute_cycles[0] == sim.temporal_steps
         for li, lv in enumerate(arch.levels):
+            if lv.fanout is not None:
+                assert cost.hop_words[0, li] == sim.hop_words.get(lv.name, 0), f"{op.kind} hop words at {lv.name}"
             for ti, t in enumerate(op.tensors):
                 s = sim.counts.get((lv.name, t.name))
                 for kind in COUNT_KINDS:
