@@ -24,7 +24,7 @@ def stderr_console() -> Console:
 
 def fail(message: str) -> NoReturn:
     """Print ``message`` as an error and exit with code 2."""
-    stderr_console().print(Text(f"error: {message}", style="red"))
+    stderr_console().print(Text(f"error: {message}", style="red"), soft_wrap=True)
     raise typer.Exit(EXIT_BAD_INPUT)
 
 

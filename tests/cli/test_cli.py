@@ -142,3 +142,26 @@ def test_python_api_matches_cli_json(lenet_run) -> None:
         assert layer["cycles"] == by_name[layer["name"]]["cycles"]
         assert layer["mapping"] == by_name[layer["name"]]["mapping"]
     assert as_dict["totals"]["energy"] == pytest.approx(by_name["conv2"]["energy"] + by_name["fc1"]["energy"])
+
+
+def test_import_writes_network_file_that_map_reads(tmp_path: Path) -> None:
+    target = tmp_path / "lenet.yaml"
+    imported = run("import", "lenet5", "-o", target)
+    assert imported.exit_code == 0, imported.output
+    assert "7 layers" in imported.stdout
+    mapped = run("map", target, "--layers", "conv2,fc1")
+    assert mapped.exit_code == 0, mapped.output
+    assert "conv2" in mapped.stdout and "2 layers:" in mapped.stdout
+    assert_user_error(run("import", "lenet5", "-o", tmp_path / "lenet.txt"), "lenet.txt")
+
+
+def test_compile_and_simulate_nve(tmp_path: Path) -> None:
+    xml = Path(dnnmap.__file__).parent / "targets" / "nve" / "networks" / "face.xml"
+    compiled = run("compile", xml, "--target", "nve", "-o", tmp_path / "out")
+    assert compiled.exit_code == 0, compiled.output
+    assert "NVE programs" in compiled.stdout
+    simulated = run("simulate", tmp_path / "out")
+    assert simulated.exit_code == 0, simulated.output
+    assert "all outputs bit-exact" in simulated.stdout
+    assert_user_error(run("compile", xml, "--target", "tpu", "-o", tmp_path / "x"), "unknown target 'tpu'", "nve")
+    assert_user_error(run("simulate", tmp_path / "missing"), "manifest")

@@ -1,0 +1,85 @@
+"""``dnnmap import``, ``dnnmap compile`` and ``dnnmap simulate``: model files in, accelerator programs out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from dnnmap.api import resolve_network
+from dnnmap.cli.console import stdout_console
+from dnnmap.cli.errors import user_errors
+from dnnmap.cli.options import INPUT_SHAPE_HELP, parse_input_shapes
+from dnnmap.errors import UnknownNameError
+from dnnmap.report.tables import si
+from dnnmap.workload import zoo
+from dnnmap.workload.importers import import_model, save_network
+from dnnmap.workload.ir import Network
+
+TARGETS = ("nve",)
+
+
+@user_errors
+def import_command(
+    model: Annotated[str, typer.Argument(help="model file (.onnx, .keras, .h5, SavedModel dir) or a zoo name")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="network file to write (.yaml, .yml or .json)")],
+    input_shape: Annotated[Optional[list[str]], typer.Option(help=INPUT_SHAPE_HELP)] = None,
+    skip_unsupported: Annotated[bool, typer.Option(help="drop unsupported operators (listed in the report) "
+                                                        "instead of failing")] = False,
+) -> None:
+    """Import a model into a dnnmap network file (what `dnnmap map` and `dnnmap compile` read)."""
+    out = stdout_console()
+    path = Path(model)
+    if path.exists() or path.suffix:
+        imported = import_model(path, parse_input_shapes(input_shape), skip_unsupported)
+        network = imported.network
+        for line in imported.report.lines():
+            out.print(line, markup=False)
+    else:
+        network = zoo.get(model)
+    save_network(network, output)
+    out.print(f"wrote {output}: network {network.name!r}, {len(network.layers)} layers, {si(network.macs)} MACs",
+              markup=False)
+
+
+def _compile_source(net: str) -> Network | Path:
+    """An NVE XML description is passed on as a path; other files and zoo names become networks."""
+    path = Path(net)
+    return path if path.suffix.lower() == ".xml" else resolve_network(net)
+
+
+@user_errors
+def compile_command(
+    net: Annotated[str, typer.Argument(help="network: NVE XML description, dnnmap network file, model file or "
+                                            "zoo name")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="output directory")],
+    target: Annotated[str, typer.Option(help=f"code generator; one of {', '.join(TARGETS)}")] = "nve",
+    opt_level: Annotated[int, typer.Option("--opt-level", "-O", help="optimization level")] = 3,
+    spec: Annotated[Optional[Path], typer.Option(help="target spec YAML (default: the built-in NVE spec)")] = None,
+    skip_unsupported: Annotated[bool, typer.Option(help="skip layers the target cannot run instead of "
+                                                        "failing")] = False,
+) -> None:
+    """Compile a network into programs, binaries and a manifest for an accelerator target."""
+    if target not in TARGETS:
+        raise UnknownNameError(f"unknown target {target!r}; targets: {', '.join(TARGETS)}")
+    from dnnmap.targets.nve import compile_network
+
+    result = compile_network(_compile_source(net), output, spec, opt_level, skip_unsupported)
+    stdout_console().print(result.summary(), markup=False)
+
+
+@user_errors
+def simulate_command(
+    out_dir: Annotated[Path, typer.Argument(help="directory written by `dnnmap compile`")],
+    full_frame: Annotated[bool, typer.Option(help="simulate the compiled frame size (slow) instead of a "
+                                                  "reduced frame")] = False,
+    seed: Annotated[int, typer.Option(help="seed of the random pixels and weights")] = 0,
+) -> None:
+    """Run compiled programs on the instruction-set simulator and check outputs bit-exactly (exit 1 if not)."""
+    from dnnmap.targets.nve import simulate
+
+    result = simulate(out_dir, full_frame=full_frame, seed=seed)
+    stdout_console().print(result.summary(), markup=False)
+    if not result.bit_exact:
+        raise typer.Exit(1)
