@@ -15,7 +15,6 @@ from pathlib import Path
 from dnnmap.errors import InputFileError
 from dnnmap.workload.importers.graph import SourceGraph
 from dnnmap.workload.importers.graph_cleanup import clean_up
-from dnnmap.workload.importers.input_shapes import parse_input_shapes
 from dnnmap.workload.importers.lowering import lower
 from dnnmap.workload.importers.netfile import NETFILE_SUFFIXES, load_netfile, save_network
 from dnnmap.workload.importers.report import ImportReport, UnsupportedOperatorsError
@@ -81,5 +80,5 @@ def load_network(path: str | os.PathLike[str], input_shapes: InputShapes | None 
     return import_model(path, input_shapes, skip_unsupported).network
 
 
-__all__ = ["ImportReport", "ImportResult", "UnsupportedOperatorsError", "import_keras_model", "import_model",
-           "load_network", "parse_input_shapes", "save_network"]
+__all__ = ["ImportReport", "ImportResult", "InputShapes", "UnsupportedOperatorsError", "import_keras_model",
+           "import_model", "load_network", "save_network"]
