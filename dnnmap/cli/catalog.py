@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from dnnmap.arch.spec import load_arch, preset_names
@@ -21,7 +22,7 @@ def _models_table() -> Table:
         table.add_column(header, justify="right" if header in ("layers", "MACs") else "left")
     for name in zoo.names():
         network = zoo.get(name)
-        table.add_row(name, str(len(network.layers)), si(network.macs), zoo.describe(name))
+        table.add_row(name, str(len(network.layers)), si(network.macs), escape(zoo.describe(name)))
     return table
 
 
@@ -32,8 +33,8 @@ def _layers_table(network: Network) -> Table:
         table.add_column(header, justify="right" if header in ("#", "MACs") else "left")
     for i, layer in enumerate(network.layers):
         op = layer.op
-        table.add_row(str(i), layer.name, op.kind, " ".join(f"{d}={b}" for d, b in op.dims if b > 1),
-                      "x".join(map(str, layer.output_shape)), si(op.macs), ", ".join(layer.inputs))
+        table.add_row(str(i), escape(layer.name), op.kind, " ".join(f"{d}={b}" for d, b in op.dims if b > 1),
+                      "x".join(map(str, layer.output_shape)), si(op.macs), escape(", ".join(layer.inputs)))
     return table
 
 
@@ -56,5 +57,5 @@ def archs_command() -> None:
     for name in preset_names():
         arch = load_arch(name)
         table.add_row(name, f"{arch.num_macs:,}", " < ".join(lv.name for lv in arch.levels),
-                      f"{arch.clock_mhz:g} MHz", arch.energy_unit, arch.source)
+                      f"{arch.clock_mhz:g} MHz", escape(arch.energy_unit), escape(arch.source))
     stdout_console().print(table)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.table import Table
 
 from dnnmap.report.summary import format_energy, latency_ms, mapping_summary
@@ -22,13 +23,13 @@ def layer_table(result: NetworkResult) -> Table:
     table = Table(title=f"{result.network} on {arch.name} (objective {result.objective}, mapper {result.mapper})",
                   title_justify="left")
     for header in ("layer", "kind", "MACs", "mapping (spatial | DRAM loops)", "cycles",
-                   f"energy [{arch.energy_unit}]", "DRAM bytes", "util", "mapper"):
+                   f"energy ({arch.energy_unit})", "DRAM bytes", "util", "mapper"):
         numeric = header in ("MACs", "cycles", "DRAM bytes", "util") or header.startswith("energy")
         table.add_column(header, justify="right" if numeric else "left", no_wrap=True)
     for layer in result.layers:
         op = layer.search.op
-        mapper = f"= {layer.reused_from}" if layer.reused_from else layer.search.mapper
-        table.add_row(layer.layer, layer.kind, si(layer.macs), mapping_summary(layer.search.mapping, op, arch),
+        mapper = f"= {escape(layer.reused_from)}" if layer.reused_from else layer.search.mapper
+        table.add_row(escape(layer.layer), layer.kind, si(layer.macs), mapping_summary(layer.search.mapping, op, arch),
                       f"{layer.cycles:,.0f}", si(layer.energy), si(layer.dram_bytes), f"{layer.utilization:.0%}",
                       mapper)
     table.add_section()

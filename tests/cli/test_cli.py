@@ -51,7 +51,7 @@ def test_map_json_totals_are_sums_of_layers(lenet_run) -> None:
         assert sum(layer["energy_breakdown"].values()) == pytest.approx(layer["energy"], rel=1e-6)
     for name in LENET_LAYERS:
         assert name in result.stdout
-    assert "x MAC" in result.stdout and "ms at 200 MHz" in result.stdout
+    assert "energy (x MAC)" in result.stdout and "ms at 200 MHz" in result.stdout
 
 
 def test_saved_mappings_show_and_verify(lenet_run) -> None:
