@@ -63,7 +63,7 @@ def map_command(
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as progress:
         task = progress.add_task(network.name, total=len(selected))
         result = map_network(network, spec, objective, mapper, layer_names, budget, seed,
-                             on_layer=lambda name: progress.update(task, advance=1, description=name))
+                             on_layer=lambda _name: progress.advance(task))
     out = stdout_console()
     out.print(layer_table(result))
     out.print(totals_line(result))

@@ -9,7 +9,7 @@ import typer
 
 from dnnmap.cli.console import stdout_console
 from dnnmap.cli.errors import user_errors
-from dnnmap.cli.mapping_file import load_mapping_with_arch
+from dnnmap.cli.mapping_file import LoadedMapping, load_mapping_with_arch
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.errors import DnnmapError
@@ -25,7 +25,7 @@ ArchOption = Annotated[Optional[str], typer.Option("--arch", "-a", help="archite
                                                                         "(default: the file's 'arch' field)")]
 
 
-def _cost(loaded) -> CostBatch:  # noqa: ANN001 - LoadedMapping
+def _cost(loaded: LoadedMapping) -> CostBatch:
     return CostModel(loaded.op, loaded.arch).evaluate(
         MappingBatch.from_mappings(loaded.op, loaded.arch, [loaded.mapping]))
 
