@@ -165,3 +165,35 @@ def test_compile_and_simulate_nve(tmp_path: Path) -> None:
     assert "all outputs bit-exact" in simulated.stdout
     assert_user_error(run("compile", xml, "--target", "tpu", "-o", tmp_path / "x"), "unknown target 'tpu'", "nve")
     assert_user_error(run("simulate", tmp_path / "missing"), "manifest")
+
+
+def _tiny_onnx(path: Path) -> Path:
+    """Conv 3->8 (3x3) + Relu on an input with a symbolic batch and resolution."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    weight = numpy_helper.from_array(np.zeros((8, 3, 3, 3), dtype=np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["c"], ["y"], name="relu")],
+        "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [weight])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def test_onnx_file_with_input_shape(tmp_path: Path) -> None:
+    model = _tiny_onnx(tmp_path / "tiny.onnx")
+    imported = run("import", model, "-o", tmp_path / "tiny.yaml", "--input-shape", "x=1x3x16x16")
+    assert imported.exit_code == 0, imported.output
+    assert "imported from" in imported.stdout and "1 layers" in imported.stdout
+    mapped = run("map", model, "--input-shape", "x=1x3x16x16", "--json", tmp_path / "tiny.json",
+                 "--save-mappings", tmp_path / "maps")
+    assert mapped.exit_code == 0, mapped.output
+    data = json.loads((tmp_path / "tiny.json").read_text())
+    assert [layer["macs"] for layer in data["layers"]] == [8 * 3 * 3 * 3 * 16 * 16]
+    (saved,) = (tmp_path / "maps").glob("*.yaml")
+    verified = run("verify", saved)
+    assert verified.exit_code == 0, verified.output
+    assert "bit-exact" in verified.stdout
