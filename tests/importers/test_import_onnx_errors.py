@@ -151,3 +151,15 @@ def test_fuzz_corrupted_bytes(tmp_path: Path) -> None:
         path.write_bytes(bytes(corrupted))
         outcomes.append(_outcome(path, reference))
     assert outcomes.count("error") > 20
+
+
+def test_unknown_shape_behind_custom_op(tmp_path: Path) -> None:
+    """A custom op hides its output shape: the conv behind it is listed too (unknown rank), and skipping both
+    leaves nothing to import, which is an error rather than an empty network."""
+    nodes = [helper.make_node("Frobnicate", ["x"], ["f"], name="custom", domain="my.ops"),
+             helper.make_node("Conv", ["f", "w"], ["y"], name="conv")]
+    path = save(model(nodes, [weight("w", 4, 3, 1, 1)], [1, 3, 8, 8], extra_domains=("my.ops",)), tmp_path / "m.onnx")
+    with pytest.raises(UnsupportedOperatorsError, match=r"Conv \(unknown rank\) x1 \(conv\); my.ops:Frobnicate x1"):
+        load_network(path)
+    with pytest.raises(InputFileError, match=r"m.onnx: no layer with a loop nest is left"):
+        load_network(path, skip_unsupported=True)

@@ -23,6 +23,10 @@ def lower(graph: SourceGraph, source: str) -> Network:
     layers = []
     for node in graph.nodes:
         where = f"{graph.path}: node {node.name!r} ({node.source_op})"
+        unknown = [src for src, shape in zip(node.inputs, node.input_shapes) if not shape]
+        if unknown:
+            raise InputFileError(f"{where}: the shape of its input {', '.join(map(repr, unknown))} is unknown (shape "
+                                 "inference could not determine it, e.g. behind an unsupported operator)")
         try:
             op = _operator(node, where)
         except ValueError as exc:  # raised by the op constructors for impossible attributes
@@ -34,6 +38,9 @@ def lower(graph: SourceGraph, source: str) -> Network:
                                  f"but inputs {list(node.input_shapes)} and the attributes give {shape}")
         fused = ((node.attrs["function"],) if node.op == "eltwise_unary" else ()) + node.fused
         layers.append(Layer(op, node.inputs, shape, fused))
+    if not layers:
+        raise InputFileError(f"{graph.path}: no layer with a loop nest is left after the import (every node was "
+                             "removed, folded or skipped)")
     try:
         return Network(graph.name, tuple(layers), graph.inputs, source)
     except ValueError as exc:
