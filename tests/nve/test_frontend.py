@@ -160,4 +160,4 @@ def test_capacity_errors(filter3x3: ConvLayer) -> None:
         compile_layer(filter3x3, NveSpec(instruction_buffer_size=10), 2)
     with pytest.raises(MappingError, match="local_buffer_words"):
         compile_layer(ConvLayer("big", 80, (tuple(range(80)),), (3, 3), (1, 1), (16, 4)),
-                      NveSpec(local_buffer_words=256), 2)
+                      NveSpec(local_buffer_words=256), 0)
