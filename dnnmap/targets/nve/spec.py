@@ -34,7 +34,7 @@ class NveSpec(BaseModel):
     acc_bits: int = 32
     read_latency: int = Field(2, description="rd -> matching set register op (NVE §2.2)")
     write_to_read_latency: int = Field(2, description="wr -> rd of the same word (NVE §2.2)")
-    register_latency: int = Field(1, description="register op -> consuming mac (NVE §2.2)")
+    register_latency: int = Field(1, description="register op -> consuming mac (NVE §2.2); the ISS models 1")
     vmac_to_act_latency: int = Field(3, description="set rb latch -> act (NVE §2.2)")
     act_lut_entries: int = Field(1024, description="activation LUT entries (10-bit index)")
     act_shift: int = Field(8, description="accumulator >> act_shift, saturated to 10 bits, indexes the LUT")
@@ -46,7 +46,6 @@ class NveSpec(BaseModel):
     max_subsample: int = Field(2, description="largest stride (subsample) the image-register feed supports")
     fusion_requires_shared_inputs: bool = Field(
         True, description="Alg. 2 only merges maps that share an input map (face L3 stays unfused)")
-    output_fifo_depth: int = Field(16, description="output FIFO entries (8 pixels each) before output stall")
 
     @model_validator(mode="after")
     def _check(self) -> NveSpec:
@@ -54,6 +53,10 @@ class NveSpec(BaseModel):
             raise ValueError("pixels_per_word*pixel_bits must equal coeffs_per_word*weight_bits (one word width)")
         if self.lanes % self.pixels_per_word or self.lanes // self.pixels_per_word != 2:
             raise ValueError("lanes must be two words (ri[0-7] via port A, ri[8-15] via port B)")
+        if self.register_latency != 1:
+            raise ValueError("register_latency must be 1 (results visible next cycle, NVE §2.2; the ISS models this)")
+        if min(self.read_latency, self.write_to_read_latency, self.vmac_to_act_latency) < 1:
+            raise ValueError("read_latency, write_to_read_latency and vmac_to_act_latency must be >= 1")
         if self.act_lut_entries & (self.act_lut_entries - 1):
             raise ValueError("act_lut_entries must be a power of two")
         if self.extra_image_registers >= self.pixels_per_word:
