@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dnnmap.arch.spec import ArchSpec, load_arch
+from dnnmap.errors import DnnmapError
 from dnnmap.search.network import NetworkResult
 from dnnmap.search.network import map_network as _map_network
 from dnnmap.workload import zoo
@@ -25,6 +26,8 @@ def resolve_network(model: ModelRef, input_shapes: InputShapes | None = None,
     path = Path(model)
     if path.exists() or path.suffix:
         return load_network(path, input_shapes, skip_unsupported)
+    if input_shapes:
+        raise DnnmapError(f"--input-shape applies to model files only, not to the zoo model {str(model)!r}")
     return zoo.get(str(model))
 
 

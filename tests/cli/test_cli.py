@@ -92,6 +92,7 @@ def test_mapping_file_without_operator_is_refused(lenet_run, tmp_path: Path) -> 
     (("map", "lenet5", "--objective", "speed"), ("unknown objective 'speed'", "latency")),
     (("map", "missing.onnx"), ("missing.onnx", "no such file")),
     (("map", "lenet5", "--input-shape", "1x3x4"), ("--input-shape",)),
+    (("map", "lenet5", "--input-shape", "x=1x3x4"), ("model files only",)),
     (("models", "--layers", "nosuchnet"), ("unknown model", "lenet5")),
     (("show", "missing.yaml"), ("missing.yaml", "not found")),
 ])
