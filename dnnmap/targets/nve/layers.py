@@ -112,8 +112,8 @@ def from_ir(layer: Layer) -> ConvLayer | str:
         return f"dilation {tuple(dil)} is not supported (the image register shifts by one row)"
     b = op.bounds
     groups, c_per = b.get("G", 1), b.get("C", 1)
-    stride = tuple(op.attr("stride", (1, 1)))
-    return ConvLayer(layer.name, groups * c_per, _connections(layer), (b["R"], b["S"]), stride,  # type: ignore[arg-type]
+    sv, sw = op.attr("stride", (1, 1))  # type: ignore[misc]
+    return ConvLayer(layer.name, groups * c_per, _connections(layer), (b["R"], b["S"]), (int(sv), int(sw)),
                      (b["P"], b["Q"]), b.get("N", 1))
 
 

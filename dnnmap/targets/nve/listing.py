@@ -57,9 +57,7 @@ def schedule_rows(graph: TaskGraph, cycle_of: tuple[int, ...], length: int, cpw:
     labels = _coeff_names(graph, cpw)
     rows = [[""] * len(FIELDS) for _ in range(length)]
     for op in graph.ops:
-        col = FIELDS.index(op.field)
-        cell = rows[cycle_of[op.id]][col]
-        rows[cycle_of[op.id]][col] = op_label(op, graph, labels) if not cell else f"{cell}; {op_label(op, graph, labels)}"
+        rows[cycle_of[op.id]][FIELDS.index(op.field)] = op_label(op, graph, labels)
     return rows
 
 
@@ -88,7 +86,8 @@ def program_listing(cp: CompiledProgram, cpw: int) -> str:
     lines = [f"program for output maps {list(cp.out_maps)} of layer {cp.layer.name}: {p.size} instructions "
              f"(init {s.loop_start}, loop {s.loop_end - s.loop_start + 1}, final {p.size - s.loop_end - 1}); "
              f"iterations {s.iterations} + drain {s.drain}; MII {cp.loop.mii}, II {cp.loop.ii}; "
-             f"AGU modes (toggle, inc) {list(s.modes)}; ring slots {cp.layout.ring_slots} x {cp.layout.slot_words} words",
+             f"AGU modes (toggle, inc) {list(s.modes)}; "
+             f"ring slots {cp.layout.ring_slots} x {cp.layout.slot_words} words",
              "", "init part:"]
     coeff_labels = _coeff_names(g, cpw)
     for i, w in enumerate(g.init_words):
