@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dnnmap.errors import MappingError
 from dnnmap.targets.nve.buffer_alloc import BufferLayout
 from dnnmap.targets.nve.modulo import LoopSchedule
 from dnnmap.targets.nve.program import (
@@ -91,9 +90,6 @@ def emit_program(loop: LoopSchedule, layout: BufferLayout, iterations: int, spec
                 source = g.chains[o.chain - 1] if o.chain else g.chains[-1]
                 acts.append(LoopAct(slot, stage, source.out_map, o.half))
         body[slot][_ATTR[o.field]] = field
-    if loop.epilogue_iterations >= spec.max_stages:
-        raise MappingError(f"layer {g.layer.name!r}: {loop.epilogue_iterations + 1} modulo stages exceed the "
-                           f"{spec.stage_bits}-bit stage field (spec.stage_bits)")
     start = len(init)
     instructions = (*init, *(Instruction(**fields) for fields in body))  # type: ignore[arg-type]
     settings = Settings(start, start + loop.ii - 1, iterations, loop.epilogue_iterations, layout.modes)

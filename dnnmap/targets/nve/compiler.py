@@ -46,7 +46,7 @@ class CompiledLayer:
 
 
 @lru_cache(maxsize=256)
-def _packed_loads(n_inputs: int, kernel: tuple[int, int], subsample: tuple[int, int], spec: NveSpec
+def packed_loads(n_inputs: int, kernel: tuple[int, int], subsample: tuple[int, int], spec: NveSpec
                   ) -> tuple[int, ...]:
     """Packing depends only on the chain's structure; search it once per structure."""
     probe = ConvLayer("probe", n_inputs, (tuple(range(n_inputs)),), kernel, subsample, (spec.lanes, 1))
@@ -56,7 +56,7 @@ def _packed_loads(n_inputs: int, kernel: tuple[int, int], subsample: tuple[int, 
 def chain_loads(layer: ConvLayer, out_map: int, spec: NveSpec, packing: bool) -> tuple[int, ...]:
     if not packing:
         return full_loads(layer.coefficients(out_map), spec.coeffs_per_word)
-    return _packed_loads(len(layer.connections[out_map]), layer.kernel, layer.subsample, spec)
+    return packed_loads(len(layer.connections[out_map]), layer.kernel, layer.subsample, spec)
 
 
 def structure(layer: ConvLayer, out_maps: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
