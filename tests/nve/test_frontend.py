@@ -161,3 +161,16 @@ def test_capacity_errors(filter3x3: ConvLayer) -> None:
     with pytest.raises(MappingError, match="local_buffer_words"):
         compile_layer(ConvLayer("big", 80, (tuple(range(80)),), (3, 3), (1, 1), (16, 4)),
                       NveSpec(local_buffer_words=256), 0)
+
+
+def test_zoo_network_partly_fits(tmp_path: Path) -> None:
+    """LeNet-5: pooling does not fit, fc1 (400 inputs) exceeds the instruction buffer; the rest runs."""
+    with pytest.raises(MappingError) as e:
+        compile_network("lenet5", tmp_path / "l")
+    assert "'pool1'" in str(e.value) and "'fc1'" in str(e.value) and "instruction buffer" in str(e.value)
+    assert not (tmp_path / "l").exists()
+    res = compile_network("lenet5", tmp_path / "l", skip_unsupported=True)
+    assert [n for n, _ in res.skipped] == ["pool1", "pool2", "fc1"]
+    assert [c.layer.name for c in res.layers] == ["conv1", "conv2", "fc2", "fc3"]
+    sim = simulate(tmp_path / "l", cols=4)
+    assert sim.bit_exact, sim.summary()

@@ -16,12 +16,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from dnnmap.errors import InputFileError
+from dnnmap.errors import InputFileError, MappingError
 from dnnmap.targets.nve.artifacts import layer_from_json, read_manifest, stream_from_json, write_output
 from dnnmap.targets.nve.compiler import OPT_LEVELS, CompiledLayer, compile_layer
 from dnnmap.targets.nve.encoding import decode_program
 from dnnmap.targets.nve.iss import StreamConfig
-from dnnmap.targets.nve.layers import network_layers
+from dnnmap.targets.nve.layers import misfit_error, network_layers
 from dnnmap.targets.nve.metrics import LayerFigures, layer_figures
 from dnnmap.targets.nve.simulation import LayerSim, simulate_layer
 from dnnmap.targets.nve.spec import DEFAULT_SPEC, NveSpec, load_spec
@@ -92,8 +92,9 @@ def compile_network(network_or_path: Network | str | Path, out_dir: str | Path,
                     skip_unsupported: bool = False, frame_hw: tuple[int, int] | None = None) -> CompileResult:
     """Compile every layer for the NVE and write binaries, listing and manifest to ``out_dir``.
 
-    Layers that do not fit the engine raise a MappingError naming each of them and why,
-    unless ``skip_unsupported`` (they are then listed in the result and the manifest).
+    Layers that do not fit the engine (operator kind, kernel, subsample, or a program
+    larger than the instruction/local buffer) raise one MappingError naming each of them
+    and why, unless ``skip_unsupported`` (they are then listed in the result and manifest).
     """
     if opt_level not in OPT_LEVELS:
         raise InputFileError(f"opt_level {opt_level!r} is not allowed; choose one of "
@@ -101,8 +102,19 @@ def compile_network(network_or_path: Network | str | Path, out_dir: str | Path,
     nve_spec = spec if isinstance(spec, NveSpec) else DEFAULT_SPEC if spec is None else load_spec(spec)
     start = time.perf_counter()
     network = load_network(network_or_path, frame_hw)
-    layers, skipped = network_layers(network, nve_spec, skip_unsupported)
-    compiled = [compile_layer(layer, nve_spec, opt_level) for layer in layers]
+    layers, skipped = network_layers(network, nve_spec)
+    compiled = []
+    for layer in layers:
+        try:
+            compiled.append(compile_layer(layer, nve_spec, opt_level))
+        except MappingError as e:  # a program that exceeds the instruction or local buffer
+            skipped.append((layer.name, str(e)))
+    order = [ly.name for ly in network.layers]
+    skipped.sort(key=lambda x: order.index(x[0]))
+    if skipped and not skip_unsupported:
+        raise misfit_error(network.name, skipped)
+    if not compiled:
+        raise misfit_error(network.name, skipped)
     seconds = time.perf_counter() - start
     out = Path(out_dir)
     write_output(out, network.name, compiled, skipped, nve_spec, opt_level, seconds)

@@ -117,12 +117,8 @@ def from_ir(layer: Layer) -> ConvLayer | str:
                      (b["P"], b["Q"]), b.get("N", 1))
 
 
-def network_layers(network: Network, spec: NveSpec, skip_unsupported: bool = False
-                   ) -> tuple[list[ConvLayer], list[tuple[str, str]]]:
-    """All layers of ``network`` as :class:`ConvLayer`; raise MappingError naming every misfit.
-
-    With ``skip_unsupported`` the misfits are returned as (layer, reason) instead.
-    """
+def network_layers(network: Network, spec: NveSpec) -> tuple[list[ConvLayer], list[tuple[str, str]]]:
+    """The layers of ``network`` that fit the engine, and (layer, reason) for those that do not."""
     fitting: list[ConvLayer] = []
     misfits: list[tuple[str, str]] = []
     for layer in network.layers:
@@ -132,9 +128,9 @@ def network_layers(network: Network, spec: NveSpec, skip_unsupported: bool = Fal
             fitting.append(conv)  # type: ignore[arg-type]
         else:
             misfits.append((layer.name, reason))
-    if misfits and not skip_unsupported:
-        lines = "; ".join(f"layer {n!r}: {r}" for n, r in misfits)
-        raise MappingError(f"network {network.name!r} has {len(misfits)} layer(s) that do not fit the NVE: {lines}")
-    if not fitting:
-        raise MappingError(f"network {network.name!r} has no layer that fits the NVE")
     return fitting, misfits
+
+
+def misfit_error(network: str, misfits: list[tuple[str, str]]) -> MappingError:
+    lines = "; ".join(f"layer {n!r}: {r}" for n, r in misfits)
+    return MappingError(f"network {network!r} has {len(misfits)} layer(s) that do not fit the NVE: {lines}")
