@@ -228,8 +228,10 @@ class CostModel:
         prod_u = np.ones(B, dtype=np.int64)
         prod_o = np.ones((B, M), dtype=np.int64)
         prod_un = np.ones((B, M), dtype=np.int64)
+        moved_axes = []
         for dims, coefs in self._axes[ti]:
             delta = sum(cf * disp[:, :, d] for d, cf in zip(dims, coefs))  # (B, M)
+            moved_axes.append(delta != 0)
             if len(dims) == 1 and coefs[0] == 1:
                 d = dims[0]
                 a = tile[:, d]
@@ -251,8 +253,7 @@ class CostModel:
             "union_total": prod_u + (count * union_new).sum(axis=1),
             "count": count,
             "union_new": union_new,
-            "delta_axes": np.stack([sum(cf * disp[:, :, d] for d, cf in zip(dims, coefs)) != 0
-                                    for dims, coefs in self._axes[ti]], axis=2) if M else np.zeros((B, 0, 0), bool),
+            "delta_axes": np.stack(moved_axes, axis=2) if M else np.zeros((B, 0, 0), bool),
             "tile": tile,
             "grid_count": grid_count,
         }

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from dnnmap.errors import UnknownNameError
 from dnnmap.workload.ir import Network
 from dnnmap.workload.zoo.registry import MODELS, register
@@ -39,4 +37,4 @@ def _load_all() -> None:
     from dnnmap.workload.zoo import classic, mobile, nve, resnet, inception  # noqa: F401
 
 
-__all__ = ["get", "names", "describe", "register", "UnknownModelError", "Callable"]
+__all__ = ["get", "names", "describe", "register", "UnknownModelError"]
