@@ -15,6 +15,7 @@ keras = pytest.importorskip("keras", reason="Keras not installed; run: pip insta
 layers = keras.layers
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # keras calls np.array(copy=False)
 
+from keras_models import small_model  # noqa: E402
 from network_compare import assert_same_network  # noqa: E402
 
 from dnnmap.errors import InputFileError  # noqa: E402
@@ -42,27 +43,8 @@ def test_keras_application_matches_zoo(app: str) -> None:
     assert any("assumed 1" in line for line in result.report.lines())
 
 
-def _small_model() -> keras.Model:
-    inp = keras.Input((32, 32, 3), name="img")
-    x = layers.ZeroPadding2D(((0, 1), (0, 1)))(inp)
-    x = layers.Conv2D(8, 3, strides=2, activation="relu", name="stem")(x)
-    y = layers.DepthwiseConv2D(3, padding="same", depth_multiplier=2, name="dw")(x)
-    y = layers.BatchNormalization(name="dw_bn")(y)
-    y = layers.ReLU(6.0, name="dw_relu")(y)
-    y = layers.Conv2D(8, 1, name="project")(y)
-    x = layers.Add(name="add")([x, y])
-    s = layers.SeparableConv2D(16, 3, padding="same", activation="relu", name="sep")(x)
-    m = layers.MaxPooling2D(2, name="pool")(s)
-    a = layers.AveragePooling2D(3, strides=2, padding="same", name="avgpool")(s)
-    c = layers.Concatenate(name="cat")([m, a])
-    c = layers.GlobalAveragePooling2D(name="gap")(c)
-    c = layers.Dropout(0.5)(c)
-    out = layers.Dense(10, activation="softmax", name="fc")(c)
-    return keras.Model(inp, out, name="small")
-
-
 def test_layer_coverage_and_fusion() -> None:
-    result = import_keras_model(_small_model())
+    result = import_keras_model(small_model())
     net = result.network
     by_name = {layer.name: layer for layer in net.layers}
     assert net.inputs == (("img", (1, 3, 32, 32)),)
@@ -84,10 +66,10 @@ def test_layer_coverage_and_fusion() -> None:
 @pytest.mark.parametrize("suffix", [".keras", ".h5"])
 def test_keras_files_import_and_round_trip(tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"small{suffix}"
-    _small_model().save(path)
+    small_model().save(path)
     net = load_network(path)
     assert net.source == f"keras:small{suffix}"
-    assert net.macs == import_keras_model(_small_model()).network.macs
+    assert net.macs == import_keras_model(small_model()).network.macs
     assert load_network(save_network(net, tmp_path / "small.yaml")) == net
 
 
@@ -118,13 +100,8 @@ def test_unsupported_layers_listed_then_skipped() -> None:
     assert result.network.layer("conv2").output_shape == (1, 4, 32, 32)
 
 
-def test_not_a_keras_file_and_savedmodel_dir(tmp_path: Path) -> None:
+def test_not_a_keras_file(tmp_path: Path) -> None:
     bad = tmp_path / "broken.keras"
     bad.write_bytes(b"PK\x03\x04 not really a zip")
     with pytest.raises(InputFileError, match=r"broken.keras: cannot load the Keras model"):
         load_network(bad)
-    saved = tmp_path / "saved"
-    saved.mkdir()
-    (saved / "saved_model.pb").write_bytes(b"")
-    with pytest.raises(InputFileError, match=r"SavedModel directories cannot be imported"):
-        load_network(saved)

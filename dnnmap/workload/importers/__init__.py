@@ -1,8 +1,8 @@
-"""Model import: ONNX and Keras front ends, graph clean-up, and the project's own network file.
+"""Model import: ONNX, Keras and TensorFlow SavedModel front ends, graph clean-up, and the project's network file.
 
-``load_network(path)`` dispatches on the suffix: ``.onnx`` (ONNX), ``.keras``/``.h5``/a
-SavedModel directory (Keras, optional extra ``dnnmap[keras]``), ``.yaml``/``.yml``/``.json``
-(the project's network file written by :func:`save_network`). ``import_model`` returns
+``load_network(path)`` dispatches on the suffix: ``.onnx`` (ONNX), ``.keras``/``.h5`` (Keras)
+or a SavedModel directory (TensorFlow graph; both need the optional extra ``dnnmap[keras]``),
+``.yaml``/``.yml``/``.json`` (the project's network file written by :func:`save_network`). ``import_model`` returns
 the network together with its :class:`ImportReport`.
 """
 
@@ -48,10 +48,17 @@ def import_model(path: str | os.PathLike[str], input_shapes: InputShapes | None 
         from dnnmap.workload.importers.onnx_import import SUPPORTED_OPS, load_onnx_graph
 
         graph, supported, kind = load_onnx_graph(path, input_shapes), SUPPORTED_OPS, "onnx"
-    elif suffix in KERAS_SUFFIXES or _is_savedmodel(path):
+    elif suffix in KERAS_SUFFIXES:
         from dnnmap.workload.importers.keras_import import SUPPORTED_LAYERS, load_keras_graph
 
         graph, supported, kind = load_keras_graph(path, input_shapes), SUPPORTED_LAYERS, "keras"
+    elif _is_savedmodel(path):
+        from dnnmap.workload.importers.tf_import import SUPPORTED_TF_OPS, load_savedmodel_graph
+
+        graph, supported, kind = load_savedmodel_graph(path, input_shapes), SUPPORTED_TF_OPS, "savedmodel"
+    elif path.is_dir():
+        raise InputFileError(f"{path}: a directory without saved_model.pb; expected a TensorFlow SavedModel "
+                             "directory (keras: model.export(dir)) or a model file")
     else:
         raise InputFileError(
             f"{path}: unknown model format {suffix or '(no suffix)'!r}; expected .onnx, .keras, .h5, a TensorFlow "

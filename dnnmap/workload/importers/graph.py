@@ -1,13 +1,15 @@
-"""Framework-neutral source graph: what the ONNX and Keras front ends produce and the clean-up rewrites.
+"""Framework-neutral source graph: what the ONNX, Keras and SavedModel front ends produce and the clean-up rewrites.
 
 Every node has one output. ``inputs`` names the producing nodes or graph inputs of the
 activation (non-constant) operands; weights, biases and other constants are already
-reduced to attributes. Shapes are NCHW (Keras front end transposes NHWC).
+reduced to attributes. Shapes are NCHW (the Keras and SavedModel front ends transpose NHWC).
 
 Semantic ops (``SourceNode.op``) and their attributes:
 
 =============  =============================================================================
-conv           kernel (r, s), stride (h, w), padding (top, left, bottom, right), dilation, groups, out_channels
+conv           kernel (r, s), stride (h, w), padding (top, left, bottom, right), dilation, groups, out_channels;
+               optional zero_stuffed=True: a transposed convolution lowered to this direct convolution, whose
+               ``input_shapes[0]`` is the zero-stuffed map (see :func:`zero_stuffed_window`)
 fc             out_features (input flattened to (N, features))
 matmul         out_features (input (..., M, K) times a (K, out_features) operand)
 pool           mode (max/avg), kernel, stride, padding, ceil_mode
@@ -15,7 +17,9 @@ global_pool    mode
 add, mul       element-wise over two or more feature maps
 concat         along channels
 eltwise_unary  function (relu, clip, sigmoid, softmax, bias_add, scale, batchnorm, ...): fusable
-batchnorm      folded into the producing conv/fc, or becomes ``eltwise_unary`` batchnorm
+bias           constant per-channel add (TensorFlow BiasAdd): folded into the producing conv/fc/matmul, or
+               becomes ``eltwise_unary`` bias_add
+batchnorm      folded into the producing conv/fc/matmul, or becomes ``eltwise_unary`` batchnorm
 pad            padding (top, left, bottom, right): folded into the consuming conv/pool
 passthrough    reshape/flatten/identity/dropout/squeeze/quantize: no loop-nest meaning, removed
 unsupported    reason: listed in one error, or skipped with ``skip_unsupported``
@@ -28,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 SEMANTIC_OPS = frozenset({"conv", "fc", "matmul", "pool", "global_pool", "add", "mul", "concat", "eltwise_unary",
-                          "batchnorm", "pad", "passthrough", "unsupported"})
+                          "bias", "batchnorm", "pad", "passthrough", "unsupported"})
 
 
 @dataclass(frozen=True)
@@ -82,9 +86,47 @@ def unique_name(base: str, taken: set[str]) -> str:
     return name
 
 
-def same_padding(size: int, kernel: int, stride: int, dilation: int = 1, extra_at_end: bool = True) -> tuple[int, int]:
+Pair = tuple[int, int]
+Padding = tuple[int, int, int, int]  # (top, left, bottom, right)
+
+
+def same_padding(size: int, kernel: int, stride: int, dilation: int = 1, extra_at_end: bool = True) -> Pair:
     """(begin, end) padding of TensorFlow/ONNX "SAME": output ``ceil(size / stride)``; odd totals pad the end
     (``SAME_UPPER``, TensorFlow) or the beginning (``SAME_LOWER``)."""
     total = max(0, (-(-size // stride) - 1) * stride + (kernel - 1) * dilation + 1 - size)
     small, large = total // 2, total - total // 2
     return (small, large) if extra_at_end else (large, small)
+
+
+def same_padding_2d(spatial: Pair, kernel: Pair, stride: Pair, dilation: Pair = (1, 1),
+                    extra_at_end: bool = True) -> Padding:
+    """"SAME" padding of a 2-D window as (top, left, bottom, right); see :func:`same_padding`."""
+    (top, bottom), (left, right) = (same_padding(size, k, s, d, extra_at_end)
+                                    for size, k, s, d in zip(spatial, kernel, stride, dilation))
+    return (top, left, bottom, right)
+
+
+def named_padding(mode: str, spatial: Pair, kernel: Pair, stride: Pair, dilation: Pair = (1, 1)) -> Padding | None:
+    """Padding of a TensorFlow/Keras ``same``/``valid`` window (either case); ``None`` for any other mode."""
+    if mode.lower() == "same":
+        return same_padding_2d(spatial, kernel, stride, dilation)
+    return (0, 0, 0, 0) if mode.lower() == "valid" else None
+
+
+def zero_stuffed_window(in_hw: Pair, kernel: Pair, stride: Pair, pads: Padding, output_padding: Pair,
+                        dilation: Pair = (1, 1)) -> tuple[Pair, Padding] | None:
+    """A transposed convolution as a direct one: (stuffed input size, padding), or ``None`` if pads are too large.
+
+    The input gets ``stride - 1`` zeros between neighbouring pixels (``(H - 1) * stride + 1`` rows), is padded
+    by ``dilation * (kernel - 1) - pad`` on each side (plus ``output_padding`` at the bottom/right), and is
+    convolved with stride 1 and the spatially flipped kernel (input and output channels swapped): the output has
+    the transposed convolution's ``(H - 1) * stride + dilation * (kernel - 1) + 1 - pads + output_padding`` rows.
+    """
+    top, left, bottom, right = pads
+    reach = tuple(d * (k - 1) for k, d in zip(kernel, dilation))
+    padding = (reach[0] - top, reach[1] - left, reach[0] - bottom + output_padding[0],
+               reach[1] - right + output_padding[1])
+    if min(padding) < 0:
+        return None
+    stuffed = ((in_hw[0] - 1) * stride[0] + 1, (in_hw[1] - 1) * stride[1] + 1)
+    return stuffed, padding

@@ -2,7 +2,7 @@
 
 Order (see :func:`clean_up`): remove no-op layout nodes, fold explicit pads into the
 padding of the consuming convolution/pooling, list (or skip) unsupported operators,
-fold batch-norms into the preceding convolution (TSO's transform step), fuse
+fold bias adds, then batch-norms, into the preceding convolution (TSO's transform step), fuse
 activations and other unary element-wise ops into their producer when that producer
 has no other consumer (otherwise they stay as an ``identity`` element-wise layer), and
 merge a concat that only feeds another concat into it (Keras InceptionV3 nests them).
@@ -16,7 +16,8 @@ from dnnmap.workload.importers.graph import SourceGraph, SourceNode
 from dnnmap.workload.importers.report import FoldedNode, ImportReport, SourceOp, UnsupportedOperatorsError
 
 WINDOW_OPS = ("conv", "pool")
-BN_TARGETS = ("conv", "fc", "matmul")
+FOLD_TARGETS = ("conv", "fc", "matmul")
+UNFOLDED_FUNCTION = {"bias": "bias_add", "batchnorm": "batchnorm"}
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,12 @@ def clean_up(graph: SourceGraph, supported: tuple[str, ...], skip_unsupported: b
     graph, removed = remove_passthrough(graph)
     graph, pads = fold_pads(graph)
     graph, skipped = drop_unsupported(graph, supported, skip_unsupported)
-    graph, bns = fold_batchnorms(graph)
+    graph, biases = fold_into_producers(graph, "bias")
+    graph, bns = fold_into_producers(graph, "batchnorm")
     graph, fused = fuse_unary(graph)
     graph, merged = merge_nested_concats(graph)
-    report = ImportReport(graph.path, skipped, bns, pads, fused, removed + merged, graph.notes)
+    zero_stuffed = tuple(SourceOp(n.name, n.source_op) for n in graph.nodes if n.attrs.get("zero_stuffed"))
+    report = ImportReport(graph.path, skipped, bns, pads, fused, removed + merged, graph.notes, biases, zero_stuffed)
     return CleanedGraph(graph, report)
 
 
@@ -108,24 +111,25 @@ def drop_unsupported(graph: SourceGraph, supported: tuple[str, ...],
     return graph, bad
 
 
-def fold_batchnorms(graph: SourceGraph) -> tuple[SourceGraph, tuple[FoldedNode, ...]]:
-    """Fold a batch-norm into its producing conv/fc when the producer feeds nothing else.
+def fold_into_producers(graph: SourceGraph, op: str) -> tuple[SourceGraph, tuple[FoldedNode, ...]]:
+    """Fold each ``op`` node (``bias`` or ``batchnorm``) into its producing conv/fc/matmul when that producer feeds
+    nothing else and has no fused activation yet.
 
-    Folding rescales the producer's weights and bias; shapes and MACs are unchanged, so
-    the IR only loses the node. A batch-norm that cannot be folded becomes a unary
-    element-wise ``batchnorm`` op (and may then fuse into its producer like an activation).
+    Folding changes the producer's weights and bias only; shapes and MACs are unchanged, so
+    the IR only loses the node. One that cannot be folded becomes a unary element-wise op
+    (``bias_add`` / ``batchnorm``) and may then fuse into its producer like an activation.
     """
     folded = []
-    for bn in [n for n in graph.nodes if n.op == "batchnorm"]:
+    for node in [n for n in graph.nodes if n.op == op]:
         consumers = graph.consumers()
-        producer = next((n for n in graph.nodes if bn.inputs and n.name == bn.inputs[0]), None)
-        if (producer is not None and producer.op in BN_TARGETS and not producer.fused
+        producer = next((n for n in graph.nodes if node.inputs and n.name == node.inputs[0]), None)
+        if (producer is not None and producer.op in FOLD_TARGETS and not producer.fused
                 and len(consumers.get(producer.name, [])) == 1 and producer.name not in graph.outputs):
-            graph = _bypass(graph, graph_node(graph, bn.name))
-            folded.append(FoldedNode(bn.name, bn.source_op, producer.name))
+            graph = _bypass(graph, graph_node(graph, node.name))
+            folded.append(FoldedNode(node.name, node.source_op, producer.name))
         else:
-            nodes = [n.with_(op="eltwise_unary", attrs={"function": "batchnorm"}) if n.name == bn.name else n
-                     for n in graph.nodes]
+            nodes = [n.with_(op="eltwise_unary", attrs={"function": UNFOLDED_FUNCTION[op]}) if n.name == node.name
+                     else n for n in graph.nodes]
             graph = graph.with_nodes(nodes)
     return graph, tuple(folded)
 

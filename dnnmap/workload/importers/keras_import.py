@@ -14,10 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from dnnmap.errors import InputFileError
-from dnnmap.workload.importers.graph import SourceGraph, SourceNode, same_padding, unique_name
+from dnnmap.workload.importers.channels_last import (
+    InputShapes,
+    Shape,
+    nchw,
+    pair,
+    resolve_input_shapes,
+    tensorflow_module,
+)
+from dnnmap.workload.importers.graph import SourceGraph, SourceNode, named_padding, unique_name
 
-InputShapes = dict[str, tuple[int, ...]]
-Shape = tuple[int, ...]
 PASSTHROUGH = frozenset({"Flatten", "Reshape", "Dropout", "SpatialDropout2D", "GaussianNoise", "GaussianDropout",
                          "AlphaDropout", "ActivityRegularization", "Identity", "InputLayer"})
 UNARY = {"Rescaling": "rescaling", "Normalization": "normalization", "Softmax": "softmax", "ELU": "elu",
@@ -31,20 +37,8 @@ SUPPORTED_LAYERS: tuple[str, ...] = tuple(sorted(
      *UNARY, *MERGE, *POOLS, *GLOBAL_POOLS} - {"InputLayer"}))
 
 
-def _keras() -> Any:
-    try:
-        import keras
-    except ImportError:
-        raise InputFileError("importing Keras models needs TensorFlow/Keras: pip install 'dnnmap[keras]'") from None
-    return keras
-
-
 def read_keras_model(path: Path) -> Any:
-    keras = _keras()
-    if path.is_dir():
-        raise InputFileError(
-            f"{path}: TensorFlow SavedModel directories cannot be imported: Keras 3 cannot rebuild their layers. "
-            "Save the model as .keras (model.save('model.keras')) or export it to ONNX, then import that file")
+    keras = tensorflow_module("keras")
     try:
         return keras.models.load_model(path, compile=False)
     except Exception as exc:  # keras raises ValueError/TypeError/OSError... for unreadable or custom-layer files
@@ -57,14 +51,6 @@ def _input_name(tensor: Any) -> str:
     return tensor._keras_history[0].name
 
 
-def _nchw(shape: Shape) -> Shape:
-    return (shape[0], shape[3], shape[1], shape[2]) if len(shape) == 4 else tuple(shape)
-
-
-def _pair(v: Any) -> tuple[int, int]:
-    return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
-
-
 class KerasFrontEnd:
     def __init__(self, model: Any, path: str, input_shapes: InputShapes | None) -> None:
         self.path = path
@@ -73,35 +59,11 @@ class KerasFrontEnd:
             raise InputFileError(f"{path}: the Keras model is not built (a Sequential model without an Input); "
                                  "build it with keras.Input(shape=...) first")
         self.notes: list[str] = []
-        self.inputs = self._input_shapes(input_shapes or {})
+        declared = {_input_name(t): tuple(t.shape) for t in self.model.inputs}
+        self.inputs = resolve_input_shapes(path, declared, input_shapes or {}, self.notes)
         self.shapes: dict[int, Shape] = {}  # id(KerasTensor) -> concrete channels-last shape
         self.producer: dict[int, str] = {}  # id(KerasTensor) -> source node name
         self.taken: set[str] = set()
-
-    def _input_shapes(self, overrides: InputShapes) -> dict[str, Shape]:
-        names = [_input_name(t) for t in self.model.inputs]
-        unknown = sorted(set(overrides) - set(names))
-        if unknown:
-            raise InputFileError(f"{self.path}: --input-shape names unknown input(s) {', '.join(unknown)}; "
-                                 f"the model's inputs are: {', '.join(names)}")
-        shapes = {}
-        for t, name in zip(self.model.inputs, names):
-            declared = tuple(t.shape)
-            if name in overrides:
-                given = tuple(int(d) for d in overrides[name])
-                if len(given) != len(declared) or any(d is not None and d != g for d, g in zip(declared, given)):
-                    raise InputFileError(f"{self.path}: --input-shape {name}={'x'.join(map(str, given))} does not "
-                                         f"fit the model's input shape {declared} (channels-last layout)")
-                shapes[name] = given
-                continue
-            if any(d is None for d in declared[1:]):
-                example = "x".join(str(d or 224) for d in (1, *declared[1:]))
-                raise InputFileError(f"{self.path}: input {name!r} has dynamic dimensions {declared}; give a fixed "
-                                     f"shape in the model's layout with --input-shape {name}={example}")
-            if declared[0] is None:
-                self.notes.append(f"batch of input {name!r} unspecified in the model; assumed 1")
-            shapes[name] = (declared[0] or 1, *declared[1:])
-        return shapes
 
     def translate(self) -> SourceGraph:
         nodes: list[SourceNode] = []
@@ -115,7 +77,7 @@ class KerasFrontEnd:
                     continue
                 nodes.extend(self._translate(layer, node))
         outputs = tuple(self.producer[id(t)] for t in self.model.outputs)
-        graph_inputs = tuple((self.producer[id(t)], _nchw(self.inputs[_input_name(t)])) for t in self.model.inputs)
+        graph_inputs = tuple((self.producer[id(t)], nchw(self.inputs[_input_name(t)])) for t in self.model.inputs)
         return SourceGraph(self.model.name, self.path, graph_inputs, tuple(nodes), outputs, tuple(self.notes))
 
     def _translate(self, layer: Any, node: Any) -> list[SourceNode]:
@@ -142,8 +104,8 @@ class KerasFrontEnd:
             shape = out_shape if last else attrs.pop("output_shape")
             fused = attrs.pop("fused", ())
             label = f"{kind} ({attrs.pop('reason')})" if "reason" in attrs else kind
-            result.append(SourceNode(node_name, op, label, tuple(sources), tuple(_nchw(s) for s in in_shapes),
-                                     _nchw(shape), attrs))
+            result.append(SourceNode(node_name, op, label, tuple(sources), tuple(nchw(s) for s in in_shapes),
+                                     nchw(shape), attrs))
             result.extend(self._activation(node_name, f, shape, label) for f in fused)
             sources, in_shapes = [result[-1].name], [shape]
         for t in node.output_tensors:
@@ -153,23 +115,18 @@ class KerasFrontEnd:
 
     def _activation(self, producer: str, function: str, shape: Shape, label: str) -> SourceNode:
         return SourceNode(unique_name(f"{producer}/{function}", self.taken), "eltwise_unary", f"{label} activation",
-                          (producer,), (_nchw(shape),), _nchw(shape), {"function": function})
+                          (producer,), (nchw(shape),), nchw(shape), {"function": function})
 
     # ---- layer handlers: list of (semantic op, attrs); extra attrs "fused", "output_shape" -------------------
     def _conv(self, cfg: dict, ins: list[Shape], out: Shape) -> list[tuple[str, dict]]:
         kind = cfg.get("_kind")
-        kernel, stride = _pair(cfg["kernel_size"]), _pair(cfg["strides"])
-        dilation = _pair(cfg.get("dilation_rate", 1))
+        kernel, stride = pair(cfg["kernel_size"]), pair(cfg["strides"])
+        dilation = pair(cfg.get("dilation_rate", 1))
         if len(ins[0]) != 4:
             return [("unsupported", {"reason": f"rank-{len(ins[0])} input"})]
         _, h, w, c = ins[0]
-        if cfg["padding"] == "same":
-            (top, bottom), (left, right) = (same_padding(size, k, s, d)
-                                            for size, k, s, d in zip((h, w), kernel, stride, dilation))
-            padding = (top, left, bottom, right)
-        elif cfg["padding"] == "valid":
-            padding = (0, 0, 0, 0)
-        else:
+        padding = named_padding(cfg["padding"], (h, w), kernel, stride, dilation)
+        if padding is None:
             return [("unsupported", {"reason": f"padding {cfg['padding']!r}"})]
         window = {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation}
         fused = _activation_names(cfg)
@@ -189,13 +146,9 @@ class KerasFrontEnd:
         return [(op, {"out_features": int(cfg["units"]), "fused": _activation_names(cfg)})]
 
     def _pool(self, cfg: dict, ins: list[Shape], out: Shape) -> list[tuple[str, dict]]:
-        kernel = _pair(cfg["pool_size"])
-        stride = _pair(cfg["strides"] or kernel)
-        if cfg["padding"] == "same":
-            (top, bottom), (left, right) = (same_padding(size, k, s) for size, k, s in zip(ins[0][1:3], kernel, stride))
-            padding = (top, left, bottom, right)
-        else:
-            padding = (0, 0, 0, 0)
+        kernel = pair(cfg["pool_size"])
+        stride = pair(cfg["strides"] or kernel)
+        padding = named_padding(cfg["padding"], ins[0][1:3], kernel, stride) or (0, 0, 0, 0)
         return [("pool", {"mode": POOLS[cfg["_kind"]], "kernel": kernel, "stride": stride, "padding": padding,
                           "ceil_mode": False})]
 
@@ -231,7 +184,7 @@ class KerasFrontEnd:
         return [("eltwise_unary", {"function": UNARY[cfg["_kind"]]})]
 
     def _zero_padding(self, cfg: dict, ins: list[Shape], out: Shape) -> list[tuple[str, dict]]:
-        (top, bottom), (left, right) = (_pair(p) for p in cfg["padding"])
+        (top, bottom), (left, right) = (pair(p) for p in cfg["padding"])
         return [("pad", {"padding": (top, left, bottom, right)})]
 
     def _passthrough(self, cfg: dict, ins: list[Shape], out: Shape) -> list[tuple[str, dict]]:

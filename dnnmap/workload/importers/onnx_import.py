@@ -17,7 +17,7 @@ import onnx
 from onnx import helper, numpy_helper, shape_inference
 
 from dnnmap.errors import InputFileError
-from dnnmap.workload.importers.graph import SourceGraph, SourceNode, same_padding, unique_name
+from dnnmap.workload.importers.graph import SourceGraph, SourceNode, same_padding_2d, unique_name
 
 InputShapes = dict[str, tuple[int, ...]]
 STATIC_SOURCES = frozenset({"Constant", "ConstantOfShape", "Shape", "Size"})
@@ -313,9 +313,7 @@ def _window(attrs: dict[str, Any], spatial: tuple[int, ...], kernel: tuple[int, 
     auto_pad = attrs.get("auto_pad", b"NOTSET")
     auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        (top, bottom), (left, right) = (same_padding(size, k, s, d, auto_pad == "SAME_UPPER")
-                                        for size, k, s, d in zip(spatial, kernel, stride, dilation))
-        padding = (top, left, bottom, right)
+        padding = same_padding_2d(spatial, kernel, stride, dilation, auto_pad == "SAME_UPPER")
     elif auto_pad == "VALID":
         padding = (0, 0, 0, 0)
     elif auto_pad in ("NOTSET", ""):

@@ -36,6 +36,8 @@ class ImportReport:
     fused_activations: tuple[FoldedNode, ...] = ()
     removed: tuple[SourceOp, ...] = ()  # reshape/flatten/identity/dropout/... (no loop-nest meaning)
     assumptions: tuple[str, ...] = ()  # e.g. an unspecified Keras batch taken as 1
+    folded_biases: tuple[FoldedNode, ...] = ()  # TensorFlow BiasAdd (ONNX and Keras convolutions carry their bias)
+    zero_stuffed: tuple[SourceOp, ...] = ()  # transposed convolutions lowered to direct ones over stuffed inputs
 
     def lines(self) -> tuple[str, ...]:
         """Human-readable summary, one fact per line (the CLI prints these)."""
@@ -45,12 +47,18 @@ class ImportReport:
         if self.folded_batchnorms:
             pairs = _first([f"{f.node}->{f.into}" for f in self.folded_batchnorms])
             out.append(f"folded {len(self.folded_batchnorms)} batch-norm(s) into convolutions: {pairs}")
+        if self.folded_biases:
+            out.append(f"folded {len(self.folded_biases)} bias add(s) into their convolutions / FC layers")
         if self.folded_pads:
             out.append(f"folded {len(self.folded_pads)} pad node(s) into the padding of their consumers")
         if self.fused_activations:
             kinds = Counter(f.op_type for f in self.fused_activations)
             desc = ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items()))
             out.append(f"fused {len(self.fused_activations)} element-wise op(s) into their producers: {desc}")
+        if self.zero_stuffed:
+            out.append(f"lowered {len(self.zero_stuffed)} transposed convolution(s) to direct convolutions over their "
+                       "zero-stuffed inputs; their MACs include the multiplications by the inserted zeros: "
+                       + _first([s.node for s in self.zero_stuffed]))
         if self.removed:
             out.append(f"removed {len(self.removed)} layout/no-op node(s): {_by_type(self.removed, names=False)}")
         return tuple(out)
