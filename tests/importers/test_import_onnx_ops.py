@@ -10,7 +10,7 @@ from onnx import helper, numpy_helper
 from onnx_graphs import conv_relu_model, ints, model, save, scalar, weight
 
 from dnnmap.workload import ops
-from dnnmap.workload.importers import import_model, load_network
+from dnnmap.workload.importers import UnsupportedOperatorsError, import_model, load_network
 
 
 def test_conv_bn_relu_gemm_pipeline(tmp_path: Path) -> None:
@@ -154,3 +154,33 @@ def test_batchnorm_without_preceding_conv_stays_elementwise(tmp_path: Path) -> N
     assert result.report.folded_batchnorms == ()
     bn = result.network.layer("bn")
     assert bn.op.kind == "identity" and bn.fused == ("batchnorm",) and bn.inputs == ("x",)
+
+
+def test_conv_transpose_without_torch(tmp_path: Path) -> None:
+    nodes = [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up", strides=[2, 2], pads=[1, 1, 1, 1],
+                              output_padding=[1, 1])]
+    result = import_model(save(model(nodes, [weight("w", 3, 4, 3, 3)], [1, 3, 8, 8]), tmp_path / "m.onnx"))
+    (up,) = result.network.layers
+    assert up.op == ops.conv2d("up", 3, 4, 15, 3, 1, (1, 1, 2, 2)) and up.output_shape == (1, 4, 16, 16)
+    assert [s.node for s in result.report.zero_stuffed] == ["up"]
+
+
+@pytest.mark.parametrize("attrs, reason", [
+    ({"auto_pad": "SAME_UPPER", "strides": [2, 2]}, r"output_shape or auto_pad SAME; export with explicit pads"),
+    ({"output_shape": [16, 16], "strides": [2, 2]}, r"output_shape or auto_pad SAME; export with explicit pads"),
+    ({"pads": [3, 3, 3, 3]}, r"pads larger than dilation \* \(kernel - 1\)"),
+])
+def test_conv_transpose_refusals(tmp_path: Path, attrs: dict, reason: str) -> None:
+    nodes = [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up", **attrs)]
+    path = save(model(nodes, [weight("w", 3, 4, 3, 3)], [1, 3, 8, 8]), tmp_path / "m.onnx")
+    with pytest.raises(UnsupportedOperatorsError, match=rf"ConvTranspose \({reason}\) x1 \(up\)"):
+        load_network(path)
+
+
+def test_pad_before_conv_transpose_is_not_folded(tmp_path: Path) -> None:
+    nodes = [helper.make_node("Pad", ["x", "pads"], ["p"], name="pad"),
+             helper.make_node("ConvTranspose", ["p", "w"], ["y"], name="up", strides=[2, 2])]
+    path = save(model(nodes, [ints("pads", 0, 0, 1, 1, 0, 0, 1, 1), weight("w", 3, 4, 3, 3)], [1, 3, 8, 8]),
+                tmp_path / "m.onnx")
+    with pytest.raises(UnsupportedOperatorsError, match=r"Pad \(before a transposed convolution\) x1 \(pad\)"):
+        load_network(path)

@@ -14,10 +14,11 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch not installed; run: pip install torch==2.13.0")
 
 from network_compare import assert_same_network  # noqa: E402
-from torch_models import ARCHITECTURES, export_onnx  # noqa: E402
+from torch_models import ARCHITECTURES, decoder, export_module, export_onnx  # noqa: E402
 
 from dnnmap.errors import InputFileError  # noqa: E402
-from dnnmap.workload import zoo  # noqa: E402
+import dnnmap  # noqa: E402
+from dnnmap.workload import ops, zoo  # noqa: E402
 from dnnmap.workload.importers import import_model, load_network, save_network  # noqa: E402
 
 
@@ -61,3 +62,30 @@ def test_dynamic_batch_export(exported: Callable[..., Path]) -> None:
 def test_imported_inception_round_trips_through_yaml(exported: Callable[..., Path], tmp_path: Path) -> None:
     net = load_network(exported("inceptionv3"))
     assert load_network(save_network(net, tmp_path / "inception.yaml")) == net
+
+
+def test_conv_transpose_is_a_direct_convolution_over_the_zero_stuffed_input(tmp_path: Path) -> None:
+    model = decoder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path = export_module(model, (1, 3, 16, 16), str(tmp_path / "decoder.onnx"))
+    result = import_model(path)
+    conv, up1, up2 = result.network.layers
+    # up1: 8x8 stuffed to 15x15 (a zero between pixels), padded by kernel - 1 - pad = 1 (+ output_padding 1 at the end)
+    assert up1.op == ops.conv2d(up1.name, 8, 4, 15, 3, 1, (1, 1, 2, 2))
+    # up2: 16x16 stuffed to 31x31, dilation 2: padded by 2 * (3 - 1) - 2 = 2; groups 2 of 2 -> 3 channels
+    assert up2.op == ops.conv2d(up2.name, 4, 6, 31, 3, 1, 2, dilation=2, groups=2)
+    with torch.no_grad():
+        y1 = model[:3](torch.zeros(1, 3, 16, 16))
+        y2 = model[3](y1)
+    assert up1.output_shape == tuple(y1.shape) == (1, 4, 16, 16) and up1.fused == ("relu",)
+    assert up2.output_shape == tuple(y2.shape) == (1, 6, 31, 31) and up2.inputs == (up1.name,)
+    assert up1.op.macs == 4 * 8 * 16 * 16 * 3 * 3  # every output pixel sums a full 3x3 window, zeros included
+    assert up2.op.macs == 6 * 2 * 31 * 31 * 3 * 3
+    assert [s.node for s in result.report.zero_stuffed] == [up1.name, up2.name]
+    assert any("lowered 2 transposed convolution(s)" in line and "inserted zeros" in line
+               for line in result.report.lines())
+    mapped = dnnmap.map_network(path, arch="eyeriss", budget=200)
+    assert [(layer.layer, layer.macs) for layer in mapped.layers] == [
+        (layer.name, layer.op.macs) for layer in result.network.layers]
+    assert all(layer.cycles > 0 for layer in mapped.layers)

@@ -190,13 +190,24 @@ ARCHITECTURES: dict[str, tuple[Callable[[], nn.Module], tuple[int, int, int, int
 }
 
 
+def decoder() -> nn.Module:
+    """An upsampling decoder: transposed convolutions with output_padding, groups and dilation."""
+    return nn.Sequential(conv_bn(3, 8, 3, 2, 1),
+                         nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1), nn.ReLU(),
+                         nn.ConvTranspose2d(4, 6, 3, stride=2, padding=2, groups=2, dilation=2))
+
+
+def export_module(model: nn.Module, shape: tuple[int, ...], path: str, dynamic_batch: bool = False) -> str:
+    """Export ``model`` (eval mode, input named ``input``) with the TorchScript exporter, keeping batch-norms."""
+    dynamic_axes = {"input": {0: "batch"}} if dynamic_batch else None
+    torch.onnx.export(model.eval(), (torch.zeros(shape),), path, dynamo=False, input_names=["input"],
+                      output_names=["logits"], do_constant_folding=False, dynamic_axes=dynamic_axes)
+    return path
+
+
 def export_onnx(name: str, path: str, dynamic_batch: bool = False) -> str:
-    """Export the zoo-named architecture with uninitialised weights (only shapes matter), keeping batch-norms."""
+    """Export the zoo-named architecture with uninitialised weights (only shapes matter)."""
     build, shape = ARCHITECTURES[name]
     with torch.device("meta"):
         model = build()
-    model = model.to_empty(device="cpu").eval()
-    dynamic_axes = {"input": {0: "batch"}} if dynamic_batch else None
-    torch.onnx.export(model, (torch.zeros(shape),), path, dynamo=False, input_names=["input"],
-                      output_names=["logits"], do_constant_folding=False, dynamic_axes=dynamic_axes)
-    return path
+    return export_module(model.to_empty(device="cpu"), shape, path, dynamic_batch)

@@ -8,8 +8,8 @@ Semantic ops (``SourceNode.op``) and their attributes:
 
 =============  =============================================================================
 conv           kernel (r, s), stride (h, w), padding (top, left, bottom, right), dilation, groups, out_channels;
-               optional zero_stuffed=True: a transposed convolution lowered to this direct convolution, whose
-               ``input_shapes[0]`` is the zero-stuffed map (see :func:`zero_stuffed_window`)
+               optional stuffed_hw (H, W): a transposed convolution lowered to this direct convolution over its
+               input zero-stuffed to H x W (see :func:`zero_stuffed_window`); no pad folds into it
 fc             out_features (input flattened to (N, features))
 matmul         out_features (input (..., M, K) times a (K, out_features) operand)
 pool           mode (max/avg), kernel, stride, padding, ceil_mode

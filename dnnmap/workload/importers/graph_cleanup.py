@@ -35,7 +35,7 @@ def clean_up(graph: SourceGraph, supported: tuple[str, ...], skip_unsupported: b
     graph, bns = fold_into_producers(graph, "batchnorm")
     graph, fused = fuse_unary(graph)
     graph, merged = merge_nested_concats(graph)
-    zero_stuffed = tuple(SourceOp(n.name, n.source_op) for n in graph.nodes if n.attrs.get("zero_stuffed"))
+    zero_stuffed = tuple(SourceOp(n.name, n.source_op) for n in graph.nodes if "stuffed_hw" in n.attrs)
     report = ImportReport(graph.path, skipped, bns, pads, fused, removed + merged, graph.notes, biases, zero_stuffed)
     return CleanedGraph(graph, report)
 
@@ -76,26 +76,31 @@ def graph_node(graph: SourceGraph, name: str) -> SourceNode:
 
 
 def fold_pads(graph: SourceGraph) -> tuple[SourceGraph, tuple[FoldedNode, ...]]:
-    """Add each pad's border to the padding of its consumers (all must be conv/pool); else mark unsupported."""
+    """Add each pad's border to the padding of its consumers (all must be conv/pool, none a transposed conv);
+    else mark it unsupported."""
     folded = []
     for name in [n.name for n in graph.nodes if n.op == "pad"]:
         pad = graph_node(graph, name)
-        users = {u.name for u in graph.consumers().get(name, [])}
-        foldable = bool(users) and name not in graph.outputs and all(
-            graph_node(graph, u).op in WINDOW_OPS for u in users)
+        users = graph.consumers().get(name, [])
+        if not users or name in graph.outputs or any(u.op not in WINDOW_OPS for u in users):
+            reason = "not followed by convolution or pooling"
+        elif any("stuffed_hw" in u.attrs for u in users):
+            reason = "before a transposed convolution"
+        else:
+            reason = ""
         nodes = []
         for n in graph.nodes:
-            if n.name == name and not foldable:
-                n = n.with_(op="unsupported", source_op=f"{n.source_op} (not followed by convolution or pooling)")
+            if n.name == name and reason:
+                n = n.with_(op="unsupported", source_op=f"{n.source_op} ({reason})")
             elif n.name == name:
                 continue
-            elif n.name in users:
+            elif n.name in {u.name for u in users}:
                 padding = tuple(a + b for a, b in zip(n.attrs["padding"], pad.attrs["padding"]))
                 shapes = tuple(pad.input_shapes[0] if s == name else sh for s, sh in zip(n.inputs, n.input_shapes))
                 n = n.with_(attrs={**n.attrs, "padding": padding}, input_shapes=shapes)
                 folded.append(FoldedNode(name, pad.source_op, n.name))
             nodes.append(n)
-        graph = graph.with_nodes(_rewire(nodes, name, pad.inputs[0]) if foldable else nodes)
+        graph = graph.with_nodes(nodes if reason else _rewire(nodes, name, pad.inputs[0]))
     return graph, tuple(folded)
 
 

@@ -55,6 +55,7 @@ def _operator(node: SourceNode, where: str) -> Operator:
     a = node.attrs
     if node.op == "conv":
         n, c, h, w = as_nchw(node.input_shapes[0], where)
+        h, w = a.get("stuffed_hw", (h, w))  # a transposed convolution reads its zero-stuffed input
         return ops.conv2d(node.name, c, a["out_channels"], (h, w), a["kernel"], a["stride"], a["padding"],
                           a["dilation"], a["groups"], n)
     if node.op == "fc":

@@ -17,7 +17,7 @@ import onnx
 from onnx import helper, numpy_helper, shape_inference
 
 from dnnmap.errors import InputFileError
-from dnnmap.workload.importers.graph import SourceGraph, SourceNode, same_padding_2d, unique_name
+from dnnmap.workload.importers.graph import SourceGraph, SourceNode, same_padding_2d, unique_name, zero_stuffed_window
 
 InputShapes = dict[str, tuple[int, ...]]
 STATIC_SOURCES = frozenset({"Constant", "ConstantOfShape", "Shape", "Size"})
@@ -236,6 +236,31 @@ class OnnxFrontEnd:
         window = _window(attrs, x[2:], kernel)
         return "conv", {**window, "groups": groups, "out_channels": w[0]}
 
+    def _conv_transpose(self, node: onnx.NodeProto, attrs: dict[str, Any],
+                        activations: list[str]) -> tuple[str, dict]:
+        """A direct convolution over the zero-stuffed input (:func:`zero_stuffed_window`); weight (C, K / group, R, S)."""
+        x, w = self.shape(node.input[0]), self.shape(node.input[1])
+        if len(x) != 4 or len(w) != 4:
+            return "unsupported", {"reason": f"{max(len(x), len(w)) - 2}-D" if x and w else "unknown rank"}
+        if node.input[1] not in self.static:
+            return "unsupported", {"reason": "non-constant weights"}
+        if "output_shape" in attrs or _text(attrs.get("auto_pad", b"NOTSET")) not in ("NOTSET", "VALID"):
+            return "unsupported", {"reason": "output_shape or auto_pad SAME; export with explicit pads"}
+        groups = int(attrs.get("group", 1))
+        if w[0] != x[1]:
+            raise InputFileError(f"{self.path}: node {node.name!r} (ConvTranspose): inconsistent shapes: input "
+                                 f"{node.input[0]!r} has {x[1]} channels but weight {node.input[1]!r} {w} expects "
+                                 f"{w[0]}")
+        window = _window(attrs, x[2:], tuple(attrs.get("kernel_shape", w[2:])))
+        output_padding = tuple(int(p) for p in attrs.get("output_padding", (0, 0)))
+        stuffed = zero_stuffed_window(x[2:], window["kernel"], window["stride"], window["padding"], output_padding,
+                                      window["dilation"])
+        if stuffed is None:
+            return "unsupported", {"reason": "pads larger than dilation * (kernel - 1)"}
+        stuffed_hw, padding = stuffed
+        return "conv", {**window, "stride": (1, 1), "padding": padding, "groups": groups, "out_channels": w[1] * groups,
+                        "stuffed_hw": stuffed_hw}
+
     def _pool(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
         x = self.shape(node.input[0])
         kernel = tuple(attrs["kernel_shape"])
@@ -281,8 +306,7 @@ class OnnxFrontEnd:
         return "batchnorm", {}
 
     def _pad(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
-        mode = attrs.get("mode", b"constant")
-        mode = mode.decode() if isinstance(mode, bytes) else mode
+        mode = _text(attrs.get("mode", b"constant"))
         if mode != "constant":
             return "unsupported", {"reason": f"{mode} mode"}
         inputs = list(node.input) + ["", "", ""]
@@ -306,12 +330,16 @@ class OnnxFrontEnd:
         return "unsupported", {"reason": "of activations; only constant weights may be transposed"}
 
 
+def _text(value: str | bytes) -> str:
+    """A string attribute (onnx.helper returns bytes)."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def _window(attrs: dict[str, Any], spatial: tuple[int, ...], kernel: tuple[int, ...]) -> dict[str, Any]:
     """Kernel, stride, dilation and explicit (top, left, bottom, right) padding, resolving ``auto_pad``."""
     stride = tuple(int(s) for s in attrs.get("strides", (1, 1)))
     dilation = tuple(int(d) for d in attrs.get("dilations", (1, 1)))
-    auto_pad = attrs.get("auto_pad", b"NOTSET")
-    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+    auto_pad = _text(attrs.get("auto_pad", b"NOTSET"))
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         padding = same_padding_2d(spatial, kernel, stride, dilation, auto_pad == "SAME_UPPER")
     elif auto_pad == "VALID":
@@ -361,7 +389,7 @@ def _fmt(dims: list[Any]) -> str:
 
 Handler = Callable[[OnnxFrontEnd, onnx.NodeProto, dict[str, Any], list[str]], tuple[str, dict[str, Any]]]
 HANDLERS: dict[str, Handler] = {
-    "Conv": OnnxFrontEnd._conv, "QLinearConv": OnnxFrontEnd._conv,
+    "Conv": OnnxFrontEnd._conv, "QLinearConv": OnnxFrontEnd._conv, "ConvTranspose": OnnxFrontEnd._conv_transpose,
     "MaxPool": OnnxFrontEnd._pool, "AveragePool": OnnxFrontEnd._pool,
     "GlobalAveragePool": OnnxFrontEnd._global_pool, "GlobalMaxPool": OnnxFrontEnd._global_pool,
     "Gemm": OnnxFrontEnd._gemm, "MatMul": OnnxFrontEnd._matmul, "QLinearMatMul": OnnxFrontEnd._matmul,
