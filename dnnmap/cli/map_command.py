@@ -39,7 +39,7 @@ def save_layer_mappings(result: NetworkResult, network: Network, directory: Path
 @user_errors
 def map_command(
     model: Annotated[str, typer.Argument(help="zoo model name (see `dnnmap models`) or a model file "
-                                              "(.onnx, .keras, .h5, dnnmap .yaml network)")],
+                                              "(.onnx, .keras, .h5, SavedModel dir, dnnmap .yaml network)")],
     arch: Annotated[str, typer.Option("--arch", "-a", help="architecture preset (see `dnnmap archs`) or a "
                                                            "YAML spec")] = "eyeriss",
     objective: Annotated[str, typer.Option(help=f"one of {', '.join(OBJECTIVES)}")] = "edp",

@@ -198,3 +198,23 @@ def test_onnx_file_with_input_shape(tmp_path: Path) -> None:
     verified = run("verify", saved)
     assert verified.exit_code == 0, verified.output
     assert "bit-exact" in verified.stdout
+
+
+def test_savedmodel_directory_import_and_map(tmp_path: Path) -> None:
+    """A Keras 3 export (``model.export``) is a TensorFlow SavedModel directory: import, map, malformed copy."""
+    keras = pytest.importorskip("keras", reason="Keras not installed; run: pip install 'dnnmap[keras]'")
+    inp = keras.Input((16, 16, 3), name="img")
+    x = keras.layers.Conv2D(8, 3, padding="same", activation="relu", name="conv")(inp)
+    out = keras.layers.Dense(4, name="fc")(keras.layers.GlobalAveragePooling2D(name="gap")(x))
+    keras.Model(inp, out).export(str(tmp_path / "exported"), verbose=False)
+    imported = run("import", tmp_path / "exported", "-o", tmp_path / "net.yaml")
+    assert imported.exit_code == 0, imported.output
+    assert "imported from" in imported.stdout and "3 layers" in imported.stdout
+    mapped = run("map", tmp_path / "exported", "--arch", "eyeriss", "--json", tmp_path / "m.json")
+    assert mapped.exit_code == 0, mapped.output
+    macs = [layer["macs"] for layer in json.loads((tmp_path / "m.json").read_text())["layers"]]
+    assert macs == [8 * 3 * 3 * 3 * 16 * 16, 0, 8 * 4]
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "saved_model.pb").write_bytes(b"\x08\x01 not a protobuf \xff\xff")
+    assert_user_error(run("map", broken, "--arch", "eyeriss"), str(broken), "cannot load the TensorFlow SavedModel")

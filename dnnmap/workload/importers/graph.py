@@ -35,6 +35,11 @@ SEMANTIC_OPS = frozenset({"conv", "fc", "matmul", "pool", "global_pool", "add", 
                           "bias", "batchnorm", "pad", "passthrough", "unsupported"})
 
 
+class NotConstantError(Exception):
+    """An operand that must be a literal constant (pads, axes, clip bounds) is computed by the graph; the front
+    ends list the node as unsupported with this message."""
+
+
 @dataclass(frozen=True)
 class SourceNode:
     name: str

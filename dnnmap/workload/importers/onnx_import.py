@@ -17,7 +17,14 @@ import onnx
 from onnx import helper, numpy_helper, shape_inference
 
 from dnnmap.errors import InputFileError
-from dnnmap.workload.importers.graph import SourceGraph, SourceNode, same_padding_2d, unique_name, zero_stuffed_window
+from dnnmap.workload.importers.graph import (
+    NotConstantError,
+    SourceGraph,
+    SourceNode,
+    same_padding_2d,
+    unique_name,
+    zero_stuffed_window,
+)
 
 InputShapes = dict[str, tuple[int, ...]]
 STATIC_SOURCES = frozenset({"Constant", "ConstantOfShape", "Shape", "Size"})
@@ -51,10 +58,6 @@ def read_model(path: Path) -> onnx.ModelProto:
     if not model.opset_import:
         raise InputFileError(f"{path}: ONNX model declares no opset_import (truncated or corrupted file?)")
     return model
-
-
-class NotConstantError(Exception):
-    """An operand that must be a literal constant (pads, clip bounds) is computed by the graph."""
 
 
 class OnnxFrontEnd:

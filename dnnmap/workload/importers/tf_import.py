@@ -26,7 +26,14 @@ from typing import Any
 
 from dnnmap.errors import InputFileError
 from dnnmap.workload.importers.channels_last import InputShapes, Shape, nchw, tensorflow_module
-from dnnmap.workload.importers.graph import Padding, SourceGraph, SourceNode, named_padding, unique_name
+from dnnmap.workload.importers.graph import (
+    NotConstantError,
+    Padding,
+    SourceGraph,
+    SourceNode,
+    named_padding,
+    unique_name,
+)
 from dnnmap.workload.importers.tf_graph import ConcreteGraph, concrete_graph
 from dnnmap.workload.importers.tf_savedmodel import read_savedmodel
 
@@ -47,14 +54,11 @@ BATCHNORMS = ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
 CALL_PREFIX = re.compile(r"^((Stateful)?PartitionedCall/)+")
 
 
-class NotConstantError(Exception):
-    """An operand that must be a literal constant (paddings, axes) is computed by the graph."""
-
-
 class TfFrontEnd:
     """Translate one frozen TensorFlow graph with concrete shapes into a :class:`SourceGraph`."""
 
-    def __init__(self, path: str, concrete: ConcreteGraph) -> None:
+    def __init__(self, tf: Any, path: str, concrete: ConcreteGraph) -> None:
+        self.tf = tf
         self.path = path
         self.concrete = concrete
         self.static = self._static_ops()
@@ -75,8 +79,8 @@ class TfFrontEnd:
         return tuple(tensor.shape.as_list()) if tensor.shape.is_fully_defined() else ()
 
     def value(self, tensor: Any) -> Any:
-        tf = tensorflow_module("tensorflow")
-        value = tf.get_static_value(tensor)
+        """The value of a tensor computed from small constants only (paddings, axes), as a NumPy array."""
+        value = self.tf.get_static_value(tensor)
         if value is None:
             raise NotConstantError(f"input {tensor.name!r} is computed, not a constant")
         return value
@@ -126,7 +130,7 @@ class TfFrontEnd:
             return "passthrough", {}
         if op.type in ACTIVATIONS:
             return "eltwise_unary", {"function": ACTIVATIONS[op.type]}
-        if "data_format" in op.node_def.attr and op.get_attr("data_format") not in (b"NHWC", b"NWC", b"NDHWC"):
+        if "data_format" in op.node_def.attr and op.get_attr("data_format") != b"NHWC":
             return "unsupported", {"reason": f"data_format {op.get_attr('data_format').decode()}"}
         handler = HANDLERS.get(op.type)
         return handler(self, op, activations) if handler else ("unsupported", {})
@@ -250,5 +254,5 @@ SUPPORTED_TF_OPS: tuple[str, ...] = tuple(sorted(
 
 def load_savedmodel_graph(path: Path, input_shapes: InputShapes | None = None) -> SourceGraph:
     """Load, freeze and translate the SavedModel directory ``path``."""
-    frozen = read_savedmodel(path)
-    return TfFrontEnd(str(path), concrete_graph(tensorflow_module("tensorflow"), frozen, input_shapes)).translate()
+    tf = tensorflow_module("tensorflow")
+    return TfFrontEnd(tf, str(path), concrete_graph(tf, read_savedmodel(path), input_shapes)).translate()

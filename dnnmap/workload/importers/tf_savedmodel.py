@@ -39,6 +39,8 @@ def first_line(exc: Exception) -> str:
 
 def read_savedmodel(path: Path) -> FrozenSignature:
     """Load ``path`` and freeze its serving signature; any failure is an :class:`InputFileError` naming it."""
+    if not (path / "saved_model.pb").stat().st_size:
+        raise InputFileError(f"{path}: saved_model.pb is empty; expected a TensorFlow SavedModel")
     tf = tensorflow_module("tensorflow")
     try:
         loaded = tf.saved_model.load(str(path))
