@@ -6,7 +6,7 @@ and no default, the error names them. Freezing does what
 ``tensorflow.python.framework.convert_to_constants.convert_variables_to_constants_v2`` does
 (inline the function, replace each variable read by a constant) but stops at the
 GraphDef: that function's last step, wrapping the GraphDef into a new concrete function,
-takes 6 of its 7 seconds on ResNet-50 and the importer does not need it.
+takes 7 of its 7.5 seconds on ResNet-50 and the importer does not need it.
 """
 
 from __future__ import annotations
