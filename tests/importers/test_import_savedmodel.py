@@ -141,8 +141,8 @@ class ResizeModule(tf.Module):
 def test_unsupported_ops_listed_then_skipped(tmp_path: Path) -> None:
     tf.saved_model.save(ResizeModule(), str(tmp_path / "m"))
     with pytest.raises(UnsupportedOperatorsError, match=r"m: 3 node\(s\) of 2 unsupported operator type\(s\): "
-                                                        r"ResizeBilinear x2 \(up1/ResizeBilinear, up2/ResizeBilinear\); "
-                                                        r"Transpose x1 \(flip\)\. Supported operators: .*Conv2D"):
+                       r"ResizeBilinear x2 \(up1/ResizeBilinear, up2/ResizeBilinear\); "
+                       r"Transpose x1 \(flip\)\. Supported operators: .*Conv2D"):
         load_network(tmp_path / "m")
     result = import_model(tmp_path / "m", skip_unsupported=True)
     assert [layer.name for layer in result.network.layers] == ["conv", "conv2"]

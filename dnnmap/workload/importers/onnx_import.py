@@ -241,7 +241,7 @@ class OnnxFrontEnd:
 
     def _conv_transpose(self, node: onnx.NodeProto, attrs: dict[str, Any],
                         activations: list[str]) -> tuple[str, dict]:
-        """A direct convolution over the zero-stuffed input (:func:`zero_stuffed_window`); weight (C, K / group, R, S)."""
+        """A direct convolution over the zero-stuffed input (:func:`zero_stuffed_window`); weight (C, K/group, R, S)."""
         x, w = self.shape(node.input[0]), self.shape(node.input[1])
         if len(x) != 4 or len(w) != 4:
             return "unsupported", {"reason": f"{max(len(x), len(w)) - 2}-D" if x and w else "unknown rank"}

@@ -158,10 +158,7 @@ class TfFrontEnd:
         padding = self._window(op, xs[1:3], kernel, stride, dilation)
         if op.type == "DepthwiseConv2dNative":  # filter (R, S, C, multiplier)
             groups, out_channels = xs[3], ws[2] * ws[3]
-        elif xs[3] % ws[2]:  # Conv2D filter (R, S, C / groups, K)
-            raise InputFileError(f"{self.path}: node {op.name!r} (Conv2D): inconsistent shapes: input has {xs[3]} "
-                                 f"channels, not a multiple of the filter's {ws[2]} input channels {ws}")
-        else:
+        else:  # Conv2D filter (R, S, C / groups, K); TensorFlow's shape inference checked that C / groups divides C
             groups, out_channels = xs[3] // ws[2], ws[3]
         return "conv", {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation,
                         "groups": groups, "out_channels": out_channels}
@@ -172,7 +169,7 @@ class TfFrontEnd:
                                                              else ("adj_x", "adj_y")))
         bs = self.shape(b)
         if b.op.name not in self.static or a.op.name in self.static or transpose_a or len(bs) != 2:
-            return "unsupported", {"reason": "transposed input or product of two activations"}
+            return "unsupported", {"reason": "transposed or constant input, or a product of two activations"}
         return ("fc" if len(self.shape(a)) == 2 else "matmul"), {"out_features": bs[0] if transpose_b else bs[1]}
 
     def _bias(self, op: Any, activations: list[Any]) -> tuple[str, dict[str, Any]]:
@@ -207,7 +204,8 @@ class TfFrontEnd:
         """Whether the constant operand of ``op`` holds one value per channel (last axis) of ``x``."""
         xs = self.shape(x)
         constant = next(self.shape(t) for t in op.inputs if t.op.name in self.static)
-        return bool(xs) and bool(constant) and len(constant) <= len(xs) and math.prod(constant) == constant[-1] == xs[-1]
+        return (bool(xs) and bool(constant) and len(constant) <= len(xs)
+                and math.prod(constant) == constant[-1] == xs[-1])
 
     def _pool(self, op: Any, activations: list[Any]) -> tuple[str, dict[str, Any]]:
         ksize, strides = op.get_attr("ksize"), op.get_attr("strides")
