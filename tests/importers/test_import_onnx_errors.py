@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,17 @@ def test_unknown_shape_behind_custom_op(tmp_path: Path) -> None:
         load_network(path)
     with pytest.raises(InputFileError, match=r"m.onnx: no layer with a loop nest is left"):
         load_network(path, skip_unsupported=True)
+
+
+def test_tensorflow_formats_without_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keras files and SavedModel directories name the file and the extra to install when TensorFlow is absent."""
+    monkeypatch.setitem(sys.modules, "tensorflow", None)  # a None entry makes the import fail, installed or not
+    monkeypatch.setitem(sys.modules, "keras", None)
+    saved = tmp_path / "exported"
+    saved.mkdir()
+    (saved / "saved_model.pb").write_bytes(b"\x08\x01")
+    (tmp_path / "m.keras").write_bytes(b"PK")
+    for path in (saved, tmp_path / "m.keras"):
+        with pytest.raises(InputFileError, match=rf"^{path}: importing Keras and TensorFlow models needs "
+                                                 r"TensorFlow/Keras: pip install 'dnnmap\[keras\]'"):
+            load_network(path)

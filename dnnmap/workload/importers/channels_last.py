@@ -19,13 +19,14 @@ DeclaredShape = tuple[int | None, ...]
 InputShapes = dict[str, Shape]
 
 
-def tensorflow_module(name: str) -> Any:
-    """Import ``keras`` or ``tensorflow`` (quieting TensorFlow's C++ start-up log unless the user set its level)."""
+def tensorflow_module(name: str, path: str | os.PathLike[str]) -> Any:
+    """Import ``keras`` or ``tensorflow`` to read ``path`` (quieting TensorFlow's C++ start-up log unless the
+    user set its level); without the extra, an :class:`InputFileError` naming ``path`` says how to install it."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
         return importlib.import_module(name)
     except ImportError:
-        raise InputFileError("importing Keras and TensorFlow models needs TensorFlow/Keras: "
+        raise InputFileError(f"{path}: importing Keras and TensorFlow models needs TensorFlow/Keras: "
                              "pip install 'dnnmap[keras]'") from None
 
 

@@ -36,7 +36,9 @@ def clean_up(graph: SourceGraph, supported: tuple[str, ...], skip_unsupported: b
     graph, fused = fuse_unary(graph)
     graph, merged = merge_nested_concats(graph)
     zero_stuffed = tuple(SourceOp(n.name, n.source_op) for n in graph.nodes if "stuffed_hw" in n.attrs)
-    report = ImportReport(graph.path, skipped, bns, pads, fused, removed + merged, graph.notes, biases, zero_stuffed)
+    report = ImportReport(graph.path, skipped=skipped, folded_batchnorms=bns, folded_pads=pads, fused_activations=fused,
+                          removed=removed + merged, assumptions=graph.notes, folded_biases=biases,
+                          zero_stuffed=zero_stuffed)
     return CleanedGraph(graph, report)
 
 

@@ -38,7 +38,7 @@ SUPPORTED_LAYERS: tuple[str, ...] = tuple(sorted(
 
 
 def read_keras_model(path: Path) -> Any:
-    keras = tensorflow_module("keras")
+    keras = tensorflow_module("keras", path)
     try:
         return keras.models.load_model(path, compile=False)
     except Exception as exc:  # keras raises ValueError/TypeError/OSError... for unreadable or custom-layer files

@@ -27,7 +27,7 @@ class FoldedNode:
 
 @dataclass(frozen=True)
 class ImportReport:
-    """Summary of the graph clean-up: what was skipped, folded, fused and removed."""
+    """Summary of the graph clean-up: what was skipped, folded, fused, lowered and removed."""
 
     source: str
     skipped: tuple[SourceOp, ...] = ()

@@ -252,5 +252,5 @@ SUPPORTED_TF_OPS: tuple[str, ...] = tuple(sorted(
 
 def load_savedmodel_graph(path: Path, input_shapes: InputShapes | None = None) -> SourceGraph:
     """Load, freeze and translate the SavedModel directory ``path``."""
-    tf = tensorflow_module("tensorflow")
-    return TfFrontEnd(tf, str(path), concrete_graph(tf, read_savedmodel(path), input_shapes)).translate()
+    tf = tensorflow_module("tensorflow", path)
+    return TfFrontEnd(tf, str(path), concrete_graph(tf, read_savedmodel(tf, path), input_shapes)).translate()

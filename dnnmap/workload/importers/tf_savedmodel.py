@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from dnnmap.errors import InputFileError
-from dnnmap.workload.importers.channels_last import tensorflow_module
 
 DEFAULT_SIGNATURE = "serving_default"
 
@@ -37,11 +36,10 @@ def first_line(exc: Exception) -> str:
     return text[:300] if text else type(exc).__name__
 
 
-def read_savedmodel(path: Path) -> FrozenSignature:
+def read_savedmodel(tf: Any, path: Path) -> FrozenSignature:
     """Load ``path`` and freeze its serving signature; any failure is an :class:`InputFileError` naming it."""
     if not (path / "saved_model.pb").stat().st_size:
         raise InputFileError(f"{path}: saved_model.pb is empty; expected a TensorFlow SavedModel")
-    tf = tensorflow_module("tensorflow")
     try:
         loaded = tf.saved_model.load(str(path))
     except Exception as exc:  # tensorflow raises OSError, DecodeError, ValueError... for broken directories
