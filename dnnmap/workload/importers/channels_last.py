@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dnnmap.errors import InputFileError
+from dnnmap.workload.importers.graph import check_input_names
 
 Shape = tuple[int, ...]
 DeclaredShape = tuple[int | None, ...]
@@ -43,10 +44,7 @@ def resolve_input_shapes(path: str, declared: dict[str, DeclaredShape], override
                          notes: list[str]) -> dict[str, Shape]:
     """Concrete channels-last input shapes: ``overrides`` must fit ``declared`` (``None`` = unknown dimension);
     an unknown batch becomes 1 (appended to ``notes``); another unknown dimension needs an override."""
-    unknown = sorted(set(overrides) - set(declared))
-    if unknown:
-        raise InputFileError(f"{path}: --input-shape names unknown input(s) {', '.join(unknown)}; "
-                             f"the model's inputs are: {', '.join(declared)}")
+    check_input_names(path, overrides, list(declared))
     shapes = {}
     for name, dims in declared.items():
         if name in overrides:

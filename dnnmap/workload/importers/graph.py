@@ -28,8 +28,11 @@ unsupported    reason: listed in one error, or skipped with ``skip_unsupported``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from dnnmap.errors import InputFileError
 
 SEMANTIC_OPS = frozenset({"conv", "fc", "matmul", "pool", "global_pool", "add", "mul", "concat", "eltwise_unary",
                           "bias", "batchnorm", "pad", "passthrough", "unsupported"})
@@ -38,6 +41,34 @@ SEMANTIC_OPS = frozenset({"conv", "fc", "matmul", "pool", "global_pool", "add", 
 class NotConstantError(Exception):
     """An operand that must be a literal constant (pads, axes, clip bounds) is computed by the graph; the front
     ends list the node as unsupported with this message."""
+
+
+def check_input_names(path: str, overrides: dict[str, tuple[int, ...]], names: list[str]) -> None:
+    """Every ``--input-shape`` name must be one of the model's inputs ``names``."""
+    unknown = sorted(set(overrides) - set(names))
+    if unknown:
+        raise InputFileError(f"{path}: --input-shape names unknown input(s) {', '.join(unknown)}; "
+                             f"the model's inputs are: {', '.join(names) or '(none)'}")
+
+
+def translate_node(where: str, source_op: str,
+                   translate: Callable[[], tuple[str, dict[str, Any]]]) -> tuple[str, str, dict[str, Any]]:
+    """Run a front end's handler for one node: (semantic op, source-op label, attributes).
+
+    A :class:`NotConstantError` makes the node unsupported with its message; a handler
+    tripping over malformed attributes is an :class:`InputFileError` naming ``where``; an
+    attribute ``source_op`` replaces the label, and an unsupported node's reason is appended.
+    """
+    try:
+        op, attrs = translate()
+    except NotConstantError as exc:
+        op, attrs = "unsupported", {"reason": str(exc)}
+    except (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError) as exc:
+        raise InputFileError(f"{where}: malformed attributes or inputs: {exc}") from None
+    source_op = attrs.pop("source_op", source_op)
+    if op == "unsupported" and attrs.get("reason"):
+        source_op = f"{source_op} ({attrs['reason']})"
+    return op, source_op, attrs
 
 
 @dataclass(frozen=True)

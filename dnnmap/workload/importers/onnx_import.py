@@ -21,7 +21,9 @@ from dnnmap.workload.importers.graph import (
     NotConstantError,
     SourceGraph,
     SourceNode,
+    check_input_names,
     same_padding_2d,
+    translate_node,
     unique_name,
     zero_stuffed_window,
 )
@@ -81,11 +83,7 @@ class OnnxFrontEnd:
     # ---- checks ------------------------------------------------------------------
     def _input_shapes(self, overrides: InputShapes) -> dict[str, tuple[int, ...]]:
         inputs = [vi for vi in self.graph.input if vi.name not in self.initializers]
-        names = [vi.name for vi in inputs]
-        unknown = sorted(set(overrides) - set(names))
-        if unknown:
-            raise InputFileError(f"{self.path}: --input-shape names unknown input(s) {', '.join(unknown)}; "
-                                 f"the model's inputs are: {', '.join(names) or '(none)'}")
+        check_input_names(str(self.path), overrides, [vi.name for vi in inputs])
         shapes = {}
         for vi in inputs:
             if not vi.type.HasField("tensor_type"):
@@ -178,16 +176,9 @@ class OnnxFrontEnd:
             name = unique_name(node.name or node.output[0], self.taken)
             activations = [i for i in node.input if i and i not in self.static]
             attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-            try:
-                op, fields = self._translate(node, attrs, activations)
-            except NotConstantError as exc:
-                op, fields = "unsupported", {"reason": str(exc)}
-            except (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError) as exc:
-                raise InputFileError(f"{self.path}: node {name!r} ({node.op_type}): malformed attributes or "
-                                     f"inputs: {exc}") from None
-            source_op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}:{node.op_type}"
-            if op == "unsupported" and fields.get("reason"):
-                source_op = f"{source_op} ({fields['reason']})"
+            op_type = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}:{node.op_type}"
+            op, source_op, fields = translate_node(f"{self.path}: node {name!r} ({node.op_type})", op_type,
+                                                   lambda: self._translate(node, attrs, activations))
             nodes.append(SourceNode(
                 name=name, op=op, source_op=source_op,
                 inputs=tuple(self.producer[i] for i in activations),

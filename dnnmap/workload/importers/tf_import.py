@@ -24,7 +24,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dnnmap.errors import InputFileError
 from dnnmap.workload.importers.channels_last import InputShapes, Shape, nchw, tensorflow_module
 from dnnmap.workload.importers.graph import (
     NotConstantError,
@@ -32,6 +31,7 @@ from dnnmap.workload.importers.graph import (
     SourceGraph,
     SourceNode,
     named_padding,
+    translate_node,
     unique_name,
 )
 from dnnmap.workload.importers.tf_graph import ConcreteGraph, concrete_graph
@@ -103,16 +103,8 @@ class TfFrontEnd:
                 self.producer[op.outputs[0].name] = self.producer[activations[0].name]
                 continue
             name = unique_name(CALL_PREFIX.sub("", op.name), self.taken)
-            try:
-                kind, fields = self._translate(op, activations)
-            except NotConstantError as exc:
-                kind, fields = "unsupported", {"reason": str(exc)}
-            except (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError) as exc:
-                raise InputFileError(f"{self.path}: node {name!r} ({op.type}): malformed attributes or inputs: "
-                                     f"{exc}") from None
-            source_op = fields.pop("source_op", op.type)
-            if kind == "unsupported" and fields.get("reason"):
-                source_op = f"{source_op} ({fields['reason']})"
+            kind, source_op, fields = translate_node(f"{self.path}: node {name!r} ({op.type})", op.type,
+                                                     lambda: self._translate(op, activations))
             nodes.append(SourceNode(
                 name=name, op=kind, source_op=source_op,
                 inputs=tuple(self.producer[t.name] for t in activations),
