@@ -208,10 +208,13 @@ def test_directory_without_saved_model_pb(tmp_path: Path) -> None:
         load_network(tmp_path)
 
 
-APPLICATIONS = {"MobileNetV2": "mobilenetv2", "ResNet50": "resnet50_v1"}
+APPLICATIONS = {"MobileNetV2": "mobilenetv2", "ResNet50": "resnet50_v1", "InceptionV3": "inceptionv3",
+                "VGG16": "vgg16"}
 
 
-@pytest.mark.parametrize("app", sorted(APPLICATIONS))  # 10 s (MobileNetV2) and 16 s (ResNet50), mostly the export
+@pytest.mark.parametrize("app", [  # 7-17 s each, mostly the export; InceptionV3 and VGG16 only with -m slow
+    "MobileNetV2", "ResNet50", pytest.param("InceptionV3", marks=pytest.mark.slow),
+    pytest.param("VGG16", marks=pytest.mark.slow)])
 def test_keras_application_export_matches_zoo(tmp_path: Path, app: str) -> None:
     model = getattr(keras.applications, app)(weights=None, classifier_activation=None)
     n_bn = sum(type(layer).__name__ == "BatchNormalization" for layer in model.layers)
