@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dnnmap.arch.spec import ArchSpec, TransferModel
+from dnnmap.arch.spec import TransferModel
+from dnnmap.cost.bitsets import words_for
+from dnnmap.cost.kernel import product_bursts
 
 
 def dram_transfer_seconds(spec: TransferModel, nbytes: np.ndarray | float, bursts: np.ndarray | float) -> np.ndarray:
@@ -18,26 +20,26 @@ def dram_transfer_seconds(spec: TransferModel, nbytes: np.ndarray | float, burst
     return t
 
 
-def dram_transfer_cycles(arch: ArchSpec, nbytes: np.ndarray, bursts: np.ndarray) -> np.ndarray:
-    """Transfer time of the DRAM level in clock cycles (0 when the level has no transfer model)."""
-    spec = arch.dram.transfer
-    if spec is None:
-        return np.zeros_like(np.asarray(nbytes, dtype=float))
-    return dram_transfer_seconds(spec, nbytes, bursts) * arch.clock_mhz * 1e6
-
-
 def bursts_of_box(ext: np.ndarray, full: np.ndarray, word_bytes: float, burst_bytes: int) -> np.ndarray:
-    """TSO Alg. 4 CalBurstCount, generalized: bursts to move a box of extents ``ext`` (layout order, outermost first) of a tensor of extents ``full``.
+    """TSO Alg. 4 (CalBurstCount), generalized: bursts to move boxes of extents ``ext`` (B, X), in
+    layout order (outermost first), of a tensor of extents ``full`` (X,).
 
     Innermost axes that span the whole tensor merge with the next one into one contiguous
-    run (TSO section IV-D: a tile as wide as the IFM row is contiguous across rows).
+    run (TSO section IV-D: a tile as wide as the IFM row is contiguous across rows). This is
+    the cost kernel's own burst count (:func:`dnnmap.cost.kernel.product_bursts`) applied to
+    boxes, i.e. to products of intervals.
     """
-    B, X = ext.shape
-    run = ext[:, -1].astype(np.int64).copy()
-    merging = np.ones(B, dtype=bool)
-    runs = np.ones(B, dtype=np.int64)
-    for x in range(X - 2, -1, -1):
-        merging &= ext[:, x + 1] == full[x + 1]
-        run = np.where(merging, run * ext[:, x], run)
-        runs = np.where(merging, runs, runs * ext[:, x])
-    return runs * np.ceil(run * word_bytes / burst_bytes).astype(np.int64)
+    ext = np.asarray(ext, dtype=np.int64)
+    full = np.asarray(full, dtype=np.int64)
+    X = len(full)
+    sets = np.zeros((X, words_for(int(full.max()))), dtype=np.uint64)
+    sizes = full.reshape(1, X)
+    layout = np.arange(X, dtype=np.int64).reshape(1, X)
+    out = np.empty(len(ext))
+    for b, box in enumerate(ext):
+        for x in range(X):
+            bits = np.zeros(sets.shape[1] * 64, dtype=np.uint8)
+            bits[:box[x]] = 1
+            sets[x] = np.packbits(bits, bitorder="little").view(np.uint64)
+        out[b] = product_bursts(sets, sizes, 0, X, layout, float(word_bytes), float(burst_bytes))
+    return out

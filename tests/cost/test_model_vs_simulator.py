@@ -10,10 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dnnmap.arch.spec import TransferModel
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import COUNT_KINDS, CostModel
 from dnnmap.sim import simulate
 from dnnmap.sim.random_cases import random_case
+from dnnmap.sim.transfers import dram_bursts
 
 
 def _cases(seed: int, n: int, perfect: bool) -> list:
@@ -59,3 +61,20 @@ def test_words_per_level_bound_for_imperfect_factorizations() -> None:
                             for k in COUNT_KINDS)
             assert model_words >= sim_words, f"{op.kind} {op.dims} {lv.name}: {model_words} < {sim_words}"
         assert cost.compute_cycles[0] == sim.temporal_steps
+
+
+def _with_burst_dram(arch, burst_bytes: int):
+    dram = arch.levels[-1].model_copy(update={"transfer": TransferModel(model="burst", bandwidth_gbps=1.0,
+                                                                         burst_bytes=burst_bytes)})
+    return arch.model_copy(update={"levels": arch.levels[:-1] + (dram,)})
+
+
+def test_dram_bursts_exact_for_perfect_factorizations() -> None:
+    """The model's DRAM burst count equals the simulator's literal count: every transfer split into
+    the contiguous runs it occupies in the tensor's layout (docs/cost-model.md section 4)."""
+    rng = np.random.default_rng(11)
+    cases = _cases(300, 200, perfect=True)
+    for op, arch, m in cases:
+        arch = _with_burst_dram(arch, int(rng.choice([2, 4, 8, 16])))
+        cost, sim = _model_and_sim(op, arch, m)
+        assert cost.dram_bursts[0] == dram_bursts(sim, arch, m), f"{op.kind} {op.dims}"

@@ -1,0 +1,630 @@
+"""Compiled batch kernel of the analytical model (docs/cost-model.md sections 3-5).
+
+One call evaluates a whole :class:`~dnnmap.cost.batch.MappingBatch` (arrays of factors and
+loop orders in, arrays of costs out); the per-mapping loop runs as machine code (numba),
+which is what makes a million mappings per second possible. Equations (section 4):
+
+- for a (child, parent) pair of a tensor, the temporal loops above the child, innermost
+  first, are the events; loop ``m`` advances ``count_m = (trip_m - 1) * prod(outer trips)``
+  times and moves the child's tile by ``+stride_m`` along its dimension while the loops
+  inside it wrap back;
+- per tensor axis ``x``: ``A_x`` one instance's index set, ``U_x`` the union over the child
+  instances under one parent instance, ``O_x`` the overlap of a tile with its successor,
+  ``N_x`` the union over instances of each instance's new part;
+- words filled per instance per event ``prod(A) - prod(O)``, distinct words the parent
+  sends ``prod(U) - prod(U - N)``.
+
+Single-dimension axes have closed forms: a step along them never overlaps, so the first
+loop on such a dimension, and every loop outside it, refills the whole tile
+(``prod(A) * (prod(trips from there outward) - 1)`` words in all). A sliding-window axis
+(``stride*p + dilation*r``) is a Minkowski sum of arithmetic progressions; its sets are
+sized in closed form while they stay progressions or disjoint copies (:func:`_grow`), and
+with exact bitmaps (:mod:`dnnmap.cost.bitsets`) otherwise.
+
+DRAM bursts (TSO Alg. 4 generalized): a transfer between DRAM and its child is a product
+of per-axis index sets; its contiguous runs in the tensor's DRAM layout are the runs of the
+innermost axis that does not span the whole tensor times the inner (full) axes, repeated
+for every element of the outer axes; each run costs ``ceil(run_bytes / burst_bytes)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from dnnmap.cost import bitsets as bs
+
+# indices of the count kinds in ``counts``
+READS, FILLS, UPDATES, DRAINS = 0, 1, 2, 3
+# columns of the per-level parameter arrays
+FANOUT, MULTICAST, REDUCTION = 0, 1, 2
+READ_E, WRITE_E, HOP_E = 0, 1, 2
+# columns of ``scalars`` (docs/cost-model.md section 3)
+(S_WORD_BYTES, S_BURST_BYTES, S_SEC_PER_BYTE, S_SEC_PER_BURST, S_CLOCK_HZ, S_OPS, S_MAC_ENERGY, S_NUM_MACS,
+ S_OVERLAP, S_BURST_MODEL) = range(10)
+# columns of ``summary``
+(O_VALID, O_CYCLES, O_STEPS, O_ENERGY, O_DRAM_BYTES, O_UTILIZATION, O_BURSTS) = range(7)
+
+# a set state for :func:`_grow`: is a progression, its step, its count, size, extent
+IS_PROG, STEP, COUNT, SIZE, EXTENT = range(5)
+# rows of the kernel's scratch bitmaps
+TMP, SHIFT = 0, 1
+
+
+# Helpers take 2-D arrays and a row index rather than row views: a view costs two atomic
+# reference-count updates, which is a measurable share of a microsecond per mapping.
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _point(st: np.ndarray, r: int) -> None:
+    """State ``r`` := the set {0}."""
+    st[r, IS_PROG] = 1
+    st[r, STEP] = 1
+    st[r, COUNT] = 1
+    st[r, SIZE] = 1
+    st[r, EXTENT] = 1
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _grow(st: np.ndarray, r: int, coefs: np.ndarray, counts: np.ndarray, row: int, n: int) -> bool:
+    """``S_r := S_r + {0, c, ..., (m - 1) c}`` for each (c, m) of terms ``row`` in ascending ``c``.
+
+    Closed form, exact while the set stays an arithmetic progression or the new copies are
+    disjoint (``c >= extent``); returns False (state undefined) otherwise.
+    """
+    for i in range(n):
+        c, m = coefs[row, i], counts[row, i]
+        if m <= 1:
+            continue
+        step = st[r, STEP]
+        if st[r, IS_PROG] and st[r, COUNT] == 1:
+            st[r, STEP] = c
+            st[r, COUNT] = m
+            st[r, SIZE] = m
+            st[r, EXTENT] = (m - 1) * c + 1
+        elif st[r, IS_PROG] and c <= st[r, COUNT] * step and (step == 1 or c % step == 0):
+            st[r, COUNT] += (m - 1) * (c if step == 1 else c // step)
+            st[r, SIZE] = st[r, COUNT]
+            st[r, EXTENT] = (st[r, COUNT] - 1) * step + 1
+        elif c >= st[r, EXTENT]:
+            st[r, IS_PROG] = 0
+            st[r, SIZE] *= m
+            st[r, EXTENT] += (m - 1) * c
+        else:
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _sort_terms(coefs: np.ndarray, counts: np.ndarray, row: int, n: int) -> None:
+    """Sort the first ``n`` terms of ``row`` by coefficient (insertion sort: n is tiny)."""
+    for i in range(1, n):
+        c, m = coefs[row, i], counts[row, i]
+        j = i - 1
+        while j >= 0 and coefs[row, j] > c:
+            coefs[row, j + 1] = coefs[row, j]
+            counts[row, j + 1] = counts[row, j]
+            j -= 1
+        coefs[row, j + 1] = c
+        counts[row, j + 1] = m
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _grid_dilate(a: np.ndarray, r: int, coefs: np.ndarray, counts: np.ndarray, row: int, n: int,
+                 work: np.ndarray) -> None:
+    """``a[r] := a[r] + offsets`` of the spatial instances (the grid progressions ``row``)."""
+    for i in range(n):
+        if counts[row, i] > 1:
+            bs.dilate(a, r, coefs[row, i], counts[row, i], work, TMP)
+
+
+@njit(cache=True, _nrt=False)
+def product_bursts(sets: np.ndarray, sizes: np.ndarray, t: int, nax: int, layout: np.ndarray, word_bytes: float,
+                   burst_bytes: float) -> float:
+    """Bursts to move the product of the per-axis sets ``sets[x]`` of tensor ``t`` (axis extents
+    ``sizes[t]``, stored with its axes in ``layout[t]`` order, outermost first).
+
+    Axes inside the innermost axis ``k`` that is not whole are contiguous; the runs of ``k``'s set
+    repeat for every element of the outer product set. A set that spans its whole axis with gaps
+    (a strided window) has a run at each end: the last run of one outer element and the first
+    of the next are adjacent in memory and form one run, once per adjacent pair of outer
+    elements (the outer set's elements minus its runs, counted the same way, axis by axis).
+    """
+    k = -1
+    for li in range(nax - 1, -1, -1):
+        x = layout[t, li]
+        if bs.popcount(sets, x) < sizes[t, x]:
+            k = li
+            break
+    if k < 0:
+        total = 1.0
+        for x in range(nax):
+            total *= sizes[t, x]
+        return np.ceil(total * word_bytes / burst_bytes)
+    inner = 1.0
+    for li in range(k + 1, nax):
+        inner *= sizes[t, layout[t, li]]
+    n_outer = 1.0  # elements and runs of the outer product set (axes before k), flattened
+    r_outer = 1.0
+    for li in range(k):
+        x = layout[t, li]
+        count = bs.popcount(sets, x)
+        if count < sizes[t, x]:
+            _, runs, _, _, span = bs.run_profile(sets, x, 1.0, 1.0)
+            wraps = span == sizes[t, x]
+            r_outer = n_outer * runs - ((n_outer - r_outer) if wraps else 0.0)
+        n_outer *= count
+    unit = inner * word_bytes
+    total, runs, first, last, span = bs.run_profile(sets, layout[t, k], unit, burst_bytes)
+    total *= n_outer
+    if span == sizes[t, layout[t, k]] and runs > 1:
+        joined = (np.ceil(first * unit / burst_bytes) + np.ceil(last * unit / burst_bytes)
+                  - np.ceil((first + last) * unit / burst_bytes))
+        total -= (n_outer - r_outer) * joined
+    return total
+
+
+@njit(cache=True, _nrt=False)
+def _event_bursts(moved: np.ndarray, delta: np.ndarray, overlap: np.ndarray, new: np.ndarray, whole: np.ndarray,
+                  piece: np.ndarray, work: np.ndarray, t: int, nax: int, sizes: np.ndarray, layout: np.ndarray,
+                  word_bytes: float, burst_bytes: float) -> float:
+    """Bursts of one event's transfer when only window axes moved: the new tile's product set minus
+    the product of the old parts, split into disjoint products (the ``j``-th moved axis takes its new
+    part ``new[j]``, moved axes before it their old part, the others the whole set ``whole``).
+    Exact for one moved axis; with several, runs that would join across pieces are counted apart."""
+    total = 0.0
+    for j in range(nax):
+        if not moved[j]:
+            continue
+        empty = False
+        for x in range(nax):
+            if x == j:
+                bs.copy(piece, x, new, x)
+            elif x < j and moved[x]:
+                if overlap[x] == 0:
+                    empty = True
+                    break
+                bs.shifted(work, TMP, whole, x, delta[x])
+                bs.and_not(piece, x, work, TMP, new, x)
+            else:
+                bs.copy(piece, x, whole, x)
+        if not empty:
+            total += product_bursts(piece, sizes, t, nax, layout, word_bytes, burst_bytes)
+    return total
+
+
+@njit(cache=True, error_model="numpy")
+def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.ndarray, ax_n: np.ndarray,
+                   ax_nterm: np.ndarray, ax_dim: np.ndarray, ax_coef: np.ndarray, out_t: int,
+                   out_irrelevant: np.ndarray, level_flags: np.ndarray, level_energy: np.ndarray,
+                   level_bandwidth: np.ndarray, cap_part: np.ndarray, cap: np.ndarray, scalars: np.ndarray,
+                   layout: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
+                   tile_words: np.ndarray, hop: np.ndarray, excess: np.ndarray, breakdown: np.ndarray,
+                   level_cycles: np.ndarray, summary: np.ndarray) -> None:
+    """Evaluate every mapping of the batch; results go to the output arrays (all zero on entry).
+
+    Inputs: ``tf``/``sf``/``order`` (B, L, D) temporal factors, spatial factors, loop order
+    (outermost first); ``keeps`` (L, T); tensor ``t``'s axis ``x`` is the sum over its
+    ``ax_nterm[t, x]`` terms of ``ax_coef[t, x, k] * dim ax_dim[t, x, k]``; per level
+    ``level_flags`` (fan-out, multicast, reduction), ``level_energy`` (read, write, hop),
+    ``level_bandwidth`` (words/cycle/instance, 0 = unlimited), ``cap_part[l, t]`` the capacity
+    partition of ``cap[l]`` tensor ``t`` uses; ``layout[t]`` the DRAM axis order, ``sizes[t]``
+    the axis extents.
+    Outputs: ``counts`` (B, 4, L, T), ``tile_words`` (B, L, T), ``hop`` (B, L), ``excess`` (B, L),
+    ``breakdown`` (B, L + 2), ``level_cycles`` (B, L), ``summary`` (B, 7).
+    """
+    B, L, D = tf.shape
+    T = keeps.shape[1]
+    X = ax_dim.shape[1]
+    K = ax_dim.shape[2]
+    word_bytes = scalars[S_WORD_BYTES]
+    burst_bytes = scalars[S_BURST_BYTES]
+    burst_model = scalars[S_BURST_MODEL] > 0
+    cov = np.empty((L, D), np.int64)
+    covb = np.empty((L, D), np.int64)
+    inst = np.empty(L, np.int64)
+    seq_d = np.empty(L * D, np.int64)
+    seq_n = np.empty(L * D, np.int64)
+    seq_s = np.empty(L * D, np.int64)
+    outer = np.empty(L * D + 1, np.int64)
+    lvl_start = np.empty(L + 1, np.int64)
+    wrap = np.empty(D, np.int64)
+    single_rel = np.zeros((T, D), np.bool_)
+    window_rel = np.zeros((T, D), np.bool_)
+    dim_nterms = np.zeros((T, D), np.int64)  # the axes (and coefficients) each dimension indexes
+    dim_axis = np.empty((T, D, X), np.int64)
+    dim_coef = np.empty((T, D, X), np.int64)
+    for t in range(T):
+        for x in range(ax_n[t]):
+            for k in range(ax_nterm[t, x]):
+                d = ax_dim[t, x, k]
+                if ax_nterm[t, x] == 1:
+                    single_rel[t, d] = True
+                else:
+                    window_rel[t, d] = True
+                dim_axis[t, d, dim_nterms[t, d]] = x
+                dim_coef[t, d, dim_nterms[t, d]] = ax_coef[t, x, k]
+                dim_nterms[t, d] += 1
+    sp_lvl = np.empty(L * D, np.int64)  # the spatial factors > 1 of a mapping
+    sp_dim = np.empty(L * D, np.int64)
+    a_cnt = np.empty(X, np.int64)
+    u_cnt = np.empty(X, np.int64)
+    span = np.empty(X, np.int64)
+    o_cnt = np.empty(X, np.int64)
+    n_cnt = np.empty(X, np.int64)
+    moved = np.empty(X, np.bool_)
+    delta_x = np.zeros(X, np.int64)
+    closed = np.zeros(X, np.bool_)
+    st_a = np.empty((X + 1, 5), np.int64)  # per axis the tile's set; row X: scratch
+    S = X
+    grid_c = np.empty((X + 1, K * L * D), np.int64)  # per axis the grid terms; row X: the tile's terms
+    grid_m = np.empty((X + 1, K * L * D), np.int64)
+    n_grid = np.empty(X, np.int64)
+    grid_prod = np.empty(X, np.int64)
+    # bitmaps hold values base - extent .. base + 3 * extent, extent = the largest axis extent of the
+    # batch's (padded) iteration spaces: a tile shifted by less than its span, dilated by the grid
+    max_cover = np.ones(D, np.int64)
+    for b in range(B):
+        for d in range(D):
+            cover = 1
+            for j in range(L):
+                cover *= tf[b, j, d] * sf[b, j, d]
+            max_cover[d] = max(max_cover[d], cover)
+    base = 1
+    for t in range(T):
+        for x in range(ax_n[t]):
+            ext = 1
+            for k in range(ax_nterm[t, x]):
+                ext += ax_coef[t, x, k] * (max_cover[ax_dim[t, x, k]] - 1)
+            base = max(base, ext)
+    nwords = bs.words_for(4 * base + 64)
+    abm = np.zeros((X, nwords), np.uint64)  # one instance's set per axis
+    ubm = np.zeros((X, nwords), np.uint64)  # union over the child instances
+    nbm = np.zeros((X, nwords), np.uint64)  # new part of one event, one instance
+    nbu = np.zeros((X, nwords), np.uint64)  # new part of one event, union over the instances
+    piece = np.zeros((X, nwords), np.uint64)
+    work = np.zeros((2, nwords), np.uint64)
+    part_used = np.zeros(T, np.float64)
+
+    for b in range(B):
+        # ---- coverage, instances, loop sequence (section 1) -------------------------
+        for d in range(D):
+            c = 1
+            for j in range(L):
+                covb[j, d] = c
+                c *= tf[b, j, d] * sf[b, j, d]
+                cov[j, d] = c
+        lanes = 1
+        steps = 1
+        for j in range(L - 1, -1, -1):
+            inst[j] = lanes
+            for d in range(D):
+                lanes *= sf[b, j, d]
+                steps *= tf[b, j, d]
+        M = 0
+        for j in range(L):
+            lvl_start[j] = M
+            for k in range(D - 1, -1, -1):
+                d = order[b, j, k]
+                n = tf[b, j, d]
+                if n > 1:
+                    seq_d[M] = d
+                    seq_n[M] = n
+                    seq_s[M] = covb[j, d] * sf[b, j, d]
+                    M += 1
+        lvl_start[L] = M
+        E = 0
+        for j in range(L):
+            for d in range(D):
+                if sf[b, j, d] > 1:
+                    sp_lvl[E] = j
+                    sp_dim[E] = d
+                    E += 1
+        outer[M] = 1
+        for m in range(M - 1, -1, -1):
+            outer[m] = outer[m + 1] * seq_n[m]
+        bursts = 0.0
+
+        for t in range(T):
+            is_out = t == out_t
+            nax = ax_n[t]
+            c = -1
+            for p in range(L):
+                if not keeps[p, t]:
+                    continue
+                mcast = True
+                reduce = True
+                for j in range(c + 1, p + 1):
+                    if level_flags[j, FANOUT]:
+                        mcast = mcast and level_flags[j, MULTICAST]
+                        reduce = reduce and level_flags[j, REDUCTION]
+                need_sets = burst_model and p == L - 1
+                lo = c + 1 if c >= 0 else 0
+                # grid progressions of every axis: the spatial instances under one parent instance
+                for x in range(nax):
+                    n_grid[x] = 0
+                    grid_prod[x] = 1
+                for e in range(E):
+                    g = sp_lvl[e]
+                    if g < lo or g > p:
+                        continue
+                    d = sp_dim[e]
+                    for j in range(dim_nterms[t, d]):
+                        x = dim_axis[t, d, j]
+                        grid_c[x, n_grid[x]] = dim_coef[t, d, j] * covb[g, d]
+                        grid_m[x, n_grid[x]] = sf[b, g, d]
+                        n_grid[x] += 1
+                        grid_prod[x] *= sf[b, g, d]
+                for x in range(nax):
+                    if n_grid[x] > 1 and ax_nterm[t, x] > 1:
+                        _sort_terms(grid_c, grid_m, x, n_grid[x])
+
+                if c < 0:
+                    # MAC lanes: every temporal step every lane touches one word of the tensor
+                    u_lane = 1
+                    for x in range(nax):
+                        if ax_nterm[t, x] == 1:
+                            u_lane *= grid_prod[x]
+                            continue
+                        _point(st_a, S)
+                        if _grow(st_a, S, grid_c, grid_m, x, n_grid[x]):
+                            u_lane *= st_a[S, SIZE]
+                        else:
+                            bs.single(ubm, x, base)
+                            _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
+                            u_lane *= bs.popcount(ubm, x)
+                    per_lane = float(steps) * lanes
+                    union = float(steps) * u_lane * inst[p]
+                    if is_out:
+                        counts[b, UPDATES, p, t] += union if reduce else per_lane
+                    else:
+                        counts[b, READS, p, t] += union if mcast else per_lane
+                    for j in range(0, p + 1):
+                        if level_flags[j, FANOUT]:
+                            hop[b, j] += per_lane
+                    if need_sets:
+                        if reduce if is_out else mcast:
+                            for x in range(nax):
+                                bs.single(ubm, x, base)
+                                _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
+                            bursts += float(steps) * product_bursts(ubm, sizes, t, nax, layout, word_bytes,
+                                                                     burst_bytes)
+                        else:
+                            bursts += per_lane  # one word per lane and step: one burst each
+                    c = p
+                    continue
+
+                # ---- per-axis sets of the child tile and of the union over instances --
+                a_prod = 1
+                u_prod = 1
+                a_single = 1
+                u_single = 1
+                for x in range(nax):
+                    nt = ax_nterm[t, x]
+                    sp = 1
+                    for k in range(nt):
+                        sp += ax_coef[t, x, k] * (cov[c, ax_dim[t, x, k]] - 1)
+                    span[x] = sp
+                    if nt == 1:
+                        d = ax_dim[t, x, 0]
+                        a_cnt[x] = cov[c, d]
+                        u = cov[c, d] * grid_prod[x]
+                        u_cnt[x] = u
+                        a_single *= a_cnt[x]
+                        u_single *= u
+                        closed[x] = True
+                    else:
+                        for k in range(nt):
+                            grid_c[S, k] = ax_coef[t, x, k]
+                            grid_m[S, k] = cov[c, ax_dim[t, x, k]]
+                        _sort_terms(grid_c, grid_m, S, nt)
+                        _point(st_a, x)
+                        ok = _grow(st_a, x, grid_c, grid_m, S, nt) and st_a[x, IS_PROG] == 1
+                        if ok:
+                            for i in range(5):
+                                st_a[S, i] = st_a[x, i]
+                            ok = _grow(st_a, S, grid_c, grid_m, x, n_grid[x])
+                        closed[x] = ok and not need_sets
+                        if closed[x]:
+                            a_cnt[x] = st_a[x, SIZE]
+                            u_cnt[x] = st_a[S, SIZE]
+                    if need_sets or not closed[x]:
+                        bs.single(abm, x, base)
+                        for k in range(nt):
+                            bs.dilate(abm, x, ax_coef[t, x, k], cov[c, ax_dim[t, x, k]], work, TMP)
+                        bs.copy(ubm, x, abm, x)
+                        _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
+                        if nt > 1:
+                            a_cnt[x] = bs.popcount(abm, x)
+                            u_cnt[x] = bs.popcount(ubm, x)
+                    a_prod *= a_cnt[x]
+                    u_prod *= u_cnt[x]
+                tile_words[b, c, t] = a_prod
+                # DRAM bursts of the pair's transfers: of the union over the child instances (one
+                # transfer serves them all when the fan-outs merge) and of one instance
+                full_u = 0.0
+                full_a = 0.0
+                if need_sets:
+                    full_u = product_bursts(ubm, sizes, t, nax, layout, word_bytes, burst_bytes)
+                    full_a = product_bursts(abm, sizes, t, nax, layout, word_bytes, burst_bytes)
+                bursts_u = full_u
+                bursts_a = full_a
+
+                # ---- events: loops above the child, innermost first ---------------------
+                child_total = float(a_prod)
+                union_total = float(u_prod)
+                for d in range(D):
+                    wrap[d] = 0
+                any_wrap = False
+                for m in range(lvl_start[c + 1], M):
+                    d = seq_d[m]
+                    n = seq_n[m]
+                    if single_rel[t, d]:
+                        # this loop and every loop outside it refill the whole tile
+                        full_events = float(outer[m]) - 1.0
+                        child_total += full_events * a_prod
+                        union_total += full_events * u_prod
+                        bursts_u += full_events * full_u
+                        bursts_a += full_events * full_a
+                        break
+                    if not (window_rel[t, d] or any_wrap):
+                        continue  # the tile does not move
+                    s = seq_s[m]
+                    cnt = float(n - 1) * outer[m + 1]
+                    prod_o = a_single
+                    prod_un = u_single
+                    n_moved = 0
+                    for x in range(nax):
+                        moved[x] = False
+                        nt = ax_nterm[t, x]
+                        if nt == 1:
+                            continue
+                        delta = 0
+                        for k in range(nt):
+                            dk = ax_dim[t, x, k]
+                            delta += ax_coef[t, x, k] * ((s if dk == d else 0) - wrap[dk])
+                        delta_x[x] = delta
+                        if delta == 0:
+                            o_cnt[x] = a_cnt[x]
+                            n_cnt[x] = 0
+                        else:
+                            moved[x] = True
+                            n_moved += 1
+                            mag = delta if delta > 0 else -delta
+                            if mag >= span[x]:
+                                o_cnt[x] = 0
+                                n_cnt[x] = u_cnt[x]
+                                if need_sets:
+                                    bs.copy(nbm, x, abm, x)
+                                    bs.copy(nbu, x, ubm, x)
+                            elif closed[x] and st_a[x, STEP] > 1 and mag % st_a[x, STEP] != 0:
+                                o_cnt[x] = 0
+                                n_cnt[x] = u_cnt[x]
+                            else:
+                                done = False
+                                if closed[x]:
+                                    k_steps = mag if st_a[x, STEP] == 1 else mag // st_a[x, STEP]
+                                    o_cnt[x] = max(0, st_a[x, COUNT] - k_steps)
+                                    # the new part: the last k_steps elements of the progression
+                                    st_a[S, IS_PROG] = 1
+                                    st_a[S, STEP] = st_a[x, STEP]
+                                    st_a[S, COUNT] = k_steps
+                                    st_a[S, SIZE] = k_steps
+                                    st_a[S, EXTENT] = (k_steps - 1) * st_a[x, STEP] + 1
+                                    if _grow(st_a, S, grid_c, grid_m, x, n_grid[x]):
+                                        n_cnt[x] = st_a[S, SIZE]
+                                        done = True
+                                    else:  # the closed form does not cover this step: exact bitmaps
+                                        bs.single(abm, x, base)
+                                        for k in range(nt):
+                                            bs.dilate(abm, x, ax_coef[t, x, k], cov[c, ax_dim[t, x, k]], work, TMP)
+                                if not done:
+                                    bs.shifted(work, SHIFT, abm, x, delta)
+                                    o_cnt[x] = bs.and_count(work, SHIFT, abm, x)
+                                    bs.and_not(nbm, x, work, SHIFT, abm, x)
+                                    bs.copy(nbu, x, nbm, x)
+                                    _grid_dilate(nbu, x, grid_c, grid_m, x, n_grid[x], work)
+                                    n_cnt[x] = bs.popcount(nbu, x)
+                        prod_o *= o_cnt[x]
+                        prod_un *= u_cnt[x] - n_cnt[x]
+                    child_total += cnt * (a_prod - prod_o)
+                    union_total += cnt * (u_prod - prod_un)
+                    if need_sets and n_moved:
+                        bursts_u += cnt * _event_bursts(moved, delta_x, o_cnt, nbu, ubm, piece, work, t, nax, sizes,
+                                                        layout, word_bytes, burst_bytes)
+                        bursts_a += cnt * _event_bursts(moved, delta_x, o_cnt, nbm, abm, piece, work, t, nax, sizes,
+                                                        layout, word_bytes, burst_bytes)
+                    wrap[d] += (n - 1) * s
+                    any_wrap = True
+
+                # ---- counts of the pair (section 4) ------------------------------------
+                inst_c = inst[c]
+                w_child = float(inst_c) * child_total
+                u_parent = float(inst[p]) * union_total
+                if is_out:
+                    o_size = 1.0
+                    for x in range(nax):
+                        ext = 1
+                        for k in range(ax_nterm[t, x]):
+                            ext += ax_coef[t, x, k] * (cov[L - 1, ax_dim[t, x, k]] - 1)
+                        o_size *= ext
+                    rep_c = 1.0  # copies of an output word over spatially split reduction dimensions
+                    rep_p = 1.0
+                    for e in range(E):
+                        if out_irrelevant[sp_dim[e]] and sp_lvl[e] > c:
+                            rep_c *= sf[b, sp_lvl[e], sp_dim[e]]
+                            if sp_lvl[e] > p:
+                                rep_p *= sf[b, sp_lvl[e], sp_dim[e]]
+                    counts[b, DRAINS, c, t] += w_child
+                    counts[b, FILLS, c, t] += w_child - o_size * rep_c
+                    counts[b, UPDATES, p, t] += u_parent if reduce else w_child
+                    reloads = (u_parent - o_size * rep_p) if mcast else (w_child - o_size * rep_c)
+                    counts[b, READS, p, t] += reloads
+                    moved_words = 2.0 * w_child - o_size * rep_c
+                    if need_sets:
+                        # write-backs: one transfer per event (per instance unless the fan-outs reduce);
+                        # reloads: the same transfers (merged when the fan-outs multicast), scaled by the
+                        # share of their words that hold partial sums - exact when every transfer moves
+                        # the whole tile, as for outputs without window axes
+                        bursts += bursts_u if reduce else inst_c * bursts_a
+                        shaped = u_parent if mcast else w_child
+                        if shaped > 0:
+                            bursts += (bursts_u if mcast else inst_c * bursts_a) * reloads / shaped
+                else:
+                    counts[b, FILLS, c, t] += w_child
+                    counts[b, READS, p, t] += u_parent if mcast else w_child
+                    moved_words = w_child
+                    if need_sets:
+                        bursts += bursts_u if mcast else inst_c * bursts_a
+                for j in range(c + 1, p + 1):
+                    if level_flags[j, FANOUT]:
+                        hop[b, j] += moved_words
+                c = p
+
+        # ---- capacity, energy, latency (section 3) ------------------------------------
+        valid = True
+        for i in range(L - 1):
+            for q in range(T):
+                part_used[q] = 0.0
+            for t in range(T):
+                part_used[cap_part[i, t]] += tile_words[b, i, t]
+            worst = -np.inf
+            for q in range(T):
+                if cap[i, q] >= 0:
+                    worst = max(worst, part_used[q] - cap[i, q])
+            excess[b, i] = worst if worst > -np.inf else 0.0
+            if excess[b, i] > 0:
+                valid = False
+        energy = 0.0
+        latency = 0.0
+        serial = 0.0
+        for i in range(L):
+            rd = 0.0
+            wr = 0.0
+            for t in range(T):
+                rd += counts[b, READS, i, t] + counts[b, DRAINS, i, t]
+                wr += counts[b, FILLS, i, t] + counts[b, UPDATES, i, t]
+            breakdown[b, i] = rd * level_energy[i, READ_E] + wr * level_energy[i, WRITE_E]
+            breakdown[b, L] += hop[b, i] * level_energy[i, HOP_E]
+            if i < L - 1 and level_bandwidth[i] > 0:
+                level_cycles[b, i] = (rd + wr) / inst[i] / level_bandwidth[i]
+        breakdown[b, L + 1] = scalars[S_OPS] * scalars[S_MAC_ENERGY]
+        for i in range(L + 2):
+            energy += breakdown[b, i]
+        dram_words = 0.0
+        for t in range(T):
+            dram_words += counts[b, READS, L - 1, t] + counts[b, UPDATES, L - 1, t]
+        dram_bytes = dram_words * word_bytes
+        level_cycles[b, L - 1] = (dram_bytes * scalars[S_SEC_PER_BYTE]
+                                  + bursts * scalars[S_SEC_PER_BURST]) * scalars[S_CLOCK_HZ]
+        for i in range(L):
+            latency = max(latency, level_cycles[b, i])
+            serial += level_cycles[b, i]
+        cycles = max(float(steps), latency) if scalars[S_OVERLAP] > 0 else float(steps) + serial
+        summary[b, O_VALID] = 1.0 if valid else 0.0
+        summary[b, O_CYCLES] = cycles
+        summary[b, O_STEPS] = steps
+        summary[b, O_ENERGY] = energy
+        summary[b, O_DRAM_BYTES] = dram_bytes
+        summary[b, O_UTILIZATION] = scalars[S_OPS] / (cycles * scalars[S_NUM_MACS])
+        summary[b, O_BURSTS] = bursts
