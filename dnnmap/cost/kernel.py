@@ -217,9 +217,6 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
     T = keeps.shape[1]
     X = ax_dim.shape[1]
     K = ax_dim.shape[2]
-    word_bytes = scalars[S_WORD_BYTES]
-    burst_bytes = scalars[S_BURST_BYTES]
-    burst_model = scalars[S_BURST_MODEL] > 0
     cov = np.empty((L, D), np.int64)
     covb = np.empty((L, D), np.int64)
     inst = np.empty(L, np.int64)
@@ -234,17 +231,13 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
     dim_nterms = np.zeros((T, D), np.int64)  # the axes (and coefficients) each dimension indexes
     dim_axis = np.empty((T, D, X), np.int64)
     dim_coef = np.empty((T, D, X), np.int64)
-    for t in range(T):
-        for x in range(ax_n[t]):
-            for k in range(ax_nterm[t, x]):
-                d = ax_dim[t, x, k]
-                if ax_nterm[t, x] == 1:
-                    single_rel[t, d] = True
-                else:
-                    window_rel[t, d] = True
-                dim_axis[t, d, dim_nterms[t, d]] = x
-                dim_coef[t, d, dim_nterms[t, d]] = ax_coef[t, x, k]
-                dim_nterms[t, d] += 1
+    win_n = np.zeros(T, np.int64)  # the sliding-window axes of each tensor
+    win_x = np.empty((T, X), np.int64)
+    pair_t = np.empty(T * L, np.int64)
+    pair_c = np.empty(T * L, np.int64)
+    pair_p = np.empty(T * L, np.int64)
+    pair_mcast = np.empty(T * L, np.bool_)
+    pair_reduce = np.empty(T * L, np.bool_)
     sp_lvl = np.empty(L * D, np.int64)  # the spatial factors > 1 of a mapping
     sp_dim = np.empty(L * D, np.int64)
     a_cnt = np.empty(X, np.int64)
@@ -256,11 +249,11 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
     delta_x = np.zeros(X, np.int64)
     closed = np.zeros(X, np.bool_)
     st_a = np.empty((X + 1, 5), np.int64)  # per axis the tile's set; row X: scratch
-    S = X
     grid_c = np.empty((X + 1, K * L * D), np.int64)  # per axis the grid terms; row X: the tile's terms
     grid_m = np.empty((X + 1, K * L * D), np.int64)
     n_grid = np.empty(X, np.int64)
     grid_prod = np.empty(X, np.int64)
+    part_used = np.zeros(T, np.float64)
     # bitmaps hold values base - extent .. base + 3 * extent, extent = the largest axis extent of the
     # batch's (padded) iteration spaces: a tile shifted by less than its span, dilated by the grid
     max_cover = np.ones(D, np.int64)
@@ -284,23 +277,68 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
     nbu = np.zeros((X, nwords), np.uint64)  # new part of one event, union over the instances
     piece = np.zeros((X, nwords), np.uint64)
     work = np.zeros((2, nwords), np.uint64)
-    part_used = np.zeros(T, np.float64)
+    word_bytes = scalars[S_WORD_BYTES]
+    burst_bytes = scalars[S_BURST_BYTES]
+    burst_model = scalars[S_BURST_MODEL] > 0
+    for t in range(T):
+        for x in range(ax_n[t]):
+            for k in range(ax_nterm[t, x]):
+                d = ax_dim[t, x, k]
+                if ax_nterm[t, x] == 1:
+                    single_rel[t, d] = True
+                else:
+                    window_rel[t, d] = True
+                dim_axis[t, d, dim_nterms[t, d]] = x
+                dim_coef[t, d, dim_nterms[t, d]] = ax_coef[t, x, k]
+                dim_nterms[t, d] += 1
+    for t in range(T):
+        for x in range(ax_n[t]):
+            if ax_nterm[t, x] > 1:
+                win_x[t, win_n[t]] = x
+                win_n[t] += 1
+    # the (child, parent) pairs of every tensor, innermost first (child -1: the MAC lanes), and
+    # whether every fan-out between them multicasts / reduces
+    n_pairs = 0
+    for t in range(T):
+        c = -1
+        for p in range(L):
+            if not keeps[p, t]:
+                continue
+            mcast = True
+            reduce = True
+            for j in range(c + 1, p + 1):
+                if level_flags[j, FANOUT]:
+                    mcast = mcast and level_flags[j, MULTICAST]
+                    reduce = reduce and level_flags[j, REDUCTION]
+            pair_t[n_pairs] = t
+            pair_c[n_pairs] = c
+            pair_p[n_pairs] = p
+            pair_mcast[n_pairs] = mcast
+            pair_reduce[n_pairs] = reduce
+            n_pairs += 1
+            c = p
+    S = X
 
     for b in range(B):
         # ---- coverage, instances, loop sequence (section 1) -------------------------
-        for d in range(D):
-            c = 1
-            for j in range(L):
-                covb[j, d] = c
-                c *= tf[b, j, d] * sf[b, j, d]
-                cov[j, d] = c
         lanes = 1
         steps = 1
-        for j in range(L - 1, -1, -1):
-            inst[j] = lanes
+        E = 0
+        for j in range(L):
             for d in range(D):
-                lanes *= sf[b, j, d]
+                covb[j, d] = cov[j - 1, d] if j else 1
+                cov[j, d] = covb[j, d] * tf[b, j, d] * sf[b, j, d]
                 steps *= tf[b, j, d]
+                if sf[b, j, d] > 1:  # the spatial factors > 1
+                    lanes *= sf[b, j, d]
+                    sp_lvl[E] = j
+                    sp_dim[E] = d
+                    E += 1
+        spatial_above = 1
+        for j in range(L - 1, -1, -1):
+            inst[j] = spatial_above
+            for d in range(D):
+                spatial_above *= sf[b, j, d]
         M = 0
         for j in range(L):
             lvl_start[j] = M
@@ -313,273 +351,261 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                     seq_s[M] = covb[j, d] * sf[b, j, d]
                     M += 1
         lvl_start[L] = M
-        E = 0
-        for j in range(L):
-            for d in range(D):
-                if sf[b, j, d] > 1:
-                    sp_lvl[E] = j
-                    sp_dim[E] = d
-                    E += 1
         outer[M] = 1
         for m in range(M - 1, -1, -1):
             outer[m] = outer[m + 1] * seq_n[m]
         bursts = 0.0
+        o_size = 1.0  # output words in the (padded) iteration space
+        for x in range(ax_n[out_t]):
+            ext = 1
+            for k in range(ax_nterm[out_t, x]):
+                ext += ax_coef[out_t, x, k] * (cov[L - 1, ax_dim[out_t, x, k]] - 1)
+            o_size *= ext
 
-        for t in range(T):
+        for pi in range(n_pairs):
+            t = pair_t[pi]
+            c = pair_c[pi]
+            p = pair_p[pi]
+            mcast = pair_mcast[pi]
+            reduce = pair_reduce[pi]
             is_out = t == out_t
             nax = ax_n[t]
-            c = -1
-            for p in range(L):
-                if not keeps[p, t]:
+            need_sets = burst_model and p == L - 1
+            lo = c + 1 if c >= 0 else 0
+            # grid progressions of every axis: the spatial instances under one parent instance
+            for x in range(nax):
+                n_grid[x] = 0
+                grid_prod[x] = 1
+            for e in range(E):
+                g = sp_lvl[e]
+                if g < lo or g > p:
                     continue
-                mcast = True
-                reduce = True
-                for j in range(c + 1, p + 1):
-                    if level_flags[j, FANOUT]:
-                        mcast = mcast and level_flags[j, MULTICAST]
-                        reduce = reduce and level_flags[j, REDUCTION]
-                need_sets = burst_model and p == L - 1
-                lo = c + 1 if c >= 0 else 0
-                # grid progressions of every axis: the spatial instances under one parent instance
-                for x in range(nax):
-                    n_grid[x] = 0
-                    grid_prod[x] = 1
-                for e in range(E):
-                    g = sp_lvl[e]
-                    if g < lo or g > p:
-                        continue
-                    d = sp_dim[e]
-                    for j in range(dim_nterms[t, d]):
-                        x = dim_axis[t, d, j]
-                        grid_c[x, n_grid[x]] = dim_coef[t, d, j] * covb[g, d]
-                        grid_m[x, n_grid[x]] = sf[b, g, d]
-                        n_grid[x] += 1
-                        grid_prod[x] *= sf[b, g, d]
-                for x in range(nax):
-                    if n_grid[x] > 1 and ax_nterm[t, x] > 1:
-                        _sort_terms(grid_c, grid_m, x, n_grid[x])
+                d = sp_dim[e]
+                for j in range(dim_nterms[t, d]):
+                    x = dim_axis[t, d, j]
+                    grid_c[x, n_grid[x]] = dim_coef[t, d, j] * covb[g, d]
+                    grid_m[x, n_grid[x]] = sf[b, g, d]
+                    n_grid[x] += 1
+                    grid_prod[x] *= sf[b, g, d]
+            for x in range(nax):
+                if n_grid[x] > 1 and ax_nterm[t, x] > 1:
+                    _sort_terms(grid_c, grid_m, x, n_grid[x])
 
-                if c < 0:
-                    # MAC lanes: every temporal step every lane touches one word of the tensor
-                    u_lane = 1
-                    for x in range(nax):
-                        if ax_nterm[t, x] == 1:
-                            u_lane *= grid_prod[x]
-                            continue
-                        _point(st_a, S)
-                        if _grow(st_a, S, grid_c, grid_m, x, n_grid[x]):
-                            u_lane *= st_a[S, SIZE]
-                        else:
+            if c < 0:
+                # MAC lanes: every temporal step every lane touches one word of the tensor
+                u_lane = 1
+                for x in range(nax):
+                    if ax_nterm[t, x] == 1:
+                        u_lane *= grid_prod[x]
+                        continue
+                    _point(st_a, S)
+                    if _grow(st_a, S, grid_c, grid_m, x, n_grid[x]):
+                        u_lane *= st_a[S, SIZE]
+                    else:
+                        bs.single(ubm, x, base)
+                        _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
+                        u_lane *= bs.popcount(ubm, x)
+                per_lane = float(steps) * lanes
+                union = float(steps) * u_lane * inst[p]
+                if is_out:
+                    counts[b, UPDATES, p, t] += union if reduce else per_lane
+                else:
+                    counts[b, READS, p, t] += union if mcast else per_lane
+                for j in range(0, p + 1):
+                    if level_flags[j, FANOUT]:
+                        hop[b, j] += per_lane
+                if need_sets:
+                    if reduce if is_out else mcast:
+                        for x in range(nax):
                             bs.single(ubm, x, base)
                             _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
-                            u_lane *= bs.popcount(ubm, x)
-                    per_lane = float(steps) * lanes
-                    union = float(steps) * u_lane * inst[p]
-                    if is_out:
-                        counts[b, UPDATES, p, t] += union if reduce else per_lane
+                        bursts += float(steps) * product_bursts(ubm, sizes, t, nax, layout, word_bytes,
+                                                                 burst_bytes)
                     else:
-                        counts[b, READS, p, t] += union if mcast else per_lane
-                    for j in range(0, p + 1):
-                        if level_flags[j, FANOUT]:
-                            hop[b, j] += per_lane
-                    if need_sets:
-                        if reduce if is_out else mcast:
-                            for x in range(nax):
-                                bs.single(ubm, x, base)
-                                _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
-                            bursts += float(steps) * product_bursts(ubm, sizes, t, nax, layout, word_bytes,
-                                                                     burst_bytes)
-                        else:
-                            bursts += per_lane  # one word per lane and step: one burst each
-                    c = p
-                    continue
+                        bursts += per_lane  # one word per lane and step: one burst each
+                continue
 
-                # ---- per-axis sets of the child tile and of the union over instances --
-                a_prod = 1
-                u_prod = 1
-                a_single = 1
-                u_single = 1
-                for x in range(nax):
-                    nt = ax_nterm[t, x]
+            # ---- per-axis sets of the child tile and of the union over instances --
+            a_prod = 1
+            u_prod = 1
+            a_single = 1
+            u_single = 1
+            for x in range(nax):
+                nt = ax_nterm[t, x]
+                if nt == 1:
+                    d = ax_dim[t, x, 0]
+                    a_cnt[x] = cov[c, d]
+                    u = cov[c, d] * grid_prod[x]
+                    u_cnt[x] = u
+                    a_single *= a_cnt[x]
+                    u_single *= u
+                    closed[x] = True
+                else:
                     sp = 1
                     for k in range(nt):
                         sp += ax_coef[t, x, k] * (cov[c, ax_dim[t, x, k]] - 1)
                     span[x] = sp
-                    if nt == 1:
-                        d = ax_dim[t, x, 0]
-                        a_cnt[x] = cov[c, d]
-                        u = cov[c, d] * grid_prod[x]
-                        u_cnt[x] = u
-                        a_single *= a_cnt[x]
-                        u_single *= u
-                        closed[x] = True
+                    for k in range(nt):
+                        grid_c[S, k] = ax_coef[t, x, k]
+                        grid_m[S, k] = cov[c, ax_dim[t, x, k]]
+                    _sort_terms(grid_c, grid_m, S, nt)
+                    _point(st_a, x)
+                    ok = _grow(st_a, x, grid_c, grid_m, S, nt) and st_a[x, IS_PROG] == 1
+                    if ok:
+                        for i in range(5):
+                            st_a[S, i] = st_a[x, i]
+                        ok = _grow(st_a, S, grid_c, grid_m, x, n_grid[x])
+                    closed[x] = ok and not need_sets
+                    if closed[x]:
+                        a_cnt[x] = st_a[x, SIZE]
+                        u_cnt[x] = st_a[S, SIZE]
+                if need_sets or not closed[x]:
+                    bs.single(abm, x, base)
+                    for k in range(nt):
+                        bs.dilate(abm, x, ax_coef[t, x, k], cov[c, ax_dim[t, x, k]], work, TMP)
+                    bs.copy(ubm, x, abm, x)
+                    _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
+                    if nt > 1:
+                        a_cnt[x] = bs.popcount(abm, x)
+                        u_cnt[x] = bs.popcount(ubm, x)
+                a_prod *= a_cnt[x]
+                u_prod *= u_cnt[x]
+            tile_words[b, c, t] = a_prod
+            # DRAM bursts of the pair's transfers: of the union over the child instances (one
+            # transfer serves them all when the fan-outs merge) and of one instance
+            full_u = 0.0
+            full_a = 0.0
+            if need_sets:
+                full_u = product_bursts(ubm, sizes, t, nax, layout, word_bytes, burst_bytes)
+                full_a = product_bursts(abm, sizes, t, nax, layout, word_bytes, burst_bytes)
+            bursts_u = full_u
+            bursts_a = full_a
+
+            # ---- events: loops above the child, innermost first ---------------------
+            child_total = float(a_prod)
+            union_total = float(u_prod)
+            if need_sets:
+                for x in range(nax):
+                    moved[x] = False
+            for d in range(D):
+                wrap[d] = 0
+            any_wrap = False
+            for m in range(lvl_start[c + 1], M):
+                d = seq_d[m]
+                n = seq_n[m]
+                if single_rel[t, d]:
+                    # this loop and every loop outside it refill the whole tile
+                    full_events = float(outer[m]) - 1.0
+                    child_total += full_events * a_prod
+                    union_total += full_events * u_prod
+                    bursts_u += full_events * full_u
+                    bursts_a += full_events * full_a
+                    break
+                if not (window_rel[t, d] or any_wrap):
+                    continue  # the tile does not move
+                s = seq_s[m]
+                cnt = float(n - 1) * outer[m + 1]
+                prod_o = a_single
+                prod_un = u_single
+                n_moved = 0
+                for wi in range(win_n[t]):
+                    x = win_x[t, wi]
+                    moved[x] = False
+                    nt = ax_nterm[t, x]
+                    delta = 0
+                    for k in range(nt):
+                        dk = ax_dim[t, x, k]
+                        delta += ax_coef[t, x, k] * ((s if dk == d else 0) - wrap[dk])
+                    delta_x[x] = delta
+                    if delta == 0:
+                        o_cnt[x] = a_cnt[x]
+                        n_cnt[x] = 0
                     else:
-                        for k in range(nt):
-                            grid_c[S, k] = ax_coef[t, x, k]
-                            grid_m[S, k] = cov[c, ax_dim[t, x, k]]
-                        _sort_terms(grid_c, grid_m, S, nt)
-                        _point(st_a, x)
-                        ok = _grow(st_a, x, grid_c, grid_m, S, nt) and st_a[x, IS_PROG] == 1
-                        if ok:
-                            for i in range(5):
-                                st_a[S, i] = st_a[x, i]
-                            ok = _grow(st_a, S, grid_c, grid_m, x, n_grid[x])
-                        closed[x] = ok and not need_sets
-                        if closed[x]:
-                            a_cnt[x] = st_a[x, SIZE]
-                            u_cnt[x] = st_a[S, SIZE]
-                    if need_sets or not closed[x]:
-                        bs.single(abm, x, base)
-                        for k in range(nt):
-                            bs.dilate(abm, x, ax_coef[t, x, k], cov[c, ax_dim[t, x, k]], work, TMP)
-                        bs.copy(ubm, x, abm, x)
-                        _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
-                        if nt > 1:
-                            a_cnt[x] = bs.popcount(abm, x)
-                            u_cnt[x] = bs.popcount(ubm, x)
-                    a_prod *= a_cnt[x]
-                    u_prod *= u_cnt[x]
-                tile_words[b, c, t] = a_prod
-                # DRAM bursts of the pair's transfers: of the union over the child instances (one
-                # transfer serves them all when the fan-outs merge) and of one instance
-                full_u = 0.0
-                full_a = 0.0
-                if need_sets:
-                    full_u = product_bursts(ubm, sizes, t, nax, layout, word_bytes, burst_bytes)
-                    full_a = product_bursts(abm, sizes, t, nax, layout, word_bytes, burst_bytes)
-                bursts_u = full_u
-                bursts_a = full_a
-
-                # ---- events: loops above the child, innermost first ---------------------
-                child_total = float(a_prod)
-                union_total = float(u_prod)
-                for d in range(D):
-                    wrap[d] = 0
-                any_wrap = False
-                for m in range(lvl_start[c + 1], M):
-                    d = seq_d[m]
-                    n = seq_n[m]
-                    if single_rel[t, d]:
-                        # this loop and every loop outside it refill the whole tile
-                        full_events = float(outer[m]) - 1.0
-                        child_total += full_events * a_prod
-                        union_total += full_events * u_prod
-                        bursts_u += full_events * full_u
-                        bursts_a += full_events * full_a
-                        break
-                    if not (window_rel[t, d] or any_wrap):
-                        continue  # the tile does not move
-                    s = seq_s[m]
-                    cnt = float(n - 1) * outer[m + 1]
-                    prod_o = a_single
-                    prod_un = u_single
-                    n_moved = 0
-                    for x in range(nax):
-                        moved[x] = False
-                        nt = ax_nterm[t, x]
-                        if nt == 1:
-                            continue
-                        delta = 0
-                        for k in range(nt):
-                            dk = ax_dim[t, x, k]
-                            delta += ax_coef[t, x, k] * ((s if dk == d else 0) - wrap[dk])
-                        delta_x[x] = delta
-                        if delta == 0:
-                            o_cnt[x] = a_cnt[x]
-                            n_cnt[x] = 0
+                        moved[x] = True
+                        n_moved += 1
+                        mag = delta if delta > 0 else -delta
+                        if mag >= span[x]:
+                            o_cnt[x] = 0
+                            n_cnt[x] = u_cnt[x]
+                            if need_sets:
+                                bs.copy(nbm, x, abm, x)
+                                bs.copy(nbu, x, ubm, x)
+                        elif closed[x] and st_a[x, STEP] > 1 and mag % st_a[x, STEP] != 0:
+                            o_cnt[x] = 0
+                            n_cnt[x] = u_cnt[x]
                         else:
-                            moved[x] = True
-                            n_moved += 1
-                            mag = delta if delta > 0 else -delta
-                            if mag >= span[x]:
-                                o_cnt[x] = 0
-                                n_cnt[x] = u_cnt[x]
-                                if need_sets:
-                                    bs.copy(nbm, x, abm, x)
-                                    bs.copy(nbu, x, ubm, x)
-                            elif closed[x] and st_a[x, STEP] > 1 and mag % st_a[x, STEP] != 0:
-                                o_cnt[x] = 0
-                                n_cnt[x] = u_cnt[x]
-                            else:
-                                done = False
-                                if closed[x]:
-                                    k_steps = mag if st_a[x, STEP] == 1 else mag // st_a[x, STEP]
-                                    o_cnt[x] = max(0, st_a[x, COUNT] - k_steps)
-                                    # the new part: the last k_steps elements of the progression
-                                    st_a[S, IS_PROG] = 1
-                                    st_a[S, STEP] = st_a[x, STEP]
-                                    st_a[S, COUNT] = k_steps
-                                    st_a[S, SIZE] = k_steps
-                                    st_a[S, EXTENT] = (k_steps - 1) * st_a[x, STEP] + 1
-                                    if _grow(st_a, S, grid_c, grid_m, x, n_grid[x]):
-                                        n_cnt[x] = st_a[S, SIZE]
-                                        done = True
-                                    else:  # the closed form does not cover this step: exact bitmaps
-                                        bs.single(abm, x, base)
-                                        for k in range(nt):
-                                            bs.dilate(abm, x, ax_coef[t, x, k], cov[c, ax_dim[t, x, k]], work, TMP)
-                                if not done:
-                                    bs.shifted(work, SHIFT, abm, x, delta)
-                                    o_cnt[x] = bs.and_count(work, SHIFT, abm, x)
-                                    bs.and_not(nbm, x, work, SHIFT, abm, x)
-                                    bs.copy(nbu, x, nbm, x)
-                                    _grid_dilate(nbu, x, grid_c, grid_m, x, n_grid[x], work)
-                                    n_cnt[x] = bs.popcount(nbu, x)
-                        prod_o *= o_cnt[x]
-                        prod_un *= u_cnt[x] - n_cnt[x]
-                    child_total += cnt * (a_prod - prod_o)
-                    union_total += cnt * (u_prod - prod_un)
-                    if need_sets and n_moved:
-                        bursts_u += cnt * _event_bursts(moved, delta_x, o_cnt, nbu, ubm, piece, work, t, nax, sizes,
-                                                        layout, word_bytes, burst_bytes)
-                        bursts_a += cnt * _event_bursts(moved, delta_x, o_cnt, nbm, abm, piece, work, t, nax, sizes,
-                                                        layout, word_bytes, burst_bytes)
-                    wrap[d] += (n - 1) * s
-                    any_wrap = True
+                            done = False
+                            if closed[x]:
+                                k_steps = mag if st_a[x, STEP] == 1 else mag // st_a[x, STEP]
+                                o_cnt[x] = max(0, st_a[x, COUNT] - k_steps)
+                                # the new part: the last k_steps elements of the progression
+                                st_a[S, IS_PROG] = 1
+                                st_a[S, STEP] = st_a[x, STEP]
+                                st_a[S, COUNT] = k_steps
+                                st_a[S, SIZE] = k_steps
+                                st_a[S, EXTENT] = (k_steps - 1) * st_a[x, STEP] + 1
+                                if _grow(st_a, S, grid_c, grid_m, x, n_grid[x]):
+                                    n_cnt[x] = st_a[S, SIZE]
+                                    done = True
+                                else:  # the closed form does not cover this step: exact bitmaps
+                                    bs.single(abm, x, base)
+                                    for k in range(nt):
+                                        bs.dilate(abm, x, ax_coef[t, x, k], cov[c, ax_dim[t, x, k]], work, TMP)
+                            if not done:
+                                bs.shifted(work, SHIFT, abm, x, delta)
+                                o_cnt[x] = bs.and_count(work, SHIFT, abm, x)
+                                bs.and_not(nbm, x, work, SHIFT, abm, x)
+                                bs.copy(nbu, x, nbm, x)
+                                _grid_dilate(nbu, x, grid_c, grid_m, x, n_grid[x], work)
+                                n_cnt[x] = bs.popcount(nbu, x)
+                    prod_o *= o_cnt[x]
+                    prod_un *= u_cnt[x] - n_cnt[x]
+                child_total += cnt * (a_prod - prod_o)
+                union_total += cnt * (u_prod - prod_un)
+                if need_sets and n_moved:
+                    bursts_u += cnt * _event_bursts(moved, delta_x, o_cnt, nbu, ubm, piece, work, t, nax, sizes,
+                                                    layout, word_bytes, burst_bytes)
+                    bursts_a += cnt * _event_bursts(moved, delta_x, o_cnt, nbm, abm, piece, work, t, nax, sizes,
+                                                    layout, word_bytes, burst_bytes)
+                wrap[d] += (n - 1) * s
+                any_wrap = True
 
-                # ---- counts of the pair (section 4) ------------------------------------
-                inst_c = inst[c]
-                w_child = float(inst_c) * child_total
-                u_parent = float(inst[p]) * union_total
-                if is_out:
-                    o_size = 1.0
-                    for x in range(nax):
-                        ext = 1
-                        for k in range(ax_nterm[t, x]):
-                            ext += ax_coef[t, x, k] * (cov[L - 1, ax_dim[t, x, k]] - 1)
-                        o_size *= ext
-                    rep_c = 1.0  # copies of an output word over spatially split reduction dimensions
-                    rep_p = 1.0
-                    for e in range(E):
-                        if out_irrelevant[sp_dim[e]] and sp_lvl[e] > c:
-                            rep_c *= sf[b, sp_lvl[e], sp_dim[e]]
-                            if sp_lvl[e] > p:
-                                rep_p *= sf[b, sp_lvl[e], sp_dim[e]]
-                    counts[b, DRAINS, c, t] += w_child
-                    counts[b, FILLS, c, t] += w_child - o_size * rep_c
-                    counts[b, UPDATES, p, t] += u_parent if reduce else w_child
-                    reloads = (u_parent - o_size * rep_p) if mcast else (w_child - o_size * rep_c)
-                    counts[b, READS, p, t] += reloads
-                    moved_words = 2.0 * w_child - o_size * rep_c
-                    if need_sets:
-                        # write-backs: one transfer per event (per instance unless the fan-outs reduce);
-                        # reloads: the same transfers (merged when the fan-outs multicast), scaled by the
-                        # share of their words that hold partial sums - exact when every transfer moves
-                        # the whole tile, as for outputs without window axes
-                        bursts += bursts_u if reduce else inst_c * bursts_a
-                        shaped = u_parent if mcast else w_child
-                        if shaped > 0:
-                            bursts += (bursts_u if mcast else inst_c * bursts_a) * reloads / shaped
-                else:
-                    counts[b, FILLS, c, t] += w_child
-                    counts[b, READS, p, t] += u_parent if mcast else w_child
-                    moved_words = w_child
-                    if need_sets:
-                        bursts += bursts_u if mcast else inst_c * bursts_a
-                for j in range(c + 1, p + 1):
-                    if level_flags[j, FANOUT]:
-                        hop[b, j] += moved_words
-                c = p
+            # ---- counts of the pair (section 4) ------------------------------------
+            inst_c = inst[c]
+            w_child = float(inst_c) * child_total
+            u_parent = float(inst[p]) * union_total
+            if is_out:
+                rep_c = 1.0  # copies of an output word over spatially split reduction dimensions
+                rep_p = 1.0
+                for e in range(E):
+                    if out_irrelevant[sp_dim[e]] and sp_lvl[e] > c:
+                        rep_c *= sf[b, sp_lvl[e], sp_dim[e]]
+                        if sp_lvl[e] > p:
+                            rep_p *= sf[b, sp_lvl[e], sp_dim[e]]
+                counts[b, DRAINS, c, t] += w_child
+                counts[b, FILLS, c, t] += w_child - o_size * rep_c
+                counts[b, UPDATES, p, t] += u_parent if reduce else w_child
+                reloads = (u_parent - o_size * rep_p) if mcast else (w_child - o_size * rep_c)
+                counts[b, READS, p, t] += reloads
+                moved_words = 2.0 * w_child - o_size * rep_c
+                if need_sets:
+                    # write-backs: one transfer per event (per instance unless the fan-outs reduce);
+                    # reloads: the same transfers (merged when the fan-outs multicast), scaled by the
+                    # share of their words that hold partial sums - exact when every transfer moves
+                    # the whole tile, as for outputs without window axes
+                    bursts += bursts_u if reduce else inst_c * bursts_a
+                    shaped = u_parent if mcast else w_child
+                    if shaped > 0:
+                        bursts += (bursts_u if mcast else inst_c * bursts_a) * reloads / shaped
+            else:
+                counts[b, FILLS, c, t] += w_child
+                counts[b, READS, p, t] += u_parent if mcast else w_child
+                moved_words = w_child
+                if need_sets:
+                    bursts += bursts_u if mcast else inst_c * bursts_a
+            for j in range(c + 1, p + 1):
+                if level_flags[j, FANOUT]:
+                    hop[b, j] += moved_words
 
         # ---- capacity, energy, latency (section 3) ------------------------------------
         valid = True

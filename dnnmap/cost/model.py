@@ -58,15 +58,17 @@ class CostModel:
         self.dims = op.dim_names
         self.L, self.D, self.T = len(arch.levels), len(self.dims), len(op.tensors)
         bounds = op.bounds
-        X = max(len(t.axes) for t in op.tensors)
+        # axes over dimensions of bound 1 only never move and hold one element: the kernel skips them
+        self._axes = [[a for a in t.axes if a.extent(bounds) > 1] or list(t.axes[:1]) for t in op.tensors]
+        X = max(len(axes) for axes in self._axes)
         K = max(len(a.terms) for t in op.tensors for a in t.axes)
-        self._ax_n = np.array([len(t.axes) for t in op.tensors], dtype=np.int64)
+        self._ax_n = np.array([len(axes) for axes in self._axes], dtype=np.int64)
         self._ax_nterm = np.zeros((self.T, X), dtype=np.int64)
         self._ax_dim = np.zeros((self.T, X, K), dtype=np.int64)
         self._ax_coef = np.zeros((self.T, X, K), dtype=np.int64)
         self._sizes = np.ones((self.T, X), dtype=np.int64)
-        for ti, t in enumerate(op.tensors):
-            for xi, a in enumerate(t.axes):
+        for ti, axes in enumerate(self._axes):
+            for xi, a in enumerate(axes):
                 # dimensions of bound 1 never move an axis: a window over them is a single-dimension axis
                 terms = [(d, c) for d, c in a.terms if bounds[d] > 1] or list(a.terms[:1])
                 self._ax_nterm[ti, xi] = len(terms)
@@ -115,11 +117,13 @@ class CostModel:
         return part, cap
 
     def _layouts(self, batch: MappingBatch) -> np.ndarray:
+        """Per tensor the DRAM axis order (outermost first) as indices into the kernel's axes."""
         layout = np.zeros_like(self._sizes)
         given = dict(batch.layouts)
         for ti, t in enumerate(self.op.tensors):
-            names = [a.name for a in t.axes]
-            layout[ti, :len(names)] = [names.index(a) for a in given.get(t.name, names)]
+            kept = [a.name for a in self._axes[ti]]
+            order = [a for a in given.get(t.name, [a.name for a in t.axes]) if a in kept]
+            layout[ti, :len(order)] = [kept.index(a) for a in order]
         return layout
 
     # ------------------------------------------------------------------------------
