@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.errors import DnnmapError
-from dnnmap.search.network import NetworkResult
+from dnnmap.search.network import DEFAULT_BUDGET, NetworkResult
 from dnnmap.search.network import map_network as _map_network
 from dnnmap.workload import zoo
 from dnnmap.workload.importers import InputShapes, load_network
@@ -37,7 +37,7 @@ def resolve_arch(arch: ArchRef) -> ArchSpec:
 
 
 def map_network(model: ModelRef, arch: ArchRef = "eyeriss", objective: str = "edp", mapper: str = "auto",
-                layers: list[str] | None = None, budget: int = 4000, seed: int = 0,
+                layers: list[str] | None = None, budget: int = DEFAULT_BUDGET, seed: int = 0,
                 input_shapes: InputShapes | None = None,
                 on_layer: Callable[[str], None] | None = None) -> NetworkResult:
     """Map every (selected) layer of ``model`` onto ``arch``; see :func:`dnnmap.search.network.map_network`."""

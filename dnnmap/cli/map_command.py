@@ -19,7 +19,8 @@ from dnnmap.mapping.io import save_mapping, write_atomic
 from dnnmap.report.json_report import to_dict
 from dnnmap.report.tables import layer_table, totals_line
 from dnnmap.search.mappers import OBJECTIVES
-from dnnmap.search.network import MAPPERS, NetworkResult, map_network, select_layers
+from dnnmap.search.network import (DEFAULT_BUDGET, MAPPERS, NetworkResult, compile_kernels, map_network,
+                                   select_layers)
 from dnnmap.workload.ir import Network
 
 
@@ -45,7 +46,7 @@ def map_command(
     objective: Annotated[str, typer.Option(help=f"one of {', '.join(OBJECTIVES)}")] = "edp",
     mapper: Annotated[str, typer.Option(help=f"one of {', '.join(MAPPERS)}")] = "auto",
     layers: Annotated[Optional[str], typer.Option(help="comma-separated layer names (default: all)")] = None,
-    budget: Annotated[int, typer.Option(min=1, help="random mapper: mappings sampled per layer")] = 4000,
+    budget: Annotated[int, typer.Option(min=1, help="random mapper: mappings sampled per layer")] = DEFAULT_BUDGET,
     seed: Annotated[int, typer.Option(help="random mapper seed")] = 0,
     json_path: Annotated[Optional[Path], typer.Option("--json", help="write per-layer and total results "
                                                                      "with the mappings to this JSON file")] = None,
@@ -59,6 +60,8 @@ def map_command(
     layer_names = parse_layer_list(layers)
     selected = select_layers(network, layer_names)
     err = stderr_console()
+    with err.status("loading the compiled cost model (the first run on a machine compiles it: ~20 s)"):
+        compile_kernels()
     columns = (TextColumn("mapping {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as progress:
         task = progress.add_task(network.name, total=len(selected))

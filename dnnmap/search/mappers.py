@@ -24,6 +24,7 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.errors import DnnmapError, MappingError
 from dnnmap.mapping.mapping import Mapping
+from dnnmap.search.sampling import CandidateSampler
 from dnnmap.search.space import MapSpace, level_orders
 from dnnmap.workload.ir import Operator
 
@@ -135,23 +136,17 @@ def random_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget: 
     50 x ``budget`` draws). Deterministic for a given ``seed``.
     """
     t0 = time.perf_counter()
-    rng = np.random.default_rng(seed)
     space = space or MapSpace(op, arch)
     model = CostModel(op, arch)
-    tables = space.tables()
-    L, D = len(arch.levels), len(op.dim_names)
+    sampler = CandidateSampler(space, seed)
     best = _Best()
-    drawn = 0
-    while best.evaluated < budget and drawn < 50 * budget:
-        n = min(chunk, 4 * (budget - best.evaluated))
-        factors = np.stack([t[rng.integers(len(t), size=n)] for t in tables], axis=1)
-        order = np.argsort(rng.random((n, L, D)), axis=2)
-        drawn += n
-        legal = np.nonzero(space.spatial_legal(factors))[0][: budget - best.evaluated]
-        before = best.evaluated
-        best.offer(model, space.to_batch(factors[legal], order[legal]), objective)
+    while best.evaluated < budget and sampler.drawn < 50 * budget:
+        batch = sampler.sample(min(chunk, budget - best.evaluated))
+        if len(batch) == 0:
+            break
+        best.offer(model, batch, objective)
         if progress:
-            progress(best.evaluated - before)
+            progress(len(batch))
     return best.result(op, arch, model, t0, "random")
 
 
