@@ -194,17 +194,22 @@ def _event_bursts(moved: np.ndarray, delta: np.ndarray, overlap: np.ndarray, new
 
 
 @njit(cache=True, error_model="numpy")
-def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.ndarray, ax_n: np.ndarray,
+def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.ndarray, bounds: np.ndarray,
+                   ax_n: np.ndarray,
                    ax_nterm: np.ndarray, ax_dim: np.ndarray, ax_coef: np.ndarray, out_t: int,
                    out_irrelevant: np.ndarray, level_flags: np.ndarray, level_energy: np.ndarray,
                    level_bandwidth: np.ndarray, cap_part: np.ndarray, cap: np.ndarray, scalars: np.ndarray,
                    layout: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
                    tile_words: np.ndarray, hop: np.ndarray, excess: np.ndarray, breakdown: np.ndarray,
-                   level_cycles: np.ndarray, summary: np.ndarray) -> None:
-    """Evaluate every mapping of the batch; results go to the output arrays (all zero on entry).
+                   level_cycles: np.ndarray, summary: np.ndarray, start: int, base: int) -> tuple[int, int]:
+    """Evaluate mappings ``start ..`` of the batch; results go to the output arrays (all zero on entry).
+
+    Sliding-window sets are held in bitmaps sized for axis extents up to ``base``. Returns
+    ``(B, base)`` when done, or ``(b, needed)`` when mapping ``b`` (an imperfect factorization
+    padding the iteration space) needs larger bitmaps: call again from ``b`` with ``needed``.
 
     Inputs: ``tf``/``sf``/``order`` (B, L, D) temporal factors, spatial factors, loop order
-    (outermost first); ``keeps`` (L, T); tensor ``t``'s axis ``x`` is the sum over its
+    (outermost first); ``keeps`` (L, T); ``bounds`` (D,) the dimensions' bounds; tensor ``t``'s axis ``x`` is the sum over its
     ``ax_nterm[t, x]`` terms of ``ax_coef[t, x, k] * dim ax_dim[t, x, k]``; per level
     ``level_flags`` (fan-out, multicast, reduction), ``level_energy`` (read, write, hop),
     ``level_bandwidth`` (words/cycle/instance, 0 = unlimited), ``cap_part[l, t]`` the capacity
@@ -254,22 +259,8 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
     n_grid = np.empty(X, np.int64)
     grid_prod = np.empty(X, np.int64)
     part_used = np.zeros(T, np.float64)
-    # bitmaps hold values base - extent .. base + 3 * extent, extent = the largest axis extent of the
-    # batch's (padded) iteration spaces: a tile shifted by less than its span, dilated by the grid
-    max_cover = np.ones(D, np.int64)
-    for b in range(B):
-        for d in range(D):
-            cover = 1
-            for j in range(L):
-                cover *= tf[b, j, d] * sf[b, j, d]
-            max_cover[d] = max(max_cover[d], cover)
-    base = 1
-    for t in range(T):
-        for x in range(ax_n[t]):
-            ext = 1
-            for k in range(ax_nterm[t, x]):
-                ext += ax_coef[t, x, k] * (max_cover[ax_dim[t, x, k]] - 1)
-            base = max(base, ext)
+    # bitmaps hold values base - extent .. base + 3 * extent, extent <= base the largest axis extent of
+    # the iteration space (a tile shifted by less than its span, dilated by the grid)
     nwords = bs.words_for(4 * base + 64)
     abm = np.zeros((X, nwords), np.uint64)  # one instance's set per axis
     ubm = np.zeros((X, nwords), np.uint64)  # union over the child instances
@@ -277,6 +268,7 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
     nbu = np.zeros((X, nwords), np.uint64)  # new part of one event, union over the instances
     piece = np.zeros((X, nwords), np.uint64)
     work = np.zeros((2, nwords), np.uint64)
+    sp_level = np.ones(L, np.int64)
     word_bytes = scalars[S_WORD_BYTES]
     burst_bytes = scalars[S_BURST_BYTES]
     burst_model = scalars[S_BURST_MODEL] > 0
@@ -319,26 +311,37 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
             c = p
     S = X
 
-    for b in range(B):
+    for b in range(start, B):
         # ---- coverage, instances, loop sequence (section 1) -------------------------
-        lanes = 1
         steps = 1
         E = 0
         for j in range(L):
+            sp_level[j] = 1
             for d in range(D):
                 covb[j, d] = cov[j - 1, d] if j else 1
                 cov[j, d] = covb[j, d] * tf[b, j, d] * sf[b, j, d]
                 steps *= tf[b, j, d]
                 if sf[b, j, d] > 1:  # the spatial factors > 1
-                    lanes *= sf[b, j, d]
+                    sp_level[j] *= sf[b, j, d]
                     sp_lvl[E] = j
                     sp_dim[E] = d
                     E += 1
-        spatial_above = 1
-        for j in range(L - 1, -1, -1):
-            inst[j] = spatial_above
-            for d in range(D):
-                spatial_above *= sf[b, j, d]
+        inst[L - 1] = 1  # instances of a level: the spatial factors of the levels above it
+        for j in range(L - 1, 0, -1):
+            inst[j - 1] = inst[j] * sp_level[j]
+        lanes = inst[0] * sp_level[0]
+        for d in range(D):
+            if cov[L - 1, d] > bounds[d]:  # padded (imperfect) space: are the bitmaps large enough?
+                need = base
+                for t in range(T):
+                    for x in range(ax_n[t]):
+                        ext = 1
+                        for k in range(ax_nterm[t, x]):
+                            ext += ax_coef[t, x, k] * (cov[L - 1, ax_dim[t, x, k]] - 1)
+                        need = max(need, ext)
+                if need > base:  # an imperfect factorization pads the space beyond the bitmaps
+                    return b, need
+                break
         M = 0
         for j in range(L):
             lvl_start[j] = M
@@ -654,3 +657,4 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
         summary[b, O_DRAM_BYTES] = dram_bytes
         summary[b, O_UTILIZATION] = scalars[S_OPS] / (cycles * scalars[S_NUM_MACS])
         summary[b, O_BURSTS] = bursts
+    return B, base

@@ -62,6 +62,7 @@ class CostModel:
         self._axes = [[a for a in t.axes if a.extent(bounds) > 1] or list(t.axes[:1]) for t in op.tensors]
         X = max(len(axes) for axes in self._axes)
         K = max(len(a.terms) for t in op.tensors for a in t.axes)
+        self._bounds = np.array([bounds[d] for d in self.dims], dtype=np.int64)
         self._ax_n = np.array([len(axes) for axes in self._axes], dtype=np.int64)
         self._ax_nterm = np.zeros((self.T, X), dtype=np.int64)
         self._ax_dim = np.zeros((self.T, X, K), dtype=np.int64)
@@ -138,13 +139,16 @@ class CostModel:
         breakdown = np.zeros((B, L + 2), dtype=np.float64)
         level_cycles = np.zeros((B, L), dtype=np.float64)
         summary = np.zeros((B, 7), dtype=np.float64)
-        kernel.evaluate_batch(
-            np.ascontiguousarray(batch.temporal, dtype=np.int64), np.ascontiguousarray(batch.spatial, dtype=np.int64),
-            np.ascontiguousarray(batch.order, dtype=np.int64), np.ascontiguousarray(batch.keeps, dtype=np.bool_),
-            self._ax_n, self._ax_nterm, self._ax_dim, self._ax_coef, self._out, self._out_irrelevant,
-            self._level_flags, self._level_energy, self._level_bandwidth, self._cap_part, self._cap, self._scalars,
-            self._layouts(batch), self._sizes,
-            counts, tile_words, hop_words, excess, breakdown, level_cycles, summary)
+        args = (np.ascontiguousarray(batch.temporal, dtype=np.int64),
+                np.ascontiguousarray(batch.spatial, dtype=np.int64),
+                np.ascontiguousarray(batch.order, dtype=np.int64), np.ascontiguousarray(batch.keeps, dtype=np.bool_),
+                self._bounds, self._ax_n, self._ax_nterm, self._ax_dim, self._ax_coef, self._out,
+                self._out_irrelevant, self._level_flags, self._level_energy, self._level_bandwidth, self._cap_part,
+                self._cap, self._scalars, self._layouts(batch), self._sizes,
+                counts, tile_words, hop_words, excess, breakdown, level_cycles, summary)
+        done, base = 0, int(self._sizes.max())
+        while done < B:  # more than one call only when an imperfect factorization needs larger bitmaps
+            done, base = kernel.evaluate_batch(*args, done, base)
         return CostBatch(
             valid=summary[:, kernel.O_VALID] > 0, cycles=summary[:, kernel.O_CYCLES],
             compute_cycles=summary[:, kernel.O_STEPS], level_cycles=level_cycles, energy=summary[:, kernel.O_ENERGY],
