@@ -69,12 +69,20 @@ def _with_burst_dram(arch, burst_bytes: int):
     return arch.model_copy(update={"levels": arch.levels[:-1] + (dram,)})
 
 
-def test_dram_bursts_exact_for_perfect_factorizations() -> None:
-    """The model's DRAM burst count equals the simulator's literal count: every transfer split into
-    the contiguous runs it occupies in the tensor's layout (docs/cost-model.md section 4)."""
-    rng = np.random.default_rng(11)
-    cases = _cases(300, 200, perfect=True)
-    for op, arch, m in cases:
+def _check_bursts(seed: int, n: int) -> None:
+    rng = np.random.default_rng(seed)
+    for op, arch, m in _cases(seed + 289, n, perfect=True):
         arch = _with_burst_dram(arch, int(rng.choice([2, 4, 8, 16])))
         cost, sim = _model_and_sim(op, arch, m)
         assert cost.dram_bursts[0] == dram_bursts(sim, arch, m), f"{op.kind} {op.dims}"
+
+
+def test_dram_bursts_exact_for_perfect_factorizations() -> None:
+    """The model's DRAM burst count equals the simulator's literal count: every transfer split into
+    the contiguous runs it occupies in the tensor's layout (docs/cost-model.md section 4)."""
+    _check_bursts(11, 200)
+
+
+@pytest.mark.slow
+def test_dram_bursts_exact_on_1000_more_cases() -> None:
+    _check_bursts(12, 1000)
