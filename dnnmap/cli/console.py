@@ -12,3 +12,12 @@ def stdout_console() -> Console:
     if not console.is_terminal:
         console = Console(highlight=False, width=PIPE_WIDTH)
     return console
+
+
+def load_kernels(err: Console) -> None:
+    """Load the compiled cost and sampling kernels under a status line (the first run on a machine
+    compiles them, ~20 s; later runs load numba's cache)."""
+    from dnnmap.search.network import compile_kernels
+
+    with err.status("loading the compiled cost model (the first run on a machine compiles it: ~20 s)"):
+        compile_kernels()

@@ -12,15 +12,14 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dnnmap.api import resolve_arch, resolve_network
-from dnnmap.cli.console import stdout_console
+from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.options import INPUT_SHAPE_HELP, parse_input_shapes, parse_layer_list
 from dnnmap.mapping.io import save_mapping, write_atomic
 from dnnmap.report.json_report import to_dict
 from dnnmap.report.tables import layer_table, totals_line
 from dnnmap.search.mappers import OBJECTIVES
-from dnnmap.search.network import (DEFAULT_BUDGET, MAPPERS, NetworkResult, compile_kernels, map_network,
-                                   select_layers)
+from dnnmap.search.network import DEFAULT_BUDGET, MAPPERS, NetworkResult, map_network, select_layers
 from dnnmap.workload.ir import Network
 
 
@@ -60,8 +59,7 @@ def map_command(
     layer_names = parse_layer_list(layers)
     selected = select_layers(network, layer_names)
     err = stderr_console()
-    with err.status("loading the compiled cost model (the first run on a machine compiles it: ~20 s)"):
-        compile_kernels()
+    load_kernels(err)
     columns = (TextColumn("mapping {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as progress:
         task = progress.add_task(network.name, total=len(selected))

@@ -7,8 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from dnnmap.cli.console import stdout_console
-from dnnmap.cli.errors import user_errors
+from dnnmap.cli.console import load_kernels, stdout_console
+from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.mapping_file import LoadedMapping, load_mapping_with_arch
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostBatch, CostModel
@@ -26,6 +26,7 @@ ArchOption = Annotated[Optional[str], typer.Option("--arch", "-a", help="archite
 
 
 def _cost(loaded: LoadedMapping) -> CostBatch:
+    load_kernels(stderr_console())
     return CostModel(loaded.op, loaded.arch).evaluate(
         MappingBatch.from_mappings(loaded.op, loaded.arch, [loaded.mapping]))
 
