@@ -445,23 +445,21 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                     closed[x] = True
                 else:
                     sp = 1
-                    for k in range(nt):
+                    for k in range(nt):  # the tile's terms, in ascending coefficient (CostModel sorts them)
                         sp += ax_coef[t, x, k] * (cov[c, ax_dim[t, x, k]] - 1)
-                    span[x] = sp
-                    for k in range(nt):
                         grid_c[S, k] = ax_coef[t, x, k]
                         grid_m[S, k] = cov[c, ax_dim[t, x, k]]
-                    _sort_terms(grid_c, grid_m, S, nt)
+                    span[x] = sp
                     _point(st_a, x)
-                    ok = _grow(st_a, x, grid_c, grid_m, S, nt) and st_a[x, IS_PROG] == 1
-                    if ok:
-                        for i in range(5):
-                            st_a[S, i] = st_a[x, i]
-                        ok = _grow(st_a, S, grid_c, grid_m, x, n_grid[x])
-                    closed[x] = ok and not need_sets
+                    closed[x] = not need_sets and _grow(st_a, x, grid_c, grid_m, S, nt) and st_a[x, IS_PROG] == 1
                     if closed[x]:
                         a_cnt[x] = st_a[x, SIZE]
-                        u_cnt[x] = st_a[S, SIZE]
+                        u_cnt[x] = a_cnt[x]
+                        if n_grid[x]:
+                            for i in range(5):
+                                st_a[S, i] = st_a[x, i]
+                            closed[x] = _grow(st_a, S, grid_c, grid_m, x, n_grid[x])
+                            u_cnt[x] = st_a[S, SIZE]
                 if need_sets or not closed[x]:
                     bs.single(abm, x, base)
                     for k in range(nt):

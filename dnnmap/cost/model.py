@@ -70,8 +70,9 @@ class CostModel:
         self._sizes = np.ones((self.T, X), dtype=np.int64)
         for ti, axes in enumerate(self._axes):
             for xi, a in enumerate(axes):
-                # dimensions of bound 1 never move an axis: a window over them is a single-dimension axis
-                terms = [(d, c) for d, c in a.terms if bounds[d] > 1] or list(a.terms[:1])
+                # dimensions of bound 1 never move an axis: a window over them is a single-dimension axis;
+                # terms in ascending coefficient, the order the kernel's closed forms take them in
+                terms = sorted([(d, c) for d, c in a.terms if bounds[d] > 1] or list(a.terms[:1]), key=lambda dc: dc[1])
                 self._ax_nterm[ti, xi] = len(terms)
                 for k, (d, c) in enumerate(terms):
                     self._ax_dim[ti, xi, k] = self.dims.index(d)
