@@ -45,8 +45,6 @@ READ_E, WRITE_E, HOP_E = 0, 1, 2
 # columns of ``summary``
 (O_VALID, O_CYCLES, O_STEPS, O_ENERGY, O_DRAM_BYTES, O_UTILIZATION, O_BURSTS) = range(7)
 
-# a set state for :func:`_grow`: is a progression, its step, its count, size, extent
-IS_PROG, STEP, COUNT, SIZE, EXTENT = range(5)
 # rows of the kernel's scratch bitmaps
 TMP, SHIFT = 0, 1
 
@@ -55,44 +53,25 @@ TMP, SHIFT = 0, 1
 # reference-count updates, which is a measurable share of a microsecond per mapping.
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _point(st: np.ndarray, r: int) -> None:
-    """State ``r`` := the set {0}."""
-    st[r, IS_PROG] = 1
-    st[r, STEP] = 1
-    st[r, COUNT] = 1
-    st[r, SIZE] = 1
-    st[r, EXTENT] = 1
+@njit(cache=True, inline="always", error_model="numpy")
+def _grow(prog: bool, step: int, count: int, size: int, extent: int, c: int,
+          m: int) -> tuple[bool, bool, int, int, int, int]:
+    """``S := S + {0, c, ..., (m - 1) c}`` in closed form, for terms taken in ascending ``c``.
 
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _grow(st: np.ndarray, r: int, coefs: np.ndarray, counts: np.ndarray, row: int, n: int) -> bool:
-    """``S_r := S_r + {0, c, ..., (m - 1) c}`` for each (c, m) of terms ``row`` in ascending ``c``.
-
-    Closed form, exact while the set stays an arithmetic progression or the new copies are
-    disjoint (``c >= extent``); returns False (state undefined) otherwise.
+    ``S`` is described by (is a progression, its step, its count, size, extent); returns
+    (exact, and the new description). Exact while the set stays an arithmetic progression or
+    the new copies are disjoint (``c >= extent``). Scalars only, so it inlines at no cost.
     """
-    for i in range(n):
-        c, m = coefs[row, i], counts[row, i]
-        if m <= 1:
-            continue
-        step = st[r, STEP]
-        if st[r, IS_PROG] and st[r, COUNT] == 1:
-            st[r, STEP] = c
-            st[r, COUNT] = m
-            st[r, SIZE] = m
-            st[r, EXTENT] = (m - 1) * c + 1
-        elif st[r, IS_PROG] and c <= st[r, COUNT] * step and (step == 1 or c % step == 0):
-            st[r, COUNT] += (m - 1) * (c if step == 1 else c // step)
-            st[r, SIZE] = st[r, COUNT]
-            st[r, EXTENT] = (st[r, COUNT] - 1) * step + 1
-        elif c >= st[r, EXTENT]:
-            st[r, IS_PROG] = 0
-            st[r, SIZE] *= m
-            st[r, EXTENT] += (m - 1) * c
-        else:
-            return False
-    return True
+    if m <= 1:
+        return True, prog, step, count, size, extent
+    if prog and count == 1:
+        return True, True, c, m, m, (m - 1) * c + 1
+    if prog and c <= count * step and (step == 1 or c % step == 0):
+        grown = count + (m - 1) * (c if step == 1 else c // step)
+        return True, True, step, grown, grown, (grown - 1) * step + 1
+    if c >= extent:
+        return True, False, step, count, size * m, extent + (m - 1) * c
+    return False, prog, step, count, size, extent
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -253,9 +232,10 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
     moved = np.empty(X, np.bool_)
     delta_x = np.zeros(X, np.int64)
     closed = np.zeros(X, np.bool_)
-    st_a = np.empty((X + 1, 5), np.int64)  # per axis the tile's set; row X: scratch
-    grid_c = np.empty((X + 1, K * L * D), np.int64)  # per axis the grid terms; row X: the tile's terms
-    grid_m = np.empty((X + 1, K * L * D), np.int64)
+    a_step = np.empty(X, np.int64)  # per window axis: the tile's set as a progression (step, count)
+    a_count = np.empty(X, np.int64)
+    grid_c = np.empty((X, K * L * D), np.int64)  # per axis the grid terms
+    grid_m = np.empty((X, K * L * D), np.int64)
     n_grid = np.empty(X, np.int64)
     grid_prod = np.empty(X, np.int64)
     part_used = np.zeros(T, np.float64)
@@ -309,7 +289,6 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
             pair_reduce[n_pairs] = reduce
             n_pairs += 1
             c = p
-    S = X
 
     for b in range(start, B):
         # ---- coverage, instances, loop sequence (section 1) -------------------------
@@ -401,9 +380,14 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                     if ax_nterm[t, x] == 1:
                         u_lane *= grid_prod[x]
                         continue
-                    _point(st_a, S)
-                    if _grow(st_a, S, grid_c, grid_m, x, n_grid[x]):
-                        u_lane *= st_a[S, SIZE]
+                    ok, prog, step, count, size, extent = True, True, 1, 1, 1, 1  # {0} + the grid
+                    for i in range(n_grid[x]):
+                        ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, grid_c[x, i],
+                                                                    grid_m[x, i])
+                        if not ok:
+                            break
+                    if ok:
+                        u_lane *= size
                     else:
                         bs.single(ubm, x, base)
                         _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
@@ -445,21 +429,27 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                     closed[x] = True
                 else:
                     sp = 1
-                    for k in range(nt):  # the tile's terms, in ascending coefficient (CostModel sorts them)
-                        sp += ax_coef[t, x, k] * (cov[c, ax_dim[t, x, k]] - 1)
-                        grid_c[S, k] = ax_coef[t, x, k]
-                        grid_m[S, k] = cov[c, ax_dim[t, x, k]]
+                    ok, prog, step, count, size, extent = True, True, 1, 1, 1, 1  # {0} + the tile's terms
+                    for k in range(nt):  # in ascending coefficient (CostModel sorts them)
+                        coef = ax_coef[t, x, k]
+                        extent_k = cov[c, ax_dim[t, x, k]]
+                        sp += coef * (extent_k - 1)
+                        if ok:
+                            ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, coef,
+                                                                        extent_k)
                     span[x] = sp
-                    _point(st_a, x)
-                    closed[x] = not need_sets and _grow(st_a, x, grid_c, grid_m, S, nt) and st_a[x, IS_PROG] == 1
+                    closed[x] = ok and prog and not need_sets
                     if closed[x]:
-                        a_cnt[x] = st_a[x, SIZE]
-                        u_cnt[x] = a_cnt[x]
-                        if n_grid[x]:
-                            for i in range(5):
-                                st_a[S, i] = st_a[x, i]
-                            closed[x] = _grow(st_a, S, grid_c, grid_m, x, n_grid[x])
-                            u_cnt[x] = st_a[S, SIZE]
+                        a_step[x] = step
+                        a_count[x] = count
+                        a_cnt[x] = size
+                        for i in range(n_grid[x]):  # the union: + the grid
+                            ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent,
+                                                                        grid_c[x, i], grid_m[x, i])
+                            if not ok:
+                                break
+                        closed[x] = ok
+                        u_cnt[x] = size
                 if need_sets or not closed[x]:
                     bs.single(abm, x, base)
                     for k in range(nt):
@@ -531,22 +521,24 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                             if need_sets:
                                 bs.copy(nbm, x, abm, x)
                                 bs.copy(nbu, x, ubm, x)
-                        elif closed[x] and st_a[x, STEP] > 1 and mag % st_a[x, STEP] != 0:
+                        elif closed[x] and a_step[x] > 1 and mag % a_step[x] != 0:
                             o_cnt[x] = 0
                             n_cnt[x] = u_cnt[x]
                         else:
                             done = False
                             if closed[x]:
-                                k_steps = mag if st_a[x, STEP] == 1 else mag // st_a[x, STEP]
-                                o_cnt[x] = max(0, st_a[x, COUNT] - k_steps)
-                                # the new part: the last k_steps elements of the progression
-                                st_a[S, IS_PROG] = 1
-                                st_a[S, STEP] = st_a[x, STEP]
-                                st_a[S, COUNT] = k_steps
-                                st_a[S, SIZE] = k_steps
-                                st_a[S, EXTENT] = (k_steps - 1) * st_a[x, STEP] + 1
-                                if _grow(st_a, S, grid_c, grid_m, x, n_grid[x]):
-                                    n_cnt[x] = st_a[S, SIZE]
+                                step = a_step[x]
+                                k_steps = mag if step == 1 else mag // step
+                                o_cnt[x] = max(0, a_count[x] - k_steps)
+                                # the new part: the last k_steps elements of the progression, + the grid
+                                ok, prog, count, size, extent = True, True, k_steps, k_steps, (k_steps - 1) * step + 1
+                                for i in range(n_grid[x]):
+                                    ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent,
+                                                                                grid_c[x, i], grid_m[x, i])
+                                    if not ok:
+                                        break
+                                if ok:
+                                    n_cnt[x] = size
                                     done = True
                                 else:  # the closed form does not cover this step: exact bitmaps
                                     bs.single(abm, x, base)
