@@ -75,20 +75,6 @@ def _grow(prog: bool, step: int, count: int, size: int, extent: int, c: int,
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _sort_terms(coefs: np.ndarray, counts: np.ndarray, row: int, n: int) -> None:
-    """Sort the first ``n`` terms of ``row`` by coefficient (insertion sort: n is tiny)."""
-    for i in range(1, n):
-        c, m = coefs[row, i], counts[row, i]
-        j = i - 1
-        while j >= 0 and coefs[row, j] > c:
-            coefs[row, j + 1] = coefs[row, j]
-            counts[row, j + 1] = counts[row, j]
-            j -= 1
-        coefs[row, j + 1] = c
-        counts[row, j + 1] = m
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
 def _grid_dilate(a: np.ndarray, r: int, coefs: np.ndarray, counts: np.ndarray, row: int, n: int,
                  work: np.ndarray) -> None:
     """``a[r] := a[r] + offsets`` of the spatial instances (the grid progressions ``row``)."""
@@ -365,13 +351,16 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                 d = sp_dim[e]
                 for j in range(dim_nterms[t, d]):
                     x = dim_axis[t, d, j]
-                    grid_c[x, n_grid[x]] = dim_coef[t, d, j] * covb[g, d]
-                    grid_m[x, n_grid[x]] = sf[b, g, d]
+                    coef = dim_coef[t, d, j] * covb[g, d]
+                    i = n_grid[x]  # insert in ascending coefficient, the order the closed forms take
+                    while i > 0 and grid_c[x, i - 1] > coef:
+                        grid_c[x, i] = grid_c[x, i - 1]
+                        grid_m[x, i] = grid_m[x, i - 1]
+                        i -= 1
+                    grid_c[x, i] = coef
+                    grid_m[x, i] = sf[b, g, d]
                     n_grid[x] += 1
                     grid_prod[x] *= sf[b, g, d]
-            for x in range(nax):
-                if n_grid[x] > 1 and ax_nterm[t, x] > 1:
-                    _sort_terms(grid_c, grid_m, x, n_grid[x])
 
             if c < 0:
                 # MAC lanes: every temporal step every lane touches one word of the tensor
