@@ -10,6 +10,7 @@ import statistics
 import time
 
 import numpy as np
+from numba import njit
 
 from dnnmap.arch.spec import load_arch
 from dnnmap.cost.model import CostModel
@@ -52,6 +53,28 @@ def sampling_throughput(repeats: int = 5, n: int = 50_000) -> float:
     return statistics.median(rates)
 
 
+@njit(cache=True)
+def _reference_loop(n: int) -> int:
+    """A fixed integer workload (xorshift steps) whose rate tracks how fast this machine runs right now."""
+    x = 88172645463325252
+    for _ in range(n):
+        x ^= (x << 13) & 0xFFFFFFFFFFFFFFFF
+        x ^= x >> 7
+        x ^= (x << 17) & 0xFFFFFFFFFFFFFFFF
+    return x
+
+
+def machine_reference(n: int = 20_000_000, repeats: int = 5) -> float:
+    """Median reference-loop iterations per second (compare runs by the model/reference ratio)."""
+    _reference_loop(10)
+    rates = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        _reference_loop(n)
+        rates.append(n / (time.perf_counter() - t0))
+    return statistics.median(rates)
+
+
 def network_wall_time(name: str, repeats: int = 3) -> tuple[float, int, float]:
     arch = load_arch("eyeriss")
     net = zoo.get(name)
@@ -64,9 +87,15 @@ def network_wall_time(name: str, repeats: int = 3) -> tuple[float, int, float]:
 
 
 def main() -> None:
+    before = machine_reference()
     median, best = cost_model_throughput()
+    after = machine_reference()
+    reference = (before + after) / 2
     print(f"cost model throughput (resnet18 layer1.1.conv1, eyeriss, 1 process): median {median:,.0f}, "
           f"best {best:,.0f} mappings/s (target 1,000,000/s)")
+    print(f"machine reference loop: {reference / 1e6:,.0f} M iterations/s (before {before / 1e6:,.0f}, after "
+          f"{after / 1e6:,.0f}); model/reference = {median / reference * 1e3:.2f} mappings per 1000 iterations "
+          f"(stable across machine load; compare runs by this ratio)")
     print(f"candidate sampling (same layer): median {sampling_throughput():,.0f} legal candidates/s")
     for name in ("resnet18", "resnet50"):
         wall, evaluated, cycles = network_wall_time(name)
