@@ -167,7 +167,8 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                    layout: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
                    tile_words: np.ndarray, hop: np.ndarray, excess: np.ndarray, breakdown: np.ndarray,
                    level_cycles: np.ndarray, summary: np.ndarray, start: int, base: int) -> tuple[int, int]:
-    """Evaluate mappings ``start ..`` of the batch; results go to the output arrays (all zero on entry).
+    """Evaluate mappings ``start ..`` of the batch into the output arrays (zero, or left by an earlier
+    call on a batch with the same ``keeps``: see the loop's first comment).
 
     Sliding-window sets are held in bitmaps sized for axis extents up to ``base``. Returns
     ``(B, base)`` when done, or ``(b, needed)`` when mapping ``b`` (an imperfect factorization
@@ -277,6 +278,12 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
             c = p
 
     for b in range(start, B):
+        # Every (kind, level, tensor) count and tile size is written once per mapping, by the one
+        # pair that has that level as child or parent; cells of levels that do not keep a tensor
+        # are never written and stay as the caller initialised them (zero). Words through a
+        # fan-out add up over the pairs crossing it.
+        for j in range(L):
+            hop[b, j] = 0.0
         # ---- coverage, instances, loop sequence (section 1) -------------------------
         steps = 1
         E = 0
@@ -384,9 +391,9 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                 per_lane = float(steps) * lanes
                 union = float(steps) * u_lane * inst[p]
                 if is_out:
-                    counts[b, UPDATES, p, t] += union if reduce else per_lane
+                    counts[b, UPDATES, p, t] = union if reduce else per_lane
                 else:
-                    counts[b, READS, p, t] += union if mcast else per_lane
+                    counts[b, READS, p, t] = union if mcast else per_lane
                 for j in range(0, p + 1):
                     if level_flags[j, FANOUT]:
                         hop[b, j] += per_lane
@@ -564,11 +571,11 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                         rep_c *= sf[b, sp_lvl[e], sp_dim[e]]
                         if sp_lvl[e] > p:
                             rep_p *= sf[b, sp_lvl[e], sp_dim[e]]
-                counts[b, DRAINS, c, t] += w_child
-                counts[b, FILLS, c, t] += w_child - o_size * rep_c
-                counts[b, UPDATES, p, t] += u_parent if reduce else w_child
+                counts[b, DRAINS, c, t] = w_child
+                counts[b, FILLS, c, t] = w_child - o_size * rep_c
+                counts[b, UPDATES, p, t] = u_parent if reduce else w_child
                 reloads = (u_parent - o_size * rep_p) if mcast else (w_child - o_size * rep_c)
-                counts[b, READS, p, t] += reloads
+                counts[b, READS, p, t] = reloads
                 moved_words = 2.0 * w_child - o_size * rep_c
                 if need_sets:
                     # write-backs: one transfer per event (per instance unless the fan-outs reduce);
@@ -580,8 +587,8 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                     if shaped > 0:
                         bursts += (bursts_u if mcast else inst_c * bursts_a) * reloads / shaped
             else:
-                counts[b, FILLS, c, t] += w_child
-                counts[b, READS, p, t] += u_parent if mcast else w_child
+                counts[b, FILLS, c, t] = w_child
+                counts[b, READS, p, t] = u_parent if mcast else w_child
                 moved_words = w_child
                 if need_sets:
                     bursts += bursts_u if mcast else inst_c * bursts_a
@@ -606,6 +613,7 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
         energy = 0.0
         latency = 0.0
         serial = 0.0
+        hop_energy = 0.0
         for i in range(L):
             rd = 0.0
             wr = 0.0
@@ -613,9 +621,12 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                 rd += counts[b, READS, i, t] + counts[b, DRAINS, i, t]
                 wr += counts[b, FILLS, i, t] + counts[b, UPDATES, i, t]
             breakdown[b, i] = rd * level_energy[i, READ_E] + wr * level_energy[i, WRITE_E]
-            breakdown[b, L] += hop[b, i] * level_energy[i, HOP_E]
+            hop_energy += hop[b, i] * level_energy[i, HOP_E]
             if i < L - 1 and level_bandwidth[i] > 0:
                 level_cycles[b, i] = (rd + wr) / inst[i] / level_bandwidth[i]
+            else:
+                level_cycles[b, i] = 0.0
+        breakdown[b, L] = hop_energy
         breakdown[b, L + 1] = scalars[S_OPS] * scalars[S_MAC_ENERGY]
         for i in range(L + 2):
             energy += breakdown[b, i]

@@ -48,13 +48,13 @@ class SearchResult:
     mapper: str
 
 
-def _best_of(model: CostModel, batch: MappingBatch, objective: str) -> tuple[float, int, CostBatch, int]:
-    cost = model.evaluate(batch)
+def _best_of(model: CostModel, batch: MappingBatch, objective: str) -> tuple[float, int, int]:
+    cost = model.evaluate(batch, reuse_buffers=True)  # read here, before the next evaluation
     score = cost.objective(objective)
     # tie-break on energy then latency so results do not depend on enumeration order
     tie = np.where(cost.valid, cost.energy + 1e-9 * cost.cycles, np.inf)
     idx = int(np.lexsort((tie, score))[0])
-    return float(score[idx]), idx, cost, int(cost.valid.sum())
+    return float(score[idx]), idx, int(cost.valid.sum())
 
 
 class _Best:
@@ -68,7 +68,7 @@ class _Best:
     def offer(self, model: CostModel, batch: MappingBatch, objective: str) -> None:
         if len(batch) == 0:
             return
-        score, idx, _, valid = _best_of(model, batch, objective)
+        score, idx, valid = _best_of(model, batch, objective)
         self.evaluated += len(batch)
         self.valid += valid
         if score < self.score:
