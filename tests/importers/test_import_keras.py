@@ -23,7 +23,6 @@ from dnnmap.workload import ops, zoo  # noqa: E402
 from dnnmap.workload.importers import (  # noqa: E402
     UnsupportedOperatorsError,
     import_keras_model,
-    import_model,
     load_network,
     save_network,
 )
