@@ -19,7 +19,7 @@ loop on such a dimension, and every loop outside it, refills the whole tile
 (``prod(A) * (prod(trips from there outward) - 1)`` words in all). A sliding-window axis
 (``stride*p + dilation*r``) is a Minkowski sum of arithmetic progressions; its sets are
 sized in closed form while they stay progressions or disjoint copies (:func:`_grow`), and
-with exact bitmaps (:mod:`dnnmap.cost.bitsets`) otherwise.
+with exact bitmaps (the bitmap functions below) otherwise.
 
 DRAM bursts (TSO Alg. 4 generalized): a transfer between DRAM and its child is a product
 of per-axis index sets; its contiguous runs in the tensor's DRAM layout are the runs of the
@@ -32,7 +32,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from dnnmap.cost import bitsets as bs
 
 # indices of the count kinds in ``counts``
 READS, FILLS, UPDATES, DRAINS = 0, 1, 2, 3
@@ -51,6 +50,179 @@ TMP, SHIFT = 0, 1
 
 # Helpers take 2-D arrays and a row index rather than row views: a view costs two atomic
 # reference-count updates, which is a measurable share of a microsecond per mapping.
+
+
+# ---- integer sets as packed bitmaps ------------------------------------------------------------
+# One tensor axis takes, across a tile, its spatial instances and a tile step, index sets of the
+# form {sum_k coef_k * i_k} dilated by the instance offsets: Minkowski sums of arithmetic
+# progressions. When the closed forms do not apply, such a set is a row of a uint64 array, bit v
+# standing for value v; size, overlap with a shifted copy, Minkowski sum with a progression and
+# contiguous runs cost a few operations per 64-bit word. These functions are compiled without
+# numba's runtime and take a 2-D array and a row index rather than a row view: views and array
+# arguments of runtime-enabled functions cost atomic reference-count updates. They live in this
+# module, not their own, because numba's on-disk cache of a function is keyed on its own source
+# file only: a kernel cached against an edited helper module would keep the old helper's code.
+
+_ONE = np.uint64(1)
+_FULL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+
+
+@njit(cache=True, _nrt=False)
+def words_for(nbits: int) -> int:
+    """Words of a bitmap able to hold values ``0 .. nbits - 1``."""
+    return (nbits + 63) // 64
+
+
+@njit(cache=True, _nrt=False)
+def _popcount64(x: np.uint64) -> int:
+    x = x - ((x >> _ONE) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return int((x * _H01) >> np.uint64(56))
+
+
+@njit(cache=True, _nrt=False)
+def bm_popcount(a: np.ndarray, r: int) -> int:
+    """Size of set ``a[r]``."""
+    n = 0
+    for i in range(a.shape[1]):
+        if a[r, i]:
+            n += _popcount64(a[r, i])
+    return n
+
+
+@njit(cache=True, _nrt=False)
+def bm_and_count(a: np.ndarray, ra: int, b: np.ndarray, rb: int) -> int:
+    """``|a[ra] & b[rb]|``."""
+    n = 0
+    for i in range(a.shape[1]):
+        w = a[ra, i] & b[rb, i]
+        if w:
+            n += _popcount64(w)
+    return n
+
+
+@njit(cache=True, _nrt=False)
+def bm_single(a: np.ndarray, r: int, value: int) -> None:
+    """``a[r] := {value}``."""
+    for i in range(a.shape[1]):
+        a[r, i] = 0
+    a[r, value >> 6] = _ONE << np.uint64(value & 63)
+
+
+@njit(cache=True, _nrt=False)
+def bm_copy(dst: np.ndarray, rd: int, src: np.ndarray, rs: int) -> None:
+    """``dst[rd] := src[rs]``."""
+    for i in range(dst.shape[1]):
+        dst[rd, i] = src[rs, i]
+
+
+@njit(cache=True, _nrt=False)
+def bm_or_shifted(dst: np.ndarray, rd: int, src: np.ndarray, rs: int, shift: int) -> None:
+    """``dst[rd] := dst[rd] | (src[rs] + shift)``; ``shift`` may be negative; values shifted out
+    of range are dropped. ``dst[rd]`` and ``src[rs]`` may be the same row."""
+    w = src.shape[1]
+    if shift >= 0:
+        ws = shift >> 6
+        bs = np.uint64(shift & 63)
+        back = np.uint64(64 - (shift & 63))
+        for i in range(w - 1, ws - 1, -1):
+            j = i - ws
+            v = src[rs, j] << bs
+            if bs and j > 0:
+                v |= src[rs, j - 1] >> back
+            dst[rd, i] |= v
+    else:
+        s = -shift
+        ws = s >> 6
+        bs = np.uint64(s & 63)
+        back = np.uint64(64 - (s & 63))
+        for i in range(0, w - ws):
+            j = i + ws
+            v = src[rs, j] >> bs
+            if bs and j + 1 < w:
+                v |= src[rs, j + 1] << back
+            dst[rd, i] |= v
+
+
+@njit(cache=True, _nrt=False)
+def bm_shifted(dst: np.ndarray, rd: int, src: np.ndarray, rs: int, shift: int) -> None:
+    """``dst[rd] := src[rs] + shift`` (distinct rows)."""
+    for i in range(dst.shape[1]):
+        dst[rd, i] = 0
+    bm_or_shifted(dst, rd, src, rs, shift)
+
+
+@njit(cache=True, _nrt=False)
+def bm_and_not(dst: np.ndarray, rd: int, a: np.ndarray, ra: int, b: np.ndarray, rb: int) -> None:
+    """``dst[rd] := a[ra] minus b[rb]``."""
+    for i in range(dst.shape[1]):
+        dst[rd, i] = a[ra, i] & ~b[rb, i]
+
+
+@njit(cache=True, _nrt=False)
+def bm_dilate(a: np.ndarray, r: int, step: int, count: int, tmp: np.ndarray, rt: int) -> None:
+    """``a[r] := a[r] + {0, step, ..., (count - 1) * step}`` (Minkowski sum, by doubling)."""
+    covered = 1
+    while covered < count:
+        k = min(covered, count - covered)
+        bm_copy(tmp, rt, a, r)
+        bm_or_shifted(a, r, tmp, rt, k * step)
+        covered += k
+
+
+@njit(cache=True, _nrt=False)
+def bm_run_profile(a: np.ndarray, r: int, unit_bytes: float,
+                   burst_bytes: float) -> tuple[float, int, int, int, int]:
+    """The maximal runs of consecutive values of ``a[r]``: (sum over runs of
+    ``ceil(run * unit_bytes / burst_bytes)``, number of runs, length of the first run, length
+    of the last run, span ``max - min + 1``)."""
+    total = 0.0
+    runs = 0
+    run = 0
+    first = 0
+    lo = -1
+    hi = -1
+    for i in range(a.shape[1]):
+        w = a[r, i]
+        if w == 0 or w == _FULL:  # whole words: a run ends here, or continues through 64 values
+            if w == _FULL:
+                if lo < 0:
+                    lo = i * 64
+                hi = i * 64 + 63
+                run += 64
+            elif run:
+                total += np.ceil(run * unit_bytes / burst_bytes)
+                runs += 1
+                if runs == 1:
+                    first = run
+                last = run
+                run = 0
+            continue
+        for b in range(64):
+            if (w >> np.uint64(b)) & _ONE:
+                if lo < 0:
+                    lo = i * 64 + b
+                hi = i * 64 + b
+                run += 1
+            elif run:
+                total += np.ceil(run * unit_bytes / burst_bytes)
+                runs += 1
+                if runs == 1:
+                    first = run
+                last = run
+                run = 0
+    if run:
+        total += np.ceil(run * unit_bytes / burst_bytes)
+        runs += 1
+        if runs == 1:
+            first = run
+    last = run if run else (last if runs else 0)
+    return total, runs, first, last, (hi - lo + 1) if lo >= 0 else 0
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -80,7 +252,7 @@ def _grid_dilate(a: np.ndarray, r: int, coefs: np.ndarray, counts: np.ndarray, r
     """``a[r] := a[r] + offsets`` of the spatial instances (the grid progressions ``row``)."""
     for i in range(n):
         if counts[row, i] > 1:
-            bs.dilate(a, r, coefs[row, i], counts[row, i], work, TMP)
+            bm_dilate(a, r, coefs[row, i], counts[row, i], work, TMP)
 
 
 @njit(cache=True, _nrt=False)
@@ -98,7 +270,7 @@ def product_bursts(sets: np.ndarray, sizes: np.ndarray, t: int, nax: int, layout
     k = -1
     for li in range(nax - 1, -1, -1):
         x = layout[t, li]
-        if bs.popcount(sets, x) < sizes[t, x]:
+        if bm_popcount(sets, x) < sizes[t, x]:
             k = li
             break
     if k < 0:
@@ -113,14 +285,14 @@ def product_bursts(sets: np.ndarray, sizes: np.ndarray, t: int, nax: int, layout
     r_outer = 1.0
     for li in range(k):
         x = layout[t, li]
-        count = bs.popcount(sets, x)
+        count = bm_popcount(sets, x)
         if count < sizes[t, x]:
-            _, runs, _, _, span = bs.run_profile(sets, x, 1.0, 1.0)
+            _, runs, _, _, span = bm_run_profile(sets, x, 1.0, 1.0)
             wraps = span == sizes[t, x]
             r_outer = n_outer * runs - ((n_outer - r_outer) if wraps else 0.0)
         n_outer *= count
     unit = inner * word_bytes
-    total, runs, first, last, span = bs.run_profile(sets, layout[t, k], unit, burst_bytes)
+    total, runs, first, last, span = bm_run_profile(sets, layout[t, k], unit, burst_bytes)
     total *= n_outer
     if span == sizes[t, layout[t, k]] and runs > 1:
         joined = (np.ceil(first * unit / burst_bytes) + np.ceil(last * unit / burst_bytes)
@@ -144,15 +316,15 @@ def _event_bursts(moved: np.ndarray, delta: np.ndarray, overlap: np.ndarray, new
         empty = False
         for x in range(nax):
             if x == j:
-                bs.copy(piece, x, new, x)
+                bm_copy(piece, x, new, x)
             elif x < j and moved[x]:
                 if overlap[x] == 0:
                     empty = True
                     break
-                bs.shifted(work, TMP, whole, x, delta[x])
-                bs.and_not(piece, x, work, TMP, new, x)
+                bm_shifted(work, TMP, whole, x, delta[x])
+                bm_and_not(piece, x, work, TMP, new, x)
             else:
-                bs.copy(piece, x, whole, x)
+                bm_copy(piece, x, whole, x)
         if not empty:
             total += product_bursts(piece, sizes, t, nax, layout, word_bytes, burst_bytes)
     return total
@@ -175,8 +347,9 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
     padding the iteration space) needs larger bitmaps: call again from ``b`` with ``needed``.
 
     Inputs: ``tf``/``sf``/``order`` (B, L, D) temporal factors, spatial factors, loop order
-    (outermost first); ``keeps`` (L, T); ``bounds`` (D,) the dimensions' bounds; tensor ``t``'s axis ``x`` is the sum over its
-    ``ax_nterm[t, x]`` terms of ``ax_coef[t, x, k] * dim ax_dim[t, x, k]``; per level
+    (outermost first); ``keeps`` (L, T); ``bounds`` (D,) the dimensions' bounds; tensor ``t``'s
+    axis ``x`` is the sum over its ``ax_nterm[t, x]`` terms of ``ax_coef[t, x, k] * dim
+    ax_dim[t, x, k]``; per level
     ``level_flags`` (fan-out, multicast, reduction), ``level_energy`` (read, write, hop),
     ``level_bandwidth`` (words/cycle/instance, 0 = unlimited), ``cap_part[l, t]`` the capacity
     partition of ``cap[l]`` tensor ``t`` uses; ``layout[t]`` the DRAM axis order, ``sizes[t]``
@@ -228,7 +401,7 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
     part_used = np.zeros(T, np.float64)
     # bitmaps hold values base - extent .. base + 3 * extent, extent <= base the largest axis extent of
     # the iteration space (a tile shifted by less than its span, dilated by the grid)
-    nwords = bs.words_for(4 * base + 64)
+    nwords = words_for(4 * base + 64)
     abm = np.zeros((X, nwords), np.uint64)  # one instance's set per axis
     ubm = np.zeros((X, nwords), np.uint64)  # union over the child instances
     nbm = np.zeros((X, nwords), np.uint64)  # new part of one event, one instance
@@ -385,9 +558,9 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                     if ok:
                         u_lane *= size
                     else:
-                        bs.single(ubm, x, base)
+                        bm_single(ubm, x, base)
                         _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
-                        u_lane *= bs.popcount(ubm, x)
+                        u_lane *= bm_popcount(ubm, x)
                 per_lane = float(steps) * lanes
                 union = float(steps) * u_lane * inst[p]
                 if is_out:
@@ -400,7 +573,7 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                 if need_sets:
                     if reduce if is_out else mcast:
                         for x in range(nax):
-                            bs.single(ubm, x, base)
+                            bm_single(ubm, x, base)
                             _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
                         bursts += float(steps) * product_bursts(ubm, sizes, t, nax, layout, word_bytes,
                                                                  burst_bytes)
@@ -447,14 +620,14 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                         closed[x] = ok
                         u_cnt[x] = size
                 if need_sets or not closed[x]:
-                    bs.single(abm, x, base)
+                    bm_single(abm, x, base)
                     for k in range(nt):
-                        bs.dilate(abm, x, ax_coef[t, x, k], cov[c, ax_dim[t, x, k]], work, TMP)
-                    bs.copy(ubm, x, abm, x)
+                        bm_dilate(abm, x, ax_coef[t, x, k], cov[c, ax_dim[t, x, k]], work, TMP)
+                    bm_copy(ubm, x, abm, x)
                     _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
                     if nt > 1:
-                        a_cnt[x] = bs.popcount(abm, x)
-                        u_cnt[x] = bs.popcount(ubm, x)
+                        a_cnt[x] = bm_popcount(abm, x)
+                        u_cnt[x] = bm_popcount(ubm, x)
                 a_prod *= a_cnt[x]
                 u_prod *= u_cnt[x]
             tile_words[b, c, t] = a_prod
@@ -515,8 +688,8 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                             o_cnt[x] = 0
                             n_cnt[x] = u_cnt[x]
                             if need_sets:
-                                bs.copy(nbm, x, abm, x)
-                                bs.copy(nbu, x, ubm, x)
+                                bm_copy(nbm, x, abm, x)
+                                bm_copy(nbu, x, ubm, x)
                         elif closed[x] and a_step[x] > 1 and mag % a_step[x] != 0:
                             o_cnt[x] = 0
                             n_cnt[x] = u_cnt[x]
@@ -537,16 +710,16 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                                     n_cnt[x] = size
                                     done = True
                                 else:  # the closed form does not cover this step: exact bitmaps
-                                    bs.single(abm, x, base)
+                                    bm_single(abm, x, base)
                                     for k in range(nt):
-                                        bs.dilate(abm, x, ax_coef[t, x, k], cov[c, ax_dim[t, x, k]], work, TMP)
+                                        bm_dilate(abm, x, ax_coef[t, x, k], cov[c, ax_dim[t, x, k]], work, TMP)
                             if not done:
-                                bs.shifted(work, SHIFT, abm, x, delta)
-                                o_cnt[x] = bs.and_count(work, SHIFT, abm, x)
-                                bs.and_not(nbm, x, work, SHIFT, abm, x)
-                                bs.copy(nbu, x, nbm, x)
+                                bm_shifted(work, SHIFT, abm, x, delta)
+                                o_cnt[x] = bm_and_count(work, SHIFT, abm, x)
+                                bm_and_not(nbm, x, work, SHIFT, abm, x)
+                                bm_copy(nbu, x, nbm, x)
                                 _grid_dilate(nbu, x, grid_c, grid_m, x, n_grid[x], work)
-                                n_cnt[x] = bs.popcount(nbu, x)
+                                n_cnt[x] = bm_popcount(nbu, x)
                     prod_o *= o_cnt[x]
                     prod_un *= u_cnt[x] - n_cnt[x]
                 child_total += cnt * (a_prod - prod_o)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from dnnmap.arch.spec import TransferModel
-from dnnmap.cost.bitsets import words_for
-from dnnmap.cost.kernel import product_bursts
+from dnnmap.cost.kernel import product_bursts, words_for
 
 
 def dram_transfer_seconds(spec: TransferModel, nbytes: np.ndarray | float, bursts: np.ndarray | float) -> np.ndarray:
