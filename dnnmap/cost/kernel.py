@@ -64,7 +64,6 @@ TMP, SHIFT = 0, 1
 # file only: a kernel cached against an edited helper module would keep the old helper's code.
 
 _ONE = np.uint64(1)
-_FULL = np.uint64(0xFFFFFFFFFFFFFFFF)
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)
 _M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
@@ -185,43 +184,28 @@ def bm_run_profile(a: np.ndarray, r: int, unit_bytes: float,
     runs = 0
     run = 0
     first = 0
+    last = 0
     lo = -1
     hi = -1
-    for i in range(a.shape[1]):
-        w = a[r, i]
-        if w == 0 or w == _FULL:  # whole words: a run ends here, or continues through 64 values
-            if w == _FULL:
-                if lo < 0:
-                    lo = i * 64
-                hi = i * 64 + 63
-                run += 64
-            elif run:
-                total += np.ceil(run * unit_bytes / burst_bytes)
-                runs += 1
-                if runs == 1:
-                    first = run
-                last = run
-                run = 0
+    nbits = a.shape[1] * 64
+    v = 0
+    while v <= nbits:  # one value past the end closes the last run
+        if run == 0 and v < nbits and (v & 63) == 0 and a[r, v >> 6] == 0:
+            v += 64  # a whole empty word
             continue
-        for b in range(64):
-            if (w >> np.uint64(b)) & _ONE:
-                if lo < 0:
-                    lo = i * 64 + b
-                hi = i * 64 + b
-                run += 1
-            elif run:
-                total += np.ceil(run * unit_bytes / burst_bytes)
-                runs += 1
-                if runs == 1:
-                    first = run
-                last = run
-                run = 0
-    if run:
-        total += np.ceil(run * unit_bytes / burst_bytes)
-        runs += 1
-        if runs == 1:
-            first = run
-    last = run if run else (last if runs else 0)
+        if v < nbits and (a[r, v >> 6] >> np.uint64(v & 63)) & _ONE:
+            if lo < 0:
+                lo = v
+            hi = v
+            run += 1
+        elif run:
+            total += np.ceil(run * unit_bytes / burst_bytes)
+            runs += 1
+            if runs == 1:
+                first = run
+            last = run
+            run = 0
+        v += 1
     return total, runs, first, last, (hi - lo + 1) if lo >= 0 else 0
 
 
