@@ -48,10 +48,6 @@ READ_E, WRITE_E, HOP_E = 0, 1, 2
 TMP, SHIFT = 0, 1
 
 
-# Helpers take 2-D arrays and a row index rather than row views: a view costs two atomic
-# reference-count updates, which is a measurable share of a microsecond per mapping.
-
-
 # ---- integer sets as packed bitmaps ------------------------------------------------------------
 # One tensor axis takes, across a tile, its spatial instances and a tile step, index sets of the
 # form {sum_k coef_k * i_k} dilated by the instance offsets: Minkowski sums of arithmetic
@@ -316,8 +312,7 @@ def _event_bursts(moved: np.ndarray, delta: np.ndarray, overlap: np.ndarray, new
 
 @njit(cache=True, error_model="numpy")
 def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.ndarray, bounds: np.ndarray,
-                   ax_n: np.ndarray,
-                   ax_nterm: np.ndarray, ax_dim: np.ndarray, ax_coef: np.ndarray, out_t: int,
+                   ax_n: np.ndarray, ax_nterm: np.ndarray, ax_dim: np.ndarray, ax_coef: np.ndarray, out_t: int,
                    out_irrelevant: np.ndarray, level_flags: np.ndarray, level_energy: np.ndarray,
                    level_bandwidth: np.ndarray, cap_part: np.ndarray, cap: np.ndarray, scalars: np.ndarray,
                    layout: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
@@ -333,8 +328,8 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
     Inputs: ``tf``/``sf``/``order`` (B, L, D) temporal factors, spatial factors, loop order
     (outermost first); ``keeps`` (L, T); ``bounds`` (D,) the dimensions' bounds; tensor ``t``'s
     axis ``x`` is the sum over its ``ax_nterm[t, x]`` terms of ``ax_coef[t, x, k] * dim
-    ax_dim[t, x, k]``; per level
-    ``level_flags`` (fan-out, multicast, reduction), ``level_energy`` (read, write, hop),
+    ax_dim[t, x, k]``; per level ``level_flags`` (fan-out, multicast, reduction), ``level_energy``
+    (read, write, hop),
     ``level_bandwidth`` (words/cycle/instance, 0 = unlimited), ``cap_part[l, t]`` the capacity
     partition of ``cap[l]`` tensor ``t`` uses; ``layout[t]`` the DRAM axis order, ``sizes[t]``
     the axis extents.
@@ -398,6 +393,9 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
     burst_model = scalars[S_BURST_MODEL] > 0
     for t in range(T):
         for x in range(ax_n[t]):
+            if ax_nterm[t, x] > 1:
+                win_x[t, win_n[t]] = x
+                win_n[t] += 1
             for k in range(ax_nterm[t, x]):
                 d = ax_dim[t, x, k]
                 if ax_nterm[t, x] == 1:
@@ -407,11 +405,6 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                 dim_axis[t, d, dim_nterms[t, d]] = x
                 dim_coef[t, d, dim_nterms[t, d]] = ax_coef[t, x, k]
                 dim_nterms[t, d] += 1
-    for t in range(T):
-        for x in range(ax_n[t]):
-            if ax_nterm[t, x] > 1:
-                win_x[t, win_n[t]] = x
-                win_n[t] += 1
     # the (child, parent) pairs of every tensor, innermost first (child -1: the MAC lanes), and
     # whether every fan-out between them multicasts / reduces
     n_pairs = 0

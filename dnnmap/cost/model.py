@@ -1,10 +1,8 @@
 """Analytical cost model: access counts, capacity, energy, latency for a batch of mappings.
 
-Implements docs/cost-model.md. The access counts, tile sizes, words through each fan-out
-and DRAM bursts of every mapping come from the compiled batch kernel
-(:func:`dnnmap.cost.kernel.access_counts`, section 4 of the doc); capacity, energy and
-latency are NumPy array expressions over the whole batch (section 3).
-"""
+Implements docs/cost-model.md. ``CostModel`` turns the operator and architecture into the
+flat tables the compiled batch kernel reads (:func:`dnnmap.cost.kernel.evaluate_batch`,
+sections 4-5 of the doc), which computes every cost of every mapping in one pass."""
 
 from __future__ import annotations
 
@@ -72,7 +70,8 @@ class CostModel:
             for xi, a in enumerate(axes):
                 # dimensions of bound 1 never move an axis: a window over them is a single-dimension axis;
                 # terms in ascending coefficient, the order the kernel's closed forms take them in
-                terms = sorted([(d, c) for d, c in a.terms if bounds[d] > 1] or list(a.terms[:1]), key=lambda dc: dc[1])
+                moving = [(d, c) for d, c in a.terms if bounds[d] > 1] or list(a.terms[:1])
+                terms = sorted(moving, key=lambda dc: dc[1])
                 self._ax_nterm[ti, xi] = len(terms)
                 for k, (d, c) in enumerate(terms):
                     self._ax_dim[ti, xi, k] = self.dims.index(d)
@@ -135,7 +134,7 @@ class CostModel:
 
         ``reuse_buffers=True`` (the mappers' inner loop) returns arrays backed by buffers this model
         overwrites on its next such call - read the result first. It spares writing ~0.5 kB of fresh
-        memory per mapping (~7% of the time on a conv layer, docs/cost-model.md section 5).
+        memory per mapping (~6% of the time on a conv layer, docs/cost-model.md section 5).
         """
         L, T = self.L, self.T
         B = len(batch)

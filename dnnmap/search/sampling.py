@@ -38,7 +38,8 @@ def _below(state: np.uint64, n: int) -> int:
 @njit(cache=True)
 def _sample(rows: np.ndarray, offsets: np.ndarray, L: int, slot_level: np.ndarray, slot_axis: np.ndarray,
             slot_size: np.ndarray, n: int, max_draws: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                                              np.ndarray, int, int]:
+                                                                              np.ndarray, int]:
+    """Up to ``n`` legal candidates as (temporal, spatial, order, axes) arrays, and the draws made."""
     state = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) | np.uint64(1)
     D = offsets.shape[0] - 1
     S = slot_level.shape[0]
@@ -90,7 +91,7 @@ def _sample(rows: np.ndarray, offsets: np.ndarray, L: int, slot_level: np.ndarra
                 order[count, j, d] = order[count, j, r]
                 order[count, j, r] = tmp
         count += 1
-    return tf[:count], sf[:count], order[:count], axes[:count], count, drawn
+    return tf[:count], sf[:count], order[:count], axes[:count], drawn
 
 
 class CandidateSampler:
@@ -113,8 +114,8 @@ class CandidateSampler:
     def sample(self, n: int) -> MappingBatch:
         """Up to ``n`` legal candidates (fewer when 50 x ``n`` draws find fewer legal ones)."""
         self._calls += 1
-        tf, sf, order, axes, _, drawn = _sample(self._rows, self._offsets, self._L, self._slot_level,
-                                                self._slot_axis, self._slot_size, n, 50 * n,
-                                                (self._seed * 1_000_003 + self._calls) % (2**31))
+        tf, sf, order, axes, drawn = _sample(self._rows, self._offsets, self._L, self._slot_level,
+                                             self._slot_axis, self._slot_size, n, 50 * n,
+                                             (self._seed * 1_000_003 + self._calls) % (2**31))
         self.drawn += drawn
         return MappingBatch(tf, sf, order, self._keeps, (), axes)

@@ -29,10 +29,7 @@ def _basic_block(b: NetworkBuilder, prefix: str, width: int, stride: int) -> str
     src = b.last
     b.conv(f"{prefix}.conv1", width, 3, stride, 1)
     main = b.conv(f"{prefix}.conv2", width, 3, 1, 1, fused=())
-    shortcut = src
-    if stride != 1 or b.shape(src)[1] != width:
-        shortcut = b.conv(f"{prefix}.downsample.0", width, 1, stride, 0, src=src, fused=())
-    return b.add(f"{prefix}.add", main, shortcut, fused=("relu",))
+    return _residual_add(b, prefix, src, main, width, stride)
 
 
 def _bottleneck(b: NetworkBuilder, prefix: str, width: int, stride: int, stride_on: StridePlacement) -> str:
@@ -43,9 +40,15 @@ def _bottleneck(b: NetworkBuilder, prefix: str, width: int, stride: int, stride_
     b.conv(f"{prefix}.conv1", width, 1, s1, 0)
     b.conv(f"{prefix}.conv2", width, 3, s3, 1)
     main = b.conv(f"{prefix}.conv3", out, 1, 1, 0, fused=())
+    return _residual_add(b, prefix, src, main, out, stride)
+
+
+def _residual_add(b: NetworkBuilder, prefix: str, src: str, main: str, channels: int, stride: int) -> str:
+    """``main + shortcut`` (ReLU fused): the block input, or a strided 1x1 projection when the
+    shape changes."""
     shortcut = src
-    if stride != 1 or b.shape(src)[1] != out:
-        shortcut = b.conv(f"{prefix}.downsample.0", out, 1, stride, 0, src=src, fused=())
+    if stride != 1 or b.shape(src)[1] != channels:
+        shortcut = b.conv(f"{prefix}.downsample.0", channels, 1, stride, 0, src=src, fused=())
     return b.add(f"{prefix}.add", main, shortcut, fused=("relu",))
 
 
