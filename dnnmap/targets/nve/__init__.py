@@ -111,9 +111,7 @@ def compile_network(network_or_path: Network | str | Path, out_dir: str | Path,
             skipped.append((layer.name, str(e)))
     order = [ly.name for ly in network.layers]
     skipped.sort(key=lambda x: order.index(x[0]))
-    if skipped and not skip_unsupported:
-        raise misfit_error(network.name, skipped)
-    if not compiled:
+    if not compiled or (skipped and not skip_unsupported):
         raise misfit_error(network.name, skipped)
     seconds = time.perf_counter() - start
     out = Path(out_dir)

@@ -90,7 +90,7 @@ def allocate_buffer(loop: LoopSchedule, spec: NveSpec, ring_slots: int | None = 
     g = loop.flat.graph
     layer = g.layer
     kw, sw = layer.kernel[1], layer.subsample[1]
-    words = layer.phase_words(spec)
+    words = layer.phase_words()
     offsets = tuple(sum(words[:i]) for i in range(len(words)))
     slot = sum(words)
     if ring_slots is None:

@@ -87,7 +87,7 @@ def emit_program(loop: LoopSchedule, layout: BufferLayout, iterations: int, spec
         else:
             field = OpField(_OPCODES[o.kind], o.half if o.kind == Kind.ACT else 0, stage, tail)
             if o.kind == Kind.ACT:
-                source = g.chains[o.chain - 1] if o.chain else g.chains[-1]
+                source = g.chains[o.chain - 1]  # the previous chain's result; chain 0 drains the last chain
                 acts.append(LoopAct(slot, stage, source.out_map, o.half))
         body[slot][_ATTR[o.field]] = field
     start = len(init)

@@ -38,7 +38,7 @@ from dnnmap.errors import DnnmapError
 from dnnmap.targets.nve.program import (
     ActOpcode, IregOpcode, MemOpcode, NveProgram, VmacOpcode, WregOpcode,
 )
-from dnnmap.targets.nve.reference import activation_lut, wrap_acc
+from dnnmap.targets.nve.reference import activate, activation_lut, wrap_acc
 from dnnmap.targets.nve.spec import NveSpec
 
 
@@ -207,9 +207,7 @@ def run_program(program: NveProgram, input_words: Sequence[int], spec: NveSpec,
             if latch is None:
                 raise IssError(f"act at cycle {tau} before any set rb latched a result")
             half = inst.act.arg
-            vals = lut[np.clip(np.right_shift(latch[half * ppw: (half + 1) * ppw], spec.act_shift),
-                               -spec.act_lut_entries // 2, spec.act_lut_entries // 2 - 1)
-                       + spec.act_lut_entries // 2]
+            vals = activate(latch[half * ppw: (half + 1) * ppw], spec, lut)
             outputs.append(sum(int(v) << (spec.pixel_bits * j) for j, v in enumerate(vals)))
             out_fifo += 1
         rw = new_rw

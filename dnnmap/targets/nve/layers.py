@@ -64,12 +64,9 @@ class ConvLayer:
         kh, sv = self.kernel[0], self.subsample[0]
         return tuple(tuple(range(phi, kh, sv)) for phi in range(min(sv, kh)))
 
-    def phase_words(self, spec: NveSpec) -> tuple[int, ...]:
+    def phase_words(self) -> tuple[int, ...]:
         """Words per column per phase: 2 for ri[0-15], +1 set-shift word if the phase has >1 row."""
         return tuple(2 if len(rows) == 1 else 3 for rows in self.phases)
-
-    def column_words(self, spec: NveSpec) -> int:
-        return sum(self.phase_words(spec))
 
     def coefficients(self, out_map: int) -> int:
         """Bias plus one weight per MAC of the output map's accumulation chain."""

@@ -101,13 +101,10 @@ def schedule_iteration(graph: TaskGraph, spec: NveSpec) -> FlatSchedule:
             busy[ops[r].field].add(time[r])
             holder[(ops[r].field, time[r])] = v
 
-    ready: list[tuple[int, int, int, int]] = []
     bottom = graph.last_mac[-1]
-    for v in core:
-        if pending[v] == 0:
-            heapq.heappush(ready, (0, _PRIORITY[ops[v].field], -v, v))
     if [v for v in core if pending[v] == 0] != [bottom]:
         raise AssertionError("task graph must have the last mac as its only bottom vertex")
+    ready: list[tuple[int, int, int, int]] = [(0, _PRIORITY[ops[bottom].field], -bottom, bottom)]
     while ready:
         neg_latest, _, _, v = heapq.heappop(ready)
         place(v, -neg_latest)

@@ -47,7 +47,7 @@ def op_label(op: Op, graph: TaskGraph, coeff_labels: list[str]) -> str:
     if op.kind == Kind.SETSH_RI:
         return "setsh ri[2]"
     if op.kind == Kind.ACT:
-        prefix = f"o{graph.chains[op.chain - 1 if op.chain else -1].out_map}:" if len(graph.chains) > 1 else ""
+        prefix = f"o{graph.chains[op.chain - 1].out_map}:" if len(graph.chains) > 1 else ""
         return f"act [{prefix}s(i) w{op.half}]"
     return op.kind.value
 

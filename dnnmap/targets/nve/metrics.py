@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dnnmap.targets.nve.compiler import CompiledLayer, CompiledProgram
+from dnnmap.targets.nve.host import strips as strip_count
 from dnnmap.targets.nve.spec import NveSpec
 from dnnmap.targets.nve.taskgraph import CoeffWord
 
@@ -51,7 +52,7 @@ def program_run(cp: CompiledProgram, iterations: int) -> tuple[int, int, int, in
 
 def layer_figures(cl: CompiledLayer, spec: NveSpec) -> LayerFigures:
     layer = cl.layer
-    strips = -(-layer.out_hw[0] // spec.lanes) * layer.batch
+    strips = strip_count(layer, spec) * layer.batch
     word_bytes = spec.word_bits // 8
     totals = [0, 0, 0, 0, 0]
     for cp in cl.programs:

@@ -255,7 +255,7 @@ def build_task_graph(layer: ConvLayer, out_maps: tuple[int, ...], loads: dict[in
 
     # repetitive writes: the sw newest columns of every input map (NVE §4.2 step 5)
     in_maps = sorted({m for ci in out_maps for m in layer.connections[ci]})
-    words = layer.phase_words(spec)
+    words = layer.phase_words()
     for m in in_maps:
         for s in range(kw - sw, kw):
             for phi, nw in enumerate(words):

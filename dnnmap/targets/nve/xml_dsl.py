@@ -31,24 +31,18 @@ from dnnmap.workload.ir import Network
 _SIZE_FIELDS = ("outHeight", "outWidth", "kernelHeight", "kernelWidth", "subHeight", "subWidth", "outCount")
 
 
-def _int(text: str | None, where: str) -> int:
+def _int(text: str | None, where: str, minimum: int = 1, what: str = "a positive integer") -> int:
     try:
         value = int((text or "").strip())
     except ValueError:
-        raise InputFileError(f"{where}: expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise InputFileError(f"{where}: expected a positive integer, got {value}")
+        raise InputFileError(f"{where}: expected {what}, got {text!r}") from None
+    if value < minimum:
+        raise InputFileError(f"{where}: expected {what}, got {value}")
     return value
 
 
 def _index(text: str | None, where: str) -> int:
-    try:
-        value = int((text or "").strip())
-    except ValueError:
-        raise InputFileError(f"{where}: expected a non-negative integer index, got {text!r}") from None
-    if value < 0:
-        raise InputFileError(f"{where}: expected a non-negative integer index, got {value}")
-    return value
+    return _int(text, where, 0, "a non-negative integer index")
 
 
 def _maps(text: str | None, where: str) -> tuple[int, ...]:
