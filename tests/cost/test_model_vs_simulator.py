@@ -86,3 +86,14 @@ def test_dram_bursts_exact_for_perfect_factorizations() -> None:
 @pytest.mark.slow
 def test_dram_bursts_exact_on_1000_more_cases() -> None:
     _check_bursts(12, 1000)
+
+
+def test_bandwidth_cycles_equal_the_busiest_simulated_instance() -> None:
+    """The bandwidth-limited cycles of an on-chip level (docs/cost-model.md section 3) are the words
+    moved in and out of its busiest instance, divided by the bandwidth."""
+    for op, arch, m in _cases(500, 60, perfect=True):
+        levels = tuple(lv.model_copy(update={"bandwidth": 2.0}) for lv in arch.levels[:-1]) + (arch.levels[-1],)
+        arch = arch.model_copy(update={"levels": levels})
+        cost, sim = _model_and_sim(op, arch, m)
+        for li, lv in enumerate(arch.levels[:-1]):
+            assert cost.level_cycles[0, li] == sim.max_instance_words(lv.name) / 2.0, f"{op.kind} {lv.name}"
