@@ -13,14 +13,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dnnmap.errors import InputFileError
-from dnnmap.workload.importers.graph import SourceGraph
+from dnnmap.workload.importers.graph import InputShapes, SourceGraph
 from dnnmap.workload.importers.graph_cleanup import clean_up
 from dnnmap.workload.importers.lowering import lower
 from dnnmap.workload.importers.netfile import NETFILE_SUFFIXES, load_netfile, save_network
 from dnnmap.workload.importers.report import ImportReport, UnsupportedOperatorsError
 from dnnmap.workload.ir import Network
 
-InputShapes = dict[str, tuple[int, ...]]
 ONNX_SUFFIXES = (".onnx",)
 KERAS_SUFFIXES = (".keras", ".h5", ".hdf5")
 

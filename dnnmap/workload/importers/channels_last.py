@@ -13,11 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from dnnmap.errors import InputFileError
-from dnnmap.workload.importers.graph import check_input_names
+from dnnmap.workload.importers.graph import InputShapes, check_input_names
 
 Shape = tuple[int, ...]
 DeclaredShape = tuple[int | None, ...]
-InputShapes = dict[str, Shape]
 
 
 def tensorflow_module(name: str, path: str | os.PathLike[str]) -> Any:

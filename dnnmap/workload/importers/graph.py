@@ -38,12 +38,15 @@ SEMANTIC_OPS = frozenset({"conv", "fc", "matmul", "pool", "global_pool", "add", 
                           "bias", "batchnorm", "pad", "passthrough", "unsupported"})
 
 
+InputShapes = dict[str, tuple[int, ...]]  # --input-shape overrides: input name -> shape in the model's layout
+
+
 class NotConstantError(Exception):
     """An operand that must be a literal constant (pads, axes, clip bounds) is computed by the graph; the front
     ends list the node as unsupported with this message."""
 
 
-def check_input_names(path: str, overrides: dict[str, tuple[int, ...]], names: list[str]) -> None:
+def check_input_names(path: str, overrides: InputShapes, names: list[str]) -> None:
     """Every ``--input-shape`` name must be one of the model's inputs ``names``."""
     unknown = sorted(set(overrides) - set(names))
     if unknown:

@@ -77,6 +77,11 @@ def graph_node(graph: SourceGraph, name: str) -> SourceNode:
     return next(n for n in graph.nodes if n.name == name)
 
 
+def _producer(graph: SourceGraph, node: SourceNode) -> SourceNode | None:
+    """The node computing ``node``'s first input; ``None`` for a graph input or no input."""
+    return next((n for n in graph.nodes if node.inputs and n.name == node.inputs[0]), None)
+
+
 def fold_pads(graph: SourceGraph) -> tuple[SourceGraph, tuple[FoldedNode, ...]]:
     """Add each pad's border to the padding of its consumers (all must be conv/pool, none a transposed conv);
     else mark it unsupported."""
@@ -129,7 +134,7 @@ def fold_into_producers(graph: SourceGraph, op: str) -> tuple[SourceGraph, tuple
     folded = []
     for node in [n for n in graph.nodes if n.op == op]:
         consumers = graph.consumers()
-        producer = next((n for n in graph.nodes if node.inputs and n.name == node.inputs[0]), None)
+        producer = _producer(graph, node)
         if (producer is not None and producer.op in FOLD_TARGETS and not producer.fused
                 and len(consumers.get(producer.name, [])) == 1 and producer.name not in graph.outputs):
             graph = _bypass(graph, graph_node(graph, node.name))
@@ -147,7 +152,7 @@ def fuse_unary(graph: SourceGraph) -> tuple[SourceGraph, tuple[FoldedNode, ...]]
     for op in [n for n in graph.nodes if n.op == "eltwise_unary"]:
         current = graph_node(graph, op.name)
         consumers = graph.consumers()
-        producer = next((n for n in graph.nodes if current.inputs and n.name == current.inputs[0]), None)
+        producer = _producer(graph, current)
         function = current.attrs["function"]
         if producer is None or len(consumers.get(producer.name, [])) != 1 or producer.name in graph.outputs:
             continue  # stays an element-wise (identity) layer carrying the function

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+
 from dnnmap.errors import InputFileError
 from dnnmap.workload import ops
 from dnnmap.workload.importers.graph import SourceGraph, SourceNode
@@ -31,7 +32,7 @@ def lower(graph: SourceGraph, source: str) -> Network:
             op = _operator(node, where)
         except ValueError as exc:  # raised by the op constructors for impossible attributes
             raise InputFileError(f"{where}: {exc}") from None
-        shape = _output_shape(node, op, where)
+        shape = _output_shape(node, op)
         declared = node.output_shape
         if declared and _normalized(declared) != _normalized(shape):
             raise InputFileError(f"{where}: inconsistent shapes: the file declares output {declared}, "
@@ -85,15 +86,13 @@ def _operator(node: SourceNode, where: str) -> Operator:
     raise InputFileError(f"{where}: operator kind {node.op!r} left after clean-up")  # front-end bug guard
 
 
-def _output_shape(node: SourceNode, op: Operator, where: str) -> tuple[int, ...]:
+def _output_shape(node: SourceNode, op: Operator) -> tuple[int, ...]:
     b = op.bounds
     if node.op == "conv":
         return (b["N"], b["G"] * b["K"], b["P"], b["Q"])
-    if node.op in ("pool", "global_pool"):
-        return (b["N"], b["G"], b["P"], b["Q"])
     if node.op == "fc":
         return (b["N"], b["K"], 1, 1)
     if node.op == "matmul":
         lead = node.input_shapes[0][:-2]
         return (*lead, b["M"], b["N"])
-    return (b["N"], b["G"], b["P"], b["Q"])
+    return (b["N"], b["G"], b["P"], b["Q"])  # pool, global_pool, element-wise, concat

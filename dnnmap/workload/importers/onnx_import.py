@@ -18,6 +18,7 @@ from onnx import helper, numpy_helper, shape_inference
 
 from dnnmap.errors import InputFileError
 from dnnmap.workload.importers.graph import (
+    InputShapes,
     NotConstantError,
     SourceGraph,
     SourceNode,
@@ -28,7 +29,6 @@ from dnnmap.workload.importers.graph import (
     zero_stuffed_window,
 )
 
-InputShapes = dict[str, tuple[int, ...]]
 STATIC_SOURCES = frozenset({"Constant", "ConstantOfShape", "Shape", "Size"})
 ACTIVATIONS = {
     "Relu": "relu", "LeakyRelu": "leaky_relu", "PRelu": "prelu", "Sigmoid": "sigmoid", "Tanh": "tanh",
@@ -155,7 +155,7 @@ class OnnxFrontEnd:
     def shape(self, tensor: str) -> tuple[int, ...]:
         return self.shapes.get(tensor, ())
 
-    def constant(self, tensor: str, node: onnx.NodeProto) -> np.ndarray | None:
+    def constant(self, tensor: str) -> np.ndarray | None:
         """Value of an initializer or ``Constant`` output, ``None`` for an absent optional input."""
         if not tensor:
             return None
@@ -208,19 +208,27 @@ class OnnxFrontEnd:
         if node.op_type != "Clip":
             return ACTIVATIONS[node.op_type]
         inputs = list(node.input) + ["", ""]
-        low = attrs.get("min", self.constant(inputs[1], node))
-        high = attrs.get("max", self.constant(inputs[2], node))
+        low = attrs.get("min", self.constant(inputs[1]))
+        high = attrs.get("max", self.constant(inputs[2]))
         if low is not None and float(low) == 0.0:
             return "relu" if high is None else ("relu6" if float(high) == 6.0 else "clip")
         return "clip"
 
+    def _conv_operands_problem(self, x: tuple[int, ...], w: tuple[int, ...], w_name: str) -> str | None:
+        """Why a (transposed) convolution of input shape ``x`` by weight ``w_name`` (shape ``w``) is unsupported,
+        or ``None``: it must be 2-D with constant weights."""
+        if len(x) != 4 or len(w) != 4:
+            return f"{max(len(x), len(w)) - 2}-D" if x and w else "unknown rank"
+        if w_name not in self.static:
+            return "non-constant weights"
+        return None
+
     def _conv(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
         x_name, w_name = (node.input[0], node.input[3]) if node.op_type == "QLinearConv" else node.input[:2]
         x, w = self.shape(x_name), self.shape(w_name)
-        if len(x) != 4 or len(w) != 4:
-            return "unsupported", {"reason": f"{max(len(x), len(w)) - 2}-D" if x and w else "unknown rank"}
-        if w_name not in self.static:
-            return "unsupported", {"reason": "non-constant weights"}
+        reason = self._conv_operands_problem(x, w, w_name)
+        if reason:
+            return "unsupported", {"reason": reason}
         groups = int(attrs.get("group", 1))
         if w[1] * groups != x[1]:
             raise InputFileError(f"{self.path}: node {node.name!r} ({node.op_type}): inconsistent shapes: input "
@@ -234,10 +242,9 @@ class OnnxFrontEnd:
                         activations: list[str]) -> tuple[str, dict]:
         """A direct convolution over the zero-stuffed input (:func:`zero_stuffed_window`); weight (C, K/group, R, S)."""
         x, w = self.shape(node.input[0]), self.shape(node.input[1])
-        if len(x) != 4 or len(w) != 4:
-            return "unsupported", {"reason": f"{max(len(x), len(w)) - 2}-D" if x and w else "unknown rank"}
-        if node.input[1] not in self.static:
-            return "unsupported", {"reason": "non-constant weights"}
+        reason = self._conv_operands_problem(x, w, node.input[1])
+        if reason:
+            return "unsupported", {"reason": reason}
         if "output_shape" in attrs or _text(attrs.get("auto_pad", b"NOTSET")) not in ("NOTSET", "VALID"):
             return "unsupported", {"reason": "output_shape or auto_pad SAME; export with explicit pads"}
         groups = int(attrs.get("group", 1))
@@ -306,10 +313,10 @@ class OnnxFrontEnd:
         inputs = list(node.input) + ["", "", ""]
         pads = attrs.get("pads")
         if pads is None:
-            pads = self.constant(inputs[1], node)
+            pads = self.constant(inputs[1])
         rank = len(self.shape(node.input[0]))
         pads = [int(p) for p in np.asarray(pads).reshape(-1)]
-        axes = self.constant(inputs[3], node)
+        axes = self.constant(inputs[3])
         if axes is not None:  # opset 18: pads only for the listed axes
             full = [0] * (2 * rank)
             for i, axis in enumerate(int(a) % rank for a in np.asarray(axes).reshape(-1)):
