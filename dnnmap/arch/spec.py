@@ -20,6 +20,8 @@ from dnnmap.errors import InputFileError, UnknownNameError
 
 Role = Literal["input", "weight", "output"]
 ALL_ROLES: tuple[Role, ...] = ("input", "weight", "output")
+Action = Literal["read", "fill", "update"]
+ACTIONS: tuple[Action, ...] = ("read", "fill", "update")
 
 
 class _Strict(BaseModel):
@@ -31,6 +33,11 @@ class Fanout(_Strict):
 
     shape: tuple[int, ...] = Field(description="1-D [n] or 2-D [x, y] array of child instances")
     multicast: bool = Field(True, description="one read from the parent may be delivered to many children")
+    multicast_rule: Literal["union", "identical"] = Field(
+        "union", description="union: a word read once reaches every child needing it, also children whose "
+        "tiles only overlap (sliding windows); identical: one read serves only children with identical tiles "
+        "(Timeloop's rule)")
+    no_multicast: tuple[Role, ...] = Field((), description="tensor roles this network never multicasts")
     reduction: bool = Field(True, description="partial sums of children are reduced in the network")
     hop_energy: float = Field(0.0, ge=0, description="energy per word delivered to a child (Eyeriss 'array' cost)")
 
@@ -55,19 +62,40 @@ class TransferModel(_Strict):
     cas_ns: float = Field(14.0, ge=0, description="latency paid per burst (CAS) in ns")
 
 
+class ActionEnergy(_Strict):
+    """Energy per word of each action on one tensor role; an unset action takes the level's
+    ``read_energy`` (read) or ``write_energy`` (fill, update)."""
+
+    read: float | None = Field(None, ge=0, description="word read out: to a child or MAC lane, drained to the "
+                               "parent, or read for a read-modify-write accumulation")
+    fill: float | None = Field(None, ge=0, description="word written from the parent")
+    update: float | None = Field(None, ge=0, description="word written from a child or MAC lane (partial sum)")
+
+
 class Level(_Strict):
     """One memory level (per instance)."""
 
     name: str
     capacity: int | dict[Role, int] | None = Field(
-        None, description="words per instance; a mapping role->words partitions it; null = unbounded")
+        None, description="per instance, in capacity_unit; a mapping role->size partitions it; null = unbounded")
+    capacity_unit: Literal["words", "bits"] = Field(
+        "words", description="words: each tile word counts 1; bits: it counts its tensor's word_bits")
     keeps: tuple[Role, ...] = Field(ALL_ROLES, description="tensor roles stored here; others bypass")
     read_energy: float = Field(0.0, ge=0, description="energy per word read")
     write_energy: float = Field(0.0, ge=0, description="energy per word written")
-    bandwidth: float | None = Field(None, gt=0, description="words per cycle per instance; null = unlimited")
+    energy: dict[Role, ActionEnergy] = Field(
+        default_factory=dict, description="per tensor role and action, overriding read_energy/write_energy")
+    bandwidth: float | None = Field(None, gt=0, description="words read + written per cycle per instance; "
+                                    "null = unlimited")
+    read_bandwidth: float | None = Field(None, gt=0, description="words read per cycle per instance")
+    write_bandwidth: float | None = Field(None, gt=0, description="words written per cycle per instance")
     fanout: Fanout | None = None
-    transfer: TransferModel | None = Field(None, description="only for the DRAM level")
-    double_buffer: bool = Field(False, description="tiles use half the capacity (ping-pong)")
+    transfer: TransferModel | None = Field(None, description="DRAM transfer-time model; only on the last level")
+    buffers: int = Field(1, ge=1, description="multiple buffering depth: a tile may use capacity / buffers")
+    halo_reuse: bool = Field(True, description="false: a tile that changes is refilled whole, the words it "
+                             "shares with the previous tile (a sliding-window halo) included")
+    read_modify_write: bool = Field(True, description="an accumulation into a word that already holds a "
+                                    "partial sum reads it first (charged as a read)")
 
     @field_validator("keeps")
     @classmethod
@@ -86,14 +114,26 @@ class Level(_Strict):
                 raise ValueError("capacities must be >= 0")
         elif self.capacity is not None and self.capacity < 0:
             raise ValueError("capacity must be >= 0")
+        extra = set(self.energy) - set(self.keeps)
+        if extra:
+            raise ValueError(f"energy given for roles {sorted(extra)} that the level does not keep")
         return self
 
     def capacity_for(self, role: str) -> float:
-        """Words available for ``role`` (inf when unbounded); halved under double buffering."""
+        """Capacity (in ``capacity_unit``) one buffer of ``role``'s partition offers: inf when
+        unbounded, the capacity divided by the buffering depth otherwise."""
         if self.capacity is None:
             return math.inf
         cap = self.capacity.get(role, 0) if isinstance(self.capacity, dict) else self.capacity
-        return cap / 2 if self.double_buffer else cap
+        return cap / self.buffers
+
+    def energy_of(self, role: str, action: Action) -> float:
+        """Energy per word of ``action`` on a tensor of ``role`` at this level."""
+        given = self.energy.get(role)  # type: ignore[call-overload]
+        value = getattr(given, action) if given is not None else None
+        if value is not None:
+            return value
+        return self.read_energy if action == "read" else self.write_energy
 
     @property
     def fanout_size(self) -> int:
@@ -103,6 +143,9 @@ class Level(_Strict):
 class Mac(_Strict):
     energy: float = Field(1.0, ge=0, description="energy per MAC")
     precision_bits: int = Field(16, gt=0)
+    operand_registers: tuple[Role, ...] = Field(
+        (), description="roles held in a one-word register per MAC lane: re-read (written) only when the "
+        "lane's word changes between consecutive steps")
 
 
 class ArchSpec(_Strict):
@@ -110,33 +153,45 @@ class ArchSpec(_Strict):
     description: str = ""
     source: str = Field("", description="where the numbers come from")
     clock_mhz: float = Field(gt=0)
-    word_bits: int = Field(16, gt=0, description="bits per tensor element")
+    word_bits: int | dict[Role, int] = Field(16, description="bits per tensor element, or per role")
     energy_unit: str = "pJ"
     mac: Mac = Mac()
     overlap: bool = Field(True, description="compute and transfers overlap (latency = max); false: they add (TSO NMP)")
     levels: tuple[Level, ...]
 
+    @field_validator("word_bits")
+    @classmethod
+    def _word_bits(cls, v: int | dict[str, int]) -> int | dict[str, int]:
+        widths = v.values() if isinstance(v, dict) else (v,)
+        if any(w < 1 or w > 1024 for w in widths):
+            raise ValueError("word widths must be between 1 and 1024 bits")
+        if isinstance(v, dict) and set(v) != set(ALL_ROLES):
+            raise ValueError(f"per-role word_bits must give all of {list(ALL_ROLES)}")
+        return v
+
     @model_validator(mode="after")
     def _levels(self) -> "ArchSpec":
         if len(self.levels) < 2:
-            raise ValueError("levels: need at least one on-chip level and the DRAM level")
+            raise ValueError("levels: need at least one inner level and the backing store (the last level)")
         names = [lv.name for lv in self.levels]
         if len(set(names)) != len(names):
             raise ValueError(f"levels: duplicate level names {names}")
         top = self.levels[-1]
-        if top.capacity is not None:
-            raise ValueError(f"levels: the last level ({top.name}) is the backing store and must have capacity null")
         if set(top.keeps) != set(ALL_ROLES):
-            raise ValueError(f"levels: the last level ({top.name}) must keep input, weight and output")
+            raise ValueError(f"levels: the last level ({top.name}) is the backing store and must keep input, "
+                             "weight and output")
         for lv in self.levels[:-1]:
             if lv.transfer is not None:
                 raise ValueError(f"levels: {lv.name}: 'transfer' is only allowed on the last (DRAM) level")
         return self
 
     # ---- derived quantities ------------------------------------------------------
-    @property
-    def word_bytes(self) -> float:
-        return self.word_bits / 8
+    def bits_of(self, role: str) -> int:
+        """Bits of one element of a tensor of ``role``."""
+        return self.word_bits[role] if isinstance(self.word_bits, dict) else self.word_bits  # type: ignore[index]
+
+    def bytes_of(self, role: str) -> float:
+        return self.bits_of(role) / 8
 
     @property
     def dram(self) -> Level:

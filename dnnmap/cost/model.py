@@ -90,7 +90,7 @@ class CostModel:
         transfer = arch.dram.transfer
         burst_model = transfer is not None and transfer.model == "burst"
         scalars = np.zeros(10)
-        scalars[kernel.S_WORD_BYTES] = arch.word_bytes
+        scalars[kernel.S_WORD_BYTES] = arch.bytes_of("input")
         scalars[kernel.S_BURST_BYTES] = transfer.burst_bytes if burst_model else 1.0
         if transfer is not None:  # the transfer time is linear in bytes and bursts (TSO Alg. 4)
             scalars[kernel.S_SEC_PER_BYTE] = float(dram_transfer_seconds(transfer, 1.0, 0.0))
