@@ -14,7 +14,7 @@ from numba import njit
 
 from dnnmap.arch.spec import load_arch
 from dnnmap.cost.model import CostModel
-from dnnmap.search.network import map_network
+from dnnmap.search.network import search_network
 from dnnmap.search.sampling import CandidateSampler
 from dnnmap.search.space import MapSpace
 from dnnmap.workload import zoo
@@ -86,7 +86,7 @@ def network_wall_time(name: str, repeats: int = 3) -> tuple[float, int, float]:
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        res = map_network(net, arch)
+        res = search_network(net, arch)
         times.append(time.perf_counter() - t0)
     return statistics.median(times), res.evaluated, res.cycles
 
@@ -105,7 +105,7 @@ def main() -> None:
     print(f"candidate sampling (same layer): median {sampling_throughput():,.0f} legal candidates/s")
     for name in ("resnet18", "resnet50"):
         wall, evaluated, cycles = network_wall_time(name)
-        print(f"map_network {name} on eyeriss (default mapper): median {wall:.2f} s, "
+        print(f"search_network {name} on eyeriss (default mapper): median {wall:.2f} s, "
               f"{evaluated:,} mappings evaluated, {evaluated / wall:,.0f} mappings/s, total {cycles:,.0f} cycles")
 
 

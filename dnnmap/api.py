@@ -8,8 +8,7 @@ from pathlib import Path
 
 from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.errors import DnnmapError
-from dnnmap.search.network import DEFAULT_BUDGET, NetworkResult
-from dnnmap.search.network import map_network as _map_network
+from dnnmap.search.network import DEFAULT_BUDGET, NetworkResult, search_network
 from dnnmap.workload import zoo
 from dnnmap.workload.importers import InputShapes, load_network
 from dnnmap.workload.ir import Network
@@ -40,6 +39,6 @@ def map_network(model: ModelRef, arch: ArchRef = "eyeriss", objective: str = "ed
                 layers: list[str] | None = None, budget: int = DEFAULT_BUDGET, seed: int = 0,
                 input_shapes: InputShapes | None = None,
                 on_layer: Callable[[str], None] | None = None) -> NetworkResult:
-    """Map every (selected) layer of ``model`` onto ``arch``; see :func:`dnnmap.search.network.map_network`."""
-    return _map_network(resolve_network(model, input_shapes), resolve_arch(arch), objective, mapper, layers,
-                        budget, seed, on_layer=on_layer)
+    """Map every (selected) layer of ``model`` onto ``arch``; see :func:`dnnmap.search.network.search_network`."""
+    return search_network(resolve_network(model, input_shapes), resolve_arch(arch), objective, mapper, layers,
+                          budget, seed, on_layer=on_layer)

@@ -19,7 +19,7 @@ from dnnmap.mapping.io import save_mapping, write_atomic
 from dnnmap.report.json_report import to_dict
 from dnnmap.report.tables import layer_table, totals_line
 from dnnmap.search.mappers import OBJECTIVES
-from dnnmap.search.network import DEFAULT_BUDGET, MAPPERS, NetworkResult, map_network, select_layers
+from dnnmap.search.network import DEFAULT_BUDGET, MAPPERS, NetworkResult, search_network, select_layers
 from dnnmap.workload.ir import Network
 
 
@@ -63,8 +63,8 @@ def map_command(
     columns = (TextColumn("mapping {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as progress:
         task = progress.add_task(network.name, total=len(selected))
-        result = map_network(network, spec, objective, mapper, layer_names, budget, seed,
-                             on_layer=lambda _name: progress.advance(task))
+        result = search_network(network, spec, objective, mapper, layer_names, budget, seed,
+                                on_layer=lambda _name: progress.advance(task))
     out = stdout_console()
     out.print(layer_table(result))
     out.print(totals_line(result))

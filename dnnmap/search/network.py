@@ -113,9 +113,9 @@ def select_layers(network: Network, names: list[str] | None) -> list[Operator]:
     return [known[n] for n in names]
 
 
-def map_network(network: Network, arch: ArchSpec, objective: str = "edp", mapper: str = "auto",
-                layers: list[str] | None = None, budget: int = DEFAULT_BUDGET, seed: int = 0,
-                on_layer: Callable[[str], None] | None = None) -> NetworkResult:
+def search_network(network: Network, arch: ArchSpec, objective: str = "edp", mapper: str = "auto",
+                   layers: list[str] | None = None, budget: int = DEFAULT_BUDGET, seed: int = 0,
+                   on_layer: Callable[[str], None] | None = None) -> NetworkResult:
     """Map every selected layer; layers of identical shape reuse the first one's search."""
     t0 = time.perf_counter()
     results: list[LayerResult] = []
