@@ -34,13 +34,19 @@ from numba import njit
 
 
 # indices of the count kinds in ``counts``
-READS, FILLS, UPDATES, DRAINS = 0, 1, 2, 3
-# columns of the per-level parameter arrays
-FANOUT, MULTICAST, REDUCTION = 0, 1, 2
-READ_E, WRITE_E, HOP_E = 0, 1, 2
+READS, FILLS, UPDATES, DRAINS, ACC_READS = 0, 1, 2, 3, 4
+# columns of ``level_flags`` (L, T, 4): per level and tensor, the fan-out below the level
+FANOUT, MULTICAST, REDUCTION, IDENTICAL = 0, 1, 2, 3
+# columns of ``tensor_energy`` (L, T, 3): energy per word of each action
+READ_E, FILL_E, UPDATE_E = 0, 1, 2
+# columns of ``level_params`` (L, 6): bandwidths (words/cycle/instance, 0 = unlimited), hop energy,
+# read-modify-write and halo-reuse switches (docs/cost-model.md section 2b)
+P_BANDWIDTH, P_READ_BW, P_WRITE_BW, P_HOP_E, P_RMW, P_HALO = range(6)
+# columns of ``tensor_params`` (T, 2): bytes per word, operand register per lane (0/1)
+T_BYTES, T_REGISTER = 0, 1
 # columns of ``scalars`` (docs/cost-model.md section 3)
-(S_WORD_BYTES, S_BURST_BYTES, S_SEC_PER_BYTE, S_SEC_PER_BURST, S_CLOCK_HZ, S_OPS, S_MAC_ENERGY, S_NUM_MACS,
- S_OVERLAP, S_BURST_MODEL) = range(10)
+(S_BURST_BYTES, S_SEC_PER_BYTE, S_SEC_PER_BURST, S_CLOCK_HZ, S_OPS, S_MAC_ENERGY, S_NUM_MACS,
+ S_OVERLAP, S_BURST_MODEL) = range(9)
 # columns of ``summary``
 (O_VALID, O_CYCLES, O_STEPS, O_ENERGY, O_DRAM_BYTES, O_UTILIZATION, O_BURSTS) = range(7)
 
@@ -235,6 +241,32 @@ def _grid_dilate(a: np.ndarray, r: int, coefs: np.ndarray, counts: np.ndarray, r
             bm_dilate(a, r, coefs[row, i], counts[row, i], work, TMP)
 
 
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _grid_offsets(grid_c: np.ndarray, grid_m: np.ndarray, n_grid: np.ndarray, grid_prod: np.ndarray,
+                  ax_nterm: np.ndarray, t: int, nax: int, scratch: np.ndarray, work: np.ndarray, base: int) -> int:
+    """Distinct offsets of the spatial instances under one parent instance, over the tensor's axes:
+    the product of ``|{0} + grid_x|`` (closed form while it stays exact, else a bitmap in
+    ``scratch``). For MAC lanes, the distinct words the lanes touch at one step; for child tiles,
+    the number of distinct tiles (identical-only multicast, docs/cost-model.md section 2b)."""
+    total = 1
+    for x in range(nax):
+        if ax_nterm[t, x] == 1:
+            total *= grid_prod[x]
+            continue
+        ok, prog, step, count, size, extent = True, True, 1, 1, 1, 1  # {0} + the grid
+        for i in range(n_grid[x]):
+            ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, grid_c[x, i], grid_m[x, i])
+            if not ok:
+                break
+        if ok:
+            total *= size
+        else:
+            bm_single(scratch, x, base)
+            _grid_dilate(scratch, x, grid_c, grid_m, x, n_grid[x], work)
+            total *= bm_popcount(scratch, x)
+    return total
+
+
 @njit(cache=True, _nrt=False)
 def product_bursts(sets: np.ndarray, sizes: np.ndarray, t: int, nax: int, layout: np.ndarray, word_bytes: float,
                    burst_bytes: float) -> float:
@@ -313,8 +345,9 @@ def _event_bursts(moved: np.ndarray, delta: np.ndarray, overlap: np.ndarray, new
 @njit(cache=True, error_model="numpy")
 def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.ndarray, bounds: np.ndarray,
                    ax_n: np.ndarray, ax_nterm: np.ndarray, ax_dim: np.ndarray, ax_coef: np.ndarray, out_t: int,
-                   out_irrelevant: np.ndarray, level_flags: np.ndarray, level_energy: np.ndarray,
-                   level_bandwidth: np.ndarray, cap_part: np.ndarray, cap: np.ndarray, scalars: np.ndarray,
+                   out_irrelevant: np.ndarray, level_flags: np.ndarray, tensor_energy: np.ndarray,
+                   level_params: np.ndarray, tensor_params: np.ndarray, cap_part: np.ndarray, cap: np.ndarray,
+                   cap_weight: np.ndarray, scalars: np.ndarray,
                    layout: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
                    tile_words: np.ndarray, hop: np.ndarray, excess: np.ndarray, breakdown: np.ndarray,
                    level_cycles: np.ndarray, summary: np.ndarray, start: int, base: int) -> tuple[int, int]:
@@ -328,12 +361,12 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
     Inputs: ``tf``/``sf``/``order`` (B, L, D) temporal factors, spatial factors, loop order
     (outermost first); ``keeps`` (L, T); ``bounds`` (D,) the dimensions' bounds; tensor ``t``'s
     axis ``x`` is the sum over its ``ax_nterm[t, x]`` terms of ``ax_coef[t, x, k] * dim
-    ax_dim[t, x, k]``; per level ``level_flags`` (fan-out, multicast, reduction), ``level_energy``
-    (read, write, hop),
-    ``level_bandwidth`` (words/cycle/instance, 0 = unlimited), ``cap_part[l, t]`` the capacity
-    partition of ``cap[l]`` tensor ``t`` uses; ``layout[t]`` the DRAM axis order, ``sizes[t]``
-    the axis extents.
-    Outputs: ``counts`` (B, 4, L, T), ``tile_words`` (B, L, T), ``hop`` (B, L), ``excess`` (B, L),
+    ax_dim[t, x, k]``; per level and tensor ``level_flags`` (fan-out, multicast, reduction,
+    identical-only multicast) and ``tensor_energy`` (read, fill, update); per level ``level_params``
+    (bandwidths, hop energy, switches); per tensor ``tensor_params`` (bytes per word, operand
+    register); ``cap_part[l, t]`` the capacity partition of ``cap[l]`` tensor ``t`` uses, a word
+    counting ``cap_weight[l, t]``; ``layout[t]`` the DRAM axis order, ``sizes[t]`` the axis extents.
+    Outputs: ``counts`` (B, 5, L, T), ``tile_words`` (B, L, T), ``hop`` (B, L), ``excess`` (B, L),
     ``breakdown`` (B, L + 2), ``level_cycles`` (B, L), ``summary`` (B, 7).
     """
     B, L, D = tf.shape
@@ -341,6 +374,7 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
     X = ax_dim.shape[1]
     K = ax_dim.shape[2]
     cov = np.empty((L, D), np.int64)
+    covx = np.ones((L + 1, D), np.int64)  # row c + 1: the coverage of child c (row 0: a lane's register)
     covb = np.empty((L, D), np.int64)
     inst = np.empty(L, np.int64)
     seq_d = np.empty(L * D, np.int64)
@@ -361,6 +395,7 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
     pair_p = np.empty(T * L, np.int64)
     pair_mcast = np.empty(T * L, np.bool_)
     pair_reduce = np.empty(T * L, np.bool_)
+    pair_identical = np.empty(T * L, np.bool_)
     sp_lvl = np.empty(L * D, np.int64)  # the spatial factors > 1 of a mapping
     sp_dim = np.empty(L * D, np.int64)
     a_cnt = np.empty(X, np.int64)
@@ -388,7 +423,6 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
     piece = np.zeros((X, nwords), np.uint64)
     work = np.zeros((2, nwords), np.uint64)
     sp_level = np.ones(L, np.int64)
-    word_bytes = scalars[S_WORD_BYTES]
     burst_bytes = scalars[S_BURST_BYTES]
     burst_model = scalars[S_BURST_MODEL] > 0
     for t in range(T):
@@ -415,15 +449,18 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                 continue
             mcast = True
             reduce = True
+            identical = False
             for j in range(c + 1, p + 1):
-                if level_flags[j, FANOUT]:
-                    mcast = mcast and level_flags[j, MULTICAST]
-                    reduce = reduce and level_flags[j, REDUCTION]
+                if level_flags[j, t, FANOUT]:
+                    mcast = mcast and level_flags[j, t, MULTICAST]
+                    reduce = reduce and level_flags[j, t, REDUCTION]
+                    identical = identical or level_flags[j, t, IDENTICAL]
             pair_t[n_pairs] = t
             pair_c[n_pairs] = c
             pair_p[n_pairs] = p
             pair_mcast[n_pairs] = mcast
             pair_reduce[n_pairs] = reduce
+            pair_identical[n_pairs] = mcast and identical
             n_pairs += 1
             c = p
 
@@ -442,6 +479,7 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
             for d in range(D):
                 covb[j, d] = cov[j - 1, d] if j else 1
                 cov[j, d] = covb[j, d] * tf[b, j, d] * sf[b, j, d]
+                covx[j + 1, d] = cov[j, d]
                 steps *= tf[b, j, d]
                 if sf[b, j, d] > 1:  # the spatial factors > 1
                     sp_level[j] *= sf[b, j, d]
@@ -519,41 +557,38 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                     n_grid[x] += 1
                     grid_prod[x] *= sf[b, g, d]
 
-            if c < 0:
+            # copies of an output word over spatially split reduction dimensions above the child / parent
+            rep_c = 1.0
+            rep_p = 1.0
+            if is_out:
+                for e in range(E):
+                    if out_irrelevant[sp_dim[e]] and sp_lvl[e] > c:
+                        rep_c *= sf[b, sp_lvl[e], sp_dim[e]]
+                        if sp_lvl[e] > p:
+                            rep_p *= sf[b, sp_lvl[e], sp_dim[e]]
+            rmw = level_params[p, P_RMW] > 0
+            if c < 0 and tensor_params[t, T_REGISTER] == 0:
                 # MAC lanes: every temporal step every lane touches one word of the tensor
-                u_lane = 1
-                for x in range(nax):
-                    if ax_nterm[t, x] == 1:
-                        u_lane *= grid_prod[x]
-                        continue
-                    ok, prog, step, count, size, extent = True, True, 1, 1, 1, 1  # {0} + the grid
-                    for i in range(n_grid[x]):
-                        ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, grid_c[x, i],
-                                                                    grid_m[x, i])
-                        if not ok:
-                            break
-                    if ok:
-                        u_lane *= size
-                    else:
-                        bm_single(ubm, x, base)
-                        _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
-                        u_lane *= bm_popcount(ubm, x)
+                u_lane = _grid_offsets(grid_c, grid_m, n_grid, grid_prod, ax_nterm, t, nax, ubm, work, base)
                 per_lane = float(steps) * lanes
                 union = float(steps) * u_lane * inst[p]
                 if is_out:
-                    counts[b, UPDATES, p, t] = union if reduce else per_lane
+                    updates = union if reduce else per_lane
+                    counts[b, UPDATES, p, t] = updates
+                    # every lane result accumulates; the first touch of each copy at the parent does not read
+                    counts[b, ACC_READS, p, t] = updates - o_size * rep_p if rmw else 0.0
                 else:
                     counts[b, READS, p, t] = union if mcast else per_lane
                 for j in range(0, p + 1):
-                    if level_flags[j, FANOUT]:
+                    if level_flags[j, 0, FANOUT]:
                         hop[b, j] += per_lane
                 if need_sets:
                     if reduce if is_out else mcast:
                         for x in range(nax):
                             bm_single(ubm, x, base)
                             _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
-                        bursts += float(steps) * product_bursts(ubm, sizes, t, nax, layout, word_bytes,
-                                                                 burst_bytes)
+                        bursts += float(steps) * product_bursts(ubm, sizes, t, nax, layout,
+                                                                 tensor_params[t, T_BYTES], burst_bytes)
                     else:
                         bursts += per_lane  # one word per lane and step: one burst each
                 continue
@@ -567,8 +602,8 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                 nt = ax_nterm[t, x]
                 if nt == 1:
                     d = ax_dim[t, x, 0]
-                    a_cnt[x] = cov[c, d]
-                    u = cov[c, d] * grid_prod[x]
+                    a_cnt[x] = covx[c + 1, d]
+                    u = covx[c + 1, d] * grid_prod[x]
                     u_cnt[x] = u
                     a_single *= a_cnt[x]
                     u_single *= u
@@ -578,7 +613,7 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                     ok, prog, step, count, size, extent = True, True, 1, 1, 1, 1  # {0} + the tile's terms
                     for k in range(nt):  # in ascending coefficient (CostModel sorts them)
                         coef = ax_coef[t, x, k]
-                        extent_k = cov[c, ax_dim[t, x, k]]
+                        extent_k = covx[c + 1, ax_dim[t, x, k]]
                         sp += coef * (extent_k - 1)
                         if ok:
                             ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, coef,
@@ -599,7 +634,7 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                 if need_sets or not closed[x]:
                     bm_single(abm, x, base)
                     for k in range(nt):
-                        bm_dilate(abm, x, ax_coef[t, x, k], cov[c, ax_dim[t, x, k]], work, TMP)
+                        bm_dilate(abm, x, ax_coef[t, x, k], covx[c + 1, ax_dim[t, x, k]], work, TMP)
                     bm_copy(ubm, x, abm, x)
                     _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
                     if nt > 1:
@@ -607,18 +642,20 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                         u_cnt[x] = bm_popcount(ubm, x)
                 a_prod *= a_cnt[x]
                 u_prod *= u_cnt[x]
-            tile_words[b, c, t] = a_prod
+            if c >= 0:
+                tile_words[b, c, t] = a_prod
             # DRAM bursts of the pair's transfers: of the union over the child instances (one
             # transfer serves them all when the fan-outs merge) and of one instance
             full_u = 0.0
             full_a = 0.0
             if need_sets:
-                full_u = product_bursts(ubm, sizes, t, nax, layout, word_bytes, burst_bytes)
-                full_a = product_bursts(abm, sizes, t, nax, layout, word_bytes, burst_bytes)
+                full_u = product_bursts(ubm, sizes, t, nax, layout, tensor_params[t, T_BYTES], burst_bytes)
+                full_a = product_bursts(abm, sizes, t, nax, layout, tensor_params[t, T_BYTES], burst_bytes)
             bursts_u = full_u
             bursts_a = full_a
 
             # ---- events: loops above the child, innermost first ---------------------
+            no_halo = c >= 0 and level_params[c, P_HALO] == 0  # a moved tile is refilled whole
             child_total = float(a_prod)
             union_total = float(u_prod)
             if need_sets:
@@ -661,7 +698,7 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                         moved[x] = True
                         n_moved += 1
                         mag = delta if delta > 0 else -delta
-                        if mag >= span[x]:
+                        if mag >= span[x] or no_halo:
                             o_cnt[x] = 0
                             n_cnt[x] = u_cnt[x]
                             if need_sets:
@@ -689,7 +726,7 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                                 else:  # the closed form does not cover this step: exact bitmaps
                                     bm_single(abm, x, base)
                                     for k in range(nt):
-                                        bm_dilate(abm, x, ax_coef[t, x, k], cov[c, ax_dim[t, x, k]], work, TMP)
+                                        bm_dilate(abm, x, ax_coef[t, x, k], covx[c + 1, ax_dim[t, x, k]], work, TMP)
                             if not done:
                                 bm_shifted(work, SHIFT, abm, x, delta)
                                 o_cnt[x] = bm_and_count(work, SHIFT, abm, x)
@@ -703,47 +740,56 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                 union_total += cnt * (u_prod - prod_un)
                 if need_sets and n_moved:
                     bursts_u += cnt * _event_bursts(moved, delta_x, o_cnt, nbu, ubm, piece, work, t, nax, sizes,
-                                                    layout, word_bytes, burst_bytes)
+                                                    layout, tensor_params[t, T_BYTES], burst_bytes)
                     bursts_a += cnt * _event_bursts(moved, delta_x, o_cnt, nbm, abm, piece, work, t, nax, sizes,
-                                                    layout, word_bytes, burst_bytes)
+                                                    layout, tensor_params[t, T_BYTES], burst_bytes)
                 wrap[d] += (n - 1) * s
                 any_wrap = True
 
             # ---- counts of the pair (section 4) ------------------------------------
-            inst_c = inst[c]
+            inst_c = inst[c] if c >= 0 else lanes  # child -1 here: the lanes' operand registers
             w_child = float(inst_c) * child_total
             u_parent = float(inst[p]) * union_total
+            # what the parent reads for its children's fills: the union (multicast), one read per
+            # distinct child tile (identical-only multicast), or every child's own (section 2b)
+            sent_u = mcast and not pair_identical[pi]
+            if pair_identical[pi]:
+                tiles = float(inst[p]) * _grid_offsets(grid_c, grid_m, n_grid, grid_prod, ax_nterm, t, nax, piece,
+                                                       work, base)
+                share = tiles / inst_c  # parent reads per child fill
+                sent_bursts = tiles * bursts_a
+            else:
+                share = 1.0
+                sent_bursts = bursts_u if sent_u else inst_c * bursts_a
             if is_out:
-                rep_c = 1.0  # copies of an output word over spatially split reduction dimensions
-                rep_p = 1.0
-                for e in range(E):
-                    if out_irrelevant[sp_dim[e]] and sp_lvl[e] > c:
-                        rep_c *= sf[b, sp_lvl[e], sp_dim[e]]
-                        if sp_lvl[e] > p:
-                            rep_p *= sf[b, sp_lvl[e], sp_dim[e]]
-                counts[b, DRAINS, c, t] = w_child
-                counts[b, FILLS, c, t] = w_child - o_size * rep_c
+                if c >= 0:
+                    counts[b, DRAINS, c, t] = w_child
+                    counts[b, FILLS, c, t] = w_child - o_size * rep_c
                 counts[b, UPDATES, p, t] = u_parent if reduce else w_child
-                reloads = (u_parent - o_size * rep_p) if mcast else (w_child - o_size * rep_c)
+                # accumulations are the drains of copies that entered the child at zero; merged by a
+                # reducing network they are exactly the parent's first touches (section 2b)
+                counts[b, ACC_READS, p, t] = (0.0 if reduce else o_size * (rep_c - rep_p)) if rmw else 0.0
+                reloads = (u_parent - o_size * rep_p) if sent_u else (w_child - o_size * rep_c) * share
                 counts[b, READS, p, t] = reloads
                 moved_words = 2.0 * w_child - o_size * rep_c
                 if need_sets:
                     # write-backs: one transfer per event (per instance unless the fan-outs reduce);
-                    # reloads: the same transfers (merged when the fan-outs multicast), scaled by the
-                    # share of their words that hold partial sums - exact when every transfer moves
-                    # the whole tile, as for outputs without window axes
+                    # reloads: the same transfers as the fills' (merged when the fan-outs multicast),
+                    # scaled by the share of their words that hold partial sums - exact when every
+                    # transfer moves the whole tile, as for outputs without window axes
                     bursts += bursts_u if reduce else inst_c * bursts_a
-                    shaped = u_parent if mcast else w_child
+                    shaped = u_parent if sent_u else w_child * share
                     if shaped > 0:
-                        bursts += (bursts_u if mcast else inst_c * bursts_a) * reloads / shaped
+                        bursts += sent_bursts * reloads / shaped
             else:
-                counts[b, FILLS, c, t] = w_child
-                counts[b, READS, p, t] = u_parent if mcast else w_child
+                if c >= 0:
+                    counts[b, FILLS, c, t] = w_child
+                counts[b, READS, p, t] = u_parent if sent_u else w_child * share
                 moved_words = w_child
                 if need_sets:
-                    bursts += bursts_u if mcast else inst_c * bursts_a
+                    bursts += sent_bursts
             for j in range(c + 1, p + 1):
-                if level_flags[j, FANOUT]:
+                if level_flags[j, 0, FANOUT]:
                     hop[b, j] += moved_words
 
         # ---- capacity, energy, latency (section 3) ------------------------------------
@@ -752,7 +798,7 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
             for q in range(T):
                 part_used[q] = 0.0
             for t in range(T):
-                part_used[cap_part[i, t]] += tile_words[b, i, t]
+                part_used[cap_part[i, t]] += tile_words[b, i, t] * cap_weight[i, t]
             worst = -np.inf
             for q in range(T):
                 if cap[i, q] >= 0:
@@ -767,25 +813,34 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
         for i in range(L):
             rd = 0.0
             wr = 0.0
+            level_energy = 0.0
             for t in range(T):
-                rd += counts[b, READS, i, t] + counts[b, DRAINS, i, t]
+                reads = counts[b, READS, i, t] + counts[b, DRAINS, i, t] + counts[b, ACC_READS, i, t]
+                rd += reads
                 wr += counts[b, FILLS, i, t] + counts[b, UPDATES, i, t]
-            breakdown[b, i] = rd * level_energy[i, READ_E] + wr * level_energy[i, WRITE_E]
-            hop_energy += hop[b, i] * level_energy[i, HOP_E]
-            if i < L - 1 and level_bandwidth[i] > 0:
-                level_cycles[b, i] = (rd + wr) / inst[i] / level_bandwidth[i]
-            else:
-                level_cycles[b, i] = 0.0
+                level_energy += (reads * tensor_energy[i, t, READ_E]
+                                 + counts[b, FILLS, i, t] * tensor_energy[i, t, FILL_E]
+                                 + counts[b, UPDATES, i, t] * tensor_energy[i, t, UPDATE_E])
+            breakdown[b, i] = level_energy
+            hop_energy += hop[b, i] * level_params[i, P_HOP_E]
+            # bandwidth-limited cycles of one instance (the busiest: all move the same words)
+            cyc = 0.0
+            if level_params[i, P_BANDWIDTH] > 0:
+                cyc = (rd + wr) / level_params[i, P_BANDWIDTH]
+            if level_params[i, P_READ_BW] > 0:
+                cyc = max(cyc, rd / level_params[i, P_READ_BW])
+            if level_params[i, P_WRITE_BW] > 0:
+                cyc = max(cyc, wr / level_params[i, P_WRITE_BW])
+            level_cycles[b, i] = cyc / inst[i]
         breakdown[b, L] = hop_energy
         breakdown[b, L + 1] = scalars[S_OPS] * scalars[S_MAC_ENERGY]
         for i in range(L + 2):
             energy += breakdown[b, i]
-        dram_words = 0.0
+        dram_bytes = 0.0
         for t in range(T):
-            dram_words += counts[b, READS, L - 1, t] + counts[b, UPDATES, L - 1, t]
-        dram_bytes = dram_words * word_bytes
-        level_cycles[b, L - 1] = (dram_bytes * scalars[S_SEC_PER_BYTE]
-                                  + bursts * scalars[S_SEC_PER_BURST]) * scalars[S_CLOCK_HZ]
+            dram_bytes += (counts[b, READS, L - 1, t] + counts[b, UPDATES, L - 1, t]) * tensor_params[t, T_BYTES]
+        level_cycles[b, L - 1] = max(level_cycles[b, L - 1], (dram_bytes * scalars[S_SEC_PER_BYTE]
+                                                              + bursts * scalars[S_SEC_PER_BURST]) * scalars[S_CLOCK_HZ])
         for i in range(L):
             latency = max(latency, level_cycles[b, i])
             serial += level_cycles[b, i]

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dnnmap.arch.spec import ArchSpec
+from dnnmap.arch.spec import ACTIONS, ArchSpec, Fanout
 from dnnmap.cost import kernel
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.transfer import dram_transfer_seconds
 from dnnmap.workload.ir import Operator
 
-COUNT_KINDS = ("reads", "fills", "updates", "drains")  # in the kernel's order
+COUNT_KINDS = ("reads", "fills", "updates", "drains", "accumulate_reads")  # in the kernel's order
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class CostBatch:
     compute_cycles: np.ndarray
     level_cycles: np.ndarray  # (B, L): bandwidth-limited cycles per level (DRAM: transfer model)
     energy: np.ndarray
-    energy_breakdown: np.ndarray  # (B, L + 2): per level, network hops, MACs
+    energy_breakdown: np.ndarray  # (B, L + 2): per level (all tensors and actions), network hops, MACs
     dram_bytes: np.ndarray
     utilization: np.ndarray
     counts: dict[str, np.ndarray]  # kind -> (B, L, T) words
@@ -81,16 +81,22 @@ class CostModel:
         self._out_irrelevant = np.array([d not in op.tensors[self._out].dims for d in self.dims])
         self.ops_count = op.macs or op.iterations
         self._buffers: tuple[bytes, tuple[np.ndarray, ...]] | None = None
-        self._level_flags = np.array([[lv.fanout is not None, lv.fanout is not None and lv.fanout.multicast,
-                                       lv.fanout is not None and lv.fanout.reduction] for lv in arch.levels])
-        self._level_energy = np.array([[lv.read_energy, lv.write_energy, lv.fanout.hop_energy if lv.fanout else 0.0]
-                                       for lv in arch.levels])
-        self._level_bandwidth = np.array([lv.bandwidth or 0.0 for lv in arch.levels])
+        self._level_flags = np.array([[self._network_flags(lv.fanout, t.role) for t in op.tensors]
+                                      for lv in arch.levels], dtype=np.bool_)
+        self.action_energy = np.array([[[lv.energy_of(t.role, a) for a in ACTIONS] for t in op.tensors]
+                                       for lv in arch.levels])  # (L, T, 3): read, fill, update
+        self._level_params = np.array([[lv.bandwidth or 0.0, lv.read_bandwidth or 0.0, lv.write_bandwidth or 0.0,
+                                        lv.fanout.hop_energy if lv.fanout else 0.0, float(lv.read_modify_write),
+                                        float(lv.halo_reuse)] for lv in arch.levels])
+        self._tensor_params = np.array([[arch.bytes_of(t.role), float(t.role in arch.mac.operand_registers)]
+                                        for t in op.tensors])
         self._cap_part, self._cap = self._capacity_partitions()
+        self._cap_weight = np.array([[arch.bits_of(t.role) if lv.capacity_unit == "bits" else 1.0
+                                      for t in op.tensors] for lv in arch.levels])
+        self._backing_excess = self._backing_store_excess()
         transfer = arch.dram.transfer
         burst_model = transfer is not None and transfer.model == "burst"
-        scalars = np.zeros(10)
-        scalars[kernel.S_WORD_BYTES] = arch.bytes_of("input")
+        scalars = np.zeros(9)
         scalars[kernel.S_BURST_BYTES] = transfer.burst_bytes if burst_model else 1.0
         if transfer is not None:  # the transfer time is linear in bytes and bursts (TSO Alg. 4)
             scalars[kernel.S_SEC_PER_BYTE] = float(dram_transfer_seconds(transfer, 1.0, 0.0))
@@ -102,6 +108,26 @@ class CostModel:
         scalars[kernel.S_OVERLAP] = float(arch.overlap)
         scalars[kernel.S_BURST_MODEL] = float(burst_model)
         self._scalars = scalars
+
+    @staticmethod
+    def _network_flags(fanout: Fanout | None, role: str) -> tuple[bool, bool, bool, bool]:
+        """(fan-out, multicast, reduction, identical-only multicast) of a level's network for ``role``."""
+        if fanout is None:
+            return False, False, False, False
+        mcast = fanout.multicast and role not in fanout.no_multicast
+        return True, mcast, fanout.reduction, mcast and fanout.multicast_rule == "identical"
+
+    def _backing_store_excess(self) -> float:
+        """Capacity units by which the whole tensors exceed a bounded backing store (<= 0: they fit)."""
+        top = self.arch.dram
+        if top.capacity is None:
+            return -np.inf
+        used: dict[str, float] = {}
+        for t in self.op.tensors:
+            key = t.role if isinstance(top.capacity, dict) else ""
+            unit = self.arch.bits_of(t.role) if top.capacity_unit == "bits" else 1
+            used[key] = used.get(key, 0.0) + t.size(self.op.bounds) * unit
+        return max(words - top.capacity_for(key or "input") for key, words in used.items())
 
     def _capacity_partitions(self) -> tuple[np.ndarray, np.ndarray]:
         """Per level, the capacity partition each tensor's tile counts against and the partitions'
@@ -138,7 +164,7 @@ class CostModel:
         """
         L, T = self.L, self.T
         B = len(batch)
-        shapes = ((B, 4, L, T), (B, L, T), (B, L), (B, L), (B, L + 2), (B, L), (B, 7))
+        shapes = ((B, len(COUNT_KINDS), L, T), (B, L, T), (B, L), (B, L), (B, L + 2), (B, L), (B, 7))
         if reuse_buffers:
             # cells the kernel never writes (levels not keeping a tensor) depend only on the bypass
             # choices, so buffers zeroed once serve every batch with the same ones
@@ -153,14 +179,19 @@ class CostModel:
                 np.ascontiguousarray(batch.spatial, dtype=np.int64),
                 np.ascontiguousarray(batch.order, dtype=np.int64), np.ascontiguousarray(batch.keeps, dtype=np.bool_),
                 self._bounds, self._ax_n, self._ax_nterm, self._ax_dim, self._ax_coef, self._out,
-                self._out_irrelevant, self._level_flags, self._level_energy, self._level_bandwidth, self._cap_part,
-                self._cap, self._scalars, self._layouts(batch), self._sizes,
+                self._out_irrelevant, self._level_flags, self.action_energy, self._level_params,
+                self._tensor_params, self._cap_part, self._cap, self._cap_weight, self._scalars,
+                self._layouts(batch), self._sizes,
                 counts, tile_words, hop_words, excess, breakdown, level_cycles, summary)
         done, base = 0, int(self._sizes.max())
         while done < B:  # more than one call only when an imperfect factorization needs larger bitmaps
             done, base = kernel.evaluate_batch(*args, done, base)
+        valid = summary[:, kernel.O_VALID] > 0
+        if self._backing_excess > -np.inf:  # a bounded backing store must hold the whole tensors
+            excess[:, L - 1] = self._backing_excess
+            valid = valid & (self._backing_excess <= 0)
         return CostBatch(
-            valid=summary[:, kernel.O_VALID] > 0, cycles=summary[:, kernel.O_CYCLES],
+            valid=valid, cycles=summary[:, kernel.O_CYCLES],
             compute_cycles=summary[:, kernel.O_STEPS], level_cycles=level_cycles, energy=summary[:, kernel.O_ENERGY],
             energy_breakdown=breakdown, dram_bytes=summary[:, kernel.O_DRAM_BYTES],
             utilization=summary[:, kernel.O_UTILIZATION],
