@@ -1,24 +1,34 @@
 """Literal execution of a mapping's loop nest: output check and buffer access counts.
 
-``simulate`` implements sections 1 and 2 of ``docs/cost-model.md`` without any formula:
+``simulate`` implements sections 1, 2 and 2b of ``docs/cost-model.md`` without any formula:
 
 1. it enumerates every (temporal step, MAC lane) of the nest (:mod:`dnnmap.sim.nest`),
    skips those outside the bounds, and executes the active ones in time order on random
    int64 tensors; the result is compared bit-exactly with :func:`reference_output`;
 2. the *tile* of each (level, event, instance) is taken literally as the set of words the
-   MACs below that instance touch during the event; the resident set is the previous
-   event's tile, so fills are the words of a tile that were not in the previous one
-   (for outputs only those touched by an earlier MAC), and drains the output words that
-   are not in the next one (or the last tile, at the end). An instance whose iterations
-   are all skipped during an event (edge tile) moves nothing and keeps its resident set.
-   The parent reads what the children fill and receives what they drain as updates, as
-   the union over the children under one parent instance when every fan-out in between
-   multicasts (reduces), else the sum; MAC lanes read / update the innermost level
-   keeping a tensor the same way.
+   MACs below that instance touch during the event. A word's stay in one instance is a
+   *copy* (:class:`_Copies`): it enters at the event whose tile has it and the previous
+   tile does not (with ``halo_reuse: false``: or the tile changed at all), and leaves at the
+   next event whose tile does not keep it (or at the end). A copy entering an input level is
+   a fill; an output copy is a fill (a reload) only when a MAC of an earlier step touched the
+   word, else it *enters at zero*; every output copy drains when it leaves. An instance whose
+   iterations are all skipped during an event (edge tile) moves nothing and keeps its copies.
+   The parent reads what the children fill and receives what they drain as updates: the union
+   over the children under one parent instance when every fan-out in between multicasts
+   (``identical`` rule: one read per distinct fill set) or reduces, else the sum. MAC lanes
+   read / update the innermost level keeping a tensor the same way, one word per lane-step,
+   or through a one-word *operand register* per lane (``mac.operand_registers``), which is a
+   level of one event per step and one instance per lane with no counts of its own;
+3. an update is an *accumulation* when it carries a partial contribution (a lane's result,
+   the drain of a copy that entered at zero; a reduced update only when all its
+   contributions are); with ``read_modify_write`` each accumulation into a copy of the
+   receiving level reads the copy first, except the first update of a copy that entered at
+   zero (the backing store's copies enter at zero at the start): ``accumulate_reads``.
 
 ``hop_words`` counts, for every fan-out, the words delivered through it to or from the
-instances below: each word a child fills or drains (each lane read or partial-sum write)
-counts once at every fan-out between that child and its parent.
+instances below: each word a child (or operand register) fills or drains, and each lane
+read and partial-sum write without a register, counts once at every fan-out between that
+child and its parent.
 
 Element sets are sorted numpy arrays of integer keys ``(event, instance, word)``, so the
 cost is a few sorts of the active lane-steps per (level, tensor): about 1.4 million
@@ -33,7 +43,7 @@ from typing import Literal
 
 import numpy as np
 
-from dnnmap.arch.spec import ArchSpec
+from dnnmap.arch.spec import ArchSpec, Role
 from dnnmap.mapping.mapping import Mapping, validate_mapping
 from dnnmap.sim.nest import LANES, ActiveIterations, LoopNest, build_loop_nest, tensor_words
 from dnnmap.sim.reference import combine_rule, initial_output, random_tensors, reference_output
@@ -46,16 +56,27 @@ Direction = Literal["read", "update"]
 
 @dataclass(frozen=True)
 class AccessCounts:
-    """Words moved at one (level, tensor), summed over the level's instances."""
+    """Words moved at one (level, tensor), summed over the level's instances (docs/cost-model.md 2, 2b)."""
 
     reads: int = 0
     fills: int = 0
     updates: int = 0
     drains: int = 0
+    accumulate_reads: int = 0
 
     def __add__(self, other: "AccessCounts") -> "AccessCounts":
-        return AccessCounts(self.reads + other.reads, self.fills + other.fills,
-                            self.updates + other.updates, self.drains + other.drains)
+        return AccessCounts(self.reads + other.reads, self.fills + other.fills, self.updates + other.updates,
+                            self.drains + other.drains, self.accumulate_reads + other.accumulate_reads)
+
+    @property
+    def read_words(self) -> int:
+        """Words read out of the level: to children or lanes, drained to the parent, read to accumulate."""
+        return self.reads + self.drains + self.accumulate_reads
+
+    @property
+    def write_words(self) -> int:
+        """Words written into the level: from the parent, and from children or lanes."""
+        return self.fills + self.updates
 
 
 @dataclass(frozen=True)
@@ -63,12 +84,14 @@ class TransferLog:
     """The words one tensor moves between DRAM and its DRAM child, one row per (transfer, word).
 
     A *transfer* is one event's words for one child instance (``group``), or for all child
-    instances at once (``group == -1``) when every fan-out in between multicasts (reads) or
-    reduces (updates). ``step`` is the temporal step at which the event happens
-    (``temporal_steps`` for the final drain).
+    instances at once (``group == -1``) when every fan-out in between multicasts by the
+    ``union`` rule (reads) or reduces (updates); under the ``identical`` rule one transfer per
+    distinct fill set, ``group`` the lowest child instance receiving it. ``step`` is the
+    temporal step at which the event happens (``temporal_steps`` for the final drain).
     """
 
     tensor: str
+    role: Role
     direction: Direction
     axis_names: tuple[str, ...]
     shape: tuple[int, ...]
@@ -87,7 +110,9 @@ class SimResult:
     temporal_steps: int  # compute cycles: temporal steps of the nest, idle edge steps included
     lanes: int  # MAC lanes the mapping uses
     counts: dict[tuple[str, str], AccessCounts]
-    instance_words: dict[str, np.ndarray]  # per level: words in+out of each used instance, all tensors
+    instance_reads: dict[str, np.ndarray]  # per level: reads + drains + accumulate_reads of each used instance
+    instance_writes: dict[str, np.ndarray]  # per level: fills + updates of each used instance
+    tile_words: dict[tuple[str, str], int]  # largest tile one instance holds at one event (last level: tensor)
     hop_words: dict[str, int]  # per level with a fan-out: words delivered to/from children through it
     dram_log: tuple[TransferLog, ...]
 
@@ -95,22 +120,55 @@ class SimResult:
         """Counts of ``tensor`` at ``level`` (all zero when the level does not keep it)."""
         return self.counts.get((level, tensor), AccessCounts())
 
+    def instance_words(self, level: str) -> np.ndarray:
+        """Words read from and written into each used instance of ``level`` (docs/cost-model.md 2b)."""
+        return self.instance_reads[level] + self.instance_writes[level]
+
     def max_instance_words(self, level: str) -> int:
         """Largest number of words moved in or out of one instance of ``level`` (bandwidth-limited latency)."""
-        words = self.instance_words[level]
+        words = self.instance_words(level)
         return int(words.max()) if len(words) else 0
+
+    def role_of(self, tensor: str) -> Role:
+        """Role of ``tensor`` (every tensor reaches the backing store, so its transfers name it)."""
+        return next(log.role for log in self.dram_log if log.tensor == tensor)
 
 
 @dataclass(frozen=True)
 class _Moves:
-    """Words crossing one child->parent link: child event step, child instance, word."""
+    """Words crossing one child->parent link: child event step, child instance, word, and whether the
+    word carries a partial contribution (an update that accumulates; only meaningful for drains)."""
 
     step: np.ndarray
     instance: np.ndarray
     word: np.ndarray
+    partial: np.ndarray
 
 
-_NO_MOVES = _Moves(*(np.zeros(0, dtype=np.int64),) * 3)
+_EMPTY = np.zeros(0, dtype=np.int64)
+_NO_MOVES = _Moves(_EMPTY, _EMPTY, _EMPTY, np.zeros(0, dtype=bool))
+
+
+@dataclass(frozen=True)
+class _Copies:
+    """The copies of one tensor at one level: word ``word`` held by ``instance`` from the event at
+    step ``enter`` to the event at step ``leave`` (the nest's step count: the end). ``reloaded``:
+    entered by a fill from the parent (inputs: always; outputs: the word held a partial sum),
+    else it entered at zero."""
+
+    instance: np.ndarray
+    word: np.ndarray
+    enter: np.ndarray
+    leave: np.ndarray
+    reloaded: np.ndarray
+
+    def fills(self) -> _Moves:
+        r = self.reloaded
+        return _Moves(self.enter[r], self.instance[r], self.word[r], np.zeros(int(r.sum()), dtype=bool))
+
+    def drains(self) -> _Moves:
+        """Every output copy drains when it leaves; it is a partial contribution iff it entered at zero."""
+        return _Moves(self.leave, self.instance, self.word, ~self.reloaded)
 
 
 def _unique(keys: np.ndarray) -> np.ndarray:
@@ -127,68 +185,165 @@ def _contains(sorted_keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
     return sorted_keys[pos] == queries
 
 
-def _neighbour_events(pairs: np.ndarray, n_inst: int) -> tuple[np.ndarray, np.ndarray]:
-    """For sorted ``event * n_inst + instance`` pairs: the previous and next event of the same
-    instance among the pairs (-1 when there is none)."""
-    event, instance = pairs // n_inst, pairs % n_inst
-    by_instance = np.lexsort((event, instance))
+def _neighbour_pairs(pairs: np.ndarray, n_inst: int) -> tuple[np.ndarray, np.ndarray]:
+    """For sorted ``event * n_inst + instance`` pairs: the position in ``pairs`` of the previous and
+    of the next pair of the same instance (-1 when there is none)."""
+    instance = pairs % n_inst
+    by_instance = np.lexsort((pairs // n_inst, instance))
     same = instance[by_instance[1:]] == instance[by_instance[:-1]]
     previous = np.full(len(pairs), -1, dtype=np.int64)
     following = np.full(len(pairs), -1, dtype=np.int64)
-    previous[by_instance[1:][same]] = event[by_instance[:-1][same]]
-    following[by_instance[:-1][same]] = event[by_instance[1:][same]]
+    previous[by_instance[1:][same]] = by_instance[:-1][same]
+    following[by_instance[:-1][same]] = by_instance[1:][same]
     return previous, following
 
 
 def _residency(nest: LoopNest, level: int, it: ActiveIterations, word: np.ndarray, size: int,
-               first_touch: np.ndarray | None) -> tuple[_Moves, _Moves]:
-    """Fills and drains of one tensor at one level (drains are empty for inputs: ``first_touch`` None).
+               first_touch: np.ndarray | None, halo_reuse: bool) -> tuple[_Copies, int]:
+    """The copies of one tensor at one level (``LANES``: the operand registers), and the largest tile.
 
     Tiles are the words touched per (event, instance). At an event with a non-empty tile the
-    resident set is the tile of the instance's previous non-empty event (``R := S``); an
-    instance whose iterations are all skipped in an event (edge tile) moves nothing and keeps R.
+    resident set R is the tile of the instance's previous non-empty event: a word of the tile S
+    not in R enters, a word of R not in S leaves (``halo_reuse`` false: when S != R, all of R
+    leaves and all of S enters). An instance whose iterations are all skipped in an event (edge
+    tile) moves nothing and keeps R. ``first_touch`` (outputs only) is each word's first step.
     """
     per_event = nest.steps_per_event(level)
     n_inst = nest.instances(level)
     members = _unique((it.step // per_event * n_inst + it.lane // nest.lanes_per_instance(level)) * size + word)
     pair, member_word = members // size, members % size
-    event, instance = pair // n_inst, pair % n_inst
     pairs = _unique(pair)  # the non-empty (event, instance) tiles
-    previous, following = (e[np.searchsorted(pairs, pair)] for e in _neighbour_events(pairs, n_inst))
-    entering = (previous < 0) | ~_contains(members, (previous * n_inst + instance) * size + member_word)
-    if first_touch is None:
-        fills = _Moves(event[entering] * per_event, instance[entering], member_word[entering])
-        return fills, _NO_MOVES
-    reload = entering & (first_touch[member_word] < event * per_event)  # already holds a partial sum
-    leaving = (following < 0) | ~_contains(members, (following * n_inst + instance) * size + member_word)
-    leave_step = np.where(following < 0, nest.steps, following * per_event)
-    fills = _Moves(event[reload] * per_event, instance[reload], member_word[reload])
-    drains = _Moves(leave_step[leaving], instance[leaving], member_word[leaving])
-    return fills, drains
+    tile = np.bincount(np.searchsorted(pairs, pair), minlength=len(pairs))
+    previous, following = _neighbour_pairs(pairs, n_inst)
+    at = np.searchsorted(pairs, pair)
+    member_prev, member_next = previous[at], following[at]
+    in_previous = (member_prev >= 0) & _contains(members, pairs[member_prev] * size + member_word)
+    in_next = (member_next >= 0) & _contains(members, pairs[member_next] * size + member_word)
+    if not halo_reuse:  # only an unchanged tile (S == R) keeps its words
+        kept = np.bincount(at[in_previous], minlength=len(pairs))
+        unchanged = (previous >= 0) & (kept == tile) & (tile[previous] == tile)
+        in_previous &= unchanged[at]
+        in_next &= (member_next >= 0) & unchanged[member_next]
+    # a copy runs from an entering member to the next leaving one of the same (instance, word)
+    order = np.lexsort((pair // n_inst, member_word, pair % n_inst))
+    enter_at, leave_at = order[~in_previous[order]], order[~in_next[order]]
+    enter = pair[enter_at] // n_inst * per_event
+    leave = np.where(member_next[leave_at] < 0, nest.steps, pairs[member_next[leave_at]] // n_inst * per_event)
+    words = member_word[enter_at]
+    reloaded = np.ones(len(enter), dtype=bool) if first_touch is None else first_touch[words] < enter
+    copies = _Copies(pair[enter_at] % n_inst, words, enter, leave, reloaded)
+    return copies, int(tile.max()) if len(tile) else 0
 
 
-def _merges(arch: ArchSpec, child: int, parent: int, flag: Literal["multicast", "reduction"]) -> bool:
-    """Whether every fan-out between ``child`` and ``parent`` (levels child+1..parent) has ``flag``."""
-    return all(arch.levels[k].fanout is None or getattr(arch.levels[k].fanout, flag) for k in range(child + 1, parent + 1))
+def _set_contents(step: np.ndarray, instance: np.ndarray, word: np.ndarray) -> np.ndarray:
+    """Per move, an id of the set of words its (step, instance) moves: equal ids iff equal sets."""
+    order = np.lexsort((word, instance, step))
+    s, i, w = step[order], instance[order], word[order]
+    starts = np.flatnonzero(np.concatenate(([True], (s[1:] != s[:-1]) | (i[1:] != i[:-1]))))
+    sizes = np.diff(np.append(starts, len(w)))
+    content = np.empty(len(starts), dtype=np.int64)
+    next_id = 0
+    for k in np.unique(sizes):  # sets of one size compared as rows of their sorted words
+        sets = np.flatnonzero(sizes == k)
+        _, inverse = np.unique(w[starts[sets][:, None] + np.arange(k)], axis=0, return_inverse=True)
+        content[sets] = next_id + inverse.ravel()
+        next_id += int(inverse.max()) + 1
+    out = np.empty(len(word), dtype=np.int64)
+    out[order] = np.repeat(content, sizes)
+    return out
 
 
-def _merge_at_parent(nest: LoopNest, arch: ArchSpec, child: int, parent: int, moves: _Moves, size: int,
-                     flag: Literal["multicast", "reduction"]) -> tuple[int, np.ndarray, _Moves, bool]:
-    """Words the parent reads (``multicast``) or receives as updates (``reduction``) for ``moves``.
+@dataclass(frozen=True)
+class _LinkRule:
+    """How a child->parent link merges (docs/cost-model.md 2b: every fan-out in between must merge)."""
 
-    When every fan-out in between has ``flag`` the parent moves the union over the child
-    instances under it (per event), else the sum. Returns the total, the per-parent-instance
-    counts, the moves as the parent sees them (instance = parent instance when merged, else
-    child instance) and whether they were merged.
+    multicast: bool  # reads of one event are merged over the children under one parent instance
+    identical: bool  # ... by the identical-set rule instead of the union
+    reduction: bool  # updates of one event are merged (the union)
+
+
+def _link_rule(arch: ArchSpec, child: int, parent: int, role: str) -> _LinkRule:
+    """The merge rule of the fan-outs of levels ``child+1..parent`` for a tensor of ``role``."""
+    fanouts = [f for lv in arch.levels[child + 1: parent + 1] if (f := lv.fanout) is not None]
+    multicast = all(f.multicast and role not in f.no_multicast for f in fanouts)
+    return _LinkRule(multicast, multicast and any(f.multicast_rule == "identical" for f in fanouts),
+                     all(f.reduction for f in fanouts))
+
+
+@dataclass(frozen=True)
+class _Arrivals:
+    """Words a parent reads or receives over one link, one row per word moved at the parent.
+    ``group``: the transfer it belongs to (see :class:`TransferLog`)."""
+
+    step: np.ndarray
+    group: np.ndarray
+    parent: np.ndarray
+    word: np.ndarray
+    partial: np.ndarray
+
+
+def _merge_at_parent(nest: LoopNest, child: int, parent: int, moves: _Moves, size: int, merged: bool,
+                     identical: bool) -> _Arrivals:
+    """The words the parent moves for the child ``moves`` of one link.
+
+    Merged (union rule): per (step, parent instance) the distinct words, a partial contribution
+    only if all its merged contributions are. Identical rule: per (step, parent instance) one
+    copy of each distinct child set (the lowest child instance's). Else every move.
     """
-    merged_children = _merges(arch, child, parent, flag)
     children = nest.lanes_per_instance(parent) // nest.lanes_per_instance(child)  # per parent instance
-    group = moves.instance // children if merged_children else moves.instance
-    n_groups = nest.instances(parent) if merged_children else nest.instances(child)
-    keys = _unique((moves.step * n_groups + group) * size + moves.word)
-    seen = _Moves(keys // (n_groups * size), keys // size % n_groups, keys % size)
-    parent_of = seen.instance if merged_children else seen.instance // children
-    return len(keys), np.bincount(parent_of, minlength=nest.instances(parent)), seen, merged_children
+    parent_of = moves.instance // children
+    if identical:
+        content = _set_contents(moves.step, moves.instance, moves.word)
+        cls = np.unique(np.stack([moves.step, parent_of, content]), axis=1, return_inverse=True)[1].ravel()
+        first_child = np.full(int(cls.max()) + 1 if len(cls) else 0, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(first_child, cls, moves.instance)
+        keep = moves.instance == first_child[cls]
+        moves = _Moves(moves.step[keep], moves.instance[keep], moves.word[keep], moves.partial[keep])
+        parent_of = parent_of[keep]
+    group = parent_of if merged and not identical else moves.instance
+    n_groups = nest.instances(parent) if merged and not identical else nest.instances(child)
+    keys = (moves.step * n_groups + group) * size + moves.word
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if len(keys) else _EMPTY
+    partial = np.logical_and.reduceat(moves.partial[order], starts) if len(keys) else moves.partial
+    kept = keys[starts]
+    step, grp, word = kept // (n_groups * size), kept // size % n_groups, kept % size
+    per_parent = grp if merged and not identical else grp // children
+    return _Arrivals(step, np.full(len(kept), -1, dtype=np.int64) if merged and not identical else grp,
+                     per_parent, word, partial)
+
+
+def _accumulate_reads(arrivals: _Arrivals, copies: _Copies | None, size: int, steps: int,
+                      during_step: bool) -> np.ndarray:
+    """Per update, whether it reads the receiving copy first (read-modify-write, docs 2b).
+
+    Each update lands in the parent copy of its (parent instance, word) resident when it arrives
+    (``copies`` None: the backing store, one copy per word entered at zero before the first step).
+    A drain at step s arrives before the events at s replace the parent's copies, a lane's update
+    (``during_step``) after them. An accumulation reads unless it is the first update of a copy
+    that entered at zero (at equal times accumulations come first). An update arriving when no
+    copy is resident (possible only after idle edge events) reads if it accumulates.
+    """
+    time = 4 * arrivals.step + (2 if during_step else 0)
+    if copies is None:
+        copy_of = arrivals.parent * size + arrivals.word
+        landed = at_zero = np.ones(len(time), dtype=bool)
+    else:  # updates come from words the parent holds, so it has copies
+        horizon = 4 * steps + 8
+        copy_keys = (copies.instance * size + copies.word) * horizon + 4 * copies.enter + 1
+        by_key = np.argsort(copy_keys)
+        ix = np.searchsorted(copy_keys[by_key], (arrivals.parent * size + arrivals.word) * horizon + time) - 1
+        copy_of = by_key[np.maximum(ix, 0)]
+        landed = ((ix >= 0) & (copies.instance[copy_of] == arrivals.parent) & (copies.word[copy_of] == arrivals.word)
+                  & (4 * copies.leave[copy_of] + 1 > time))
+        at_zero = ~copies.reloaded[copy_of]
+        copy_of = np.where(landed, copy_of, -1)
+    order = np.lexsort((~arrivals.partial, time, copy_of))
+    first = np.zeros(len(time), dtype=bool)
+    first[order] = np.concatenate(([True], copy_of[order][1:] != copy_of[order][:-1]))
+    free = first & landed & at_zero
+    return arrivals.partial & ~free
 
 
 def _execute(op: Operator, it: ActiveIterations, words: dict[str, np.ndarray],
@@ -210,62 +365,84 @@ class _Tally:
     def __init__(self, arch: ArchSpec, nest: LoopNest) -> None:
         self.arch, self.nest = arch, nest
         self.counts: dict[tuple[str, str], AccessCounts] = {}
-        self.instance_words = {lv.name: np.zeros(nest.instances(i), dtype=np.int64)
-                               for i, lv in enumerate(arch.levels)}
+        self.reads, self.writes = ({lv.name: np.zeros(nest.instances(i), dtype=np.int64)
+                                    for i, lv in enumerate(arch.levels)} for _ in range(2))
+        self.tile_words: dict[tuple[str, str], int] = {}
         self.hop_words = {lv.name: 0 for lv in arch.levels if lv.fanout is not None}
         self.dram_log: list[TransferLog] = []
 
-    def add(self, level: int, tensor: str, delta: AccessCounts) -> None:
+    def add(self, level: int, tensor: str, delta: AccessCounts, instances: dict[str, np.ndarray]) -> None:
+        """Add ``delta`` to the level's counts and its per-instance ``instances[kind]`` words."""
         key = (self.arch.levels[level].name, tensor)
         self.counts[key] = self.counts.get(key, AccessCounts()) + delta
+        n_inst = self.nest.instances(level)
+        per = {kind: np.bincount(inst, minlength=n_inst) for kind, inst in instances.items()}
+        zero = np.zeros(n_inst, dtype=np.int64)
+        name = self.arch.levels[level].name
+        self.reads[name] += sum((per.get(k, zero) for k in ("reads", "drains", "accumulate_reads")), zero)
+        self.writes[name] += sum((per.get(k, zero) for k in ("fills", "updates")), zero)
 
     def child_moves(self, level: int, tensor: str, fills: _Moves, drains: _Moves) -> None:
-        """Fills and drains of an on-chip level, and the words they move in/out of each instance."""
-        self.add(level, tensor, AccessCounts(fills=len(fills.word), drains=len(drains.word)))
-        n_inst = self.nest.instances(level)
-        self.instance_words[self.arch.levels[level].name] += (np.bincount(fills.instance, minlength=n_inst)
-                                                              + np.bincount(drains.instance, minlength=n_inst))
+        """Fills and drains of an on-chip level."""
+        self.add(level, tensor, AccessCounts(fills=len(fills.word), drains=len(drains.word)),
+                 {"fills": fills.instance, "drains": drains.instance})
 
-    def parent_moves(self, op: Operator, tensor: str, child: int, parent: int, moves: _Moves,
-                     direction: Direction) -> None:
-        """Reads (of what the children fill) or updates (of what they drain) at the parent."""
+    def parent_moves(self, op: Operator, t: Tensor, child: int, parent: int, moves: _Moves, direction: Direction,
+                     parent_copies: _Copies | None, during_step: bool = False) -> None:
+        """Reads (of what the children fill) or updates (of what they drain) at the parent, with the
+        updates' accumulate reads (``parent_copies``: the parent's copies, None for the backing store)."""
         if not len(moves.word):
             return
-        t = op.tensor(tensor)
-        flag: Literal["multicast", "reduction"] = "multicast" if direction == "read" else "reduction"
-        total, per_parent, seen, merged = _merge_at_parent(self.nest, self.arch, child, parent, moves,
-                                                           t.size(op.bounds), flag)
-        self.add(parent, tensor, AccessCounts(reads=total) if direction == "read" else AccessCounts(updates=total))
-        self.instance_words[self.arch.levels[parent].name] += per_parent
+        rule = _link_rule(self.arch, child, parent, t.role)
+        size = t.size(op.bounds)
+        if direction == "read":
+            seen = _merge_at_parent(self.nest, child, parent, moves, size, rule.multicast, rule.identical)
+            self.add(parent, t.name, AccessCounts(reads=len(seen.word)), {"reads": seen.parent})
+        else:
+            seen = _merge_at_parent(self.nest, child, parent, moves, size, rule.reduction, False)
+            accumulate = np.zeros(len(seen.word), dtype=bool)
+            if self.arch.levels[parent].read_modify_write:
+                accumulate = _accumulate_reads(seen, parent_copies, size, self.nest.steps, during_step)
+            self.add(parent, t.name, AccessCounts(updates=len(seen.word), accumulate_reads=int(accumulate.sum())),
+                     {"updates": seen.parent, "accumulate_reads": seen.parent[accumulate]})
         for k in range(child + 1, parent + 1):
             if self.arch.levels[k].fanout is not None:
                 self.hop_words[self.arch.levels[k].name] += len(moves.word)
         if parent == len(self.arch.levels) - 1:
-            group = np.full(len(seen.word), -1, dtype=np.int64) if merged else seen.instance
-            self.dram_log.append(TransferLog(tensor, direction, tuple(a.name for a in t.axes), t.shape(op.bounds),
-                                             seen.step, group, seen.word))
+            self.dram_log.append(TransferLog(t.name, t.role, direction, tuple(a.name for a in t.axes),
+                                             t.shape(op.bounds), seen.step, seen.group, seen.word))
 
 
 def _count_tensor(tally: _Tally, op: Operator, mapping: Mapping, it: ActiveIterations, t: Tensor,
                   word: np.ndarray) -> None:
-    """All counts of tensor ``t``, link by link from the MAC lanes up to DRAM."""
+    """All counts of tensor ``t``, link by link from the MAC lanes (or operand registers) up to DRAM."""
     nest, arch = tally.nest, tally.arch
+    size = t.size(op.bounds)
     first_touch = None
     if t.role == "output":
-        first_touch = np.full(t.size(op.bounds), nest.steps + 1, dtype=np.int64)
+        first_touch = np.full(size, nest.steps + 1, dtype=np.int64)
         touched, first = np.unique(word, return_index=True)
         first_touch[touched] = it.step[first]
-    child = LANES
-    for parent in (i for i in range(len(arch.levels)) if t.name in mapping.kept_tensors(i, op, arch)):
-        if child == LANES:  # every active lane reads one word / writes one partial sum per step
-            lane_moves = _Moves(it.step, it.lane, word)
+    chain = [i for i in range(len(arch.levels)) if t.name in mapping.kept_tensors(i, op, arch)]
+    copies: dict[int, _Copies] = {}
+    if t.role in arch.mac.operand_registers:
+        copies[LANES] = _residency(nest, LANES, it, word, size, first_touch, halo_reuse=True)[0]
+    for c in chain[:-1]:
+        copies[c], tally.tile_words[(arch.levels[c].name, t.name)] = _residency(
+            nest, c, it, word, size, first_touch, arch.levels[c].halo_reuse)
+    tally.tile_words[(arch.levels[-1].name, t.name)] = size
+    for child, parent in zip([LANES] + chain[:-1], chain):
+        if child in copies:
+            fills = copies[child].fills()
+            drains = copies[child].drains() if first_touch is not None else _NO_MOVES
+            if child != LANES:  # an operand register has no counts of its own
+                tally.child_moves(child, t.name, fills, drains)
+        else:  # every active lane reads one word / writes one partial sum per step
+            lane_moves = _Moves(it.step, it.lane, word, np.ones(len(word), dtype=bool))
             fills, drains = (_NO_MOVES, lane_moves) if first_touch is not None else (lane_moves, _NO_MOVES)
-        else:
-            fills, drains = _residency(nest, child, it, word, t.size(op.bounds), first_touch)
-            tally.child_moves(child, t.name, fills, drains)
-        tally.parent_moves(op, t.name, child, parent, fills, "read")
-        tally.parent_moves(op, t.name, child, parent, drains, "update")
-        child = parent
+        tally.parent_moves(op, t, child, parent, fills, "read", copies.get(parent))
+        tally.parent_moves(op, t, child, parent, drains, "update", copies.get(parent),
+                           during_step=child not in copies)
 
 
 def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, compute: bool = True) -> SimResult:
@@ -302,7 +479,9 @@ def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, comp
         temporal_steps=nest.steps,
         lanes=nest.lanes,
         counts=tally.counts,
-        instance_words=tally.instance_words,
+        instance_reads=tally.reads,
+        instance_writes=tally.writes,
+        tile_words=tally.tile_words,
         hop_words=tally.hop_words,
         dram_log=tuple(tally.dram_log),
     )

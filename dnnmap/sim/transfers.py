@@ -94,5 +94,5 @@ def dram_bursts(result: SimResult, arch: ArchSpec, mapping: Mapping) -> int:
     total = 0
     for tr in dram_transfers(result):
         layout = mapping.layout(tr.tensor, tr.axis_names)
-        total += sum(math.ceil(run * arch.bytes_of("input") / burst_bytes) for run in tr.runs(layout))
+        total += sum(math.ceil(run * arch.bytes_of(result.role_of(tr.tensor)) / burst_bytes) for run in tr.runs(layout))
     return total

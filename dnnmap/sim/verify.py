@@ -21,14 +21,17 @@ class VerifyReport:
 
 
 def format_counts(result: SimResult, op: Operator, arch: ArchSpec) -> str:
-    """One row per (level, tensor) with reads/fills/updates/drains, then per-level maxima and totals."""
-    header = f"{'level':<10} {'tensor':<8} {'reads':>10} {'fills':>10} {'updates':>10} {'drains':>10}"
+    """One row per (level, tensor) with reads/fills/updates/drains/accumulate reads (docs/cost-model.md
+    2, 2b), then per-level maxima and totals."""
+    header = (f"{'level':<10} {'tensor':<8} {'reads':>10} {'fills':>10} {'updates':>10} {'drains':>10} "
+              f"{'acc.reads':>10}")
     lines = [header, "-" * len(header)]
     for lv in reversed(arch.levels):
         for t in op.tensors:
             if (lv.name, t.name) in result.counts:
                 c = result.counts[(lv.name, t.name)]
-                lines.append(f"{lv.name:<10} {t.name:<8} {c.reads:>10} {c.fills:>10} {c.updates:>10} {c.drains:>10}")
+                lines.append(f"{lv.name:<10} {t.name:<8} {c.reads:>10} {c.fills:>10} {c.updates:>10} {c.drains:>10} "
+                             f"{c.accumulate_reads:>10}")
     lines.append("")
     lines.append("max words in/out of one instance: "
                  + ", ".join(f"{lv.name} {result.max_instance_words(lv.name)}" for lv in arch.levels))

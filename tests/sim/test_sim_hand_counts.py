@@ -23,7 +23,9 @@ def test_weight_stationary_rf_with_sliding_window_halo() -> None:
     - I: 3 words at the first event, then each q step reuses the 2-word overlap and fills 1:
       fills = 3 + 1 + 1 + 1 = 6 (the input width), DRAM reads 6.
     - O: each new word was never touched, so no fill; word q drains when q advances and the
-      last at the end: drains 4 = DRAM updates.
+      last at the end: drains 4 = DRAM updates. Each RF copy entered at zero and receives 3
+      lane results: the first is its first touch, the other 2 read it first (read-modify-write,
+      section 2b): accumulate_reads 4 x 2 = 8. The 4 DRAM updates are each word's first touch: 0.
     - MAC lanes: 12 steps x 1 lane read I and W 12 times from the RF and write 12 partial sums.
     """
     op = conv1d()
@@ -34,7 +36,7 @@ def test_weight_stationary_rf_with_sliding_window_halo() -> None:
     assert (r.macs, r.temporal_steps, r.lanes) == (12, 12, 1)
     assert r.count("RF", "W") == AccessCounts(reads=12, fills=3)
     assert r.count("RF", "I") == AccessCounts(reads=12, fills=6)
-    assert r.count("RF", "O") == AccessCounts(updates=12, drains=4)
+    assert r.count("RF", "O") == AccessCounts(updates=12, drains=4, accumulate_reads=8)
     assert r.count("DRAM", "W") == AccessCounts(reads=3)
     assert r.count("DRAM", "I") == AccessCounts(reads=6)
     assert r.count("DRAM", "O") == AccessCounts(updates=4)
@@ -47,8 +49,8 @@ def test_weight_stationary_rf_with_sliding_window_halo() -> None:
     burst_arch = arch_of(level("RF"), level("DRAM").model_copy(
         update={"transfer": TransferModel(model="burst", bandwidth_gbps=1.0, burst_bytes=4)}))
     assert dram_bursts(simulate(op, burst_arch, m), burst_arch, m) == 5 + 2 + 4
-    # level cycles: the RF instance moves 12 + 3 + 12 + 6 + 12 + 4 words
-    assert r.max_instance_words("RF") == 49
+    # level cycles: the RF instance moves 12 + 3 + 12 + 6 + 12 + 4 words and reads 8 to accumulate
+    assert r.max_instance_words("RF") == 57
     assert r.max_instance_words("DRAM") == 3 + 6 + 4
 
 
@@ -61,13 +63,16 @@ def test_output_reload_when_the_reduction_loop_is_outermost() -> None:
       step drains the previous word and the last drains at the end: drains 12 = DRAM updates.
     - W: changes only with s: fills 3. I: q + s changes at every step (also at the wrap from
       (s, 3) to (s + 1, 0)): fills 12.
+    - Read-modify-write: the 8 reloaded RF copies read before their lane result is added
+      (accumulate_reads 8; the 4 copies of s = 0 entered at zero). At DRAM the 4 drains of s = 0
+      are partial sums and each word's first touch, the 8 others carry full sums and overwrite: 0.
     """
     op = conv1d()
     arch = arch_of(level("RF"), level("DRAM"))
     m = mapping_of({}, {"temporal": {"S": 3, "Q": 4}, "order": ("S", "Q")})
     r = simulate(op, arch, m)
     assert r.output_matches
-    assert r.count("RF", "O") == AccessCounts(fills=8, updates=12, drains=12)
+    assert r.count("RF", "O") == AccessCounts(fills=8, updates=12, drains=12, accumulate_reads=8)
     assert r.count("DRAM", "O") == AccessCounts(reads=8, updates=12)
     assert r.count("RF", "W").fills == 3
     assert r.count("RF", "I").fills == 12
@@ -89,7 +94,8 @@ def test_multicast_of_weights_to_four_pes(multicast: bool) -> None:
     - PE fills: I 4 x 2 = 8, W 4 x 6 = 24; O has no fill and drains 4 x 3 = 12 at the end.
     - DRAM reads of W: with multicast the union over the 4 PEs, 6; without, the sum, 24.
       I rows are disjoint: 8 either way. O updates: disjoint rows, 12.
-    - Lanes: 6 steps x 4 lanes = 24 reads of I and W, 24 updates of O at the PEs.
+    - Lanes: 6 steps x 4 lanes = 24 reads of I and W, 24 updates of O at the PEs; each of the
+      12 output copies receives K = 2 of them, the second reading the first: accumulate_reads 12.
     """
     op = matmul_4x2x3()
     arch = arch_of(level("PE"), level("DRAM", fanout=4, multicast=multicast))
@@ -99,14 +105,14 @@ def test_multicast_of_weights_to_four_pes(multicast: bool) -> None:
     assert (r.macs, r.temporal_steps, r.lanes) == (24, 6, 4)
     assert r.count("PE", "I") == AccessCounts(reads=24, fills=8)
     assert r.count("PE", "W") == AccessCounts(reads=24, fills=24)
-    assert r.count("PE", "O") == AccessCounts(updates=24, drains=12)
+    assert r.count("PE", "O") == AccessCounts(updates=24, drains=12, accumulate_reads=12)
     assert r.count("DRAM", "W").reads == (6 if multicast else 24)
     assert r.count("DRAM", "I").reads == 8
     assert r.count("DRAM", "O").updates == 12
     w_reads = [t for t in dram_transfers(r) if t.tensor == "W"]
     assert [t.group for t in w_reads] == ([-1] if multicast else [0, 1, 2, 3])
-    # per PE: 6 + 2 (I) + 6 + 6 (W) + 6 + 3 (O) words in/out
-    assert r.max_instance_words("PE") == 29
+    # per PE: 6 + 2 (I) + 6 + 6 (W) + 6 + 3 + 3 (O, with the accumulate reads) words in/out
+    assert r.max_instance_words("PE") == 32
 
 
 @pytest.mark.parametrize("reduction", [True, False])
@@ -116,7 +122,9 @@ def test_spatial_reduction_of_partial_sums(reduction: bool) -> None:
     PE k holds I column k (4 words), W row k (3 words) and all 12 output words. No output
     word is touched before the single PE event, so no fills; each PE drains its 12 partial
     sums at the end: drains 24. DRAM updates of O: the union over the 2 PEs (partial sums
-    added in the network) 12 with reduction, else the sum 24.
+    added in the network) 12 with reduction, else the sum 24. Read-modify-write: each PE copy
+    receives one lane result (its first touch: 0); at DRAM the reduced update is each word's
+    first touch (0), while without reduction the second PE's drain of a word reads it: 12.
     """
     op = matmul_4x2x3()
     arch = arch_of(level("PE"), level("DRAM", fanout=2, reduction=reduction))
@@ -124,7 +132,7 @@ def test_spatial_reduction_of_partial_sums(reduction: bool) -> None:
     r = simulate(op, arch, m)
     assert r.output_matches
     assert r.count("PE", "O") == AccessCounts(updates=24, drains=24)
-    assert r.count("DRAM", "O") == AccessCounts(updates=12 if reduction else 24)
+    assert r.count("DRAM", "O") == (AccessCounts(updates=12) if reduction else AccessCounts(updates=24, accumulate_reads=12))
     assert r.count("PE", "I").fills == 8 and r.count("PE", "W").fills == 6
     assert r.count("DRAM", "I").reads == 8 and r.count("DRAM", "W").reads == 6
 
@@ -135,7 +143,8 @@ def test_mac_lane_multicast_and_reduction_at_the_innermost_level(multicast: bool
 
     Per step the 3 lanes read the same I[0, k]: union 1 word with multicast, else 3:
     PE reads of I = 2 steps x (1 or 3). W[k, n] differs per lane: 6 reads. O[0, n] differs
-    per lane: 6 updates. The PE fills I 2, W 6 and drains 3 output words.
+    per lane: 6 updates, each output copy receiving K = 2 (accumulate_reads 3). The PE fills
+    I 2, W 6 and drains 3 output words.
     """
     op = ops.matmul("mm", 1, 2, 3)
     arch = arch_of(level("PE", fanout=3, multicast=multicast), level("DRAM"))
@@ -144,7 +153,7 @@ def test_mac_lane_multicast_and_reduction_at_the_innermost_level(multicast: bool
     assert r.output_matches
     assert r.count("PE", "I") == AccessCounts(reads=2 if multicast else 6, fills=2)
     assert r.count("PE", "W") == AccessCounts(reads=6, fills=6)
-    assert r.count("PE", "O") == AccessCounts(updates=6, drains=3)
+    assert r.count("PE", "O") == AccessCounts(updates=6, drains=3, accumulate_reads=3)
     assert r.hop_words == {"PE": 6 + 6 + 6}
 
 
@@ -207,6 +216,8 @@ def test_eyeriss_preset_weight_stationary_conv() -> None:
     Each PE's RF holds one output word per (p, q) event and never sees it again: no reloads,
     drains 36 x 12 = 432; the 3 PEs of one k (the R reduction) merge in the array, so the GLB
     receives 36 x 4 = 144 updates, drains its 24-word tile per p (144) and DRAM gets |O| = 144.
+    Read-modify-write: each RF copy receives C x S = 12 lane results, 11 of them reading it
+    (432 x 11); GLB and DRAM copies receive one (merged) update each, their first touch.
     """
     op = ops.conv2d("c3", 4, 4, 8, 3)
     arch = load_arch("eyeriss")
@@ -216,6 +227,6 @@ def test_eyeriss_preset_weight_stationary_conv() -> None:
     r = simulate(op, arch, m)
     assert r.output_matches and r.lanes == 12 and r.temporal_steps == 36 * 12
     assert r.count("RF", "W").fills == 144 and r.count("DRAM", "W") == AccessCounts(reads=144)
-    assert r.count("RF", "O") == AccessCounts(updates=36 * 12 * 12, drains=432)
+    assert r.count("RF", "O") == AccessCounts(updates=36 * 12 * 12, drains=432, accumulate_reads=432 * 11)
     assert r.count("GLB", "O") == AccessCounts(updates=144, drains=144)
     assert r.count("DRAM", "O") == AccessCounts(updates=144)

@@ -10,6 +10,7 @@ import pytest
 from sim_cases import arch_of, level, mapping_of
 from sim_naive import naive_counts
 
+from dnnmap.arch.spec import ArchSpec
 from dnnmap.errors import MappingError
 from dnnmap.mapping.mapping import LevelMapping, Mapping
 from dnnmap.sim import dram_transfers, simulate, verify
@@ -48,12 +49,24 @@ def test_output_is_bit_exact_on_250_random_cases() -> None:
             "einsum"} <= set(kinds)
 
 
+KINDS = ("reads", "fills", "updates", "drains", "accumulate_reads")
+
+
+def assert_matches_naive(op: Operator, arch: ArchSpec, m: Mapping) -> None:
+    """Counts, tiles and per-instance read/write words equal the sequential re-implementation's."""
+    r = simulate(op, arch, m, compute=False)
+    naive = naive_counts(op, arch, m)
+    got = {(lv, t, kind): getattr(c, kind) for (lv, t), c in r.counts.items() for kind in KINDS if getattr(c, kind)}
+    assert got == naive.counts, (op, arch, m)
+    assert {k: v for k, v in r.tile_words.items() if k[0] != arch.levels[-1].name} == naive.tile_words
+    for lv in arch.levels:
+        assert sorted(int(v) for v in r.instance_reads[lv.name] if v) == naive.instance_reads[lv.name]
+        assert sorted(int(v) for v in r.instance_writes[lv.name] if v) == naive.instance_writes[lv.name]
+
+
 def test_counts_match_a_naive_sequential_simulation() -> None:
     for op, arch, m in cases(seed=12, n=80):
-        r = simulate(op, arch, m, compute=False)
-        got = {(lv, t, kind): getattr(c, kind) for (lv, t), c in r.counts.items()
-               for kind in ("reads", "fills", "updates", "drains") if getattr(c, kind)}
-        assert got == naive_counts(op, arch, m), (op, arch, m)
+        assert_matches_naive(op, arch, m)
 
 
 def test_count_invariants_on_random_cases() -> None:
@@ -89,9 +102,10 @@ def test_count_invariants_on_random_cases() -> None:
                     # every output word enters some instance once without a reload, then drains
                     assert down.drains >= down.fills + t.size(op.bounds)
         for lv in arch.levels:  # per-instance words add up to the level totals
-            total = sum(c.reads + c.fills + c.updates + c.drains for (name, _), c in r.counts.items() if name == lv.name)
-            assert r.instance_words[lv.name].sum() == total
-            assert len(r.instance_words[lv.name]) <= arch.instances(arch.level_index(lv.name))
+            mine = [c for (name, _), c in r.counts.items() if name == lv.name]
+            assert r.instance_reads[lv.name].sum() == sum(c.reads + c.drains + c.accumulate_reads for c in mine)
+            assert r.instance_writes[lv.name].sum() == sum(c.fills + c.updates for c in mine)
+            assert len(r.instance_words(lv.name)) <= arch.instances(arch.level_index(lv.name))
 
 
 def test_dram_transfers_are_exact_disjoint_boxes() -> None:
