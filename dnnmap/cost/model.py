@@ -36,6 +36,15 @@ class CostBatch:
     capacity_excess: np.ndarray  # (B, L) words over capacity (<= 0 fits)
     dram_bursts: np.ndarray
     hop_words: np.ndarray  # (B, L) words delivered through each level's fan-out
+    action_energy: np.ndarray  # (L, T, 3) energy per word of read, fill, update (the architecture's)
+
+    def energy_by_action(self) -> np.ndarray:
+        """(B, L, T, 3) energy of each level, tensor and action: reads (to children and lanes, drains,
+        read-modify-write reads) x read energy, fills x fill energy, updates x update energy
+        (docs/cost-model.md section 2b). Their sum plus hop and MAC energy is ``energy``."""
+        c = self.counts
+        words = np.stack([c["reads"] + c["drains"] + c["accumulate_reads"], c["fills"], c["updates"]], axis=-1)
+        return words * self.action_energy
 
     @property
     def edp(self) -> np.ndarray:
@@ -196,4 +205,5 @@ class CostModel:
             energy_breakdown=breakdown, dram_bytes=summary[:, kernel.O_DRAM_BYTES],
             utilization=summary[:, kernel.O_UTILIZATION],
             counts={k: counts[:, i] for i, k in enumerate(COUNT_KINDS)}, tile_words=tile_words,
-            capacity_excess=excess, dram_bursts=summary[:, kernel.O_BURSTS], hop_words=hop_words)
+            capacity_excess=excess, dram_bursts=summary[:, kernel.O_BURSTS], hop_words=hop_words,
+            action_energy=self.action_energy)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dnnmap.arch.spec import ACTIONS
 from dnnmap.mapping.io import mapping_to_dict
 from dnnmap.report.summary import latency_ms
 from dnnmap.search.network import LayerResult, NetworkResult
@@ -12,6 +13,15 @@ from dnnmap.search.network import LayerResult, NetworkResult
 def _breakdown(layer: LayerResult, result: NetworkResult) -> dict[str, float]:
     names = [lv.name for lv in result.arch.levels] + ["network", "mac"]
     return {n: float(v) for n, v in zip(names, layer.search.cost.energy_breakdown[0])}
+
+
+def _energy_by_action(layer: LayerResult, result: NetworkResult) -> dict[str, dict[str, dict[str, float]]]:
+    """level -> tensor -> action -> energy, the non-zero entries."""
+    energy = layer.search.cost.energy_by_action()[0]
+    tensors = [t.name for t in layer.search.op.tensors]
+    return {lv.name: {t: {a: float(energy[i, j, k]) for k, a in enumerate(ACTIONS) if energy[i, j, k]}
+                      for j, t in enumerate(tensors) if energy[i, j].any()}
+            for i, lv in enumerate(result.arch.levels) if energy[i].any()}
 
 
 def layer_to_dict(layer: LayerResult, result: NetworkResult) -> dict[str, Any]:
@@ -24,6 +34,7 @@ def layer_to_dict(layer: LayerResult, result: NetworkResult) -> dict[str, Any]:
         "latency_ms": latency_ms(layer.cycles, result.arch),
         "energy": layer.energy,
         "energy_breakdown": _breakdown(layer, result),
+        "energy_by_action": _energy_by_action(layer, result),
         "dram_bytes": layer.dram_bytes,
         "utilization": layer.utilization,
         "mapper": layer.search.mapper,
