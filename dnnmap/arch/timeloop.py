@@ -1,0 +1,425 @@
+"""Timeloop architecture YAML (v0.2/v0.3 ``subtree``/``local`` trees, v0.4 ``nodes`` lists) -> :class:`ArchSpec`.
+
+What is read (docs/timeloop.md has the full correspondence and what differs):
+
+- storage levels: size (``entries``, ``depth`` x block size, ``sizeKB``), ``word-bits``/``datawidth``,
+  ``block-size``/``n_words``, instances (``instances``, ``name[0..N]`` ranges, v0.4 ``spatial``),
+  ``meshX``/``meshY``, ``read_bandwidth``/``write_bandwidth``, ``multiple-buffering``; the outermost
+  level is the backing store (a DRAM is unbounded);
+- instance counts become fan-outs: a level's fan-out is its child's instances over its own, as
+  ``[x, y]`` from the meshes; Timeloop's network multicasts only identical data
+  (``multicast_rule: identical``) and reduces spatially;
+- keep/bypass: ``architecture_constraints`` targets of type ``bypass``/``datatype``/``dataspace``
+  and v0.4 node ``constraints.dataspace``;
+- energies: an Accelergy ERT (``ERT.tables``) gives per-action energies per vector access (block);
+  dnnmap charges per word, so each is divided by the block size. ``read`` -> read, ``write`` -> fill
+  and update, ``update`` (if present) -> update; actions with argument sets take the largest energy.
+  ``ert_energy="max"`` charges every action the level's largest energy, as Timeloop 2020 did with its
+  single vector access energy. Without an ERT entry a ``vector-access-energy`` attribute is used.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from dnnmap.arch.spec import ALL_ROLES, ArchSpec, parse_arch
+from dnnmap.errors import InputFileError
+from dnnmap.workload.importers.timeloop_yaml import (
+    TAG_KEY,
+    Where,
+    base_name,
+    integer,
+    list_at,
+    load_timeloop_files,
+    mapping_at,
+    names_at,
+    number,
+    role_from_name,
+)
+from dnnmap.workload.ir import Role
+
+ErtMode = Literal["per-action", "max"]
+_STORAGE_WORDS = ("dram", "sram", "regfile", "reg", "buffer", "buffet", "storage", "memory", "cache", "fifo")
+_COMPUTE_WORDS = ("mac", "compute", "adder", "multiplier")
+_SIZE_KEYS = ("entries", "depth", "memory_depth", "sizeKB")
+_MAC_ACTIONS = ("mac_random", "compute", "mac", "multiply_add")
+_KEEP_TYPES = ("bypass", "datatype", "dataspace")
+PASS_THROUGH = "PassThrough"
+
+
+@dataclass(frozen=True)
+class Component:
+    """One storage or compute component of the flattened hierarchy (outermost first)."""
+
+    name: str
+    cls: str
+    attrs: dict[str, Any]
+    instances: int
+    mesh_x: int
+    where: Where
+    compute: bool
+    keep: tuple[str, ...] = ()
+    bypass: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ImportedArch:
+    """An imported architecture and the notes on what could not be carried over."""
+
+    spec: ArchSpec
+    notes: tuple[str, ...]
+
+
+def _kind(name: str, cls: str, attrs: dict[str, Any], where: Where) -> bool:
+    """True for a compute component, False for storage; other classes are refused."""
+    low = cls.lower()
+    if any(w in low for w in _COMPUTE_WORDS):
+        return True
+    if any(w in low for w in _STORAGE_WORDS) or any(k in attrs for k in _SIZE_KEYS):
+        return False
+    raise where.error(f"component {name!r} has class {cls!r}, which is neither storage nor compute; "
+                      "networks and other components are not supported")
+
+
+def _component(raw: object, where: Where, instances: int, mesh_x: int) -> Component:
+    node = mapping_at(raw, where)
+    name = node.get("name")
+    if not isinstance(name, str) or not name:
+        raise (where / "name").error("a component needs a name")
+    base, count = base_name(name)
+    attrs = mapping_at(node.get("attributes") or {}, where / "attributes")
+    cls = str(node.get("class") or node.get("subclass") or "")
+    compute = _kind(base, cls, attrs, where)
+    at = where / "attributes"
+    total = integer(attrs["instances"], at / "instances", attrs) if "instances" in attrs else instances * count
+    if "meshX" in attrs:
+        local_x = integer(attrs["meshX"], at / "meshX", attrs)
+    else:  # Timeloop lays instances given without a mesh along X
+        local_x = total if "instances" in attrs else mesh_x * count
+    if total < 1 or local_x < 1 or total % local_x:
+        raise where.error(f"{base}: {total} instances cannot be laid out with meshX {local_x}")
+    keep, bypass = _node_constraints(node.get("constraints"), where / "constraints")
+    return Component(base, cls, attrs, total, local_x, where, compute, keep, bypass)
+
+
+def _node_constraints(raw: object, where: Where) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    if raw is None:
+        return (), ()
+    dataspace = mapping_at(raw, where).get("dataspace")
+    if dataspace is None:
+        return (), ()
+    ds = mapping_at(dataspace, where / "dataspace")
+    return (names_at(ds.get("keep") or [], where / "dataspace" / "keep"),
+            names_at(ds.get("bypass") or [], where / "dataspace" / "bypass"))
+
+
+def _tree(node: dict[str, Any], where: Where, instances: int, mesh_x: int, out: list[Component]) -> None:
+    """v0.2/v0.3: a ``local`` list holds its storage innermost first; ``subtree`` nests inside."""
+    base, count = base_name(str(node.get("name", "")))
+    instances, mesh_x = instances * count, mesh_x * count
+    local = list_at(node.get("local") or [], where / "local")
+    comps = [_component(c, where / "local" / i, instances, mesh_x) for i, c in enumerate(local)]
+    out.extend(c for c in reversed(comps) if not c.compute)
+    subtrees = list_at(node.get("subtree") or [], where / "subtree")
+    if len(subtrees) > 1:
+        raise (where / "subtree").error(f"{base or 'architecture'} has {len(subtrees)} subtrees; only a "
+                                        "linear hierarchy (one subtree per level) is supported")
+    if subtrees:
+        _tree(mapping_at(subtrees[0], where / "subtree" / 0), where / "subtree" / 0, instances, mesh_x, out)
+    out.extend(c for c in comps if c.compute)
+
+
+def _nodes(nodes: list[Any], where: Where, out: list[Component]) -> None:
+    """v0.4: nodes outermost first; a container's (or component's) ``spatial`` mesh multiplies the
+    instances of everything after it."""
+    instances, mesh_x = 1, 1
+    for i, raw in enumerate(nodes):
+        at = where / i
+        node = mapping_at(raw, at)
+        tag = str(node.get(TAG_KEY, "Component" if "class" in node else "Container"))
+        if tag == "Parallel":
+            raise at.error("!Parallel nodes are not supported; dnnmap models a linear hierarchy")
+        spatial = mapping_at(node.get("spatial") or {}, at / "spatial")
+        sx = integer(spatial.get("meshX", 1), at / "spatial" / "meshX")
+        sy = integer(spatial.get("meshY", 1), at / "spatial" / "meshY")
+        if sx < 1 or sy < 1:
+            raise (at / "spatial").error("meshX and meshY must be >= 1")
+        instances, mesh_x = instances * sx * sy, mesh_x * sx
+        if "nodes" in node:
+            inner: list[Component] = []
+            _nodes(list_at(node["nodes"], at / "nodes"), at / "nodes", inner)
+            out.extend(inner)
+        elif tag != "Container":
+            out.append(_component({**node, "attributes": {**(node.get("attributes") or {}),
+                                                          "instances": instances, "meshX": mesh_x}},
+                                  at, instances, mesh_x))
+
+
+def read_components(data: dict[str, Any], origin: str) -> tuple[list[Component], Component]:
+    """The storage levels (outermost first) and the compute component of an architecture."""
+    where = Where(origin, "architecture")
+    arch = mapping_at(data.get("architecture"), where)
+    comps: list[Component] = []
+    if "nodes" in arch:
+        _nodes(list_at(arch["nodes"], where / "nodes"), where / "nodes", comps)
+    elif "subtree" in arch:
+        subtrees = list_at(arch["subtree"], where / "subtree")
+        if len(subtrees) != 1:
+            raise (where / "subtree").error("the architecture must have exactly one top-level subtree")
+        _tree(mapping_at(subtrees[0], where / "subtree" / 0), where / "subtree" / 0, 1, 1, comps)
+    else:
+        raise where.error("expected 'nodes' (v0.4) or 'subtree' (v0.2/v0.3)")
+    storage = [c for c in comps if not c.compute]
+    compute = [c for c in comps if c.compute]
+    if len(compute) != 1:
+        raise where.error(f"expected one compute component (a MAC), found {len(compute)}")
+    if not storage:
+        raise where.error("no storage level found")
+    return storage, compute[0]
+
+
+def _ert_energy(entry: object, where: Where) -> float:
+    """An action's energy: a number, ``{energy}``, or a list of argument sets (the largest)."""
+    if isinstance(entry, list):
+        if not entry:
+            raise where.error("an action with an empty list of argument sets")
+        return max(_ert_energy(e, where / i) for i, e in enumerate(entry))
+    if isinstance(entry, dict):
+        return number(entry.get("energy"), where / "energy")
+    return number(entry, where)
+
+
+def read_ert(data: dict[str, Any], origin: str) -> dict[str, dict[str, float]]:
+    """Accelergy ERT (v0.2-v0.4) -> component base name -> action -> energy per access."""
+    where = Where(origin, "ERT")
+    tables = mapping_at(data.get("ERT"), where).get("tables")
+    out: dict[str, dict[str, float]] = {}
+    if isinstance(tables, dict):
+        for key, actions in tables.items():
+            at = where / "tables" / key
+            out[base_name(str(key).split(".")[-1])[0]] = {
+                str(a): _ert_energy(e, at / a) for a, e in mapping_at(actions, at).items()}
+    else:
+        for i, table in enumerate(list_at(tables, where / "tables")):
+            at = where / "tables" / i
+            table = mapping_at(table, at)
+            energies: dict[str, float] = {}
+            for j, action in enumerate(list_at(table.get("actions") or [], at / "actions")):
+                action = mapping_at(action, at / "actions" / j)
+                name = str(action.get("name"))
+                value = _ert_energy(action, at / "actions" / j)
+                energies[name] = max(value, energies.get(name, value))
+            out[base_name(str(table.get("name", "")).split(".")[-1])[0]] = energies
+    return out
+
+
+def read_keeps(data: dict[str, Any], origin: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """``architecture_constraints`` keep/bypass directives: level name -> (keep, bypass) data spaces."""
+    where = Where(origin, "architecture_constraints")
+    raw = data.get("architecture_constraints")
+    if raw is None:
+        return {}
+    targets = mapping_at(raw, where).get("targets", [])
+    out: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    for i, t in enumerate(list_at(targets, where / "targets")):
+        at = where / "targets" / i
+        t = mapping_at(t, at)
+        if t.get("type") in _KEEP_TYPES:
+            target = base_name(str(t.get("target", "")))[0]
+            out[target] = (names_at(t.get("keep") or [], at / "keep"), names_at(t.get("bypass") or [], at / "bypass"))
+    return out
+
+
+def _roles_of(names: tuple[str, ...], where: Where) -> set[Role]:
+    roles: set[Role] = set()
+    for n in names:
+        role = role_from_name(n)
+        if role is None:
+            raise where.error(f"cannot tell the role of data space {n!r}; name it like Weights, Inputs or Outputs")
+        roles.add(role)
+    return roles
+
+
+def _keeps(c: Component, extra: tuple[tuple[str, ...], tuple[str, ...]] | None, size: int | None) -> list[Role]:
+    if size == 0:
+        return []
+    keep, bypass = extra if extra is not None else (c.keep, c.bypass)
+    kept = set(ALL_ROLES) - _roles_of(bypass, c.where)
+    kept |= _roles_of(keep, c.where)
+    return [r for r in ALL_ROLES if r in kept]
+
+
+def _size(c: Component, word_bits: int, block: int) -> int | None:
+    a, at = c.attrs, c.where / "attributes"
+    if "entries" in a:
+        return integer(a["entries"], at / "entries", a)
+    for key in ("depth", "memory_depth"):
+        if key in a:
+            return integer(a[key], at / key, a) * block
+    if "sizeKB" in a:
+        return int(number(a["sizeKB"], at / "sizeKB", a) * 1024 * 8 // word_bits)
+    return None
+
+
+def _word_bits(c: Component) -> int:
+    for key in ("word-bits", "word_width", "datawidth"):
+        if key in c.attrs:
+            return integer(c.attrs[key], c.where / "attributes" / key, c.attrs)
+    return 16
+
+
+def _block(c: Component, word_bits: int, v4: bool) -> int:
+    a, at = c.attrs, c.where / "attributes"
+    for key in ("block-size", "n_words", "block_size"):
+        if key in a:
+            block = integer(a[key], at / key, a)
+            break
+    else:
+        block = integer(a["width"], at / "width", a) // word_bits if v4 and "width" in a else 1
+    if block < 1:
+        raise at.error(f"block size must be >= 1, got {block}")
+    return block
+
+
+def _is_dram(c: Component) -> bool:
+    return "dram" in c.cls.lower() or str(c.attrs.get("technology", "")).upper() == "DRAM"
+
+
+def _level_energy(c: Component, ert: dict[str, dict[str, float]], block: int, mode: ErtMode,
+                  notes: list[str]) -> dict[str, float]:
+    """Per-word read/fill/update energies of a storage level."""
+    actions = ert.get(c.name)
+    if actions:
+        pick = {"read": ("random_read", "read"), "fill": ("random_fill", "fill", "write"),
+                "update": ("random_update", "update", "write")}
+        energies = {}
+        for kind, names in pick.items():
+            found = [actions[n] for n in names if n in actions]
+            energies[kind] = found[0] if found else 0.0
+        if mode == "max":
+            energies = dict.fromkeys(energies, max(energies.values()))
+    elif "vector-access-energy" in c.attrs:
+        e = number(c.attrs["vector-access-energy"], c.where / "attributes" / "vector-access-energy", c.attrs)
+        energies = dict.fromkeys(("read", "fill", "update"), e)
+    else:
+        notes.append(f"{c.name}: no ERT entry or vector-access-energy; its accesses cost 0")
+        energies = dict.fromkeys(("read", "fill", "update"), 0.0)
+    return {k: v / block for k, v in energies.items()}
+
+
+def _fanout(parent: Component, child: Component) -> dict[str, Any] | None:
+    if child.instances % parent.instances:
+        raise child.where.error(f"{child.name} has {child.instances} instances, not a multiple of "
+                                f"{parent.name}'s {parent.instances}")
+    if child.instances == parent.instances:
+        return None
+    my, cy = parent.instances // parent.mesh_x, child.instances // child.mesh_x
+    if child.mesh_x % parent.mesh_x or cy % my:
+        raise child.where.error(f"the mesh of {child.name} ({child.mesh_x} x {cy}) does not subdivide "
+                                f"{parent.name}'s ({parent.mesh_x} x {my})")
+    x, y = child.mesh_x // parent.mesh_x, cy // my
+    return {"shape": [x] if y == 1 else [x, y], "multicast": True, "multicast_rule": "identical",
+            "reduction": True}
+
+
+def _level(c: Component, child: Component, keeps: dict[str, tuple[tuple[str, ...], tuple[str, ...]]],
+           ert: dict[str, dict[str, float]], mode: ErtMode, word_bits: int, v4: bool, last: bool,
+           notes: list[str]) -> dict[str, Any]:
+    block = _block(c, word_bits, v4)
+    size = _size(c, word_bits, block)
+    at = c.where / "attributes"
+    level: dict[str, Any] = {"name": c.name}
+    if last:
+        level["keeps"] = list(ALL_ROLES)
+        if size is not None and not _is_dram(c):
+            level["capacity"] = size
+    else:
+        level["keeps"] = _keeps(c, keeps.get(c.name), size)
+        if size is not None:
+            level["capacity"] = size
+    e = _level_energy(c, ert, block, mode, notes)
+    level["read_energy"], level["write_energy"] = e["read"], e["fill"]
+    if e["update"] != e["fill"] and "output" in level["keeps"]:
+        level["energy"] = {"output": {"update": e["update"]}}
+    bandwidth = c.attrs.get("bandwidth")
+    if bandwidth is not None:  # Timeloop splits a shared bandwidth evenly (its deprecated form)
+        half = number(bandwidth, at / "bandwidth", c.attrs) / 2
+        level["read_bandwidth"] = level["write_bandwidth"] = half
+    for key in ("read_bandwidth", "write_bandwidth"):
+        if key in c.attrs:
+            level[key] = number(c.attrs[key], at / key, c.attrs)
+    if "multiple-buffering" in c.attrs or "multiple_buffering" in c.attrs:
+        key = "multiple-buffering" if "multiple-buffering" in c.attrs else "multiple_buffering"
+        buffers = number(c.attrs[key], at / key, c.attrs)
+        if buffers != int(buffers) or buffers < 1:
+            raise (at / key).error(f"only whole buffering depths are supported, got {buffers}")
+        level["buffers"] = int(buffers)
+    level["halo_reuse"] = True
+    level["read_modify_write"] = True
+    fanout = _fanout(c, child)
+    if fanout is not None:
+        level["fanout"] = fanout
+    return level
+
+
+def _fanout_field(level: dict[str, Any]) -> dict[str, Any]:
+    """Move ``level``'s fan-out out of it (for the empty level inserted below it)."""
+    fanout = level.pop("fanout", None)
+    return {"fanout": fanout} if fanout is not None else {}
+
+
+def arch_from_timeloop(data: dict[str, Any], origin: dict[str, str], ert_energy: ErtMode = "per-action",
+                       clock_mhz: float = 1000.0, name: str | None = None) -> ImportedArch:
+    """The :class:`ArchSpec` of merged Timeloop inputs (``origin``: top-level key -> file)."""
+    if "architecture" not in data:
+        raise InputFileError(f"{', '.join(sorted(set(origin.values()))) or 'input'}: no top-level "
+                             "'architecture' key")
+    arch_file = origin["architecture"]
+    storage, mac = read_components(data, arch_file)
+    ert = read_ert(data, origin["ERT"]) if "ERT" in data else {}
+    keeps = read_keeps(data, origin["architecture_constraints"]) if "architecture_constraints" in data else {}
+    widths = {_word_bits(c) for c in storage}
+    if len(widths) != 1:
+        raise Where(arch_file, "architecture").error(
+            f"storage levels have different word widths {sorted(widths)}; dnnmap needs one word width")
+    word_bits = widths.pop()
+    version = str(mapping_at(data["architecture"], Where(arch_file, "architecture")).get("version", "0.2"))
+    v4 = "nodes" in data["architecture"] or version.startswith("0.4")
+    notes: list[str] = []
+    inner_first = list(reversed(storage))
+    children = [mac, *inner_first[:-1]]
+    levels = [_level(c, child, keeps, ert, ert_energy, word_bits, v4, i == len(inner_first) - 1, notes)
+              for i, (c, child) in enumerate(zip(inner_first, children))]
+    if len(levels) == 1:  # dnnmap needs an inner level beside the backing store: an empty one
+        levels.insert(0, {"name": PASS_THROUGH, "keeps": [], "capacity": 0, **_fanout_field(levels[0])})
+        notes.append(f"one storage level: an empty level {PASS_THROUGH!r} (keeps nothing, no loops) sits "
+                     "between it and the MACs")
+    mac_actions = ert.get(mac.name, {})
+    found = [mac_actions[a] for a in _MAC_ACTIONS if a in mac_actions]
+    mac_energy = found[0] if found else max(mac_actions.values(), default=0.0)
+    if not mac_actions:
+        notes.append(f"{mac.name}: no ERT entry; MACs cost 0")
+    mac_bits = _word_bits(mac) if any(k in mac.attrs for k in ("word-bits", "word_width", "datawidth")) else word_bits
+    spec = {
+        "name": name or Path(arch_file).stem.removesuffix(".arch"),
+        "description": "imported from Timeloop",
+        "source": f"timeloop import of {', '.join(sorted(set(origin.values())))}",
+        "clock_mhz": clock_mhz,
+        "word_bits": word_bits,
+        "mac": {"energy": mac_energy, "precision_bits": mac_bits},
+        "levels": levels,
+    }
+    if not math.isfinite(clock_mhz) or clock_mhz <= 0:
+        raise InputFileError(f"clock must be a positive number of MHz, got {clock_mhz}")
+    return ImportedArch(parse_arch(spec, f"{arch_file} (imported)"), tuple(notes))
+
+
+def import_timeloop_arch(paths: Sequence[str | Path], ert_energy: ErtMode = "per-action",
+                         clock_mhz: float = 1000.0, name: str | None = None) -> ImportedArch:
+    """Read a Timeloop architecture with its companion files (ERT, constraints) into an :class:`ArchSpec`."""
+    data, origin = load_timeloop_files(paths)
+    return arch_from_timeloop(data, origin, ert_energy, clock_mhz, name)

@@ -1,0 +1,173 @@
+"""Reading Timeloop and Accelergy YAML files: tags kept as data, errors that name the file and field.
+
+Timeloop's inputs are YAML files whose top-level keys (``architecture``, ``problem``, ``mapping``,
+``ERT``, ``architecture_constraints``...) may be spread over several files. v0.4 files tag their
+nodes (``!Component``, ``!Container``); :func:`load_timeloop_files` keeps a tag as the key ``"!"``
+of the tagged mapping. :class:`Where` carries the file and field path into every error message.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dnnmap.errors import InputFileError
+from dnnmap.workload.ir import Role
+
+TAG_KEY = "!"
+_RANGE = re.compile(r"\[\s*(\d+)\s*\.\.\s*(\d+)\s*\]\s*$")
+
+
+class _TaggedLoader(yaml.SafeLoader):
+    """A safe loader that accepts any ``!Tag`` and records it instead of failing."""
+
+
+def _construct_tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> object:
+    if isinstance(node, yaml.MappingNode):
+        data = loader.construct_mapping(node, deep=True)
+        return {**data, TAG_KEY: suffix}
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+
+_TaggedLoader.add_multi_constructor("!", _construct_tagged)
+
+
+@dataclass(frozen=True)
+class Where:
+    """A position in an input file, for error messages: ``file: field 'a.b[2].c'``."""
+
+    file: str
+    path: str = ""
+
+    def __truediv__(self, key: object) -> "Where":
+        if isinstance(key, int):
+            return Where(self.file, f"{self.path}[{key}]")
+        return Where(self.file, f"{self.path}.{key}" if self.path else str(key))
+
+    def error(self, message: str) -> InputFileError:
+        field = f" field '{self.path}':" if self.path else ""
+        return InputFileError(f"{self.file}:{field} {message}")
+
+
+def load_timeloop_files(paths: Sequence[str | Path]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Parse ``paths`` and merge their top-level keys; returns the data and, per key, its file."""
+    merged: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_file():
+            raise InputFileError(f"{path}: file not found")
+        try:
+            data = yaml.load(path.read_text(), Loader=_TaggedLoader)  # noqa: S506 - a SafeLoader subclass
+        except (yaml.YAMLError, UnicodeDecodeError) as err:
+            raise InputFileError(f"{path}: not valid YAML: {err}") from None
+        if data is None:
+            continue
+        if not isinstance(data, dict):
+            raise InputFileError(f"{path}: a Timeloop input file must be a mapping of top-level keys "
+                                 "(architecture, problem, mapping, ERT, ...)")
+        for key, value in data.items():
+            key = str(key)
+            if key in merged:
+                raise InputFileError(f"{path}: top-level key '{key}' is also given in {origin[key]}")
+            merged[key], origin[key] = value, str(path)
+    return merged, origin
+
+
+def mapping_at(value: object, where: Where) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise where.error(f"expected a mapping, got {type(value).__name__}")
+    return value
+
+
+def list_at(value: object, where: Where) -> list[Any]:
+    if not isinstance(value, list):
+        raise where.error(f"expected a list, got {type(value).__name__}")
+    return value
+
+
+def names_at(value: object, where: Where) -> tuple[str, ...]:
+    """A list of names (a single name is accepted too)."""
+    if isinstance(value, str):
+        return (value,)
+    items = list_at(value, where)
+    if not all(isinstance(v, str) for v in items):
+        raise where.error("expected a list of names")
+    return tuple(items)
+
+
+def base_name(name: str) -> tuple[str, int]:
+    """``"RegisterFile[0..15]"`` -> ``("RegisterFile", 16)``; a name without a range has 1 instance."""
+    m = _RANGE.search(name)
+    if not m:
+        return name.strip(), 1
+    lo, hi = int(m.group(1)), int(m.group(2))
+    return name[:m.start()].strip(), max(hi - lo + 1, 1)
+
+
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+        ast.FloorDiv: operator.floordiv}
+
+
+def number(value: object, where: Where, scope: dict[str, Any] | None = None, depth: int = 0) -> float:
+    """A number, or an arithmetic expression over numbers and other attributes of ``scope``
+    (Accelergy allows ``width: word_width * n_words``)."""
+    if isinstance(value, bool):
+        raise where.error(f"expected a number, got {value!r}")
+    if isinstance(value, (int, float)):
+        return float(value)
+    if not isinstance(value, str) or depth > 8:
+        raise where.error(f"expected a number, got {value!r}")
+    try:
+        tree = ast.parse(value.strip(), mode="eval")
+    except SyntaxError:
+        raise where.error(f"cannot read {value!r} as a number or arithmetic expression") from None
+
+    def walk(node: ast.AST) -> float:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+                and not isinstance(node.value, bool):
+            return float(node.value)
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            try:
+                return float(_OPS[type(node.op)](walk(node.left), walk(node.right)))
+            except ZeroDivisionError:
+                raise where.error(f"division by zero in {value!r}") from None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -walk(node.operand)
+        if isinstance(node, ast.Name) and scope is not None and node.id in scope:
+            return number(scope[node.id], where, scope, depth + 1)
+        raise where.error(f"cannot evaluate {value!r}: only numbers, + - * / and attribute names are supported")
+
+    return walk(tree.body)
+
+
+def integer(value: object, where: Where, scope: dict[str, Any] | None = None) -> int:
+    x = number(value, where, scope)
+    if x != int(x):
+        raise where.error(f"expected an integer, got {value!r}")
+    return int(x)
+
+
+_ROLE_WORDS: tuple[tuple[Role, tuple[str, ...]], ...] = (
+    ("weight", ("weight", "filter", "kernel")),
+    ("output", ("output", "psum", "ofmap", "result")),
+    ("input", ("input", "ifmap", "activation")),
+)
+
+
+def role_from_name(name: str) -> Role | None:
+    """The role a data-space name suggests (``Weights`` -> weight), None when it suggests none."""
+    low = name.lower()
+    for role, words in _ROLE_WORDS:
+        if any(w in low for w in words):
+            return role
+    return None
