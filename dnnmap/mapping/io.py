@@ -44,7 +44,7 @@ def operator_from_dict(d: dict[str, Any], origin: str = "<operator>") -> Operato
                         tensors, attrs, tuple(tuple(c) for c in conn) if conn is not None else None)
     except (KeyError, TypeError, AttributeError, ValueError) as err:
         raise InputFileError(f"{origin}: invalid operator description ({type(err).__name__}: {err}); "
-                             "expected fields name, kind, dims, tensors[name, role, axes[name, terms]]") from None
+                             "expected fields name, kind, dims, tensors[name, role, axes[name, terms]]") from err
 
 
 def mapping_to_dict(m: Mapping, level_names: list[str], op: Operator | None = None) -> dict[str, Any]:
@@ -98,7 +98,7 @@ def mapping_from_dict(d: dict[str, Any], level_names: list[str] | None = None,
                 keeps=tuple(e["keeps"]) if e.get("keeps") is not None else None,
             ))
         except (TypeError, ValueError, AttributeError) as err:
-            raise InputFileError(f"{origin}: field 'levels.{name}': {err}") from None
+            raise InputFileError(f"{origin}: field 'levels.{name}': {err}") from err
     layouts = tuple((t, tuple(ax)) for t, ax in (d.get("layouts") or {}).items())
     return Mapping(tuple(levels), layouts, str(d.get("layer", "")), str(d.get("arch", "")))
 
@@ -132,7 +132,7 @@ def load_mapping_file(path: str | Path) -> tuple[Mapping, Operator | None, dict[
     try:
         data = json.loads(p.read_text()) if p.suffix.lower() == ".json" else yaml.safe_load(p.read_text())
     except (json.JSONDecodeError, yaml.YAMLError) as err:
-        raise InputFileError(f"{p}: cannot parse: {err}") from None
+        raise InputFileError(f"{p}: cannot parse: {err}") from err
     m = mapping_from_dict(data, None, str(p))
     op = operator_from_dict(data["operator"], f"{p}: field 'operator'") if data.get("operator") else None
     return m, op, data

@@ -67,7 +67,7 @@ def test_saved_mappings_show_and_verify(lenet_run) -> None:
     verified = run("verify", maps / "00_conv1.yaml", "--arch", "eyeriss")
     assert verified.exit_code == 0, verified.output
     assert "bit-exact" in verified.stdout
-    assert "counts: all 36 equal to the analytical model" in verified.stdout
+    assert "counts: all 45 equal to the analytical model" in verified.stdout
 
 
 def test_verify_refuses_layer_too_large_for_simulator(tmp_path: Path) -> None:
@@ -98,6 +98,20 @@ def test_mapping_file_without_operator_is_refused(lenet_run, tmp_path: Path) -> 
 ])
 def test_bad_input_exits_2_with_message(args: tuple[str, ...], fragments: tuple[str, ...]) -> None:
     assert_user_error(run(*args), *fragments)
+
+
+@pytest.mark.parametrize("name, content, fragments", [
+    ("bad.onnx", b"garbage\x00\x01 not onnx", ("bad.onnx", "not an ONNX model")),
+    ("bad.yaml", b"name: x\nlayers: [\n  - {name: a\n", ("bad.yaml", "not valid YAML")),
+])
+def test_bad_model_file_prints_one_error_line(tmp_path: Path, name: str, content: bytes,
+                                              fragments: tuple[str, ...]) -> None:
+    """The importers chain the parser's exception (``raise ... from exc``); the user still sees one line."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    result = run("map", path, "--arch", "eyeriss")
+    assert_user_error(result, *fragments)
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
 @pytest.mark.parametrize("edit, fragments", [

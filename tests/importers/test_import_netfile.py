@@ -57,8 +57,9 @@ def test_invalid_netfile_errors(tmp_path: Path, mutate, message: str) -> None:
 def test_not_yaml_and_bad_suffix(tmp_path: Path) -> None:
     path = tmp_path / "net.yaml"
     path.write_text("layers: [unclosed\n")
-    with pytest.raises(InputFileError, match=r"net.yaml: not valid YAML"):
+    with pytest.raises(InputFileError, match=r"net.yaml: not valid YAML") as info:
         load_network(path)
+    assert isinstance(info.value.__cause__, yaml.YAMLError)  # the parser's exception stays chained
     with pytest.raises(InputFileError, match=r"network files must end in .yaml"):
         save_network(zoo.get("lenet5"), tmp_path / "net.txt")
     with pytest.raises(InputFileError, match=r"cannot write network file"):

@@ -107,6 +107,17 @@ def test_not_onnx(tmp_path: Path, content: bytes, message: str) -> None:
         load_network(path)
 
 
+def test_error_chains_the_original_exception(tmp_path: Path) -> None:
+    """The short message is for the user; the parser's own exception stays attached as the cause."""
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(b"this is not a model\n")
+    with pytest.raises(InputFileError) as info:
+        load_network(path)
+    cause = info.value.__cause__
+    assert cause is not None and not isinstance(cause, DnnmapError)
+    assert str(cause) in str(info.value)  # the protobuf parser's error, quoted in the short message
+
+
 def test_missing_file_and_unknown_suffix(tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match="no such file"):
         load_network(tmp_path / "absent.onnx")

@@ -25,9 +25,9 @@ def tensorflow_module(name: str, path: str | os.PathLike[str]) -> Any:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
         return importlib.import_module(name)
-    except ImportError:
+    except ImportError as exc:
         raise InputFileError(f"{path}: importing Keras and TensorFlow models needs TensorFlow/Keras: "
-                             "pip install 'dnnmap[keras]'") from None
+                             "pip install 'dnnmap[keras]'") from exc
 
 
 def nchw(shape: Shape) -> Shape:

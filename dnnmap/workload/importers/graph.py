@@ -67,7 +67,7 @@ def translate_node(where: str, source_op: str,
     except NotConstantError as exc:
         op, attrs = "unsupported", {"reason": str(exc)}
     except (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError) as exc:
-        raise InputFileError(f"{where}: malformed attributes or inputs: {exc}") from None
+        raise InputFileError(f"{where}: malformed attributes or inputs: {exc}") from exc
     source_op = attrs.pop("source_op", source_op)
     if op == "unsupported" and attrs.get("reason"):
         source_op = f"{source_op} ({attrs['reason']})"

@@ -43,7 +43,7 @@ def read_keras_model(path: Path) -> Any:
         return keras.models.load_model(path, compile=False)
     except Exception as exc:  # keras raises ValueError/TypeError/OSError... for unreadable or custom-layer files
         first = " ".join(str(exc).split())[:400]
-        raise InputFileError(f"{path}: cannot load the Keras model: {first}") from None
+        raise InputFileError(f"{path}: cannot load the Keras model: {first}") from exc
 
 
 def _input_name(tensor: Any) -> str:
@@ -90,7 +90,7 @@ class KerasFrontEnd:
             out_shape = tuple(layer.compute_output_shape(in_shapes[0] if len(in_shapes) == 1 else in_shapes))
         except Exception as exc:  # layers reject impossible input shapes with ValueError and friends
             raise InputFileError(f"{self.path}: layer {layer.name!r} ({kind}): inconsistent shapes: input(s) "
-                                 f"{in_shapes}: {' '.join(str(exc).split())[:300]}") from None
+                                 f"{in_shapes}: {' '.join(str(exc).split())[:300]}") from exc
         if cfg.get("data_format", "channels_last") != "channels_last":
             ops = [("unsupported", {"reason": "channels_first"})]
         else:

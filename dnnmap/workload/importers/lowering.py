@@ -31,7 +31,7 @@ def lower(graph: SourceGraph, source: str) -> Network:
         try:
             op = _operator(node, where)
         except ValueError as exc:  # raised by the op constructors for impossible attributes
-            raise InputFileError(f"{where}: {exc}") from None
+            raise InputFileError(f"{where}: {exc}") from exc
         shape = _output_shape(node, op)
         declared = node.output_shape
         if declared and _normalized(declared) != _normalized(shape):
@@ -45,7 +45,7 @@ def lower(graph: SourceGraph, source: str) -> Network:
     try:
         return Network(graph.name, tuple(layers), graph.inputs, source)
     except ValueError as exc:
-        raise InputFileError(f"{graph.path}: {exc}") from None
+        raise InputFileError(f"{graph.path}: {exc}") from exc
 
 
 def _normalized(shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -150,7 +150,7 @@ def save_network(network: Network, path: str | os.PathLike[str]) -> Path:
             Path(tmp).unlink(missing_ok=True)
             raise
     except OSError as exc:
-        raise InputFileError(f"{path}: cannot write network file: {exc.strerror or exc}") from None
+        raise InputFileError(f"{path}: cannot write network file: {exc.strerror or exc}") from exc
     return path
 
 
@@ -190,7 +190,7 @@ def network_from_dict(data: Any, path: str) -> Network:
     except ValidationError as exc:
         problems = "; ".join(f"{_loc(e['loc']) or 'top level'}: {e['msg']}" for e in exc.errors()[:5])
         more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
-        raise InputFileError(f"{path}: not a valid dnnmap network file: {problems}{more}") from None
+        raise InputFileError(f"{path}: not a valid dnnmap network file: {problems}{more}") from exc
     layers = []
     for i, ls in enumerate(spec.layers):
         where = f"{path}: layers[{i}] ({ls.name})"
@@ -201,23 +201,23 @@ def network_from_dict(data: Any, path: str) -> Network:
             op = Operator(ls.name, ls.kind, tuple(ls.dims.items()), tensors,
                           tuple((k, _tuples(v)) for k, v in ls.attrs.items()), connectivity)
         except ValueError as exc:
-            raise InputFileError(f"{where}: {exc}") from None
+            raise InputFileError(f"{where}: {exc}") from exc
         layers.append(Layer(op, tuple(ls.inputs), tuple(ls.output_shape), tuple(ls.fused)))
     try:
         return Network(spec.name, tuple(layers), tuple((n, tuple(s)) for n, s in spec.inputs.items()),
                        spec.source, tuple(spec.notes))
     except ValueError as exc:
-        raise InputFileError(f"{path}: {exc}") from None
+        raise InputFileError(f"{path}: {exc}") from exc
 
 
 def load_netfile(path: Path) -> Network:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"{path}: cannot read network file: {exc}") from None
+        raise InputFileError(f"{path}: cannot read network file: {exc}") from exc
     try:
         data = json.loads(text) if path.suffix.lower() == ".json" else yaml.load(text, Loader=_LOADER)
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         raise InputFileError(f"{path}: not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'}: "
-                             f"{' '.join(str(exc).split())}") from None
+                             f"{' '.join(str(exc).split())}") from exc
     return network_from_dict(data, str(path))

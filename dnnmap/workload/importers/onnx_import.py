@@ -46,7 +46,7 @@ def read_model(path: Path) -> onnx.ModelProto:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise InputFileError(f"{path}: cannot read file: {exc.strerror or exc}") from None
+        raise InputFileError(f"{path}: cannot read file: {exc.strerror or exc}") from exc
     if not data:
         raise InputFileError(f"{path}: file is empty, expected an ONNX model")
     model = onnx.ModelProto()
@@ -54,7 +54,7 @@ def read_model(path: Path) -> onnx.ModelProto:
         model.ParseFromString(data)
     except Exception as exc:  # protobuf raises DecodeError, or RuntimeWarning-like errors from its C++ parser
         raise InputFileError(f"{path}: not an ONNX model, or the file is truncated or corrupted "
-                             f"(protobuf parse failed: {exc})") from None
+                             f"(protobuf parse failed: {exc})") from exc
     if not model.HasField("graph") or not model.graph.node:
         raise InputFileError(f"{path}: not an ONNX model, or the file is truncated: it has no graph nodes")
     if not model.opset_import:
@@ -133,7 +133,7 @@ class OnnxFrontEnd:
                                                     data_prop=True)
         except Exception as exc:  # onnx raises InferenceError / ValidationError subclasses of Exception
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InputFileError(f"{self.path}: inconsistent model: ONNX shape inference failed: {first}") from None
+            raise InputFileError(f"{self.path}: inconsistent model: ONNX shape inference failed: {first}") from exc
         shapes: dict[str, tuple[int, ...]] = {}
         for vi in (*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output):
             if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):

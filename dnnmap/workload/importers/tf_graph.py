@@ -60,7 +60,7 @@ def concrete_graph(tf: Any, frozen: FrozenSignature, input_shapes: InputShapes |
             tf.graph_util.import_graph_def(light, name="")
     except Exception as exc:  # ValueError from shape inference (e.g. an --input-shape a Reshape cannot take)
         raise InputFileError(f"{frozen.path}: inconsistent shapes: TensorFlow shape inference failed for the "
-                             f"input shape(s) {shapes}: {first_line(exc)}") from None
+                             f"input shape(s) {shapes}: {first_line(exc)}") from exc
     return ConcreteGraph(graph, frozenset(weights), tuple(shapes.items()), outputs, tuple(notes))
 
 

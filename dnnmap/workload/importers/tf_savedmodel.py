@@ -44,13 +44,13 @@ def read_savedmodel(tf: Any, path: Path) -> FrozenSignature:
         loaded = tf.saved_model.load(str(path))
     except Exception as exc:  # tensorflow raises OSError, DecodeError, ValueError... for broken directories
         raise InputFileError(f"{path}: cannot load the TensorFlow SavedModel (empty, truncated or not a "
-                             f"SavedModel?): {first_line(exc)}") from None
+                             f"SavedModel?): {first_line(exc)}") from exc
     name = _signature_name(path, sorted(getattr(loaded, "signatures", {}) or {}))
     function = loaded.signatures[name]
     try:
         graph_def = _frozen_graph_def(function)
     except Exception as exc:  # tensorflow raises for functions it cannot inline (e.g. unsupported control flow)
-        raise InputFileError(f"{path}: cannot freeze the variables of signature {name!r}: {first_line(exc)}") from None
+        raise InputFileError(f"{path}: cannot freeze the variables of signature {name!r}: {first_line(exc)}") from exc
     return FrozenSignature(str(path), name, graph_def, tuple(t.name for t in function.outputs))
 
 
