@@ -7,6 +7,7 @@ import typer
 from dnnmap.cli.catalog import archs_command, models_command
 from dnnmap.cli.map_command import map_command
 from dnnmap.cli.show_verify import show_command, verify_command
+from dnnmap.cli.timeloop_commands import import_arch_command
 from dnnmap.cli.toolchain import compile_command, import_command, simulate_command
 
 app = typer.Typer(help="dnnmap: map convolutional neural networks onto DNN accelerators.", no_args_is_help=True,
@@ -19,6 +20,7 @@ app.command("verify")(verify_command)
 app.command("import")(import_command)
 app.command("compile")(compile_command)
 app.command("simulate")(simulate_command)
+app.command("import-arch")(import_arch_command)
 
 if __name__ == "__main__":
     app()

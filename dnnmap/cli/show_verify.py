@@ -10,6 +10,7 @@ import typer
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.mapping_file import LoadedMapping, load_mapping_with_arch
+from dnnmap.cli.timeloop_commands import write_timeloop_map
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.errors import DnnmapError
@@ -32,9 +33,13 @@ def _cost(loaded: LoadedMapping) -> CostBatch:
 
 
 @user_errors
-def show_command(mapping: MappingPath, arch: ArchOption = None) -> None:
+def show_command(mapping: MappingPath, arch: ArchOption = None,
+                 timeloop_map: Annotated[Optional[Path], typer.Option(
+                     help="also write the mapping in Timeloop's map format (YAML) to this file")] = None) -> None:
     """Print a mapping's loop nest, per-level tiles and analytical cost."""
     loaded = load_mapping_with_arch(mapping, arch)
+    if timeloop_map is not None:
+        write_timeloop_map(timeloop_map, loaded.mapping, loaded.op, loaded.arch)
     cost = _cost(loaded)
     out = stdout_console()
     out.print(format_loop_nest(loaded.mapping, loaded.op, loaded.arch), markup=False)

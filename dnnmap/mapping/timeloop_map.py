@@ -172,5 +172,5 @@ def mapping_to_timeloop(m: Mapping, op: Operator, arch: ArchSpec) -> dict[str, A
 
 def save_timeloop_mapping(path: str | Path, m: Mapping, op: Operator, arch: ArchSpec) -> None:
     """Write ``m`` as a Timeloop map YAML file (atomically)."""
-    text = yaml.safe_dump(mapping_to_timeloop(m, op, arch), sort_keys=False, default_flow_style=None)
+    text = yaml.safe_dump(mapping_to_timeloop(m, op, arch), sort_keys=False)
     write_atomic(Path(path), text)

@@ -1,0 +1,93 @@
+"""``dnnmap import-arch timeloop``: a Timeloop design (and optionally its problem and mapping) in dnnmap's files.
+
+``show --timeloop-map`` (in :mod:`dnnmap.cli.show_verify`) writes the other direction through
+:func:`write_timeloop_map`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+import yaml
+
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.arch.timeloop import ErtMode, import_timeloop_arch
+from dnnmap.cli.console import stdout_console
+from dnnmap.cli.errors import user_errors
+from dnnmap.errors import DnnmapError
+from dnnmap.mapping.io import save_mapping, write_atomic
+from dnnmap.mapping.mapping import Mapping, validate_mapping
+from dnnmap.mapping.timeloop_map import load_timeloop_mapping, save_timeloop_mapping
+from dnnmap.workload.importers import save_network
+from dnnmap.workload.importers.timeloop_problem import load_timeloop_problem, problem_network
+from dnnmap.workload.ir import Operator
+
+FORMATS = ("timeloop",)
+
+
+def _spec_yaml(spec: ArchSpec) -> str:
+    data = spec.model_dump(mode="json", exclude_defaults=True)
+    data["clock_mhz"] = spec.clock_mhz  # required even when it equals nothing's default
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+@user_errors
+def import_arch_command(
+    fmt: Annotated[str, typer.Argument(metavar="FORMAT", help=f"input format; one of {', '.join(FORMATS)}")],
+    arch: Annotated[Path, typer.Argument(help="Timeloop architecture YAML (v0.2-v0.4)")],
+    components: Annotated[Optional[list[Path]], typer.Argument(
+        help="further Timeloop/Accelergy YAML files: ERT, architecture constraints, components")] = None,
+    output: Annotated[Path, typer.Option("--output", "-o", help="dnnmap architecture spec to write (.yaml)")] = Path(
+        "arch.yaml"),
+    problem: Annotated[Optional[Path], typer.Option(help="Timeloop problem YAML: also write a network file")] = None,
+    network_output: Annotated[Optional[Path], typer.Option(
+        help="network file for --problem (default: PROBLEM's name with .net.yaml beside --output)")] = None,
+    mapping: Annotated[Optional[Path], typer.Option(
+        help="Timeloop mapping (or fully specified constraints) YAML; needs --problem")] = None,
+    mapping_output: Annotated[Optional[Path], typer.Option(
+        help="dnnmap mapping file for --mapping (default: MAPPING's name with .mapping.yaml beside --output)")] = None,
+    ert_energy: Annotated[str, typer.Option(
+        help="per-action: ERT read/write/update energies per action; max: every action costs the level's "
+             "largest energy (Timeloop 2020's single vector access energy)")] = "per-action",
+    clock_mhz: Annotated[float, typer.Option(help="clock of the imported design (Timeloop has none)")] = 1000.0,
+) -> None:
+    """Import a Timeloop design (architecture, ERT, constraints; optionally problem and mapping) into dnnmap files."""
+    if fmt not in FORMATS:
+        raise DnnmapError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
+    if ert_energy not in ("per-action", "max"):
+        raise DnnmapError(f"--ert-energy must be per-action or max, got {ert_energy!r}")
+    if mapping is not None and problem is None:
+        raise DnnmapError("--mapping needs --problem (the mapping's dimensions and data spaces)")
+    mode: ErtMode = "per-action" if ert_energy == "per-action" else "max"
+    imported = import_timeloop_arch([arch, *(components or [])], mode, clock_mhz)
+    out = stdout_console()
+    write_atomic(output, _spec_yaml(imported.spec))
+    out.print(f"wrote {output}: architecture {imported.spec.name!r}, {len(imported.spec.levels)} levels, "
+              f"{imported.spec.num_macs} MACs", markup=False)
+    for note in imported.notes:
+        out.print(f"note: {note}", markup=False)
+    if problem is None:
+        return
+    op = load_timeloop_problem(problem)
+    net_path = network_output or output.parent / f"{problem.name.split('.')[0]}.net.yaml"
+    save_network(problem_network(op), net_path)
+    out.print(f"wrote {net_path}: layer {op.name!r}, {op.macs} MACs", markup=False)
+    if mapping is not None:
+        m = _imported_mapping(mapping, op, imported.spec, output)
+        map_path = mapping_output or output.parent / f"{mapping.name.split('.')[0]}.mapping.yaml"
+        save_mapping(map_path, m, [lv.name for lv in imported.spec.levels], op)
+        out.print(f"wrote {map_path}: mapping of {op.name!r} on {output}", markup=False)
+
+
+def _imported_mapping(path: Path, op: Operator, spec: ArchSpec, arch_file: Path) -> Mapping:
+    m = load_timeloop_mapping([path], op, spec)
+    validate_mapping(m, op, spec)
+    return Mapping(m.levels, m.layouts, m.layer, str(arch_file), m.notes)
+
+
+def write_timeloop_map(path: Path, m: Mapping, op: Operator, spec: ArchSpec) -> None:
+    """``show --timeloop-map``: write ``m`` in Timeloop's map format and say so."""
+    save_timeloop_mapping(path, m, op, spec)
+    stdout_console().print(f"wrote {path}: Timeloop mapping", markup=False)
