@@ -22,9 +22,12 @@ sized in closed form while they stay progressions or disjoint copies (:func:`_gr
 with exact bitmaps (the bitmap functions below) otherwise.
 
 DRAM bursts (TSO Alg. 4 generalized): a transfer between DRAM and its child is a product
-of per-axis index sets; its contiguous runs in the tensor's DRAM layout are the runs of the
-innermost axis that does not span the whole tensor times the inner (full) axes, repeated
-for every element of the outer axes; each run costs ``ceil(run_bytes / burst_bytes)``.
+of per-axis index sets (a whole tile) or such a product minus a sub-product (a tile moved
+along window axes, minus its overlap with the old tile); its contiguous runs in the tensor's
+DRAM layout are rows of the innermost axis that does not span the whole tensor times the
+inner (full) axes, one row per element of the outer axes, the last run of a row joining the
+first of the next when both touch the axis' ends; each run costs
+``ceil(run_bytes / burst_bytes)`` (:func:`holed_bursts`).
 """
 
 from __future__ import annotations
@@ -178,10 +181,10 @@ def bm_dilate(a: np.ndarray, r: int, step: int, count: int, tmp: np.ndarray, rt:
 
 @njit(cache=True, _nrt=False)
 def bm_run_profile(a: np.ndarray, r: int, unit_bytes: float,
-                   burst_bytes: float) -> tuple[float, int, int, int, int]:
+                   burst_bytes: float) -> tuple[float, int, int, int, int, int]:
     """The maximal runs of consecutive values of ``a[r]``: (sum over runs of
     ``ceil(run * unit_bytes / burst_bytes)``, number of runs, length of the first run, length
-    of the last run, span ``max - min + 1``)."""
+    of the last run, smallest value, largest value; both -1 for the empty set)."""
     total = 0.0
     runs = 0
     run = 0
@@ -208,7 +211,7 @@ def bm_run_profile(a: np.ndarray, r: int, unit_bytes: float,
             last = run
             run = 0
         v += 1
-    return total, runs, first, last, (hi - lo + 1) if lo >= 0 else 0
+    return total, runs, first, last, lo, hi
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -268,21 +271,43 @@ def _grid_offsets(grid_c: np.ndarray, grid_m: np.ndarray, n_grid: np.ndarray, gr
 
 
 @njit(cache=True, _nrt=False)
-def product_bursts(sets: np.ndarray, sizes: np.ndarray, t: int, nax: int, layout: np.ndarray, word_bytes: float,
-                   burst_bytes: float) -> float:
-    """Bursts to move the product of the per-axis sets ``sets[x]`` of tensor ``t`` (axis extents
-    ``sizes[t]``, stored with its axes in ``layout[t]`` order, outermost first).
+def _has(a: np.ndarray, r: int, value: int) -> bool:
+    """``value in a[r]``."""
+    return bool((a[r, value >> 6] >> np.uint64(value & 63)) & _ONE)
 
-    Axes inside the innermost axis ``k`` that is not whole are contiguous; the runs of ``k``'s set
-    repeat for every element of the outer product set. A set that spans its whole axis with gaps
-    (a strided window) has a run at each end: the last run of one outer element and the first
-    of the next are adjacent in memory and form one run, once per adjacent pair of outer
-    elements (the outer set's elements minus its runs, counted the same way, axis by axis).
+
+@njit(cache=True, _nrt=False)
+def _joined(last: int, first: int, unit: float, burst_bytes: float) -> float:
+    """Bursts saved when a run of ``last`` units and the next one of ``first`` units are adjacent
+    in memory and form one run (TSO Alg. 4: each run costs ``ceil(run_bytes / burst_bytes)``)."""
+    return (np.ceil(last * unit / burst_bytes) + np.ceil(first * unit / burst_bytes)
+            - np.ceil((last + first) * unit / burst_bytes))
+
+
+@njit(cache=True, _nrt=False)
+def holed_bursts(full: np.ndarray, new: np.ndarray, holes: int, work: np.ndarray, sizes: np.ndarray, t: int,
+                 nax: int, layout: np.ndarray, word_bytes: float, burst_bytes: float) -> float:
+    """Bursts (TSO Alg. 4, generalized to any DRAM layout) to move ``F \\ H`` of tensor ``t`` (axis
+    extents ``sizes[t]``, axes stored in ``layout[t]`` order, outermost first): ``F`` the product of
+    the per-axis sets ``full[x]``, ``H`` the product of ``H_x = full[x] minus new[x]`` on the axes in
+    the bit mask ``holes`` and ``H_x = full[x]`` on the others (``new[x]`` within ``full[x]``). With
+    ``holes == 0`` the transfer is the plain product ``F`` and ``new``/``work`` are not read.
+
+    An event's transfer has this form: ``F`` the new tile, ``H`` its overlap with the old one. Let
+    ``k`` be the innermost axis in the layout whose set is not the whole axis: the axes inside it
+    are whole (and not holed), so each element of ``k``'s set is a contiguous block. Every element
+    ``o`` of the outer product (axes before ``k``) is a row: ``full[k]`` when ``o`` is not in the
+    outer part of ``H``, else ``full[k]`` minus ``H_k`` (``new[k]``, or nothing when ``k`` is not
+    holed). Each run of a row costs ``ceil(run_bytes / burst_bytes)``; the last run of row ``o``
+    and the first of row ``o + 1`` join when they touch the axis' ends and ``o + 1`` follows ``o``
+    in memory. Adjacent pairs of outer elements, by the row type of each, are counted axis by
+    axis, outermost first: within an axis, values ``v, v + 1`` of its set (by their membership in
+    ``H_x``); across it, a prefix pair extended by the axis' last and first values.
     """
     k = -1
     for li in range(nax - 1, -1, -1):
         x = layout[t, li]
-        if bm_popcount(sets, x) < sizes[t, x]:
+        if bm_popcount(full, x) < sizes[t, x]:
             k = li
             break
     if k < 0:
@@ -293,53 +318,100 @@ def product_bursts(sets: np.ndarray, sizes: np.ndarray, t: int, nax: int, layout
     inner = 1.0
     for li in range(k + 1, nax):
         inner *= sizes[t, layout[t, li]]
-    n_outer = 1.0  # elements and runs of the outer product set (axes before k), flattened
-    r_outer = 1.0
+    # outer elements (n_f in all, n_h in H) and adjacent pairs by row type: f = full row, h = holed row
+    n_f = 1.0
+    n_h = 1.0 if holes else 0.0
+    p_ff = 0.0
+    p_fh = 0.0
+    p_hf = 0.0
+    p_hh = 0.0
     for li in range(k):
         x = layout[t, li]
-        count = bm_popcount(sets, x)
-        if count < sizes[t, x]:
-            _, runs, _, _, span = bm_run_profile(sets, x, 1.0, 1.0)
-            wraps = span == sizes[t, x]
-            r_outer = n_outer * runs - ((n_outer - r_outer) if wraps else 0.0)
-        n_outer *= count
+        _, runs, _, _, lo, hi = bm_run_profile(full, x, 1.0, 1.0)
+        count = bm_popcount(full, x)
+        adj = float(count - runs)  # values v with v + 1 also in the set
+        wraps = hi - lo + 1 == sizes[t, x]  # the set holds both ends of the axis
+        if holes >> x & 1:
+            bm_and_not(work, SHIFT, full, x, new, x)  # H_x
+            count_h = bm_popcount(work, SHIFT)
+            bm_shifted(work, TMP, work, SHIFT, -1)
+            a_hh = float(bm_and_count(work, TMP, work, SHIFT))  # v in H_x, v + 1 in H_x
+            a_xh = float(bm_and_count(work, TMP, full, x))  # v in F_x, v + 1 in H_x
+            bm_shifted(work, TMP, full, x, -1)
+            a_hx = float(bm_and_count(work, TMP, work, SHIFT))  # v in H_x, v + 1 in F_x
+            lo_h = _has(work, SHIFT, lo)
+            hi_h = _has(work, SHIFT, hi)
+        else:
+            count_h = count
+            a_hh = a_xh = a_hx = adj
+            lo_h = hi_h = True
+        if wraps:  # prefix pairs (e, e + 1) extended by (last value, first value)
+            c_ff = p_ff + (0.0 if lo_h else p_fh) + (0.0 if hi_h else p_hf) + (0.0 if lo_h or hi_h else p_hh)
+            c_fh = p_fh if lo_h else 0.0
+            c_fh += p_hh if lo_h and not hi_h else 0.0
+            c_hf = p_hf if hi_h else 0.0
+            c_hf += p_hh if hi_h and not lo_h else 0.0
+            c_hh = p_hh if lo_h and hi_h else 0.0
+        else:
+            c_ff = c_fh = c_hf = c_hh = 0.0
+        # pairs within the axis under one prefix element
+        p_ff = c_ff + (n_f - n_h) * adj + n_h * (adj - a_hx - a_xh + a_hh)
+        p_fh = c_fh + n_h * (a_xh - a_hh)
+        p_hf = c_hf + n_h * (a_hx - a_hh)
+        p_hh = c_hh + n_h * a_hh
+        n_f *= count
+        n_h *= count_h
     unit = inner * word_bytes
-    total, runs, first, last, span = bm_run_profile(sets, layout[t, k], unit, burst_bytes)
-    total *= n_outer
-    if span == sizes[t, layout[t, k]] and runs > 1:
-        joined = (np.ceil(first * unit / burst_bytes) + np.ceil(last * unit / burst_bytes)
-                  - np.ceil((first + last) * unit / burst_bytes))
-        total -= (n_outer - r_outer) * joined
+    xk = layout[t, k]
+    total_f, _, first_f, last_f, lo, hi = bm_run_profile(full, xk, unit, burst_bytes)
+    total = (n_f - n_h) * total_f
+    ends = hi - lo + 1 == sizes[t, xk]  # else no row touches both ends and no runs join
+    if ends:
+        total -= p_ff * _joined(last_f, first_f, unit, burst_bytes)
+    if holes >> xk & 1 and n_h > 0:  # holed rows: new[k]
+        total_h, _, first_h, last_h, lo_n, hi_n = bm_run_profile(new, xk, unit, burst_bytes)
+        total += n_h * total_h
+        if ends:
+            starts_h = lo_n == lo
+            ends_h = hi_n == hi
+            if starts_h:
+                total -= p_fh * _joined(last_f, first_h, unit, burst_bytes)
+            if ends_h:
+                total -= p_hf * _joined(last_h, first_f, unit, burst_bytes)
+            if starts_h and ends_h:
+                total -= p_hh * _joined(last_h, first_h, unit, burst_bytes)
     return total
+
+
+@njit(cache=True, _nrt=False)
+def product_bursts(sets: np.ndarray, sizes: np.ndarray, t: int, nax: int, layout: np.ndarray, word_bytes: float,
+                   burst_bytes: float) -> float:
+    """Bursts (TSO Alg. 4, generalized) to move the product of the per-axis sets ``sets[x]`` of tensor
+    ``t`` (axis extents ``sizes[t]``, stored with its axes in ``layout[t]`` order, outermost first):
+    :func:`holed_bursts` without a hole. A set that spans its whole axis with gaps (a strided window)
+    has a run at each end, which joins the neighbouring row's."""
+    return holed_bursts(sets, sets, 0, sets, sizes, t, nax, layout, word_bytes, burst_bytes)
 
 
 @njit(cache=True, _nrt=False)
 def _event_bursts(moved: np.ndarray, delta: np.ndarray, overlap: np.ndarray, new: np.ndarray, whole: np.ndarray,
                   piece: np.ndarray, work: np.ndarray, t: int, nax: int, sizes: np.ndarray, layout: np.ndarray,
                   word_bytes: float, burst_bytes: float) -> float:
-    """Bursts of one event's transfer when only window axes moved: the new tile's product set minus
-    the product of the old parts, split into disjoint products (the ``j``-th moved axis takes its new
-    part ``new[j]``, moved axes before it their old part, the others the whole set ``whole``).
-    Exact for one moved axis; with several, runs that would join across pieces are counted apart."""
-    total = 0.0
-    for j in range(nax):
-        if not moved[j]:
-            continue
-        empty = False
-        for x in range(nax):
-            if x == j:
-                bm_copy(piece, x, new, x)
-            elif x < j and moved[x]:
-                if overlap[x] == 0:
-                    empty = True
-                    break
-                bm_shifted(work, TMP, whole, x, delta[x])
-                bm_and_not(piece, x, work, TMP, new, x)
-            else:
-                bm_copy(piece, x, whole, x)
-        if not empty:
-            total += product_bursts(piece, sizes, t, nax, layout, word_bytes, burst_bytes)
-    return total
+    """Bursts of one event's transfer when only window axes moved (TSO Alg. 4 via :func:`holed_bursts`):
+    the new tile, ``whole`` shifted by ``delta`` on the moved axes (built in ``piece``), minus its
+    overlap with the old tile, the product of ``piece[x]`` minus the new part ``new[x]`` on the moved
+    axes. When a moved axis has no overlap (``overlap[x] == 0``) the whole new tile moves."""
+    holes = 0
+    for x in range(nax):
+        if moved[x]:
+            bm_shifted(piece, x, whole, x, delta[x])
+            holes |= 1 << x
+        else:
+            bm_copy(piece, x, whole, x)
+    for x in range(nax):
+        if moved[x] and overlap[x] == 0:
+            holes = 0
+    return holed_bursts(piece, new, holes, work, sizes, t, nax, layout, word_bytes, burst_bytes)
 
 
 @njit(cache=True, error_model="numpy")
