@@ -57,7 +57,10 @@ def test_model_counts_match_timeloop(name: str) -> None:
     assert _compare(name, lambda lv, t: _model_counts(ex, cost, lv, t)) == []
 
 
-@pytest.mark.parametrize("name", EXERCISES)
+SIMULATED = [name for name in EXERCISES if exercise(name).op.macs <= 100_000]  # 06 has 59 G MACs
+
+
+@pytest.mark.parametrize("name", SIMULATED)
 def test_simulator_counts_match_timeloop(name: str) -> None:
     ex = exercise(name)
     result = simulate(ex.op, ex.arch, ex.mapping, compute=False)
