@@ -21,7 +21,7 @@ factorization whose edge tiles are clipped.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.errors import MappingError
@@ -67,13 +67,6 @@ class Mapping:
     arch: str = ""
     notes: tuple[str, ...] = field(default=())
 
-    # ---- factor views -----------------------------------------------------------
-    def temporal(self, level: int, dim: str) -> int:
-        return self.levels[level].t(dim)
-
-    def spatial(self, level: int, dim: str) -> int:
-        return self.levels[level].s(dim)
-
     def coverage(self, dim: str, upto: int) -> int:
         """Product of the factors of ``dim`` at levels 0..upto (the tile extent at level ``upto``)."""
         return math.prod(lv.t(dim) * lv.s(dim) for lv in self.levels[: upto + 1])
@@ -92,11 +85,6 @@ class Mapping:
         if lm.keeps is not None:
             return lm.keeps
         return tuple(t.name for t in op.tensors if t.role in arch.levels[level].keeps)
-
-    def with_level(self, i: int, level: LevelMapping) -> "Mapping":
-        levels = list(self.levels)
-        levels[i] = level
-        return replace(self, levels=tuple(levels))
 
 
 def validate_mapping(m: Mapping, op: Operator, arch: ArchSpec) -> None:

@@ -10,7 +10,6 @@ checked by the cost model.
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -70,9 +69,6 @@ class MapSpace:
 
     def tables(self) -> list[np.ndarray]:
         return [self.factor_table(d) for d in self.op.dim_names]
-
-    def factor_space_size(self) -> int:
-        return math.prod(len(t) for t in self.tables())
 
     def to_batch(self, factors: np.ndarray, order: np.ndarray) -> MappingBatch:
         """Slot factors (B, D, slots) and orders (B, L, D) -> a :class:`MappingBatch` (default bypass)."""

@@ -16,19 +16,9 @@ convention of Timeloop and of the TSO tile equation, TSO Eq. 1).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Literal
 
 Role = Literal["input", "weight", "output"]
-ROLES: tuple[Role, ...] = ("input", "weight", "output")
-
-
-class Reuse(str, Enum):
-    """How a loop dimension relates to a tensor (the reuse taxonomy mappers rely on)."""
-
-    INDEX = "index"  # the dimension alone selects an axis: no reuse along it
-    FULL = "full"  # the dimension does not index the tensor: full (broadcast/stationary) reuse
-    PARTIAL = "partial"  # the dimension is one term of a sliding-window axis: partial (halo) reuse
 
 
 @dataclass(frozen=True)
@@ -64,12 +54,6 @@ class Tensor:
     @property
     def dims(self) -> frozenset[str]:
         return frozenset(d for a in self.axes for d in a.dims)
-
-    def reuse(self, dim: str) -> Reuse:
-        for a in self.axes:
-            if dim in a.dims:
-                return Reuse.PARTIAL if len(a.terms) > 1 else Reuse.INDEX
-        return Reuse.FULL
 
     def shape(self, bounds: dict[str, int]) -> tuple[int, ...]:
         return tuple(a.extent(bounds) for a in self.axes)
@@ -147,13 +131,6 @@ class Operator:
     @property
     def inputs(self) -> tuple[Tensor, ...]:
         return tuple(t for t in self.tensors if t.role != "output")
-
-    def reuse(self, tensor: str, dim: str) -> Reuse:
-        """Reuse class of ``dim`` for ``tensor`` (index / full / partial)."""
-        return self.tensor(tensor).reuse(dim)
-
-    def reuse_table(self) -> dict[str, dict[str, Reuse]]:
-        return {t.name: {d: t.reuse(d) for d in self.dim_names} for t in self.tensors}
 
     @property
     def reduction_dims(self) -> tuple[str, ...]:
