@@ -139,8 +139,67 @@ def random_mapping(rng: np.random.Generator, op: Operator, arch: ArchSpec) -> Ma
     return mapping
 
 
-def random_case(rng: np.random.Generator) -> tuple[Operator, ArchSpec, Mapping]:
-    """A random (operator, architecture, legal mapping) triple drawn from ``rng``."""
+def random_case(rng: np.random.Generator, options: bool = False) -> tuple[Operator, ArchSpec, Mapping]:
+    """A random (operator, architecture, legal mapping) triple drawn from ``rng``; ``options``: the
+    architecture then gets random section 2b options (:func:`random_arch_options`, drawn after the mapping)."""
     op = random_op(rng)
     arch = random_arch(rng)
-    return op, arch, random_mapping(rng, op, arch)
+    mapping = random_mapping(rng, op, arch)
+    return op, random_arch_options(rng, arch) if options else arch, mapping
+
+
+WIDTHS = (8, 16, 24, 32)
+
+
+def _maybe(rng: np.random.Generator, p: float, value: object, default: object = None) -> object:
+    """``value`` with probability ``p``, else ``default``."""
+    return value if rng.random() < p else default
+
+
+def _options_of_level(rng: np.random.Generator, lv: Level, last: bool) -> Level:
+    """``lv`` with random docs/cost-model.md 2b options (see :func:`random_arch_options`)."""
+    update: dict[str, object] = {
+        "read_energy": round(float(rng.uniform(0, 4)), 2), "write_energy": round(float(rng.uniform(0, 4)), 2),
+        "bandwidth": _maybe(rng, 0.4, float(rng.choice([0.5, 1.0, 2.0, 4.0]))),
+        "read_bandwidth": _maybe(rng, 0.3, float(rng.choice([0.5, 1.0, 2.0]))),
+        "write_bandwidth": _maybe(rng, 0.3, float(rng.choice([0.5, 1.0, 2.0]))),
+        "buffers": _int(rng, 1, 3), "halo_reuse": bool(rng.random() < 0.6),
+        "read_modify_write": bool(rng.random() < 0.7),
+        "capacity_unit": "bits" if rng.random() < 0.3 else "words",
+    }
+    if rng.random() < 0.5:  # per-role/action energies, some actions left to the level's defaults
+        update["energy"] = {role: {a: round(float(rng.uniform(0, 8)), 2) for a in ("read", "fill", "update")
+                                   if rng.random() < 0.7} for role in lv.keeps if rng.random() < 0.7}
+    unit = 16 if update["capacity_unit"] == "bits" else 1
+    if rng.random() < (0.2 if last else 0.45):  # small enough to bind on some mappings
+        high = 4000 if last else 64
+        if rng.random() < 0.5 and not last:
+            update["capacity"] = {role: _int(rng, 1, high) * unit for role in lv.keeps if rng.random() < 0.85}
+        else:
+            update["capacity"] = _int(rng, 1, high) * unit
+    if lv.fanout is not None:
+        update["fanout"] = lv.fanout.model_copy(update={
+            "multicast_rule": "identical" if rng.random() < 0.4 else "union",
+            "no_multicast": tuple(r for r in ALL_ROLES if rng.random() < 0.2),
+            "hop_energy": _maybe(rng, 0.5, round(float(rng.uniform(0, 2)), 2), 0.0)})
+    if last and rng.random() < 0.6:
+        update["transfer"] = {"model": str(rng.choice(["volume", "burst"])),
+                              "bandwidth_gbps": float(rng.choice([0.05, 0.2, 1.0])),
+                              "burst_bytes": int(rng.choice([2, 4, 8, 16, 64])), "cas_ns": float(rng.choice([0, 14]))}
+    return Level.model_validate({**lv.model_dump(), **update})
+
+
+def random_arch_options(rng: np.random.Generator, arch: ArchSpec) -> ArchSpec:
+    """``arch`` with every option of docs/cost-model.md section 2b drawn at random: per-role/action
+    energies, per-role word widths (8-32 bits), capacities in words or bits (per role or shared,
+    sometimes small enough to make a mapping invalid, also on the backing store), shared and
+    read/write bandwidths, buffering depth 1-3, halo reuse and read-modify-write switches, the
+    multicast rule and per-role no-multicast of every fan-out, hop and MAC energies, operand
+    registers, overlap, and a volume or burst transfer model on the backing store."""
+    word_bits = ({role: int(rng.choice(WIDTHS)) for role in ALL_ROLES} if rng.random() < 0.6
+                 else int(rng.choice(WIDTHS)))
+    levels = tuple(_options_of_level(rng, lv, i == len(arch.levels) - 1) for i, lv in enumerate(arch.levels))
+    mac = arch.mac.model_copy(update={"energy": round(float(rng.uniform(0.5, 3)), 2),
+                                      "operand_registers": tuple(r for r in ALL_ROLES if rng.random() < 0.4)})
+    return ArchSpec.model_validate({**arch.model_dump(), "word_bits": word_bits, "mac": mac.model_dump(),
+                                    "overlap": bool(rng.random() < 0.6), "levels": [lv.model_dump() for lv in levels]})
