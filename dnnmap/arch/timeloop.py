@@ -33,6 +33,7 @@ from dnnmap.workload.importers.timeloop_yaml import (
     Where,
     base_name,
     integer,
+    leaf_name,
     list_at,
     load_timeloop_files,
     mapping_at,
@@ -201,7 +202,7 @@ def read_ert(data: dict[str, Any], origin: str) -> dict[str, dict[str, float]]:
     if isinstance(tables, dict):
         for key, actions in tables.items():
             at = where / "tables" / key
-            out[base_name(str(key).split(".")[-1])[0]] = {
+            out[leaf_name(str(key))] = {
                 str(a): _ert_energy(e, at / a) for a, e in mapping_at(actions, at).items()}
     else:
         for i, table in enumerate(list_at(tables, where / "tables")):
@@ -213,7 +214,7 @@ def read_ert(data: dict[str, Any], origin: str) -> dict[str, dict[str, float]]:
                 name = str(action.get("name"))
                 value = _ert_energy(action, at / "actions" / j)
                 energies[name] = max(value, energies.get(name, value))
-            out[base_name(str(table.get("name", "")).split(".")[-1])[0]] = energies
+            out[leaf_name(str(table.get("name", "")))] = energies
     return out
 
 

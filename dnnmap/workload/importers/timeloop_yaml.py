@@ -23,6 +23,7 @@ from dnnmap.workload.ir import Role
 
 TAG_KEY = "!"
 _RANGE = re.compile(r"\[\s*(\d+)\s*\.\.\s*(\d+)\s*\]\s*$")
+_ANY_RANGE = re.compile(r"\[\s*\d+\s*\.\.\s*\d+\s*\]")
 
 
 class _TaggedLoader(yaml.SafeLoader):
@@ -103,6 +104,11 @@ def names_at(value: object, where: Where) -> tuple[str, ...]:
     if not all(isinstance(v, str) for v in items):
         raise where.error("expected a list of names")
     return tuple(items)
+
+
+def leaf_name(path: str) -> str:
+    """The last component of a dotted ERT name, index ranges dropped: ``"A.PE[0..15].RF[0..3]"`` -> ``"RF"``."""
+    return _ANY_RANGE.sub("", path).split(".")[-1].strip()
 
 
 def base_name(name: str) -> tuple[str, int]:
