@@ -88,7 +88,7 @@ def mapping_from_timeloop(data: dict[str, Any], origin: dict[str, str], op: Oper
         try:
             lvl = arch.level_index(target)
         except UnknownNameError as err:
-            raise (at / "target").error(str(err)) from None
+            raise (at / "target").error(str(err)) from err
         kind = d.get("type")
         if kind in _KEEP_TYPES:
             kept = {t.name for t in op.tensors if t.role in arch.levels[lvl].keeps} if keeps[lvl] is None else keeps[lvl]

@@ -163,7 +163,7 @@ def operator_from_problem(data: dict[str, Any], origin: str) -> Operator:
     try:
         return Operator(name, kind, tuple(bounds), tensors, (("source", "timeloop"),))
     except ValueError as err:
-        raise where.error(str(err)) from None
+        raise where.error(str(err)) from err
 
 
 def load_timeloop_problem(path: str | Path) -> Operator:

@@ -70,7 +70,7 @@ def load_timeloop_files(paths: Sequence[str | Path]) -> tuple[dict[str, Any], di
         try:
             data = yaml.load(path.read_text(), Loader=_TaggedLoader)  # noqa: S506 - a SafeLoader subclass
         except (yaml.YAMLError, UnicodeDecodeError) as err:
-            raise InputFileError(f"{path}: not valid YAML: {err}") from None
+            raise InputFileError(f"{path}: not valid YAML: {err}") from err
         if data is None:
             continue
         if not isinstance(data, dict):
@@ -135,8 +135,8 @@ def number(value: object, where: Where, scope: dict[str, Any] | None = None, dep
         raise where.error(f"expected a number, got {value!r}")
     try:
         tree = ast.parse(value.strip(), mode="eval")
-    except SyntaxError:
-        raise where.error(f"cannot read {value!r} as a number or arithmetic expression") from None
+    except SyntaxError as err:
+        raise where.error(f"cannot read {value!r} as a number or arithmetic expression") from err
 
     def walk(node: ast.AST) -> float:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
@@ -145,8 +145,8 @@ def number(value: object, where: Where, scope: dict[str, Any] | None = None, dep
         if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
             try:
                 return float(_OPS[type(node.op)](walk(node.left), walk(node.right)))
-            except ZeroDivisionError:
-                raise where.error(f"division by zero in {value!r}") from None
+            except ZeroDivisionError as err:
+                raise where.error(f"division by zero in {value!r}") from err
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -walk(node.operand)
         if isinstance(node, ast.Name) and scope is not None and node.id in scope:
