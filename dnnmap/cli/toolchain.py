@@ -77,9 +77,9 @@ def simulate_command(
     seed: Annotated[int, typer.Option(help="seed of the random pixels and weights")] = 0,
 ) -> None:
     """Run compiled programs on the instruction-set simulator and check outputs bit-exactly (exit 1 if not)."""
-    from dnnmap.targets.nve import simulate
+    from dnnmap.targets.nve import run_compiled
 
-    result = simulate(out_dir, full_frame=full_frame, seed=seed)
+    result = run_compiled(out_dir, full_frame=full_frame, seed=seed)
     stdout_console().print(result.summary(), markup=False)
     if not result.bit_exact:
         raise typer.Exit(1)

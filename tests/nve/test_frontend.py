@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dnnmap.errors import DnnmapError, InputFileError, MappingError
-from dnnmap.targets.nve import compile_network, load_network, simulate
+from dnnmap.targets.nve import compile_network, load_nve_network, run_compiled
 from dnnmap.targets.nve.compiler import build_program, compile_layer
 from dnnmap.targets.nve.encoding import decode_program, encode_program
 from dnnmap.targets.nve.layers import ConvLayer, network_layers
@@ -45,8 +45,8 @@ def test_listing1_is_face_layer1() -> None:
 
 
 def test_thesis_xml_files_parse_to_the_zoo_networks() -> None:
-    face = load_network(NETWORKS / "face.xml")
-    speed = load_network(NETWORKS / "speed.xml", frame_hw=(720, 1280))
+    face = load_nve_network(NETWORKS / "face.xml")
+    speed = load_nve_network(NETWORKS / "speed.xml", frame_hw=(720, 1280))
     assert face.layers == zoo.get("nve_face").layers
     assert speed.layers == zoo.get("nve_speed").layers
 
@@ -86,7 +86,7 @@ def test_layers_that_do_not_fit_are_named_with_the_reason(tmp_path: Path) -> Non
     result = compile_network(net, tmp_path / "out", skip_unsupported=True)
     assert [c.layer.name for c in result.layers] == ["ok"] and len(result.skipped) == 4
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["skipped"][0]["layer"] == "tall"
-    assert simulate(tmp_path / "out").bit_exact
+    assert run_compiled(tmp_path / "out").bit_exact
 
 
 def test_dense_and_depthwise_convolutions_map_to_connections(spec: NveSpec) -> None:
@@ -172,5 +172,5 @@ def test_zoo_network_partly_fits(tmp_path: Path) -> None:
     res = compile_network("lenet5", tmp_path / "l", skip_unsupported=True)
     assert [n for n, _ in res.skipped] == ["pool1", "pool2", "fc1"]
     assert [c.layer.name for c in res.layers] == ["conv1", "conv2", "fc2", "fc3"]
-    sim = simulate(tmp_path / "l", cols=4)
+    sim = run_compiled(tmp_path / "l", cols=4)
     assert sim.bit_exact, sim.summary()

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dnnmap.targets.nve import compile_network, simulate
+from dnnmap.targets.nve import compile_network, run_compiled
 from dnnmap.targets.nve.compiler import build_program, compile_layer
 from dnnmap.targets.nve.iss import IssError, StreamConfig, run_program
 from dnnmap.targets.nve.layers import ConvLayer
@@ -98,7 +98,7 @@ def face_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_face_layer_bit_exact(face_out: Path) -> None:
-    sim = simulate(face_out, rows=20, cols=5)
+    sim = run_compiled(face_out, rows=20, cols=5)
     assert [s.name for s in sim.layers] == ["L1", "L2", "L3", "L4"]
     assert sim.bit_exact, sim.summary()
     assert all(s.stats.mac_ops > 0 for s in sim.layers)
@@ -107,7 +107,7 @@ def test_every_face_layer_bit_exact(face_out: Path) -> None:
 def test_every_speed_layer_bit_exact(tmp_path: Path) -> None:
     out = tmp_path / "speed"
     compile_network("nve_speed", out)
-    sim = simulate(out, rows=18, cols=3)
+    sim = run_compiled(out, rows=18, cols=3)
     assert [s.name for s in sim.layers] == ["L1", "L2", "L3", "L4"]
     assert sim.bit_exact, sim.summary()
     assert sim.layers[2].programs == 80

@@ -4,8 +4,14 @@ Entry points (the CLI wires ``dnnmap compile NET --target nve -o out/`` and
 ``dnnmap simulate out/`` to them):
 
 * :func:`compile_network` - XML DSL file, zoo name or IR network -> programs in ``out_dir``;
-* :func:`simulate` - run the programs in ``out_dir`` on the ISS with random 8-bit pixels
-  and 16-bit weights and check every output bit-exactly against the NumPy reference.
+* :func:`run_compiled` - run the programs in ``out_dir`` on the ISS with random 8-bit
+  pixels and 16-bit weights and check every output bit-exactly against the NumPy reference
+  (an :class:`IssRunResult`);
+* :func:`load_nve_network` - the IR network of an NVE XML description or a zoo name.
+
+The names differ from :func:`dnnmap.sim.simulate` / :class:`dnnmap.sim.SimResult` (the
+loop-nest simulator of mappings) and :func:`dnnmap.workload.importers.load_network`
+(model files), which are other things.
 
 See ``docs/nve.md`` for the spec parameters, the encoding and every choice/deviation.
 """
@@ -29,8 +35,8 @@ from dnnmap.targets.nve.xml_dsl import load_xml
 from dnnmap.workload import zoo
 from dnnmap.workload.ir import Network
 
-__all__ = ["CompileResult", "SimResult", "NveSpec", "DEFAULT_SPEC", "StreamConfig", "compile_network", "simulate",
-           "load_network", "load_spec", "OPT_LEVELS"]
+__all__ = ["CompileResult", "IssRunResult", "NveSpec", "DEFAULT_SPEC", "StreamConfig", "compile_network",
+           "run_compiled", "load_nve_network", "load_spec", "OPT_LEVELS"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +61,9 @@ class CompileResult:
 
 
 @dataclass(frozen=True)
-class SimResult:
+class IssRunResult:
+    """Outcome of running a compiled output directory on the ISS: per layer cycles, counts and mismatches."""
+
     out_dir: Path
     layers: tuple[LayerSim, ...]
     lanes: int
@@ -75,7 +83,7 @@ class SimResult:
         return "\n".join(lines)
 
 
-def load_network(source: Network | str | Path, frame_hw: tuple[int, int] | None = None) -> Network:
+def load_nve_network(source: Network | str | Path, frame_hw: tuple[int, int] | None = None) -> Network:
     """An IR network from an XML DSL file or a zoo name (a Network passes through)."""
     if isinstance(source, Network):
         return source
@@ -101,7 +109,7 @@ def compile_network(network_or_path: Network | str | Path, out_dir: str | Path,
                              + ", ".join(f"{k} ({v})" for k, v in OPT_LEVELS.items()))
     nve_spec = spec if isinstance(spec, NveSpec) else DEFAULT_SPEC if spec is None else load_spec(spec)
     start = time.perf_counter()
-    network = load_network(network_or_path, frame_hw)
+    network = load_nve_network(network_or_path, frame_hw)
     layers, skipped = network_layers(network, nve_spec)
     compiled = []
     for layer in layers:
@@ -120,14 +128,14 @@ def compile_network(network_or_path: Network | str | Path, out_dir: str | Path,
                          tuple(layer_figures(c, nve_spec) for c in compiled), tuple(skipped), seconds)
 
 
-def simulate(out_dir: str | Path, rows: int | None = None, cols: int | None = None, full_frame: bool = False,
-             seed: int = 0, config: StreamConfig = StreamConfig()) -> SimResult:
+def run_compiled(out_dir: str | Path, rows: int | None = None, cols: int | None = None, full_frame: bool = False,
+                 seed: int = 0, config: StreamConfig = StreamConfig()) -> IssRunResult:
     """Run the programs of ``out_dir`` on the ISS and check them bit-exactly against the reference.
 
     By default each layer runs on a reduced frame (``rows`` x ``cols`` outputs, default
     lanes+4 rows = one full and one partial strip, and 6 columns) - the same binaries,
     with the iteration-count setting register and the strip count adapted; ``full_frame``
-    simulates the compiled frame size (slow in Python for 1280x720 networks).
+    simulates the compiled frame size (seconds per 1280x720 network, docs/nve.md §7).
     """
     out = Path(out_dir)
     manifest = read_manifest(out)
@@ -147,4 +155,4 @@ def simulate(out_dir: str | Path, rows: int | None = None, cols: int | None = No
                 raise InputFileError(f"{path}: cannot read program binary ({e.strerror})") from e
             programs.append((decode_program(data, str(path)), stream_from_json(prog["stream"])))
         results.append(simulate_layer(layer, programs, spec, seed + i, config))
-    return SimResult(out, tuple(results), spec.lanes)
+    return IssRunResult(out, tuple(results), spec.lanes)

@@ -51,42 +51,60 @@ class StripData:
         self.pixels = np.pad(pixels, ((0, 0), (0, pad), (0, 0))) if pad else pixels
         coeffs = {k: chain_coefficients(layer, k, weights, bias) for k in stream.out_maps}
         self.loads = [_pack(coeffs[k][first: first + n], spec.weight_bits) for k, first, n in stream.loads]
+        self._rows: dict[tuple[int, int, int], np.ndarray] = {}
 
-    def word(self, w: PixelWord | CoeffWord, column: int | None = None) -> int:
+    def column_words(self, w: PixelWord) -> np.ndarray:
+        """Word ``w.word`` of phase ``w.phase`` of input map ``w.in_map`` for every input column (uint64)."""
+        key = (w.in_map, w.phase, w.word)
+        if key not in self._rows:
+            sv, ppw, bits = self.layer.subsample[0], self.spec.pixels_per_word, self.spec.pixel_bits
+            lane = np.arange(ppw)
+            rows = self.row0 + w.phase + sv * (ppw * w.word + lane)
+            block = self.pixels[w.in_map, rows, :].astype(np.uint64) << (bits * lane).astype(np.uint64)[:, None]
+            self._rows[key] = np.bitwise_or.reduce(block, axis=0)
+        return self._rows[key]
+
+    def word(self, w: PixelWord | CoeffWord) -> int:
+        """An init-part word: a coefficient load, or a pixel word of absolute column ``w.col``."""
         if isinstance(w, CoeffWord):
             return self.loads[w.index]
-        sv, ppw = self.layer.subsample[0], self.spec.pixels_per_word
-        rows = self.row0 + w.phase + sv * (ppw * w.word + np.arange(ppw))
-        col = w.col if column is None else column
-        return _pack([int(v) for v in self.pixels[w.in_map, rows, col]], self.spec.pixel_bits)
+        return int(self.column_words(w)[w.col])
 
 
-def input_stream(layer: ConvLayer, stream: StreamLayout, data: StripData, iterations: int, drain: int) -> list[int]:
-    """Words in the order the program's enabled ``wr`` operations consume them."""
-    words = [data.word(w) for w in stream.init_words]
+def _loop_grid(stages: list[int], iterations: int, drain: int) -> np.ndarray:
+    """enabled[k, c]: op c (of stage ``stages[c]``) works on an iteration in loop execution k."""
+    j = np.arange(iterations + drain)[:, None] - np.array(stages, dtype=np.int64)[None, :]
+    return (j >= 0) & (j < iterations)
+
+
+def input_stream(layer: ConvLayer, stream: StreamLayout, data: StripData, iterations: int, drain: int
+                 ) -> np.ndarray:
+    """Words (uint64) in the order the program's enabled ``wr`` operations consume them."""
+    init = np.array([data.word(w) for w in stream.init_words], dtype=np.uint64)
+    enabled = _loop_grid([lw.stage for lw in stream.loop_writes], iterations, drain)
+    grid = np.zeros(enabled.shape, dtype=np.uint64)
     sw = layer.subsample[1]
-    for k in range(iterations + drain):
-        for lw in stream.loop_writes:
-            j = k - lw.stage
-            if 0 <= j < iterations:
-                words.append(data.word(lw.word, sw * j + lw.word.col))
-    return words
+    for c, lw in enumerate(stream.loop_writes):
+        k = np.flatnonzero(enabled[:, c])
+        grid[k, c] = data.column_words(lw.word)[sw * (k - lw.stage) + lw.word.col]
+    return np.concatenate([init, grid[enabled]])
 
 
-def scatter_outputs(stream: StreamLayout, out_words: list[int], iterations: int, drain: int, strip: int,
+def scatter_outputs(stream: StreamLayout, out_words: np.ndarray, iterations: int, drain: int, strip: int,
                     out: np.ndarray, spec: NveSpec) -> None:
     """Place the output words of one strip run into ``out`` (out_maps, P, Q); rows past P are dropped."""
-    ppw = spec.pixels_per_word
-    it = iter(out_words)
-    p = out.shape[1]
-    for k in range(iterations + drain):
-        for a in stream.loop_acts:
-            j = k - a.stage
-            if 0 <= j < iterations:
-                word = next(it)
-                for i in range(ppw):
-                    row = spec.lanes * strip + a.half * ppw + i
-                    if row < p:
-                        out[a.out_map, row, j] = (word >> (spec.pixel_bits * i)) & ((1 << spec.pixel_bits) - 1)
-    if next(it, None) is not None:
-        raise ValueError("the engine produced more output words than the stream layout expects")
+    enabled = _loop_grid([a.stage for a in stream.loop_acts], iterations, drain)
+    if len(out_words) != np.count_nonzero(enabled):
+        raise ValueError(f"the engine produced {len(out_words)} output words; the stream layout expects "
+                         f"{np.count_nonzero(enabled)}")
+    grid = np.zeros(enabled.shape, dtype=np.uint64)
+    grid[enabled] = out_words
+    ppw, bits = spec.pixels_per_word, spec.pixel_bits
+    lane = np.arange(ppw)
+    shifts = (bits * lane).astype(np.uint64)[:, None]
+    for c, a in enumerate(stream.loop_acts):
+        k = np.flatnonzero(enabled[:, c])
+        pixels = (grid[k, c][None, :] >> shifts) & np.uint64((1 << bits) - 1)  # (ppw, columns)
+        rows = spec.lanes * strip + a.half * ppw + lane
+        keep = rows < out.shape[1]
+        out[a.out_map, rows[keep][:, None], (k - a.stage)[None, :]] = pixels[keep]

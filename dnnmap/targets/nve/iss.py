@@ -1,45 +1,69 @@
-"""Cycle-by-cycle instruction-set simulator of the Neuro Vector Engine.
+"""Cycle-by-cycle instruction-set simulator of the Neuro Vector Engine, compiled with numba.
 
-Semantics (NVE §2.2-2.6; every latency is a spec parameter):
+Semantics (NVE §3.1-3.4; every latency is a spec parameter; docs/nve.md §3):
 
-* **Issue.** All six fields of an instruction issue in the same cycle and read the state
-  at the start of the cycle; register results are visible the next cycle (register
-  latency 1), so a ``mac`` and the ``shift`` that replaces its operand may share a cycle.
-* **Local buffer.** ``rd`` samples the word at issue; its data reach the port's output
-  ``read_latency`` cycles later and stay until the next read's data arrive. ``wr`` on
-  MEMA pops the next word of the input stream (AXI-Stream); it becomes readable
+* **Issue.** All six fields of an instruction (Table 2) issue in the same cycle and read
+  the state at the start of the cycle; register results are visible the next cycle
+  (register latency 1, §3.1), so a ``mac`` and the ``shift`` that replaces its operand
+  may share a cycle.
+* **Local buffer** (§3.1 ④). ``rd`` samples the word at issue; its data reach the port's
+  output ``read_latency`` cycles later and stay until the next read's data arrive. ``wr``
+  on MEMA pops the next word of the input stream (AXI-Stream); it becomes readable
   ``write_to_read_latency`` cycles later. Addresses are ``offset + update`` (Eq. 3.1);
   after every issue of a repetitive instruction the AGU advances ``update`` by ``inc``,
-  wrapping to 0 when it would equal ``toggle`` (Eq. 3.2), for modes >= 1.
-* **Registers.** ``set rw`` loads 4 coefficients from port A; ``shift rw`` moves them
-  down; ``rw[0]`` is broadcast. ``set ri`` loads ri[0-7] from port A and ri[8-15] from
-  port B; ``set-shift ri`` loads ri[16-22] from the first 7 pixels of port B and shifts
-  the 23-register chain by one in the same cycle; ``shift ri`` shifts.
-* **VMAC/ACT.** ``mac``: accu += rw[0] * ri[0-15]. ``set rb`` latches the accumulator for
-  the activation stage (visible ``vmac_to_act_latency`` cycles later) and sets it to the
-  bias rw[0]. ``act`` looks up lanes 0-7 or 8-15 of the latch in the LUT and pushes one
-  8-pixel word to the output FIFO.
-* **Control FSM** (Fig. 11). Init part once, the repetitive part ``iterations + drain``
-  times with stage predicates (an op of stage s in execution k works on iteration k - s
-  and is enabled iff 0 <= k - s < iterations + tail), the final part once. The engine
-  stalls as a whole (input stall) when a ``wr`` finds the input FIFO empty and (output
-  stall) when an ``act`` finds the output FIFO full; stalls do not change semantics.
+  wrapping to 0 when it would equal ``toggle`` (Eq. 3.2, §3.2), for modes >= 1.
+* **Registers** (§3.1 ③). ``set rw`` loads 4 coefficients from port A; ``shift rw``
+  moves them down; ``rw[0]`` is broadcast. ``set ri`` loads ri[0-7] from port A and
+  ri[8-15] from port B; ``set-shift ri`` loads ri[16-22] from the first 7 pixels of port B
+  and shifts the 23-register chain by one in the same cycle; ``shift ri`` shifts.
+* **VMAC** (§3.1 ①). ``mac``: accu += rw[0] * ri[0-15]. ``set rb`` latches the
+  accumulators for the activation stage (visible ``vmac_to_act_latency`` cycles later) and
+  sets them to the bias rw[0]. Each lane is a two's-complement ``acc_bits`` register; the
+  kernel adds in int64 and keeps the low ``acc_bits`` bits when latching, which equals
+  wrapping on every addition (addition modulo 2^acc_bits).
+* **ACT** (§3.1 ②). ``act`` takes lanes 0-7 or 8-15 of the latch, forms the 10-bit LUT
+  index of each (arithmetic shift by ``act_shift``, saturation; docs/nve.md §3), reads the
+  LUT memory and pushes one 8-pixel word to the output FIFO. The LUT contents are this
+  module's own (:func:`act_lut`), not the NumPy reference's, so the bit-exact comparison
+  checks the activation stage too.
+* **Control FSM** (§3.3, Fig. 11). Init part once, the repetitive part ``iterations +
+  drain`` times with stage predicates (an op of stage s in execution k works on iteration
+  k - s and is enabled iff 0 <= k - s < iterations + tail), the final part once. The
+  engine stalls as a whole (input stall) when a ``wr`` finds the input FIFO empty and
+  (output stall) when an ``act`` finds the output FIFO full; stalls do not change
+  semantics.
+
+The program is loaded once into an int64 instruction table (:func:`load_program`, one row
+per instruction, one column per field part); :func:`run_program` executes it on one input
+stream in a numba kernel.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
+from numba import njit
 
 from dnnmap.errors import DnnmapError
 from dnnmap.targets.nve.program import (
-    ActOpcode, IregOpcode, MemOpcode, NveProgram, VmacOpcode, WregOpcode,
+    ActOpcode, Instruction, IregOpcode, MemField, MemOpcode, NveProgram, OpField, Settings, VmacOpcode, WregOpcode,
 )
-from dnnmap.targets.nve.reference import activate, activation_lut, wrap_acc
 from dnnmap.targets.nve.spec import NveSpec
+
+# Columns of the instruction table. Memory fields (MEMA at 0, MEMB at 6): opcode, offset,
+# update, mode, stage, tail. Register and VMAC fields: opcode, stage, tail. ACT: opcode,
+# half, stage, tail.
+_MEMA, _MEMB, _WREG, _IREG, _VMAC, _ACT = 0, 6, 12, 15, 18, 21
+_COLUMNS = 25
+# Configuration vector of the kernel.
+(_LANES, _PPW, _CPW, _PIXEL_BITS, _WEIGHT_BITS, _ACC_BITS, _EXTRA, _READ_LAT, _WRITE_LAT, _ACT_LAT, _WORDS,
+ _ACT_SHIFT, _FIFO_DEPTH) = range(13)
+# Error codes the kernel reports (code, instruction, cycle).
+_PORT_A, _PORT_B, _EXHAUSTED, _MEMB_WRITE, _NO_LATCH, _ADDRESS = range(1, 7)
+_MAX_WORD_BITS, _MAX_ACC_BITS = 64, 62  # the kernel keeps words and accumulators in int64
 
 
 class IssError(DnnmapError):
@@ -72,156 +96,314 @@ class RunStats:
         return lanes * self.mac_ops / self.issued if self.issued else 0.0
 
 
-def _signed(v: int, bits: int) -> int:
-    return v - (1 << bits) if v >> (bits - 1) & 1 else v
+@dataclass(frozen=True)
+class LoadedProgram:
+    """A program in the instruction buffer: the instruction table, the AGU mode table and the settings."""
+
+    table: np.ndarray  # int64 (instructions, _COLUMNS)
+    modes: np.ndarray  # int64 (modes, 2): (toggle, inc) of mode m at row m - 1
+    settings: Settings
+
+    def output_capacity(self) -> int:
+        """Output words the program can produce at most (every ``act`` enabled in every execution)."""
+        s = self.settings
+        acts = self.table[:, _ACT] == ActOpcode.ACT
+        in_loop = int(np.count_nonzero(acts[s.loop_start: s.loop_end + 1]))
+        return int(np.count_nonzero(acts)) - in_loop + in_loop * (s.iterations + s.drain)
 
 
-def run_program(program: NveProgram, input_words: Sequence[int], spec: NveSpec,
-                config: StreamConfig = StreamConfig()) -> tuple[list[int], RunStats]:
-    """Execute ``program`` once (init, loop, final) on ``input_words``; return output words and stats."""
-    st = program.settings
-    ins = program.instructions
-    lanes = spec.lanes
-    pmask = (1 << spec.pixel_bits) - 1
-    wbits = spec.weight_bits
-    wmask = (1 << wbits) - 1
-    ppw, cpw = spec.pixels_per_word, spec.coeffs_per_word
-    lut = activation_lut(spec)
-    mem = [0] * spec.local_buffer_words
-    pending_mem: deque[tuple[int, int, int]] = deque()
-    port_pending: dict[str, deque[tuple[int, int]]] = {"A": deque(), "B": deque()}
-    port: dict[str, int | None] = {"A": None, "B": None}
-    latch_pending: deque[tuple[int, np.ndarray]] = deque()
-    latch: np.ndarray | None = None
-    rw = [0] * cpw
-    ri = np.zeros(spec.image_registers, dtype=np.int64)
-    accu = np.zeros(lanes, dtype=np.int64)
-    update = {i: (ins[i].mema.update, ins[i].memb.update) for i in range(st.loop_start, st.loop_end + 1)}
-    outputs: list[int] = []
-    in_pos = 0
-    in_arrived = 0
-    in_credit = 0.0
-    out_fifo = 0
-    out_credit = 0.0
-    tau = 0
-    wall = 0
-    in_stalls = out_stalls = mac_ops = 0
-    total_in = len(input_words)
+def _mem_row(f: MemField) -> list[int]:
+    return [f.opcode, f.offset, f.update, f.mode, f.stage, int(f.tail)]
 
-    def pixels(word: int) -> list[int]:
-        return [(word >> (spec.pixel_bits * i)) & pmask for i in range(ppw)]
 
-    def coeffs(word: int) -> list[int]:
-        return [_signed((word >> (wbits * i)) & wmask, wbits) for i in range(cpw)]
+def _op_row(f: OpField) -> list[int]:
+    return [f.opcode, f.stage, int(f.tail)]
 
-    def port_value(p: str) -> int:
-        v = port[p]
-        if v is None:
-            raise IssError(f"register load at cycle {tau} finds no data on port {p}")
-        return v
 
-    def enabled(stage: int, tail: bool, k: int | None) -> bool:
-        return k is None or 0 <= k - stage < st.iterations + int(tail)
+def _row(ins: Instruction) -> list[int]:
+    return [*_mem_row(ins.mema), *_mem_row(ins.memb), *_op_row(ins.wreg), *_op_row(ins.ireg),
+            *_op_row(ins.vmac), ins.act.opcode, ins.act.arg, ins.act.stage, int(ins.act.tail)]
 
-    sequence: list[tuple[int, int | None]] = [(i, None) for i in range(st.loop_start)]
-    for k in range(st.iterations + st.drain):
-        sequence.extend((i, k) for i in range(st.loop_start, st.loop_end + 1))
-    sequence.extend((i, None) for i in range(st.loop_end + 1, len(ins)))
 
-    for i, k in sequence:
-        inst = ins[i]
-        ma, mb = inst.mema, inst.memb
-        ma_on = ma.opcode != MemOpcode.NOP and enabled(ma.stage, ma.tail, k)
-        mb_on = mb.opcode != MemOpcode.NOP and enabled(mb.stage, mb.tail, k)
-        act_on = inst.act.opcode == ActOpcode.ACT and enabled(inst.act.stage, inst.act.tail, k)
+def load_program(program: NveProgram) -> LoadedProgram:
+    """Encode ``program`` as the kernel's instruction table (the FSM's first step, NVE Fig. 11)."""
+    table = np.array([_row(ins) for ins in program.instructions], dtype=np.int64).reshape(-1, _COLUMNS)
+    modes = np.array(program.settings.modes, dtype=np.int64).reshape(-1, 2)
+    used = table[:, [_MEMA + 3, _MEMB + 3]]
+    if used.size and (used.min() < 0 or used.max() > len(modes)):
+        raise IssError(f"AGU mode {int(used.max())} used but the mode table has {len(modes)} entries")
+    return LoadedProgram(table, modes, program.settings)
+
+
+@lru_cache(maxsize=16)
+def act_lut(entries: int, scale: float, pixel_bits: int) -> np.ndarray:
+    """The ACT unit's LUT memory (NVE §3.1 ②, Eq. 2.2): entry i = round(top · S((i - entries/2) / scale)).
+
+    Built from the inverse sigmoid, as a table of output steps: the output rises from
+    y - 1 to y at the first index whose S value reaches (y - 1/2) / top, i.e. at
+    ceil(entries/2 + scale · logit((y - 1/2) / top)). The NumPy reference evaluates S
+    forwards instead, so a fault in either table shows up as a mismatch.
+    """
+    top = (1 << pixel_bits) - 1
+    level = (np.arange(1, top + 1) - 0.5) / top
+    steps = np.ceil(entries // 2 + scale * np.log(level / (1.0 - level)))
+    return np.searchsorted(steps, np.arange(entries), side="right").astype(np.int64)
+
+
+def _config(spec: NveSpec, config: StreamConfig) -> np.ndarray:
+    if spec.word_bits > _MAX_WORD_BITS or spec.acc_bits > _MAX_ACC_BITS:
+        raise IssError(f"the ISS models words up to {_MAX_WORD_BITS} bits and accumulators up to "
+                       f"{_MAX_ACC_BITS} bits (spec: {spec.word_bits} and {spec.acc_bits})")
+    return np.array([spec.lanes, spec.pixels_per_word, spec.coeffs_per_word, spec.pixel_bits, spec.weight_bits,
+                     spec.acc_bits, spec.extra_image_registers, spec.read_latency, spec.write_to_read_latency,
+                     spec.vmac_to_act_latency, spec.local_buffer_words, spec.act_shift, config.output_fifo_depth],
+                    dtype=np.int64)
+
+
+def run_program(program: NveProgram | LoadedProgram, input_words: Sequence[int] | np.ndarray, spec: NveSpec,
+                config: StreamConfig = StreamConfig()) -> tuple[np.ndarray, RunStats]:
+    """Execute ``program`` once (init, loop, final) on ``input_words``; return output words (uint64) and stats."""
+    loaded = program if isinstance(program, LoadedProgram) else load_program(program)
+    s = loaded.settings
+    words = np.asarray(input_words, dtype=np.uint64).view(np.int64)
+    out = np.zeros(loaded.output_capacity(), dtype=np.int64)
+    stats = np.zeros(5, dtype=np.int64)
+    error = np.zeros(3, dtype=np.int64)
+    lut = act_lut(spec.act_lut_entries, spec.act_lut_scale, spec.pixel_bits)
+    rates = np.array([config.input_words_per_cycle, config.output_words_per_cycle])
+    produced, consumed = _execute(loaded.table, loaded.modes, s.loop_start, s.loop_end, s.iterations, s.drain,
+                                  words, _config(spec, config), lut, rates, out, stats, error)
+    if error[0]:
+        raise IssError(_error_message(*(int(x) for x in error)))
+    if consumed != len(words):
+        raise IssError(f"program consumed {consumed} of {len(words)} input words")
+    return out[:produced].view(np.uint64), RunStats(*(int(x) for x in stats))
+
+
+def _error_message(code: int, instruction: int, cycle: int) -> str:
+    return {
+        _PORT_A: f"register load at cycle {cycle} finds no data on port A",
+        _PORT_B: f"register load at cycle {cycle} finds no data on port B",
+        _EXHAUSTED: f"input stream exhausted at instruction {instruction} (program expects more words)",
+        _MEMB_WRITE: f"instruction {instruction}: MEMB supports only rd in this engine model",
+        _NO_LATCH: f"act at cycle {cycle} before any set rb latched a result",
+        _ADDRESS: f"instruction {instruction} at cycle {cycle}: address outside the local buffer",
+    }[code]
+
+
+@njit(cache=True)
+def _enabled(opcode: int, stage: int, tail: int, k: int, iterations: int) -> bool:
+    """Stage predicate: outside the loop (k < 0) always; in execution k iff iteration k - stage exists."""
+    return opcode != 0 and (k < 0 or 0 <= k - stage < iterations + tail)
+
+
+@njit(cache=True)
+def _wrap(value: int, bits: int) -> int:
+    """Two's-complement register of ``bits`` bits: keep the low bits, sign-extend the top one."""
+    sign = 1 << (bits - 1)
+    return ((value + sign) & ((sign << 1) - 1)) - sign
+
+
+@njit(cache=True)
+def _field(word: int, index: int, bits: int) -> int:
+    """Unsigned sub-word ``index`` of ``bits`` bits (little-endian)."""
+    return (word >> (bits * index)) & ((1 << bits) - 1)
+
+
+@njit(cache=True)
+def _advance(update: int, mode: int, modes: np.ndarray) -> int:
+    """The AGU step after an issue (Eq. 3.2); mode 0 keeps a fixed address."""
+    if mode == 0:
+        return update
+    nxt = update + modes[mode - 1, 1]
+    return 0 if nxt == modes[mode - 1, 0] else nxt
+
+
+@njit(cache=True)
+def _activate(latch: np.ndarray, half: int, cfg: np.ndarray, lut: np.ndarray) -> int:
+    """One ``act``: 8 lanes of the latch -> saturated 10-bit LUT index -> 8 packed output pixels."""
+    ppw = cfg[_PPW]
+    centre = lut.shape[0] // 2
+    word = 0
+    for j in range(ppw):
+        index = min(max(latch[half * ppw + j] >> cfg[_ACT_SHIFT], -centre), centre - 1) + centre
+        word |= lut[index] << (cfg[_PIXEL_BITS] * j)
+    return word
+
+
+@njit(cache=True)
+def _set_ri(ri: np.ndarray, opcode: int, port_a: int, port_b: int, cfg: np.ndarray) -> None:
+    """IREG: set ri (ri[0-7] <- port A, ri[8-15] <- port B), set-shift ri or shift ri."""
+    ppw, bits = cfg[_PPW], cfg[_PIXEL_BITS]
+    if opcode == IregOpcode.SET:
+        for j in range(ppw):
+            ri[j] = _field(port_a, j, bits)
+            ri[ppw + j] = _field(port_b, j, bits)
+        return
+    for j in range(ri.shape[0] - 1):
+        ri[j] = ri[j + 1]
+    ri[ri.shape[0] - 1] = 0
+    if opcode == IregOpcode.SETSH:
+        for j in range(cfg[_EXTRA]):
+            ri[cfg[_LANES] - 1 + j] = _field(port_b, j, bits)
+
+
+@njit(cache=True)
+def _set_rw(rw: np.ndarray, opcode: int, port_a: int, cfg: np.ndarray) -> None:
+    """WREG: set rw (signed coefficients from port A) or shift rw."""
+    if opcode == WregOpcode.SET:
+        for j in range(rw.shape[0]):
+            rw[j] = _wrap(_field(port_a, j, cfg[_WEIGHT_BITS]), cfg[_WEIGHT_BITS])
+        return
+    for j in range(rw.shape[0] - 1):
+        rw[j] = rw[j + 1]
+    rw[rw.shape[0] - 1] = 0
+
+
+@njit(cache=True)
+def _ring(latency: int) -> int:
+    """Size of a ring of pending results: the smallest power of two above ``latency``."""
+    size = 1
+    while size <= latency:
+        size <<= 1
+    return size
+
+
+@njit(cache=True)
+def _execute(table: np.ndarray, modes: np.ndarray, loop_start: int, loop_end: int, iterations: int, drain: int,
+             words: np.ndarray, cfg: np.ndarray, lut: np.ndarray, rates: np.ndarray, out: np.ndarray,
+             stats: np.ndarray, error: np.ndarray) -> tuple[int, int]:
+    """Run init, loop and final part; fill ``out``/``stats``/``error``; return (output words, input words used)."""
+    lanes, acc_bits = cfg[_LANES], cfg[_ACC_BITS]
+    n = table.shape[0]
+    body = loop_end - loop_start + 1
+    executions = iterations + drain
+    # Pending results in rings indexed by the cycle they land in (latencies are fixed; sizes powers of two)
+    ring_mem, ring_port, ring_latch = _ring(cfg[_WRITE_LAT]), _ring(cfg[_READ_LAT]), _ring(cfg[_ACT_LAT])
+    mem = np.zeros(cfg[_WORDS], np.int64)
+    mem_due = np.full(ring_mem, -1, np.int64)
+    mem_addr = np.zeros(ring_mem, np.int64)
+    mem_value = np.zeros(ring_mem, np.int64)
+    port_due = np.full((2, ring_port), -1, np.int64)
+    port_value = np.zeros((2, ring_port), np.int64)
+    port = np.zeros(2, np.int64)
+    port_valid = np.zeros(2, np.bool_)
+    latch_due = np.full(ring_latch, -1, np.int64)
+    latch_ring = np.zeros((ring_latch, lanes), np.int64)
+    latch = np.zeros(lanes, np.int64)
+    latch_valid = False
+    rw = np.zeros(cfg[_CPW], np.int64)
+    ri = np.zeros(lanes + cfg[_EXTRA], np.int64)
+    accu = np.zeros(lanes, np.int64)
+    update = np.empty((n, 2), np.int64)  # the AGU's update parts of MEMA and MEMB
+    update[:, 0] = table[:, _MEMA + 2]
+    update[:, 1] = table[:, _MEMB + 2]
+    in_pos = in_arrived = produced = fifo = 0
+    in_credit = out_credit = 0.0
+    tau = wall = in_stalls = out_stalls = mac_ops = 0
+    total = loop_start + executions * body + (n - loop_end - 1)
+    for t in range(total):
+        # position in the FSM (Fig. 11): instruction i, loop execution k (-1 outside the loop)
+        if t < loop_start:
+            i, k = t, -1
+        elif t < loop_start + executions * body:
+            k, i = divmod(t - loop_start, body)
+            i += loop_start
+        else:
+            i, k = t - executions * body + body, -1
+        ma_on = _enabled(table[i, _MEMA], table[i, _MEMA + 4], table[i, _MEMA + 5], k, iterations)
+        mb_on = _enabled(table[i, _MEMB], table[i, _MEMB + 4], table[i, _MEMB + 5], k, iterations)
+        act_on = _enabled(table[i, _ACT], table[i, _ACT + 2], table[i, _ACT + 3], k, iterations)
+        writes = ma_on and table[i, _MEMA] == MemOpcode.WR
         while True:  # stall until the streams allow this instruction to issue
-            in_credit += config.input_words_per_cycle
-            while in_credit >= 1 and in_arrived < total_in:
+            in_credit += rates[0]
+            while in_credit >= 1 and in_arrived < len(words):
                 in_arrived += 1
                 in_credit -= 1
-            out_credit += config.output_words_per_cycle
-            while out_credit >= 1 and out_fifo > 0:
-                out_fifo -= 1
+            out_credit += rates[1]
+            while out_credit >= 1 and fifo > 0:
+                fifo -= 1
                 out_credit -= 1
             out_credit = min(out_credit, 1.0)
             wall += 1
-            if ma_on and ma.opcode == MemOpcode.WR and in_pos >= in_arrived:
-                if in_arrived >= total_in:
-                    raise IssError(f"input stream exhausted at instruction {i} (program expects more words)")
+            if writes and in_pos >= in_arrived:
+                if in_arrived >= len(words):
+                    error[0], error[1], error[2] = _EXHAUSTED, i, tau
+                    return produced, in_pos
                 in_stalls += 1
                 continue
-            if act_on and out_fifo >= config.output_fifo_depth:
+            if act_on and fifo >= cfg[_FIFO_DEPTH]:
                 out_stalls += 1
                 continue
             break
-        while pending_mem and pending_mem[0][0] <= tau:
-            _, a, v = pending_mem.popleft()
-            mem[a] = v
-        for p in ("A", "B"):
-            q = port_pending[p]
-            while q and q[0][0] <= tau:
-                port[p] = q.popleft()[1]
-        while latch_pending and latch_pending[0][0] <= tau:
-            latch = latch_pending.popleft()[1]
-        addr_a = ma.offset + (update[i][0] if k is not None else ma.update)
-        addr_b = mb.offset + (update[i][1] if k is not None else mb.update)
+        # results that land in this cycle
+        slot = tau & (ring_mem - 1)
+        if mem_due[slot] == tau:
+            mem[mem_addr[slot]] = mem_value[slot]
+        for p in range(2):
+            if port_due[p, tau & (ring_port - 1)] == tau:
+                port[p] = port_value[p, tau & (ring_port - 1)]
+                port_valid[p] = True
+        if latch_due[tau & (ring_latch - 1)] == tau:
+            latch[:] = latch_ring[tau & (ring_latch - 1)]
+            latch_valid = True
         # memory fields
-        if ma_on:
-            if ma.opcode == MemOpcode.RD:
-                port_pending["A"].append((tau + spec.read_latency, mem[addr_a]))
+        for p in range(2):
+            base = _MEMA if p == 0 else _MEMB
+            if not (ma_on if p == 0 else mb_on):
+                continue
+            addr = table[i, base + 1] + (update[i, p] if k >= 0 else table[i, base + 2])
+            if addr < 0 or addr >= mem.shape[0]:
+                error[0], error[1], error[2] = _ADDRESS, i, tau
+                return produced, in_pos
+            if table[i, base] == MemOpcode.RD:
+                land = (tau + cfg[_READ_LAT]) & (ring_port - 1)
+                port_due[p, land] = tau + cfg[_READ_LAT]
+                port_value[p, land] = mem[addr]
+            elif p == 1:
+                error[0], error[1], error[2] = _MEMB_WRITE, i, tau
+                return produced, in_pos
             else:
-                pending_mem.append((tau + spec.write_to_read_latency, addr_a, int(input_words[in_pos])))
+                land = (tau + cfg[_WRITE_LAT]) & (ring_mem - 1)
+                mem_due[land], mem_addr[land], mem_value[land] = tau + cfg[_WRITE_LAT], addr, words[in_pos]
                 in_pos += 1
-        if mb_on:
-            if mb.opcode != MemOpcode.RD:
-                raise IssError(f"instruction {i}: MEMB supports only rd in this engine model")
-            port_pending["B"].append((tau + spec.read_latency, mem[addr_b]))
-        # register fields (compute from start-of-cycle state)
-        w0 = rw[0]
-        new_rw = rw
-        wr_op = inst.wreg
-        if wr_op.opcode != WregOpcode.NOP and enabled(wr_op.stage, wr_op.tail, k):
-            new_rw = coeffs(port_value("A")) if wr_op.opcode == WregOpcode.SET else rw[1:] + [0]
-        ir_op = inst.ireg
-        old_ri = ri
-        if ir_op.opcode != IregOpcode.NOP and enabled(ir_op.stage, ir_op.tail, k):
-            ri = ri.copy()
-            if ir_op.opcode == IregOpcode.SET:
-                ri[: ppw] = pixels(port_value("A"))
-                ri[ppw: lanes] = pixels(port_value("B"))
+        # VMAC first: it reads rw[0] and ri[0-15] as they are at the start of the cycle
+        if _enabled(table[i, _VMAC], table[i, _VMAC + 1], table[i, _VMAC + 2], k, iterations):
+            if table[i, _VMAC] == VmacOpcode.SET_RB:
+                land = (tau + cfg[_ACT_LAT]) & (ring_latch - 1)
+                latch_due[land] = tau + cfg[_ACT_LAT]
+                for lane in range(lanes):
+                    latch_ring[land, lane] = _wrap(accu[lane], acc_bits)
+                accu[:] = rw[0]
             else:
-                ri[:-1] = old_ri[1:]
-                ri[-1] = 0
-                if ir_op.opcode == IregOpcode.SETSH:
-                    extra = spec.extra_image_registers
-                    ri[lanes - 1: lanes - 1 + extra] = pixels(port_value("B"))[:extra]
-        vm = inst.vmac
-        if vm.opcode != VmacOpcode.NOP and enabled(vm.stage, vm.tail, k):
-            if vm.opcode == VmacOpcode.SET_RB:
-                latch_pending.append((tau + spec.vmac_to_act_latency, wrap_acc(accu, spec)))
-                accu = np.full(lanes, w0, dtype=np.int64)
-            else:
-                accu = accu + w0 * old_ri[:lanes]
+                w0 = rw[0]
+                for lane in range(lanes):
+                    accu[lane] += w0 * ri[lane]
                 mac_ops += 1
+        if _enabled(table[i, _WREG], table[i, _WREG + 1], table[i, _WREG + 2], k, iterations):
+            if not port_valid[0] and table[i, _WREG] == WregOpcode.SET:
+                error[0], error[1], error[2] = _PORT_A, i, tau
+                return produced, in_pos
+            _set_rw(rw, table[i, _WREG], port[0], cfg)
+        if _enabled(table[i, _IREG], table[i, _IREG + 1], table[i, _IREG + 2], k, iterations):
+            op = table[i, _IREG]
+            if not port_valid[0] and op == IregOpcode.SET:
+                error[0], error[1], error[2] = _PORT_A, i, tau
+                return produced, in_pos
+            if not port_valid[1] and (op == IregOpcode.SET or op == IregOpcode.SETSH):
+                error[0], error[1], error[2] = _PORT_B, i, tau
+                return produced, in_pos
+            _set_ri(ri, op, port[0], port[1], cfg)
         if act_on:
-            if latch is None:
-                raise IssError(f"act at cycle {tau} before any set rb latched a result")
-            half = inst.act.arg
-            vals = activate(latch[half * ppw: (half + 1) * ppw], spec, lut)
-            outputs.append(sum(int(v) << (spec.pixel_bits * j) for j, v in enumerate(vals)))
-            out_fifo += 1
-        rw = new_rw
-        if k is not None:  # AGU: rewrite the address fields of repetitive instructions (Eq. 3.2)
-            ua, ub = update[i]
-            update[i] = (_advance(ua, ma.mode, st.modes), _advance(ub, mb.mode, st.modes))
+            if not latch_valid:
+                error[0], error[1], error[2] = _NO_LATCH, i, tau
+                return produced, in_pos
+            out[produced] = _activate(latch, table[i, _ACT + 1], cfg, lut)
+            produced += 1
+            fifo += 1
+        if k >= 0:  # AGU: rewrite the address fields of repetitive instructions (Eq. 3.2)
+            update[i, 0] = _advance(update[i, 0], table[i, _MEMA + 3], modes)
+            update[i, 1] = _advance(update[i, 1], table[i, _MEMB + 3], modes)
         tau += 1
-    if in_pos != total_in:
-        raise IssError(f"program consumed {in_pos} of {total_in} input words")
-    return outputs, RunStats(wall, tau, in_stalls, out_stalls, mac_ops)
-
-
-def _advance(update: int, mode: int, modes: tuple[tuple[int, int], ...]) -> int:
-    if mode == 0:
-        return update
-    toggle, inc = modes[mode - 1]
-    return update + inc if update + inc != toggle else 0
+    stats[0], stats[1], stats[2], stats[3], stats[4] = wall, tau, in_stalls, out_stalls, mac_ops
+    return produced, in_pos

@@ -8,7 +8,7 @@ import numpy as np
 
 from dnnmap.targets.nve.codegen import StreamLayout
 from dnnmap.targets.nve.host import StripData, input_stream, scatter_outputs, strips
-from dnnmap.targets.nve.iss import RunStats, StreamConfig, run_program
+from dnnmap.targets.nve.iss import RunStats, StreamConfig, load_program, run_program
 from dnnmap.targets.nve.layers import ConvLayer
 from dnnmap.targets.nve.program import NveProgram
 from dnnmap.targets.nve.reference import conv_reference, random_operands
@@ -32,22 +32,28 @@ class LayerSim:
         return self.stats.macs_per_instruction(lanes)
 
 
+Operands = tuple[np.ndarray, np.ndarray, np.ndarray]  # pixels (in, H, W), weights (out, in, kh, kw), bias (out,)
+
+
 def simulate_layer(layer: ConvLayer, programs: list[tuple[NveProgram, StreamLayout]], spec: NveSpec,
-                   seed: int = 0, config: StreamConfig = StreamConfig()) -> LayerSim:
-    """Run every program of ``layer`` over every strip; compare all output maps with the reference."""
-    rng = np.random.default_rng(seed)
-    pixels, weights, bias = random_operands(layer, rng)
+                   seed: int = 0, config: StreamConfig = StreamConfig(), operands: Operands | None = None
+                   ) -> LayerSim:
+    """Run every program of ``layer`` over every strip; compare all output maps with the reference.
+
+    ``operands`` (pixels, weights, bias) default to :func:`random_operands` drawn with ``seed``.
+    """
+    pixels, weights, bias = random_operands(layer, np.random.default_rng(seed)) if operands is None else operands
     _, expected = conv_reference(layer, pixels, weights, bias, spec)
     got = np.zeros_like(expected)
     written = np.zeros(expected.shape, dtype=bool)
     total = RunStats(0, 0, 0, 0, 0)
     cols = layer.out_hw[1]
     for program, stream in programs:
-        prog = program.with_iterations(cols)
-        drain = prog.settings.drain
+        loaded = load_program(program.with_iterations(cols))
+        drain = loaded.settings.drain
         for t in range(strips(layer, spec)):
             data = StripData(layer, stream, pixels, weights, bias, t, spec)
-            out_words, stats = run_program(prog, input_stream(layer, stream, data, cols, drain), spec, config)
+            out_words, stats = run_program(loaded, input_stream(layer, stream, data, cols, drain), spec, config)
             scatter_outputs(stream, out_words, cols, drain, t, got, spec)
             total = total + stats
         written[list(stream.out_maps)] = True
