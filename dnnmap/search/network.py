@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.errors import UnknownNameError
 from dnnmap.search.mappers import OBJECTIVES, SearchResult, SearchSpaceTooLarge, exhaustive_search, random_search
+from dnnmap.search.optimal import optimal_search
 from dnnmap.search.space import MapSpace
+from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.workload.ir import Network, Operator
 
-MAPPERS = ("auto", "exhaustive", "random")
+MAPPERS = ("auto", "exhaustive", "random", "sunstone", "optimal")
 DEFAULT_BUDGET = 50_000  # random samples per layer (ResNet-50 on Eyeriss: ~5 s, docs/search.md)
 
 
@@ -83,13 +85,17 @@ def shape_key(op: Operator) -> tuple:
 
 def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str = "auto", budget: int = DEFAULT_BUDGET,
               seed: int = 0, exhaustive_limit: float = 2e5,
-              progress: Callable[[int], None] | None = None) -> SearchResult:
+              progress: Callable[[int], None] | None = None, budget_seconds: float | None = None) -> SearchResult:
     """Best mapping of one operator. ``auto``: exhaustive when the declared space is at most
     ``exhaustive_limit`` mappings, else ``budget`` random samples."""
     if objective not in OBJECTIVES:
         raise UnknownNameError(f"unknown objective {objective!r}; choose from {', '.join(OBJECTIVES)}")
     if mapper not in MAPPERS:
         raise UnknownNameError(f"unknown mapper {mapper!r}; choose from {', '.join(MAPPERS)}")
+    if mapper == "sunstone":
+        return sunstone_search(op, arch, objective)
+    if mapper == "optimal":
+        return optimal_search(op, arch, objective, budget_seconds=budget_seconds).result
     space = MapSpace(op, arch)
     if mapper in ("auto", "exhaustive"):
         try:
@@ -115,7 +121,8 @@ def select_layers(network: Network, names: list[str] | None) -> list[Operator]:
 
 def search_network(network: Network, arch: ArchSpec, objective: str = "edp", mapper: str = "auto",
                    layers: list[str] | None = None, budget: int = DEFAULT_BUDGET, seed: int = 0,
-                   on_layer: Callable[[str], None] | None = None) -> NetworkResult:
+                   on_layer: Callable[[str], None] | None = None,
+                   budget_seconds: float | None = None) -> NetworkResult:
     """Map every selected layer; layers of identical shape reuse the first one's search."""
     t0 = time.perf_counter()
     results: list[LayerResult] = []
@@ -126,7 +133,7 @@ def search_network(network: Network, arch: ArchSpec, objective: str = "edp", map
             first, res = done[key]
             results.append(LayerResult(op.name, op.kind, op.macs, res, first))
         else:
-            res = map_layer(op, arch, objective, mapper, budget, seed)
+            res = map_layer(op, arch, objective, mapper, budget, seed, budget_seconds=budget_seconds)
             done[key] = (op.name, res)
             results.append(LayerResult(op.name, op.kind, op.macs, res))
         if on_layer:

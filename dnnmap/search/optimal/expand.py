@@ -1,0 +1,111 @@
+"""Children of branch-and-bound nodes: one level's factors, then its loop order (top level first).
+
+Nodes are arrays like a :class:`MappingBatch` (temporal, spatial, axes, order: (n, L, D)). The
+factor stage of level ``j`` splits what is left of each bound (``rest``, kept in level 0's
+temporal slot until then) into level ``j``'s temporal factor, its fan-out's spatial factors and
+the tile below, keeping only tiles of level ``j-1`` whose lower-bound footprint fits (a tile
+that cannot fit is invalid in the cost model too). The order stage enumerates every order of
+level ``j``'s non-trivial loops (the exhaustive mapper's lossless rule; level 0 keeps its
+fixed order). Together the stages enumerate exactly the declared space of
+:class:`~dnnmap.search.space.MapSpace`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.search.optimal.bounds import touched_lower
+from dnnmap.search.sunstone.tiles import divisor_lattice
+from dnnmap.search.sunstone.unroll import legal_unrollings
+from dnnmap.workload.ir import Operator
+
+
+@dataclass
+class Nodes:
+    temporal: np.ndarray
+    spatial: np.ndarray
+    axes: np.ndarray
+    order: np.ndarray
+
+    def __len__(self) -> int:
+        return self.temporal.shape[0]
+
+    def take(self, idx: np.ndarray) -> "Nodes":
+        return Nodes(self.temporal[idx], self.spatial[idx], self.axes[idx], self.order[idx])
+
+    @staticmethod
+    def concat(parts: list["Nodes"]) -> "Nodes":
+        return Nodes(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("temporal", "spatial", "axes",
+                                                                                 "order")))
+
+
+def tile_may_fit(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, cover: np.ndarray) -> np.ndarray:
+    """False only for tiles that cannot fit ``level`` (their lower-bound footprint already exceeds it)."""
+    lv = arch.levels[level]
+    if lv.capacity is None:
+        return np.ones(len(cover), dtype=bool)
+    words = touched_lower(op, cover) * keeps[level]
+    if lv.capacity_unit == "bits":
+        words = words * np.array([arch.bits_of(t.role) for t in op.tensors])
+    roles = [t.role for t in op.tensors]
+    if isinstance(lv.capacity, dict):
+        ok = np.ones(len(cover), dtype=bool)
+        for role in set(roles):
+            cols = [j for j, r in enumerate(roles) if r == role]
+            ok &= words[:, cols].sum(axis=1) <= lv.capacity_for(role)
+        return ok
+    return words.sum(axis=1) <= lv.capacity_for("input")
+
+
+def expand_factors(nodes: Nodes, j: int, op: Operator, arch: ArchSpec, keeps: np.ndarray) -> Nodes:
+    """Every split of each node's ``rest`` into level ``j``'s temporal and spatial factors and the tile below."""
+    out = []
+    shape = tuple(arch.levels[j].fanout.shape) if arch.levels[j].fanout else None
+    for k in range(len(nodes)):
+        rest = nodes.temporal[k, 0]
+        if j == 0:  # level 0 keeps what its fan-out leaves
+            below = np.ones((1, len(rest)), dtype=np.int64)
+        else:
+            below = divisor_lattice(tuple(int(n) for n in rest))
+            below = below[tile_may_fit(op, arch, j - 1, keeps, below)]
+        for tile in below:
+            q = rest // tile
+            if shape is None:
+                fac, ax = np.ones((1, len(q)), dtype=np.int64), np.zeros((1, len(q)), dtype=np.int64)
+            else:
+                fac, ax = legal_unrollings(tuple(int(n) for n in q), shape)
+            m = len(fac)
+            t = np.repeat(nodes.temporal[k:k + 1], m, axis=0)
+            s = np.repeat(nodes.spatial[k:k + 1], m, axis=0)
+            a = np.repeat(nodes.axes[k:k + 1], m, axis=0)
+            o = np.repeat(nodes.order[k:k + 1], m, axis=0)
+            s[:, j], a[:, j] = fac, ax
+            if j == 0:
+                t[:, 0] = rest // fac
+            else:
+                t[:, j] = q // fac
+                t[:, 0] = tile
+            out.append(Nodes(t, s, a, o))
+    return Nodes.concat(out) if out else nodes.take(np.array([], dtype=np.int64))
+
+
+def expand_orders(nodes: Nodes, j: int) -> Nodes:
+    """Every order of level ``j``'s non-trivial loops (trivial ones appended innermost)."""
+    D = nodes.temporal.shape[2]
+    nontrivial = nodes.temporal[:, j] > 1
+    keys, inverse = np.unique(nontrivial, axis=0, return_inverse=True)
+    out = []
+    for g, mask in enumerate(keys):
+        rows = np.nonzero(inverse.reshape(-1) == g)[0]
+        live = tuple(np.nonzero(mask)[0])
+        rest = tuple(d for d in range(D) if d not in live)
+        perms = np.array([p + rest for p in itertools.permutations(live)], dtype=np.int64)
+        sub = nodes.take(np.repeat(rows, len(perms)))
+        sub.order = sub.order.copy()
+        sub.order[:, j] = np.tile(perms, (len(rows), 1))
+        out.append(sub)
+    return Nodes.concat(out)

@@ -1,0 +1,183 @@
+"""``--mapper optimal``: branch and bound over the declared map space, with a certificate.
+
+The tree fixes the levels from the top down: level ``L-1``'s factors, then its loop order, then
+level ``L-2``'s factors and order, ..., and last level 0's spatial factors (its temporal factor
+is what is left, its order is fixed: :mod:`.expand`). Every node is bounded with
+:class:`.bounds.LowerBound` from the cost model's counts of a completion of the node; a node
+whose bound reaches the incumbent is pruned, which is safe because the bound is admissible, so
+the search returns the optimum of the declared space. The incumbent starts at the Sunstone
+mapper's result. When ``budget_seconds`` runs out, the certificate's lower bound is the least
+bound of the nodes still open, and the gap is ``incumbent / lower bound - 1``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.cost.batch import MappingBatch
+from dnnmap.cost.model import CostModel
+from dnnmap.errors import MappingError
+from dnnmap.search.optimal.bounds import LowerBound
+from dnnmap.search.optimal.expand import Nodes, expand_factors, expand_orders
+from dnnmap.workload.ir import Operator
+
+EPS = 1e-9  # relative slack: a bound within rounding of the incumbent cannot beat it
+
+
+@dataclass(frozen=True)
+class Certificate:
+    lower_bound: float
+    incumbent: float
+    proven: bool
+    nodes: int  # nodes bounded (mappings and partial mappings priced by the cost model)
+    seconds: float
+
+    @property
+    def gap(self) -> float:
+        if self.proven:
+            return 0.0
+        return self.incumbent / self.lower_bound - 1 if self.lower_bound > 0 else math.inf
+
+
+@dataclass(frozen=True)
+class OptimalResult:
+    result: "SearchResult"  # noqa: F821
+    certificate: Certificate
+
+
+def _stages(L: int) -> list[tuple[str, int]]:
+    return [(kind, j) for j in range(L - 1, 0, -1) for kind in ("F", "O")] + [("F", 0)]
+
+
+class BranchAndBound:
+    def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 100_000) -> None:
+        self.op, self.arch, self.objective, self.model = op, arch, objective, model
+        self.L, self.D = len(arch.levels), len(op.dim_names)
+        self.keeps = MappingBatch.default_keeps(op, arch)
+        self.bound = LowerBound(op, arch, model, self.keeps)
+        self.stages = _stages(self.L)
+        self.chunk = chunk
+        self.incumbent = math.inf
+        self.tie = math.inf
+        self.best: MappingBatch | None = None
+        self.nodes = 0
+
+    def _batch(self, n: Nodes) -> MappingBatch:
+        return MappingBatch(n.temporal, n.spatial, n.order, self.keeps, (), n.axes)
+
+    def offer(self, batch: MappingBatch) -> None:
+        cost = self.model.evaluate(batch)
+        score = cost.objective(self.objective)
+        tie = cost.energy + 1e-9 * cost.cycles
+        j = int(np.lexsort((tie, score))[0])
+        if (score[j], tie[j]) < (self.incumbent, self.tie):
+            self.incumbent, self.tie, self.best = float(score[j]), float(tie[j]), batch.take([j])
+
+    def _bound(self, nodes: Nodes, stage: int) -> np.ndarray:
+        """Lower bounds after ``stage`` (exact objective at the last stage, updating the incumbent)."""
+        self.nodes += len(nodes)
+        kind, j = self.stages[stage]
+        cost = self.model.evaluate(self._batch(nodes), reuse_buffers=True)
+        if stage == len(self.stages) - 1:
+            score = cost.objective(self.objective).copy()
+            tie = cost.energy + 1e-9 * cost.cycles
+            k = int(np.lexsort((tie, score))[0])
+            if (score[k], tie[k]) < (self.incumbent, self.tie):
+                self.incumbent, self.tie = float(score[k]), float(tie[k])
+                self.best = self._batch(nodes.take(np.array([k])))
+            return score
+        known = j if kind == "F" else j - 1
+        lb = self.bound.compute(cost, nodes.spatial, j, known, self.objective)
+        ok = (cost.capacity_excess[:, max(j - 1, 0):self.L - 1] <= 0).all(axis=1)
+        return np.where(ok, lb, np.inf)
+
+    def _children(self, nodes: Nodes, stage: int):  # noqa: ANN202 - generator of Nodes pieces
+        kind, j = self.stages[stage]
+        for k in range(len(nodes)):
+            one = nodes.take(np.array([k]))
+            yield expand_factors(one, j, self.op, self.arch, self.keeps) if kind == "F" else expand_orders(one, j)
+
+    def _survivors(self, nodes: Nodes, stage: int) -> tuple[Nodes, np.ndarray]:
+        """Children of ``nodes`` at ``stage`` whose bound is below the incumbent, sorted by bound."""
+        kept, lbs, pending, size = [], [], [], 0
+
+        def flush() -> None:
+            batch = Nodes.concat(pending)
+            pending.clear()
+            lb = self._bound(batch, stage)
+            alive = lb < self.incumbent * (1 - EPS)
+            kept.append(batch.take(np.nonzero(alive)[0]))
+            lbs.append(lb[alive])
+
+        for piece in self._children(nodes, stage):
+            pending.append(piece)
+            size += len(piece)
+            if size >= self.chunk:
+                flush()
+                size = 0
+        if pending:
+            flush()
+        if not kept:
+            return nodes.take(np.array([], dtype=np.int64)), np.zeros(0)
+        out, lb = Nodes.concat(kept), np.concatenate(lbs)
+        order = np.argsort(lb, kind="stable")
+        return out.take(order), lb[order]
+
+    def run(self, deadline: float) -> float:
+        """Search until done or ``deadline``; returns the certified lower bound."""
+        L, D = self.L, self.D
+        root = Nodes(np.ones((1, L, D), dtype=np.int64), np.ones((1, L, D), dtype=np.int64),
+                     np.zeros((1, L, D), dtype=np.int64), np.tile(np.arange(D), (1, L, 1)))
+        root.temporal[0, 0] = [self.op.bound(d) for d in self.op.dim_names]
+        stack: list[tuple[int, Nodes, np.ndarray]] = [(-1, root, np.zeros(1))]
+        while stack:
+            if time.perf_counter() > deadline:
+                open_lb = min(float(lb[lb < self.incumbent].min()) for _, _, lb in stack
+                              if (lb < self.incumbent).any()) if any((lb < self.incumbent).any()
+                                                                     for _, _, lb in stack) else self.incumbent
+                return min(open_lb, self.incumbent)
+            stage, nodes, lb = stack.pop()
+            alive = lb < self.incumbent * (1 - EPS)
+            nodes, lb = nodes.take(np.nonzero(alive)[0]), lb[alive]
+            if len(nodes) == 0:
+                continue
+            take = 1 if stage >= 0 else len(nodes)
+            if len(nodes) > take:
+                stack.append((stage, nodes.take(np.arange(take, len(nodes))), lb[take:]))
+            children, child_lb = self._survivors(nodes.take(np.arange(take)), stage + 1)
+            if stage + 1 < len(self.stages) - 1 and len(children):
+                stack.append((stage + 1, children, child_lb))
+        return self.incumbent
+
+
+def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_seconds: float | None = None,
+                   incumbent: "SearchResult | None" = None) -> OptimalResult:  # noqa: F821
+    """Optimum of the declared space with its certificate (``budget_seconds``: None = until proven)."""
+    from dnnmap.search.mappers import SearchResult, _nothing_fits_message
+    from dnnmap.search.sunstone.mapper import sunstone_search
+
+    t0 = time.perf_counter()
+    model = CostModel(op, arch)
+    bb = BranchAndBound(op, arch, objective, model)
+    if incumbent is None:
+        try:
+            incumbent = sunstone_search(op, arch, objective, model=model)
+        except MappingError:
+            incumbent = None
+    if incumbent is not None:
+        bb.offer(MappingBatch.from_mappings(op, arch, [incumbent.mapping]))
+    deadline = t0 + budget_seconds if budget_seconds is not None else math.inf
+    lower = bb.run(deadline)
+    if bb.best is None:
+        raise MappingError(_nothing_fits_message(op, arch, model))
+    seconds = time.perf_counter() - t0
+    proven = lower >= bb.incumbent * (1 - EPS)
+    cert = Certificate(bb.incumbent if proven else lower, bb.incumbent, proven, bb.nodes, seconds)
+    cost = model.evaluate(bb.best)
+    result = SearchResult(op, arch, bb.best.mapping(0, op, arch), cost, bb.nodes, bb.nodes, seconds, "optimal")
+    return OptimalResult(result, cert)

@@ -1,0 +1,133 @@
+"""Maximal-tile search of one memory level (RTML Sec. 3.2.7, Observation 4, Fig. 9).
+
+The tile tree starts at the all-ones tile; a child grows one dimension to its next larger
+divisor. A node with a child that still fits is pruned (Observation 4: enlarging any
+dimension of a fitting tile lowers the accesses to the level above), so the survivors are the
+*maximal* fitting tiles. We compute the same set without walking the tree: the whole divisor
+lattice is laid out as one mixed-radix array, every tile's footprint is computed at once, and a
+fitting tile is maximal when none of its one-step neighbours fits (the tree's pruning rule).
+
+Footprints are the interval hulls of each tensor's axes (``Axis.extent``), summed per capacity
+partition of the level (``keeps``, per-role capacities, bits, buffering). They can only
+over-estimate the cost model's tile words (a strided window with gaps), so a tile judged to
+fit does fit; the cost model checks every finished mapping anyway.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.workload.ir import Operator
+
+
+@lru_cache(maxsize=4096)
+def divisors(n: int) -> tuple[int, ...]:
+    return tuple(d for d in range(1, n + 1) if n % d == 0)
+
+
+@lru_cache(maxsize=8192)
+def divisor_lattice(limits: tuple[int, ...]) -> np.ndarray:
+    """Every tile whose dimension ``d`` divides ``limits[d]``: (n, D), last dimension fastest (read-only)."""
+    out = np.ones((1, 0), dtype=np.int64)
+    for n in limits:
+        divs = np.array(divisors(int(n)), dtype=np.int64)
+        out = np.concatenate([np.repeat(out, len(divs), axis=0), np.tile(divs, len(out))[:, None]], axis=1)
+    out.setflags(write=False)
+    return out
+
+
+def footprints(op: Operator, cover: np.ndarray) -> np.ndarray:
+    """(n, T) words of each tensor touched by a box of ``cover`` (n, D) iterations (axis hulls)."""
+    coef, owner = _axis_table(op)
+    extents = 1 + (cover - 1) @ coef  # (n, axes)
+    out = np.ones((cover.shape[0], len(op.tensors)), dtype=np.int64)
+    for j in range(len(op.tensors)):
+        out[:, j] = extents[:, owner == j].prod(axis=1)
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _axis_table(op: Operator) -> tuple[np.ndarray, np.ndarray]:
+    """(D, axes) coefficients of every tensor axis and the tensor owning each axis."""
+    dims = op.dim_names
+    axes = [(j, a) for j, t in enumerate(op.tensors) for a in t.axes]
+    coef = np.zeros((len(dims), len(axes)), dtype=np.int64)
+    for k, (_, a) in enumerate(axes):
+        for d, c in a.terms:
+            coef[dims.index(d), k] = c
+    return coef, np.array([j for j, _ in axes])
+
+
+def level_fits(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, cover: np.ndarray) -> np.ndarray:
+    """(n,) whether a tile of ``cover`` fits every capacity partition of ``level`` (one instance)."""
+    lv = arch.levels[level]
+    if lv.capacity is None:
+        return np.ones(cover.shape[0], dtype=bool)
+    words = footprints(op, cover).astype(float)
+    if lv.capacity_unit == "bits":
+        words *= np.array([arch.bits_of(t.role) for t in op.tensors], dtype=float)
+    words *= keeps[level]
+    if isinstance(lv.capacity, dict):
+        ok = np.ones(cover.shape[0], dtype=bool)
+        for role in {t.role for j, t in enumerate(op.tensors) if keeps[level, j]}:
+            cols = [j for j, t in enumerate(op.tensors) if t.role == role]
+            ok &= words[:, cols].sum(axis=1) <= lv.capacity_for(role)
+        return ok
+    return words.sum(axis=1) <= lv.capacity_for("input")
+
+
+def maximal_mask(limits: tuple[int, ...], fits: np.ndarray) -> np.ndarray:
+    """Of the lattice of ``limits`` (as :func:`divisor_lattice` orders it), the fitting tiles none of
+    whose one-dimension growths to the next divisor fits (Observation 4's survivors)."""
+    radix = [len(divisors(int(n))) for n in limits]
+    shape = tuple(radix)
+    grid = fits.reshape(shape)
+    grown_fits = np.zeros(shape, dtype=bool)
+    for d in range(len(shape)):
+        if shape[d] > 1:
+            nxt = np.zeros(shape, dtype=bool)
+            idx = [slice(None)] * len(shape)
+            idx[d] = slice(0, shape[d] - 1)
+            src = [slice(None)] * len(shape)
+            src[d] = slice(1, None)
+            nxt[tuple(idx)] = grid[tuple(src)]
+            grown_fits |= nxt
+    return (grid & ~grown_fits).reshape(-1)
+
+
+class TileTree:
+    """Maximal tiles of one level over one inner coverage, for any divisor-closed sub-box of ``residual``.
+
+    The fit of every tile of the ``residual`` lattice is computed once; a sub-box (what an
+    unrolling leaves, ``residual // spatial``) is a sub-lattice of it, so its fits are gathered and
+    only the maximality test (Fig. 9's pruning) runs per sub-box."""
+
+    def __init__(self, op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, inner: np.ndarray,
+                 residual: tuple[int, ...]) -> None:
+        self.residual = residual
+        self.fits = level_fits(op, arch, level, keeps, divisor_lattice(residual) * inner[None, :]).reshape(
+            tuple(len(divisors(n)) for n in residual))
+        self._index = [{d: k for k, d in enumerate(divisors(n))} for n in residual]
+        self._done: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
+
+    def maximal(self, limits: tuple[int, ...]) -> tuple[np.ndarray, int]:
+        """Maximal fitting tiles dividing ``limits`` and the number of fitting ones (the tree's nodes)."""
+        if limits not in self._done:
+            self._done[limits] = self._maximal(limits)
+        return self._done[limits]
+
+    def _maximal(self, limits: tuple[int, ...]) -> tuple[np.ndarray, int]:
+        pos = [np.array([self._index[d][x] for x in divisors(n)]) for d, n in enumerate(limits)]
+        fits = self.fits[np.ix_(*pos)].reshape(-1)
+        keep = maximal_mask(limits, fits)
+        return divisor_lattice(limits)[keep], int(fits.sum())
+
+
+def maximal_tiles(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, inner: np.ndarray,
+                  limits: tuple[int, ...]) -> tuple[np.ndarray, int]:
+    """Maximal tiles (factors per dimension, dividing ``limits``) of ``level`` over the ``inner`` coverage
+    (D,) already fixed below it, and the number of fitting tiles the tree visits (Fig. 9)."""
+    return TileTree(op, arch, level, keeps, inner, limits).maximal(limits)

@@ -1,0 +1,105 @@
+"""Spatial unrolling candidates of one fan-out (RTML Sec. 3.2.8, Observation 5).
+
+A candidate gives each dimension a spatial factor (a divisor of what is left of its bound) and
+an axis of the fan-out; the factors on an axis multiply to at most its size and a dimension
+uses one axis (the declared space's rule, :meth:`MapSpace.spatial_legal`). Kept are
+
+* only **maximal** candidates (no factor can grow to its next divisor, or an unused dimension
+  start, on any axis and still fit): a larger unrolling lowers the parent's accesses of every
+  tensor the grown dimension does not index, by broadcast, and the compute steps;
+* per Observation 5, only candidates that leave alone the dimensions across which the level
+  below reuses its tiles temporally (the chosen inter-tile order's signature), **unless** the
+  array would then sit idler: candidates over the excluded dimensions that reach a higher
+  utilization than the best permitted one are kept as well (the escape clause; the public
+  Sunstone code likewise falls back to mixed unrollings when the reuse dimensions cannot fill
+  the array).
+Both rules are lossy: docs/search.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from dnnmap.search.sunstone.tiles import divisors
+
+
+@dataclass(frozen=True)
+class Unrollings:
+    factors: np.ndarray  # (n, D) spatial factor per dimension
+    axes: np.ndarray  # (n, D) fan-out axis per dimension (0 where the factor is 1)
+    legal: int  # legal candidates of the fan-out (the space these were chosen from)
+
+    @property
+    def utilization(self) -> np.ndarray:
+        return self.factors.prod(axis=1)
+
+
+@lru_cache(maxsize=8192)
+def legal_unrollings(limits: tuple[int, ...], shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Every legal (factors, axes) assignment of dimensions with bounds ``limits`` to a fan-out ``shape``."""
+    A = len(shape)
+    fac = np.ones((1, 0), dtype=np.int64)
+    ax = np.zeros((1, 0), dtype=np.int64)
+    used = np.ones((1, A), dtype=np.int64)
+    for n in limits:
+        options = [(1, 0)] + [(f, a) for a in range(A) for f in divisors(int(n))[1:] if f <= shape[a]]
+        f_opt = np.array([o[0] for o in options], dtype=np.int64)
+        a_opt = np.array([o[1] for o in options], dtype=np.int64)
+        k = len(options)
+        new_used = np.repeat(used, k, axis=0)
+        rows = np.arange(len(new_used))
+        new_used[rows, np.tile(a_opt, len(used))] *= np.tile(f_opt, len(used))
+        ok = (new_used <= np.array(shape)).all(axis=1)
+        fac = np.concatenate([np.repeat(fac, k, axis=0), np.tile(f_opt, len(used))[:, None]], axis=1)[ok]
+        ax = np.concatenate([np.repeat(ax, k, axis=0), np.tile(a_opt, len(used))[:, None]], axis=1)[ok]
+        used = new_used[ok]
+    return fac, ax
+
+
+def _maximal(fac: np.ndarray, ax: np.ndarray, limits: tuple[int, ...], shape: tuple[int, ...]) -> np.ndarray:
+    """Rows none of whose factors can grow to the next divisor of its limit (or, at 1, start on any
+    axis) and still fit the fan-out."""
+    sizes = np.array(shape, dtype=np.int64)
+    rows = np.arange(len(fac))
+    used = np.stack([np.where(ax == a, fac, 1).prod(axis=1) for a in range(len(shape))], axis=1)
+    grow = np.zeros(len(fac), dtype=bool)
+    for d, n in enumerate(limits):
+        if n == 1:
+            continue
+        divs = np.array(divisors(int(n)) + (0,), dtype=np.int64)  # 0: no larger divisor
+        f = fac[:, d]
+        pos = np.searchsorted(divs[:-1], f, side="right")
+        nxt = divs[np.minimum(pos, len(divs) - 1)]
+        on = (f > 1) & (nxt > 0)
+        grow |= on & (used[rows, ax[:, d]] // np.maximum(f, 1) * nxt <= sizes[ax[:, d]])
+        grow |= (f == 1) & (used * divs[1] <= sizes[None, :]).any(axis=1)
+    return ~grow
+
+
+def unrolling_candidates(limits: tuple[int, ...], shape: tuple[int, ...],
+                         excluded: frozenset[int] = frozenset(), maximal_only: bool = True) -> Unrollings:
+    """Maximal unrollings avoiding the ``excluded`` dimensions (Observation 5) plus the escape clause
+    (``maximal_only=False``: every legal unrolling, one per factor vector)."""
+    fac, ax = legal_unrollings(limits, shape)
+    if not maximal_only:
+        _, first = np.unique(fac, axis=0, return_index=True)
+        rows = np.sort(first)
+        return Unrollings(fac[rows], ax[rows], len(fac))
+    maximal = _maximal(fac, ax, limits, shape)
+    allowed = np.ones(len(fac), dtype=bool)
+    for d in excluded:
+        allowed &= fac[:, d] == 1
+    restricted_limits = tuple(1 if d in excluded else n for d, n in enumerate(limits))
+    permitted = allowed & _maximal(fac, ax, restricted_limits, shape)
+    util = fac.prod(axis=1)
+    best = util[maximal].max() if maximal.any() else 1
+    best_permitted = util[permitted].max() if permitted.any() else 0
+    keep = permitted | (maximal & (util == best) & (best_permitted < best))
+    # the cost model prices an unrolling by its factors; which axis carries a dimension only
+    # matters for identical-only multicast, so one axis assignment per factor vector is kept
+    _, first = np.unique(fac[keep], axis=0, return_index=True)
+    rows = np.nonzero(keep)[0][np.sort(first)]
+    return Unrollings(fac[rows], ax[rows], len(fac))

@@ -1,0 +1,236 @@
+"""Level-by-level Sunstone walk over the declared map space with alpha-beta pruning (RTML Sec. 3.2.9-3.2.10).
+
+Step ``i`` (innermost level first) extends every partial mapping by
+
+1. the inter-tile order of level ``i+1`` from the loop-order trie over the loops still left
+   (:mod:`.orders`; that order stays level ``i+1``'s when its own tile is chosen at the next
+   step: "the inter-tile order of level i becomes the intra-tile order of level i+1");
+2. the unrolling of the fan-out between levels ``i`` and ``i+1`` (:mod:`.unroll`, Observation 5,
+   filtered by the order's reuse), and at step 0 the MAC-lane fan-out of level 0;
+3. the maximal tiles of level ``i`` in what is left (:mod:`.tiles`, Observation 4).
+
+Every extension is *completed* by giving level ``i+1`` all remaining factors and priced by
+:class:`CostModel` in one batch, capacity judged on levels ``<= i``. That completion's cost is
+the report's "L1-cost + L2-ideal": the levels below ``i+1`` are priced as they will be if the
+order of level ``i+1`` is kept, and the levels above move every word once. Per (unrolling,
+tile) only the best order is kept (the report's pairing of a tile with its best order).
+Candidates are expanded in ascending bound; once a candidate's bound reaches the best finished
+mapping, it and all after it are cut (Knuth-Moore alpha-beta as the report adapts it). At the
+last inner level the completion *is* the finished mapping, priced exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.cost.batch import MappingBatch
+from dnnmap.cost.model import CostModel
+from dnnmap.search.sunstone.orders import order_candidates
+from dnnmap.search.sunstone.stats import SunstoneStats
+from dnnmap.search.sunstone.tiles import TileTree, divisor_lattice, level_fits, maximal_mask
+from dnnmap.search.sunstone.unroll import unrolling_candidates
+from dnnmap.workload.ir import Operator
+
+
+@dataclass
+class Partials:
+    """Partial mappings (P, L, D) arrays: levels below the current step fixed."""
+
+    temporal: np.ndarray
+    spatial: np.ndarray
+    axes: np.ndarray
+    order: np.ndarray
+
+    def __len__(self) -> int:
+        return self.temporal.shape[0]
+
+    def take(self, idx: np.ndarray) -> "Partials":
+        return Partials(self.temporal[idx], self.spatial[idx], self.axes[idx], self.order[idx])
+
+
+class SunstoneWalk:
+    """The search for one operator on one architecture; ``run`` returns the best finished batch row."""
+
+    def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 8) -> None:
+        self.op, self.arch, self.objective, self.model = op, arch, objective, model
+        self.L, self.D = len(arch.levels), len(op.dim_names)
+        self.bounds = np.array([op.bound(d) for d in op.dim_names], dtype=np.int64)
+        self.keeps = MappingBatch.default_keeps(op, arch)
+        self.chunk = chunk
+        self.relaxed = False  # True: every legal unrolling (the fallback when the pruned walk finds nothing)
+        self.stats = SunstoneStats()
+        self.best_score = math.inf
+        self.best_tie = math.inf
+        self.best: MappingBatch | None = None
+        self._trees: dict[tuple[int, bytes, bytes], TileTree] = {}
+
+    # ---- candidates -------------------------------------------------------------------
+    def _fanout(self, level: int) -> tuple[int, ...] | None:
+        lv = self.arch.levels[level] if level < self.L else None
+        return tuple(lv.fanout.shape) if lv is not None and lv.fanout else None
+
+    def _orders(self, residual: np.ndarray) -> list[tuple[np.ndarray, frozenset[int]]]:
+        """(full order as dim indices outermost first, excluded dims for Observation 5) per kept leaf."""
+        dims = self.op.dim_names
+        live = tuple(d for d, n in zip(dims, residual) if n > 1)
+        if len(live) <= 1:
+            return [(np.arange(self.D), frozenset())]
+        trie = order_candidates(self.op, live)
+        self.stats.orders_all += math.factorial(len(live))
+        self.stats.orders_kept += len(trie.kept)
+        out = []
+        for node, full in zip(trie.kept, trie.full_orders(dims)):
+            excluded = frozenset(dims.index(d) for _, d in node.signature)
+            out.append((np.array([dims.index(d) for d in full], dtype=np.int64), excluded))
+        return out
+
+    def _unrollings(self, level: int, residual: np.ndarray, excluded: frozenset[int]):  # noqa: ANN202
+        shape = self._fanout(level)
+        if shape is None:
+            one = np.ones((1, self.D), dtype=np.int64)
+            return one, np.zeros_like(one)
+        u = unrolling_candidates(tuple(int(n) for n in residual), shape, excluded, maximal_only=not self.relaxed)
+        self.stats.unroll_legal += u.legal
+        self.stats.unroll_kept += len(u.factors)
+        return u.factors, u.axes
+
+    def _tiles(self, level: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray) -> np.ndarray:
+        key = (level, inner.tobytes(), residual.tobytes())
+        if key not in self._trees:
+            self._trees[key] = TileTree(self.op, self.arch, level, self.keeps, inner,
+                                        tuple(int(n) for n in residual))
+        tiles, fitting = self._trees[key].maximal(tuple(int(n) for n in residual // unroll))
+        self.stats.tiles_fitting += fitting
+        self.stats.tiles_maximal += len(tiles)
+        if level == 0:
+            self.stats.l1_tiles_fitting += fitting
+            self.stats.l1_tiles_maximal += len(tiles)
+        return tiles
+
+    def _fit_above(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
+                   tiles: np.ndarray) -> np.ndarray:
+        """Tiles whose level above can still hold one of them per instance. When some maximal tile
+        cannot, the tree is re-grown with both capacities as the fit test (a tile is then maximal for
+        the pair of levels, the report's gap: maximal tiles can starve a small level above)."""
+        above = level_fits(self.op, self.arch, i + 1, self.keeps, inner[None, :] * tiles * unroll[None, :])
+        if above.all():
+            return tiles
+        limits = tuple(int(n) for n in residual // unroll)
+        lattice = divisor_lattice(limits)
+        fits = (level_fits(self.op, self.arch, i, self.keeps, lattice * inner[None, :])
+                & level_fits(self.op, self.arch, i + 1, self.keeps, lattice * (inner * unroll)[None, :]))
+        return lattice[maximal_mask(limits, fits)]
+
+    def extend(self, parts: Partials, i: int) -> Partials:
+        """Every extension of ``parts`` at step ``i``, completed with the rest of each bound at level i+1."""
+        rows: list[Partials] = []
+        for p in range(len(parts)):
+            base = parts.take(np.array([p]))
+            starts = [base]
+            if i == 0 and self._fanout(0) is not None:  # MAC lanes under level 0
+                fac, ax = self._unrollings(0, self.bounds, frozenset())
+                starts = []
+                for f, a in zip(fac, ax):
+                    s = base.take(np.array([0]))
+                    s = Partials(s.temporal.copy(), s.spatial.copy(), s.axes.copy(), s.order.copy())
+                    s.spatial[0, 0], s.axes[0, 0] = f, a
+                    starts.append(s)
+            for s in starts:
+                rows.extend(self._extend_one(s, i))
+        if not rows:
+            return parts.take(np.array([], dtype=np.int64))
+        return Partials(*(np.concatenate([getattr(r, f) for r in rows]) for f in ("temporal", "spatial", "axes",
+                                                                                  "order")))
+
+    def _extend_one(self, s: Partials, i: int) -> list[Partials]:
+        done = np.prod(s.temporal[0, :i], axis=0) * np.prod(s.spatial[0, :i + 1], axis=0)
+        residual = self.bounds // done
+        inner = np.prod(s.temporal[0, :i] * s.spatial[0, :i], axis=0) * s.spatial[0, i]
+        out = []
+        for order, excluded in self._orders(residual):
+            fac, ax = (self._unrollings(i + 1, residual, excluded) if i + 1 < self.L
+                       else (np.ones((1, self.D), dtype=np.int64), np.zeros((1, self.D), dtype=np.int64)))
+            for f, a in zip(fac, ax):
+                tiles = self._tiles(i, inner, residual, f)
+                if i + 1 < self.L - 1:
+                    tiles = self._fit_above(i, inner, residual, f, tiles)
+                m = len(tiles)
+                if m == 0:
+                    continue
+                t = np.repeat(s.temporal, m, axis=0)
+                sp = np.repeat(s.spatial, m, axis=0)
+                axs = np.repeat(s.axes, m, axis=0)
+                od = np.repeat(s.order, m, axis=0)
+                t[:, i] = tiles
+                t[:, i + 1] = residual // f // tiles
+                t[:, i + 2:] = 1
+                sp[:, i + 1], axs[:, i + 1] = f, a
+                od[:, i + 1] = order
+                out.append(Partials(t, sp, axs, od))
+        return out
+
+    # ---- pricing and alpha-beta ---------------------------------------------------------
+    def price(self, parts: Partials, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Bound (step < last) or exact objective of every completed candidate, and an energy tie-break."""
+        batch = MappingBatch(parts.temporal, parts.spatial, parts.order, self.keeps, (), parts.axes)
+        cost = self.model.evaluate(batch, reuse_buffers=True)
+        self.stats.evaluated += len(parts)
+        if i == self.L - 2:
+            score = cost.objective(self.objective)
+        else:
+            ok = (cost.capacity_excess[:, :i + 1] <= 0).all(axis=1)
+            raw = {"latency": cost.cycles, "energy": cost.energy, "edp": cost.edp, "dram": cost.dram_bytes}
+            score = np.where(ok, raw[self.objective].astype(float), np.inf)
+        return score.copy(), cost.energy + 1e-9 * cost.cycles
+
+    def _best_order_only(self, parts: Partials, score: np.ndarray, tie: np.ndarray, i: int) -> np.ndarray:
+        """Indices keeping, per (parent, unrolling, tile), the order with the best score."""
+        fields = np.concatenate([parts.temporal[:, :i + 1].reshape(len(parts), -1),
+                                 parts.spatial[:, :i + 2].reshape(len(parts), -1)], axis=1)
+        weights = np.random.default_rng(0).integers(1, 2**62, size=fields.shape[1], dtype=np.int64)
+        key = fields @ weights  # wraps around: a 64-bit hash of the group, collisions negligible
+        idx = np.lexsort((tie, score))
+        _, first = np.unique(key[idx], return_index=True)
+        return idx[first]
+
+    def search(self, parts: Partials, i: int) -> None:
+        self.stats.step(i)
+        cands = self.extend(parts, i)
+        if len(cands) == 0:
+            return
+        score, tie = self.price(cands, i)
+        self.stats.level_candidates[i] += len(cands)
+        if i == self.L - 2:
+            j = int(np.lexsort((tie, score))[0])
+            if (score[j], tie[j]) < (self.best_score, self.best_tie):
+                self.best_score, self.best_tie = float(score[j]), float(tie[j])
+                self.best = MappingBatch(cands.temporal[[j]], cands.spatial[[j]], cands.order[[j]], self.keeps,
+                                         (), cands.axes[[j]])
+            return
+        keep = self._best_order_only(cands, score, tie, i)
+        keep = keep[np.isfinite(score[keep])]
+        keep = keep[np.lexsort((tie[keep], score[keep]))]
+        for start in range(0, len(keep), self.chunk):
+            if score[keep[start]] >= self.best_score:  # every later candidate is at least as bad
+                self.stats.level_cut[i] += len(keep) - start
+                break
+            group = keep[start:start + self.chunk]
+            self.stats.level_expanded[i] += len(group)
+            self.search(cands.take(group), i + 1)
+
+    def run(self) -> MappingBatch | None:
+        L, D = self.L, self.D
+        ones = np.ones((1, L, D), dtype=np.int64)
+        root = Partials(ones.copy(), ones.copy(), np.zeros((1, L, D), dtype=np.int64),
+                        np.tile(np.arange(D), (1, L, 1)))
+        if L == 1:
+            return None
+        self.search(root, 0)
+        if self.best is None:  # Observations 4/5 left nothing that fits: retry with every unrolling
+            self.relaxed = True
+            self.search(root, 0)
+        return self.best
