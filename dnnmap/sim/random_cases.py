@@ -7,7 +7,13 @@ fan-outs (on any level, DRAM included) with multicast/reduction on or off, rando
 roles kept by the inner levels. Mappings: every bound split into spatial factors that fit
 the fan-out axes and temporal factors per level, mostly exact divisors but sometimes
 imperfect (product above the bound), random loop orders, sometimes a per-level tensor
-bypass choice. Operators stay below ~1500 iterations so a case simulates in milliseconds.
+bypass choice, and in about two cases of three a random DRAM layout (a permutation of each
+tensor's axes). Operators stay below ~1500 iterations so a case simulates in milliseconds.
+
+``mid=True`` draws mid-size cases instead: operators with wider ranges and more than
+``MAX_ITERATIONS``, at most ``MID_ITERATIONS`` iterations, and half of the time a preset
+architecture with its real fan-outs (``tpu_like``: 32x32, ``nmp``: 8 per tile and 4x8
+tiles) in place of a random one.
 """
 
 from __future__ import annotations
@@ -16,63 +22,74 @@ import math
 
 import numpy as np
 
-from dnnmap.arch.spec import ALL_ROLES, ArchSpec, Fanout, Level
+from dnnmap.arch.spec import ALL_ROLES, ArchSpec, Fanout, Level, load_arch
 from dnnmap.mapping.mapping import LevelMapping, Mapping, validate_mapping
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
 
 MAX_ITERATIONS = 1500
+MID_ITERATIONS = 20_000
 IMPERFECT_PROBABILITY = 0.15
+LAYOUT_PROBABILITY = 0.65
+MID_PRESETS = ("tpu_like", "nmp")
 
 
 def _int(rng: np.random.Generator, low: int, high: int) -> int:
     return int(rng.integers(low, high + 1))
 
 
-def _conv(rng: np.random.Generator) -> Operator:
+def _conv(rng: np.random.Generator, grow: int) -> Operator:
+    """A random conv2d; ``grow`` multiplies the upper ends of the channel and feature-map ranges."""
     style = rng.choice(["dense", "grouped", "depthwise", "pointwise"])
-    groups = {"dense": 1, "pointwise": 1, "grouped": _int(rng, 2, 3), "depthwise": _int(rng, 2, 4)}[style]
-    cin = groups * (1 if style == "depthwise" else _int(rng, 1, 3))
-    cout = cin if style == "depthwise" else groups * _int(rng, 1, 3)
+    groups = {"dense": 1, "pointwise": 1, "grouped": _int(rng, 2, 3), "depthwise": _int(rng, 2, 4 * grow)}[style]
+    cin = groups * (1 if style == "depthwise" else _int(rng, 1, 3 * grow))
+    cout = cin if style == "depthwise" else groups * _int(rng, 1, 3 * grow)
     kernel = 1 if style == "pointwise" else (_int(rng, 1, 3), _int(rng, 1, 3))
     stride = (_int(rng, 1, 2), _int(rng, 1, 2))
     dilation = 1 if style == "pointwise" else (_int(rng, 1, 2), _int(rng, 1, 2))
     padding = 0 if style == "pointwise" else (_int(rng, 0, 2), _int(rng, 0, 2))
-    hw = (_int(rng, 3, 7), _int(rng, 3, 7))
+    hw = (_int(rng, 3, 7 * grow), _int(rng, 3, 7 * grow))
     return ops.conv2d("conv", cin, cout, hw, kernel, stride, padding, dilation, groups, batch=_int(rng, 1, 2))
 
 
-def _random_op(rng: np.random.Generator) -> Operator:
+def _random_op(rng: np.random.Generator, grow: int) -> Operator:
     kind = rng.choice(["conv", "conv", "conv", "matmul", "pool", "add", "concat", "mttkrp"])
     if kind == "conv":
-        return _conv(rng)
+        return _conv(rng, grow)
     if kind == "matmul":
-        return ops.matmul("mm", _int(rng, 1, 6), _int(rng, 1, 6), _int(rng, 1, 6), batch=_int(rng, 1, 2))
+        return ops.matmul("mm", _int(rng, 1, 6 * grow), _int(rng, 1, 6 * grow), _int(rng, 1, 6 * grow),
+                          batch=_int(rng, 1, 2))
     if kind == "pool":
         kernel = _int(rng, 2, 3)
-        return ops.pool("pool", _int(rng, 1, 3), (_int(rng, kernel, 7), _int(rng, kernel, 7)), kernel,
-                        stride=_int(rng, 1, 2), padding=_int(rng, 0, 1), mode=str(rng.choice(["max", "avg"])))
+        return ops.pool("pool", _int(rng, 1, 3 * grow), (_int(rng, kernel, 7 * grow), _int(rng, kernel, 7 * grow)),
+                        kernel, stride=_int(rng, 1, 2), padding=_int(rng, 0, 1), mode=str(rng.choice(["max", "avg"])))
     if kind == "add":
-        return ops.eltwise("add", _int(rng, 1, 4), (_int(rng, 1, 5), _int(rng, 1, 5)), n_inputs=_int(rng, 2, 3))
+        return ops.eltwise("add", _int(rng, 1, 4 * grow), (_int(rng, 1, 5 * grow), _int(rng, 1, 5 * grow)),
+                           n_inputs=_int(rng, 2, 3))
     if kind == "concat":
-        return ops.concat("concat", _int(rng, 1, 4), (_int(rng, 1, 5), _int(rng, 1, 5)))
-    sizes = {c: _int(rng, 1, 4) for c in "iklj"}
+        return ops.concat("concat", _int(rng, 1, 4 * grow), (_int(rng, 1, 5 * grow), _int(rng, 1, 5 * grow)))
+    sizes = {c: _int(rng, 1, 4 * grow) for c in "iklj"}
     return ops.einsum("mttkrp", "ikl,kj,lj->ij", sizes)
 
 
-def random_op(rng: np.random.Generator) -> Operator:
-    """A random small operator (at most ``MAX_ITERATIONS`` iterations)."""
+def random_op(rng: np.random.Generator, mid: bool = False) -> Operator:
+    """A random small operator (at most ``MAX_ITERATIONS`` iterations), or with ``mid`` a mid-size one
+    (ranges three times wider, more than ``MAX_ITERATIONS`` and at most ``MID_ITERATIONS``)."""
+    low, high = (MAX_ITERATIONS + 1, MID_ITERATIONS) if mid else (1, MAX_ITERATIONS)
     while True:
         try:
-            op = _random_op(rng)
+            op = _random_op(rng, 3 if mid else 1)
         except ValueError:  # the window does not fit the input: draw again
             continue
-        if op.iterations <= MAX_ITERATIONS:
+        if low <= op.iterations <= high:
             return op
 
 
-def random_arch(rng: np.random.Generator) -> ArchSpec:
-    """A random 2-4 level architecture with unbounded capacities."""
+def random_arch(rng: np.random.Generator, mid: bool = False) -> ArchSpec:
+    """A random 2-4 level architecture with unbounded capacities; with ``mid``, half of the time one
+    of ``MID_PRESETS`` (its capacities kept: the simulator does not enforce them)."""
+    if mid and rng.random() < 0.5:
+        return load_arch(str(rng.choice(MID_PRESETS)))
     n_levels = _int(rng, 2, 4)
     levels = []
     for i in range(n_levels):
@@ -99,7 +116,8 @@ def _factor(rng: np.random.Generator, remaining: int, cap: int) -> int:
 
 
 def random_mapping(rng: np.random.Generator, op: Operator, arch: ArchSpec) -> Mapping:
-    """A random legal mapping of ``op`` on ``arch`` (validated before it is returned)."""
+    """A random legal mapping of ``op`` on ``arch`` (validated before it is returned), with a random
+    DRAM layout in a share ``LAYOUT_PROBABILITY`` of the draws."""
     n_levels = len(arch.levels)
     temporal: list[dict[str, int]] = [{} for _ in range(n_levels)]
     spatial: list[dict[str, int]] = [{} for _ in range(n_levels)]
@@ -134,16 +152,22 @@ def random_mapping(rng: np.random.Generator, op: Operator, arch: ArchSpec) -> Ma
             spatial_axis=tuple(axis_of[i].items()),
             keeps=keeps,
         ))
-    mapping = Mapping(levels=tuple(levels), layer=op.name, arch=arch.name)
+    layouts = ()
+    if rng.random() < LAYOUT_PROBABILITY:  # a DRAM layout: each tensor's axes in a random order
+        layouts = tuple((t.name, tuple(str(a) for a in rng.permutation([a.name for a in t.axes])))
+                        for t in op.tensors)
+    mapping = Mapping(levels=tuple(levels), layouts=layouts, layer=op.name, arch=arch.name)
     validate_mapping(mapping, op, arch)
     return mapping
 
 
-def random_case(rng: np.random.Generator, options: bool = False) -> tuple[Operator, ArchSpec, Mapping]:
-    """A random (operator, architecture, legal mapping) triple drawn from ``rng``; ``options``: the
-    architecture then gets random section 2b options (:func:`random_arch_options`, drawn after the mapping)."""
-    op = random_op(rng)
-    arch = random_arch(rng)
+def random_case(rng: np.random.Generator, mid: bool = False,
+                options: bool = False) -> tuple[Operator, ArchSpec, Mapping]:
+    """A random (operator, architecture, legal mapping) triple drawn from ``rng``; ``mid``: a mid-size
+    operator, and half of the time a preset architecture; ``options``: the architecture then gets
+    random section 2b options (:func:`random_arch_options`, drawn after the mapping)."""
+    op = random_op(rng, mid)
+    arch = random_arch(rng, mid)
     mapping = random_mapping(rng, op, arch)
     return op, random_arch_options(rng, arch) if options else arch, mapping
 

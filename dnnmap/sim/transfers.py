@@ -85,14 +85,29 @@ def dram_transfers(result: SimResult) -> list[DramTransfer]:
     return sorted(transfers, key=lambda tr: (tr.step, tr.direction, tr.tensor, tr.group))
 
 
+def _run_lengths(log: TransferLog, layout: tuple[str, ...]) -> np.ndarray:
+    """Lengths of the contiguous runs of every transfer of ``log`` with the tensor stored in ``layout``
+    (axis names, outermost first): the same runs as :meth:`DramTransfer.runs`, for all transfers at once."""
+    order = [log.axis_names.index(a) for a in layout]
+    coords = np.unravel_index(log.word, log.shape)
+    address = np.ravel_multi_index(tuple(coords[a] for a in order), [log.shape[a] for a in order])
+    _, transfer = np.unique(np.stack([log.step, log.group]), axis=1, return_inverse=True)
+    # one key per (transfer, address), sorted; a gap of one address between transfers keeps their runs apart
+    keys = np.unique(transfer.reshape(-1) * (math.prod(log.shape) + 1) + address)
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(keys) != 1) + 1, [len(keys)]])
+    return np.diff(bounds)
+
+
 def dram_bursts(result: SimResult, arch: ArchSpec, mapping: Mapping) -> int:
-    """Bursts of all DRAM transfers: each contiguous run in the tensor's DRAM layout (the mapping's
-    ``layouts``, else the axis order) costs ``ceil(run_bytes / burst_bytes)`` of ``arch``'s DRAM."""
+    """Bursts of all DRAM transfers (TSO Alg. 4 applied literally): each contiguous run of a transfer in
+    the tensor's DRAM layout (the mapping's ``layouts``, else the axis order) costs
+    ``ceil(run_bytes / burst_bytes)`` of ``arch``'s DRAM."""
     if arch.dram.transfer is None:
         raise ValueError(f"architecture {arch.name!r}: the DRAM level has no transfer model (burst_bytes)")
     burst_bytes = arch.dram.transfer.burst_bytes
     total = 0
-    for tr in dram_transfers(result):
-        layout = mapping.layout(tr.tensor, tr.axis_names)
-        total += sum(math.ceil(run * arch.bytes_of(result.role_of(tr.tensor)) / burst_bytes) for run in tr.runs(layout))
+    for log in result.dram_log:
+        if len(log.word):
+            runs = _run_lengths(log, mapping.layout(log.tensor, log.axis_names))
+            total += int(np.ceil(runs * arch.bytes_of(log.role) / burst_bytes).sum())
     return total
