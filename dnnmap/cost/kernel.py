@@ -655,14 +655,17 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                     if level_flags[j, 0, FANOUT]:
                         hop[b, j] += per_lane
                 if need_sets:
-                    if reduce if is_out else mcast:
+                    word_bursts = np.ceil(tensor_params[t, T_BYTES] / burst_bytes)
+                    if is_out and reduce or not is_out and mcast and not pair_identical[pi]:
                         for x in range(nax):
                             bm_single(ubm, x, base)
                             _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
                         bursts += float(steps) * product_bursts(ubm, sizes, t, nax, layout,
                                                                  tensor_params[t, T_BYTES], burst_bytes)
-                    else:
-                        bursts += per_lane  # one word per lane and step: one burst each
+                    elif not is_out and pair_identical[pi]:  # one single-word transfer per distinct word
+                        bursts += union / inst[p] * word_bursts
+                    else:  # one single-word transfer per lane and step
+                        bursts += per_lane * word_bursts
                 continue
 
             # ---- per-axis sets of the child tile and of the union over instances --

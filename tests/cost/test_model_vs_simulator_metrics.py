@@ -129,7 +129,6 @@ def test_dram_bursts_exact(perfect: list[Case]) -> None:
             assert c.cost.dram_bursts[0] == c.metrics.dram_bursts, c.where
 
 
-@pytest.mark.xfail(reason="model: identical-rule DRAM transfers (one per distinct fill set) pending", strict=False)
 def test_dram_bursts_under_the_identical_rule() -> None:
     """Under the identical rule each distinct fill set is its own DRAM transfer (docs 2b).
 
