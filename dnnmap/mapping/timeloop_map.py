@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from dnnmap.arch.spec import ArchSpec
+from dnnmap.arch.timeloop import PASS_THROUGH
 from dnnmap.errors import InputFileError, UnknownNameError
 from dnnmap.mapping.io import write_atomic
 from dnnmap.mapping.mapping import LevelMapping, Mapping
@@ -150,6 +151,9 @@ def mapping_to_timeloop(m: Mapping, op: Operator, arch: ArchSpec) -> dict[str, A
     last = len(arch.levels) - 1
     for i in range(last, -1, -1):
         lm, name = m.levels[i], arch.levels[i].name
+        if name == PASS_THROUGH and not arch.levels[i].keeps and all(
+                lm.t(d) == 1 and lm.s(d) == 1 for d in dims):
+            continue  # the importer's stand-in below a one-level design: Timeloop has no such level
         entries.append({"target": name, "type": "temporal",
                         "factors": " ".join(f"{d}={lm.t(d)}" for d in dims),
                         "permutation": _perm_text(list(reversed(lm.full_order(dims))))})

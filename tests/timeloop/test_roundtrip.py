@@ -52,3 +52,10 @@ def test_random_eyeriss_mappings_round_trip(tmp_path) -> None:
         _same(m, back, op, arch)
         costs = [model.evaluate(MappingBatch.from_mappings(op, arch, [x])).energy[0] for x in (m, back)]
         assert costs[0] == costs[1]
+
+
+def test_pass_through_level_is_not_written(tmp_path) -> None:
+    ex = exercise("00-1level")
+    path = tmp_path / "one.map.yaml"
+    save_timeloop_mapping(path, ex.mapping, ex.op, ex.arch)
+    assert "PassThrough" not in path.read_text()
