@@ -6,6 +6,7 @@ import typer
 
 from dnnmap.cli.catalog import archs_command, models_command
 from dnnmap.cli.map_command import map_command
+from dnnmap.cli.report_command import report_command
 from dnnmap.cli.show_verify import show_command, verify_command
 from dnnmap.cli.timeloop_commands import import_arch_command
 from dnnmap.cli.toolchain import compile_command, import_command, simulate_command
@@ -13,6 +14,7 @@ from dnnmap.cli.toolchain import compile_command, import_command, simulate_comma
 app = typer.Typer(help="dnnmap: map convolutional neural networks onto DNN accelerators.", no_args_is_help=True,
                   pretty_exceptions_enable=False, add_completion=False)
 app.command("map")(map_command)
+app.command("report")(report_command)
 app.command("models")(models_command)
 app.command("archs")(archs_command)
 app.command("show")(show_command)

@@ -9,13 +9,15 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dnnmap.api import resolve_arch, resolve_network
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.options import INPUT_SHAPE_HELP, parse_input_shapes, parse_layer_list
+from dnnmap.cli.progress import item_progress
+from dnnmap.cli.report_command import PNG_DIR_HELP, write_report
 from dnnmap.mapping.io import save_mapping, write_atomic
+from dnnmap.report.html.runs import run_from_dict
 from dnnmap.report.json_report import to_dict
 from dnnmap.report.tables import layer_table, totals_line
 from dnnmap.search.mappers import OBJECTIVES
@@ -47,11 +49,16 @@ def map_command(
     layers: Annotated[Optional[str], typer.Option(help="comma-separated layer names (default: all)")] = None,
     budget: Annotated[int, typer.Option(min=1, help="random mapper: mappings sampled per layer")] = DEFAULT_BUDGET,
     seed: Annotated[int, typer.Option(help="random mapper seed")] = 0,
+    budget_seconds: Annotated[Optional[float], typer.Option(min=0.0, help="optimal mapper: seconds per layer "
+                                                            "before it stops with a certified gap")] = 60.0,
     json_path: Annotated[Optional[Path], typer.Option("--json", help="write per-layer and total results "
                                                                      "with the mappings to this JSON file")] = None,
     save_mappings: Annotated[Optional[Path], typer.Option(help="write one mapping YAML per layer into this "
                                                                "directory")] = None,
     input_shape: Annotated[Optional[list[str]], typer.Option(help=INPUT_SHAPE_HELP)] = None,
+    html: Annotated[Optional[Path], typer.Option(help="write a self-contained HTML report (figures, loop "
+                                                      "nests) to this file")] = None,
+    png_dir: Annotated[Optional[Path], typer.Option(help=PNG_DIR_HELP)] = None,
 ) -> None:
     """Map every layer of MODEL onto ARCH and print per-layer and total cost."""
     network = resolve_network(model, parse_input_shapes(input_shape))
@@ -60,17 +67,19 @@ def map_command(
     selected = select_layers(network, layer_names)
     err = stderr_console()
     load_kernels(err)
-    columns = (TextColumn("mapping {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as progress:
-        task = progress.add_task(network.name, total=len(selected))
-        result = search_network(network, spec, objective, mapper, layer_names, budget, seed,
-                                on_layer=lambda _name: progress.advance(task))
+    with item_progress(err, f"mapping {network.name}", [op.name for op in selected], "layers") as done:
+        result = search_network(network, spec, objective, mapper, layer_names, budget, seed, on_layer=done,
+                                budget_seconds=budget_seconds)
     out = stdout_console()
     out.print(layer_table(result))
     out.print(totals_line(result))
+    data = to_dict(result, network)
     if json_path is not None:
-        write_atomic(json_path, json.dumps(to_dict(result), indent=2) + "\n")
+        write_atomic(json_path, json.dumps(data, indent=2) + "\n")
         out.print(f"wrote {json_path}")
+    if html is not None or png_dir is not None:
+        write_report([run_from_dict(data, f"dnnmap map {model} --arch {arch}", f"{network.name}-{spec.name}")],
+                     html, png_dir, out)
     if save_mappings is not None:
         save_layer_mappings(result, network, save_mappings)
         out.print(f"wrote {len(result.layers)} mapping files to {save_mappings}/")

@@ -1,13 +1,32 @@
-"""Plain-data form of a :class:`NetworkResult` (what ``dnnmap map --json`` writes)."""
+"""Plain-data form of a :class:`NetworkResult` (what ``dnnmap map --json`` writes).
+
+Besides the per-layer totals and mappings it carries what ``dnnmap report`` draws without
+the network or architecture at hand: compute and per-level bandwidth-limited cycles, the
+bottleneck, access counts, tile words, the loop nest text, the layer graph and the machine's
+roofline parameters."""
 
 from __future__ import annotations
 
+import datetime
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from dnnmap.arch.spec import ACTIONS
+from dnnmap.arch.spec import ACTIONS, ArchSpec
+from dnnmap.cost.model import COUNT_KINDS, CostBatch
 from dnnmap.mapping.io import mapping_to_dict
+from dnnmap.mapping.printer import format_loop_nest
 from dnnmap.report.summary import latency_ms
 from dnnmap.search.network import LayerResult, NetworkResult
+from dnnmap.workload.ir import Network
+
+COMPUTE = "compute"  # the bottleneck name of a layer limited by its MAC steps rather than a level's bandwidth
+
+
+def tool_version() -> str:
+    try:
+        return version("dnnmap")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown"
 
 
 def _breakdown(layer: LayerResult, result: NetworkResult) -> dict[str, float]:
@@ -24,28 +43,103 @@ def _energy_by_action(layer: LayerResult, result: NetworkResult) -> dict[str, di
             for i, lv in enumerate(result.arch.levels) if energy[i].any()}
 
 
-def layer_to_dict(layer: LayerResult, result: NetworkResult) -> dict[str, Any]:
-    level_names = [lv.name for lv in result.arch.levels]
-    return {
+def bottleneck(compute_cycles: float, level_cycles: dict[str, float]) -> str:
+    """``compute`` or the level whose bandwidth-limited cycles are the largest (ties go to compute)."""
+    level, cycles = max(level_cycles.items(), key=lambda item: item[1], default=(COMPUTE, 0.0))
+    return level if cycles > compute_cycles else COMPUTE
+
+
+def latency_parts(cost: CostBatch, arch: ArchSpec) -> dict[str, float]:
+    """The layer's cycles split into ``compute`` and per-level bandwidth-bound parts, summing to the cycles.
+
+    Overlapped transfers (the default): the compute steps plus the bottleneck level's excess over them.
+    Serial transfers (``overlap: false``): the compute steps plus every level's cycles."""
+    compute = float(cost.compute_cycles[0])
+    levels = {lv.name: float(c) for lv, c in zip(arch.levels, cost.level_cycles[0])}
+    parts = {COMPUTE: compute}
+    if not arch.overlap:
+        return parts | {name: c for name, c in levels.items() if c > 0}
+    limit = bottleneck(compute, levels)
+    if limit != COMPUTE:
+        parts[limit] = float(cost.cycles[0]) - compute
+    return parts
+
+
+def _per_level_tensor(values: Any, layer: LayerResult, arch: ArchSpec) -> dict[str, dict[str, float]]:
+    """(L, T) array -> level -> tensor -> value, the non-zero entries."""
+    tensors = [t.name for t in layer.search.op.tensors]
+    return {lv.name: {t: float(values[i, j]) for j, t in enumerate(tensors) if values[i, j]}
+            for i, lv in enumerate(arch.levels) if values[i].any()}
+
+
+def _counts(layer: LayerResult, arch: ArchSpec) -> dict[str, dict[str, dict[str, float]]]:
+    """level -> tensor -> count kind -> words, the non-zero entries."""
+    cost = layer.search.cost
+    tensors = [t.name for t in layer.search.op.tensors]
+    return {lv.name: {t: {k: float(cost.counts[k][0, i, j]) for k in COUNT_KINDS if cost.counts[k][0, i, j]}
+                      for j, t in enumerate(tensors) if any(cost.counts[k][0, i, j] for k in COUNT_KINDS)}
+            for i, lv in enumerate(arch.levels) if any(cost.counts[k][0, i].any() for k in COUNT_KINDS)}
+
+
+def _dram_bytes_by_tensor(layer: LayerResult, arch: ArchSpec) -> dict[str, float]:
+    """Bytes each tensor moves to or from the backing store (reads and updates; they sum to ``dram_bytes``)."""
+    cost, top = layer.search.cost, len(arch.levels) - 1
+    return {t.name: float((cost.counts["reads"][0, top, j] + cost.counts["updates"][0, top, j]) * arch.bytes_of(t.role))
+            for j, t in enumerate(layer.search.op.tensors)}
+
+
+def layer_to_dict(layer: LayerResult, result: NetworkResult, network: Network | None = None) -> dict[str, Any]:
+    arch, cost, op = result.arch, layer.search.cost, layer.search.op
+    level_names = [lv.name for lv in arch.levels]
+    level_cycles = {name: float(c) for name, c in zip(level_names, cost.level_cycles[0])}
+    data: dict[str, Any] = {
         "name": layer.layer,
         "kind": layer.kind,
         "macs": layer.macs,
+        "operations": op.macs or op.iterations,
         "cycles": layer.cycles,
-        "latency_ms": latency_ms(layer.cycles, result.arch),
+        "latency_ms": latency_ms(layer.cycles, arch),
+        "compute_cycles": float(cost.compute_cycles[0]),
+        "level_cycles": level_cycles,
+        "latency_parts": latency_parts(cost, arch),
+        "bottleneck": bottleneck(float(cost.compute_cycles[0]), level_cycles),
         "energy": layer.energy,
         "energy_breakdown": _breakdown(layer, result),
         "energy_by_action": _energy_by_action(layer, result),
         "dram_bytes": layer.dram_bytes,
+        "dram_bytes_by_tensor": _dram_bytes_by_tensor(layer, arch),
         "utilization": layer.utilization,
+        "counts": _counts(layer, arch),
+        "tile_words": _per_level_tensor(cost.tile_words[0], layer, arch),
         "mapper": layer.search.mapper,
         "evaluated": 0 if layer.reused_from else layer.search.evaluated,
         "reused_from": layer.reused_from,
         "mapping": mapping_to_dict(layer.search.mapping, level_names),
+        "loop_nest": format_loop_nest(layer.search.mapping, op, arch),
+    }
+    if network is not None:
+        data["inputs"] = list(network.layer(layer.layer).inputs)
+    return data
+
+
+def machine_to_dict(arch: ArchSpec) -> dict[str, Any]:
+    """What a roofline needs: peak operations per second and the DRAM transfer model's bandwidth
+    (null without a transfer model), plus the level names innermost first."""
+    transfer = arch.dram.transfer
+    return {
+        "num_macs": arch.num_macs,
+        "peak_ops_per_second": arch.peak_macs_per_second,
+        "dram_bytes_per_second": transfer.bandwidth_gbps * 1e9 if transfer is not None else None,
+        "dram_transfer_model": transfer.model if transfer is not None else None,
+        "overlap": arch.overlap,
+        "levels": [lv.name for lv in arch.levels],
     }
 
 
-def to_dict(result: NetworkResult) -> dict[str, Any]:
-    """Per-layer numbers and mappings plus totals; totals are the sums over the layers."""
+def to_dict(result: NetworkResult, network: Network | None = None) -> dict[str, Any]:
+    """Per-layer numbers and mappings plus totals; totals are the sums over the layers.
+
+    With ``network`` each layer also lists its ``inputs`` (the graph the report draws)."""
     arch = result.arch
     return {
         "network": result.network,
@@ -54,7 +148,10 @@ def to_dict(result: NetworkResult) -> dict[str, Any]:
         "mapper": result.mapper,
         "energy_unit": arch.energy_unit,
         "clock_mhz": arch.clock_mhz,
-        "layers": [layer_to_dict(layer, result) for layer in result.layers],
+        "tool": {"name": "dnnmap", "version": tool_version()},
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine_to_dict(arch),
+        "layers": [layer_to_dict(layer, result, network) for layer in result.layers],
         "totals": {
             "macs": result.macs,
             "cycles": result.cycles,

@@ -1,0 +1,61 @@
+"""The network as a layered graph, top to bottom, each layer coloured by its bottleneck."""
+
+from __future__ import annotations
+
+from matplotlib.collections import LineCollection
+from matplotlib.figure import Figure
+
+from dnnmap.report.html.runs import LayerRun, Run
+from dnnmap.report.html.style import level_color
+
+INPUT_COLOR = "#ffffff"
+ROW_INCHES = 0.22
+COLUMN_INCHES = 2.0
+
+
+def layout(layers: tuple[LayerRun, ...]) -> dict[str, tuple[float, float]]:
+    """(column, row) per node: the row is the longest path from a graph input (inputs on row 0),
+    the column the node's place in its row. Sources that are not layers of the run are inputs."""
+    depth: dict[str, int] = {}
+    for layer in layers:
+        for src in layer.inputs or ():
+            depth.setdefault(src, 0)
+        depth[layer.name] = 1 + max((depth[src] for src in layer.inputs or ()), default=-1)
+    rows: dict[int, list[str]] = {}
+    for name, row in depth.items():
+        rows.setdefault(row, []).append(name)
+    return {name: (col - (len(names) - 1) / 2, row) for row, names in rows.items() for col, name in enumerate(names)}
+
+
+def graph_figure(run: Run) -> Figure | None:
+    """None when the JSON does not record the layers' inputs (``to_dict`` called without the network)."""
+    if any(layer.inputs is None for layer in run.layers):
+        return None
+    pos = layout(run.layers)
+    depth = max(row for _, row in pos.values()) + 1
+    width = max(sum(1 for _, row in pos.values() if row == r) for r in range(depth))
+    fig = Figure(figsize=(1.5 + COLUMN_INCHES * width, 1.0 + ROW_INCHES * depth), layout="constrained")
+    ax = fig.add_subplot()
+    edges = [(pos[src], pos[layer.name]) for layer in run.layers for src in layer.inputs or ()]
+    ax.add_collection(LineCollection(edges, colors="#999999", linewidths=0.7, zorder=1))
+    layer_names = {layer.name for layer in run.layers}
+    inputs = [name for name in pos if name not in layer_names]
+    ax.scatter([pos[n][0] for n in inputs], [pos[n][1] for n in inputs], marker="s", s=40, color=INPUT_COLOR,
+               edgecolors="black", linewidths=0.6, zorder=2, label="graph input")
+    levels = run.machine.levels
+    for key in ["compute", *levels]:
+        group = [layer for layer in run.layers if layer.bottleneck == key]
+        if group:
+            ax.scatter([pos[g.name][0] for g in group], [pos[g.name][1] for g in group], s=45,
+                       color=level_color(levels, key), edgecolors="black", linewidths=0.4, zorder=2,
+                       label="compute-bound" if key == "compute" else f"{key} bandwidth-bound")
+    kinds = {layer.name: f" ({layer.kind})" for layer in run.layers}
+    for name, (x, y) in pos.items():
+        ax.annotate(f"{name}{kinds.get(name, '')}", (x, y), xytext=(6, 0), textcoords="offset points", va="center",
+                    fontsize=6)
+    ax.set_ylim(depth - 0.5, -0.8)
+    ax.set_xlim(-width / 2 - 0.2, width / 2 + 0.6)
+    ax.set_axis_off()
+    ax.set_title(f"{run.network}: layer graph, colour = bottleneck", loc="left", fontsize=10)
+    ax.legend(fontsize=7, loc="upper right", frameon=False)
+    return fig

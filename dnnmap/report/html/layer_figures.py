@@ -1,0 +1,84 @@
+"""Per-layer bar charts of one run: energy by level and tensor, latency split, DRAM traffic, utilization."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter
+
+from dnnmap.report.html.runs import Run
+from dnnmap.report.html.style import (MAC_COLOR, NETWORK_COLOR, RGBA, layer_bar_figure, legend_on_top, level_color,
+                                      shade)
+
+
+def _stacked(ax: Axes, values: dict[str, np.ndarray], colors: dict[str, RGBA]) -> None:
+    left = np.zeros(len(next(iter(values.values()))))
+    for label, widths in values.items():
+        if widths.any():
+            ax.barh(range(len(widths)), widths, left=left, height=0.8, color=colors[label], label=label)
+            left = left + widths
+
+
+def energy_figure(run: Run) -> Figure:
+    """Stacked bars: each level's energy split by tensor (shades of the level's colour), network hops, MACs."""
+    names = [layer.name for layer in run.layers]
+    levels = run.machine.levels
+    parts = sorted({part for layer in run.layers for part in layer.energy_by_part},
+                   key=lambda p: (levels.index(p[0]) if p[0] in levels else len(levels) + (p[0] == "mac"), p[1]))
+    values: dict[str, np.ndarray] = {}
+    colors: dict[str, RGBA] = {}
+    for level, tensor in parts:
+        label = f"{level} {tensor}".strip()
+        values[label] = np.array([layer.energy_by_part.get((level, tensor), 0.0) for layer in run.layers])
+        if level in levels:
+            tensors = sorted(t for lv, t in parts if lv == level)
+            colors[label] = shade(level_color(levels, level), tensors.index(tensor), len(tensors))
+        else:
+            colors[label] = NETWORK_COLOR if level == "network" else MAC_COLOR
+    fig, ax = layer_bar_figure(names, f"Energy per layer by memory level and tensor ({run.energy_unit})",
+                               f"energy ({run.energy_unit})")
+    _stacked(ax, values, colors)
+    legend_on_top(fig, ax, columns=5)
+    return fig
+
+
+def latency_figure(run: Run) -> Figure:
+    """Stacked bars: compute-bound cycles, then the cycles a level's bandwidth (or DRAM) adds."""
+    names = [layer.name for layer in run.layers]
+    levels = run.machine.levels
+    keys = ["compute", *[lv for lv in levels if any(lv in layer.latency_parts for layer in run.layers)]]
+    values = {key: np.array([layer.latency_parts.get(key, 0.0) for layer in run.layers]) for key in keys}
+    labels = {key: "compute-bound" if key == "compute" else f"{key} bandwidth-bound" for key in keys}
+    fig, ax = layer_bar_figure(names, "Latency per layer: compute-bound and bandwidth-bound cycles", "cycles")
+    _stacked(ax, {labels[k]: v for k, v in values.items()}, {labels[k]: level_color(levels, k) for k in keys})
+    legend_on_top(fig, ax)
+    return fig
+
+
+def dram_figure(run: Run) -> Figure:
+    """Stacked bars: bytes each tensor moves to or from DRAM."""
+    names = [layer.name for layer in run.layers]
+    tensors = sorted({t for layer in run.layers for t, v in layer.dram_bytes_by_tensor.items() if v})
+    dram = level_color(run.machine.levels, run.machine.levels[-1])
+    values = {t: np.array([layer.dram_bytes_by_tensor.get(t, 0.0) for layer in run.layers]) for t in tensors}
+    fig, ax = layer_bar_figure(names, f"{run.machine.levels[-1]} traffic per layer by tensor (bytes)", "bytes")
+    ax.xaxis.set_major_formatter(EngFormatter(unit="B"))
+    _stacked(ax, values, {t: shade(dram, i, len(tensors)) for i, t in enumerate(tensors)})
+    legend_on_top(fig, ax)
+    return fig
+
+
+def utilization_figure(run: Run) -> Figure:
+    """Bars: the share of MAC-cycles doing work, coloured by the layer's bottleneck."""
+    names = [layer.name for layer in run.layers]
+    levels = run.machine.levels
+    fig, ax = layer_bar_figure(names, "MAC array utilization per layer (colour: bottleneck)", "utilization (%)")
+    for key in ["compute", *levels]:
+        rows = [i for i, layer in enumerate(run.layers) if layer.bottleneck == key]
+        if rows:
+            ax.barh(rows, [100 * run.layers[i].utilization for i in rows], height=0.8, color=level_color(levels, key),
+                    label="compute-bound" if key == "compute" else f"{key} bandwidth-bound")
+    ax.set_xlim(0, 100)
+    legend_on_top(fig, ax)
+    return fig

@@ -1,0 +1,165 @@
+"""Saved runs (``dnnmap map --json`` files) read back and checked for what the HTML report draws."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dnnmap.errors import InputFileError
+
+OLDER_JSON_HINT = "written by an older dnnmap? re-run `dnnmap map ... --json FILE`"
+
+
+@dataclass(frozen=True)
+class Machine:
+    peak_ops_per_second: float
+    dram_bytes_per_second: float | None  # null when the architecture has no DRAM transfer model
+    levels: tuple[str, ...]  # innermost first, the last one is the backing store (DRAM)
+
+
+@dataclass(frozen=True)
+class LayerRun:
+    name: str
+    kind: str
+    macs: int
+    operations: int
+    cycles: float
+    compute_cycles: float
+    latency_parts: dict[str, float]  # "compute" and level names -> cycles, summing to ``cycles``
+    bottleneck: str  # "compute" or a level name
+    energy: float
+    energy_by_part: dict[tuple[str, str], float]  # (level, tensor) plus ("network", "") and ("mac", "")
+    dram_bytes: float
+    dram_bytes_by_tensor: dict[str, float]
+    utilization: float
+    mapper: str
+    reused_from: str | None
+    mapping: dict[str, Any]
+    loop_nest: str
+    tile_words: dict[str, dict[str, float]]
+    inputs: tuple[str, ...] | None  # None when the JSON was written without the network
+
+
+@dataclass(frozen=True)
+class Run:
+    source: str  # the JSON file, or the command that produced the run
+    label: str  # short name in comparisons (the file's stem)
+    network: str
+    arch: str
+    objective: str
+    mapper: str
+    energy_unit: str
+    clock_mhz: float
+    tool_version: str
+    created: str
+    machine: Machine
+    layers: tuple[LayerRun, ...]
+    totals: dict[str, float]
+
+
+class _Reader:
+    """Typed field access that names the file and the field in its errors."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, where: str, message: str) -> InputFileError:
+        return InputFileError(f"{self.source}: {where}: {message}")
+
+    def get(self, data: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+        if key not in data:
+            raise self.fail(where, f"missing field '{key}' ({OLDER_JSON_HINT})")
+        value = data[key]
+        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+            names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            raise self.fail(where, f"field '{key}' must be {names}, not {type(value).__name__}")
+        return value
+
+    def number(self, data: dict[str, Any], key: str, where: str) -> float:
+        return float(self.get(data, key, (int, float), where))
+
+    def numbers(self, data: dict[str, Any], key: str, where: str) -> dict[str, float]:
+        values = self.get(data, key, dict, where)
+        for name, value in values.items():
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise self.fail(where, f"field '{key}.{name}' must be a number")
+        return {name: float(value) for name, value in values.items()}
+
+
+def _energy_by_part(r: _Reader, layer: dict[str, Any], where: str) -> dict[tuple[str, str], float]:
+    by_action = r.get(layer, "energy_by_action", dict, where)
+    parts: dict[tuple[str, str], float] = {}
+    for level in by_action:
+        tensors = r.get(by_action, level, dict, f"{where}: energy_by_action")
+        for tensor in tensors:
+            parts[(level, tensor)] = sum(r.numbers(tensors, tensor, f"{where}: energy_by_action.{level}").values())
+    breakdown = r.numbers(layer, "energy_breakdown", where)
+    for extra in ("network", "mac"):
+        parts[(extra, "")] = breakdown.get(extra, 0.0)
+    return parts
+
+
+def _layer(r: _Reader, layer: Any, index: int, levels: tuple[str, ...]) -> LayerRun:
+    if not isinstance(layer, dict):
+        raise r.fail(f"layers[{index}]", "must be an object")
+    name = r.get(layer, "name", str, f"layers[{index}]")
+    where = f"layer {name!r}"
+    parts = r.numbers(layer, "latency_parts", where)
+    bottleneck = r.get(layer, "bottleneck", str, where)
+    for level in [*parts, bottleneck]:
+        if level != "compute" and level not in levels:
+            raise r.fail(where, f"unknown level {level!r} (machine levels: {', '.join(levels)})")
+    inputs = layer.get("inputs")
+    tile_words = r.get(layer, "tile_words", dict, where)
+    return LayerRun(
+        name=name, kind=r.get(layer, "kind", str, where), macs=int(r.number(layer, "macs", where)),
+        operations=int(r.number(layer, "operations", where)), cycles=r.number(layer, "cycles", where),
+        compute_cycles=r.number(layer, "compute_cycles", where), latency_parts=parts, bottleneck=bottleneck,
+        energy=r.number(layer, "energy", where), energy_by_part=_energy_by_part(r, layer, where),
+        dram_bytes=r.number(layer, "dram_bytes", where),
+        dram_bytes_by_tensor=r.numbers(layer, "dram_bytes_by_tensor", where),
+        utilization=r.number(layer, "utilization", where), mapper=r.get(layer, "mapper", str, where),
+        reused_from=r.get(layer, "reused_from", (str, type(None)), where),
+        mapping=r.get(layer, "mapping", dict, where), loop_nest=r.get(layer, "loop_nest", str, where),
+        tile_words={level: r.numbers(tile_words, level, f"{where}: tile_words") for level in tile_words},
+        inputs=tuple(r.get(layer, "inputs", list, where)) if inputs is not None else None)
+
+
+def load_run(path: Path) -> Run:
+    """Read one ``dnnmap map --json`` file; :class:`InputFileError` names the file and field on bad input."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise InputFileError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise InputFileError(f"{path}: is a directory, not a JSON file") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise InputFileError(f"{path}: not valid JSON: {err}") from None
+    return run_from_dict(data, str(path), Path(path).stem)
+
+
+def run_from_dict(data: Any, source: str, label: str) -> Run:
+    """A run from the plain data of :func:`dnnmap.report.json_report.to_dict`, checked field by field."""
+    r = _Reader(source)
+    if not isinstance(data, dict):
+        raise InputFileError(f"{source}: expected a JSON object from `dnnmap map --json`")
+    machine = r.get(data, "machine", dict, "top level")
+    levels = tuple(r.get(machine, "levels", list, "machine"))
+    if not levels or not all(isinstance(level, str) for level in levels):
+        raise r.fail("machine", "field 'levels' must list the level names, innermost first")
+    bandwidth = machine.get("dram_bytes_per_second")
+    layers = tuple(_layer(r, layer, i, levels) for i, layer in enumerate(r.get(data, "layers", list, "top level")))
+    if not layers:
+        raise r.fail("layers", "no layers")
+    tool = r.get(data, "tool", dict, "top level")
+    return Run(
+        source=source, label=label, network=r.get(data, "network", str, "top level"),
+        arch=r.get(data, "arch", str, "top level"),
+        objective=r.get(data, "objective", str, "top level"), mapper=r.get(data, "mapper", str, "top level"),
+        energy_unit=r.get(data, "energy_unit", str, "top level"), clock_mhz=r.number(data, "clock_mhz", "top level"),
+        tool_version=r.get(tool, "version", str, "tool"), created=r.get(data, "created", str, "top level"),
+        machine=Machine(r.number(machine, "peak_ops_per_second", "machine"),
+                        None if bandwidth is None else r.number(machine, "dram_bytes_per_second", "machine"), levels),
+        layers=layers, totals=r.numbers(data, "totals", "top level"))

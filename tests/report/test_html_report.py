@@ -1,0 +1,92 @@
+"""The HTML page: self-contained, every figure an inline SVG, loop nests per layer, comparisons."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from dnnmap.report.html.graph import layout
+from dnnmap.report.html.page import num
+from dnnmap.report.html.report import build_report
+from dnnmap.report.html.runs import load_run, run_from_dict
+
+SINGLE_FIGURES = ["energy", "latency", "dram", "utilization", "roofline", "graph"]
+
+
+def figure_keys(html: str) -> list[str]:
+    return re.findall(r'<figure class="plot" id="fig-([^"]+)"', html)
+
+
+def assert_self_contained(html: str) -> None:
+    assert "<script" not in html and "<link" not in html and "<img" not in html
+    assert not re.search(r'(src|href)="(https?:)?//', html)
+
+
+def test_single_run_page(run_files: tuple[Path, Path], tmp_path: Path) -> None:
+    run = load_run(run_files[0])
+    html = build_report([run], png_dir=tmp_path / "png")
+    assert figure_keys(html) == SINGLE_FIGURES
+    for key in SINGLE_FIGURES:
+        body = html.split(f'id="fig-{key}"', 1)[1].split("</figure>", 1)[0]
+        assert "<svg" in body and "<path" in body, key
+        png = (tmp_path / "png" / f"{key}.png").read_bytes()
+        assert png.startswith(b"\x89PNG") and len(png) > 5000
+    assert_self_contained(html)
+    details = re.findall(r'<details class="layer" data-layer="([^"]+)">(.*?)</details>', html, re.S)
+    assert [name for name, _ in details] == [layer.name for layer in run.layers]
+    for (_, body), layer in zip(details, run.layers):
+        assert layer.loop_nest in unescape(body)
+    assert "lenet5 on eyeriss" in html and f"dnnmap {run.tool_version}" in html
+
+
+def test_graph_needs_layer_inputs(run_files: tuple[Path, Path]) -> None:
+    data = json.loads(run_files[0].read_text())
+    for layer in data["layers"]:
+        del layer["inputs"]
+    html = build_report([run_from_dict(data, "api", "api")])
+    assert "graph" not in figure_keys(html)
+    assert "No layer graph: the JSON lists no layer inputs" in html
+
+
+def test_comparison_page(run_files: tuple[Path, Path], pages: dict[str, str]) -> None:
+    runs = [load_run(path) for path in run_files]
+    html = pages["comparison"]
+    keys = figure_keys(html)
+    assert keys[:3] == ["compare-cycles", "compare-energy", "compare-dram_bytes"]
+    assert keys[3:] == [f"run{i}-{key}" for i in (1, 2) for key in SINGLE_FIGURES]
+    assert_self_contained(html)
+    base, other = runs
+    expected = (other.totals["cycles"] - base.totals["cycles"]) / base.totals["cycles"]
+    summary = html.split('id="comparison-summary"', 1)[1].split("</section>", 1)[0]
+    assert f"{expected:+.1%}" in summary
+    layers = html.split('id="comparison-layers"', 1)[1].split("</section>", 1)[0]
+    for a, b in zip(base.layers, other.layers):
+        assert f"{(b.energy - a.energy) / a.energy:+.1%}" in layers
+
+
+def test_comparison_with_different_energy_units(run_files: tuple[Path, Path], tpu_file: Path) -> None:
+    runs = [load_run(run_files[0]), load_run(tpu_file)]
+    assert runs[0].energy_unit != runs[1].energy_unit
+    html = build_report(runs)
+    assert "compare-energy" not in figure_keys(html) and "units differ" in html
+    assert "No per-layer comparison: the runs share no layer names or use different energy units." in html
+
+
+def test_layout_rows_are_longest_paths() -> None:
+    class Node:  # the two fields layout reads
+        def __init__(self, name: str, inputs: tuple[str, ...]) -> None:
+            self.name, self.inputs = name, inputs
+
+    pos = layout((Node("a", ("x",)), Node("b", ("a",)), Node("c", ("b",)), Node("add", ("a", "c"))))  # type: ignore[arg-type]
+    assert {name: row for name, (_, row) in pos.items()} == {"x": 0, "a": 1, "b": 2, "c": 3, "add": 4}
+    pos = layout((Node("l", ("x",)), Node("r", ("x",))))  # type: ignore[arg-type]
+    assert pos["l"] == (-0.5, 1) and pos["r"] == (0.5, 1)
+
+
+@pytest.mark.parametrize("value", [1469.5, 20374.0])
+def test_numbers_of_a_thousand_or_more_have_separators(value: float) -> None:
+    assert num(value) == f"{value:,.0f}"
