@@ -20,7 +20,6 @@ What is read (docs/timeloop.md has the full correspondence and what differs):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -414,8 +413,6 @@ def arch_from_timeloop(data: dict[str, Any], origin: dict[str, str], ert_energy:
         "mac": {"energy": mac_energy, "precision_bits": mac_bits},
         "levels": levels,
     }
-    if not math.isfinite(clock_mhz) or clock_mhz <= 0:
-        raise InputFileError(f"clock must be a positive number of MHz, got {clock_mhz}")
     return ImportedArch(parse_arch(spec, f"{arch_file} (imported)"), tuple(notes))
 
 

@@ -92,7 +92,8 @@ def mapping_from_timeloop(data: dict[str, Any], origin: dict[str, str], op: Oper
             raise (at / "target").error(str(err)) from err
         kind = d.get("type")
         if kind in _KEEP_TYPES:
-            kept = {t.name for t in op.tensors if t.role in arch.levels[lvl].keeps} if keeps[lvl] is None else keeps[lvl]
+            default = {t.name for t in op.tensors if t.role in arch.levels[lvl].keeps}
+            kept = default if keeps[lvl] is None else keeps[lvl]
             keep = names_at(d.get("keep") or [], at / "keep")
             bypass = names_at(d.get("bypass") or [], at / "bypass")
             unknown = [n for n in (*keep, *bypass) if n not in tensors]

@@ -91,5 +91,6 @@ def reference_rows(name: str) -> list[tuple[str, str, str, int]]:
     for level, entry in REFERENCE[name]["levels"].items():
         for space, stats in entry.items():
             if isinstance(stats, dict):
-                rows += [(level, space, stat, stats[stat] * entry["instances"]) for stat in ("reads", "fills", "updates")]
+                rows += [(level, space, stat, stats[stat] * entry["instances"])
+                         for stat in ("reads", "fills", "updates")]
     return rows

@@ -61,7 +61,8 @@ def test_import_arch_errors(tmp_path: Path) -> None:
     _user_error(run("import-arch", "timeloop", FIXTURES / "2level.arch.yaml", "--ert-energy", "min",
                     "-o", tmp_path / "a.yaml"), "--ert-energy")
     bad = tmp_path / "bad.yaml"
-    bad.write_text("architecture:\n  subtree: [{name: S, local: [{name: B, class: SRAM, attributes: {depth: x}}, {name: M, class: intmac}]}]\n")
+    bad.write_text("architecture:\n  subtree: [{name: S, local: [{name: B, class: SRAM, attributes: {depth: x}},\n"
+                   "    {name: M, class: intmac}]}]\n")
     _user_error(run("import-arch", "timeloop", bad, "-o", tmp_path / "a.yaml"),
                 "field 'architecture.subtree[0].local[0].attributes.depth'")
     assert not (tmp_path / "a.yaml").exists()
