@@ -29,6 +29,10 @@ from dnnmap.workload.ir import Operator
 EPS = 1e-9  # relative slack: a bound within rounding of the incumbent cannot beat it
 
 
+class _OutOfTime(Exception):
+    """The budget ran out while a node's children were being bounded."""
+
+
 @dataclass(frozen=True)
 class Certificate:
     lower_bound: float
@@ -102,7 +106,7 @@ class BranchAndBound:
             one = nodes.take(np.array([k]))
             yield expand_factors(one, j, self.op, self.arch, self.keeps) if kind == "F" else expand_orders(one, j)
 
-    def _survivors(self, nodes: Nodes, stage: int) -> tuple[Nodes, np.ndarray]:
+    def _survivors(self, nodes: Nodes, stage: int, deadline: float = math.inf) -> tuple[Nodes, np.ndarray]:
         """Children of ``nodes`` at ``stage`` whose bound is below the incumbent, sorted by bound."""
         kept, lbs, pending, size = [], [], [], 0
 
@@ -120,6 +124,8 @@ class BranchAndBound:
             if size >= self.chunk:
                 flush()
                 size = 0
+                if time.perf_counter() > deadline:
+                    raise _OutOfTime
         if pending:
             flush()
         if not kept:
@@ -149,7 +155,11 @@ class BranchAndBound:
             take = 1 if stage >= 0 else len(nodes)
             if len(nodes) > take:
                 stack.append((stage, nodes.take(np.arange(take, len(nodes))), lb[take:]))
-            children, child_lb = self._survivors(nodes.take(np.arange(take)), stage + 1)
+            try:
+                children, child_lb = self._survivors(nodes.take(np.arange(take)), stage + 1, deadline)
+            except _OutOfTime:  # the node stays open with its own bound
+                stack.append((stage, nodes.take(np.arange(take)), lb[:take]))
+                continue
             if stage + 1 < len(self.stages) - 1 and len(children):
                 stack.append((stage + 1, children, child_lb))
         return self.incumbent
@@ -179,5 +189,6 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
     proven = lower >= bb.incumbent * (1 - EPS)
     cert = Certificate(bb.incumbent if proven else lower, bb.incumbent, proven, bb.nodes, seconds)
     cost = model.evaluate(bb.best)
-    result = SearchResult(op, arch, bb.best.mapping(0, op, arch), cost, bb.nodes, bb.nodes, seconds, "optimal")
+    label = "optimal" if proven else f"optimal, gap {cert.gap:.1%}"
+    result = SearchResult(op, arch, bb.best.mapping(0, op, arch), cost, bb.nodes, bb.nodes, seconds, label)
     return OptimalResult(result, cert)
