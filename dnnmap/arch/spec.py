@@ -244,7 +244,7 @@ def parse_arch(data: object, origin: str = "<spec>") -> ArchSpec:
     try:
         return ArchSpec.model_validate(data)
     except ValidationError as err:
-        raise InputFileError(_format_validation_error(origin, err)) from None
+        raise InputFileError(_format_validation_error(origin, err)) from err
 
 
 def load_arch(name_or_path: str | Path) -> ArchSpec:
@@ -256,7 +256,7 @@ def load_arch(name_or_path: str | Path) -> ArchSpec:
         try:
             data = yaml.safe_load(p.read_text())
         except yaml.YAMLError as err:
-            raise InputFileError(f"{p}: not valid YAML: {err}") from None
+            raise InputFileError(f"{p}: not valid YAML: {err}") from err
         return parse_arch(data, str(p))
     preset = PRESET_DIR / f"{str(name_or_path).lower()}.yaml"
     if not preset.is_file():
