@@ -2,7 +2,12 @@
 
 Run: ``python benchmarks/sim_speed.py``. Prints, per sample, the lane-steps (temporal steps x
 lanes), (level, tensor) pairs tracked, and the time of ``simulate`` with and without the output
-check (best of 3).
+check (best of 3). The last two samples carry random architecture options (docs/cost-model.md
+2b: operand registers, no halo reuse, the identical multicast rule, ...).
+
+The section 2b bookkeeping (copies per level, accumulate reads) made ``simulate`` 10-18% slower
+than the section-2-only version, measured side by side on ``sample_conv`` (min and median of 15
+interleaved runs): ~1.2 M lane-steps/s where that one ran ~1.4 M on an idle machine.
 """
 
 from __future__ import annotations
@@ -48,10 +53,11 @@ def main() -> None:
     samples = [sample_conv()]
     rng = np.random.default_rng(0)
     samples += [random_case(rng) for _ in range(3)]
+    samples += [random_case(rng, options=True) for _ in range(2)]
     for op, arch, m in samples:
         r = simulate(op, arch, m)
         lane_steps = r.temporal_steps * r.lanes
-        pairs = sum(1 for c in r.counts.values() if c.fills or c.drains or c.reads or c.updates)
+        pairs = sum(1 for c in r.counts.values() if c.read_words or c.write_words)
         full = best_of(lambda: simulate(op, arch, m))
         counts_only = best_of(lambda: simulate(op, arch, m, compute=False))
         print(f"{op.name:>10} {op.kind:>9} lane-steps {lane_steps:>7} levels {len(arch.levels)} pairs {pairs:>2}: "

@@ -31,9 +31,9 @@ read and partial-sum write without a register, counts once at every fan-out betw
 child and its parent.
 
 Element sets are sorted numpy arrays of integer keys ``(event, instance, word)``, so the
-cost is a few sorts of the active lane-steps per (level, tensor): about 1.4 million
-lane-steps per second (``benchmarks/sim_speed.py``). Meant for small layers (up to ~10^6 lane-steps; larger nests are
-refused, see ``MAX_LANE_STEPS``).
+cost is a few sorts of the active lane-steps per (level, tensor): about 1.2 million
+lane-steps per second (``benchmarks/sim_speed.py``; the section 2b bookkeeping costs 10-18%).
+Meant for small layers (up to ~10^6 lane-steps; larger nests are refused, see ``MAX_LANE_STEPS``).
 """
 
 from __future__ import annotations
@@ -152,14 +152,14 @@ _NO_MOVES = _Moves(_EMPTY, _EMPTY, _EMPTY, np.zeros(0, dtype=bool))
 @dataclass(frozen=True)
 class _Copies:
     """The copies of one tensor at one level: word ``word`` held by ``instance`` from the event at
-    step ``enter`` to the event at step ``leave`` (the nest's step count: the end). ``reloaded``:
-    entered by a fill from the parent (inputs: always; outputs: the word held a partial sum),
-    else it entered at zero."""
+    step ``enter`` to the event at step ``leave`` (the nest's step count: the end; None for inputs,
+    which never drain). ``reloaded``: entered by a fill from the parent (inputs: always; outputs:
+    the word held a partial sum), else it entered at zero."""
 
     instance: np.ndarray
     word: np.ndarray
     enter: np.ndarray
-    leave: np.ndarray
+    leave: np.ndarray | None
     reloaded: np.ndarray
 
     def fills(self) -> _Moves:
@@ -168,6 +168,8 @@ class _Copies:
 
     def drains(self) -> _Moves:
         """Every output copy drains when it leaves; it is a partial contribution iff it entered at zero."""
+        if self.leave is None:
+            return _NO_MOVES
         return _Moves(self.leave, self.instance, self.word, ~self.reloaded)
 
 
@@ -198,14 +200,22 @@ def _neighbour_pairs(pairs: np.ndarray, n_inst: int) -> tuple[np.ndarray, np.nda
     return previous, following
 
 
+def _innermost_trip(nest: LoopNest, level: int) -> int:
+    """Trip count of the innermost temporal loop above ``level`` with more than one iteration (1: none)."""
+    trips = [lp.factor for lp in nest.loops if not lp.spatial and lp.level > level and lp.factor > 1]
+    return trips[-1] if trips else 1
+
+
 def _residency(nest: LoopNest, level: int, it: ActiveIterations, word: np.ndarray, size: int,
-               first_touch: np.ndarray | None, halo_reuse: bool) -> tuple[_Copies, int]:
+               first_touch: np.ndarray | None, halo_reuse: bool | str) -> tuple[_Copies, int]:
     """The copies of one tensor at one level (``LANES``: the operand registers), and the largest tile.
 
     Tiles are the words touched per (event, instance). At an event with a non-empty tile the
     resident set R is the tile of the instance's previous non-empty event: a word of the tile S
     not in R enters, a word of R not in S leaves (``halo_reuse`` false: when S != R, all of R
-    leaves and all of S enters). An instance whose iterations are all skipped in an event (edge
+    leaves and all of S enters; ``"innermost"``: as false, except across a step of the innermost
+    loop above the level, i.e. from event ``e - 1`` to ``e`` with ``e`` not a multiple of that
+    loop's trip count). An instance whose iterations are all skipped in an event (edge
     tile) moves nothing and keeps R. ``first_touch`` (outputs only) is each word's first step.
     """
     per_event = nest.steps_per_event(level)
@@ -213,26 +223,35 @@ def _residency(nest: LoopNest, level: int, it: ActiveIterations, word: np.ndarra
     members = _unique((it.step // per_event * n_inst + it.lane // nest.lanes_per_instance(level)) * size + word)
     pair, member_word = members // size, members % size
     pairs = _unique(pair)  # the non-empty (event, instance) tiles
-    tile = np.bincount(np.searchsorted(pairs, pair), minlength=len(pairs))
-    previous, following = _neighbour_pairs(pairs, n_inst)
     at = np.searchsorted(pairs, pair)
+    tile = np.bincount(at, minlength=len(pairs))
+    previous, following = _neighbour_pairs(pairs, n_inst)
     member_prev, member_next = previous[at], following[at]
     in_previous = (member_prev >= 0) & _contains(members, pairs[member_prev] * size + member_word)
-    in_next = (member_next >= 0) & _contains(members, pairs[member_next] * size + member_word)
-    if not halo_reuse:  # only an unchanged tile (S == R) keeps its words
-        kept = np.bincount(at[in_previous], minlength=len(pairs))
-        unchanged = (previous >= 0) & (kept == tile) & (tile[previous] == tile)
+    unchanged = np.ones(len(pairs), dtype=bool)
+    if halo_reuse is not True:  # only an unchanged tile (S == R) keeps its words
+        unchanged = (previous >= 0) & (np.bincount(at[in_previous], minlength=len(pairs)) == tile)
+        unchanged &= tile[previous] == tile
+        if halo_reuse == "innermost":  # ... or one reached by a step of the innermost loop above
+            event = pairs // n_inst
+            trip = _innermost_trip(nest, level)
+            unchanged |= (previous >= 0) & (pairs[previous] // n_inst == event - 1) & (event % trip != 0)
         in_previous &= unchanged[at]
-        in_next &= (member_next >= 0) & unchanged[member_next]
+    largest = int(tile.max()) if len(tile) else 0
+    if first_touch is None:  # inputs never drain: a copy is its fill
+        enter_at = np.flatnonzero(~in_previous)
+        enter = pair[enter_at] // n_inst * per_event
+        return _Copies(pair[enter_at] % n_inst, member_word[enter_at], enter, None,
+                       np.ones(len(enter), dtype=bool)), largest
+    in_next = ((member_next >= 0) & _contains(members, pairs[member_next] * size + member_word)
+               & unchanged[member_next])
     # a copy runs from an entering member to the next leaving one of the same (instance, word)
-    order = np.lexsort((pair // n_inst, member_word, pair % n_inst))
+    order = np.argsort(pair % n_inst * size + member_word, kind="stable")  # members are in event order
     enter_at, leave_at = order[~in_previous[order]], order[~in_next[order]]
     enter = pair[enter_at] // n_inst * per_event
     leave = np.where(member_next[leave_at] < 0, nest.steps, pairs[member_next[leave_at]] // n_inst * per_event)
     words = member_word[enter_at]
-    reloaded = np.ones(len(enter), dtype=bool) if first_touch is None else first_touch[words] < enter
-    copies = _Copies(pair[enter_at] % n_inst, words, enter, leave, reloaded)
-    return copies, int(tile.max()) if len(tile) else 0
+    return _Copies(pair[enter_at] % n_inst, words, enter, leave, first_touch[words] < enter), largest
 
 
 def _set_contents(step: np.ndarray, instance: np.ndarray, word: np.ndarray) -> np.ndarray:
@@ -303,11 +322,8 @@ def _merge_at_parent(nest: LoopNest, child: int, parent: int, moves: _Moves, siz
     group = parent_of if merged and not identical else moves.instance
     n_groups = nest.instances(parent) if merged and not identical else nest.instances(child)
     keys = (moves.step * n_groups + group) * size + moves.word
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if len(keys) else _EMPTY
-    partial = np.logical_and.reduceat(moves.partial[order], starts) if len(keys) else moves.partial
-    kept = keys[starts]
+    kept = _unique(keys)
+    partial = ~_contains(_unique(keys[~moves.partial]), kept)  # every merged contribution is partial
     step, grp, word = kept // (n_groups * size), kept // size % n_groups, kept % size
     per_parent = grp if merged and not identical else grp // children
     return _Arrivals(step, np.full(len(kept), -1, dtype=np.int64) if merged and not identical else grp,
@@ -339,7 +355,7 @@ def _accumulate_reads(arrivals: _Arrivals, copies: _Copies | None, size: int, st
                   & (4 * copies.leave[copy_of] + 1 > time))
         at_zero = ~copies.reloaded[copy_of]
         copy_of = np.where(landed, copy_of, -1)
-    order = np.lexsort((~arrivals.partial, time, copy_of))
+    order = np.argsort((copy_of * (4 * steps + 8) + time) * 2 + ~arrivals.partial)
     first = np.zeros(len(time), dtype=bool)
     first[order] = np.concatenate(([True], copy_of[order][1:] != copy_of[order][:-1]))
     free = first & landed & at_zero
@@ -433,8 +449,7 @@ def _count_tensor(tally: _Tally, op: Operator, mapping: Mapping, it: ActiveItera
     tally.tile_words[(arch.levels[-1].name, t.name)] = size
     for child, parent in zip([LANES] + chain[:-1], chain):
         if child in copies:
-            fills = copies[child].fills()
-            drains = copies[child].drains() if first_touch is not None else _NO_MOVES
+            fills, drains = copies[child].fills(), copies[child].drains()
             if child != LANES:  # an operand register has no counts of its own
                 tally.child_moves(child, t.name, fills, drains)
         else:  # every active lane reads one word / writes one partial sum per step
