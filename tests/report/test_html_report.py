@@ -76,15 +76,10 @@ def test_comparison_with_different_energy_units(run_files: tuple[Path, Path], tp
     assert "No per-layer comparison: the runs share no layer names or use different energy units." in html
 
 
-def test_layout_rows_are_longest_paths() -> None:
-    class Node:  # the two fields layout reads
-        def __init__(self, name: str, inputs: tuple[str, ...]) -> None:
-            self.name, self.inputs = name, inputs
-
-    pos = layout((Node("a", ("x",)), Node("b", ("a",)), Node("c", ("b",)), Node("add", ("a", "c"))))  # type: ignore[arg-type]
-    assert {name: row for name, (_, row) in pos.items()} == {"x": 0, "a": 1, "b": 2, "c": 3, "add": 4}
-    pos = layout((Node("l", ("x",)), Node("r", ("x",))))  # type: ignore[arg-type]
-    assert pos["l"] == (-0.5, 1) and pos["r"] == (0.5, 1)
+def test_layout_rows_are_longest_paths_and_chains_keep_their_column() -> None:
+    block = [("a", ("x",)), ("b", ("a",)), ("side", ("a",)), ("c", ("b",)), ("add", ("c", "side"))]
+    assert layout(block) == {"x": (0, 0), "a": (0, 1), "b": (0, 2), "side": (1, 2), "c": (0, 3), "add": (0, 4)}
+    assert layout([("l", ("x", "y")), ("r", ("y",))]) == {"x": (0, 0), "y": (1, 0), "l": (0, 1), "r": (1, 1)}
 
 
 @pytest.mark.parametrize("value", [1469.5, 20374.0])

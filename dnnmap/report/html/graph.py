@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from dnnmap.report.html.runs import LayerRun, Run
+from dnnmap.report.html.runs import Run
 from dnnmap.report.html.style import level_color
 
 INPUT_COLOR = "#ffffff"
@@ -13,27 +15,37 @@ ROW_INCHES = 0.22
 COLUMN_INCHES = 2.0
 
 
-def layout(layers: tuple[LayerRun, ...]) -> dict[str, tuple[float, float]]:
-    """(column, row) per node: the row is the longest path from a graph input (inputs on row 0),
-    the column the node's place in its row. Sources that are not layers of the run are inputs."""
-    depth: dict[str, int] = {}
-    for layer in layers:
-        for src in layer.inputs or ():
-            depth.setdefault(src, 0)
-        depth[layer.name] = 1 + max((depth[src] for src in layer.inputs or ()), default=-1)
-    rows: dict[int, list[str]] = {}
-    for name, row in depth.items():
-        rows.setdefault(row, []).append(name)
-    return {name: (col - (len(names) - 1) / 2, row) for row, names in rows.items() for col, name in enumerate(names)}
+def layout(layers: Sequence[tuple[str, tuple[str, ...]]]) -> dict[str, tuple[int, int]]:
+    """(column, row) per node, from (layer, its inputs) pairs in topological order.
+
+    The row is the longest path from a graph input (inputs on row 0); the column is the first
+    input's column when that place is free, else the next free one to its right, so a chain stays
+    in one column and branches step aside. Sources that are not layers of the run are graph inputs."""
+    pos: dict[str, tuple[int, int]] = {}
+    taken: set[tuple[int, int]] = set()
+
+    def place(name: str, column: int, row: int) -> None:
+        while (column, row) in taken:
+            column += 1
+        pos[name] = (column, row)
+        taken.add((column, row))
+
+    for name, inputs in layers:
+        for src in inputs:
+            if src not in pos:
+                place(src, 0, 0)
+        row = 1 + max((pos[src][1] for src in inputs), default=-1)
+        place(name, pos[inputs[0]][0] if inputs else 0, row)
+    return pos
 
 
 def graph_figure(run: Run) -> Figure | None:
     """None when the JSON does not record the layers' inputs (``to_dict`` called without the network)."""
     if any(layer.inputs is None for layer in run.layers):
         return None
-    pos = layout(run.layers)
+    pos = layout([(layer.name, layer.inputs or ()) for layer in run.layers])
     depth = max(row for _, row in pos.values()) + 1
-    width = max(sum(1 for _, row in pos.values() if row == r) for r in range(depth))
+    width = max(column for column, _ in pos.values()) + 1
     fig = Figure(figsize=(1.5 + COLUMN_INCHES * width, 1.0 + ROW_INCHES * depth), layout="constrained")
     ax = fig.add_subplot()
     edges = [(pos[src], pos[layer.name]) for layer in run.layers for src in layer.inputs or ()]
@@ -54,7 +66,7 @@ def graph_figure(run: Run) -> Figure | None:
         ax.annotate(f"{name}{kinds.get(name, '')}", (x, y), xytext=(6, 0), textcoords="offset points", va="center",
                     fontsize=6)
     ax.set_ylim(depth - 0.5, -0.8)
-    ax.set_xlim(-width / 2 - 0.2, width / 2 + 0.6)
+    ax.set_xlim(-0.2, width - 0.2)
     ax.set_axis_off()
     ax.set_title(f"{run.network}: layer graph, colour = bottleneck", loc="left", fontsize=10)
     ax.legend(fontsize=7, loc="upper right", frameon=False)

@@ -14,7 +14,7 @@ main { padding: 1em 2em; max-width: 1400px; }
 section { margin-bottom: 2em; }
 h2 { border-bottom: 2px solid #1f3a5f; padding-bottom: .2em; }
 p.help { color: #555; max-width: 60em; }
-.cards { display: flex; flex-wrap: wrap; gap: 1em; margin: 1em 0; }
+.cards { display: flex; flex-wrap: wrap; gap: 1em; margin: .5em 0; max-width: 44em; }
 .card { background: white; border: 1px solid #ddd; border-radius: 6px; padding: .6em 1em; min-width: 9em; }
 .card .value { font-size: 1.4em; font-weight: 600; }
 .card .name { color: #666; font-size: .85em; }
@@ -23,10 +23,11 @@ th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: left; vertical
 th { background: #eef2f7; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.better { color: #1a7f37; } td.worse { color: #b3261e; }
-.figures { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
-figure.plot { background: white; border: 1px solid #ddd; border-radius: 6px; margin: 0; padding: .5em;
-              max-width: 100%; overflow-x: auto; }
-figure.plot svg { display: block; max-width: 100%; height: auto; }
+.overview { display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-start; }
+.figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 1em;
+           align-items: start; }
+figure.plot { background: white; border: 1px solid #ddd; border-radius: 6px; margin: 0; padding: .5em; }
+figure.plot svg { display: block; width: 100%; height: auto; }
 figcaption { color: #555; font-size: .85em; max-width: 40em; margin-top: .3em; }
 details.layer { background: white; border: 1px solid #ddd; border-radius: 4px; margin: .3em 0; padding: .3em .8em; }
 details.layer summary { cursor: pointer; }

@@ -30,7 +30,7 @@ def summary_html(run: Run, anchor: str) -> str:
                                                                 f"{t['dram_bytes'] / 1e6:.4g} MB"),
         ("MAC utilization", f"{t['utilization']:.1%}"), ("MACs", num(t["macs"])),
     ])
-    return section(anchor, "Summary", totals + table(["run", "value"], metadata))
+    return section(anchor, "Summary", f'<div class="overview">{totals}{table(["run", "value"], metadata)}</div>')
 
 
 def _loops(entry: dict[str, Any], key: str) -> str:
