@@ -92,8 +92,10 @@ class Level(_Strict):
     fanout: Fanout | None = None
     transfer: TransferModel | None = Field(None, description="DRAM transfer-time model; only on the last level")
     buffers: int = Field(1, ge=1, description="multiple buffering depth: a tile may use capacity / buffers")
-    halo_reuse: bool = Field(True, description="false: a tile that changes is refilled whole, the words it "
-                             "shares with the previous tile (a sliding-window halo) included")
+    halo_reuse: bool | Literal["innermost"] = Field(
+        True, description="false: a tile that changes is refilled whole, the words it shares with the previous "
+        "tile (a sliding-window halo) included; innermost: the shared words are kept only across a step of the "
+        "innermost loop above the level, a changed tile is refilled whole after outer loops step (Timeloop's rule)")
     read_modify_write: bool = Field(True, description="an accumulation into a word that already holds a "
                                     "partial sum reads it first (charged as a read)")
 

@@ -358,7 +358,7 @@ def _level(c: Component, child: Component, keeps: dict[str, tuple[tuple[str, ...
         if buffers != int(buffers) or buffers < 1:
             raise (at / key).error(f"only whole buffering depths are supported, got {buffers}")
         level["buffers"] = int(buffers)
-    level["halo_reuse"] = True
+    level["halo_reuse"] = "innermost"
     level["read_modify_write"] = True
     fanout = _fanout(c, child)
     if fanout is not None:

@@ -730,7 +730,9 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
             bursts_a = full_a
 
             # ---- events: loops above the child, innermost first ---------------------
-            no_halo = c >= 0 and level_params[c, P_HALO] == 0  # a moved tile is refilled whole
+            # halo reuse: 1 always, 0 never (a moved tile is refilled whole), 2 only across a step of the
+            # innermost loop above the child
+            halo_mode = level_params[c, P_HALO] if c >= 0 else 1.0
             child_total = float(a_prod)
             union_total = float(u_prod)
             if need_sets:
@@ -754,6 +756,7 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
                     continue  # the tile does not move
                 s = seq_s[m]
                 cnt = float(n - 1) * outer[m + 1]
+                no_halo = halo_mode == 0 or halo_mode == 2 and m != lvl_start[c + 1]
                 prod_o = a_single
                 prod_un = u_single
                 n_moved = 0

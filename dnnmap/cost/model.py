@@ -16,6 +16,7 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.transfer import dram_transfer_seconds
 from dnnmap.workload.ir import Operator
 
+HALO_MODES = {False: 0.0, True: 1.0, "innermost": 2.0}  # the kernel's P_HALO column
 COUNT_KINDS = ("reads", "fills", "updates", "drains", "accumulate_reads")  # in the kernel's order
 
 
@@ -96,7 +97,7 @@ class CostModel:
                                        for lv in arch.levels])  # (L, T, 3): read, fill, update
         self._level_params = np.array([[lv.bandwidth or 0.0, lv.read_bandwidth or 0.0, lv.write_bandwidth or 0.0,
                                         lv.fanout.hop_energy if lv.fanout else 0.0, float(lv.read_modify_write),
-                                        float(lv.halo_reuse)] for lv in arch.levels])
+                                        HALO_MODES[lv.halo_reuse]] for lv in arch.levels])
         self._tensor_params = np.array([[arch.bytes_of(t.role), float(t.role in arch.mac.operand_registers)]
                                         for t in op.tensors])
         self._cap_part, self._cap = self._capacity_partitions()

@@ -187,7 +187,7 @@ def _options_of_level(rng: np.random.Generator, lv: Level, last: bool) -> Level:
         "bandwidth": _maybe(rng, 0.4, float(rng.choice([0.5, 1.0, 2.0, 4.0]))),
         "read_bandwidth": _maybe(rng, 0.3, float(rng.choice([0.5, 1.0, 2.0]))),
         "write_bandwidth": _maybe(rng, 0.3, float(rng.choice([0.5, 1.0, 2.0]))),
-        "buffers": _int(rng, 1, 3), "halo_reuse": bool(rng.random() < 0.6),
+        "buffers": _int(rng, 1, 3), "halo_reuse": [True, False, "innermost"][int(rng.choice(3, p=[0.5, 0.25, 0.25]))],
         "read_modify_write": bool(rng.random() < 0.7),
         "capacity_unit": "bits" if rng.random() < 0.3 else "words",
     }

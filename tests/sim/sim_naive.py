@@ -76,6 +76,18 @@ def naive_counts(op: Operator, arch: ArchSpec, mapping: Mapping) -> NaiveResult:
         """The part of a step/lane tuple belonging to levels above ``level`` (REGISTER: all of it)."""
         return key[: n_levels - 1 - level]
 
+    def innermost_step(before: tuple, after: tuple, level: int) -> bool:
+        """Whether step ``after`` follows ``before`` by one iteration of the innermost loop above
+        ``level`` (trip > 1) alone: the transitions ``halo_reuse: innermost`` keeps a halo across."""
+        trips = [f for i in levels_desc[: n_levels - 1 - level] for _, f, _ in temporal[i]]
+        b = [k for part in outer(before, level) for k in part]
+        a = [k for part in outer(after, level) for k in part]
+        moving = [j for j, f in enumerate(trips) if f > 1]
+        if not moving:
+            return False
+        j = moving[-1]
+        return a[:j] == b[:j] and a[j] == b[j] + 1 and a[j + 1:] == b[j + 1:]
+
     # the literal execution: which words each (step, lane) touches
     by_step: list[list[tuple[tuple, dict[str, tuple[int, ...]]]]] = [[] for _ in steps]
     for s, step in enumerate(steps):
@@ -123,6 +135,7 @@ def naive_counts(op: Operator, arch: ArchSpec, mapping: Mapping) -> NaiveResult:
                 for c in children:
                     tiles[c][(outer(steps[s], c), outer(lane, c))].add(words[t.name])
         resident: dict[int, dict[tuple, set]] = {c: defaultdict(set) for c in children}
+        last_event: dict[int, dict[tuple, tuple]] = {c: {} for c in children}  # step of the last non-idle event
         copies: dict[int, dict[tuple, dict]] = {lv: defaultdict(dict) for lv in chain + children}
         backing = chain[-1]
         for w in first_touch if is_out else ():
@@ -169,7 +182,7 @@ def naive_counts(op: Operator, arch: ArchSpec, mapping: Mapping) -> NaiveResult:
             for c in children:
                 if s < len(steps) and s > 0 and outer(steps[s], c) == outer(steps[s - 1], c):
                     continue  # no event of c at this step
-                halo = c == REGISTER or arch.levels[c].halo_reuse
+                mode = True if c == REGISTER else arch.levels[c].halo_reuse
                 fills: dict[tuple, set] = {}
                 drains: dict[tuple, list] = {}
                 for x in sorted({outer(lane, c) for lane in lanes}):
@@ -177,6 +190,8 @@ def naive_counts(op: Operator, arch: ArchSpec, mapping: Mapping) -> NaiveResult:
                     if s < len(steps) and not new:  # every iteration skipped (edge tile): nothing moves
                         continue
                     old = resident[c][x]
+                    halo = mode is True or (mode == "innermost" and s < len(steps) and x in last_event[c]
+                                            and innermost_step(last_event[c][x], steps[s], c))
                     entering, leaving = (new - old, old - new) if halo or new == old else (set(new), set(old))
                     drains[x] = [(w, copies[c][x][w].at_zero) for w in leaving] if is_out else []
                     for w in leaving:
@@ -186,6 +201,8 @@ def naive_counts(op: Operator, arch: ArchSpec, mapping: Mapping) -> NaiveResult:
                         copies[c][x][w] = _Copy(at_zero=w not in filled)
                     fills[x] = filled
                     resident[c][x] = set(new)
+                    if s < len(steps):
+                        last_event[c][x] = steps[s]
                     if c != REGISTER:  # a register has no counts of its own
                         key = (arch.levels[c].name, t.name)
                         count(c, t.name, "fills", len(filled), x)
