@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from dnnmap.targets.nve import CompileResult, compile_network
 from dnnmap.targets.nve.compiler import build_program
 from dnnmap.targets.nve.layers import ConvLayer
 from dnnmap.targets.nve.spec import DEFAULT_SPEC, NveSpec
@@ -23,3 +24,15 @@ def filter3x3() -> ConvLayer:
 @pytest.fixture(scope="session")
 def programs3x3(filter3x3: ConvLayer, spec: NveSpec) -> dict[int, object]:
     return {lvl: build_program(filter3x3, (0,), spec, lvl) for lvl in range(3)}
+
+
+@pytest.fixture(scope="session")
+def face(tmp_path_factory: pytest.TempPathFactory) -> CompileResult:
+    """The face detector compiled at level 3 for the full 1280x720 frame (shared: compiling takes seconds)."""
+    return compile_network("nve_face", tmp_path_factory.mktemp("nve") / "face")
+
+
+@pytest.fixture(scope="session")
+def speed(tmp_path_factory: pytest.TempPathFactory) -> CompileResult:
+    """The speed-sign detector compiled at level 3 for the full frame (about ten seconds, so shared)."""
+    return compile_network("nve_speed", tmp_path_factory.mktemp("nve") / "speed")

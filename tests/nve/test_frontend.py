@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dnnmap.errors import DnnmapError, InputFileError, MappingError
-from dnnmap.targets.nve import compile_network, load_nve_network, run_compiled
+from dnnmap.targets.nve import CompileResult, compile_network, load_nve_network, run_compiled
 from dnnmap.targets.nve.compiler import build_program, compile_layer
 from dnnmap.targets.nve.encoding import decode_program, encode_program
 from dnnmap.targets.nve.layers import ConvLayer, network_layers
@@ -139,19 +139,16 @@ def test_spec_file_errors(tmp_path: Path) -> None:
         load_spec(p)
 
 
-def test_fusion_outcome_matches_the_thesis(spec: NveSpec) -> None:
+def test_fusion_outcome_matches_the_thesis(face: CompileResult, speed: CompileResult, spec: NveSpec) -> None:
     """Speed L3 cannot be fused under the instruction buffer, L1/L2 can; face L3 has no shared inputs."""
-    speed = dict((ly.name, ly) for ly in network_layers(zoo.get("nve_speed"), spec)[0])
-    face = dict((ly.name, ly) for ly in network_layers(zoo.get("nve_face"), spec)[0])
-    small = {n: ly.with_out_hw(16, 4) for n, ly in speed.items()}
-    l3 = compile_layer(small["L3"], spec, 3)
+    l1, l2, l3, _ = speed.layers
     assert len(l3.programs) == 80
-    pair = build_program(small["L3"], (0, 1), spec, 2)
+    pair = build_program(l3.layer.with_out_hw(16, 4), (0, 1), spec, 2)
     assert pair.program.size > spec.instruction_buffer_size >= l3.programs[0].program.size
-    assert len(compile_layer(small["L1"], spec, 3).programs) == 1
-    assert len(compile_layer(small["L2"], spec, 3).programs) < 16
-    assert len(compile_layer(face["L3"].with_out_hw(16, 4), spec, 3).programs) == 14
-    for cl in (l3, compile_layer(small["L2"], spec, 3)):
+    assert len(l1.programs) == 1
+    assert len(l2.programs) < 16
+    assert len(face.layers[2].programs) == 14
+    for cl in (l3, l2):
         assert all(cp.program.size <= spec.instruction_buffer_size for cp in cl.programs)
 
 
@@ -165,12 +162,10 @@ def test_capacity_errors(filter3x3: ConvLayer) -> None:
 
 def test_zoo_network_partly_fits(tmp_path: Path) -> None:
     """LeNet-5: pooling does not fit, fc1 (400 inputs) exceeds the instruction buffer; the rest runs."""
-    with pytest.raises(MappingError) as e:
-        compile_network("lenet5", tmp_path / "l")
-    assert "'pool1'" in str(e.value) and "'fc1'" in str(e.value) and "instruction buffer" in str(e.value)
-    assert not (tmp_path / "l").exists()
     res = compile_network("lenet5", tmp_path / "l", skip_unsupported=True)
-    assert [n for n, _ in res.skipped] == ["pool1", "pool2", "fc1"]
+    skipped = dict(res.skipped)
+    assert list(skipped) == ["pool1", "pool2", "fc1"]
+    assert "pool_avg" in skipped["pool1"] and "instruction buffer holds 512" in skipped["fc1"]
     assert [c.layer.name for c in res.layers] == ["conv1", "conv2", "fc2", "fc3"]
     sim = run_compiled(tmp_path / "l", cols=4)
     assert sim.bit_exact, sim.summary()

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from dnnmap.targets.nve import compile_network, run_compiled
+from dnnmap.targets.nve import CompileResult, run_compiled
 from dnnmap.targets.nve.compiler import build_program, compile_layer
-from dnnmap.targets.nve.iss import IssError, StreamConfig, run_program
+from dnnmap.targets.nve import reference
+from dnnmap.targets.nve.iss import IssError, StreamConfig, act_lut, run_program
 from dnnmap.targets.nve.layers import ConvLayer
 from dnnmap.targets.nve.metrics import program_run
 from dnnmap.targets.nve.program import Instruction, MemField, MemOpcode, NveProgram
 from dnnmap.targets.nve.reference import activation_lut, activate
-from dnnmap.targets.nve.simulation import simulate_layer
+from dnnmap.targets.nve.simulation import Operands, simulate_layer
 from dnnmap.targets.nve.spec import NveSpec
 
 
@@ -90,24 +89,90 @@ def test_activation_lut_indexing(spec: NveSpec) -> None:
     assert list(idx) == [0, 511, 512, 512, 513, 1023]
 
 
-@pytest.fixture(scope="module")
-def face_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("nve") / "face"
-    compile_network("nve_face", out)
-    return out
+@pytest.mark.parametrize(("entries", "scale"), [(1024, 64.0), (1024, 1.0), (1024, 300.0), (256, 17.3)])
+def test_iss_lut_equals_the_forward_sigmoid(entries: int, scale: float) -> None:
+    """The ISS's step-table LUT and the reference's forward evaluation are the same function."""
+    spec = NveSpec(act_lut_entries=entries, act_lut_scale=scale)
+    assert np.array_equal(act_lut(entries, scale, spec.pixel_bits), activation_lut(spec))
 
 
-def test_every_face_layer_bit_exact(face_out: Path) -> None:
-    sim = run_compiled(face_out, rows=20, cols=5)
+def _lut_sweep() -> tuple[ConvLayer, Operands]:
+    """A 1x1 layer whose accumulators hit every LUT index, negative non-multiples of 256 and both saturations.
+
+    Map 0: acc = 256·p0 - 1024·p1 - 1 (indices -1021..2 before saturation, floor-shifted);
+    map 1: acc = 256·p0 + 1024·p1 + 255 (indices 0..1023); p0 = position mod 4, p1 = position div 4.
+    """
+    layer = ConvLayer("lut", 2, ((0, 1), (0, 1)), (1, 1), (1, 1), (32, 32))
+    position = np.arange(32 * 32).reshape(32, 32)
+    pixels = np.stack([position % 4, position // 4]).astype(np.uint8)
+    weights = np.array([[256, -1024], [256, 1024]], dtype=np.int16).reshape(2, 2, 1, 1)
+    return layer, (pixels, weights, np.array([-1, 255], dtype=np.int16))
+
+
+def _wrap_sweep() -> tuple[ConvLayer, Operands]:
+    """288 maximal weights over pixels 200 + 5·column + noise: sums from 2.0e9 (output column 0) to 2.3e9
+    (column 5), the right half past 2^31 (wrapped to negative)."""
+    layer = ConvLayer("wrap", 8, (tuple(range(8)),), (6, 6), (1, 1), (20, 6))
+    noise = np.random.default_rng(1).integers(0, 4, size=(8, *layer.in_hw))
+    pixels = (200 + 5 * np.arange(layer.in_hw[1]) + noise).astype(np.uint8)
+    weights = np.full((1, 8, 6, 6), 32767, dtype=np.int16)
+    return layer, (pixels, weights, np.array([32767], dtype=np.int16))
+
+
+def _mismatches(spec: NveSpec) -> list[int]:
+    counts = []
+    for layer, operands in (_lut_sweep(), _wrap_sweep()):
+        sim = simulate_layer(layer, _programs(layer, spec, 2), spec, operands=operands)
+        counts.append(sim.mismatches)
+    return counts
+
+
+def test_activation_sweeps_are_bit_exact(spec: NveSpec) -> None:
+    """Every LUT entry, both saturations, the floor shift and 32-bit wrap agree between ISS and reference."""
+    layer, operands = _lut_sweep()
+    acc, _ = reference.conv_reference(layer, *operands, spec)
+    index = np.right_shift(acc, spec.act_shift)
+    assert index.min() < -512 and index.max() > 511 and set(range(-512, 512)) <= set(index.ravel().tolist())
+    layer, operands = _wrap_sweep()
+    acc, _ = reference.conv_reference(layer, *operands, spec)
+    assert (acc < 0).any() and (acc > 0).any()  # wrapped and unwrapped results
+    assert _mismatches(spec) == [0, 0]
+
+
+def _truncating_activate(acc: np.ndarray, spec: NveSpec, lut: np.ndarray | None = None) -> np.ndarray:
+    half = spec.act_lut_entries // 2
+    index = np.fix(acc / (1 << spec.act_shift)).astype(np.int64)
+    return reference.activation_lut(spec)[np.clip(index, -half, half - 1) + half]
+
+
+def _with_entry(index: int, value: int):
+    original = reference.activation_lut
+    return lambda spec: np.concatenate([original(spec)[:index], [value], original(spec)[index + 1:]]).astype(np.uint8)
+
+
+@pytest.mark.parametrize(("name", "mutant"), [
+    ("activation_lut", _with_entry(0, 1)),  # first entry (negative saturation)
+    ("activation_lut", _with_entry(1023, 254)),  # last entry (positive saturation)
+    ("activation_lut", _with_entry(700, 0)),  # one entry inside the range
+    ("activate", lambda acc, spec, lut=None: activate(acc + (1 << spec.act_shift), spec, lut)),  # index off by one
+    ("activate", _truncating_activate),  # division rounding toward zero instead of the arithmetic shift
+    ("wrap_acc", lambda values, spec: values.astype(np.int64)),  # no 32-bit wrap
+])
+def test_a_wrong_reference_is_caught(name: str, mutant, spec: NveSpec, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ISS does not share the reference's activation code: a fault in the reference shows as mismatches."""
+    monkeypatch.setattr(reference, name, mutant)
+    assert sum(_mismatches(spec)) > 0
+
+
+def test_every_face_layer_bit_exact(face: CompileResult) -> None:
+    sim = run_compiled(face.out_dir, rows=20, cols=5)
     assert [s.name for s in sim.layers] == ["L1", "L2", "L3", "L4"]
     assert sim.bit_exact, sim.summary()
     assert all(s.stats.mac_ops > 0 for s in sim.layers)
 
 
-def test_every_speed_layer_bit_exact(tmp_path: Path) -> None:
-    out = tmp_path / "speed"
-    compile_network("nve_speed", out)
-    sim = run_compiled(out, rows=18, cols=3)
+def test_every_speed_layer_bit_exact(speed: CompileResult) -> None:
+    sim = run_compiled(speed.out_dir, rows=18, cols=3)
     assert [s.name for s in sim.layers] == ["L1", "L2", "L3", "L4"]
     assert sim.bit_exact, sim.summary()
     assert sim.layers[2].programs == 80

@@ -26,7 +26,7 @@ FIG17 = [
 ]
 
 # Fig. 26 (packed + modulo scheduled steady state). The thesis's MEMA column keeps the stale
-# labels [w3 w4 w5 w6]/[w7 w8 - -] of Fig. 17 (digest §3.7); the words actually read are the packed ones.
+# labels [w3 w4 w5 w6]/[w7 w8 - -] of Fig. 17 (NVE §5.2, Fig. 26); the words actually read are the packed ones.
 FIG26 = [
     ["wr [s(i+2) w0]", "", "sh rw", "set ri[0-1]", "mac", ""],
     ["rd [b w0 w1 -]", "", "sh rw", "setsh ri[2]", "mac", ""],

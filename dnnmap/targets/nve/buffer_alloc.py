@@ -4,8 +4,8 @@ Coefficient words sit at fixed addresses 0.. (mode 0), written by the init part.
 words live in circular arrays ("rings"), one per input map and horizontal column
 residue ``c mod sw``: with subsample ``sw`` every residue receives exactly one new
 column per iteration, so each memory op's address advances by one slot per execution
-and the AGU wrap of Eq. 3.2 (``update + inc == toggle``) is always hit exactly - the
-condition the digest notes a single ring cannot meet for stride 2 (gap 8). A slot holds
+and the AGU wrap of Eq. 3.2 (``update + inc == toggle``) is always hit exactly, which a
+single ring cannot do for stride 2 (docs/nve.md §4). A slot holds
 all words of one column (all phases); a word's position in the slot goes into the
 ``offset``. Every ring uses the same (toggle, inc) = (R*slot, slot), i.e. AGU mode 1.
 

@@ -62,9 +62,10 @@ class FieldWidths:
         return -(-self.instruction_bits // 8)
 
 
-def encode_instruction(inst: Instruction, widths: FieldWidths) -> int:
+def encode_instruction(inst: Instruction, layout: list[tuple[str, str, int]]) -> int:
+    """The instruction as an integer, parts placed by ``layout`` (:meth:`FieldWidths.layout`)."""
     value, pos = 0, 0
-    for name, part, bits in widths.layout():
+    for name, part, bits in layout:
         v = int(getattr(getattr(inst, name), part))
         if not 0 <= v < (1 << bits):
             raise ValueError(f"{name}.{part}={v} does not fit {bits} bits")
@@ -73,10 +74,11 @@ def encode_instruction(inst: Instruction, widths: FieldWidths) -> int:
     return value
 
 
-def decode_instruction(value: int, widths: FieldWidths) -> Instruction:
+def decode_instruction(value: int, layout: list[tuple[str, str, int]]) -> Instruction:
+    """Inverse of :func:`encode_instruction`."""
     parts: dict[str, dict[str, int]] = {n: {} for n in ("mema", "memb", "wreg", "ireg", "vmac", "act")}
     pos = 0
-    for name, part, bits in widths.layout():
+    for name, part, bits in layout:
         parts[name][part] = (value >> pos) & ((1 << bits) - 1)
         pos += bits
     fields: dict[str, MemField | OpField] = {}
@@ -95,7 +97,9 @@ def encode_program(program: NveProgram, spec: NveSpec) -> bytes:
     head = _HEADER.pack(MAGIC, VERSION, w.address, w.mode, w.stage, w.instruction_bytes, program.size,
                         s.loop_start, s.loop_end, s.iterations, s.drain, len(s.modes))
     modes = b"".join(_MODE.pack(t, i) for t, i in s.modes)
-    body = b"".join(encode_instruction(i, w).to_bytes(w.instruction_bytes, "little") for i in program.instructions)
+    layout = w.layout()
+    body = b"".join(encode_instruction(i, layout).to_bytes(w.instruction_bytes, "little")
+                    for i in program.instructions)
     return head + modes + body
 
 
@@ -119,6 +123,7 @@ def decode_program(data: bytes, source: str = "<bytes>") -> NveProgram:
                              f"{len(data) - off} bytes of instructions")
     if not 0 <= loop_start <= loop_end < max(count, 1):
         raise InputFileError(f"{source}: loop [{loop_start}, {loop_end}] outside the {count}-instruction program")
+    layout = widths.layout()
     insts = tuple(decode_instruction(int.from_bytes(data[off + i * ibytes: off + (i + 1) * ibytes], "little"),
-                                     widths) for i in range(count))
+                                     layout) for i in range(count))
     return NveProgram(insts, Settings(loop_start, loop_end, iterations, drain, modes))

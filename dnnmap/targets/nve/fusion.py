@@ -5,7 +5,7 @@ smallest symmetric difference of input sets |I_f Δ I_v|, ties broken by the lar
 intersection, as long as the fused, modulo-scheduled program fits the instruction
 buffer; when it does not, emit the current program and restart from the largest
 remaining map (the rejected candidate stays available). Defects of the printed
-algorithm fixed here (digest gap 10): the last program is emitted; I_f becomes
+algorithm fixed here (docs/nve.md §5): the last program is emitted; I_f becomes
 I_f ∪ I_c after a merge; a single map that does not fit raises a MappingError instead of
 looping; ties are broken by map index so results are deterministic. With
 ``require_shared`` only maps sharing at least one input are merged (the thesis's

@@ -4,7 +4,7 @@ The frame is processed in strips of ``lanes`` output rows (the lanes are vertica
 neighbouring outputs, NVE Fig. 6); the same program runs once per strip (init, loop,
 final) with the strip's data [choice, docs/nve.md §Frame traversal]. A last partial
 strip is padded with zero pixels and its surplus output rows are dropped. The host
-(or the scatter-gather DMA, NVE §2.8) delivers words in exactly the order the enabled
+(or the scatter-gather DMA, NVE §6.2.2) delivers words in exactly the order the enabled
 ``wr`` operations execute; pixel words hold 8 rows of one phase of one column
 (little-endian, pixel i in bits 8i..8i+7), coefficient words 4 coefficients in MAC order.
 """

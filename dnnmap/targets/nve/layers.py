@@ -1,7 +1,7 @@
 """Convolution layers as the NVE sees them, and the check whether an IR layer fits the engine.
 
 A layer is a set of output maps, each accumulating ``kernel`` windows over its input maps
-(NVE §3.1, Eq. 2.1; merged convolution+pooling is a strided convolution, §2.1/Fig. 5).
+(NVE §2.1.1, Eq. 2.1; merged convolution+pooling is a strided convolution, §2.1.2, Fig. 5).
 The 16 lanes are 16 vertically neighbouring outputs of one column (Fig. 6); one loop
 iteration produces one output column (Fig. 12).
 
@@ -43,7 +43,7 @@ class ConvLayer:
 
     @property
     def in_hw(self) -> tuple[int, int]:
-        """Input extent the outputs need: (out-1)*sub + kernel (NVE §3.1 [derived])."""
+        """Input extent the outputs need: (out-1)*sub + kernel (NVE §2.1.2, Fig. 5; e.g. face L1, Table 1)."""
         (p, q), (kh, kw), (sv, sw) = self.out_hw, self.kernel, self.subsample
         return ((p - 1) * sv + kh, (q - 1) * sw + kw)
 

@@ -2,17 +2,17 @@
 
 NVE Alg. 1 walks the task graph breadth-first from the bottom vertex, placing each
 parent at ``t_child - distance`` and backing set-register operations off while their
-slot is taken. The digest lists its defects (the table insert inside the back-off loop,
-revisions that do not re-check conflicts or re-propagate, an undefined bottom vertex,
-other field conflicts avoided only implicitly). This module keeps the bottom-up idea and
-the thesis's tie-breaking (the weight-register load wins a port-A slot, Table 3/4) but
-runs it as a proper reverse list scheduler, which the thesis reports gives the same
-schedules:
+slot is taken. As printed, Alg. 1 inserts ``t_w`` into the table inside the back-off
+loop, revises an already visited vertex without re-checking the table or re-propagating
+to its parents, leaves the bottom vertex undefined and checks no field conflict but
+port A (docs/nve.md §5). This module keeps the bottom-up idea and the thesis's
+tie-breaking (the weight-register load wins a port-A slot, Tables 3-4) but runs it as a
+proper reverse list scheduler, which the thesis says gives similar results (NVE §8):
 
 * the bottom vertex is the last ``mac`` of the last chain, at time 0;
 * an operation is placed only after all its successors, at the latest time
   ``min(t_succ - distance)`` that is free in its own field and - for set operations -
-  whose reads (exactly ``read_latency`` earlier, NVE §2.4 rule 2) find MEMA/MEMB free;
+  whose reads (exactly ``read_latency`` earlier, NVE §3.4) find MEMA/MEMB free;
   port-A back-offs are recorded as conflicts for the coefficient-packing search;
 * ready operations are taken latest-first; ties prefer WREG, then IREG, then later ops.
 

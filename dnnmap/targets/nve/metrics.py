@@ -1,13 +1,12 @@
-"""Whole-frame figures of a compiled layer, computed from the programs (NVE §3.10 / §6 metrics).
+"""Whole-frame figures of a compiled layer, counted from the programs (NVE §6.3.2, §7.2 metrics).
 
 HW utilization = MACs per instruction: every executed vector ``mac`` counts ``lanes``
 MACs (``set rb`` does not), divided by all executed instructions - init, every loop
 execution including the predicated prologue/epilogue ones, and the final part - of
-every program over all strips of the frame (digest gap 11: the small gaps between the
-thesis's figures and MII-based ones indicate whole-layer counting). Data transfer counts
-every word the host streams in (pixels and coefficients) and every output word, in bytes.
-The ISS reproduces these counts cycle by cycle (tested); at full frame size they are
-computed here because simulating a 1280x720 frame in Python takes minutes.
+every program over all strips of the frame (whole-layer counting, docs/nve.md §7). Data
+transfer counts every word the host streams in (pixels and coefficients) and every output
+word, in bytes. The ISS executes exactly these counts cycle by cycle: the Table 5
+benchmark and tests/nve/test_reproduction.py check it over full frames.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 NVE §5.2: MII is the largest number of operations any one VLIW field issues per
 iteration (a resource-constrained MII), and the flat schedule is wrapped with
 ``slot = t mod II``. The thesis wraps naively; it does not say what happens when the
-wrapped schedule collides or breaks a loop-carried constraint (digest gap 7). Here the
+wrapped schedule collides or breaks a loop-carried constraint (docs/nve.md §5). Here the
 wrap is checked and II is increased until it is legal:
 
 * every field issues at most one op per slot;

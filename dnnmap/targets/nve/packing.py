@@ -4,13 +4,14 @@ Always loading four coefficients makes some ``set rw`` want the port-A slot of a
 ``set ri``; the back-off idles the VMAC. The experts' fix, automated in NVE §5.1, is to
 put fewer coefficients into an earlier load so that the following loads start earlier
 and move into free port-A slots, repeating until no conflict remains. The thesis does
-not give the search strategy (digest gap 9). Here: schedule, take the first (latest in
-time) port-A conflict, find the load ``k`` involved, shrink load ``k-1`` by one and
-re-pack everything after it at full capacity; stop when no conflict remains or the
-load before the conflict is already a single coefficient; keep the best layout seen
-(fewest VMAC stalls, then shortest iteration, then fewest loads). For 3x3 this walks
-[4,4,2] -> [3,4,3] -> [3,3,4], the thesis's Fig. 24. 1x1 kernels, whose image loads use
-port A every MAC, have no solution and keep full loads (NVE §5.1).
+not give the search strategy, only the example of Figs. 20-22 (docs/nve.md §5). Here:
+schedule, take the first (latest in time) port-A conflict, find the load ``k`` involved,
+shrink load ``k-1`` by one and re-pack everything after it at full capacity; stop when
+no conflict remains or the load before the conflict is already a single coefficient;
+keep the best layout seen (fewest VMAC stalls, then shortest iteration, then fewest
+loads). For 3x3 this walks [4,4,2] -> [3,4,3] -> [3,3,4], the thesis's Fig. 24. 1x1
+kernels, whose image loads use port A every MAC, have no solution and keep full loads
+(NVE §5.1).
 """
 
 from __future__ import annotations

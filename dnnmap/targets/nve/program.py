@@ -1,8 +1,8 @@
 """The executable form of an NVE program: VLIW instructions plus the setting registers.
 
 Instruction fields follow NVE Table 2; the address field of MEMA/MEMB has the three
-parts of NVE §3.5 (offset, update, mode), and every field carries the stage predicate
-of :mod:`dnnmap.targets.nve.modulo`. The setting registers (NVE §2.6, written over
+parts of NVE §3.2, Fig. 9 (offset, update, mode), and every field carries the stage predicate
+of :mod:`dnnmap.targets.nve.modulo`. The setting registers (NVE §3.3, written over
 AXI-Lite) hold the program size, the repetitive part's start/end, the iteration count and
 the AGU mode table (toggle, inc) of Fig. 19; ``drain`` is the extra loop executions of
 the stage predication.

@@ -2,7 +2,7 @@
 
 q = b + Σ_inputs Σ_{r,s} w[r,s] · p[sv·y + r, sw·x + s] (NVE Eq. 2.1) with 8-bit
 unsigned pixels, 16-bit signed weights and bias, wrapped to the 32-bit accumulator;
-then the activation LUT (NVE §2.2, Eq. 2.2): the 10-bit index is the accumulator
+then the activation LUT (NVE §3.1 ②, Eq. 2.2): the 10-bit index is the accumulator
 arithmetically shifted right by ``act_shift`` and saturated to [-512, 511] [choice,
 docs/nve.md §Activation]; the LUT holds an 8-bit sigmoid.
 """
@@ -38,11 +38,17 @@ def activate(acc: np.ndarray, spec: NveSpec, lut: np.ndarray | None = None) -> n
 
 def random_operands(layer: ConvLayer, rng: np.random.Generator
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Random 8-bit pixels (in_maps, H, W), 16-bit weights (out, in, kh, kw; 0 where unconnected), biases."""
+    """Random 8-bit pixels (in_maps, H, W), 16-bit weights (out, in, kh, kw; 0 where unconnected), biases.
+
+    Each output map draws its weights from a random width of 1-16 bits, so that some maps'
+    accumulators fall inside the activation LUT's range (and index its entries) while
+    others saturate or wrap: full-range weights alone would saturate almost every output.
+    """
     h, w = layer.in_hw
     pixels = rng.integers(0, 256, size=(layer.in_maps, h, w), dtype=np.uint8)
     kh, kw = layer.kernel
-    weights = rng.integers(-(1 << 15), 1 << 15, size=(layer.out_maps, layer.in_maps, kh, kw), dtype=np.int64)
+    half = (1 << (rng.integers(1, 17, size=layer.out_maps) - 1))[:, None, None, None]  # weights in [-half, half)
+    weights = rng.integers(-half, half, size=(layer.out_maps, layer.in_maps, kh, kw))
     mask = np.zeros((layer.out_maps, layer.in_maps), dtype=bool)
     for k, conn in enumerate(layer.connections):
         mask[k, list(conn)] = True

@@ -1,6 +1,6 @@
 """NVE target specification: every size the thesis leaves open, as one validated model.
 
-The thesis (NVE §2.2-2.5) fixes the lane count (16), the number formats (8-bit pixels,
+The thesis (NVE §3.1-3.4) fixes the lane count (16), the number formats (8-bit pixels,
 16-bit weights, 32-bit accumulators), the register files (``rw[0-3]``, ``ri[0-22]``),
 the latencies (read 2, write-to-read 2, register 1, VMAC-to-ACT 3) and the 1024-entry
 activation LUT. It never gives the instruction-buffer size, the local-buffer size, the
@@ -32,10 +32,10 @@ class NveSpec(BaseModel):
     pixel_bits: int = 8
     weight_bits: int = 16
     acc_bits: int = 32
-    read_latency: int = Field(2, description="rd -> matching set register op (NVE §2.2)")
-    write_to_read_latency: int = Field(2, description="wr -> rd of the same word (NVE §2.2)")
-    register_latency: int = Field(1, description="register op -> consuming mac (NVE §2.2); the ISS models 1")
-    vmac_to_act_latency: int = Field(3, description="set rb latch -> act (NVE §2.2)")
+    read_latency: int = Field(2, description="rd -> matching set register op (NVE §3.1)")
+    write_to_read_latency: int = Field(2, description="wr -> rd of the same word (NVE §3.1)")
+    register_latency: int = Field(1, description="register op -> consuming mac (NVE §3.1); the ISS models 1")
+    vmac_to_act_latency: int = Field(3, description="set rb latch -> act (NVE §3.1)")
     act_lut_entries: int = Field(1024, description="activation LUT entries (10-bit index)")
     act_shift: int = Field(8, description="accumulator >> act_shift, saturated to 10 bits, indexes the LUT")
     act_lut_scale: float = Field(64.0, description="LUT entry i holds round(255*sigmoid((i-512)/scale))")
@@ -54,7 +54,7 @@ class NveSpec(BaseModel):
         if self.lanes % self.pixels_per_word or self.lanes // self.pixels_per_word != 2:
             raise ValueError("lanes must be two words (ri[0-7] via port A, ri[8-15] via port B)")
         if self.register_latency != 1:
-            raise ValueError("register_latency must be 1 (results visible next cycle, NVE §2.2; the ISS models this)")
+            raise ValueError("register_latency must be 1 (results visible next cycle, NVE §3.1; the ISS models this)")
         if min(self.read_latency, self.write_to_read_latency, self.vmac_to_act_latency) < 1:
             raise ValueError("read_latency, write_to_read_latency and vmac_to_act_latency must be >= 1")
         if self.act_lut_entries & (self.act_lut_entries - 1):

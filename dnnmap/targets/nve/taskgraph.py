@@ -9,7 +9,8 @@ otherwise); the local-buffer reads of every set operation (2 for ``set ri``, 1 f
 per output vector. Several chains form a fused program (NVE §5.3): pixel writes are
 shared, register operations are not.
 
-Edge distances (minimum cycles between the endpoints, NVE §4.2 and digest §3.4):
+Edge distances (minimum cycles between the endpoints, NVE §4.2 with the latencies of §3.1;
+the anti-dependence distance 0 is derived from Figs. 17/24/26, docs/nve.md §3):
 register op -> consuming mac 1; shift -> previous op on the same register 1; consumer ->
 next op overwriting its operand 0 (anti-dependence); ``set rb`` -> first mac 1; last
 mac -> next chain's ``set rb`` 1; rd -> set 2; wr -> rd 2; ``set rb`` -> act 3.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 
 from dnnmap.targets.nve.layers import ConvLayer
 from dnnmap.targets.nve.spec import NveSpec
@@ -51,7 +53,7 @@ class Kind(str, Enum):
     ACT = "act"
 
 
-SET_KINDS = frozenset({Kind.SET_RW, Kind.SET_RI})  # the port-A register loads (NVE §2.4 rule 1)
+SET_KINDS = frozenset({Kind.SET_RW, Kind.SET_RI})  # the port-A register loads (NVE §3.4)
 
 
 @dataclass(frozen=True, order=True)
@@ -117,7 +119,7 @@ class TaskGraph:
     load_of_set: dict[int, int]  # set rw op -> global load index
     init_words: tuple[PixelWord | CoeffWord, ...]  # written by the init part, in order
 
-    @property
+    @cached_property
     def in_maps(self) -> tuple[int, ...]:
         return tuple(sorted({m for c in self.chains for m in c.inputs}))
 
