@@ -53,16 +53,13 @@ def build_report(runs: list[Run], png_dir: Path | None = None,
                     f"{run.totals['latency_ms']:.4g} ms, {run.totals['energy']:.4g} {run.energy_unit}")
         return page(title, subtitle, run_html(run, draw(groups[0])), f"dnnmap {version} · {run.source}")
     names = compare.common_layers(runs)
-    body = (compare.summary_html(runs)
-            + section("comparison-figures", "Per-layer changes (figures)", f'<div class="figures">{draw(groups[0])}</div>')
+    figures = f'<div class="figures">{draw(groups[0])}</div>'
+    body = (compare.summary_html(runs) + section("comparison-figures", "Per-layer changes (figures)", figures)
             + compare.layer_deltas_html(runs, names))
-    for i, (run, specs) in enumerate(zip(runs, groups[1:])):
-        heading = f"<h1 id=\"run{i + 1}\">Run {i + 1}: {escape(run.label)} ({escape(run.network)} on {escape(run.arch)})</h1>"
-        body += heading + run_html(run, draw(specs), f"run{i + 1}-")
+    for i, (run, specs) in enumerate(zip(runs, groups[1:]), start=1):
+        body += (f'<h1 id="run{i}">Run {i}: {escape(run.label)} ({escape(run.network)} on {escape(run.arch)})</h1>'
+                 + run_html(run, draw(specs), f"run{i}-"))
     title = "dnnmap comparison: " + " vs ".join(run.label for run in runs)
     return page(title, f"{len(runs)} runs, baseline {runs[0].label}", body,
                 f"dnnmap {version} · " + ", ".join(run.source for run in runs))
 
-
-def figure_count(runs: list[Run]) -> int:
-    return sum(len(specs) for specs in plan(runs))
