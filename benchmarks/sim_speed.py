@@ -12,15 +12,19 @@ interleaved runs): ~1.2 M lane-steps/s where that one ran ~1.4 M on an idle mach
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec, Fanout, Level
 from dnnmap.mapping.mapping import LevelMapping, Mapping
 from dnnmap.sim import simulate
-from dnnmap.sim.random_cases import random_case
 from dnnmap.workload import ops
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "support"))  # the test-case generator
+from random_cases import random_case  # noqa: E402
 
 
 def sample_conv() -> tuple:

@@ -16,7 +16,7 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import COUNT_KINDS, CostModel
 from dnnmap.mapping.mapping import LevelMapping, Mapping
 from dnnmap.sim import simulate
-from dnnmap.sim.random_cases import random_case
+from random_cases import random_case
 from dnnmap.sim.transfers import dram_bursts
 from dnnmap.workload import ops
 

@@ -22,7 +22,7 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import COUNT_KINDS, CostBatch, CostModel
 from dnnmap.mapping.mapping import LevelMapping, Mapping
 from dnnmap.sim import SimMetrics, SimResult, sim_metrics, simulate
-from dnnmap.sim.random_cases import random_case
+from random_cases import random_case
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
 

@@ -11,7 +11,7 @@ from dnnmap.arch.spec import TransferModel
 from dnnmap.cost.kernel import holed_bursts
 from dnnmap.cost.transfer import bursts_of_box, dram_transfer_seconds
 from dnnmap.sim import dram_bursts, dram_transfers, simulate
-from dnnmap.sim.random_cases import random_case
+from random_cases import random_case
 
 
 def _bursts(ext: tuple[int, ...], full: tuple[int, ...], word_bytes: float = 2, burst: int = 128) -> int:

@@ -9,7 +9,7 @@ from sim_cases import arch_of, mapping_of
 
 from dnnmap.arch.spec import ActionEnergy, ArchSpec, Fanout, Level, Mac, TransferModel
 from dnnmap.sim import AccessCounts, dram_transfers, sim_metrics, simulate
-from dnnmap.sim.random_cases import random_case
+from random_cases import random_case
 from dnnmap.workload import ops
 
 

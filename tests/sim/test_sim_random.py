@@ -14,7 +14,7 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.errors import MappingError
 from dnnmap.mapping.mapping import LevelMapping, Mapping
 from dnnmap.sim import dram_transfers, simulate, verify
-from dnnmap.sim.random_cases import random_case
+from random_cases import random_case
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
 
