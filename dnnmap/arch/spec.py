@@ -13,10 +13,11 @@ import math
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from dnnmap import limits
 from dnnmap.errors import InputFileError, UnknownNameError
+from dnnmap.fileio import load_data
 
 Role = Literal["input", "weight", "output"]
 ALL_ROLES: tuple[Role, ...] = ("input", "weight", "output")
@@ -226,42 +227,115 @@ def preset_names() -> list[str]:
     return sorted(p.stem for p in PRESET_DIR.glob("*.yaml"))
 
 
+_TYPE_TAGS = ("int", "float", "str", "bool", "none", "tuple", "list", "dict")
+
+
+def _field_path(loc: tuple[object, ...]) -> str:
+    """``('levels', 0, 'capacity', 'dict[str,int]', 'input')`` -> ``levels[0].capacity.input`` (union tags dropped)."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif str(part) not in _TYPE_TAGS and "[" not in str(part) and not str(part).startswith("literal"):
+            out += f".{part}" if out else str(part)
+    return out or "(top level)"
+
+
 def _format_validation_error(path: str, err: ValidationError) -> str:
     lines = [f"{path}: invalid architecture spec"]
+    seen = set()
     for e in err.errors():
-        loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
+        loc = _field_path(e["loc"])
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             msg = "unknown field (check spelling; see docs/arch-spec.md for the allowed fields)"
-        elif e["type"] == "literal_error":
-            msg = f"{msg}"
-        lines.append(f"  field '{loc}': {msg}")
+        elif e["type"] in ("int_type", "float_type", "bool_type", "string_type", "tuple_type", "dict_type"):
+            msg = f"{msg}, got {type(e['input']).__name__} {e['input']!r:.40}"
+        if (loc, msg) not in seen:
+            seen.add((loc, msg))
+            lines.append(f"  field '{loc}': {msg}")
     return "\n".join(lines)
 
 
+def _tuples(value: object) -> object:
+    """Lists to tuples, recursively: strict validation then accepts YAML sequences for tuple fields only."""
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    return value
+
+
+def _limits_problem(spec: ArchSpec) -> tuple[str, str] | None:
+    """(field, why) of the first resource limit (dnnmap.limits) ``spec`` exceeds, or None."""
+    if len(spec.levels) > limits.MAX_LEVELS:
+        return "levels", (f"{len(spec.levels)} levels exceed the limit {limits.MAX_LEVELS} (the map space grows "
+                          "exponentially with the level count)")
+    if spec.num_macs > limits.MAX_MACS:
+        return "levels", f"{spec.num_macs:,} MAC lanes (product of the fan-outs) exceed the limit {limits.MAX_MACS:,}"
+    rates = [("clock_mhz", spec.clock_mhz)]
+    energies = [("mac.energy", spec.mac.energy)]
+    for i, lv in enumerate(spec.levels):
+        at = f"levels[{i}]"
+        caps = lv.capacity.values() if isinstance(lv.capacity, dict) else [lv.capacity or 0]
+        if max(caps, default=0) > limits.MAX_CAPACITY:
+            return f"{at}.capacity", f"exceeds the limit {limits.MAX_CAPACITY:,} (2**48)"
+        if lv.buffers > 1024:
+            return f"{at}.buffers", "exceeds the limit 1,024"
+        energies += [(f"{at}.read_energy", lv.read_energy), (f"{at}.write_energy", lv.write_energy)]
+        energies += [(f"{at}.energy.{role}.{a}", getattr(e, a)) for role, e in lv.energy.items() for a in ACTIONS]
+        rates += [(f"{at}.{f}", getattr(lv, f)) for f in ("bandwidth", "read_bandwidth", "write_bandwidth")]
+        if lv.fanout is not None:
+            energies.append((f"{at}.fanout.hop_energy", lv.fanout.hop_energy))
+        if lv.transfer is not None:
+            rates.append((f"{at}.transfer.bandwidth_gbps", lv.transfer.bandwidth_gbps))
+            if lv.transfer.cas_ns > limits.MAX_RATE or lv.transfer.burst_bytes > 2**30:
+                return f"{at}.transfer", f"cas_ns above {limits.MAX_RATE:g} or burst_bytes above 2**30"
+    for field, value in energies:
+        if value is not None and value > limits.MAX_ENERGY:
+            return field, f"{value:g} exceeds the limit {limits.MAX_ENERGY:g} (energies must stay finite)"
+    for field, value in rates:
+        if value is not None and not limits.MIN_RATE <= value <= limits.MAX_RATE:
+            return field, (f"{value:g} is outside {limits.MIN_RATE:g}..{limits.MAX_RATE:g} (transfer and compute "
+                           "times divide by it and must stay finite)")
+    if spec.mac.precision_bits > 1024:
+        return "mac.precision_bits", "exceeds the limit 1,024"
+    return None
+
+
 def parse_arch(data: object, origin: str = "<spec>") -> ArchSpec:
-    """Validate a parsed YAML/JSON object as an :class:`ArchSpec`."""
+    """Validate a parsed YAML/JSON object as an :class:`ArchSpec`: strict types (``true`` is not 1, ``'200'``
+    is not a number, 2.5 is not an integer) and the resource limits of :mod:`dnnmap.limits`."""
     if not isinstance(data, dict):
         raise InputFileError(f"{origin}: an architecture spec must be a mapping with 'name', 'clock_mhz', 'levels'")
     try:
-        return ArchSpec.model_validate(data)
+        spec = ArchSpec.model_validate(_tuples(data), strict=True)
     except ValidationError as err:
         raise InputFileError(_format_validation_error(origin, err)) from err
+    problem = _limits_problem(spec)
+    if problem:
+        raise InputFileError(f"{origin}: invalid architecture spec\n  field '{problem[0]}': {problem[1]}")
+    return spec
+
+
+def _check_complete(data: object, origin: str) -> None:
+    """A file whose backing store gives no energy at all is most likely truncated: refuse it."""
+    levels = data.get("levels") if isinstance(data, dict) else None
+    top = levels[-1] if isinstance(levels, list) and levels else None
+    if isinstance(top, dict) and not {"read_energy", "write_energy", "energy"} & set(top):
+        raise InputFileError(f"{origin}: invalid architecture spec\n  field 'levels[{len(levels) - 1}]' "
+                             f"({top.get('name', '?')}): the backing store gives no energy (read_energy, "
+                             "write_energy or energy); is the file truncated? Write read_energy: 0 to declare it free")
 
 
 def load_arch(name_or_path: str | Path) -> ArchSpec:
     """A preset by name (``eyeriss``) or a YAML file path."""
     p = Path(name_or_path)
-    if p.suffix.lower() in (".yaml", ".yml") or p.exists():
+    if not (p.suffix.lower() in (".yaml", ".yml", ".json") or p.exists()):
+        p = PRESET_DIR / f"{str(name_or_path).lower()}.yaml"
         if not p.is_file():
-            raise InputFileError(f"{p}: architecture file not found")
-        try:
-            data = yaml.safe_load(p.read_text())
-        except yaml.YAMLError as err:
-            raise InputFileError(f"{p}: not valid YAML: {err}") from err
-        return parse_arch(data, str(p))
-    preset = PRESET_DIR / f"{str(name_or_path).lower()}.yaml"
-    if not preset.is_file():
-        raise UnknownNameError(f"unknown architecture {str(name_or_path)!r}; presets: {', '.join(preset_names())}"
-                               " (or give a path to a .yaml spec)")
-    return parse_arch(yaml.safe_load(preset.read_text()), str(preset))
+            raise UnknownNameError(f"unknown architecture {str(name_or_path)!r}; presets: "
+                                   f"{', '.join(preset_names())} (or give a path to a .yaml spec)")
+    data = load_data(p, "architecture file")
+    _check_complete(data, str(p))
+    return parse_arch(data, str(p))

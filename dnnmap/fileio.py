@@ -1,0 +1,310 @@
+"""The one way dnnmap reads its own data files (YAML, JSON, text) and writes its outputs.
+
+Every reader goes through :func:`read_text` (size limit, strict UTF-8) and, for structured
+files, :func:`load_data` (YAML or JSON by suffix) which refuses what a careless or hostile
+file could use to crash or mislead the tools that consume the data:
+
+* bytes that are not UTF-8 (``error: FILE: not a UTF-8 text file``);
+* files larger than :data:`MAX_FILE_BYTES`, nesting deeper than :data:`MAX_DEPTH`, more than
+  :data:`MAX_NODES` values (counted with YAML aliases expanded, so an "alias bomb" is refused
+  before anything walks it), recursive aliases;
+* duplicate mapping keys (YAML would silently keep the last one), named with their lines;
+* integers beyond 64 bits and non-finite numbers (``.inf``, ``NaN``, ``1e999``).
+
+Every problem is an :class:`~dnnmap.errors.InputFileError` whose message starts with the file
+name. Writers (:func:`write_text_atomic`, :func:`publish_dir`) go through a temporary sibling
+renamed into place, so nothing is ever half-written, and give the result the permissions an
+ordinary ``open()``/``mkdir`` would (the umask; an overwritten file keeps its mode).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, ScalarNode
+
+from dnnmap.errors import InputFileError
+
+MAX_FILE_BYTES = 64 * 2**20  # the largest file the loaders read (a ResNet-50 network file is ~60 KB)
+MAX_DEPTH = 64  # nesting of lists/mappings; dnnmap's formats need at most 8
+MAX_NODES = 1_000_000  # values in one document, aliases expanded
+INT_LIMIT = 2**63  # integers must fit a signed 64-bit word
+_MAX_INT_DIGITS = 24  # longer literals are refused before conversion (Python refuses > 4300 digits)
+
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Problem(Exception):
+    """A problem found while loading, with the 1-based line where it is (0 = unknown)."""
+
+    def __init__(self, message: str, line: int = 0) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
+        raise _Problem(f"integer literal with {len(text.lstrip('-'))} digits is beyond 64 bits")
+    return _checked_int(int(text))
+
+
+def _checked_int(value: int, line: int = 0) -> int:
+    if not -INT_LIMIT <= value < INT_LIMIT:
+        raise _Problem(f"integer {value} is beyond 64 bits (|value| < 2**63 required)", line)
+    return value
+
+
+def _checked_float(value: float, text: str, line: int = 0) -> float:
+    if not math.isfinite(value):
+        raise _Problem(f"number {text!r} is not finite (infinities and NaN are not allowed)", line)
+    return value
+
+
+class _StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """Safe YAML loader that refuses duplicate keys, integers beyond 64 bits and non-finite floats."""
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                first = seen.get(key)
+            except TypeError:
+                raise _Problem(f"a mapping key must be a scalar, not {type(key).__name__}", line) from None
+            if first is not None:
+                raise _Problem(f"duplicate key {key!r} (first given on line {first}); YAML would silently keep "
+                               "the last value", line)
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+
+    def construct_yaml_int(self, node: ScalarNode) -> int:
+        text = str(self.construct_scalar(node))
+        line = node.start_mark.line + 1
+        if len(text.lstrip("+-").replace("_", "")) > _MAX_INT_DIGITS:
+            raise _Problem(f"integer literal with {len(text)} characters is beyond 64 bits", line)
+        return _checked_int(super().construct_yaml_int(node), line)  # type: ignore[misc]
+
+    def construct_yaml_float(self, node: ScalarNode) -> float:
+        return _checked_float(super().construct_yaml_float(node), str(node.value),  # type: ignore[misc]
+                              node.start_mark.line + 1)
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
+_StrictLoader.add_constructor("tag:yaml.org,2002:float", _StrictLoader.construct_yaml_float)
+
+
+# ---- reading ---------------------------------------------------------------------
+def read_bytes(path: str | os.PathLike[str], what: str = "file", limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of ``path`` (at most ``limit``); missing, unreadable or oversized files are InputFileErrors."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise InputFileError(f"{p}: not a regular file (expected a {what})")
+            data = fh.read(limit + 1)
+    except IsADirectoryError:
+        raise InputFileError(f"{p}: is a directory, expected a {what}") from None
+    except FileNotFoundError:
+        raise InputFileError(f"{p}: {what} not found") from None
+    except OSError as err:
+        raise InputFileError(f"{p}: cannot read the {what} ({err.strerror or err})") from None
+    if len(data) > limit:
+        raise InputFileError(f"{p}: larger than {limit // 2**20} MiB, the limit for a {what}")
+    return data
+
+
+def decode_text(data: bytes, origin: str) -> str:
+    """``data`` as UTF-8 text (a byte-order mark is dropped); anything else is an InputFileError."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise InputFileError(f"{origin}: not a UTF-8 text file (byte 0x{data[err.start]:02x} at offset "
+                             f"{err.start} is not UTF-8)") from None
+    if "\x00" in text:
+        raise InputFileError(f"{origin}: not a UTF-8 text file (it contains NUL bytes, offset "
+                             f"{text.index(chr(0))})")
+    return text
+
+
+def read_text(path: str | os.PathLike[str], what: str = "file", limit: int = MAX_FILE_BYTES) -> str:
+    """The UTF-8 text of ``path`` (see :func:`read_bytes` and :func:`decode_text`)."""
+    return decode_text(read_bytes(path, what, limit), str(path))
+
+
+def _scan_yaml_events(text: str) -> None:
+    """Refuse documents nested deeper than MAX_DEPTH or with more than MAX_NODES nodes, before composing them
+    (the composer recurses once per nesting level)."""
+    depth = nodes = 0
+    for event in yaml.parse(text, Loader=_BaseLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _Problem(f"nested more than {MAX_DEPTH} levels deep", event.start_mark.line + 1)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+        if isinstance(event, yaml.NodeEvent):
+            nodes += 1
+            if nodes > MAX_NODES:
+                raise _Problem(f"more than {MAX_NODES:,} values", event.start_mark.line + 1)
+
+
+def _measure(root: Any) -> None:
+    """Depth and value count of a loaded document with shared (aliased) parts expanded; refuses cycles."""
+    done: dict[int, tuple[int, int]] = {}  # id -> (values, depth)
+    active: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if not isinstance(node, (list, dict)):
+            continue
+        key = id(node)
+        children = list(node.values()) if isinstance(node, dict) else node
+        if not expanded:
+            if key in done:
+                continue
+            if key in active:
+                raise _Problem("a recursive alias (a value that contains itself)")
+            active.add(key)
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if isinstance(c, (list, dict)))
+            continue
+        active.discard(key)
+        values, depth = len(children) + 1, 1
+        for c in children:
+            if isinstance(c, (list, dict)):
+                cv, cd = done[id(c)]
+                values, depth = values + cv, max(depth, cd + 1)
+        if depth > MAX_DEPTH:
+            raise _Problem(f"nested more than {MAX_DEPTH} levels deep")
+        if values > MAX_NODES:
+            raise _Problem(f"more than {MAX_NODES:,} values (YAML aliases counted at every use)")
+        done[key] = (values, depth)
+
+
+def parse_yaml(text: str, origin: str) -> Any:
+    """Parse YAML ``text`` with the strict loader; problems become InputFileErrors naming ``origin``."""
+    try:
+        _scan_yaml_events(text)
+        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        _measure(data)
+    except _Problem as err:
+        raise InputFileError(f"{origin}: {'line ' + str(err.line) + ': ' if err.line else ''}{err}") from None
+    except yaml.YAMLError as err:
+        raise InputFileError(f"{origin}: not valid YAML: {' '.join(str(err).split())}") from None
+    except (RecursionError, MemoryError):
+        raise InputFileError(f"{origin}: too deeply nested or too large to load") from None
+    return data
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Problem(f"duplicate key {key!r}; JSON readers would silently keep the last value")
+        out[key] = value
+    return out
+
+
+def _json_constant(name: str) -> float:
+    raise _Problem(f"number {name!r} is not finite (infinities and NaN are not allowed)")
+
+
+def parse_json(text: str, origin: str) -> Any:
+    """Parse JSON ``text`` strictly (duplicate keys, huge integers, NaN/Infinity refused)."""
+    try:
+        data = json.loads(text, object_pairs_hook=_json_object, parse_constant=_json_constant,
+                          parse_int=_json_int, parse_float=lambda s: _checked_float(float(s), s))
+        _measure(data)
+    except _Problem as err:
+        raise InputFileError(f"{origin}: {err}") from None
+    except json.JSONDecodeError as err:
+        raise InputFileError(f"{origin}: not valid JSON: {err}") from None
+    except (RecursionError, MemoryError):
+        raise InputFileError(f"{origin}: nested more than {MAX_DEPTH} levels deep or too large to load") from None
+    return data
+
+
+def load_data(path: str | os.PathLike[str], what: str = "file", fmt: str | None = None) -> Any:
+    """The parsed content of a YAML or JSON file (``fmt`` "yaml"/"json"; default: by suffix, .json is JSON)."""
+    text = read_text(path, what)
+    fmt = fmt or ("json" if Path(path).suffix.lower() == ".json" else "yaml")
+    return parse_json(text, str(path)) if fmt == "json" else parse_yaml(text, str(path))
+
+
+# ---- writing ---------------------------------------------------------------------
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _target_mode(path: Path, default: int) -> int:
+    """The mode an ordinary write would give ``path``: its current mode if it exists, else ``default`` & ~umask."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return default & ~_umask()
+
+
+def check_output_path(path: str | os.PathLike[str] | None, option: str) -> Path | None:
+    """Refuse an empty output path (``--json ''``) before any work; None passes through."""
+    if path is None:
+        return None
+    if str(path).strip() in ("", "."):
+        raise InputFileError(f"{option}: needs a file or directory name, got {str(path)!r}")
+    return Path(path)
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str | bytes) -> Path:
+    """Write ``path`` via a temporary sibling and a rename: never half-written, usual permissions."""
+    p = Path(path)
+    if not p.name:
+        raise InputFileError(f"{str(path)!r}: not a file name")
+    if p.is_dir():
+        raise InputFileError(f"{p}: is a directory; give a file name")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    mode = _target_mode(p, 0o666)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8") if isinstance(text, str) else text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return p
+
+
+@contextmanager
+def publish_dir(path: str | os.PathLike[str], may_replace: Callable[[Path], bool]) -> Iterator[Path]:
+    """Yield a temporary sibling directory to fill; on success it replaces ``path`` (if ``may_replace`` allows
+    replacing an existing one) with the usual directory permissions; on failure it is removed."""
+    out = Path(path)
+    if out.exists() and not may_replace(out):
+        raise InputFileError(f"{out}: exists and is not a directory this command wrote; refusing to overwrite it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    mode = _target_mode(out, 0o777)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        yield tmp
+        os.chmod(tmp, mode)
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
