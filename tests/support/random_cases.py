@@ -1,4 +1,4 @@
-"""Seeded generator of random small (operator, architecture, legal mapping) triples for tests.
+"""Seeded generator of random small (operator, architecture, legal mapping) triples for the tests (test-only: not part of the package).
 
 Operators: conv2d (stride 1-2, dilation 1-2, padding, groups incl. depthwise), pointwise,
 matmul, max/avg pooling, element-wise add, concat and the MTTKRP einsum
