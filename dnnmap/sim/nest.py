@@ -57,10 +57,6 @@ class LoopNest:
     spatial_per_level: tuple[int, ...]  # product of the spatial factors of each level
 
     @property
-    def num_levels(self) -> int:
-        return len(self.temporal_per_level)
-
-    @property
     def steps(self) -> int:
         """Temporal steps of the whole nest (compute cycles, idle edge steps included)."""
         return math.prod(self.temporal_per_level)

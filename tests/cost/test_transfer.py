@@ -1,4 +1,4 @@
-"""DRAM burst model against TSO's worked examples (digest section 4.7), the kernel's burst count of a
+"""DRAM burst model against TSO's worked examples (TSO Section IV-E, Fig. 1 and Algorithm 4), the kernel's burst count of a
 product minus a sub-product against enumerated runs, and the simulator's two burst counts."""
 
 from __future__ import annotations
