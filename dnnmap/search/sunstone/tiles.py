@@ -41,42 +41,52 @@ def divisor_lattice(limits: tuple[int, ...]) -> np.ndarray:
 
 def footprints(op: Operator, cover: np.ndarray) -> np.ndarray:
     """(n, T) words of each tensor touched by a box of ``cover`` (n, D) iterations (axis hulls)."""
-    coef, owner = _axis_table(op)
-    extents = 1 + (cover - 1) @ coef  # (n, axes)
-    out = np.ones((cover.shape[0], len(op.tensors)), dtype=np.int64)
-    for j in range(len(op.tensors)):
-        out[:, j] = extents[:, owner == j].prod(axis=1)
-    return out
+    coef, starts = _axis_table(op)
+    return np.multiply.reduceat(1 + (cover - 1) @ coef, starts, axis=1)
 
 
-@lru_cache(maxsize=1024)
 def _axis_table(op: Operator) -> tuple[np.ndarray, np.ndarray]:
-    """(D, axes) coefficients of every tensor axis and the tensor owning each axis."""
+    """(D, axes) coefficients of every tensor axis (tensor by tensor) and each tensor's first column."""
     dims = op.dim_names
-    axes = [(j, a) for j, t in enumerate(op.tensors) for a in t.axes]
+    axes = [a for t in op.tensors for a in t.axes]
     coef = np.zeros((len(dims), len(axes)), dtype=np.int64)
-    for k, (_, a) in enumerate(axes):
+    for k, a in enumerate(axes):
         for d, c in a.terms:
             coef[dims.index(d), k] = c
-    return coef, np.array([j for j, _ in axes])
+    starts = np.cumsum([0] + [len(t.axes) for t in op.tensors[:-1]])
+    return coef, starts
+
+
+class Capacity:
+    """Fit test of tiles at every level: per capacity partition (role or whole level), the sum of the
+    kept tensors' footprints (in words or bits), against the capacity one buffer offers."""
+
+    def __init__(self, op: Operator, arch: ArchSpec, keeps: np.ndarray) -> None:
+        self.coef, self.starts = _axis_table(op)
+        self.levels = []
+        for i, lv in enumerate(arch.levels):
+            if lv.capacity is None:
+                self.levels.append(None)
+                continue
+            weight = np.array([arch.bits_of(t.role) if lv.capacity_unit == "bits" else 1 for t in op.tensors],
+                              dtype=float) * keeps[i]
+            roles = sorted({t.role for j, t in enumerate(op.tensors) if keeps[i, j]}) \
+                if isinstance(lv.capacity, dict) else ["input"]
+            part = np.array([[weight[j] if (t.role == r or not isinstance(lv.capacity, dict)) else 0.0
+                              for r in roles] for j, t in enumerate(op.tensors)])
+            self.levels.append((part, np.array([lv.capacity_for(r) for r in roles])))
+
+    def fits(self, level: int, cover: np.ndarray) -> np.ndarray:
+        spec = self.levels[level]
+        if spec is None:
+            return np.ones(cover.shape[0], dtype=bool)
+        words = np.multiply.reduceat(1 + (cover - 1) @ self.coef, self.starts, axis=1)
+        return (words @ spec[0] <= spec[1]).all(axis=1)
 
 
 def level_fits(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, cover: np.ndarray) -> np.ndarray:
     """(n,) whether a tile of ``cover`` fits every capacity partition of ``level`` (one instance)."""
-    lv = arch.levels[level]
-    if lv.capacity is None:
-        return np.ones(cover.shape[0], dtype=bool)
-    words = footprints(op, cover).astype(float)
-    if lv.capacity_unit == "bits":
-        words *= np.array([arch.bits_of(t.role) for t in op.tensors], dtype=float)
-    words *= keeps[level]
-    if isinstance(lv.capacity, dict):
-        ok = np.ones(cover.shape[0], dtype=bool)
-        for role in {t.role for j, t in enumerate(op.tensors) if keeps[level, j]}:
-            cols = [j for j, t in enumerate(op.tensors) if t.role == role]
-            ok &= words[:, cols].sum(axis=1) <= lv.capacity_for(role)
-        return ok
-    return words.sum(axis=1) <= lv.capacity_for("input")
+    return Capacity(op, arch, keeps).fits(level, cover)
 
 
 def maximal_mask(limits: tuple[int, ...], fits: np.ndarray) -> np.ndarray:
@@ -105,10 +115,9 @@ class TileTree:
     unrolling leaves, ``residual // spatial``) is a sub-lattice of it, so its fits are gathered and
     only the maximality test (Fig. 9's pruning) runs per sub-box."""
 
-    def __init__(self, op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, inner: np.ndarray,
-                 residual: tuple[int, ...]) -> None:
+    def __init__(self, capacity: Capacity, level: int, inner: np.ndarray, residual: tuple[int, ...]) -> None:
         self.residual = residual
-        self.fits = level_fits(op, arch, level, keeps, divisor_lattice(residual) * inner[None, :]).reshape(
+        self.fits = capacity.fits(level, divisor_lattice(residual) * inner[None, :]).reshape(
             tuple(len(divisors(n)) for n in residual))
         self._index = [{d: k for k, d in enumerate(divisors(n))} for n in residual]
         self._done: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
@@ -130,4 +139,4 @@ def maximal_tiles(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, i
                   limits: tuple[int, ...]) -> tuple[np.ndarray, int]:
     """Maximal tiles (factors per dimension, dividing ``limits``) of ``level`` over the ``inner`` coverage
     (D,) already fixed below it, and the number of fitting tiles the tree visits (Fig. 9)."""
-    return TileTree(op, arch, level, keeps, inner, limits).maximal(limits)
+    return TileTree(Capacity(op, arch, keeps), level, inner, limits).maximal(limits)

@@ -31,7 +31,7 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.search.sunstone.orders import order_candidates
 from dnnmap.search.sunstone.stats import SunstoneStats
-from dnnmap.search.sunstone.tiles import TileTree, divisor_lattice, level_fits, maximal_mask
+from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_mask
 from dnnmap.search.sunstone.unroll import unrolling_candidates
 from dnnmap.workload.ir import Operator
 
@@ -60,6 +60,7 @@ class SunstoneWalk:
         self.L, self.D = len(arch.levels), len(op.dim_names)
         self.bounds = np.array([op.bound(d) for d in op.dim_names], dtype=np.int64)
         self.keeps = MappingBatch.default_keeps(op, arch)
+        self.capacity = Capacity(op, arch, self.keeps)
         self.chunk = chunk
         self.relaxed = False  # True: every legal unrolling (the fallback when the pruned walk finds nothing)
         self.stats = SunstoneStats()
@@ -101,9 +102,8 @@ class SunstoneWalk:
     def _tiles(self, level: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray) -> np.ndarray:
         key = (level, inner.tobytes(), residual.tobytes())
         if key not in self._trees:
-            self._trees[key] = TileTree(self.op, self.arch, level, self.keeps, inner,
-                                        tuple(int(n) for n in residual))
-        tiles, fitting = self._trees[key].maximal(tuple(int(n) for n in residual // unroll))
+            self._trees[key] = TileTree(self.capacity, level, inner, tuple(residual.tolist()))
+        tiles, fitting = self._trees[key].maximal(tuple((residual // unroll).tolist()))
         self.stats.tiles_fitting += fitting
         self.stats.tiles_maximal += len(tiles)
         if level == 0:
@@ -116,13 +116,13 @@ class SunstoneWalk:
         """Tiles whose level above can still hold one of them per instance. When some maximal tile
         cannot, the tree is re-grown with both capacities as the fit test (a tile is then maximal for
         the pair of levels, the report's gap: maximal tiles can starve a small level above)."""
-        above = level_fits(self.op, self.arch, i + 1, self.keeps, inner[None, :] * tiles * unroll[None, :])
+        above = self.capacity.fits(i + 1, inner[None, :] * tiles * unroll[None, :])
         if above.all():
             return tiles
         limits = tuple(int(n) for n in residual // unroll)
         lattice = divisor_lattice(limits)
-        fits = (level_fits(self.op, self.arch, i, self.keeps, lattice * inner[None, :])
-                & level_fits(self.op, self.arch, i + 1, self.keeps, lattice * (inner * unroll)[None, :]))
+        fits = (self.capacity.fits(i, lattice * inner[None, :])
+                & self.capacity.fits(i + 1, lattice * (inner * unroll)[None, :]))
         return lattice[maximal_mask(limits, fits)]
 
     def extend(self, parts: Partials, i: int) -> Partials:
