@@ -38,10 +38,15 @@ class SunstoneStats:
     def ratios(self) -> dict[str, float]:
         """Fractions pruned, as the report states them (RTML Sec. 3.2.4-3.2.10)."""
         cut = self.level_cut[0] if self.level_cut else 0
-        cands = self.level_candidates[0] if self.level_candidates else 0
+        paired = cut + (self.level_expanded[0] if self.level_expanded else 0)  # (tile, unrolling) with best order
+        next_level = self.level_candidates[1] if len(self.level_candidates) > 1 else 0
+        per_parent = next_level / (paired - cut) if paired > cut else 0.0
         return {
             "orders_kept_fraction": self.orders_kept / self.orders_all if self.orders_all else math.nan,
             "l1_tiles_pruned": 1 - self.l1_tiles_maximal / self.l1_tiles_fitting if self.l1_tiles_fitting else math.nan,
             "unrollings_pruned": 1 - self.unroll_kept / self.unroll_legal if self.unroll_legal else math.nan,
-            "l1_candidates_cut_by_alpha_beta": cut / cands if cands else math.nan,
+            "l1_candidates_cut_by_alpha_beta": cut / paired if paired else math.nan,
+            # level-1 candidates never priced: the cut parents times the children an expanded parent had
+            "l2_candidates_cut_by_alpha_beta": cut * per_parent / (cut * per_parent + next_level)
+            if next_level else math.nan,
         }
