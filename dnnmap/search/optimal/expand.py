@@ -13,34 +13,14 @@ fixed order). Together the stages enumerate exactly the declared space of
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
-
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.optimal.bounds import touched_lower
 from dnnmap.search.sunstone.tiles import divisor_lattice
+from dnnmap.search.sunstone.walk import Partials as Nodes
 from dnnmap.search.sunstone.unroll import legal_unrollings
 from dnnmap.workload.ir import Operator
-
-
-@dataclass
-class Nodes:
-    temporal: np.ndarray
-    spatial: np.ndarray
-    axes: np.ndarray
-    order: np.ndarray
-
-    def __len__(self) -> int:
-        return self.temporal.shape[0]
-
-    def take(self, idx: np.ndarray) -> "Nodes":
-        return Nodes(self.temporal[idx], self.spatial[idx], self.axes[idx], self.order[idx])
-
-    @staticmethod
-    def concat(parts: list["Nodes"]) -> "Nodes":
-        return Nodes(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("temporal", "spatial", "axes",
-                                                                                 "order")))
 
 
 def tile_may_fit(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, cover: np.ndarray) -> np.ndarray:

@@ -51,6 +51,11 @@ class Partials:
     def take(self, idx: np.ndarray) -> "Partials":
         return Partials(self.temporal[idx], self.spatial[idx], self.axes[idx], self.order[idx])
 
+    @staticmethod
+    def concat(parts: list["Partials"]) -> "Partials":
+        return Partials(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("temporal", "spatial", "axes",
+                                                                                    "order")))
+
 
 class SunstoneWalk:
     """The search for one operator on one architecture; ``run`` returns the best finished batch row."""
@@ -143,8 +148,7 @@ class SunstoneWalk:
                 rows.extend(self._extend_one(s, i))
         if not rows:
             return parts.take(np.array([], dtype=np.int64))
-        return Partials(*(np.concatenate([getattr(r, f) for r in rows]) for f in ("temporal", "spatial", "axes",
-                                                                                  "order")))
+        return Partials.concat(rows)
 
     def _extend_one(self, s: Partials, i: int) -> list[Partials]:
         done = np.prod(s.temporal[0, :i], axis=0) * np.prod(s.spatial[0, :i + 1], axis=0)
