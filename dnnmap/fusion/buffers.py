@@ -1,0 +1,138 @@
+"""Fusion buffer (HW-Flow-Fusion Eq. 5) with the reuse buffers of Eq. 8, and the baseline's Eq. 9.
+
+Eq. 5: ``Fusion buffer = sum_m Input_buffer^m + sum_m Weight_buffer^m + Output_buffer^bottom``,
+each intermediate map counted once (it is one layer's output and the next one's input).
+``Input_buffer^m = T_iy * T_ix * N_if`` is taken with the **largest** multi-tile window any
+consumer of the map reads (Sec. 4.2: legality is checked with the largest tile); all weights
+are resident, except the bottom layer's, of which one ``T_of`` slice is (digest G5).
+
+Eq. 8 (horizontal processing, Fig. 9's row-major order): ``reuse_x = (N_ix - T_ix) *
+(N_ky - S_y) * N_if`` -- the ``N_ky - S_y`` rows the next tile row reads again, outside the
+current window. Here the kept rows ``R_y`` are measured on the tile plan (for a chain they are
+exactly ``N_ky - S_y``, because multi-tiling makes every layer produce only new rows; for a map
+read by several layers of a residual block they are the rows between the earliest and the
+latest reader, the skip connection's buffer). When ``R_y`` exceeds the window height, the kept
+rows span the whole width, so the term is ``max(R_y * (N_ix - T_ix), R_y * N_ix - T_iy * T_ix)``
+times ``N_if``, which is Eq. 8 whenever ``T_iy >= R_y``.
+
+Eq. 9 is the extra storage of Alwani et al.'s model [12], which also keeps the sequential
+overlap: ``overhead_y = (T_iy - (N_ky - S_y)) * (N_kx - S_x) * N_if`` for horizontal processing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dnnmap.fusion.tiling import AxisPlan, TilePlan
+
+
+@dataclass(frozen=True)
+class MapBuffer:
+    """On-chip storage of one map read inside the group (Eq. 5's input buffer plus Eq. 8's reuse buffer)."""
+
+    map: str
+    channels: int
+    width: int  # N_ix (unpadded)
+    window: tuple[int, int]  # largest (T_iy, T_ix) read at one tile
+    reuse_rows: int  # R_y: rows kept for the next tile row
+    overlap_x: int  # N_kx - S_x of the map's consumers (for Eq. 9)
+
+    @property
+    def input_words(self) -> int:
+        return self.window[0] * self.window[1] * self.channels
+
+    @property
+    def reuse_words(self) -> int:
+        ty, tx = self.window
+        r = self.reuse_rows
+        return max(r * (self.width - tx), r * self.width - ty * tx, 0) * self.channels
+
+    @property
+    def alwani_overhead_words(self) -> int:
+        """Eq. 9 ``overhead_y``: the sequential overlap the baseline [12] stores in addition."""
+        return max(self.window[0] - self.reuse_rows, 0) * self.overlap_x * self.channels
+
+
+@dataclass(frozen=True)
+class FusionBuffer:
+    """Eq. 5 plus the Eq. 8 reuse buffers of a tile plan, in words."""
+
+    maps: tuple[MapBuffer, ...]
+    weight_words: int
+    output_words: int
+
+    @property
+    def eq5_words(self) -> int:
+        return sum(m.input_words for m in self.maps) + self.weight_words + self.output_words
+
+    @property
+    def reuse_words(self) -> int:
+        return sum(m.reuse_words for m in self.maps)
+
+    @property
+    def total_words(self) -> int:
+        return self.eq5_words + self.reuse_words
+
+    @property
+    def alwani_reuse_words(self) -> int:
+        """Eq. 8 + Eq. 9: the reuse storage of the baseline [12] for the same tiles."""
+        return self.reuse_words + sum(m.alwani_overhead_words for m in self.maps)
+
+
+def fusion_buffer(plan: TilePlan) -> FusionBuffer:
+    """Eq. 5 + Eq. 8 for ``plan`` (largest multi-tile of every map)."""
+    group = plan.group
+    read = [m for m in group.maps if group.consumers(m)]
+    maps = tuple(_map_buffer(plan, m) for m in read)
+    bottom = group.bottom
+    weights = sum(g.weight_words for g in group.layers[:-1])
+    weights += bottom.weight_words * plan.out_channel_tile // bottom.out_channels
+    return FusionBuffer(maps, weights, _output_words(plan))
+
+
+def _map_buffer(plan: TilePlan, name: str) -> MapBuffer:
+    group = plan.group
+    info = group.maps[name]
+    consumers = group.consumers(name)
+    hy = _largest_hull(plan.rows, plan, name, info.hw[0])
+    hx = _largest_hull(plan.cols, plan, name, info.hw[1])
+    overlap_x = max(max(c.windows[1].kernel - c.windows[1].stride, 0) for c in consumers)
+    return MapBuffer(name, info.channels, info.hw[1], (hy, hx), _reuse_rows(plan, name), overlap_x)
+
+
+def _largest_hull(axis: AxisPlan, plan: TilePlan, name: str, size: int) -> int:
+    """Largest extent, over the tiles of one axis, of the union hull of every consumer's window and of
+    the rows produced at that tile (which a stride larger than the kernel may leave unread)."""
+    best = 0
+    for t in range(axis.n_tiles):
+        spans = [axis.window(c, name, t, size) for c in plan.group.consumers(name)] + [axis.new(name, t)]
+        spans = [s for s in spans if s[1] > s[0]]
+        if spans:
+            best = max(best, max(e for _, e in spans) - min(b for b, _ in spans))
+    return best
+
+
+def _reuse_rows(plan: TilePlan, name: str) -> int:
+    """Rows produced by tile row ``i`` that a later tile row still reads: ``max_i hi(i) - min_c lo_c(>i)``."""
+    rows, size = plan.rows, plan.group.maps[name].hw[0]
+    starts = [[rows.window(c, name, t, size) for t in range(rows.n_tiles)] for c in plan.group.consumers(name)]
+    kept = 0
+    for i in range(rows.n_tiles - 1):
+        later = [b for spans in starts for b, e in spans[i + 1:] if e > b]
+        if later:
+            kept = max(kept, rows.hi[name][i] - min(later))
+    return kept
+
+
+def _output_words(plan: TilePlan) -> int:
+    """Output_buffer^bottom: the largest new block of each map written out and not read inside the group."""
+    group = plan.group
+    words = 0
+    for name in group.outputs:
+        if group.consumers(name):
+            continue  # held by its MapBuffer until the last reader, written out from there
+        channels = plan.out_channel_tile if name == group.bottom.name else group.maps[name].channels
+        hy = max(plan.rows.widths(name))
+        hx = max(plan.cols.widths(name))
+        words += hy * hx * channels
+    return words

@@ -1,0 +1,201 @@
+"""Literal execution of a fused schedule: the proof that the fusion model is exact.
+
+The executor runs a :class:`~dnnmap.fusion.tiling.TilePlan` the way HW-Flow-Fusion's
+accelerator would (Sec. 4.1-4.2): bottom tiles left to right, top to bottom (Fig. 9); at each
+tile every layer, top first, computes only its new multi-tile (Eq. 10-12) from what the on-chip
+buffer holds. The buffer is explicit: one store per map holding only pixels that were produced
+(or fetched) and that some later step still reads; a pixel leaves the store right after its last
+reader. Reading a pixel that is not held is an error (the schedule would recompute or re-fetch).
+
+It counts what the model predicts: MACs (Eq. 13, zero recomputation), words fetched from and
+written to DRAM (Eq. 6), and the peak number of words held (maps, resident weights, the bottom
+output block), which must stay within Eq. 5 + the Eq. 8 reuse buffers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dnnmap.fusion.geometry import FusionError, LayerGeometry
+from dnnmap.fusion.tile_ops import block_macs, compute_block, pad_value
+from dnnmap.fusion.tiling import Interval, TilePlan
+
+Box = tuple[Interval, Interval]
+
+
+class MapStore:
+    """The on-chip pixels of one map: values plus a mask of what is held."""
+
+    def __init__(self, name: str, channels: int, hw: tuple[int, int]) -> None:
+        self.name = name
+        self.data = np.zeros((channels, *hw), dtype=np.int64)
+        self.held = np.zeros(hw, dtype=bool)
+
+    @property
+    def words(self) -> int:
+        return int(self.held.sum()) * self.data.shape[0]
+
+    def write(self, box: Box, values: np.ndarray) -> None:
+        (y0, y1), (x0, x1) = box
+        self.data[:, y0:y1, x0:x1] = values
+        self.held[y0:y1, x0:x1] = True
+
+    def read_window(self, start: tuple[int, int], shape: tuple[int, int], fill: int) -> np.ndarray:
+        """The window of ``shape`` whose corner is ``start`` (may lie in the padding), padding filled."""
+        out = np.full((self.data.shape[0], *shape), fill, dtype=np.int64)
+        (y0, x0), (h, w) = start, shape
+        ys, xs = slice(max(y0, 0), min(y0 + h, self.held.shape[0])), slice(max(x0, 0), min(x0 + w, self.held.shape[1]))
+        if ys.stop > ys.start and xs.stop > xs.start:
+            if not self.held[ys, xs].all():
+                raise FusionError(f"map {self.name!r}: window rows {ys.start}..{ys.stop} cols {xs.start}..{xs.stop} "
+                                  "read pixels the buffer does not hold (they were evicted or never produced)")
+            out[:, ys.start - y0:ys.stop - y0, xs.start - x0:xs.stop - x0] = self.data[:, ys, xs]
+        return out
+
+    def evict(self, dead: np.ndarray) -> None:
+        self.held &= ~dead
+
+
+@dataclass
+class ExecutionCounts:
+    """What the literal run did."""
+
+    macs: int = 0
+    operations: int = 0
+    dram_read_words: int = 0
+    dram_write_words: int = 0
+    peak_words: int = 0
+    peak_map_words: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def dram_words(self) -> int:
+        return self.dram_read_words + self.dram_write_words
+
+
+@dataclass
+class ExecutionResult:
+    outputs: dict[str, np.ndarray]
+    counts: ExecutionCounts
+
+
+def last_reads(plan: TilePlan) -> dict[str, np.ndarray]:
+    """Per map and pixel, the last step (``tile * layers + position``) that reads it; -1 if none."""
+    group = plan.group
+    steps = len(group)
+    last = {m: np.full(info.hw, -1, dtype=np.int64) for m, info in group.maps.items()}
+    for k, (i, j) in enumerate(plan.tiles()):
+        for p, layer in enumerate(group.layers):
+            for src in layer.inputs:
+                (y0, y1), (x0, x1) = plan.window_box(layer, src, i, j)
+                np.maximum(last[src][y0:y1, x0:x1], k * steps + p, out=last[src][y0:y1, x0:x1])
+    return last
+
+
+class FusedExecutor:
+    """Runs ``plan`` on the given external inputs and weights (int64), counting buffer, DRAM and MACs."""
+
+    def __init__(self, plan: TilePlan, inputs: dict[str, np.ndarray], weights: dict[str, np.ndarray]) -> None:
+        self.plan, self.group = plan, plan.group
+        self.inputs, self.weights = inputs, weights
+        self.stores = {m: MapStore(m, info.channels, info.hw) for m, info in self.group.maps.items()
+                       if self.group.consumers(m)}
+        self.outputs = {m: np.zeros((info.channels, *info.hw), dtype=np.int64)
+                        for m, info in self.group.maps.items() if m in self.group.outputs}
+        self.last = last_reads(plan)
+        self.counts = ExecutionCounts(peak_map_words={m: 0 for m in self.stores})
+        self.resident_weights = 0
+
+    def run(self) -> ExecutionResult:
+        self._load_resident_weights()
+        for k, (i, j) in enumerate(self.plan.tiles()):
+            self._fetch_inputs(i, j, k)
+            for p, layer in enumerate(self.group.layers):
+                self._run_layer(layer, i, j)
+                self._evict(k * len(self.group) + p)
+        return ExecutionResult(self.outputs, self.counts)
+
+    # ---- steps -------------------------------------------------------------------
+    def _load_resident_weights(self) -> None:
+        """All weights stay on chip for the whole run, except a bottom layer that tiles T_of (G5)."""
+        streamed = self._streams_bottom_weights()
+        for layer in self.group.layers:
+            if layer.has_weights and not (streamed and layer is self.group.bottom):
+                self.resident_weights += layer.weight_words
+        self.counts.dram_read_words += self.resident_weights
+
+    def _streams_bottom_weights(self) -> bool:
+        return self.plan.out_channel_tile < self.group.bottom.out_channels
+
+    def _fetch_inputs(self, i: int, j: int, k: int) -> None:
+        """Fetch the new multi-tile of every external input map (each word once, G6)."""
+        for m in self.group.external_inputs:
+            box = self.plan.new_box(m, i, j)
+            (y0, y1), (x0, x1) = box
+            if y1 > y0 and x1 > x0:
+                self.stores[m].write(box, self.inputs[m][:, y0:y1, x0:x1])
+                self.counts.dram_read_words += self.stores[m].data.shape[0] * (y1 - y0) * (x1 - x0)
+        self._observe(0)
+        self._evict(k * len(self.group) - 1)  # pixels of an input no layer reads leave at once
+
+    def _run_layer(self, layer: LayerGeometry, i: int, j: int) -> None:
+        box = self.plan.new_box(layer.name, i, j)
+        (y0, y1), (x0, x1) = box
+        if y1 <= y0 or x1 <= x0:
+            return
+        windows = [self._window(layer, src, box) for src in layer.inputs]
+        chunk = self.plan.out_channel_tile if layer is self.group.bottom else layer.out_channels
+        for c0 in range(0, layer.out_channels, chunk):
+            self._run_chunk(layer, box, windows, c0, min(c0 + chunk, layer.out_channels))
+
+    def _run_chunk(self, layer: LayerGeometry, box: Box, windows: list[np.ndarray], c0: int, c1: int) -> None:
+        (y0, y1), (x0, x1) = box
+        shape = (y1 - y0, x1 - x0)
+        streamed = 0
+        weights = self.weights.get(layer.name)
+        if weights is not None:
+            weights = weights[c0:c1]
+            if layer is self.group.bottom and self._streams_bottom_weights():
+                streamed = weights.size
+                self.counts.dram_read_words += streamed
+        block = compute_block(layer, windows, weights, shape)
+        self.counts.macs += block_macs(layer, c1 - c0, shape)
+        self.counts.operations += self._operations(layer, c1 - c0, shape)
+        if layer.name in self.stores:
+            self.stores[layer.name].data[c0:c1, y0:y1, x0:x1] = block
+            if c1 == layer.out_channels:
+                self.stores[layer.name].held[y0:y1, x0:x1] = True
+        written = 0
+        if layer.name in self.outputs:
+            self.outputs[layer.name][c0:c1, y0:y1, x0:x1] = block
+            self.counts.dram_write_words += block.size
+            written = 0 if layer.name in self.stores else block.size
+        self._observe(streamed + written)
+
+    def _window(self, layer: LayerGeometry, src: str, box: Box) -> np.ndarray:
+        (y0, y1), (x0, x1) = box
+        wy, wx = layer.windows
+        start = (wy.start(y0), wx.start(x0))
+        shape = (wy.stride * (y1 - y0 - 1) + wy.kernel, wx.stride * (x1 - x0 - 1) + wx.kernel)
+        return self.stores[src].read_window(start, shape, pad_value(layer))
+
+    @staticmethod
+    def _operations(layer: LayerGeometry, channels: int, shape: tuple[int, int]) -> int:
+        """Loop iterations of the block (for an add: one per output word and input)."""
+        ky, kx = (w.kernel for w in layer.windows)
+        per_pixel = layer.in_channels * ky * kx if layer.has_weights else ky * kx
+        return channels * per_pixel * shape[0] * shape[1]
+
+    def _observe(self, transient: int) -> None:
+        """Record the buffer occupancy: held map pixels, resident weights and the block in flight."""
+        held = 0
+        for m, store in self.stores.items():
+            words = store.words
+            self.counts.peak_map_words[m] = max(self.counts.peak_map_words[m], words)
+            held += words
+        self.counts.peak_words = max(self.counts.peak_words, held + self.resident_weights + transient)
+
+    def _evict(self, step: int) -> None:
+        for m, store in self.stores.items():
+            store.evict(self.last[m] <= step)

@@ -1,0 +1,161 @@
+"""Bottom-up tile propagation and multi-tiling with zero recomputation.
+
+HW-Flow-Fusion Eq. 4 propagates the bottom layer's output tile upward:
+``T_o^m = T_i^(m-1) = (T_o^(m-1) - 1) * S^(m-1) + N_k^(m-1)``. Eq. 10-12 then split every
+upstream map into *multi-tiles* that cover only pixels not produced before, so nothing is
+recomputed (Eq. 13: the MAC count equals the unfused one).
+
+Both are computed here per spatial axis from the bottom tile grid. Bottom tile ``t`` (in
+row-major order, Fig. 9) needs, of every map, the rows ``[0, hi_m(t))``, where
+``hi_m(t) = max over consumers c of min(N_m, S_c * (hi_c(t) - 1) + N_k,c - P_c)`` (Eq. 4 with
+the padding ``P`` of Eq. 10 and clipped at the map's border). Tile ``t`` then produces exactly
+the new rows ``[hi_m(t-1), hi_m(t))``: the first, middle and last of these widths are Eq. 10's
+``X_1 = T_ix - P_x``, ``X_2 = T_ix - (N_kx - S_x)`` and ``X_3`` (the remainder, digest G7). The
+last tile always ends at the border, so pixels no consumer reads (a stride larger than the
+kernel) are still computed once, as in the unfused network. A 2-D multi-tile is the product of
+a row interval and a column interval, which gives Eq. 11's nine shapes and Eq. 12's repetitions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property
+
+from dnnmap.fusion.geometry import FusionError, LayerGeometry
+from dnnmap.fusion.group import FusedGroup
+
+Interval = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class AxisPlan:
+    """One spatial axis (0 = y/rows, 1 = x/columns) of a group's tile schedule."""
+
+    axis: int
+    tile: int  # the bottom output tile (T_oy or T_ox)
+    n_tiles: int
+    hi: dict[str, tuple[int, ...]]  # map -> end of the rows needed (= produced) by tile t, t = 0..n-1
+
+    def new(self, map_name: str, t: int) -> Interval:
+        """Rows of ``map_name`` first produced (or fetched) at tile ``t``: its multi-tile along this axis."""
+        hi = self.hi[map_name]
+        return (hi[t - 1] if t else 0, hi[t])
+
+    def window(self, consumer: LayerGeometry, map_name: str, t: int, size: int) -> Interval:
+        """Rows of ``map_name`` that ``consumer`` reads at tile ``t`` (empty when it produces nothing new)."""
+        begin, end = self.new(consumer.name, t)
+        if begin == end:
+            return (0, 0)
+        w = consumer.windows[self.axis]
+        return (min(max(w.start(begin), 0), size), min(max(w.reach(end), 0), size))
+
+    def widths(self, map_name: str) -> tuple[int, ...]:
+        return tuple(e - b for b, e in (self.new(map_name, t) for t in range(self.n_tiles)))
+
+    def multi_tiles(self, map_name: str) -> tuple[tuple[int, int], ...]:
+        """Eq. 10/12 along this axis: (width, repetitions) for the first, middle and last multi-tiles."""
+        return compress_widths(self.widths(map_name))
+
+
+def compress_widths(widths: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """Run-length encoding of consecutive equal widths, e.g. (9, 8, 8, 8, 7) -> ((9, 1), (8, 3), (7, 1))."""
+    runs: list[list[int]] = []
+    for w in widths:
+        if runs and runs[-1][0] == w:
+            runs[-1][1] += 1
+        else:
+            runs.append([w, 1])
+    return tuple((w, n) for w, n in runs)
+
+
+def plan_axis(group: FusedGroup, axis: int, tile: int) -> AxisPlan:
+    """Propagate the bottom tile ``tile`` of ``axis`` through the group, last layer first (Eq. 4)."""
+    size = group.out_hw[axis]
+    if not 1 <= tile <= size:
+        raise FusionError(f"tile {tile} outside 1..{size} on axis {'yx'[axis]}")
+    n = -(-size // tile)
+    hi: dict[str, tuple[int, ...]] = {}
+    for name in reversed(list(group.maps)):
+        hi[name] = _map_hi(group, axis, name, tile, n, hi)
+    return AxisPlan(axis, tile, n, hi)
+
+
+def _map_hi(group: FusedGroup, axis: int, name: str, tile: int, n: int,
+            hi: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
+    """Cumulative rows of ``name`` needed by tiles 0..n-1 (monotone, last = the whole map)."""
+    size = group.maps[name].hw[axis]
+    need = [0] * n
+    if name in group.outputs:
+        need = [min(size, (t + 1) * tile) for t in range(n)]
+    for c in group.consumers(name):
+        w = c.windows[axis]
+        need = [max(v, min(size, max(0, w.reach(h)))) for v, h in zip(need, hi[c.name])]
+    out: list[int] = []
+    for v in need[:-1]:
+        out.append(max(v, out[-1] if out else 0))
+    return (*out, size)
+
+
+@dataclass(frozen=True)
+class TilePlan:
+    """The 2-D schedule of a group: row and column plans plus the bottom layer's channel tile (G5)."""
+
+    group: FusedGroup
+    rows: AxisPlan
+    cols: AxisPlan
+    out_channel_tile: int  # T_of of the bottom layer; N_of everywhere else (Sec. 3.4 rule 2)
+
+    @property
+    def n_tiles(self) -> int:
+        return self.rows.n_tiles * self.cols.n_tiles
+
+    @property
+    def channel_chunks(self) -> int:
+        return -(-self.group.bottom.out_channels // self.out_channel_tile)
+
+    def tiles(self) -> list[tuple[int, int]]:
+        """Bottom tiles in execution order: left to right, top to bottom (Fig. 9)."""
+        return [(i, j) for i in range(self.rows.n_tiles) for j in range(self.cols.n_tiles)]
+
+    def new_box(self, map_name: str, i: int, j: int) -> tuple[Interval, Interval]:
+        return self.rows.new(map_name, i), self.cols.new(map_name, j)
+
+    def window_box(self, consumer: LayerGeometry, map_name: str, i: int, j: int) -> tuple[Interval, Interval]:
+        hw = self.group.maps[map_name].hw
+        return (self.rows.window(consumer, map_name, i, hw[0]), self.cols.window(consumer, map_name, j, hw[1]))
+
+    @cached_property
+    def multi_tile_sets(self) -> dict[str, Counter[tuple[int, int]]]:
+        """Eq. 11/12 per map: multi-tile shape (rows, cols) -> repetitions."""
+        out: dict[str, Counter[tuple[int, int]]] = {}
+        for m in self.group.maps:
+            sets: Counter[tuple[int, int]] = Counter()
+            for hy, ry in self.rows.multi_tiles(m):
+                for wx, rx in self.cols.multi_tiles(m):
+                    if hy and wx:
+                        sets[(hy, wx)] += ry * rx
+            out[m] = sets
+        return out
+
+    def multi_tile_macs(self, layer: LayerGeometry) -> int:
+        """Eq. 13's compute_multi: ``N_of * N_if * N_kx * N_ky * sum(Tile_n * Repetitions_n)``."""
+        pixels = sum(h * w * reps for (h, w), reps in self.multi_tile_sets[layer.name].items())
+        if not layer.has_weights:
+            return 0
+        ky, kx = (w.kernel for w in layer.windows)
+        return layer.out_channels * layer.in_channels * ky * kx * pixels
+
+
+def plan_tiles(group: FusedGroup, toy: int, tox: int, tof: int | None = None) -> TilePlan:
+    """The tile plan for bottom output tile ``toy x tox`` and bottom channel tile ``tof`` (default N_of)."""
+    nof = group.bottom.out_channels
+    tof = nof if tof is None else tof
+    if not 1 <= tof <= nof:
+        raise FusionError(f"output-channel tile {tof} outside 1..{nof}")
+    if tof < nof and not group.bottom.has_weights:
+        raise FusionError(f"layer {group.bottom.name!r} has no weights; only a convolution may tile T_of")
+    if tof < nof and group.outputs != (group.bottom.name,):
+        raise FusionError(f"group {list(group.names)}: T_of < N_of needs the bottom layer's map to be the "
+                          "group's only output")
+    return TilePlan(group, plan_axis(group, 0, toy), plan_axis(group, 1, tox), tof)

@@ -1,0 +1,51 @@
+"""Off-chip volume of a fused group: HW-Flow-Fusion Eq. 6, with the digest's gaps G5 and G6 settled.
+
+Eq. 6: ``Total = Input_buffer^top * Input_fetch + sum_m Weight_buffer^m + Output_buffer^bottom *
+Output_write``. Our reading (docs/fusion.md):
+
+- **G6 (top-layer halo): each input word is fetched once.** The top layer gets a reuse buffer
+  like every other layer (Fig. 8 stores the top-level overlaps too, and Eq. 8 is charged for it
+  in the fusion buffer), so ``Input_buffer^top * Input_fetch`` counts only the new multi-tiles:
+  ``N_iy * N_ix * N_if`` of every external input map (unpadded; padding is never fetched).
+- **G5 (weights): every weight is fetched once, except the bottom layer's** when it tiles its
+  output channels (``T_of < N_of``) to fit the buffer: then every bottom tile streams all its
+  ``ceil(N_of / T_of)`` weight slices again, ``Weight_buffer^bottom * Weight_fetch^bottom`` =
+  ``W_bottom * tiles``. Upstream layers keep ``T_of = N_of`` (Sec. 3.4 rule 2).
+- Every group output word is written once (``Output_write`` counts whole maps, no partial sums:
+  ``T_if = N_if``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dnnmap.fusion.tiling import TilePlan
+
+
+@dataclass(frozen=True)
+class OffChipVolume:
+    """Eq. 6 in words, by term."""
+
+    input_words: int
+    weight_words: int
+    output_words: int
+
+    @property
+    def total_words(self) -> int:
+        return self.input_words + self.weight_words + self.output_words
+
+    def bytes(self, word_bytes: float) -> float:
+        return self.total_words * word_bytes
+
+
+def offchip_volume(plan: TilePlan) -> OffChipVolume:
+    """Eq. 6 for ``plan`` (readings G5/G6 in the module docstring)."""
+    group = plan.group
+    inputs = sum(group.maps[m].words for m in group.external_inputs)
+    weights = sum(g.weight_words for g in group.layers[:-1])
+    bottom = group.bottom
+    refetch = plan.n_tiles if plan.out_channel_tile < bottom.out_channels else 1
+    weights += bottom.weight_words * refetch
+    outputs = sum(group.maps[m].words for m in group.outputs)
+    return OffChipVolume(inputs, weights, outputs)
+
