@@ -203,7 +203,8 @@ def parse_yaml(text: str, origin: str) -> Any:
     except _Problem as err:
         raise InputFileError(f"{origin}: {'line ' + str(err.line) + ': ' if err.line else ''}{err}") from None
     except yaml.YAMLError as err:
-        raise InputFileError(f"{origin}: not valid YAML: {' '.join(str(err).split())}") from None
+        detail = " ".join(str(err).replace('in "<unicode string>", ', "").split())
+        raise InputFileError(f"{origin}: not valid YAML: {detail}") from err
     except (RecursionError, MemoryError):
         raise InputFileError(f"{origin}: too deeply nested or too large to load") from None
     return data
@@ -231,7 +232,7 @@ def parse_json(text: str, origin: str) -> Any:
     except _Problem as err:
         raise InputFileError(f"{origin}: {err}") from None
     except json.JSONDecodeError as err:
-        raise InputFileError(f"{origin}: not valid JSON: {err}") from None
+        raise InputFileError(f"{origin}: not valid JSON: {err}") from err
     except (RecursionError, MemoryError):
         raise InputFileError(f"{origin}: nested more than {MAX_DEPTH} levels deep or too large to load") from None
     return data
@@ -268,14 +269,16 @@ def check_output_path(path: str | os.PathLike[str] | None, option: str) -> Path 
     return Path(path)
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str | bytes) -> Path:
-    """Write ``path`` via a temporary sibling and a rename: never half-written, usual permissions."""
+def write_text_atomic(path: str | os.PathLike[str], text: str | bytes, make_parents: bool = True) -> Path:
+    """Write ``path`` via a temporary sibling and a rename: never half-written, usual permissions
+    (``make_parents``: create missing parent directories)."""
     p = Path(path)
     if not p.name:
         raise InputFileError(f"{str(path)!r}: not a file name")
     if p.is_dir():
         raise InputFileError(f"{p}: is a directory; give a file name")
-    p.parent.mkdir(parents=True, exist_ok=True)
+    if make_parents:
+        p.parent.mkdir(parents=True, exist_ok=True)
     mode = _target_mode(p, 0o666)
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
     try:

@@ -231,14 +231,9 @@ _TYPE_TAGS = ("int", "float", "str", "bool", "none", "tuple", "list", "dict")
 
 
 def _field_path(loc: tuple[object, ...]) -> str:
-    """``('levels', 0, 'capacity', 'dict[str,int]', 'input')`` -> ``levels[0].capacity.input`` (union tags dropped)."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif str(part) not in _TYPE_TAGS and "[" not in str(part) and not str(part).startswith("literal"):
-            out += f".{part}" if out else str(part)
-    return out or "(top level)"
+    """``('levels', 0, 'capacity', 'dict[str,int]', 'input')`` -> ``levels.0.capacity.input`` (union tags dropped)."""
+    parts = [str(p) for p in loc if isinstance(p, int) or (str(p) not in _TYPE_TAGS and "[" not in str(p))]
+    return ".".join(parts) or "(top level)"
 
 
 def _format_validation_error(path: str, err: ValidationError) -> str:
@@ -250,7 +245,8 @@ def _format_validation_error(path: str, err: ValidationError) -> str:
         if e["type"] == "extra_forbidden":
             msg = "unknown field (check spelling; see docs/arch-spec.md for the allowed fields)"
         elif e["type"] in ("int_type", "float_type", "bool_type", "string_type", "tuple_type", "dict_type"):
-            msg = f"{msg}, got {type(e['input']).__name__} {e['input']!r:.40}"
+            shown = list(e["input"]) if isinstance(e["input"], tuple) else e["input"]
+            msg = f"{msg}, got {type(shown).__name__} {shown!r:.40}"
         if (loc, msg) not in seen:
             seen.add((loc, msg))
             lines.append(f"  field '{loc}': {msg}")
@@ -276,7 +272,7 @@ def _limits_problem(spec: ArchSpec) -> tuple[str, str] | None:
     rates = [("clock_mhz", spec.clock_mhz)]
     energies = [("mac.energy", spec.mac.energy)]
     for i, lv in enumerate(spec.levels):
-        at = f"levels[{i}]"
+        at = f"levels.{i}"
         caps = lv.capacity.values() if isinstance(lv.capacity, dict) else [lv.capacity or 0]
         if max(caps, default=0) > limits.MAX_CAPACITY:
             return f"{at}.capacity", f"exceeds the limit {limits.MAX_CAPACITY:,} (2**48)"
@@ -323,7 +319,7 @@ def _check_complete(data: object, origin: str) -> None:
     levels = data.get("levels") if isinstance(data, dict) else None
     top = levels[-1] if isinstance(levels, list) and levels else None
     if isinstance(top, dict) and not {"read_energy", "write_energy", "energy"} & set(top):
-        raise InputFileError(f"{origin}: invalid architecture spec\n  field 'levels[{len(levels) - 1}]' "
+        raise InputFileError(f"{origin}: invalid architecture spec\n  field 'levels.{len(levels) - 1}' "
                              f"({top.get('name', '?')}): the backing store gives no energy (read_energy, "
                              "write_energy or energy); is the file truncated? Write read_energy: 0 to declare it free")
 

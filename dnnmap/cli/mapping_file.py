@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dnnmap.api import resolve_arch
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.errors import DnnmapError, InputFileError
+from dnnmap.errors import DnnmapError, InputFileError, MappingError
 from dnnmap.mapping.io import load_mapping_file, mapping_from_dict
 from dnnmap.mapping.mapping import Mapping, validate_mapping
 from dnnmap.workload.ir import Operator
@@ -30,6 +30,9 @@ def load_mapping_with_arch(path: Path, arch: str | None) -> LoadedMapping:
     if not arch_ref:
         raise DnnmapError(f"{path}: no 'arch' field in the file; pass --arch NAME_OR_YAML")
     spec = resolve_arch(str(arch_ref))
-    mapping = mapping_from_dict(raw, [lv.name for lv in spec.levels], str(path))
-    validate_mapping(mapping, op, spec)
+    mapping = mapping_from_dict(raw, [lv.name for lv in spec.levels], str(path), op)
+    try:
+        validate_mapping(mapping, op, spec)
+    except MappingError as err:
+        raise MappingError(f"{path}: {err}") from err
     return LoadedMapping(mapping, op, spec)

@@ -1,18 +1,105 @@
-"""Mapping files: YAML/JSON round trip, with the operator embedded so a file is self-contained."""
+"""Mapping files: YAML/JSON round trip, with the operator embedded so a file is self-contained.
+
+Reading goes through one strict schema (:class:`MappingFileSpec`): factors are integers (not
+``2.5``, ``'2'`` or ``true``), loop orders and ``keeps`` are lists (a string is not split into
+characters), layouts map tensor names to lists of axis names; the embedded operator must be a
+consistent loop nest within :mod:`dnnmap.limits`. Every problem names the file and field.
+"""
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
+import math
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from dnnmap import limits
 from dnnmap.errors import InputFileError
+from dnnmap.fileio import load_data, write_text_atomic
 from dnnmap.mapping.mapping import LevelMapping, Mapping
 from dnnmap.workload.ir import Axis, Operator, Tensor
+
+Positive = Annotated[StrictInt, Field(ge=1, le=limits.MAX_DIM)]
+Name = Annotated[StrictStr, Field(min_length=1, max_length=200)]
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class AxisSpec(_Spec):
+    name: Name
+    terms: dict[Name, Positive] = Field(min_length=1)
+
+
+class TensorSpec(_Spec):
+    name: Name
+    role: Literal["input", "weight", "output"]
+    axes: tuple[AxisSpec, ...] = Field(max_length=limits.MAX_TENSOR_AXES)
+
+
+class OperatorSpec(_Spec):
+    name: StrictStr
+    kind: Name
+    dims: dict[Name, Positive] = Field(min_length=1, max_length=limits.MAX_TENSOR_AXES)
+    tensors: tuple[TensorSpec, ...] = Field(min_length=1, max_length=limits.MAX_TENSOR_AXES)
+    attrs: dict[Name, Any] = Field(default_factory=dict)
+    connectivity: tuple[tuple[Annotated[StrictInt, Field(ge=0)], ...], ...] | None = None
+
+
+class LevelSpec(_Spec):
+    temporal: dict[Name, Positive] = Field(default_factory=dict)
+    order: tuple[Name, ...] = ()
+    spatial: dict[Name, Positive] = Field(default_factory=dict)
+    spatial_axis: dict[Name, Literal[0, 1]] = Field(default_factory=dict)
+    keeps: tuple[Name, ...] | None = None
+
+
+class MappingFileSpec(_Spec):
+    layer: StrictStr = ""
+    arch: StrictStr = ""
+    levels: dict[Name, LevelSpec | None]
+    layouts: dict[Name, tuple[Name, ...]] = Field(default_factory=dict)
+    operator: OperatorSpec | None = None
+
+
+def _tuples(value: Any) -> Any:
+    """Lists to tuples, recursively (strict validation then accepts sequences for tuple fields only)."""
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    return value
+
+
+def _shown(value: Any) -> str:
+    """A rejected input as the user wrote it (sequences as lists), shortened."""
+    def plain(v: Any) -> Any:
+        return [plain(x) for x in v] if isinstance(v, tuple) else v
+    return f"{type(plain(value)).__name__} {plain(value)!r:.40}"
+
+
+def _field(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif "[" not in str(part) and str(part) not in ("int", "str", "none", "function-after"):
+            out += f".{part}" if out else str(part)
+    return out or "(top level)"
+
+
+def _validation_message(origin: str, what: str, err: ValidationError) -> str:
+    problems = []
+    for e in err.errors()[:4]:
+        got = f", got {_shown(e['input'])}" if e["type"] != "missing" else ""
+        msg = "unknown field" if e["type"] == "extra_forbidden" else e["msg"]
+        problems.append(f"field '{_field(e['loc'])}': {msg}{got}")
+    more = f" (and {err.error_count() - 4} more)" if err.error_count() > 4 else ""
+    return f"{origin}: invalid {what}: " + "; ".join(problems) + more
 
 
 def operator_to_dict(op: Operator) -> dict[str, Any]:
@@ -31,20 +118,29 @@ def operator_to_dict(op: Operator) -> dict[str, Any]:
     }
 
 
-def operator_from_dict(d: dict[str, Any], origin: str = "<operator>") -> Operator:
+def _operator(spec: OperatorSpec, origin: str) -> Operator:
+    from dnnmap.workload.validate import operator_problem
+
+    tensors = tuple(Tensor(t.name, t.role, tuple(Axis(a.name, tuple(a.terms.items())) for a in t.axes))
+                    for t in spec.tensors)
+    attrs = tuple((k, _tuples(v)) for k, v in spec.attrs.items())
     try:
-        tensors = tuple(
-            Tensor(t["name"], t["role"], tuple(Axis(a["name"], tuple((k, int(v)) for k, v in a["terms"].items()))
-                                               for a in t["axes"]))
-            for t in d["tensors"]
-        )
-        attrs = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in (d.get("attrs") or {}).items())
-        conn = d.get("connectivity")
-        return Operator(str(d["name"]), str(d["kind"]), tuple((k, int(v)) for k, v in d["dims"].items()),
-                        tensors, attrs, tuple(tuple(c) for c in conn) if conn is not None else None)
-    except (KeyError, TypeError, AttributeError, ValueError) as err:
-        raise InputFileError(f"{origin}: invalid operator description ({type(err).__name__}: {err}); "
-                             "expected fields name, kind, dims, tensors[name, role, axes[name, terms]]") from err
+        op = Operator(spec.name, spec.kind, tuple(spec.dims.items()), tensors, attrs, spec.connectivity)
+    except ValueError as err:
+        raise InputFileError(f"{origin}: {err}") from err
+    problem = operator_problem(op)
+    if problem:
+        raise InputFileError(f"{origin}: operator {op.name!r} ({op.kind}): {problem}")
+    return op
+
+
+def operator_from_dict(d: Any, origin: str = "<operator>") -> Operator:
+    """The operator of a plain-data description (:func:`operator_to_dict`), strictly validated."""
+    try:
+        spec = OperatorSpec.model_validate(_tuples(d), strict=True)
+    except ValidationError as err:
+        raise InputFileError(_validation_message(origin, "operator description", err)) from err
+    return _operator(spec, origin)
 
 
 def mapping_to_dict(m: Mapping, level_names: list[str], op: Operator | None = None) -> dict[str, Any]:
@@ -70,51 +166,68 @@ def mapping_to_dict(m: Mapping, level_names: list[str], op: Operator | None = No
     return out
 
 
-def mapping_from_dict(d: dict[str, Any], level_names: list[str] | None = None,
-                      origin: str = "<mapping>") -> Mapping:
+def _file_spec(d: Any, origin: str) -> MappingFileSpec:
     if not isinstance(d, dict) or "levels" not in d:
         raise InputFileError(f"{origin}: a mapping file needs a 'levels' section (level name -> loops)")
-    raw = d["levels"]
-    if not isinstance(raw, dict):
-        raise InputFileError(f"{origin}: field 'levels' must map level names to their loops")
-    names = level_names or list(raw)
-    unknown = [n for n in raw if n not in names]
+    try:
+        return MappingFileSpec.model_validate(_tuples(d), strict=True)
+    except ValidationError as err:
+        raise InputFileError(_validation_message(origin, "mapping file", err)) from err
+
+
+def _mapping(spec: MappingFileSpec, level_names: list[str] | None, origin: str) -> Mapping:
+    names = level_names or list(spec.levels)
+    unknown = [n for n in spec.levels if n not in names]
     if unknown:
         raise InputFileError(f"{origin}: field 'levels': unknown level(s) {unknown}; the architecture has {names}")
-    allowed = {"temporal", "order", "spatial", "spatial_axis", "keeps"}
     levels = []
     for name in names:
-        e = raw.get(name) or {}
-        bad = set(e) - allowed
-        if bad:
-            raise InputFileError(f"{origin}: field 'levels.{name}': unknown key(s) {sorted(bad)}; "
-                                 f"allowed: {sorted(allowed)}")
-        try:
-            levels.append(LevelMapping(
-                temporal=tuple((k, int(v)) for k, v in (e.get("temporal") or {}).items()),
-                order=tuple(e.get("order") or ()),
-                spatial=tuple((k, int(v)) for k, v in (e.get("spatial") or {}).items()),
-                spatial_axis=tuple((k, int(v)) for k, v in (e.get("spatial_axis") or {}).items()),
-                keeps=tuple(e["keeps"]) if e.get("keeps") is not None else None,
-            ))
-        except (TypeError, ValueError, AttributeError) as err:
-            raise InputFileError(f"{origin}: field 'levels.{name}': {err}") from err
-    layouts = tuple((t, tuple(ax)) for t, ax in (d.get("layouts") or {}).items())
-    return Mapping(tuple(levels), layouts, str(d.get("layer", "")), str(d.get("arch", "")))
+        e = spec.levels.get(name) or LevelSpec()
+        if len(set(e.order)) != len(e.order):
+            raise InputFileError(f"{origin}: field 'levels.{name}.order': lists a dimension twice: {list(e.order)}")
+        if e.keeps is not None and len(set(e.keeps)) != len(e.keeps):
+            raise InputFileError(f"{origin}: field 'levels.{name}.keeps': lists a tensor twice: {list(e.keeps)}")
+        levels.append(LevelMapping(tuple(e.temporal.items()), e.order, tuple(e.spatial.items()),
+                                   tuple(e.spatial_axis.items()), e.keeps))
+    for d in {d for e in spec.levels.values() if e for d in (*e.temporal, *e.spatial)}:
+        total = math.prod(e.temporal.get(d, 1) * e.spatial.get(d, 1) for e in spec.levels.values() if e)
+        if total > limits.MAX_DIM:
+            raise InputFileError(f"{origin}: field 'levels': the factors of {d} multiply to {total:,}, beyond the "
+                                 f"largest loop bound {limits.MAX_DIM:,}")
+    return Mapping(tuple(levels), tuple(spec.layouts.items()), spec.layer, spec.arch)
+
+
+def _check_names(m: Mapping, op: Operator, origin: str) -> None:
+    """Names in the mapping that the operator does not have (tensors, dimensions) are file errors."""
+    tensors, dims = [t.name for t in op.tensors], set(op.dim_names)
+    for tname in dict(m.layouts):
+        if tname not in tensors:
+            raise InputFileError(f"{origin}: field 'layouts.{tname}': operator {op.name!r} has no tensor {tname!r}; "
+                                 f"tensors: {', '.join(tensors)}")
+    for lm in m.levels:
+        for d in (*dict(lm.temporal), *dict(lm.spatial), *lm.order, *dict(lm.spatial_axis)):
+            if d not in dims:
+                raise InputFileError(f"{origin}: field 'levels': unknown dimension {d!r}; operator {op.name!r} has "
+                                     f"{', '.join(op.dim_names)}")
+        unknown = [t for t in lm.keeps or () if t not in tensors]
+        if unknown:
+            raise InputFileError(f"{origin}: field 'levels': keeps unknown tensor(s) {unknown}; tensors: "
+                                 f"{', '.join(tensors)}")
+
+
+def mapping_from_dict(d: Any, level_names: list[str] | None = None, origin: str = "<mapping>",
+                      op: Operator | None = None) -> Mapping:
+    """The mapping in a parsed mapping file, levels in ``level_names`` order (default: file order); names
+    are checked against ``op`` when given."""
+    m = _mapping(_file_spec(d, origin), level_names, origin)
+    if op is not None:
+        _check_names(m, op, origin)
+    return m
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and rename (nothing half-written)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``text`` to ``path`` via a temporary file and rename (nothing half-written, usual permissions)."""
+    write_text_atomic(path, text)
 
 
 def save_mapping(path: str | Path, m: Mapping, level_names: list[str], op: Operator | None = None) -> None:
@@ -127,12 +240,10 @@ def save_mapping(path: str | Path, m: Mapping, level_names: list[str], op: Opera
 def load_mapping_file(path: str | Path) -> tuple[Mapping, Operator | None, dict[str, Any]]:
     """Read a mapping file; returns the mapping (levels in file order), the embedded operator if any, raw data."""
     p = Path(path)
-    if not p.is_file():
-        raise InputFileError(f"{p}: mapping file not found")
-    try:
-        data = json.loads(p.read_text()) if p.suffix.lower() == ".json" else yaml.safe_load(p.read_text())
-    except (json.JSONDecodeError, yaml.YAMLError) as err:
-        raise InputFileError(f"{p}: cannot parse: {err}") from err
-    m = mapping_from_dict(data, None, str(p))
-    op = operator_from_dict(data["operator"], f"{p}: field 'operator'") if data.get("operator") else None
+    data = load_data(p, "mapping file")
+    spec = _file_spec(data, str(p))
+    op = _operator(spec.operator, f"{p}: field 'operator'") if spec.operator is not None else None
+    m = _mapping(spec, None, str(p))
+    if op is not None:
+        _check_names(m, op, str(p))
     return m, op, data

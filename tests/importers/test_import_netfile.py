@@ -45,7 +45,7 @@ def _write(tmp_path: Path, mutate) -> Path:
     (lambda d: d["layers"][0]["tensors"][0].update(axes=["H=2*P+"]), r"layers\[0\] \(conv1\)\.tensors\.I: cannot "
                                                                        r"parse axis 'H=2\*P\+'"),
     (lambda d: d["layers"][0]["tensors"][0].update(axes=["H=P+Z"]), r"tensor I uses unknown dimension Z"),
-    (lambda d: d["layers"][0]["dims"].update(P=0), r"dimension P must be a positive integer"),
+    (lambda d: d["layers"][0]["dims"].update(P=0), r"dims\.P: Input should be greater than or equal to 1"),
 ])
 def test_invalid_netfile_errors(tmp_path: Path, mutate, message: str) -> None:
     path = _write(tmp_path, mutate)

@@ -19,6 +19,7 @@ from dnnmap.workload.importers.lowering import lower
 from dnnmap.workload.importers.netfile import NETFILE_SUFFIXES, load_netfile, save_network
 from dnnmap.workload.importers.report import ImportReport, UnsupportedOperatorsError
 from dnnmap.workload.ir import Network
+from dnnmap.workload.validate import validate_network
 
 ONNX_SUFFIXES = (".onnx",)
 KERAS_SUFFIXES = (".keras", ".h5", ".hdf5")
@@ -69,7 +70,7 @@ def _finish(graph: SourceGraph, supported: tuple[str, ...], kind: str, skip_unsu
     cleaned = clean_up(graph, supported, skip_unsupported)
     network = lower(cleaned.graph, f"{kind}:{Path(graph.path).name}")
     network = replace(network, notes=cleaned.report.lines())
-    return ImportResult(network, cleaned.report)
+    return ImportResult(validate_network(network, str(graph.path)), cleaned.report)
 
 
 def import_keras_model(model: object, input_shapes: InputShapes | None = None, skip_unsupported: bool = False,

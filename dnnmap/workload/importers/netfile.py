@@ -31,17 +31,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from dnnmap import limits
 from dnnmap.errors import InputFileError
+from dnnmap.fileio import load_data, write_text_atomic
 from dnnmap.workload.ir import Axis, Layer, Network, Operator, Tensor
+from dnnmap.workload.validate import validate_network
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 FORMAT = "dnnmap-network"
 VERSION = 1
 NETFILE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -51,35 +52,41 @@ _TERM = re.compile(rf"^\s*(?:(\d+)\s*\*\s*)?({_NAME})\s*$")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+Size = Annotated[StrictInt, Field(ge=1, le=limits.MAX_ITERATIONS)]
+Shape = Annotated[list[Size], Field(min_length=1, max_length=8)]
+Name = Annotated[StrictStr, Field(min_length=1, max_length=500)]
 
 
 class TensorSpec(_Strict):
-    name: str
+    name: Name
     role: Literal["input", "weight", "output"]
-    axes: list[str]
+    axes: Annotated[list[Annotated[StrictStr, Field(max_length=200)]], Field(max_length=limits.MAX_TENSOR_AXES)]
 
 
 class LayerSpec(_Strict):
-    name: str
-    kind: str
-    inputs: list[str]
-    output_shape: list[int]
-    fused: list[str] = Field(default_factory=list)
-    dims: dict[str, int]
-    tensors: list[TensorSpec]
-    attrs: dict[str, Any] = Field(default_factory=dict)
-    connectivity: list[list[int]] | None = None
+    name: Name
+    kind: Name
+    inputs: Annotated[list[Name], Field(min_length=1)]
+    output_shape: Shape
+    fused: list[StrictStr] = Field(default_factory=list)
+    dims: Annotated[dict[Name, Annotated[StrictInt, Field(ge=1, le=limits.MAX_DIM)]],
+                    Field(min_length=1, max_length=limits.MAX_TENSOR_AXES)]
+    tensors: Annotated[list[TensorSpec], Field(min_length=2, max_length=limits.MAX_TENSOR_AXES)]
+    attrs: dict[Name, Any] = Field(default_factory=dict)
+    connectivity: list[list[Annotated[StrictInt, Field(ge=0)]]] | None = None
 
 
 class NetworkSpec(_Strict):
     format: Literal["dnnmap-network"]
     version: Literal[1]
-    name: str
-    source: str = "file"
-    notes: list[str] = Field(default_factory=list)
-    inputs: dict[str, list[int]]
-    layers: list[LayerSpec]
+    name: StrictStr
+    source: StrictStr = "file"
+    notes: list[StrictStr] = Field(default_factory=list)
+    inputs: Annotated[dict[Name, Shape], Field(min_length=1)]
+    layers: Annotated[list[LayerSpec], Field(min_length=1)]
 
 
 # ---- writing ---------------------------------------------------------------------
@@ -139,16 +146,8 @@ def save_network(network: Network, path: str | os.PathLike[str]) -> Path:
     if path.suffix.lower() not in NETFILE_SUFFIXES:
         raise InputFileError(f"{path}: network files must end in {', '.join(NETFILE_SUFFIXES)}")
     text = dumps(network, "json" if path.suffix.lower() == ".json" else "yaml")
-    directory = path.parent if str(path.parent) else Path(".")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_text_atomic(path, text, make_parents=False)
     except OSError as exc:
         raise InputFileError(f"{path}: cannot write network file: {exc.strerror or exc}") from exc
     return path
@@ -188,7 +187,9 @@ def network_from_dict(data: Any, path: str) -> Network:
     try:
         spec = NetworkSpec.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{_loc(e['loc']) or 'top level'}: {e['msg']}" for e in exc.errors()[:5])
+        problems = "; ".join(f"{_loc(e['loc']) or 'top level'}: {e['msg']}"
+                             + (f", got {type(e['input']).__name__} {e['input']!r:.40}" if e["type"] != "missing" else "")
+                             for e in exc.errors()[:5])
         more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
         raise InputFileError(f"{path}: not a valid dnnmap network file: {problems}{more}") from exc
     layers = []
@@ -204,20 +205,12 @@ def network_from_dict(data: Any, path: str) -> Network:
             raise InputFileError(f"{where}: {exc}") from exc
         layers.append(Layer(op, tuple(ls.inputs), tuple(ls.output_shape), tuple(ls.fused)))
     try:
-        return Network(spec.name, tuple(layers), tuple((n, tuple(s)) for n, s in spec.inputs.items()),
-                       spec.source, tuple(spec.notes))
+        network = Network(spec.name, tuple(layers), tuple((n, tuple(s)) for n, s in spec.inputs.items()),
+                          spec.source, tuple(spec.notes))
     except ValueError as exc:
         raise InputFileError(f"{path}: {exc}") from exc
+    return validate_network(network, path)
 
 
 def load_netfile(path: Path) -> Network:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"{path}: cannot read network file: {exc}") from exc
-    try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.load(text, Loader=_LOADER)
-    except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        raise InputFileError(f"{path}: not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'}: "
-                             f"{' '.join(str(exc).split())}") from exc
-    return network_from_dict(data, str(path))
+    return network_from_dict(load_data(path, "network file"), str(path))

@@ -1,0 +1,265 @@
+"""Semantic checks of operators and networks, whatever their source (network file, importer, mapping file).
+
+A schema only says that a layer has dims, tensors and attributes; it does not say that they
+describe the operation the ``kind`` names. :func:`operator_problem` rebuilds an operator from
+its kind and attributes with the constructors of :mod:`dnnmap.workload.ops` and compares the
+loop nest (a convolution relabelled ``pool_max`` would cost a convolution's cycles with 0 MACs;
+a convolution without its weight tensor would not read weights). :func:`validate_network`
+then follows the shapes through the graph: every layer must read what its producers write
+(channels, feature-map size, element-wise operands, FC input features) and write the shape it
+declares. Operators without constructor attributes (Timeloop problems, hand-written einsums) get
+the generic checks: known kind, weights for MAC kinds, tensor sizes equal to their producers'.
+"""
+
+from __future__ import annotations
+
+import math
+
+from dnnmap import limits
+from dnnmap.errors import InputFileError
+from dnnmap.workload import ops
+from dnnmap.workload.ir import Network, Operator
+
+CONV_KINDS = ("conv2d", "pointwise", "depthwise")
+MAC_KINDS = (*CONV_KINDS, "fc", "matmul", "einsum")
+NO_WEIGHT_KINDS = ("pool_max", "pool_avg", "add", "mul", "identity", "concat")
+KINDS = (*MAC_KINDS, *NO_WEIGHT_KINDS)
+_CONV_ATTRS = ("stride", "padding", "dilation", "groups", "in_hw", "in_channels", "out_channels")
+_POOL_ATTRS = ("stride", "padding", "in_hw", "kernel")
+
+
+class _Bad(ValueError):
+    pass
+
+
+def _ints(value: object, n: int, what: str, minimum: int | None = 1) -> tuple[int, ...]:
+    """``value`` as ``n`` integers (a single int is accepted for n == 1), each >= ``minimum``."""
+    items = (value,) if n == 1 and not isinstance(value, tuple) else value
+    if not isinstance(items, tuple) or len(items) != n or any(type(x) is not int for x in items):
+        raise _Bad(f"attribute {what} must be {'an integer' if n == 1 else f'{n} integers'}, got {value!r:.60}")
+    if any(abs(x) > limits.MAX_DIM for x in items) or (minimum is not None and min(items) < minimum):
+        raise _Bad(f"attribute {what} = {value!r:.60} must be {'>= ' + str(minimum) if minimum is not None else ''} "
+                   f"and at most {limits.MAX_DIM:,} in magnitude")
+    return items
+
+
+def _has(op: Operator, names: tuple[str, ...]) -> bool:
+    """True when ``op`` carries all constructor attributes ``names`` (False when none: generic operator)."""
+    present = [k for k in names if op.attr(k) is not None]
+    if present and len(present) != len(names):
+        raise _Bad(f"attributes {', '.join(k for k in names if k not in present)} missing (a {op.kind} layer gives "
+                   f"{', '.join(names)})")
+    return bool(present)
+
+
+def _rebuild(op: Operator) -> Operator | None:
+    """The operator its kind and attributes define (None for a generic operator without them)."""
+    b, kind = op.bounds, op.kind
+    if kind in CONV_KINDS or kind == "fc":
+        if not _has(op, _CONV_ATTRS):
+            return None
+        groups = _ints(op.attr("groups"), 1, "groups")[0]
+        cin, cout = _ints(op.attr("in_channels"), 1, "in_channels")[0], _ints(op.attr("out_channels"), 1,
+                                                                               "out_channels")[0]
+        stride, dilation = _ints(op.attr("stride"), 2, "stride"), _ints(op.attr("dilation"), 2, "dilation")
+        padding, in_hw = _ints(op.attr("padding"), 4, "padding", None), _ints(op.attr("in_hw"), 2, "in_hw")
+        if kind == "fc":
+            return ops.fully_connected(op.name, cin, cout, b.get("N", 1))
+        if "R" not in b or "S" not in b:
+            raise _Bad("a convolution needs kernel dimensions R and S")
+        return ops.conv2d(op.name, cin, cout, in_hw, (b["R"], b["S"]), stride, padding, dilation, groups,
+                          b.get("N", 1), op.connectivity)
+    if kind in ("pool_max", "pool_avg"):
+        if not _has(op, _POOL_ATTRS):
+            return None
+        pool = ops.pool(op.name, b.get("G", 1), _ints(op.attr("in_hw"), 2, "in_hw"), _ints(op.attr("kernel"), 2,
+                        "kernel"), _ints(op.attr("stride"), 2, "stride"), _ints(op.attr("padding"), 4, "padding", None),
+                        kind.removeprefix("pool_"), b.get("N", 1))
+        return pool
+    if kind in ("add", "mul", "identity", "concat") and set(op.dim_names) == {"N", "G", "P", "Q"}:
+        if kind == "concat":
+            return ops.concat(op.name, b["G"], (b["P"], b["Q"]), b["N"])
+        return ops.eltwise(op.name, b["G"], (b["P"], b["Q"]), len(op.inputs), b["N"], kind)
+    if kind == "matmul" and _has(op, ("in_features", "out_features")) and set(op.dim_names) == {"B", "M", "N", "K"}:
+        return ops.matmul(op.name, b["M"], b["K"], b["N"], b["B"])
+    if kind == "einsum" and isinstance(op.attr("expr"), str):
+        return ops.einsum(op.name, str(op.attr("expr")), b, tuple(t.name for t in op.tensors))
+    return None
+
+
+def _difference(op: Operator, ref: Operator) -> str | None:
+    if dict(op.dims) != dict(ref.dims):
+        return f"dimensions {dict(op.dims)} differ from {dict(ref.dims)}, which its kind and attributes define"
+    if op.tensors != ref.tensors:
+        mine = {t.name: t for t in op.tensors}
+        for t in ref.tensors:
+            if t.name not in mine:
+                return f"tensor {t.name} ({t.role}) is missing"
+            if mine[t.name] != t:
+                return f"tensor {t.name} does not match what its kind and attributes define ({t.role}, axes " \
+                       f"{[a.name for a in t.axes]})"
+        return f"extra tensor(s) {[n for n in mine if n not in {t.name for t in ref.tensors}]}"
+    return None
+
+
+def _connectivity_problem(op: Operator) -> str | None:
+    if op.connectivity is None:
+        return None
+    b = op.bounds
+    cin, cout = b.get("C", 1) * b.get("G", 1), b.get("K", 1) * b.get("G", 1)
+    if len(op.connectivity) != cout:
+        return f"connectivity lists {len(op.connectivity)} output channels, the layer has {cout}"
+    for k, chans in enumerate(op.connectivity):
+        if not chans or len(set(chans)) != len(chans) or min(chans) < 0 or max(chans) >= cin:
+            return f"connectivity[{k}] must list distinct input channels 0..{cin - 1}, got {list(chans)[:8]}"
+    return None
+
+
+def operator_problem(op: Operator) -> str | None:
+    """Why ``op`` is not a consistent operator of its kind (or too large to map), or None."""
+    problem = limits.operator_problem(op.dims)
+    if problem:
+        return problem
+    if op.kind not in KINDS:
+        return f"unknown kind {op.kind!r}; kinds: {', '.join(KINDS)}"
+    names = [t.name for t in op.tensors]
+    if len(set(names)) != len(names):
+        return f"tensor names repeat: {names}"
+    if any(c > limits.MAX_DIM for t in op.tensors for a in t.axes for _, c in a.terms):
+        return f"an axis coefficient exceeds {limits.MAX_DIM:,}"
+    weights = [t.name for t in op.tensors if t.role == "weight"]
+    if op.kind in MAC_KINDS and op.kind != "einsum" and not weights:
+        return f"a {op.kind} layer multiplies by weights, but no tensor has role 'weight'"
+    if op.kind in NO_WEIGHT_KINDS and weights:
+        return f"a {op.kind} layer has no weights, but tensor(s) {weights} have role 'weight'"
+    if not op.inputs:
+        return "no input tensor"
+    try:
+        ref = _rebuild(op)
+    except (_Bad, ValueError) as err:
+        return str(err)
+    if ref is not None:
+        family_ok = op.kind == ref.kind or (op.kind in CONV_KINDS and ref.kind in CONV_KINDS)
+        if not family_ok:
+            return f"its attributes and loop nest describe a {ref.kind} layer, not {op.kind}"
+        diff = _difference(op, ref)
+        if diff:
+            return diff
+    return _connectivity_problem(op)
+
+
+def _stuffed(size: int, want: int, unit_stride: bool) -> bool:
+    """A convolution reads ``want`` rows of a ``size``-row input: the same, or (a transposed convolution
+    lowered to a direct one, unit stride) the input with ``s - 1`` zeros stuffed between rows."""
+    return size == want or (unit_stride and 1 < size < want and (want - 1) % (size - 1) == 0)
+
+
+def _nchw(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return (*shape, 1, 1) if len(shape) == 2 else shape
+
+
+def _graph_problem(op: Operator, inputs: list[tuple[str, tuple[int, ...]]], out: tuple[int, ...]) -> str | None:
+    """Shapes: what the layer reads from its producers and the output shape it declares."""
+    b, kind = op.bounds, op.kind
+    shapes = [s for _, s in inputs]
+    attrs = op.attr("in_channels") is not None or op.attr("kernel") is not None or op.attr("in_features") is not None
+
+    def mismatch(i: int, want: object) -> str:
+        return f"reads {inputs[i][0]!r} of shape {list(shapes[i])}, but its loop nest needs {want}"
+
+    if kind in (*CONV_KINDS, "fc", "pool_max", "pool_avg", "matmul") and attrs and len(inputs) != 1:
+        return f"a {kind} layer reads one input, it lists {len(inputs)}"
+    if kind in CONV_KINDS and attrs:
+        in_hw = op.attr("in_hw")
+        s4 = _nchw(shapes[0])
+        if len(s4) != 4 or s4[:2] != (b["N"], op.attr("in_channels")) or not all(
+                _stuffed(x, want, op.attr("stride") == (1, 1)) for x, want in zip(s4[2:], in_hw)):  # type: ignore
+            return mismatch(0, f"N={b['N']}, C={op.attr('in_channels')}, HxW={in_hw[0]}x{in_hw[1]}")  # type: ignore
+        want_out: tuple[int, ...] = (b["N"], b["G"] * b["K"], b["P"], b["Q"])
+    elif kind == "fc" and attrs:
+        if shapes[0][0] != b["N"] or math.prod(shapes[0][1:]) != b["C"] * b["G"]:
+            return mismatch(0, f"N={b['N']} and {b['C'] * b['G']} input features (their product)")
+        want_out = (b["N"], b["G"] * b["K"], 1, 1)
+    elif kind in ("pool_max", "pool_avg") and attrs:
+        if _nchw(shapes[0]) != (b["N"], b["G"], *op.attr("in_hw")):  # type: ignore[misc]
+            return mismatch(0, [b["N"], b["G"], *op.attr("in_hw")])  # type: ignore[misc]
+        want_out = (b["N"], b["G"], b["P"], b["Q"])
+    elif kind in ("add", "mul", "identity") and "G" in b:
+        full = (b["N"], b["G"], b["P"], b["Q"])
+        if kind != "identity" and len(inputs) < 2:
+            return f"an element-wise {kind} needs at least two inputs, it lists {len(inputs)}"
+        if len(inputs) != len(op.inputs):
+            return f"lists {len(inputs)} inputs but has {len(op.inputs)} input tensors"
+        for i, s in enumerate(shapes):
+            s4 = _nchw(s)
+            if len(s4) != 4 or any(x not in (y, 1) for x, y in zip(s4, full)):
+                return mismatch(i, f"{list(full)} (or a broadcast of it)")
+        if full not in {_nchw(s) for s in shapes}:
+            return f"none of its inputs has its shape {list(full)}"
+        want_out = full
+    elif kind == "concat" and "G" in b:
+        full = (b["N"], b["G"], b["P"], b["Q"])
+        for i, s in enumerate(shapes):
+            s4 = _nchw(s)
+            if len(s4) != 4 or (s4[0], *s4[2:]) != (b["N"], b["P"], b["Q"]):
+                return mismatch(i, f"N={b['N']}, HxW={b['P']}x{b['Q']}")
+        if sum(_nchw(s)[1] for s in shapes) != b["G"]:
+            return f"its inputs have {sum(_nchw(s)[1] for s in shapes)} channels together, its loop nest {b['G']}"
+        want_out = full
+    elif kind == "matmul" and attrs:
+        s = shapes[0]
+        if len(s) < 2 or (s[-2], s[-1]) != (b["M"], b["K"]) or math.prod(s[:-2]) != b["B"]:
+            return mismatch(0, f"[..., {b['M']}, {b['K']}] with {b['B']} leading elements")
+        want_out = (*s[:-2], b["M"], b["N"])
+        return None if tuple(out) == want_out else f"output_shape {list(out)} differs from {list(want_out)}"
+    else:  # generic operator: input tensors match the producers element for element
+        tensors = [t for t in op.tensors if t.role == "input"]
+        if len(tensors) != len(inputs):
+            return f"lists {len(inputs)} inputs but has {len(tensors)} tensors of role 'input'"
+        for i, t in enumerate(tensors):
+            if math.prod(shapes[i]) != t.size(b):
+                return mismatch(i, f"{t.size(b):,} elements (tensor {t.name} {list(t.shape(b))})")
+        if math.prod(out) != op.output.size(b):
+            return f"output_shape {list(out)} has {math.prod(out):,} elements, its output tensor {op.output.size(b):,}"
+        return None
+    if _nchw(tuple(out)) != want_out:
+        return f"output_shape {list(out)} differs from {list(want_out)}, which its inputs and attributes give"
+    return None
+
+
+def _skipped_nodes(network: Network) -> bool:
+    """An import with ``--skip-unsupported`` bridged over dropped nodes (its notes say so): the shapes along
+    those edges legitimately differ, so only the operators themselves are checked."""
+    return any(note.startswith("skipped ") and "unsupported node" in note for note in network.notes)
+
+
+def network_problem(network: Network) -> str | None:
+    """Why ``network`` is not consistent (naming the layer and field), or None."""
+    check_edges = not _skipped_nodes(network)
+    if not network.layers:
+        return "the network has no layers"
+    shapes: dict[str, tuple[int, ...]] = {}
+    for name, shape in network.inputs:
+        if not 1 <= len(shape) <= 8 or min(shape) < 1 or math.prod(shape) > limits.MAX_ITERATIONS:
+            return f"input {name!r}: shape {list(shape)} must have 1-8 positive sizes within the limits"
+        shapes[name] = tuple(shape)
+    for i, layer in enumerate(network.layers):
+        where = f"layers[{i}] ({layer.name}, {layer.op.kind})"
+        out = tuple(layer.output_shape)
+        if not 1 <= len(out) <= 8 or min(out) < 1 or math.prod(out) > limits.MAX_ITERATIONS:
+            return f"{where}: output_shape {list(out)} must have 1-8 positive sizes within the limits"
+        problem = operator_problem(layer.op)
+        if check_edges and not problem:
+            problem = _graph_problem(layer.op, [(s, shapes[s]) for s in layer.inputs], out)
+        if problem:
+            return f"{where}: {problem}"
+        shapes[layer.name] = out
+    return None
+
+
+def validate_network(network: Network, origin: str) -> Network:
+    """``network`` when consistent, else an InputFileError naming ``origin``, the layer and the field."""
+    problem = network_problem(network)
+    if problem:
+        raise InputFileError(f"{origin}: {problem}")
+    return network
