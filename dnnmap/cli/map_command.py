@@ -13,7 +13,8 @@ import typer
 from dnnmap.api import resolve_arch, resolve_network
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
-from dnnmap.cli.options import INPUT_SHAPE_HELP, parse_input_shapes, parse_layer_list
+from dnnmap.cli.options import (INPUT_SHAPE_HELP, check_search_limits, output_path, parse_input_shapes,
+                                parse_layer_list)
 from dnnmap.cli.progress import item_progress
 from dnnmap.cli.report_command import PNG_DIR_HELP, write_report
 from dnnmap.mapping.io import save_mapping, write_atomic
@@ -21,6 +22,8 @@ from dnnmap.report.html.runs import run_from_dict
 from dnnmap.report.json_report import to_dict
 from dnnmap.report.tables import layer_table, totals_line
 from dnnmap.search.mappers import OBJECTIVES
+from dnnmap.search.tso.arch_views import with_dram_model
+from dnnmap.report.tso import tso_comparison
 from dnnmap.search.network import DEFAULT_BUDGET, MAPPERS, NetworkResult, search_network, select_layers
 from dnnmap.workload.ir import Network
 
@@ -51,20 +54,25 @@ def map_command(
     seed: Annotated[int, typer.Option(help="random mapper seed")] = 0,
     budget_seconds: Annotated[Optional[float], typer.Option(min=0.0, help="optimal mapper: seconds per layer "
                                                             "before it stops with a certified gap")] = 60.0,
-    json_path: Annotated[Optional[Path], typer.Option("--json", help="write per-layer and total results "
-                                                                     "with the mappings to this JSON file")] = None,
-    save_mappings: Annotated[Optional[Path], typer.Option(help="write one mapping YAML per layer into this "
-                                                               "directory")] = None,
+    json_path: Annotated[Optional[Path], typer.Option("--json", parser=output_path, help="write per-layer and "
+                                                      "total results with the mappings to this JSON file")] = None,
+    save_mappings: Annotated[Optional[Path], typer.Option(parser=output_path, help="write one mapping YAML per "
+                                                          "layer into this directory")] = None,
     input_shape: Annotated[Optional[list[str]], typer.Option(help=INPUT_SHAPE_HELP)] = None,
-    html: Annotated[Optional[Path], typer.Option(help="write a self-contained HTML report (figures, loop "
-                                                      "nests) to this file")] = None,
-    png_dir: Annotated[Optional[Path], typer.Option(help=PNG_DIR_HELP)] = None,
+    html: Annotated[Optional[Path], typer.Option(parser=output_path, help="write a self-contained HTML report "
+                                                 "(figures, loop nests) to this file")] = None,
+    png_dir: Annotated[Optional[Path], typer.Option(parser=output_path, help=PNG_DIR_HELP)] = None,
+    dram_model: Annotated[Optional[str], typer.Option(help="DRAM transfer model: burst (TSO-burst) or volume "
+                                                          "(TSO-noburst); default: the architecture's")] = None,
 ) -> None:
     """Map every layer of MODEL onto ARCH and print per-layer and total cost."""
     network = resolve_network(model, parse_input_shapes(input_shape))
     spec = resolve_arch(arch)
+    if dram_model is not None:
+        spec = with_dram_model(spec, dram_model)
     layer_names = parse_layer_list(layers)
     selected = select_layers(network, layer_names)
+    check_search_limits(selected, spec, budget, seed, budget_seconds)
     err = stderr_console()
     load_kernels(err)
     with item_progress(err, f"mapping {network.name}", [op.name for op in selected], "layers") as done:
@@ -73,6 +81,8 @@ def map_command(
     out = stdout_console()
     out.print(layer_table(result))
     out.print(totals_line(result))
+    if mapper == "tso":
+        out.print(tso_comparison(result))
     data = to_dict(result, network)
     if json_path is not None:
         write_atomic(json_path, json.dumps(data, indent=2) + "\n")

@@ -12,9 +12,10 @@ from dnnmap.search.mappers import OBJECTIVES, SearchResult, SearchSpaceTooLarge,
 from dnnmap.search.optimal import optimal_search
 from dnnmap.search.space import MapSpace
 from dnnmap.search.sunstone.mapper import sunstone_search
+from dnnmap.search.tso.mapper import tso_search
 from dnnmap.workload.ir import Network, Operator
 
-MAPPERS = ("auto", "exhaustive", "random", "sunstone", "optimal")
+MAPPERS = ("auto", "exhaustive", "random", "sunstone", "optimal", "tso")
 DEFAULT_BUDGET = 50_000  # random samples per layer (ResNet-50 on Eyeriss: ~5 s, docs/search.md)
 
 
@@ -95,6 +96,8 @@ def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str 
         raise UnknownNameError(f"unknown mapper {mapper!r}; choose from {', '.join(MAPPERS)}")
     if mapper == "sunstone":
         return sunstone_search(op, arch, objective)
+    if mapper == "tso":
+        return tso_search(op, arch, objective)
     if mapper == "optimal":
         return optimal_search(op, arch, objective, budget_seconds=budget_seconds).result
     space = MapSpace(op, arch)

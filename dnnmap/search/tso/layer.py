@@ -1,0 +1,84 @@
+"""The convolution tuple TSO works on (Section IV, notation of Eqs. 1-9), read from a core :class:`Operator`.
+
+TSO describes a convolution by N input channels of H x L, M filters of N x K x K, stride S and an
+R x C output. The paper covers standard convolutions only; the other layer kinds are mapped onto
+the same tuple (docs/tso.md, "Layers the paper leaves out"):
+
+- ``pointwise`` and ``fc``: a convolution with K = 1 (FC: a 1x1 map, H = L = R = C = 1);
+- ``depthwise``, pooling, ``add`` and ``concat``: *channelwise* layers, where output channel m
+  reads input channel m only. N is 1, the IN tile's depth is the channel tile T_M, and pooling,
+  add and concat have no W tile (add reads ``n_inputs`` IN tiles);
+- grouped convolutions that are not depthwise: ``groups`` sequential convolutions of per-group shape.
+
+Heights and widths are in the IR's padded coordinates (TSO Eq. 1: H = (R - 1) S + K).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dnnmap.errors import MappingError
+from dnnmap.workload.ir import Operator
+
+CONV_KINDS = frozenset({"conv2d", "pointwise", "fc"})
+CHANNELWISE_KINDS = frozenset({"depthwise", "pool_max", "pool_avg", "add", "concat"})
+
+
+@dataclass(frozen=True)
+class TsoLayer:
+    """One layer in TSO's notation. For channelwise layers ``N == 1`` and ``M`` is the channel count."""
+
+    name: str
+    kind: str
+    N: int  # input channels (per group)
+    M: int  # filters (output channels per group); channels of a channelwise layer
+    R: int  # output rows
+    C: int  # output columns
+    Kh: int
+    Kw: int
+    Sh: int = 1
+    Sw: int = 1
+    Dh: int = 1
+    Dw: int = 1
+    groups: int = 1  # sequential repetitions (grouped, non-depthwise convolutions)
+    channelwise: bool = False
+    weights: bool = True
+    n_inputs: int = 1  # IN tensors read per output element (add: 2 or more)
+
+    @property
+    def H(self) -> int:
+        """Padded IFM rows, TSO Eq. 1 with T_R = R."""
+        return (self.R - 1) * self.Sh + self.Dh * (self.Kh - 1) + 1
+
+    @property
+    def L(self) -> int:
+        """Padded IFM columns, TSO Eq. 1 with T_C = C."""
+        return (self.C - 1) * self.Sw + self.Dw * (self.Kw - 1) + 1
+
+    @property
+    def macs(self) -> int:
+        """Multiply-accumulates (window operations for pooling, additions for add, copies for concat)."""
+        return self.groups * self.M * self.N * self.R * self.C * self.Kh * self.Kw * max(1, self.n_inputs - 1)
+
+
+def tso_layer(op: Operator) -> TsoLayer:
+    """The TSO tuple of ``op``; raises :class:`MappingError` for kinds TSO cannot schedule (einsum, matmul)."""
+    b = op.bounds
+    if b.get("N", 1) != 1:
+        raise MappingError(f"layer {op.name!r}: the TSO mapper schedules batch 1 only (N = {b['N']}); "
+                           "map each image separately or use another mapper")
+    stride = op.attr("stride", (1, 1))
+    dil = op.attr("dilation", (1, 1))
+    common = dict(name=op.name, kind=op.kind, R=b["P"], C=b["Q"], Kh=b.get("R", 1), Kw=b.get("S", 1),
+                  Sh=stride[0], Sw=stride[1], Dh=dil[0], Dw=dil[1])
+    if op.kind in CONV_KINDS:
+        return TsoLayer(N=b["C"], M=b["K"], groups=b["G"], **common)
+    if op.kind == "depthwise":
+        return TsoLayer(N=1, M=b["G"], channelwise=True, **common)
+    if op.kind in ("pool_max", "pool_avg"):
+        return TsoLayer(N=1, M=b["G"], channelwise=True, weights=False, **common)
+    if op.kind in ("add", "concat"):
+        n_in = len(op.inputs)
+        return TsoLayer(N=1, M=b["G"], channelwise=True, weights=False, n_inputs=n_in, **common)
+    raise MappingError(f"layer {op.name!r}: the TSO mapper handles convolution, pointwise, FC, depthwise, pooling, "
+                       f"add and concat layers, not {op.kind!r}; use --mapper auto for it")
