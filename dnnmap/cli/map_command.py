@@ -9,14 +9,19 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.console import Console
 
 from dnnmap.api import resolve_arch, resolve_network
+from dnnmap.arch.spec import ArchSpec
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.options import (INPUT_SHAPE_HELP, check_search_limits, output_path, parse_input_shapes,
                                 parse_layer_list)
 from dnnmap.cli.progress import item_progress
 from dnnmap.cli.report_command import PNG_DIR_HELP, write_report
+from dnnmap.errors import DnnmapError
+from dnnmap.fusion.network import fuse_network
+from dnnmap.fusion.report import group_table, totals_lines
 from dnnmap.mapping.io import save_mapping, write_atomic
 from dnnmap.report.html.runs import run_from_dict
 from dnnmap.report.json_report import to_dict
@@ -26,6 +31,19 @@ from dnnmap.search.tso.arch_views import with_dram_model
 from dnnmap.report.tso import tso_comparison
 from dnnmap.search.network import DEFAULT_BUDGET, MAPPERS, NetworkResult, search_network, select_layers
 from dnnmap.workload.ir import Network
+
+
+def run_fused(network: Network, spec: ArchSpec, fuse: str, max_fused: int, objective: str, mapper: str,
+              layer_names: list[str] | None, err: Console) -> None:
+    """``--fuse``: the fused groups and totals beside the unfused schedule (dnnmap/fusion)."""
+    if layer_names:
+        raise DnnmapError("--layers does not apply with --fuse: fusion schedules the whole layer sequence")
+    with err.status(f"fusing {network.name} (--fuse {fuse}, --max-fused {max_fused})"):
+        result = fuse_network(network, spec, fuse, max_fused, objective, mapper)
+    out = stdout_console()
+    out.print(group_table(result))
+    for line in totals_lines(result):
+        out.print(line)
 
 
 def mapping_file_name(index: int, layer: str) -> str:
@@ -64,6 +82,9 @@ def map_command(
     png_dir: Annotated[Optional[Path], typer.Option(parser=output_path, help=PNG_DIR_HELP)] = None,
     dram_model: Annotated[Optional[str], typer.Option(help="DRAM transfer model: burst (TSO-burst) or volume "
                                                           "(TSO-noburst); default: the architecture's")] = None,
+    fuse: Annotated[Optional[str], typer.Option(help="fuse consecutive layers (HW-Flow-Fusion): temporal, "
+                                                     "spatial or auto; docs/fusion.md")] = None,
+    max_fused: Annotated[int, typer.Option(min=2, help="--fuse: most layers in one fused group")] = 2,
 ) -> None:
     """Map every layer of MODEL onto ARCH and print per-layer and total cost."""
     network = resolve_network(model, parse_input_shapes(input_shape))
@@ -75,6 +96,9 @@ def map_command(
     check_search_limits(selected, spec, budget, seed, budget_seconds)
     err = stderr_console()
     load_kernels(err)
+    if fuse is not None:
+        run_fused(network, spec, fuse, max_fused, objective, mapper, layer_names, err)
+        return
     with item_progress(err, f"mapping {network.name}", [op.name for op in selected], "layers") as done:
         result = search_network(network, spec, objective, mapper, layer_names, budget, seed, on_layer=done,
                                 budget_seconds=budget_seconds)

@@ -79,11 +79,16 @@ class FusionBuffer:
         return self.reuse_words + sum(m.alwani_overhead_words for m in self.maps)
 
 
-def fusion_buffer(plan: TilePlan) -> FusionBuffer:
-    """Eq. 5 + Eq. 8 for ``plan`` (largest multi-tile of every map)."""
+def map_buffers(plan: TilePlan) -> tuple[MapBuffer, ...]:
+    """The input and reuse buffer of every map read inside the group (they depend on the spatial tiles only)."""
+    return tuple(_map_buffer(plan, m) for m in plan.group.maps if plan.group.consumers(m))
+
+
+def fusion_buffer(plan: TilePlan, maps: tuple[MapBuffer, ...] | None = None) -> FusionBuffer:
+    """Eq. 5 + Eq. 8 for ``plan`` (largest multi-tile of every map); ``maps`` when already computed
+    for the same spatial tiles."""
     group = plan.group
-    read = [m for m in group.maps if group.consumers(m)]
-    maps = tuple(_map_buffer(plan, m) for m in read)
+    maps = map_buffers(plan) if maps is None else maps
     bottom = group.bottom
     weights = sum(g.weight_words for g in group.layers[:-1])
     weights += bottom.weight_words * plan.out_channel_tile // bottom.out_channels
@@ -115,13 +120,13 @@ def _largest_hull(axis: AxisPlan, plan: TilePlan, name: str, size: int) -> int:
 def _reuse_rows(plan: TilePlan, name: str) -> int:
     """Rows produced by tile row ``i`` that a later tile row still reads: ``max_i hi(i) - min_c lo_c(>i)``."""
     rows, size = plan.rows, plan.group.maps[name].hw[0]
-    starts = [[rows.window(c, name, t, size) for t in range(rows.n_tiles)] for c in plan.group.consumers(name)]
-    kept = 0
-    for i in range(rows.n_tiles - 1):
-        later = [b for spans in starts for b, e in spans[i + 1:] if e > b]
-        if later:
-            kept = max(kept, rows.hi[name][i] - min(later))
-    return kept
+    n = rows.n_tiles
+    later_start = [size] * (n + 1)  # later_start[t]: first row any consumer reads at tile rows >= t
+    for t in range(n - 1, -1, -1):
+        spans = [rows.window(c, name, t, size) for c in plan.group.consumers(name)]
+        starts = [b for b, e in spans if e > b]
+        later_start[t] = min([later_start[t + 1], *starts])
+    return max([0] + [rows.hi[name][i] - later_start[i + 1] for i in range(n - 1)])
 
 
 def _output_words(plan: TilePlan) -> int:

@@ -49,3 +49,28 @@ def offchip_volume(plan: TilePlan) -> OffChipVolume:
     outputs = sum(group.maps[m].words for m in group.outputs)
     return OffChipVolume(inputs, weights, outputs)
 
+
+
+@dataclass(frozen=True)
+class LayerTraffic:
+    """A layer's part of Eq. 6: the external inputs it reads first, its weights, its group outputs."""
+
+    input_words: int
+    weight_words: int
+    output_words: int
+
+
+def traffic_by_layer(plan: TilePlan) -> dict[str, LayerTraffic]:
+    """Eq. 6 split over the group's layers (an external input is charged to its first reader)."""
+    group, total = plan.group, offchip_volume(plan)
+    charged: set[str] = set()
+    out: dict[str, LayerTraffic] = {}
+    for g in group.layers:
+        fresh = [m for m in g.inputs if m in group.external_inputs and m not in charged]
+        charged.update(fresh)
+        weights = g.weight_words
+        if g is group.bottom:
+            weights = total.weight_words - sum(x.weight_words for x in group.layers[:-1])
+        written = group.maps[g.name].words if g.name in group.outputs else 0
+        out[g.name] = LayerTraffic(sum(group.maps[m].words for m in fresh), weights, written)
+    return out

@@ -1,0 +1,71 @@
+"""Choice of a group's tile set: the legal plan with the least off-chip volume (HW-Flow-Fusion Sec. 4.4, G11).
+
+The bottom output tile ``(T_oy, T_ox)`` runs over a *search resolution* (powers of two and the
+full size, per axis) and the bottom channel tile ``T_of`` over the divisors of ``N_of`` (only
+when the bottom layer is a convolution and the group's only output, G5). A plan is legal when
+Eq. 5 + the Eq. 8 reuse buffers, with the largest multi-tile, fit the on-chip buffer.
+
+Because every input and output word moves once (G6), Eq. 6 depends on the tiles only through
+the bottom layer's weight re-fetches; among plans of equal volume the one with the fewest
+tiles is kept (longest DRAM bursts, Sec. 5.2's remark on small centre tiles), then the smallest
+footprint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dnnmap.fusion.buffers import FusionBuffer, fusion_buffer, map_buffers
+from dnnmap.fusion.group import FusedGroup
+from dnnmap.fusion.tiling import TilePlan, plan_axis
+from dnnmap.fusion.volume import OffChipVolume, offchip_volume
+
+
+@dataclass(frozen=True)
+class TileChoice:
+    plan: TilePlan
+    buffer: FusionBuffer
+    volume: OffChipVolume
+
+    @property
+    def key(self) -> tuple[int, int, int]:
+        return (self.volume.total_words, self.plan.n_tiles, self.buffer.total_words)
+
+
+def resolution(size: int) -> list[int]:
+    """Tile sizes tried along one axis: 1, 2, 4, ... below ``size``, and ``size``."""
+    sizes, t = [], 1
+    while t < size:
+        sizes.append(t)
+        t *= 2
+    return [*sizes, size]
+
+
+def channel_tiles(group: FusedGroup) -> list[int]:
+    """``T_of`` values for the bottom layer: its divisors when it may slice its weights, else ``N_of``."""
+    bottom = group.bottom
+    nof = bottom.out_channels
+    if not bottom.has_weights or group.outputs != (bottom.name,):
+        return [nof]
+    return [d for d in range(1, nof + 1) if nof % d == 0]
+
+
+def best_tiling(group: FusedGroup, capacity_words: float) -> TileChoice | None:
+    """The best legal plan (module docstring), or None when no tile set fits ``capacity_words``."""
+    best: TileChoice | None = None
+    h, w = group.out_hw
+    cols = {tx: plan_axis(group, 1, tx) for tx in resolution(w)}
+    for ty in resolution(h):
+        rows = plan_axis(group, 0, ty)
+        for cplan in cols.values():
+            spatial = TilePlan(group, rows, cplan, group.bottom.out_channels)
+            maps = map_buffers(spatial)
+            for tof in channel_tiles(group):
+                plan = TilePlan(group, rows, cplan, tof)
+                buffer = fusion_buffer(plan, maps)
+                if buffer.total_words > capacity_words:
+                    continue
+                choice = TileChoice(plan, buffer, offchip_volume(plan))
+                if best is None or choice.key < best.key:
+                    best = choice
+    return best
