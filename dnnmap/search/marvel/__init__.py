@@ -1,0 +1,10 @@
+"""Marvel (Chatarasi et al., arXiv 2002.07752): a decoupled off-chip / on-chip mapper on the core map space.
+
+- ``view``: Marvel's tensor names and the 36 innermost-dimension layouts (Sec. 4.1).
+- ``db_model``: the distinct-block cost (Sec. 3.1) of level-3 tiles, vectorized.
+- ``offchip``: exhaustive level-3 tile x layout enumeration under the double-buffered L2 (Sec. 3.1).
+- ``order``: the derivative-based level-3 loop order (Sec. 3.1, Sarkar 1997).
+- ``table3``: the paper's 15 layers and published off-chip mappings (Table 3).
+
+docs/marvel.md describes every choice the paper leaves open.
+"""
