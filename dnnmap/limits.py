@@ -48,8 +48,8 @@ MAX_BUDGET = 10**9
 """Most random-mapper samples per layer: at about 1 M mappings/s a larger budget runs for more than a
 quarter of an hour per layer, and the sampler's draw counter (50 x budget) must stay far below 2**63."""
 
-MAX_SEED = 2**63 - 1
-"""Seeds are 64-bit (numba's and NumPy's generators); negative seeds are refused."""
+MAX_SEED = 2**62
+"""Seeds are non-negative 64-bit integers (NumPy's and numba's generators), with room for per-layer offsets."""
 
 MAX_SPLITS = 1_000_000
 """Most ordered factorizations of one loop bound over an architecture's loop slots: the mappers tabulate

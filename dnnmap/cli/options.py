@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
+import typer
+
+from dnnmap import limits
+from dnnmap.arch.spec import ArchSpec
 from dnnmap.errors import DnnmapError
+from dnnmap.workload.ir import Operator
 
 INPUT_SHAPE_HELP = "graph input shape, e.g. input=1x3x224x224 (repeat for several inputs)"
 
@@ -29,3 +37,23 @@ def parse_layer_list(value: str | None) -> list[str] | None:
     if not value:
         return None
     return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def output_path(value: str) -> Path:
+    """Parser of output file/directory options: an empty name is refused (``--json ''`` would otherwise
+    name the current directory)."""
+    if not value.strip():
+        raise typer.BadParameter("needs a file or directory name, got an empty string")
+    return Path(value)
+
+
+def check_search_limits(ops: Sequence[Operator], arch: ArchSpec, budget: int, seed: int,
+                        budget_seconds: float | None = None) -> None:
+    """Refuse, before any search, budgets, seeds and layers the mappers cannot finish (dnnmap.limits)."""
+    limits.check_budget(budget)
+    limits.check_seed(seed)
+    if budget_seconds is not None:
+        limits.check_range(budget_seconds, 0, 1e6, "--budget-seconds", "at most 1e6 seconds (11.6 days) per layer")
+    slots = len(arch.levels) + sum(len(lv.fanout.shape) for lv in arch.levels if lv.fanout)
+    for op in ops:
+        limits.check_map_space(op.name, op.dims, slots, arch.name)

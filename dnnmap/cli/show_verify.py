@@ -14,6 +14,7 @@ from dnnmap.cli.timeloop_commands import write_timeloop_map
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.errors import DnnmapError
+from dnnmap.limits import check_seed
 from dnnmap.mapping.printer import format_loop_nest
 from dnnmap.report.mapping_report import cost_lines, counts_table, tile_table
 from dnnmap.sim import verify
@@ -56,6 +57,7 @@ def verify_command(mapping: MappingPath, arch: ArchOption = None,
 
     Exit code 1 when the output is not bit-exact.
     """
+    check_seed(seed)
     loaded = load_mapping_with_arch(mapping, arch)
     nest = build_loop_nest(loaded.op, loaded.mapping)
     if nest.steps * nest.lanes > MAX_LANE_STEPS:

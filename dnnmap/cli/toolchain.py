@@ -10,8 +10,9 @@ import typer
 from dnnmap.api import resolve_network
 from dnnmap.cli.console import stdout_console
 from dnnmap.cli.errors import user_errors
-from dnnmap.cli.options import INPUT_SHAPE_HELP, parse_input_shapes
+from dnnmap.cli.options import INPUT_SHAPE_HELP, output_path, parse_input_shapes
 from dnnmap.errors import UnknownNameError
+from dnnmap.limits import check_seed
 from dnnmap.report.tables import si
 from dnnmap.workload import zoo
 from dnnmap.workload.importers import import_model, save_network
@@ -23,7 +24,8 @@ TARGETS = ("nve",)
 @user_errors
 def import_command(
     model: Annotated[str, typer.Argument(help="model file (.onnx, .keras, .h5, SavedModel dir) or a zoo name")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="network file to write (.yaml, .yml or .json)")],
+    output: Annotated[Path, typer.Option("--output", "-o", parser=output_path,
+                                         help="network file to write (.yaml, .yml or .json)")],
     input_shape: Annotated[Optional[list[str]], typer.Option(help=INPUT_SHAPE_HELP)] = None,
     skip_unsupported: Annotated[bool, typer.Option(help="drop unsupported operators (listed in the report) "
                                                         "instead of failing")] = False,
@@ -53,7 +55,7 @@ def _compile_source(net: str) -> Network | Path:
 def compile_command(
     net: Annotated[str, typer.Argument(help="network: NVE XML description, dnnmap network file, model file or "
                                             "zoo name")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="output directory")],
+    output: Annotated[Path, typer.Option("--output", "-o", parser=output_path, help="output directory")],
     target: Annotated[str, typer.Option(help=f"code generator; one of {', '.join(TARGETS)}")] = "nve",
     opt_level: Annotated[int, typer.Option("--opt-level", "-O", help="optimization level")] = 3,
     spec: Annotated[Optional[Path], typer.Option(help="target spec YAML (default: the built-in NVE spec)")] = None,
@@ -79,6 +81,7 @@ def simulate_command(
     """Run compiled programs on the instruction-set simulator and check outputs bit-exactly (exit 1 if not)."""
     from dnnmap.targets.nve import run_compiled
 
+    check_seed(seed)
     result = run_compiled(out_dir, full_frame=full_frame, seed=seed)
     stdout_console().print(result.summary(), markup=False)
     if not result.bit_exact:

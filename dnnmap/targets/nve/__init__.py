@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dnnmap.errors import InputFileError, MappingError
-from dnnmap.targets.nve.artifacts import layer_from_json, read_manifest, stream_from_json, write_output
+from dnnmap.targets.nve.artifacts import load_compiled, write_output
 from dnnmap.targets.nve.compiler import OPT_LEVELS, CompiledLayer, compile_layer
-from dnnmap.targets.nve.encoding import decode_program
 from dnnmap.targets.nve.iss import StreamConfig
 from dnnmap.targets.nve.layers import misfit_error, network_layers
 from dnnmap.targets.nve.metrics import LayerFigures, layer_figures
@@ -111,6 +110,8 @@ def compile_network(network_or_path: Network | str | Path, out_dir: str | Path,
     start = time.perf_counter()
     network = load_nve_network(network_or_path, frame_hw)
     layers, skipped = network_layers(network, nve_spec)
+    if skipped and not skip_unsupported:  # refuse at once, before compiling the layers that do fit
+        raise misfit_error(network.name, skipped)
     compiled = []
     for layer in layers:
         try:
@@ -137,22 +138,16 @@ def run_compiled(out_dir: str | Path, rows: int | None = None, cols: int | None 
     with the iteration-count setting register and the strip count adapted; ``full_frame``
     simulates the compiled frame size (seconds per 1280x720 network, docs/nve.md §7).
     """
-    out = Path(out_dir)
-    manifest = read_manifest(out)
-    spec = NveSpec(**manifest["spec"])
+    folder = load_compiled(out_dir)
+    spec = folder.spec
     results = []
-    for i, entry in enumerate(manifest["layers"]):
-        layer = layer_from_json(entry)
+    for i, (layer, programs) in enumerate(folder.layers):
         if not full_frame:
             p, q = layer.out_hw
             layer = layer.with_out_hw(min(p, rows or spec.lanes + 4), min(q, cols or 6))
-        programs = []
-        for prog in entry["programs"]:
-            path = out / prog["binary"]
-            try:
-                data = path.read_bytes()
-            except OSError as e:
-                raise InputFileError(f"{path}: cannot read program binary ({e.strerror})") from e
-            programs.append((decode_program(data, str(path)), stream_from_json(prog["stream"])))
-        results.append(simulate_layer(layer, programs, spec, seed + i, config))
-    return IssRunResult(out, tuple(results), spec.lanes)
+        try:
+            results.append(simulate_layer(layer, list(programs), spec, seed + i, config))
+        except (ValueError, IndexError, KeyError) as e:  # a stream layout the validation could not rule out
+            raise InputFileError(f"{folder.out_dir}: layer {layer.name!r}: its programs and stream layouts do not "
+                                 f"fit together ({e}); the directory was edited or damaged, compile it again") from e
+    return IssRunResult(folder.out_dir, tuple(results), spec.lanes)

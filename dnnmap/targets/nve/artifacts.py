@@ -4,25 +4,33 @@
 file name and the host-side stream layout (which the binary alone does not carry: the
 order in which input words must arrive and what each output word is). The directory is
 written to a temporary sibling and renamed into place, so an error never leaves a
-partial output directory.
+partial output directory; it gets the usual directory permissions.
+
+Reading (:func:`load_compiled`) validates an edited or damaged directory before anything runs:
+the manifest against a strict schema, every layer against the spec, every program binary
+against the spec's field widths, buffer sizes and its manifest entry, and every stream layout
+against the layer's geometry; a manifest that lists no layer is an error, not a vacuous pass.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from dnnmap.errors import DnnmapError, InputFileError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+
+from dnnmap.errors import InputFileError
+from dnnmap.fileio import load_data, publish_dir
 from dnnmap.targets.nve.codegen import LoopAct, LoopWrite, StreamLayout
 from dnnmap.targets.nve.compiler import OPT_LEVELS, CompiledLayer
-from dnnmap.targets.nve.encoding import encode_program
+from dnnmap.targets.nve.encoding import FieldWidths, decode_program, encode_program
 from dnnmap.targets.nve.layers import ConvLayer
 from dnnmap.targets.nve.listing import program_listing
 from dnnmap.targets.nve.metrics import layer_figures
-from dnnmap.targets.nve.spec import NveSpec
+from dnnmap.targets.nve.program import NveProgram
+from dnnmap.targets.nve.spec import NveSpec, spec_from_data
 from dnnmap.targets.nve.taskgraph import CoeffWord, PixelWord
 
 FORMAT = "dnnmap-nve/1"
@@ -69,11 +77,11 @@ def write_output(out_dir: Path, network: str, compiled: list[CompiledLayer], ski
                  spec: NveSpec, opt_level: int, seconds: float) -> dict[str, Any]:
     """Write binaries, listing and manifest atomically into ``out_dir``; return the manifest."""
     out_dir = Path(out_dir)
-    if out_dir.exists() and any(out_dir.iterdir()) and not (out_dir / "manifest.json").is_file():
-        raise DnnmapError(f"{out_dir}: exists and is not an NVE output directory; refusing to overwrite it")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+
+    def ours(d: Path) -> bool:
+        return d.is_dir() and (not any(d.iterdir()) or (d / "manifest.json").is_file())
+
+    with publish_dir(out_dir, ours) as tmp:
         (tmp / "programs").mkdir()
         layers = []
         listing = [f"NVE programs for network {network} (optimization level {opt_level}: {OPT_LEVELS[opt_level]})"]
@@ -97,23 +105,191 @@ def write_output(out_dir: Path, network: str, compiled: list[CompiledLayer], ski
                     "compile_seconds": round(seconds, 3)}
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
         (tmp / "listing.txt").write_text("\n".join(listing) + "\n")
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        tmp.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return manifest
+
+
+# ---- reading -------------------------------------------------------------------
+Nat = Annotated[StrictInt, Field(ge=0, le=2**31)]
+Pos = Annotated[StrictInt, Field(ge=1, le=2**31)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class StreamEntry(_Strict):
+    init_words: list[list[StrictStr | Nat]]
+    loop_writes: list[Annotated[list[Nat], Field(min_length=6, max_length=6)]]
+    loop_acts: list[Annotated[list[Nat], Field(min_length=4, max_length=4)]]
+    loads: list[Annotated[list[Nat], Field(min_length=3, max_length=3)]]
+    out_maps: list[Nat]
+    in_maps: list[Nat]
+
+
+class ProgramEntry(_Strict):
+    binary: Annotated[StrictStr, Field(pattern=r"^programs/[A-Za-z0-9_-]+\.nveb$")]
+    out_maps: Annotated[list[Nat], Field(min_length=1)]
+    size: Pos
+    ii: Pos
+    mii: Pos
+    stream: StreamEntry
+
+
+class LayerEntry(_Strict):
+    name: StrictStr
+    in_maps: Pos
+    connections: Annotated[list[Annotated[list[Nat], Field(min_length=1)]], Field(min_length=1)]
+    kernel: Annotated[list[Pos], Field(min_length=2, max_length=2)]
+    subsample: Annotated[list[Pos], Field(min_length=2, max_length=2)]
+    out_hw: Annotated[list[Annotated[StrictInt, Field(ge=1, le=2**16)]], Field(min_length=2, max_length=2)]
+    batch: Annotated[StrictInt, Field(ge=1, le=2**10)]
+    programs: Annotated[list[ProgramEntry], Field(min_length=1)]
+    figures: dict[StrictStr, StrictInt | float] = Field(default_factory=dict)
+
+
+class SkippedEntry(_Strict):
+    layer: StrictStr
+    reason: StrictStr
+
+
+class ManifestSpec(_Strict):
+    format: Literal["dnnmap-nve/1"]
+    network: StrictStr
+    opt_level: Literal[0, 1, 2, 3]
+    optimizations: StrictStr
+    spec: dict[StrictStr, StrictInt | float | StrictBool]
+    layers: list[LayerEntry]
+    skipped: list[SkippedEntry] = Field(default_factory=list)
+    compile_seconds: float = 0.0
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "(top level)"
 
 
 def read_manifest(out_dir: Path) -> dict[str, Any]:
+    """The manifest of ``out_dir`` checked against the schema (raw data; see :func:`load_compiled`)."""
     path = Path(out_dir) / "manifest.json"
-    try:
-        manifest = json.loads(path.read_text())
-    except OSError as e:
-        raise InputFileError(f"{path}: cannot read the NVE manifest ({e.strerror}); run the compiler first") from e
-    except json.JSONDecodeError as e:
-        raise InputFileError(f"{path}: not valid JSON ({e})") from e
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+    if not path.is_file():
+        raise InputFileError(f"{path}: no NVE manifest; run the compiler first (`dnnmap compile NET -o DIR`)")
+    data = load_data(path, "NVE manifest", fmt="json")
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InputFileError(f"{path}: not an NVE manifest (format must be {FORMAT!r})")
-    return manifest
+    try:
+        ManifestSpec.model_validate(data, strict=True)
+    except ValidationError as e:
+        problems = "; ".join(f"field '{_loc(x['loc'])}': {x['msg']}" for x in e.errors()[:3])
+        raise InputFileError(f"{path}: invalid NVE manifest: {problems}") from e
+    return data
+
+
+@dataclass(frozen=True)
+class CompiledFolder:
+    """A validated compiler output directory: the spec and, per layer, its programs with stream layouts."""
+
+    out_dir: Path
+    spec: NveSpec
+    layers: tuple[tuple[ConvLayer, tuple[tuple[NveProgram, StreamLayout], ...]], ...]
+
+
+def _stream(d: dict[str, Any], layer: ConvLayer, program: NveProgram, entry: dict[str, Any], spec: NveSpec,
+            where: str) -> StreamLayout:
+    """The stream layout of one program, every index checked against the layer and the program."""
+    def bad(field: str, why: str) -> InputFileError:
+        return InputFileError(f"{where}.stream.{field}: {why}")
+
+    for i, w in enumerate(d["init_words"]):
+        ok = (len(w) == 2 and w[0] == "c" and type(w[1]) is int) or (
+            len(w) == 5 and w[0] == "p" and all(type(x) is int for x in w[1:]))
+        if not ok:
+            raise bad(f"init_words[{i}]", f"expected ['c', load] or ['p', map, column, phase, word], got {w!r:.60}")
+    try:
+        stream = stream_from_json(d)
+    except (TypeError, IndexError, ValueError) as e:
+        raise bad("(layout)", str(e)) from e
+    out_maps, n_loads = set(stream.out_maps), len(stream.loads)
+    if list(stream.out_maps) != entry["out_maps"] or not out_maps <= set(range(layer.out_maps)):
+        raise bad("out_maps", f"{list(stream.out_maps)} must equal the program's out_maps {entry['out_maps']} and "
+                  f"lie within the layer's {layer.out_maps} output maps")
+    if not set(stream.in_maps) <= set(range(layer.in_maps)):
+        raise bad("in_maps", f"{list(stream.in_maps)} outside the layer's {layer.in_maps} input maps")
+    words = [w for w in stream.init_words if isinstance(w, PixelWord)] + [lw.word for lw in stream.loop_writes]
+    for w in words:
+        if w.in_map >= layer.in_maps or w.phase >= layer.subsample[0] or w.word >= 3 or w.col >= layer.in_hw[1]:
+            raise bad("words", f"pixel word {w} outside the layer's input (maps {layer.in_maps}, subsample "
+                      f"{layer.subsample[0]}, 3 words per phase, width {layer.in_hw[1]})")
+    if any(w.index >= n_loads for w in stream.init_words if isinstance(w, CoeffWord)):
+        raise bad("init_words", f"a coefficient word names a load beyond the {n_loads} loads")
+    for k, first, n in stream.loads:
+        if k not in out_maps or not 1 <= n <= spec.coeffs_per_word or first + n > layer.coefficients(k):
+            raise bad("loads", f"load ({k}, {first}, {n}) outside output map {k}'s coefficient chain")
+    for x in (*stream.loop_writes, *stream.loop_acts):
+        if x.slot >= entry["ii"] or x.stage >= spec.max_stages:
+            raise bad("loop", f"slot {x.slot} / stage {x.stage} outside ii={entry['ii']} / {spec.max_stages} stages")
+    if any(a.out_map not in out_maps or a.half > 1 for a in stream.loop_acts):
+        raise bad("loop_acts", "an activation names an output map the program does not compute or a half > 1")
+    return stream
+
+
+def _program(path: Path, entry: dict[str, Any], spec: NveSpec, where: str) -> NveProgram:
+    """The decoded binary, checked against the spec (field widths, buffer sizes) and its manifest entry."""
+    from dnnmap.fileio import read_bytes
+
+    data = read_bytes(path, "NVE program binary", limit=16 * 2**20)
+    try:
+        program = decode_program(data, str(path))
+    except ValueError as e:  # an opcode outside its enumeration
+        raise InputFileError(f"{path}: malformed NVE program ({e})") from e
+    why = f"its field widths differ from the spec's ({FieldWidths.of(spec)})"
+    try:
+        canonical = encode_program(program, spec)
+    except ValueError as e:  # a field that does not fit this spec's widths
+        canonical, why = b"", str(e)
+    if canonical != data:
+        raise InputFileError(f"{path}: not encoded for the manifest's spec: {why}")
+    s = program.settings
+    if program.size != entry["size"]:
+        raise InputFileError(f"{path}: {program.size} instructions, the manifest ({where}) says {entry['size']}")
+    if program.size > spec.instruction_buffer_size or len(s.modes) >= spec.agu_modes:
+        raise InputFileError(f"{path}: {program.size} instructions / {len(s.modes)} AGU modes exceed the spec's "
+                             f"instruction buffer ({spec.instruction_buffer_size}) / mode table ({spec.agu_modes})")
+    if s.loop_end - s.loop_start + 1 != entry["ii"] or s.drain > spec.max_stages:
+        raise InputFileError(f"{path}: loop [{s.loop_start}, {s.loop_end}] / drain {s.drain} disagree with "
+                             f"ii={entry['ii']} in the manifest ({where}) and {spec.max_stages} stages")
+    if any(t > spec.local_buffer_words or i > spec.local_buffer_words for t, i in s.modes):
+        raise InputFileError(f"{path}: an AGU mode (toggle, inc) exceeds the local buffer's {spec.local_buffer_words} "
+                             "words")
+    return program
+
+
+def load_compiled(out_dir: str | Path) -> CompiledFolder:
+    """Read and validate a compiler output directory (see the module docstring)."""
+    out = Path(out_dir)
+    manifest = read_manifest(out)
+    mpath = out / "manifest.json"
+    spec = spec_from_data(manifest["spec"], f"{mpath}: field 'spec'")
+    if not manifest["layers"]:
+        raise InputFileError(f"{mpath}: lists no compiled layer, so there is nothing to simulate (a vacuous pass "
+                             "is not a pass)")
+    layers = []
+    for i, entry in enumerate(manifest["layers"]):
+        where = f"layers[{i}] ({entry['name']})"
+        layer = layer_from_json(entry)
+        problem = _layer_problem(layer, spec)
+        if problem:
+            raise InputFileError(f"{mpath}: field '{where}': {problem}")
+        programs = []
+        for j, prog in enumerate(entry["programs"]):
+            at = f"{where}.programs[{j}]"
+            program = _program(out / prog["binary"], prog, spec, at)
+            programs.append((program, _stream(prog["stream"], layer, program, prog, spec, f"{mpath}: field '{at}")))
+        layers.append((layer, tuple(programs)))
+    return CompiledFolder(out, spec, tuple(layers))
+
+
+def _layer_problem(layer: ConvLayer, spec: NveSpec) -> str | None:
+    if any(not c or len(set(c)) != len(c) or max(c) >= layer.in_maps for c in layer.connections):
+        return f"connections must list distinct input maps 0..{layer.in_maps - 1}"
+    if layer.macs > 2**40:
+        return f"{layer.macs:,} MACs exceed the simulator's limit 2**40"
+    return layer.misfit(spec)

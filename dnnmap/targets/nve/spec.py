@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from dnnmap.errors import InputFileError
@@ -90,20 +89,35 @@ class NveSpec(BaseModel):
 DEFAULT_SPEC = NveSpec()
 
 
+_BOUNDS = {"local_buffer_words": 2**24, "stage_bits": 8, "pixel_bits": 32, "weight_bits": 32, "acc_bits": 64,
+           "act_lut_entries": 2**16, "act_lut_scale": 1e6}  # others: at most 2**12
+_MAY_BE_ZERO = ("act_shift", "extra_image_registers")
+
+
+def spec_from_data(data: object, origin: str) -> NveSpec:
+    """Validate parsed data (any subset of the fields) as an :class:`NveSpec`: strict types (``true`` is not 1,
+    ``'16'`` is not a number) and sizes within what the compiler and the ISS can hold."""
+    if not isinstance(data, dict):
+        raise InputFileError(f"{origin}: an NVE spec must be a mapping of field: value")
+    try:
+        spec = NveSpec.model_validate(data, strict=True)
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(str(x) for x in err["loc"]) or "spec"
+        raise InputFileError(f"{origin}: invalid NVE spec field {field!r}: {err['msg']} (got {err['input']!r:.40}); "
+                             f"allowed fields: {', '.join(NveSpec.model_fields)}") from e
+    for name, value in spec.model_dump().items():
+        if isinstance(value, bool):
+            continue
+        low, high = (0 if name in _MAY_BE_ZERO else 1), _BOUNDS.get(name, 2**12)
+        if not low <= value <= high:
+            raise InputFileError(f"{origin}: invalid NVE spec field {name!r}: {value} is outside {low}..{high}")
+    return spec
+
+
 def load_spec(path: str | Path) -> NveSpec:
     """Read a YAML spec file (any subset of the :class:`NveSpec` fields)."""
-    p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text()) or {}
-    except OSError as e:
-        raise InputFileError(f"{p}: cannot read NVE spec ({e.strerror})") from e
-    except yaml.YAMLError as e:
-        raise InputFileError(f"{p}: not valid YAML ({e})") from e
-    if not isinstance(data, dict):
-        raise InputFileError(f"{p}: an NVE spec must be a mapping of field: value")
-    try:
-        return NveSpec(**data)
-    except ValidationError as e:
-        fields = ", ".join(".".join(str(x) for x in err["loc"]) or "spec" for err in e.errors())
-        raise InputFileError(f"{p}: invalid NVE spec field(s) {fields}: {e.errors()[0]['msg']}; "
-                             f"allowed fields: {', '.join(NveSpec.model_fields)}") from e
+    from dnnmap.fileio import load_data
+
+    data = load_data(path, "NVE spec")
+    return spec_from_data({} if data is None else data, str(path))

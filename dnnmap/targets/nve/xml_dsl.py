@@ -25,19 +25,25 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from dnnmap.errors import InputFileError
+from dnnmap.fileio import read_text
 from dnnmap.workload.builder import NetworkBuilder
 from dnnmap.workload.ir import Network
+from dnnmap.workload.validate import validate_network
 
 _SIZE_FIELDS = ("outHeight", "outWidth", "kernelHeight", "kernelWidth", "subHeight", "subWidth", "outCount")
+MAX_VALUE = 2**16  # sizes, counts and indices: a 1280x720 frame needs 1,280
 
 
 def _int(text: str | None, where: str, minimum: int = 1, what: str = "a positive integer") -> int:
+    raw = (text or "").strip()
     try:
-        value = int((text or "").strip())
+        value = int(raw) if len(raw) <= 12 else None
     except ValueError:
-        raise InputFileError(f"{where}: expected {what}, got {text!r}") from None
-    if value < minimum:
-        raise InputFileError(f"{where}: expected {what}, got {value}")
+        value = None
+    if value is None:
+        raise InputFileError(f"{where}: expected {what}, got {raw!r:.40}")
+    if not minimum <= value <= MAX_VALUE:
+        raise InputFileError(f"{where}: expected {what} of at most {MAX_VALUE:,}, got {value}")
     return value
 
 
@@ -48,17 +54,20 @@ def _index(text: str | None, where: str) -> int:
 def _maps(text: str | None, where: str) -> tuple[int, ...]:
     items = [x.strip() for x in (text or "").split(",") if x.strip()]
     try:
-        maps = tuple(int(x) for x in items)
+        maps = tuple(int(x) if len(x) <= 12 else -1 for x in items)
     except ValueError:
-        raise InputFileError(f"{where}: expected a comma-separated list of input map indices, got {text!r}") from None
+        raise InputFileError(f"{where}: expected a comma-separated list of input map indices, got {text!r:.60}") \
+            from None
     if not maps or len(set(maps)) != len(maps) or min(maps) < 0:
-        raise InputFileError(f"{where}: input map list {text!r} must be non-empty, distinct and >= 0")
+        raise InputFileError(f"{where}: input map list {text!r:.60} must be non-empty, distinct and >= 0")
     return maps
 
 
 def parse_xml(text: str, source: str = "<xml>", frame_hw: tuple[int, int] | None = None,
               batch: int = 1) -> Network:
     """The IR network described by the XML ``text`` (``source`` names it in error messages)."""
+    if "<!DOCTYPE" in text or "<!ENTITY" in text:
+        raise InputFileError(f"{source}: document type declarations and entities are not allowed")
     try:
         root = ET.fromstring(text)
     except ET.ParseError as e:
@@ -106,17 +115,16 @@ def parse_xml(text: str, source: str = "<xml>", frame_hw: tuple[int, int] | None
             frame = frame_hw or window
             builder = NetworkBuilder(name, (batch, 1, *frame))
         _, _, h, w = builder.shape(builder.last)
-        builder.conv(f"L{idx + 1}", vals["outCount"], (kh, kw), (sv, sw), (0, 0, window[0] - h, window[1] - w),
-                     fused=("sigmoid",), connectivity=tuple(conn[k] for k in range(vals["outCount"])))
+        try:
+            builder.conv(f"L{idx + 1}", vals["outCount"], (kh, kw), (sv, sw), (0, 0, window[0] - h, window[1] - w),
+                         fused=("sigmoid",), connectivity=tuple(conn[k] for k in range(vals["outCount"])))
+        except ValueError as e:
+            raise InputFileError(f"{where}: {e}") from None
         in_maps = vals["outCount"]
     assert builder is not None
-    return builder.build(notes=(f"parsed from the NVE XML DSL {source}",), source="xml")
+    return validate_network(builder.build(notes=(f"parsed from the NVE XML DSL {source}",), source="xml"), source)
 
 
 def load_xml(path: str | Path, frame_hw: tuple[int, int] | None = None, batch: int = 1) -> Network:
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise InputFileError(f"{p}: cannot read the XML network description ({e.strerror})") from e
-    return parse_xml(text, str(p), frame_hw, batch)
+    return parse_xml(read_text(p, "XML network description"), str(p), frame_hw, batch)
