@@ -34,7 +34,7 @@ def describe(name: str) -> str:
 
 
 def _load_all() -> None:
-    from dnnmap.workload.zoo import classic, mobile, nve, resnet, inception  # noqa: F401
+    from dnnmap.workload.zoo import classic, mobile, nve, resnet, inception, yolo  # noqa: F401
 
 
 __all__ = ["get", "names", "describe", "register", "UnknownModelError"]
