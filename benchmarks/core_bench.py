@@ -1,12 +1,14 @@
 """Core benchmarks: cost-model throughput and whole-network mapping wall time.
 
 Run: ``python benchmarks/core_bench.py`` (prints medians of repeated runs; 2-core noisy machines:
-compare ratios, not absolute figures).
+compare ratios, not absolute figures). ``--model-only``: the cost-model throughput and the machine
+reference only (about 30 s; alternate several such processes to compare two versions of the kernel).
 """
 
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -91,7 +93,7 @@ def network_wall_time(name: str, repeats: int = 3) -> tuple[float, int, float]:
     return statistics.median(times), res.evaluated, res.cycles
 
 
-def main() -> None:
+def main(model_only: bool = False) -> None:
     before = machine_reference()
     results = cost_model_throughput()
     after = machine_reference()
@@ -102,6 +104,8 @@ def main() -> None:
     median = results["search path, reused buffers"][0]
     print(f"machine reference loop: {reference / 1e6:,.0f} M iterations/s (before {before / 1e6:,.0f}, after "
           f"{after / 1e6:,.0f}); model/reference = {median / reference * 1e3:.2f} mappings per 1000 iterations")
+    if model_only:
+        return
     print(f"candidate sampling (same layer): median {sampling_throughput():,.0f} legal candidates/s")
     for name in ("resnet18", "resnet50"):
         wall, evaluated, cycles = network_wall_time(name)
@@ -110,4 +114,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(model_only="--model-only" in sys.argv[1:])

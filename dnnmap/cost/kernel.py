@@ -28,6 +28,14 @@ DRAM layout are rows of the innermost axis that does not span the whole tensor t
 inner (full) axes, one row per element of the outer axes, the last run of a row joining the
 first of the next when both touch the axis' ends; each run costs
 ``ceil(run_bytes / burst_bytes)`` (:func:`holed_bursts`).
+
+Structure (docs/cost-model.md section 5): :class:`~dnnmap.cost.model.CostModel` builds the static tables
+(per operator: the axes' terms, each dimension's axes; per batch: the (child, parent) pairs and their
+network rules); :func:`evaluate_batch` allocates scratch and :func:`evaluate_range` loops over the
+mappings, calling per mapping :func:`nest_structure`, per pair :func:`pair_grid`, :func:`output_copies`,
+:func:`lane_counts` (MAC lanes) or :func:`tile_sets`, :func:`event_walk` (:func:`axis_move` per event
+and window axis) and :func:`pair_counts`, the bursts (:func:`lane_bursts`, :func:`pair_bursts`), then
+:func:`capacity_excess`, :func:`energy`, :func:`bandwidth_cycles`, :func:`dram_bytes` and :func:`latency`.
 """
 
 from __future__ import annotations
@@ -36,24 +44,64 @@ import numpy as np
 from numba import njit
 
 
-# indices of the count kinds in ``counts``
+# ---- table layouts (named columns; docs/cost-model.md section 5) --------------------------------
+# Tables CostModel builds once per operator and architecture:
+# indices of the count kinds in ``counts`` (B, 5, L, T)
 READS, FILLS, UPDATES, DRAINS, ACC_READS = 0, 1, 2, 3, 4
-# columns of ``level_flags`` (L, T, 4): per level and tensor, the fan-out below the level
-FANOUT, MULTICAST, REDUCTION, IDENTICAL = 0, 1, 2, 3
-# columns of ``tensor_energy`` (L, T, 3): energy per word of each action
-READ_E, FILL_E, UPDATE_E = 0, 1, 2
-# columns of ``level_params`` (L, 6): bandwidths (words/cycle/instance, 0 = unlimited), hop energy,
-# read-modify-write and halo-reuse switches (docs/cost-model.md section 2b)
-P_BANDWIDTH, P_READ_BW, P_WRITE_BW, P_HOP_E, P_RMW, P_HALO = range(6)
-# columns of ``tensor_params`` (T, 2): bytes per word, operand register per lane (0/1)
-T_BYTES, T_REGISTER = 0, 1
+# ``ax_terms`` (T, X, K, 2): term k of tensor t's axis x (ascending coefficient), its dimension and coefficient;
+# ``ax_nterm`` (T, X) the number of terms (1: a single-dimension axis, more: a sliding window)
+TERM_DIM, TERM_COEF = 0, 1
+# ``tensor_axes`` (T, 2 + X): a tensor's number of axes, of sliding-window axes, then the window axes
+TX_NAX, TX_NWIN, TX_WIN = 0, 1, 2
+# ``dim_rel`` (T, D, 2): how tensor t's axes use dimension d: a bit mask (REL_SINGLE: some single-dimension
+# axis, REL_WINDOW: some window axis; 0: the tensor does not depend on d) and the number of such terms,
+# listed in ``dim_terms`` (T, D, X, 2) as (axis, coefficient)
+REL_KIND, REL_NTERMS = 0, 1
+REL_SINGLE, REL_WINDOW = 1, 2
+DT_AXIS, DT_COEF = 0, 1
+# columns of ``level_tensor`` (L, T, 4): energy per word of each action, and capacity units per tile word
+READ_E, FILL_E, UPDATE_E, CAP_WEIGHT = 0, 1, 2, 3
+# columns of ``level_params`` (L, 7): bandwidths (words/cycle/instance, 0 = unlimited), hop energy,
+# read-modify-write and halo-reuse switches (docs/cost-model.md section 2b), a fan-out below the level (0/1)
+P_BANDWIDTH, P_READ_BW, P_WRITE_BW, P_HOP_E, P_RMW, P_HALO, P_FANOUT = range(7)
+# columns of ``tensor_params`` (T, 3): bytes per word, operand register per lane (0/1), the output (0/1)
+T_BYTES, T_REGISTER, T_OUTPUT = 0, 1, 2
 # columns of ``scalars`` (docs/cost-model.md section 3)
 (S_BURST_BYTES, S_SEC_PER_BYTE, S_SEC_PER_BURST, S_CLOCK_HZ, S_OPS, S_MAC_ENERGY, S_NUM_MACS,
  S_OVERLAP, S_BURST_MODEL) = range(9)
-# columns of ``summary``
+# Table CostModel builds per batch (it depends on the bypass choices): ``pairs`` (P, 11), one row per
+# (child, parent) pair of a tensor, innermost first (docs/cost-model.md section 4): tensor, child level
+# (-1: the MAC lanes or their operand registers), parent level, whether every fan-out between them
+# multicasts / reduces / (multicasting) uses the identical rule (section 2b), the tensor is the output,
+# the child is the MAC lanes without operand registers, the pair's transfers need exact sets (DRAM bursts
+# of the burst model), the parent reads before accumulating (read-modify-write), the child's halo-reuse
+# mode (0 never, 1 always, 2 only across a step of the innermost loop above the child)
+(PR_TENSOR, PR_CHILD, PR_PARENT, PR_MCAST, PR_REDUCE, PR_IDENTICAL, PR_OUTPUT, PR_LANES, PR_SETS, PR_RMW,
+ PR_HALO) = range(11)
+# columns of ``summary`` (B, 7)
 (O_VALID, O_CYCLES, O_STEPS, O_ENERGY, O_DRAM_BYTES, O_UTILIZATION, O_BURSTS) = range(7)
 
-# rows of the kernel's scratch bitmaps
+# Scratch of one mapping (section 1), filled by :func:`nest_structure`:
+# ``level_nest`` (L + 1, 3): instances of the level, product of its spatial factors, its first loop in ``loops``
+LN_INST, LN_SPATIAL, LN_FIRST_LOOP = 0, 1, 2
+# ``spatial`` (L * D, 2): the spatial factors > 1, as (level, dimension)
+SP_LEVEL, SP_DIM = 0, 1
+# ``loops`` (L * D + 1, 4): the temporal loops with trip > 1, innermost first: dimension, trip, stride, and the
+# product of the trips of this loop and every loop outside it (row ``n_loops``: 1)
+LP_DIM, LP_TRIP, LP_STRIDE, LP_OUTER = 0, 1, 2, 3
+# Scratch of one pair: ``grid`` (X, G, 2) per axis the progressions of the spatial instances' offsets
+# (coefficient, count), ascending coefficient; ``grid_n`` (X, 2) their number and the product of the counts
+G_COEF, G_COUNT = 0, 1
+GN_TERMS, GN_PROD = 0, 1
+# ``axis_sets`` (X, 10) per axis: |A_x| one instance's set, |U_x| the union over the instances, the tile's
+# span, closed form (0/1: A_x an arithmetic progression of the given step and count, U_x sized in closed
+# form), then of the current event: |O_x| overlap, |N_x| new part, moved (0/1), displacement
+(AS_TILE, AS_UNION, AS_SPAN, AS_CLOSED, AS_STEP, AS_COUNT, AS_OVERLAP, AS_NEW, AS_MOVED,
+ AS_DELTA) = range(10)
+# rows of ``sets`` (5, X, W), bitmaps of the per-axis sets: A_x, U_x, the event's new part of one instance
+# and of the union, the moved tile (a transfer's full set)
+BM_TILE, BM_UNION, BM_NEW, BM_NEW_UNION, BM_PIECE = range(5)
+# rows of the ``work`` bitmaps (2, W)
 TMP, SHIFT = 0, 1
 
 
@@ -236,36 +284,36 @@ def _grow(prog: bool, step: int, count: int, size: int, extent: int, c: int,
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _grid_dilate(a: np.ndarray, r: int, coefs: np.ndarray, counts: np.ndarray, row: int, n: int,
-                 work: np.ndarray) -> None:
-    """``a[r] := a[r] + offsets`` of the spatial instances (the grid progressions ``row``)."""
-    for i in range(n):
-        if counts[row, i] > 1:
-            bm_dilate(a, r, coefs[row, i], counts[row, i], work, TMP)
+def _grid_dilate(a: np.ndarray, r: int, grid: np.ndarray, grid_n: np.ndarray, x: int, work: np.ndarray) -> None:
+    """``a[r] := a[r] + offsets`` of the spatial instances along axis ``x`` (the progressions ``grid[x]``)."""
+    for i in range(grid_n[x, GN_TERMS]):
+        if grid[x, i, G_COUNT] > 1:
+            bm_dilate(a, r, grid[x, i, G_COEF], grid[x, i, G_COUNT], work, TMP)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _grid_offsets(grid_c: np.ndarray, grid_m: np.ndarray, n_grid: np.ndarray, grid_prod: np.ndarray,
-                  ax_nterm: np.ndarray, t: int, nax: int, scratch: np.ndarray, work: np.ndarray, base: int) -> int:
+def grid_offsets(grid: np.ndarray, grid_n: np.ndarray, ax_nterm: np.ndarray, t: int, nax: int, scratch: np.ndarray,
+                 work: np.ndarray, base: int) -> int:
     """Distinct offsets of the spatial instances under one parent instance, over the tensor's axes:
     the product of ``|{0} + grid_x|`` (closed form while it stays exact, else a bitmap in
     ``scratch``). For MAC lanes, the distinct words the lanes touch at one step; for child tiles,
-    the number of distinct tiles (identical-only multicast, docs/cost-model.md section 2b)."""
+    the number of distinct tiles (identical-only multicast, docs/cost-model.md sections 2b, 4)."""
     total = 1
     for x in range(nax):
         if ax_nterm[t, x] == 1:
-            total *= grid_prod[x]
+            total *= grid_n[x, GN_PROD]
             continue
         ok, prog, step, count, size, extent = True, True, 1, 1, 1, 1  # {0} + the grid
-        for i in range(n_grid[x]):
-            ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, grid_c[x, i], grid_m[x, i])
+        for i in range(grid_n[x, GN_TERMS]):
+            ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, grid[x, i, G_COEF],
+                                                        grid[x, i, G_COUNT])
             if not ok:
                 break
         if ok:
             total *= size
         else:
             bm_single(scratch, x, base)
-            _grid_dilate(scratch, x, grid_c, grid_m, x, n_grid[x], work)
+            _grid_dilate(scratch, x, grid, grid_n, x, work)
             total *= bm_popcount(scratch, x)
     return total
 
@@ -394,147 +442,648 @@ def product_bursts(sets: np.ndarray, sizes: np.ndarray, t: int, nax: int, layout
 
 
 @njit(cache=True, _nrt=False)
-def _event_bursts(moved: np.ndarray, delta: np.ndarray, overlap: np.ndarray, new: np.ndarray, whole: np.ndarray,
-                  piece: np.ndarray, work: np.ndarray, t: int, nax: int, sizes: np.ndarray, layout: np.ndarray,
-                  word_bytes: float, burst_bytes: float) -> float:
+def _event_bursts(axis_sets: np.ndarray, new: np.ndarray, whole: np.ndarray, piece: np.ndarray, work: np.ndarray,
+                  t: int, nax: int, sizes: np.ndarray, layout: np.ndarray, word_bytes: float,
+                  burst_bytes: float) -> float:
     """Bursts of one event's transfer when only window axes moved (TSO Alg. 4 via :func:`holed_bursts`):
-    the new tile, ``whole`` shifted by ``delta`` on the moved axes (built in ``piece``), minus its
-    overlap with the old tile, the product of ``piece[x]`` minus the new part ``new[x]`` on the moved
-    axes. When a moved axis has no overlap (``overlap[x] == 0``) the whole new tile moves."""
+    the new tile, ``whole`` shifted by its displacement on the moved axes (``axis_sets``, built in
+    ``piece``), minus its overlap with the old tile, the product of ``piece[x]`` minus the new part
+    ``new[x]`` on the moved axes. When a moved axis has no overlap the whole new tile moves."""
     holes = 0
     for x in range(nax):
-        if moved[x]:
-            bm_shifted(piece, x, whole, x, delta[x])
+        if axis_sets[x, AS_MOVED]:
+            bm_shifted(piece, x, whole, x, axis_sets[x, AS_DELTA])
             holes |= 1 << x
         else:
             bm_copy(piece, x, whole, x)
     for x in range(nax):
-        if moved[x] and overlap[x] == 0:
+        if axis_sets[x, AS_MOVED] and axis_sets[x, AS_OVERLAP] == 0:
             holes = 0
     return holed_bursts(piece, new, holes, work, sizes, t, nax, layout, word_bytes, burst_bytes)
 
 
+# ---- the parts of one mapping's evaluation (docs/cost-model.md sections 1-4) --------------------------------
+# Each has one job, takes preallocated arrays and indices (it allocates nothing) and is compiled without
+# numba's runtime: array arguments and views in runtime-enabled functions cost atomic reference-count
+# updates. The per-mapping parts are inlined (``inline="always"``, numba's IR-level inlining) into
+# :func:`evaluate_range`, itself runtime-free: as real calls, their 10-20 array arguments (each passed
+# as 7-13 machine words) halved the kernel's throughput (measured, docs/cost-model.md section 5). Called
+# from Python they are ordinary compiled functions (tests/cost/test_kernel_parts.py). They share this file
+# with evaluate_batch because numba's on-disk cache of a function is keyed on its own file only: a
+# kernel cached against an edited part in another file would keep the old part's code.
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def nest_structure(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, b: int, cover: np.ndarray,
+                   level_nest: np.ndarray, spatial: np.ndarray, loops: np.ndarray) -> tuple[int, int, int, int]:
+    """The loop nest of mapping ``b`` (docs/cost-model.md section 1).
+
+    Writes ``cover[j + 1, d]``, the coverage of dimension ``d`` at level ``j`` (the product of every
+    temporal and spatial factor of ``d`` at levels ``<= j``; row 0: one MAC lane, all ones), so
+    ``cover[j, d]`` is the coverage below level ``j``; ``level_nest`` (instances, spatial product, first
+    loop of each level; row ``L``'s first loop is the end); ``spatial`` the spatial factors > 1; ``loops``
+    the temporal loops with trip > 1, innermost first, with their strides (the coverage of the dimension
+    below the loop, including its level's spatial factor) and outer products. Returns (temporal steps,
+    number of spatial factors > 1, number of loops, MAC lanes)."""
+    L = tf.shape[1]
+    D = tf.shape[2]
+    steps = 1
+    n_spatial = 0
+    for d in range(D):
+        cover[0, d] = 1
+    for j in range(L):
+        spatial_j = 1
+        for d in range(D):
+            cover[j + 1, d] = cover[j, d] * tf[b, j, d] * sf[b, j, d]
+            steps *= tf[b, j, d]
+            if sf[b, j, d] > 1:
+                spatial_j *= sf[b, j, d]
+                spatial[n_spatial, SP_LEVEL] = j
+                spatial[n_spatial, SP_DIM] = d
+                n_spatial += 1
+        level_nest[j, LN_SPATIAL] = spatial_j
+    level_nest[L - 1, LN_INST] = 1  # instances of a level: the spatial factors of the levels above it
+    for j in range(L - 1, 0, -1):
+        level_nest[j - 1, LN_INST] = level_nest[j, LN_INST] * level_nest[j, LN_SPATIAL]
+    lanes = level_nest[0, LN_INST] * level_nest[0, LN_SPATIAL]
+    n_loops = 0
+    for j in range(L):
+        level_nest[j, LN_FIRST_LOOP] = n_loops
+        for k in range(D - 1, -1, -1):
+            d = order[b, j, k]
+            n = tf[b, j, d]
+            if n > 1:
+                loops[n_loops, LP_DIM] = d
+                loops[n_loops, LP_TRIP] = n
+                loops[n_loops, LP_STRIDE] = cover[j, d] * sf[b, j, d]
+                n_loops += 1
+    level_nest[L, LN_FIRST_LOOP] = n_loops
+    loops[n_loops, LP_OUTER] = 1
+    for m in range(n_loops - 1, -1, -1):
+        loops[m, LP_OUTER] = loops[m + 1, LP_OUTER] * loops[m, LP_TRIP]
+    return steps, n_spatial, n_loops, lanes
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def axis_extent(ax_nterm: np.ndarray, ax_terms: np.ndarray, t: int, x: int, cover: np.ndarray, row: int) -> int:
+    """Extent of tensor ``t``'s axis ``x`` over the coverage ``cover[row]``: ``1 + sum coef * (cover - 1)``."""
+    ext = 1
+    for k in range(ax_nterm[t, x]):
+        ext += ax_terms[t, x, k, TERM_COEF] * (cover[row, ax_terms[t, x, k, TERM_DIM]] - 1)
+    return ext
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def padded_extent(bounds: np.ndarray, tensor_axes: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray,
+                  cover: np.ndarray) -> int:
+    """The largest axis extent of the whole nest's (padded) iteration space, or 0 when no dimension's
+    coverage exceeds its bound (a perfect factorization: the operator's own extents)."""
+    L = cover.shape[0] - 1
+    padded = False
+    for d in range(bounds.shape[0]):
+        if cover[L, d] > bounds[d]:
+            padded = True
+    if not padded:
+        return 0
+    need = 0
+    for t in range(tensor_axes.shape[0]):
+        for x in range(tensor_axes[t, TX_NAX]):
+            need = max(need, axis_extent(ax_nterm, ax_terms, t, x, cover, L))
+    return need
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def pair_grid(pairs: np.ndarray, pi: int, sf: np.ndarray, b: int, spatial: np.ndarray, n_spatial: int,
+              cover: np.ndarray, dim_rel: np.ndarray, dim_terms: np.ndarray, nax: int, grid: np.ndarray,
+              grid_n: np.ndarray) -> None:
+    """The spatial grid of pair ``pi``: per axis of its tensor, the offsets of the child instances under
+    one parent instance, as progressions ``{0, coef, ..., (count - 1) coef}`` (one per spatial factor of
+    a level ``c + 1 .. p`` on a dimension the axis uses, ``coef`` = the axis coefficient times the
+    dimension's coverage below that level) in ascending coefficient, the order the closed forms take them
+    in (docs/cost-model.md section 4, the union ``U_x``)."""
+    t = pairs[pi, PR_TENSOR]
+    c = pairs[pi, PR_CHILD]
+    p = pairs[pi, PR_PARENT]
+    for x in range(nax):
+        grid_n[x, GN_TERMS] = 0
+        grid_n[x, GN_PROD] = 1
+    for e in range(n_spatial):
+        g = spatial[e, SP_LEVEL]
+        if g <= c or g > p:
+            continue
+        d = spatial[e, SP_DIM]
+        for j in range(dim_rel[t, d, REL_NTERMS]):
+            x = dim_terms[t, d, j, DT_AXIS]
+            coef = dim_terms[t, d, j, DT_COEF] * cover[g, d]
+            i = grid_n[x, GN_TERMS]  # insert in ascending coefficient
+            while i > 0 and grid[x, i - 1, G_COEF] > coef:
+                grid[x, i, G_COEF] = grid[x, i - 1, G_COEF]
+                grid[x, i, G_COUNT] = grid[x, i - 1, G_COUNT]
+                i -= 1
+            grid[x, i, G_COEF] = coef
+            grid[x, i, G_COUNT] = sf[b, g, d]
+            grid_n[x, GN_TERMS] += 1
+            grid_n[x, GN_PROD] *= sf[b, g, d]
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def output_copies(pairs: np.ndarray, pi: int, sf: np.ndarray, b: int, spatial: np.ndarray, n_spatial: int,
+                  dim_rel: np.ndarray) -> tuple[float, float]:
+    """Copies of one output word over the spatially split reduction dimensions (those the output does not
+    depend on) above pair ``pi``'s child and above its parent: (``rep_c``, ``rep_p``), the first touches
+    per word at each (docs/cost-model.md sections 2b, 4)."""
+    t = pairs[pi, PR_TENSOR]
+    c = pairs[pi, PR_CHILD]
+    p = pairs[pi, PR_PARENT]
+    rep_c = 1.0
+    rep_p = 1.0
+    for e in range(n_spatial):
+        g = spatial[e, SP_LEVEL]
+        d = spatial[e, SP_DIM]
+        if dim_rel[t, d, REL_KIND] == 0 and g > c:
+            rep_c *= sf[b, g, d]
+            if g > p:
+                rep_p *= sf[b, g, d]
+    return rep_c, rep_p
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def lane_counts(pairs: np.ndarray, pi: int, b: int, steps: int, lanes: int, inst_p: int, lane_words: int,
+                o_size: float, rep_p: float, counts: np.ndarray) -> float:
+    """Counts at the parent of a MAC-lane pair (no operand registers; docs/cost-model.md sections 2, 2b):
+    every temporal step every lane reads one word of an input, ``lane_words`` distinct ones under one
+    parent instance (merged when the fan-outs multicast; identical and union coincide for single words),
+    and writes one partial sum of the output (merged when they reduce); every lane result accumulates,
+    except the first touch of each copy at the parent (read-modify-write). Returns the words through each
+    fan-out in between (one per lane and step)."""
+    t = pairs[pi, PR_TENSOR]
+    p = pairs[pi, PR_PARENT]
+    per_lane = float(steps) * lanes
+    union = float(steps) * lane_words * inst_p
+    if pairs[pi, PR_OUTPUT]:
+        updates = union if pairs[pi, PR_REDUCE] else per_lane
+        counts[b, UPDATES, p, t] = updates
+        counts[b, ACC_READS, p, t] = updates - o_size * rep_p if pairs[pi, PR_RMW] else 0.0
+    else:
+        counts[b, READS, p, t] = union if pairs[pi, PR_MCAST] else per_lane
+    return per_lane
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def lane_bursts(pairs: np.ndarray, pi: int, steps: int, lanes: int, inst_p: int, lane_words: int, grid: np.ndarray,
+                grid_n: np.ndarray, nax: int, sets: np.ndarray, work: np.ndarray, base: int, sizes: np.ndarray,
+                layout: np.ndarray, word_bytes: float, burst_bytes: float) -> float:
+    """DRAM bursts of a MAC-lane pair whose parent is DRAM (docs/cost-model.md section 4): one transfer of
+    the lanes' words per step when the fan-outs merge them (the grid's product of sets), else one
+    single-word transfer per distinct word (identical rule) or per lane."""
+    t = pairs[pi, PR_TENSOR]
+    is_out = pairs[pi, PR_OUTPUT]
+    word_bursts = np.ceil(word_bytes / burst_bytes)
+    if is_out and pairs[pi, PR_REDUCE] or not is_out and pairs[pi, PR_MCAST] and not pairs[pi, PR_IDENTICAL]:
+        union = sets[BM_UNION]
+        for x in range(nax):
+            bm_single(union, x, base)
+            _grid_dilate(union, x, grid, grid_n, x, work)
+        return float(steps) * product_bursts(union, sizes, t, nax, layout, word_bytes, burst_bytes)
+    if not is_out and pairs[pi, PR_IDENTICAL]:
+        return float(steps) * lane_words * word_bursts
+    return float(steps) * lanes * word_bursts
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def tile_sets(t: int, c: int, nax: int, cover: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray,
+              grid: np.ndarray, grid_n: np.ndarray, axis_sets: np.ndarray, sets: np.ndarray, work: np.ndarray,
+              base: int, need_sets: bool) -> tuple[int, int, int, int]:
+    """Per axis of tensor ``t``, the index set ``A_x`` of one instance of child level ``c`` (its tile) and the
+    union ``U_x`` over the instances under one parent instance (docs/cost-model.md section 4): sizes in
+    ``axis_sets`` (closed forms for single-dimension axes and for window axes while they stay progressions
+    or disjoint copies, :func:`_grow`), exact bitmaps in ``sets`` otherwise or when ``need_sets`` (DRAM
+    bursts). Returns (``prod(A)``, ``prod(U)``, and both over the single-dimension axes only)."""
+    tile = sets[BM_TILE]
+    union = sets[BM_UNION]
+    a_prod = 1
+    u_prod = 1
+    a_single = 1
+    u_single = 1
+    for x in range(nax):
+        nt = ax_nterm[t, x]
+        if nt == 1:
+            a = cover[c + 1, ax_terms[t, x, 0, TERM_DIM]]
+            u = a * grid_n[x, GN_PROD]
+            axis_sets[x, AS_TILE] = a
+            axis_sets[x, AS_UNION] = u
+            axis_sets[x, AS_CLOSED] = 1
+            a_single *= a
+            u_single *= u
+            closed = True
+        else:
+            span = 1
+            ok, prog, step, count, size, extent = True, True, 1, 1, 1, 1  # {0} + the tile's terms
+            for k in range(nt):  # in ascending coefficient (CostModel sorts them)
+                coef = ax_terms[t, x, k, TERM_COEF]
+                extent_k = cover[c + 1, ax_terms[t, x, k, TERM_DIM]]
+                span += coef * (extent_k - 1)
+                if ok:
+                    ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, coef, extent_k)
+            axis_sets[x, AS_SPAN] = span
+            closed = ok and prog and not need_sets
+            if closed:
+                axis_sets[x, AS_STEP] = step
+                axis_sets[x, AS_COUNT] = count
+                axis_sets[x, AS_TILE] = size
+                for i in range(grid_n[x, GN_TERMS]):  # the union: + the grid
+                    ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, grid[x, i, G_COEF],
+                                                                grid[x, i, G_COUNT])
+                    if not ok:
+                        break
+                closed = ok
+                axis_sets[x, AS_UNION] = size
+            axis_sets[x, AS_CLOSED] = closed
+        if need_sets or not closed:
+            bm_single(tile, x, base)
+            for k in range(nt):
+                bm_dilate(tile, x, ax_terms[t, x, k, TERM_COEF], cover[c + 1, ax_terms[t, x, k, TERM_DIM]], work, TMP)
+            bm_copy(union, x, tile, x)
+            _grid_dilate(union, x, grid, grid_n, x, work)
+            if nt > 1:
+                axis_sets[x, AS_TILE] = bm_popcount(tile, x)
+                axis_sets[x, AS_UNION] = bm_popcount(union, x)
+        a_prod *= axis_sets[x, AS_TILE]
+        u_prod *= axis_sets[x, AS_UNION]
+    return a_prod, u_prod, a_single, u_single
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def axis_move(t: int, c: int, x: int, no_halo: bool, cover: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray,
+              grid: np.ndarray, grid_n: np.ndarray, axis_sets: np.ndarray, sets: np.ndarray, work: np.ndarray,
+              base: int, need_sets: bool) -> None:
+    """One event's effect on window axis ``x`` moved by ``axis_sets[x, AS_DELTA]`` (non-zero): writes the
+    overlap ``|O_x|`` of one instance's old and new set and the new part ``|N_x|`` of the union over the
+    instances (docs/cost-model.md section 4). A shift ``delta`` of a progression of step ``g`` and ``n``
+    terms overlaps it in ``max(0, n - |delta| / g)`` when ``g`` divides ``delta``, else not at all; a move
+    beyond the span, or any move without halo reuse, makes the whole tile new. With ``need_sets`` (or when
+    the closed form does not cover the step) the new parts are also left as bitmaps in ``sets``."""
+    tile = sets[BM_TILE]
+    union = sets[BM_UNION]
+    new = sets[BM_NEW]
+    new_union = sets[BM_NEW_UNION]
+    delta = axis_sets[x, AS_DELTA]
+    mag = delta if delta > 0 else -delta
+    step = axis_sets[x, AS_STEP]
+    if mag >= axis_sets[x, AS_SPAN] or no_halo:
+        axis_sets[x, AS_OVERLAP] = 0
+        axis_sets[x, AS_NEW] = axis_sets[x, AS_UNION]
+        if need_sets:
+            bm_copy(new, x, tile, x)
+            bm_copy(new_union, x, union, x)
+        return
+    if axis_sets[x, AS_CLOSED] and step > 1 and mag % step != 0:
+        axis_sets[x, AS_OVERLAP] = 0
+        axis_sets[x, AS_NEW] = axis_sets[x, AS_UNION]
+        return
+    if axis_sets[x, AS_CLOSED]:
+        k_steps = mag if step == 1 else mag // step
+        axis_sets[x, AS_OVERLAP] = max(0, axis_sets[x, AS_COUNT] - k_steps)
+        # the new part: the last k_steps elements of the progression, + the grid
+        ok, prog, count, size, extent = True, True, k_steps, k_steps, (k_steps - 1) * step + 1
+        for i in range(grid_n[x, GN_TERMS]):
+            ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, grid[x, i, G_COEF],
+                                                        grid[x, i, G_COUNT])
+            if not ok:
+                break
+        if ok:
+            axis_sets[x, AS_NEW] = size
+            return
+        # the closed form does not cover this step: exact bitmaps of the tile
+        bm_single(tile, x, base)
+        for k in range(ax_nterm[t, x]):
+            bm_dilate(tile, x, ax_terms[t, x, k, TERM_COEF], cover[c + 1, ax_terms[t, x, k, TERM_DIM]], work, TMP)
+    bm_shifted(work, SHIFT, tile, x, delta)
+    axis_sets[x, AS_OVERLAP] = bm_and_count(work, SHIFT, tile, x)
+    bm_and_not(new, x, work, SHIFT, tile, x)
+    bm_copy(new_union, x, new, x)
+    _grid_dilate(new_union, x, grid, grid_n, x, work)
+    axis_sets[x, AS_NEW] = bm_popcount(new_union, x)
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def event_walk(pairs: np.ndarray, pi: int, loops: np.ndarray, first: int, n_loops: int, tensor_axes: np.ndarray,
+               dim_rel: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray, cover: np.ndarray, grid: np.ndarray,
+               grid_n: np.ndarray, axis_sets: np.ndarray, sets: np.ndarray, work: np.ndarray, wrap: np.ndarray,
+               base: int, totals: tuple[int, int, int, int], full_u: float, full_a: float, sizes: np.ndarray,
+               layout: np.ndarray, word_bytes: float, burst_bytes: float) -> tuple[float, float, float, float]:
+    """The events of pair ``pi``'s child: the temporal loops above it (``loops[first:n_loops]``), innermost
+    first (docs/cost-model.md section 4). Loop ``m`` advances ``(trip - 1) * outer`` times, moving the tile
+    by its stride along its dimension while the loops inside it wrap; per event one instance fills
+    ``prod(A) - prod(O)`` words and the parent sends ``prod(U) - prod(U - N)`` (``totals``: ``prod(A)``,
+    ``prod(U)`` and both over the single-dimension axes, :func:`tile_sets`). The first loop on a
+    dimension of a single-dimension axis, and every loop outside it, refill the whole tile (closed form;
+    the walk stops there). Returns (words filled into one child instance, words the parent sends per
+    parent instance for the union, and DRAM bursts of those transfers for the union and for one instance,
+    ``full_u``/``full_a`` being the bursts of a whole tile), all including the first event."""
+    t = pairs[pi, PR_TENSOR]
+    c = pairs[pi, PR_CHILD]
+    need_sets = pairs[pi, PR_SETS] != 0
+    halo_mode = pairs[pi, PR_HALO]
+    a_prod, u_prod, a_single, u_single = totals
+    nax = tensor_axes[t, TX_NAX]
+    child_total = float(a_prod)
+    union_total = float(u_prod)
+    bursts_u = full_u
+    bursts_a = full_a
+    for x in range(nax):
+        axis_sets[x, AS_MOVED] = 0
+    for d in range(wrap.shape[0]):
+        wrap[d] = 0
+    any_wrap = False
+    for m in range(first, n_loops):
+        d = loops[m, LP_DIM]
+        n = loops[m, LP_TRIP]
+        rel = dim_rel[t, d, REL_KIND]
+        if rel & REL_SINGLE:
+            # this loop and every loop outside it refill the whole tile
+            full_events = float(loops[m, LP_OUTER]) - 1.0
+            child_total += full_events * a_prod
+            union_total += full_events * u_prod
+            bursts_u += full_events * full_u
+            bursts_a += full_events * full_a
+            break
+        if not (rel & REL_WINDOW or any_wrap):
+            continue  # the tile does not move
+        s = loops[m, LP_STRIDE]
+        cnt = float(n - 1) * loops[m + 1, LP_OUTER]
+        no_halo = halo_mode == 0 or halo_mode == 2 and m != first
+        prod_o = a_single
+        prod_un = u_single
+        n_moved = 0
+        for wi in range(tensor_axes[t, TX_NWIN]):
+            x = tensor_axes[t, TX_WIN + wi]
+            delta = 0
+            for k in range(ax_nterm[t, x]):
+                dk = ax_terms[t, x, k, TERM_DIM]
+                delta += ax_terms[t, x, k, TERM_COEF] * ((s if dk == d else 0) - wrap[dk])
+            axis_sets[x, AS_DELTA] = delta
+            if delta == 0:
+                axis_sets[x, AS_MOVED] = 0
+                axis_sets[x, AS_OVERLAP] = axis_sets[x, AS_TILE]
+                axis_sets[x, AS_NEW] = 0
+            else:
+                axis_sets[x, AS_MOVED] = 1
+                n_moved += 1
+                axis_move(t, c, x, no_halo, cover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
+                          need_sets)
+            prod_o *= axis_sets[x, AS_OVERLAP]
+            prod_un *= axis_sets[x, AS_UNION] - axis_sets[x, AS_NEW]
+        child_total += cnt * (a_prod - prod_o)
+        union_total += cnt * (u_prod - prod_un)
+        if need_sets and n_moved:
+            bursts_u += cnt * _event_bursts(axis_sets, sets[BM_NEW_UNION], sets[BM_UNION], sets[BM_PIECE], work, t,
+                                            nax, sizes, layout, word_bytes, burst_bytes)
+            bursts_a += cnt * _event_bursts(axis_sets, sets[BM_NEW], sets[BM_TILE], sets[BM_PIECE], work, t, nax,
+                                            sizes, layout, word_bytes, burst_bytes)
+        wrap[d] += (n - 1) * s
+        any_wrap = True
+    return child_total, union_total, bursts_u, bursts_a
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def pair_counts(pairs: np.ndarray, pi: int, b: int, child_total: float, union_total: float, inst_c: int, inst_p: int,
+                tiles: float, o_size: float, rep_c: float, rep_p: float, counts: np.ndarray) -> float:
+    """The counts of a (child, parent) pair under its network's rules (docs/cost-model.md sections 2, 2b, 4),
+    from the words filled into one child instance (``child_total``) and sent per parent instance for the
+    union (``union_total``) over all events. The parent reads the union over its children (multicast), one
+    child's fills per distinct child tile (identical rule: ``tiles`` distinct tiles in all), or every child's
+    own. Outputs: the child drains every word it held and reloads all but the first touches (``o_size``
+    words x ``rep_c`` copies); the parent receives the union (reduction) or every drain as updates, and reads
+    before accumulating the drains of copies that entered the child at zero, unless merged by reduction
+    (read-modify-write). Returns the words through each fan-out in between (fills and drains)."""
+    t = pairs[pi, PR_TENSOR]
+    c = pairs[pi, PR_CHILD]
+    p = pairs[pi, PR_PARENT]
+    reduce = pairs[pi, PR_REDUCE] != 0
+    sent_u = pairs[pi, PR_MCAST] and not pairs[pi, PR_IDENTICAL]
+    w_child = float(inst_c) * child_total
+    u_parent = float(inst_p) * union_total
+    share = tiles / inst_c if pairs[pi, PR_IDENTICAL] else 1.0  # parent reads per child fill
+    if pairs[pi, PR_OUTPUT]:
+        if c >= 0:
+            counts[b, DRAINS, c, t] = w_child
+            counts[b, FILLS, c, t] = w_child - o_size * rep_c
+        counts[b, UPDATES, p, t] = u_parent if reduce else w_child
+        # accumulations are the drains of copies that entered the child at zero; merged by a reducing
+        # network they are exactly the parent's first touches (section 2b)
+        counts[b, ACC_READS, p, t] = (0.0 if reduce else o_size * (rep_c - rep_p)) if pairs[pi, PR_RMW] else 0.0
+        counts[b, READS, p, t] = (u_parent - o_size * rep_p) if sent_u else (w_child - o_size * rep_c) * share
+        return 2.0 * w_child - o_size * rep_c
+    if c >= 0:
+        counts[b, FILLS, c, t] = w_child
+    counts[b, READS, p, t] = u_parent if sent_u else w_child * share
+    return w_child
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def pair_bursts(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, child_total: float, union_total: float,
+                inst_c: int, inst_p: int, tiles: float, bursts_u: float, bursts_a: float, bursts: float) -> float:
+    """``bursts`` plus the DRAM bursts of a pair whose parent is DRAM (docs/cost-model.md section 4; added
+    term by term, in a fixed order, so the float sum does not depend on the split), from the bursts of the
+    union's transfers (``bursts_u``) and of one instance's (``bursts_a``) over all events: reads follow the
+    multicast rule (one transfer for all children, one per distinct tile, or one per child); output
+    write-backs are one transfer per event, per instance unless the fan-outs reduce; output reloads are the
+    fills' transfers scaled by the share of their words that hold partial sums (the parent's reads, of
+    :func:`pair_counts`)."""
+    t = pairs[pi, PR_TENSOR]
+    p = pairs[pi, PR_PARENT]
+    sent_u = pairs[pi, PR_MCAST] and not pairs[pi, PR_IDENTICAL]
+    if pairs[pi, PR_IDENTICAL]:
+        sent_bursts = tiles * bursts_a
+        sent_words = float(inst_c) * child_total * (tiles / inst_c)
+    elif sent_u:
+        sent_bursts = bursts_u
+        sent_words = float(inst_p) * union_total
+    else:
+        sent_bursts = inst_c * bursts_a
+        sent_words = float(inst_c) * child_total
+    if not pairs[pi, PR_OUTPUT]:
+        return bursts + sent_bursts
+    bursts += bursts_u if pairs[pi, PR_REDUCE] else inst_c * bursts_a
+    if sent_words > 0:
+        bursts += sent_bursts * counts[b, READS, p, t] / sent_words
+    return bursts
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def add_hops(hop: np.ndarray, b: int, c: int, p: int, level_params: np.ndarray, words: float) -> None:
+    """``words`` cross every fan-out between child ``c`` and parent ``p`` (those of levels ``c + 1 .. p``)."""
+    for j in range(c + 1, p + 1):
+        if level_params[j, P_FANOUT]:
+            hop[b, j] += words
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def capacity_excess(b: int, tile_words: np.ndarray, level_tensor: np.ndarray, cap_part: np.ndarray, cap: np.ndarray,
+                    part_used: np.ndarray, excess: np.ndarray) -> bool:
+    """Per on-chip level, the capacity units by which the tiles exceed the worst partition (tile words x
+    ``CAP_WEIGHT``, summed per partition ``cap_part``, against ``cap``; <= 0 fits), into ``excess[b]``
+    (docs/cost-model.md sections 2b, 4). Returns whether every level fits."""
+    L = tile_words.shape[1]
+    T = tile_words.shape[2]
+    valid = True
+    for i in range(L - 1):
+        for q in range(T):
+            part_used[q] = 0.0
+        for t in range(T):
+            part_used[cap_part[i, t]] += tile_words[b, i, t] * level_tensor[i, t, CAP_WEIGHT]
+        worst = -np.inf
+        for q in range(T):
+            if cap[i, q] >= 0:
+                worst = max(worst, part_used[q] - cap[i, q])
+        excess[b, i] = worst if worst > -np.inf else 0.0
+        if excess[b, i] > 0:
+            valid = False
+    return valid
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def energy(b: int, counts: np.ndarray, hop: np.ndarray, level_tensor: np.ndarray, level_params: np.ndarray,
+           scalars: np.ndarray, breakdown: np.ndarray) -> float:
+    """Energy of mapping ``b`` (docs/cost-model.md sections 2b, 3): per level, (reads + drains + accumulate
+    reads) x read energy + fills x fill energy + updates x update energy of each tensor; the words through
+    the fan-outs x hop energy; MACs x MAC energy. Writes ``breakdown[b]`` (levels, hops, MACs); returns the sum."""
+    L = counts.shape[2]
+    T = counts.shape[3]
+    hop_energy = 0.0
+    total = 0.0
+    for i in range(L):
+        level_energy = 0.0
+        for t in range(T):
+            reads = counts[b, READS, i, t] + counts[b, DRAINS, i, t] + counts[b, ACC_READS, i, t]
+            level_energy += (reads * level_tensor[i, t, READ_E] + counts[b, FILLS, i, t] * level_tensor[i, t, FILL_E]
+                             + counts[b, UPDATES, i, t] * level_tensor[i, t, UPDATE_E])
+        breakdown[b, i] = level_energy
+        total += level_energy
+        hop_energy += hop[b, i] * level_params[i, P_HOP_E]
+    breakdown[b, L] = hop_energy
+    breakdown[b, L + 1] = scalars[S_OPS] * scalars[S_MAC_ENERGY]
+    return total + hop_energy + breakdown[b, L + 1]
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def bandwidth_cycles(b: int, counts: np.ndarray, level_params: np.ndarray, level_nest: np.ndarray,
+                     level_cycles: np.ndarray) -> None:
+    """Per level, the bandwidth-limited cycles of one instance (docs/cost-model.md sections 2b, 3): it reads
+    reads + drains + accumulate reads words and writes fills + updates; its cycles are the largest of reads
+    / read bandwidth, writes / write bandwidth, all / bandwidth (the level's words over its instances: for
+    perfect factorizations all instances move the same words). Into ``level_cycles[b]``."""
+    L = counts.shape[2]
+    T = counts.shape[3]
+    for i in range(L):
+        rd = 0.0
+        wr = 0.0
+        for t in range(T):
+            rd += counts[b, READS, i, t] + counts[b, DRAINS, i, t] + counts[b, ACC_READS, i, t]
+            wr += counts[b, FILLS, i, t] + counts[b, UPDATES, i, t]
+        cyc = 0.0
+        if level_params[i, P_BANDWIDTH] > 0:
+            cyc = (rd + wr) / level_params[i, P_BANDWIDTH]
+        if level_params[i, P_READ_BW] > 0:
+            cyc = max(cyc, rd / level_params[i, P_READ_BW])
+        if level_params[i, P_WRITE_BW] > 0:
+            cyc = max(cyc, wr / level_params[i, P_WRITE_BW])
+        level_cycles[b, i] = cyc / level_nest[i, LN_INST]
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def dram_bytes(b: int, counts: np.ndarray, tensor_params: np.ndarray) -> float:
+    """Bytes between the backing store and its children: its reads and updates x bytes per word (section 3)."""
+    L = counts.shape[2]
+    total = 0.0
+    for t in range(counts.shape[3]):
+        total += (counts[b, READS, L - 1, t] + counts[b, UPDATES, L - 1, t]) * tensor_params[t, T_BYTES]
+    return total
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def latency(b: int, steps: int, nbytes: float, bursts: float, scalars: np.ndarray, level_cycles: np.ndarray) -> float:
+    """Latency in cycles (docs/cost-model.md section 3): the backing store's cycles become the larger of its
+    bandwidth cycles and its transfer model's ((bytes x seconds per byte + bursts x seconds per burst) x
+    clock); then the maximum of the compute cycles (temporal steps) and every level's cycles when
+    transfers overlap compute, else their sum."""
+    L = level_cycles.shape[1]
+    level_cycles[b, L - 1] = max(level_cycles[b, L - 1], (nbytes * scalars[S_SEC_PER_BYTE]
+                                                          + bursts * scalars[S_SEC_PER_BURST]) * scalars[S_CLOCK_HZ])
+    longest = 0.0
+    serial = 0.0
+    for i in range(L):
+        longest = max(longest, level_cycles[b, i])
+        serial += level_cycles[b, i]
+    return max(float(steps), longest) if scalars[S_OVERLAP] > 0 else float(steps) + serial
+
+
 @njit(cache=True, error_model="numpy")
-def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.ndarray, bounds: np.ndarray,
-                   ax_n: np.ndarray, ax_nterm: np.ndarray, ax_dim: np.ndarray, ax_coef: np.ndarray, out_t: int,
-                   out_irrelevant: np.ndarray, level_flags: np.ndarray, tensor_energy: np.ndarray,
-                   level_params: np.ndarray, tensor_params: np.ndarray, cap_part: np.ndarray, cap: np.ndarray,
-                   cap_weight: np.ndarray, scalars: np.ndarray,
-                   layout: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
-                   tile_words: np.ndarray, hop: np.ndarray, excess: np.ndarray, breakdown: np.ndarray,
-                   level_cycles: np.ndarray, summary: np.ndarray, start: int, base: int) -> tuple[int, int]:
-    """Evaluate mappings ``start ..`` of the batch into the output arrays (zero, or left by an earlier
-    call on a batch with the same ``keeps``: see the loop's first comment).
+def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.ndarray, layout: np.ndarray,
+                   operator: tuple, arch: tuple, outputs: tuple, start: int, base: int) -> tuple[int, int]:
+    """Evaluate mappings ``start ..`` of the batch into ``outputs`` (zero, or left by an earlier call on a
+    batch with the same ``pairs``: see the loop's first comment).
 
     Sliding-window sets are held in bitmaps sized for axis extents up to ``base``. Returns
     ``(B, base)`` when done, or ``(b, needed)`` when mapping ``b`` (an imperfect factorization
     padding the iteration space) needs larger bitmaps: call again from ``b`` with ``needed``.
 
-    Inputs: ``tf``/``sf``/``order`` (B, L, D) temporal factors, spatial factors, loop order
-    (outermost first); ``keeps`` (L, T); ``bounds`` (D,) the dimensions' bounds; tensor ``t``'s
-    axis ``x`` is the sum over its ``ax_nterm[t, x]`` terms of ``ax_coef[t, x, k] * dim
-    ax_dim[t, x, k]``; per level and tensor ``level_flags`` (fan-out, multicast, reduction,
-    identical-only multicast) and ``tensor_energy`` (read, fill, update); per level ``level_params``
-    (bandwidths, hop energy, switches); per tensor ``tensor_params`` (bytes per word, operand
-    register); ``cap_part[l, t]`` the capacity partition of ``cap[l]`` tensor ``t`` uses, a word
-    counting ``cap_weight[l, t]``; ``layout[t]`` the DRAM axis order, ``sizes[t]`` the axis extents.
-    Outputs: ``counts`` (B, 5, L, T), ``tile_words`` (B, L, T), ``hop`` (B, L), ``excess`` (B, L),
-    ``breakdown`` (B, L + 2), ``level_cycles`` (B, L), ``summary`` (B, 7).
+    Inputs: ``tf``/``sf``/``order`` (B, L, D) temporal factors, spatial factors, loop order (outermost
+    first); ``pairs`` the (child, parent) pairs and their network rules (``PR_*`` columns), ``layout[t]``
+    the DRAM axis order of tensor ``t`` (outermost first);
+    ``operator = (bounds, ax_nterm, ax_terms, tensor_axes, dim_rel, dim_terms, sizes)``: the dimensions'
+    bounds, tensor ``t``'s axis ``x`` as the sum over its ``ax_nterm[t, x]`` terms ``ax_terms[t, x, k]``
+    of coefficient x dimension, each tensor's (window) axes, each dimension's terms, the axis extents;
+    ``arch = (level_params, level_tensor, tensor_params, cap_part, cap, scalars)``: per level (``P_*``),
+    per level and tensor (energies, capacity weight), per tensor (``T_*``), the capacity partition of
+    ``cap[l]`` that tensor ``t`` uses at level ``l``, and the scalars (``S_*``).
+    ``outputs = (counts (B, 5, L, T), tile_words (B, L, T), hop (B, L), excess (B, L),
+    breakdown (B, L + 2), level_cycles (B, L), summary (B, 7))``.
     """
     B, L, D = tf.shape
-    T = keeps.shape[1]
-    X = ax_dim.shape[1]
-    K = ax_dim.shape[2]
-    cov = np.empty((L, D), np.int64)
-    covx = np.ones((L + 1, D), np.int64)  # row c + 1: the coverage of child c (row 0: a lane's register)
-    covb = np.empty((L, D), np.int64)
-    inst = np.empty(L, np.int64)
-    seq_d = np.empty(L * D, np.int64)
-    seq_n = np.empty(L * D, np.int64)
-    seq_s = np.empty(L * D, np.int64)
-    outer = np.empty(L * D + 1, np.int64)
-    lvl_start = np.empty(L + 1, np.int64)
+    T = operator[3].shape[0]  # tensor_axes (T, 2 + X)
+    X = operator[2].shape[1]  # ax_terms (T, X, K, 2)
+    K = operator[2].shape[2]
+    # scratch of one mapping and of one pair (see the column constants)
+    cover = np.empty((L + 1, D), np.int64)
+    level_nest = np.zeros((L + 1, 3), np.int64)
+    spatial = np.empty((L * D, 2), np.int64)
+    loops = np.empty((L * D + 1, 4), np.int64)
+    grid = np.empty((X, K * L * D, 2), np.int64)
+    grid_n = np.empty((X, 2), np.int64)
+    axis_sets = np.zeros((X, 10), np.int64)
     wrap = np.empty(D, np.int64)
-    single_rel = np.zeros((T, D), np.bool_)
-    window_rel = np.zeros((T, D), np.bool_)
-    dim_nterms = np.zeros((T, D), np.int64)  # the axes (and coefficients) each dimension indexes
-    dim_axis = np.empty((T, D, X), np.int64)
-    dim_coef = np.empty((T, D, X), np.int64)
-    win_n = np.zeros(T, np.int64)  # the sliding-window axes of each tensor
-    win_x = np.empty((T, X), np.int64)
-    pair_t = np.empty(T * L, np.int64)
-    pair_c = np.empty(T * L, np.int64)
-    pair_p = np.empty(T * L, np.int64)
-    pair_mcast = np.empty(T * L, np.bool_)
-    pair_reduce = np.empty(T * L, np.bool_)
-    pair_identical = np.empty(T * L, np.bool_)
-    sp_lvl = np.empty(L * D, np.int64)  # the spatial factors > 1 of a mapping
-    sp_dim = np.empty(L * D, np.int64)
-    a_cnt = np.empty(X, np.int64)
-    u_cnt = np.empty(X, np.int64)
-    span = np.empty(X, np.int64)
-    o_cnt = np.empty(X, np.int64)
-    n_cnt = np.empty(X, np.int64)
-    moved = np.empty(X, np.bool_)
-    delta_x = np.zeros(X, np.int64)
-    closed = np.zeros(X, np.bool_)
-    a_step = np.empty(X, np.int64)  # per window axis: the tile's set as a progression (step, count)
-    a_count = np.empty(X, np.int64)
-    grid_c = np.empty((X, K * L * D), np.int64)  # per axis the grid terms
-    grid_m = np.empty((X, K * L * D), np.int64)
-    n_grid = np.empty(X, np.int64)
-    grid_prod = np.empty(X, np.int64)
     part_used = np.zeros(T, np.float64)
     # bitmaps hold values base - extent .. base + 3 * extent, extent <= base the largest axis extent of
     # the iteration space (a tile shifted by less than its span, dilated by the grid)
     nwords = words_for(4 * base + 64)
-    abm = np.zeros((X, nwords), np.uint64)  # one instance's set per axis
-    ubm = np.zeros((X, nwords), np.uint64)  # union over the child instances
-    nbm = np.zeros((X, nwords), np.uint64)  # new part of one event, one instance
-    nbu = np.zeros((X, nwords), np.uint64)  # new part of one event, union over the instances
-    piece = np.zeros((X, nwords), np.uint64)
+    sets = np.zeros((5, X, nwords), np.uint64)
     work = np.zeros((2, nwords), np.uint64)
-    sp_level = np.ones(L, np.int64)
+    scratch = (cover, level_nest, spatial, loops, grid, grid_n, axis_sets, wrap, part_used, sets, work)
+    return evaluate_range(tf, sf, order, pairs, layout, operator, arch, outputs, scratch, start, base)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.ndarray, layout: np.ndarray,
+                   operator: tuple, arch: tuple, outputs: tuple, scratch: tuple, start: int,
+                   base: int) -> tuple[int, int]:
+    """The per-mapping loop of :func:`evaluate_batch`, compiled without numba's runtime (no reference
+    counting of the many arrays it passes to the parts), on scratch arrays allocated by the caller."""
+    bounds, ax_nterm, ax_terms, tensor_axes, dim_rel, dim_terms, sizes = operator
+    level_params, level_tensor, tensor_params, cap_part, cap, scalars = arch
+    counts, tile_words, hop, excess, breakdown, level_cycles, summary = outputs
+    cover, level_nest, spatial, loops, grid, grid_n, axis_sets, wrap, part_used, sets, work = scratch
+    B, L, D = tf.shape
+    T = tensor_axes.shape[0]
     burst_bytes = scalars[S_BURST_BYTES]
-    burst_model = scalars[S_BURST_MODEL] > 0
+    tile_bm = sets[BM_TILE]
+    union_bm = sets[BM_UNION]
+    piece_bm = sets[BM_PIECE]
+    o_t = 0
     for t in range(T):
-        for x in range(ax_n[t]):
-            if ax_nterm[t, x] > 1:
-                win_x[t, win_n[t]] = x
-                win_n[t] += 1
-            for k in range(ax_nterm[t, x]):
-                d = ax_dim[t, x, k]
-                if ax_nterm[t, x] == 1:
-                    single_rel[t, d] = True
-                else:
-                    window_rel[t, d] = True
-                dim_axis[t, d, dim_nterms[t, d]] = x
-                dim_coef[t, d, dim_nterms[t, d]] = ax_coef[t, x, k]
-                dim_nterms[t, d] += 1
-    # the (child, parent) pairs of every tensor, innermost first (child -1: the MAC lanes), and
-    # whether every fan-out between them multicasts / reduces
-    n_pairs = 0
-    for t in range(T):
-        c = -1
-        for p in range(L):
-            if not keeps[p, t]:
-                continue
-            mcast = True
-            reduce = True
-            identical = False
-            for j in range(c + 1, p + 1):
-                if level_flags[j, t, FANOUT]:
-                    mcast = mcast and level_flags[j, t, MULTICAST]
-                    reduce = reduce and level_flags[j, t, REDUCTION]
-                    identical = identical or level_flags[j, t, IDENTICAL]
-            pair_t[n_pairs] = t
-            pair_c[n_pairs] = c
-            pair_p[n_pairs] = p
-            pair_mcast[n_pairs] = mcast
-            pair_reduce[n_pairs] = reduce
-            pair_identical[n_pairs] = mcast and identical
-            n_pairs += 1
-            c = p
+        if tensor_params[t, T_OUTPUT] > 0:
+            o_t = t
 
     for b in range(start, B):
         # Every (kind, level, tensor) count and tile size is written once per mapping, by the one
@@ -543,391 +1092,69 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, keeps: np.
         # fan-out add up over the pairs crossing it.
         for j in range(L):
             hop[b, j] = 0.0
-        # ---- coverage, instances, loop sequence (section 1) -------------------------
-        steps = 1
-        E = 0
-        for j in range(L):
-            sp_level[j] = 1
-            for d in range(D):
-                covb[j, d] = cov[j - 1, d] if j else 1
-                cov[j, d] = covb[j, d] * tf[b, j, d] * sf[b, j, d]
-                covx[j + 1, d] = cov[j, d]
-                steps *= tf[b, j, d]
-                if sf[b, j, d] > 1:  # the spatial factors > 1
-                    sp_level[j] *= sf[b, j, d]
-                    sp_lvl[E] = j
-                    sp_dim[E] = d
-                    E += 1
-        inst[L - 1] = 1  # instances of a level: the spatial factors of the levels above it
-        for j in range(L - 1, 0, -1):
-            inst[j - 1] = inst[j] * sp_level[j]
-        lanes = inst[0] * sp_level[0]
-        for d in range(D):
-            if cov[L - 1, d] > bounds[d]:  # padded (imperfect) space: are the bitmaps large enough?
-                need = base
-                for t in range(T):
-                    for x in range(ax_n[t]):
-                        ext = 1
-                        for k in range(ax_nterm[t, x]):
-                            ext += ax_coef[t, x, k] * (cov[L - 1, ax_dim[t, x, k]] - 1)
-                        need = max(need, ext)
-                if need > base:  # an imperfect factorization pads the space beyond the bitmaps
-                    return b, need
-                break
-        M = 0
-        for j in range(L):
-            lvl_start[j] = M
-            for k in range(D - 1, -1, -1):
-                d = order[b, j, k]
-                n = tf[b, j, d]
-                if n > 1:
-                    seq_d[M] = d
-                    seq_n[M] = n
-                    seq_s[M] = covb[j, d] * sf[b, j, d]
-                    M += 1
-        lvl_start[L] = M
-        outer[M] = 1
-        for m in range(M - 1, -1, -1):
-            outer[m] = outer[m + 1] * seq_n[m]
-        bursts = 0.0
+        steps, n_spatial, n_loops, lanes = nest_structure(tf, sf, order, b, cover, level_nest, spatial, loops)
+        need = padded_extent(bounds, tensor_axes, ax_nterm, ax_terms, cover)
+        if need > base:  # an imperfect factorization pads the space beyond the bitmaps
+            return b, need
         o_size = 1.0  # output words in the (padded) iteration space
-        for x in range(ax_n[out_t]):
-            ext = 1
-            for k in range(ax_nterm[out_t, x]):
-                ext += ax_coef[out_t, x, k] * (cov[L - 1, ax_dim[out_t, x, k]] - 1)
-            o_size *= ext
-
-        for pi in range(n_pairs):
-            t = pair_t[pi]
-            c = pair_c[pi]
-            p = pair_p[pi]
-            mcast = pair_mcast[pi]
-            reduce = pair_reduce[pi]
-            is_out = t == out_t
-            nax = ax_n[t]
-            need_sets = burst_model and p == L - 1
-            lo = c + 1 if c >= 0 else 0
-            # grid progressions of every axis: the spatial instances under one parent instance
-            for x in range(nax):
-                n_grid[x] = 0
-                grid_prod[x] = 1
-            for e in range(E):
-                g = sp_lvl[e]
-                if g < lo or g > p:
-                    continue
-                d = sp_dim[e]
-                for j in range(dim_nterms[t, d]):
-                    x = dim_axis[t, d, j]
-                    coef = dim_coef[t, d, j] * covb[g, d]
-                    i = n_grid[x]  # insert in ascending coefficient, the order the closed forms take
-                    while i > 0 and grid_c[x, i - 1] > coef:
-                        grid_c[x, i] = grid_c[x, i - 1]
-                        grid_m[x, i] = grid_m[x, i - 1]
-                        i -= 1
-                    grid_c[x, i] = coef
-                    grid_m[x, i] = sf[b, g, d]
-                    n_grid[x] += 1
-                    grid_prod[x] *= sf[b, g, d]
-
-            # copies of an output word over spatially split reduction dimensions above the child / parent
-            rep_c = 1.0
-            rep_p = 1.0
-            if is_out:
-                for e in range(E):
-                    if out_irrelevant[sp_dim[e]] and sp_lvl[e] > c:
-                        rep_c *= sf[b, sp_lvl[e], sp_dim[e]]
-                        if sp_lvl[e] > p:
-                            rep_p *= sf[b, sp_lvl[e], sp_dim[e]]
-            rmw = level_params[p, P_RMW] > 0
-            if c < 0 and tensor_params[t, T_REGISTER] == 0:
-                # MAC lanes: every temporal step every lane touches one word of the tensor
-                u_lane = _grid_offsets(grid_c, grid_m, n_grid, grid_prod, ax_nterm, t, nax, ubm, work, base)
-                per_lane = float(steps) * lanes
-                union = float(steps) * u_lane * inst[p]
-                if is_out:
-                    updates = union if reduce else per_lane
-                    counts[b, UPDATES, p, t] = updates
-                    # every lane result accumulates; the first touch of each copy at the parent does not read
-                    counts[b, ACC_READS, p, t] = updates - o_size * rep_p if rmw else 0.0
-                else:
-                    counts[b, READS, p, t] = union if mcast else per_lane
-                for j in range(0, p + 1):
-                    if level_flags[j, 0, FANOUT]:
-                        hop[b, j] += per_lane
+        for x in range(tensor_axes[o_t, TX_NAX]):
+            o_size *= axis_extent(ax_nterm, ax_terms, o_t, x, cover, L)
+        bursts = 0.0
+        for pi in range(pairs.shape[0]):
+            t = pairs[pi, PR_TENSOR]
+            c = pairs[pi, PR_CHILD]
+            p = pairs[pi, PR_PARENT]
+            nax = tensor_axes[t, TX_NAX]
+            need_sets = pairs[pi, PR_SETS] != 0
+            inst_p = level_nest[p, LN_INST]
+            pair_grid(pairs, pi, sf, b, spatial, n_spatial, cover, dim_rel, dim_terms, nax, grid, grid_n)
+            rep_c, rep_p = output_copies(pairs, pi, sf, b, spatial, n_spatial, dim_rel) if pairs[pi, PR_OUTPUT] \
+                else (1.0, 1.0)
+            if pairs[pi, PR_LANES]:  # MAC lanes: every temporal step every lane touches one word of the tensor
+                lane_words = grid_offsets(grid, grid_n, ax_nterm, t, nax, union_bm, work, base)
+                words = lane_counts(pairs, pi, b, steps, lanes, inst_p, lane_words, o_size, rep_p, counts)
+                add_hops(hop, b, -1, p, level_params, words)
                 if need_sets:
-                    word_bursts = np.ceil(tensor_params[t, T_BYTES] / burst_bytes)
-                    if is_out and reduce or not is_out and mcast and not pair_identical[pi]:
-                        for x in range(nax):
-                            bm_single(ubm, x, base)
-                            _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
-                        bursts += float(steps) * product_bursts(ubm, sizes, t, nax, layout,
-                                                                 tensor_params[t, T_BYTES], burst_bytes)
-                    elif not is_out and pair_identical[pi]:  # one single-word transfer per distinct word
-                        bursts += union / inst[p] * word_bursts
-                    else:  # one single-word transfer per lane and step
-                        bursts += per_lane * word_bursts
+                    bursts += lane_bursts(pairs, pi, steps, lanes, inst_p, lane_words, grid, grid_n, nax, sets, work,
+                                          base, sizes, layout, tensor_params[t, T_BYTES], burst_bytes)
                 continue
-
-            # ---- per-axis sets of the child tile and of the union over instances --
-            a_prod = 1
-            u_prod = 1
-            a_single = 1
-            u_single = 1
-            for x in range(nax):
-                nt = ax_nterm[t, x]
-                if nt == 1:
-                    d = ax_dim[t, x, 0]
-                    a_cnt[x] = covx[c + 1, d]
-                    u = covx[c + 1, d] * grid_prod[x]
-                    u_cnt[x] = u
-                    a_single *= a_cnt[x]
-                    u_single *= u
-                    closed[x] = True
-                else:
-                    sp = 1
-                    ok, prog, step, count, size, extent = True, True, 1, 1, 1, 1  # {0} + the tile's terms
-                    for k in range(nt):  # in ascending coefficient (CostModel sorts them)
-                        coef = ax_coef[t, x, k]
-                        extent_k = covx[c + 1, ax_dim[t, x, k]]
-                        sp += coef * (extent_k - 1)
-                        if ok:
-                            ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, coef,
-                                                                        extent_k)
-                    span[x] = sp
-                    closed[x] = ok and prog and not need_sets
-                    if closed[x]:
-                        a_step[x] = step
-                        a_count[x] = count
-                        a_cnt[x] = size
-                        for i in range(n_grid[x]):  # the union: + the grid
-                            ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent,
-                                                                        grid_c[x, i], grid_m[x, i])
-                            if not ok:
-                                break
-                        closed[x] = ok
-                        u_cnt[x] = size
-                if need_sets or not closed[x]:
-                    bm_single(abm, x, base)
-                    for k in range(nt):
-                        bm_dilate(abm, x, ax_coef[t, x, k], covx[c + 1, ax_dim[t, x, k]], work, TMP)
-                    bm_copy(ubm, x, abm, x)
-                    _grid_dilate(ubm, x, grid_c, grid_m, x, n_grid[x], work)
-                    if nt > 1:
-                        a_cnt[x] = bm_popcount(abm, x)
-                        u_cnt[x] = bm_popcount(ubm, x)
-                a_prod *= a_cnt[x]
-                u_prod *= u_cnt[x]
+            totals = tile_sets(t, c, nax, cover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
+                               need_sets)
             if c >= 0:
-                tile_words[b, c, t] = a_prod
-            # DRAM bursts of the pair's transfers: of the union over the child instances (one
-            # transfer serves them all when the fan-outs merge) and of one instance
+                tile_words[b, c, t] = totals[0]
+            # DRAM bursts of a whole tile's transfer: of the union over the child instances (one transfer
+            # serves them all when the fan-outs merge) and of one instance
             full_u = 0.0
             full_a = 0.0
             if need_sets:
-                full_u = product_bursts(ubm, sizes, t, nax, layout, tensor_params[t, T_BYTES], burst_bytes)
-                full_a = product_bursts(abm, sizes, t, nax, layout, tensor_params[t, T_BYTES], burst_bytes)
-            bursts_u = full_u
-            bursts_a = full_a
-
-            # ---- events: loops above the child, innermost first ---------------------
-            # halo reuse: 1 always, 0 never (a moved tile is refilled whole), 2 only across a step of the
-            # innermost loop above the child
-            halo_mode = level_params[c, P_HALO] if c >= 0 else 1.0
-            child_total = float(a_prod)
-            union_total = float(u_prod)
+                full_u = product_bursts(union_bm, sizes, t, nax, layout, tensor_params[t, T_BYTES], burst_bytes)
+                full_a = product_bursts(tile_bm, sizes, t, nax, layout, tensor_params[t, T_BYTES], burst_bytes)
+            child_total, union_total, bursts_u, bursts_a = event_walk(
+                pairs, pi, loops, level_nest[c + 1, LN_FIRST_LOOP], n_loops, tensor_axes, dim_rel, ax_nterm, ax_terms,
+                cover, grid, grid_n, axis_sets, sets, work, wrap, base, totals, full_u, full_a, sizes, layout,
+                tensor_params[t, T_BYTES], burst_bytes)
+            inst_c = level_nest[c, LN_INST] if c >= 0 else lanes  # child -1 here: the lanes' operand registers
+            tiles = 0.0
+            if pairs[pi, PR_IDENTICAL]:
+                tiles = float(inst_p) * grid_offsets(grid, grid_n, ax_nterm, t, nax, piece_bm, work, base)
+            words = pair_counts(pairs, pi, b, child_total, union_total, inst_c, inst_p, tiles, o_size, rep_c, rep_p,
+                                counts)
+            add_hops(hop, b, c, p, level_params, words)
             if need_sets:
-                for x in range(nax):
-                    moved[x] = False
-            for d in range(D):
-                wrap[d] = 0
-            any_wrap = False
-            for m in range(lvl_start[c + 1], M):
-                d = seq_d[m]
-                n = seq_n[m]
-                if single_rel[t, d]:
-                    # this loop and every loop outside it refill the whole tile
-                    full_events = float(outer[m]) - 1.0
-                    child_total += full_events * a_prod
-                    union_total += full_events * u_prod
-                    bursts_u += full_events * full_u
-                    bursts_a += full_events * full_a
-                    break
-                if not (window_rel[t, d] or any_wrap):
-                    continue  # the tile does not move
-                s = seq_s[m]
-                cnt = float(n - 1) * outer[m + 1]
-                no_halo = halo_mode == 0 or halo_mode == 2 and m != lvl_start[c + 1]
-                prod_o = a_single
-                prod_un = u_single
-                n_moved = 0
-                for wi in range(win_n[t]):
-                    x = win_x[t, wi]
-                    moved[x] = False
-                    nt = ax_nterm[t, x]
-                    delta = 0
-                    for k in range(nt):
-                        dk = ax_dim[t, x, k]
-                        delta += ax_coef[t, x, k] * ((s if dk == d else 0) - wrap[dk])
-                    delta_x[x] = delta
-                    if delta == 0:
-                        o_cnt[x] = a_cnt[x]
-                        n_cnt[x] = 0
-                    else:
-                        moved[x] = True
-                        n_moved += 1
-                        mag = delta if delta > 0 else -delta
-                        if mag >= span[x] or no_halo:
-                            o_cnt[x] = 0
-                            n_cnt[x] = u_cnt[x]
-                            if need_sets:
-                                bm_copy(nbm, x, abm, x)
-                                bm_copy(nbu, x, ubm, x)
-                        elif closed[x] and a_step[x] > 1 and mag % a_step[x] != 0:
-                            o_cnt[x] = 0
-                            n_cnt[x] = u_cnt[x]
-                        else:
-                            done = False
-                            if closed[x]:
-                                step = a_step[x]
-                                k_steps = mag if step == 1 else mag // step
-                                o_cnt[x] = max(0, a_count[x] - k_steps)
-                                # the new part: the last k_steps elements of the progression, + the grid
-                                ok, prog, count, size, extent = True, True, k_steps, k_steps, (k_steps - 1) * step + 1
-                                for i in range(n_grid[x]):
-                                    ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent,
-                                                                                grid_c[x, i], grid_m[x, i])
-                                    if not ok:
-                                        break
-                                if ok:
-                                    n_cnt[x] = size
-                                    done = True
-                                else:  # the closed form does not cover this step: exact bitmaps
-                                    bm_single(abm, x, base)
-                                    for k in range(nt):
-                                        bm_dilate(abm, x, ax_coef[t, x, k], covx[c + 1, ax_dim[t, x, k]], work, TMP)
-                            if not done:
-                                bm_shifted(work, SHIFT, abm, x, delta)
-                                o_cnt[x] = bm_and_count(work, SHIFT, abm, x)
-                                bm_and_not(nbm, x, work, SHIFT, abm, x)
-                                bm_copy(nbu, x, nbm, x)
-                                _grid_dilate(nbu, x, grid_c, grid_m, x, n_grid[x], work)
-                                n_cnt[x] = bm_popcount(nbu, x)
-                    prod_o *= o_cnt[x]
-                    prod_un *= u_cnt[x] - n_cnt[x]
-                child_total += cnt * (a_prod - prod_o)
-                union_total += cnt * (u_prod - prod_un)
-                if need_sets and n_moved:
-                    bursts_u += cnt * _event_bursts(moved, delta_x, o_cnt, nbu, ubm, piece, work, t, nax, sizes,
-                                                    layout, tensor_params[t, T_BYTES], burst_bytes)
-                    bursts_a += cnt * _event_bursts(moved, delta_x, o_cnt, nbm, abm, piece, work, t, nax, sizes,
-                                                    layout, tensor_params[t, T_BYTES], burst_bytes)
-                wrap[d] += (n - 1) * s
-                any_wrap = True
-
-            # ---- counts of the pair (section 4) ------------------------------------
-            inst_c = inst[c] if c >= 0 else lanes  # child -1 here: the lanes' operand registers
-            w_child = float(inst_c) * child_total
-            u_parent = float(inst[p]) * union_total
-            # what the parent reads for its children's fills: the union (multicast), one read per
-            # distinct child tile (identical-only multicast), or every child's own (section 2b)
-            sent_u = mcast and not pair_identical[pi]
-            if pair_identical[pi]:
-                tiles = float(inst[p]) * _grid_offsets(grid_c, grid_m, n_grid, grid_prod, ax_nterm, t, nax, piece,
-                                                       work, base)
-                share = tiles / inst_c  # parent reads per child fill
-                sent_bursts = tiles * bursts_a
-            else:
-                share = 1.0
-                sent_bursts = bursts_u if sent_u else inst_c * bursts_a
-            if is_out:
-                if c >= 0:
-                    counts[b, DRAINS, c, t] = w_child
-                    counts[b, FILLS, c, t] = w_child - o_size * rep_c
-                counts[b, UPDATES, p, t] = u_parent if reduce else w_child
-                # accumulations are the drains of copies that entered the child at zero; merged by a
-                # reducing network they are exactly the parent's first touches (section 2b)
-                counts[b, ACC_READS, p, t] = (0.0 if reduce else o_size * (rep_c - rep_p)) if rmw else 0.0
-                reloads = (u_parent - o_size * rep_p) if sent_u else (w_child - o_size * rep_c) * share
-                counts[b, READS, p, t] = reloads
-                moved_words = 2.0 * w_child - o_size * rep_c
-                if need_sets:
-                    # write-backs: one transfer per event (per instance unless the fan-outs reduce);
-                    # reloads: the same transfers as the fills' (merged when the fan-outs multicast),
-                    # scaled by the share of their words that hold partial sums - exact when every
-                    # transfer moves the whole tile, as for outputs without window axes
-                    bursts += bursts_u if reduce else inst_c * bursts_a
-                    shaped = u_parent if sent_u else w_child * share
-                    if shaped > 0:
-                        bursts += sent_bursts * reloads / shaped
-            else:
-                if c >= 0:
-                    counts[b, FILLS, c, t] = w_child
-                counts[b, READS, p, t] = u_parent if sent_u else w_child * share
-                moved_words = w_child
-                if need_sets:
-                    bursts += sent_bursts
-            for j in range(c + 1, p + 1):
-                if level_flags[j, 0, FANOUT]:
-                    hop[b, j] += moved_words
+                bursts = pair_bursts(pairs, pi, b, counts, child_total, union_total, inst_c, inst_p, tiles, bursts_u,
+                                     bursts_a, bursts)
 
         # ---- capacity, energy, latency (section 3) ------------------------------------
-        valid = True
-        for i in range(L - 1):
-            for q in range(T):
-                part_used[q] = 0.0
-            for t in range(T):
-                part_used[cap_part[i, t]] += tile_words[b, i, t] * cap_weight[i, t]
-            worst = -np.inf
-            for q in range(T):
-                if cap[i, q] >= 0:
-                    worst = max(worst, part_used[q] - cap[i, q])
-            excess[b, i] = worst if worst > -np.inf else 0.0
-            if excess[b, i] > 0:
-                valid = False
-        energy = 0.0
-        latency = 0.0
-        serial = 0.0
-        hop_energy = 0.0
-        for i in range(L):
-            rd = 0.0
-            wr = 0.0
-            level_energy = 0.0
-            for t in range(T):
-                reads = counts[b, READS, i, t] + counts[b, DRAINS, i, t] + counts[b, ACC_READS, i, t]
-                rd += reads
-                wr += counts[b, FILLS, i, t] + counts[b, UPDATES, i, t]
-                level_energy += (reads * tensor_energy[i, t, READ_E]
-                                 + counts[b, FILLS, i, t] * tensor_energy[i, t, FILL_E]
-                                 + counts[b, UPDATES, i, t] * tensor_energy[i, t, UPDATE_E])
-            breakdown[b, i] = level_energy
-            hop_energy += hop[b, i] * level_params[i, P_HOP_E]
-            # bandwidth-limited cycles of one instance (the busiest: all move the same words)
-            cyc = 0.0
-            if level_params[i, P_BANDWIDTH] > 0:
-                cyc = (rd + wr) / level_params[i, P_BANDWIDTH]
-            if level_params[i, P_READ_BW] > 0:
-                cyc = max(cyc, rd / level_params[i, P_READ_BW])
-            if level_params[i, P_WRITE_BW] > 0:
-                cyc = max(cyc, wr / level_params[i, P_WRITE_BW])
-            level_cycles[b, i] = cyc / inst[i]
-        breakdown[b, L] = hop_energy
-        breakdown[b, L + 1] = scalars[S_OPS] * scalars[S_MAC_ENERGY]
-        for i in range(L + 2):
-            energy += breakdown[b, i]
-        dram_bytes = 0.0
-        for t in range(T):
-            dram_bytes += (counts[b, READS, L - 1, t] + counts[b, UPDATES, L - 1, t]) * tensor_params[t, T_BYTES]
-        level_cycles[b, L - 1] = max(level_cycles[b, L - 1], (dram_bytes * scalars[S_SEC_PER_BYTE]
-                                                              + bursts * scalars[S_SEC_PER_BURST]) * scalars[S_CLOCK_HZ])
-        for i in range(L):
-            latency = max(latency, level_cycles[b, i])
-            serial += level_cycles[b, i]
-        cycles = max(float(steps), latency) if scalars[S_OVERLAP] > 0 else float(steps) + serial
+        valid = capacity_excess(b, tile_words, level_tensor, cap_part, cap, part_used, excess)
+        total_energy = energy(b, counts, hop, level_tensor, level_params, scalars, breakdown)
+        bandwidth_cycles(b, counts, level_params, level_nest, level_cycles)
+        nbytes = dram_bytes(b, counts, tensor_params)
+        cycles = latency(b, steps, nbytes, bursts, scalars, level_cycles)
         summary[b, O_VALID] = 1.0 if valid else 0.0
         summary[b, O_CYCLES] = cycles
         summary[b, O_STEPS] = steps
-        summary[b, O_ENERGY] = energy
-        summary[b, O_DRAM_BYTES] = dram_bytes
+        summary[b, O_ENERGY] = total_energy
+        summary[b, O_DRAM_BYTES] = nbytes
         summary[b, O_UTILIZATION] = scalars[S_OPS] / (cycles * scalars[S_NUM_MACS])
         summary[b, O_BURSTS] = bursts
     return B, base

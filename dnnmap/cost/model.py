@@ -71,38 +71,49 @@ class CostModel:
         X = max(len(axes) for axes in self._axes)
         K = max(len(a.terms) for t in op.tensors for a in t.axes)
         self._bounds = np.array([bounds[d] for d in self.dims], dtype=np.int64)
-        self._ax_n = np.array([len(axes) for axes in self._axes], dtype=np.int64)
+        # the kernel's operator tables (dnnmap/cost/kernel.py, column constants TERM_*, TX_*, REL_*, DT_*)
         self._ax_nterm = np.zeros((self.T, X), dtype=np.int64)
-        self._ax_dim = np.zeros((self.T, X, K), dtype=np.int64)
-        self._ax_coef = np.zeros((self.T, X, K), dtype=np.int64)
+        self._ax_terms = np.zeros((self.T, X, K, 2), dtype=np.int64)
+        self._tensor_axes = np.zeros((self.T, kernel.TX_WIN + X), dtype=np.int64)
+        self._dim_rel = np.zeros((self.T, self.D, 2), dtype=np.int64)
+        self._dim_terms = np.zeros((self.T, self.D, X, 2), dtype=np.int64)
         self._sizes = np.ones((self.T, X), dtype=np.int64)
         for ti, axes in enumerate(self._axes):
+            self._tensor_axes[ti, kernel.TX_NAX] = len(axes)
             for xi, a in enumerate(axes):
                 # dimensions of bound 1 never move an axis: a window over them is a single-dimension axis;
                 # terms in ascending coefficient, the order the kernel's closed forms take them in
                 moving = [(d, c) for d, c in a.terms if bounds[d] > 1] or list(a.terms[:1])
                 terms = sorted(moving, key=lambda dc: dc[1])
                 self._ax_nterm[ti, xi] = len(terms)
+                if len(terms) > 1:  # a sliding-window axis
+                    self._tensor_axes[ti, kernel.TX_WIN + self._tensor_axes[ti, kernel.TX_NWIN]] = xi
+                    self._tensor_axes[ti, kernel.TX_NWIN] += 1
                 for k, (d, c) in enumerate(terms):
-                    self._ax_dim[ti, xi, k] = self.dims.index(d)
-                    self._ax_coef[ti, xi, k] = c
+                    di = self.dims.index(d)
+                    self._ax_terms[ti, xi, k] = di, c
+                    kind = kernel.REL_SINGLE if len(terms) == 1 else kernel.REL_WINDOW
+                    self._dim_rel[ti, di, kernel.REL_KIND] |= kind
+                    self._dim_terms[ti, di, self._dim_rel[ti, di, kernel.REL_NTERMS]] = xi, c
+                    self._dim_rel[ti, di, kernel.REL_NTERMS] += 1
                 self._sizes[ti, xi] = a.extent(bounds)
         self._out = next(j for j, t in enumerate(op.tensors) if t.role == "output")
-        self._out_irrelevant = np.array([d not in op.tensors[self._out].dims for d in self.dims])
         self.ops_count = op.macs or op.iterations
         self._buffers: tuple[bytes, tuple[np.ndarray, ...]] | None = None
-        self._level_flags = np.array([[self._network_flags(lv.fanout, t.role) for t in op.tensors]
-                                      for lv in arch.levels], dtype=np.bool_)
+        self._networks = [[self._network_flags(lv.fanout, t.role) for t in op.tensors] for lv in arch.levels]
         self.action_energy = np.array([[[lv.energy_of(t.role, a) for a in ACTIONS] for t in op.tensors]
                                        for lv in arch.levels])  # (L, T, 3): read, fill, update
         self._level_params = np.array([[lv.bandwidth or 0.0, lv.read_bandwidth or 0.0, lv.write_bandwidth or 0.0,
                                         lv.fanout.hop_energy if lv.fanout else 0.0, float(lv.read_modify_write),
-                                        HALO_MODES[lv.halo_reuse]] for lv in arch.levels])
-        self._tensor_params = np.array([[arch.bytes_of(t.role), float(t.role in arch.mac.operand_registers)]
-                                        for t in op.tensors])
+                                        HALO_MODES[lv.halo_reuse], float(lv.fanout is not None)]
+                                       for lv in arch.levels])
+        self._tensor_params = np.array([[arch.bytes_of(t.role), float(t.role in arch.mac.operand_registers),
+                                         float(j == self._out)] for j, t in enumerate(op.tensors)])
         self._cap_part, self._cap = self._capacity_partitions()
-        self._cap_weight = np.array([[arch.bits_of(t.role) if lv.capacity_unit == "bits" else 1.0
-                                      for t in op.tensors] for lv in arch.levels])
+        cap_weight = np.array([[arch.bits_of(t.role) if lv.capacity_unit == "bits" else 1.0
+                                for t in op.tensors] for lv in arch.levels])
+        self._level_tensor = np.concatenate([self.action_energy, cap_weight[:, :, None]], axis=2)  # (L, T, 4)
+        self._pair_tables: dict[bytes, np.ndarray] = {}
         self._backing_excess = self._backing_store_excess()
         transfer = arch.dram.transfer
         burst_model = transfer is not None and transfer.model == "burst"
@@ -118,6 +129,10 @@ class CostModel:
         scalars[kernel.S_OVERLAP] = float(arch.overlap)
         scalars[kernel.S_BURST_MODEL] = float(burst_model)
         self._scalars = scalars
+        self._operator = (self._bounds, self._ax_nterm, self._ax_terms, self._tensor_axes, self._dim_rel,
+                          self._dim_terms, self._sizes)
+        self._arch = (self._level_params, self._level_tensor, self._tensor_params, self._cap_part, self._cap,
+                      self._scalars)
 
     @staticmethod
     def _network_flags(fanout: Fanout | None, role: str) -> tuple[bool, bool, bool, bool]:
@@ -154,6 +169,40 @@ class CostModel:
                 cap[i, 0] = lv.capacity_for("input")
         return part, cap
 
+    def _pairs(self, keeps: np.ndarray) -> np.ndarray:
+        """The kernel's pair table for the bypass choices ``keeps`` (L, T) (columns ``kernel.PR_*``): per tensor,
+        the consecutive levels keeping it as (child, parent), innermost first, the MAC lanes (child -1) first,
+        and whether every fan-out between them (those of levels child + 1 .. parent, docs/cost-model.md
+        section 2) multicasts / reduces / multicasts by the identical rule (any of them does, section 2b)."""
+        key = keeps.tobytes()
+        if key in self._pair_tables:
+            return self._pair_tables[key]
+        rows = []
+        burst_model = self._scalars[kernel.S_BURST_MODEL] > 0
+        for t in range(self.T):
+            c = -1
+            for p in range(self.L):
+                if not keeps[p, t]:
+                    continue
+                # (multicast, reduction, identical rule) of every fan-out in between
+                nets = [self._networks[j][t][1:] for j in range(c + 1, p + 1) if self._networks[j][t][0]]
+                mcast = all(m for m, _, _ in nets)
+                register = self._tensor_params[t, kernel.T_REGISTER] > 0
+                row = np.zeros(11, dtype=np.int64)
+                row[[kernel.PR_TENSOR, kernel.PR_CHILD, kernel.PR_PARENT]] = t, c, p
+                row[kernel.PR_MCAST] = mcast
+                row[kernel.PR_REDUCE] = all(r for _, r, _ in nets)
+                row[kernel.PR_IDENTICAL] = mcast and any(i for _, _, i in nets)
+                row[kernel.PR_OUTPUT] = t == self._out
+                row[kernel.PR_LANES] = c < 0 and not register
+                row[kernel.PR_SETS] = burst_model and p == self.L - 1
+                row[kernel.PR_RMW] = self._level_params[p, kernel.P_RMW] > 0
+                row[kernel.PR_HALO] = int(self._level_params[c, kernel.P_HALO]) if c >= 0 else 1
+                rows.append(row)
+                c = p
+        self._pair_tables[key] = np.array(rows, dtype=np.int64)
+        return self._pair_tables[key]
+
     def _layouts(self, batch: MappingBatch) -> np.ndarray:
         """Per tensor the DRAM axis order (outermost first) as indices into the kernel's axes."""
         layout = np.zeros_like(self._sizes)
@@ -187,12 +236,8 @@ class CostModel:
         counts, tile_words, hop_words, excess, breakdown, level_cycles, summary = outputs
         args = (np.ascontiguousarray(batch.temporal, dtype=np.int64),
                 np.ascontiguousarray(batch.spatial, dtype=np.int64),
-                np.ascontiguousarray(batch.order, dtype=np.int64), np.ascontiguousarray(batch.keeps, dtype=np.bool_),
-                self._bounds, self._ax_n, self._ax_nterm, self._ax_dim, self._ax_coef, self._out,
-                self._out_irrelevant, self._level_flags, self.action_energy, self._level_params,
-                self._tensor_params, self._cap_part, self._cap, self._cap_weight, self._scalars,
-                self._layouts(batch), self._sizes,
-                counts, tile_words, hop_words, excess, breakdown, level_cycles, summary)
+                np.ascontiguousarray(batch.order, dtype=np.int64), self._pairs(np.asarray(batch.keeps, dtype=bool)),
+                self._layouts(batch), self._operator, self._arch, outputs)
         done, base = 0, int(self._sizes.max())
         while done < B:  # more than one call only when an imperfect factorization needs larger bitmaps
             done, base = kernel.evaluate_batch(*args, done, base)
