@@ -4,7 +4,7 @@ Per model: conv-layer time (us) of TSO-burst, TSO-noburst and the fixed slicings
 timed by the burst model (docs/tso.md "Table I"), the speed-up of TSO-burst over each (paper beside),
 the LOAD+STORE share of the TSO-noburst total for both schedules (Fig. 9), and the core cost model's
 latency of the TSO-burst and TSO-noburst schedules. Constants: the DRAM bandwidth and CAS fitted to
-TSO Fig. 1 (2 GB/s, 49 ns) unless --nominal (the nmp preset's 17 GB/s, 14 ns).
+TSO Fig. 1 (2 GB/s, 49.7 ns) unless --nominal (the nmp preset's 17 GB/s, 14 ns).
 """
 
 from __future__ import annotations

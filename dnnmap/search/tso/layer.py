@@ -64,6 +64,9 @@ class TsoLayer:
 def tso_layer(op: Operator) -> TsoLayer:
     """The TSO tuple of ``op``; raises :class:`MappingError` for kinds TSO cannot schedule (einsum, matmul)."""
     b = op.bounds
+    if op.kind not in CONV_KINDS | CHANNELWISE_KINDS:
+        raise MappingError(f"layer {op.name!r}: the TSO mapper handles convolution, pointwise, FC, depthwise, "
+                           f"pooling, add and concat layers, not {op.kind!r}; use --mapper auto for it")
     if b.get("N", 1) != 1:
         raise MappingError(f"layer {op.name!r}: the TSO mapper schedules batch 1 only (N = {b['N']}); "
                            "map each image separately or use another mapper")
@@ -77,8 +80,4 @@ def tso_layer(op: Operator) -> TsoLayer:
         return TsoLayer(N=1, M=b["G"], channelwise=True, **common)
     if op.kind in ("pool_max", "pool_avg"):
         return TsoLayer(N=1, M=b["G"], channelwise=True, weights=False, **common)
-    if op.kind in ("add", "concat"):
-        n_in = len(op.inputs)
-        return TsoLayer(N=1, M=b["G"], channelwise=True, weights=False, n_inputs=n_in, **common)
-    raise MappingError(f"layer {op.name!r}: the TSO mapper handles convolution, pointwise, FC, depthwise, pooling, "
-                       f"add and concat layers, not {op.kind!r}; use --mapper auto for it")
+    return TsoLayer(N=1, M=b["G"], channelwise=True, weights=False, n_inputs=len(op.inputs), **common)

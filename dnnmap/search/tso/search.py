@@ -9,15 +9,16 @@ ambiguity 5), then to the smaller T_N, T_C, T_R (of equal counts, the evenly spl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from dnnmap.errors import MappingError
+from dnnmap.search.tso.bursts import box_bursts
 from dnnmap.search.tso.layer import TsoLayer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.slicing import DATAFLOWS, SLICINGS, TleSlice, tle_slicing
-from dnnmap.search.tso.timing import Breakdown, Tiles, _th, _tl, breakdown
-from dnnmap.search.tso.bursts import box_bursts
+from dnnmap.search.tso.timing import Breakdown, Tiles, breakdown, in_cols, in_rows
 from dnnmap.search.tso.tiling import tilings
 
 
@@ -41,11 +42,11 @@ class TsoSchedule:
 
     @property
     def TH(self) -> int:
-        return int(_th(self.layer, np.int64(self.TR)))
+        return int(in_rows(self.layer, np.int64(self.TR)))
 
     @property
     def TL(self) -> int:
-        return int(_tl(self.layer, np.int64(self.TC)))
+        return int(in_cols(self.layer, np.int64(self.TC)))
 
     @property
     def in_depth(self) -> int:
@@ -89,7 +90,8 @@ def _pick(b: Breakdown, t: Tiles) -> int:
     return int(np.lexsort((t.TR, t.TC, t.TN, b.transfers, time))[0])
 
 
-def best_tiling(layer: TsoLayer, m: TsoMachine, opts: TsoOptions, s: TleSlice, q: str) -> tuple[TsoSchedule | None, int]:
+def best_tiling(layer: TsoLayer, m: TsoMachine, opts: TsoOptions, s: TleSlice,
+                q: str) -> tuple[TsoSchedule | None, int]:
     """Alg. 3: the best feasible tiling for (slice, q), and how many tilings were priced."""
     t = tilings(layer, m, opts, s, q)
     if len(t.TR) == 0:
@@ -113,15 +115,9 @@ def tso_layer_search(layer: TsoLayer, m: TsoMachine, opts: TsoOptions = TsoOptio
             if sched is not None:
                 table[(p, q)] = sched
     if layer.channelwise:  # one schedule: the three dataflows coincide when N = 1 (docs/tso.md)
-        table.update({(p, q): replace_q(s, q) for (p, _), s in list(table.items()) for q in DATAFLOWS})
+        table.update({(p, q): replace(s, q=q) for (p, _), s in list(table.items()) for q in DATAFLOWS})
     if not table:
-        from dnnmap.errors import MappingError
         raise MappingError(f"layer {layer.name!r}: no TSO tiling fits the scratchpads (MB0 {m.mb_in}, MB1 {m.mb_w}, "
                            f"MB2 {m.mb_out} elements); a single filter or window is larger than a scratchpad")
     best = min(table.values(), key=lambda s: (round(s.seconds * 1e12, 6), float(s.time.transfers[0])))
     return TsoLayerResult(best, table, evaluated)
-
-
-def replace_q(s: TsoSchedule, q: str) -> TsoSchedule:
-    from dataclasses import replace
-    return replace(s, q=q)

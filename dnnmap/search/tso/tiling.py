@@ -13,7 +13,7 @@ import numpy as np
 from dnnmap.search.tso.layer import TsoLayer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.slicing import TleSlice
-from dnnmap.search.tso.timing import Tiles, _th, _tl
+from dnnmap.search.tso.timing import Tiles, in_cols, in_rows
 
 
 def candidate_grid(layer: TsoLayer, m: TsoMachine, s: TleSlice, q: str,
@@ -27,7 +27,7 @@ def candidate_grid(layer: TsoLayer, m: TsoMachine, s: TleSlice, q: str,
     counts and only the rounding of W-tile bursts does (docs/tso.md measures the effect)."""
     tr, tc = np.meshgrid(np.arange(1, s.rows + 1), np.arange(1, layer.C + 1), indexing="ij")
     tr, tc = tr.ravel(), tc.ravel()
-    window = _th(layer, tr) * _tl(layer, tc)
+    window = in_rows(layer, tr) * in_cols(layer, tc)
     depth = layer.n_inputs if layer.channelwise else 1
     limit = m.mb_in // (window * depth)  # Eq. 2, IN <= MB0: T_N <= MB0 / (T_H T_L)
     if layer.channelwise:
@@ -80,7 +80,7 @@ def fits(layer: TsoLayer, m: TsoMachine, q: str, t: Tiles) -> np.ndarray:
     """Eq. 2: IN <= MB0, W <= MB1 (WS: every filter with all N channels), OUT <= MB2, and T_M >= 1."""
     depth = t.TM if layer.channelwise else t.TN
     w_depth = 0 if (layer.channelwise and not layer.weights) else (layer.N if q == "WS" else t.TN)
-    in_ok = depth * layer.n_inputs * _th(layer, t.TR) * _tl(layer, t.TC) <= m.mb_in
+    in_ok = depth * layer.n_inputs * in_rows(layer, t.TR) * in_cols(layer, t.TC) <= m.mb_in
     w_ok = t.TM * w_depth * layer.Kh * layer.Kw <= m.mb_w
     out_ok = t.TM * t.TR * t.TC <= m.mb_out
     return (t.TM >= 1) & in_ok & w_ok & out_ok

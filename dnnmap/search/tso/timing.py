@@ -58,6 +58,12 @@ class Breakdown:
         return self.mac + self.dram + self.sw
 
 
+def calc_data_transfer(m: TsoMachine, nbytes: np.ndarray | float, bursts: np.ndarray | float,
+                       burst_model: bool) -> np.ndarray | float:
+    """Algorithm 4 (CalcDataTransfer): tile_size / BW, plus nbursts x CAS for TSO-burst."""
+    return nbytes / m.bw_bytes_per_s + (bursts * m.cas_s if burst_model else 0.0)
+
+
 class _Pricer:
     """Algorithm 4 for one tensor: sums count x CalcDataTransfer over classes of tiles, keeping bytes and bursts."""
 
@@ -72,7 +78,7 @@ class _Pricer:
             elems = elems * e
         nbytes = elems * m.elem_bytes
         bursts = box_bursts(list(box), full, m.elem_bytes, m.burst_bytes)
-        t = nbytes / m.bw_bytes_per_s + (bursts * m.cas_s if self.burst_model else 0.0)
+        t = calc_data_transfer(m, nbytes, bursts, self.burst_model)
         self.seconds = self.seconds + count * t
         self.bytes = self.bytes + count * nbytes
         self.bursts = self.bursts + count * bursts
@@ -83,12 +89,12 @@ def _total(classes: Classes) -> np.ndarray:
     return sum(c for c, _ in classes)
 
 
-def _th(layer: TsoLayer, tr: np.ndarray) -> np.ndarray:
+def in_rows(layer: TsoLayer, tr: np.ndarray) -> np.ndarray:
     """Eq. 1: T_H = (T_R - 1) S + K (with dilation: the window's extent)."""
     return (tr - 1) * layer.Sh + layer.Dh * (layer.Kh - 1) + 1
 
 
-def _tl(layer: TsoLayer, tc: np.ndarray) -> np.ndarray:
+def in_cols(layer: TsoLayer, tc: np.ndarray) -> np.ndarray:
     return (tc - 1) * layer.Sw + layer.Dw * (layer.Kw - 1) + 1
 
 
@@ -149,8 +155,9 @@ def _convolution(layer: TsoLayer, m: TsoMachine, opts: TsoOptions, s: TleSlice, 
         out_rows, out_m, w_mult, out_mult = tile_classes(layer.R, t.TR, exact), tile_classes(M, t.TM, exact), m.tle, 1
     n_rounds = 1 if q == "IS" else _total(mrounds)  # IS: the W tile holds all the TLT's filters (one round)
     in_full, w_full, out_full = [N, layer.H, layer.L], [M, N, *K], [M, layer.R, layer.C]
-    for count, (tn, tr, tc) in combine(chans, rows, cols):  # alpha_in = #TLEs ceil(TLE_R/T_R) ceil(C/T_C) ceil(N/T_N) [x rounds]
-        p_in.add(m.tle * n_rounds * count, (tn, _th(layer, tr), _tl(layer, tc)), in_full)
+    # alpha_in = #TLEs ceil(TLE_R/T_R) ceil(C/T_C) ceil(N/T_N) [x rounds]
+    for count, (tn, tr, tc) in combine(chans, rows, cols):
+        p_in.add(m.tle * n_rounds * count, (tn, in_rows(layer, tr), in_cols(layer, tc)), in_full)
     if q == "WS":  # alpha_w = #TLEs ceil(TLE_W/T_M): each filter with all N channels, loaded once
         for count, (tm,) in combine(mrounds):
             p_w.add(w_mult * count, (tm, np.full_like(tm, N), *K), w_full)
@@ -173,7 +180,7 @@ def _channelwise(layer: TsoLayer, m: TsoMachine, opts: TsoOptions, s: TleSlice, 
     chans = tile_classes(-(-s.filters // m.tlt), t.TM, exact)
     M, K = layer.M, (layer.Kh, layer.Kw)
     for count, (tm, tr, tc) in combine(chans, rows, cols):
-        p_in.add(cores * layer.n_inputs * count, (tm, _th(layer, tr), _tl(layer, tc)), [M, layer.H, layer.L])
+        p_in.add(cores * layer.n_inputs * count, (tm, in_rows(layer, tr), in_cols(layer, tc)), [M, layer.H, layer.L])
         p_out.add(cores * count, (tm, tr, tc), [M, layer.R, layer.C])
     if layer.weights:
         for count, (tm,) in combine(chans):
