@@ -21,7 +21,7 @@ from dnnmap.workload.ir import Network
 
 @dataclass(frozen=True)
 class MapInfo:
-    """A feature map touched by the group: its producer (None: external), channels and size."""
+    """A feature map touched by the group: channels, size, and whether it comes from outside (DRAM)."""
 
     name: str
     channels: int

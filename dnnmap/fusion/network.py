@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.fusion.schedule import Schedule, dp_schedule, greedy_schedule
-from dnnmap.fusion.search import FusionSearch, GroupSchedule, beats_single
+from dnnmap.fusion.geometry import FusionError
+from dnnmap.fusion.search import FUSE_MODES, FusionSearch, GroupSchedule, beats_single
 from dnnmap.workload.ir import Network
 
 
@@ -34,6 +35,8 @@ def fuse_network(network: Network, arch: ArchSpec, mode: str = "auto", max_fused
                  objective: str = "edp", mapper: str = "auto",
                  on_search: Callable[[str], None] | None = None) -> FusionResult:
     """Fused schedule of ``network`` on ``arch`` (see the module docstring)."""
+    if mode not in FUSE_MODES:
+        raise FusionError(f"unknown fusion mode {mode!r}; choose from {', '.join(FUSE_MODES)}")
     t0 = time.perf_counter()
     search = FusionSearch(network, arch, objective, mapper, max_fused, on_search)
     singles = [search.single_group((name,)) for name in search.names]
