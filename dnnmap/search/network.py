@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.errors import UnknownNameError
+from dnnmap.search.marvel.mapper import marvel_search
 from dnnmap.search.mappers import OBJECTIVES, SearchResult, SearchSpaceTooLarge, exhaustive_search, random_search
 from dnnmap.search.optimal import optimal_search
 from dnnmap.search.space import MapSpace
@@ -15,7 +16,7 @@ from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.search.tso.mapper import tso_search
 from dnnmap.workload.ir import Network, Operator
 
-MAPPERS = ("auto", "exhaustive", "random", "sunstone", "optimal", "tso")
+MAPPERS = ("auto", "exhaustive", "random", "sunstone", "optimal", "tso", "marvel")
 DEFAULT_BUDGET = 50_000  # random samples per layer (ResNet-50 on Eyeriss: ~5 s, docs/search.md)
 
 
@@ -98,6 +99,8 @@ def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str 
         return sunstone_search(op, arch, objective)
     if mapper == "tso":
         return tso_search(op, arch, objective)
+    if mapper == "marvel":
+        return marvel_search(op, arch, objective)
     if mapper == "optimal":
         return optimal_search(op, arch, objective, budget_seconds=budget_seconds).result
     space = MapSpace(op, arch)

@@ -1,0 +1,45 @@
+"""``--mapper marvel``: the off-chip step fixes DRAM tiles, order and layouts; the on-chip step searches the rest.
+
+Marvel Sec. 3 (Fig. 5): the DB model picks the level-3 tile and layouts (``offchip``), the on-chip
+subspace under the pruning switches is walked exhaustively (``onchip``) and every candidate is
+priced by the core ``CostModel`` (Marvel prices them with MAESTRO; docs/marvel.md says what the
+core does not yet price as MAESTRO does: the NoC's ingress and egress).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.search.marvel.offchip import OffchipResult, offchip_search
+from dnnmap.search.marvel.onchip import MarvelOptions, onchip_search
+from dnnmap.search.mappers import SearchResult
+from dnnmap.workload.ir import Operator
+
+
+@dataclass(frozen=True)
+class MarvelSearchResult(SearchResult):
+    """A search result with Marvel's off-chip mapping and the on-chip step's statistics."""
+
+    offchip: OffchipResult | None = None
+    factor_choices: int = 0
+    sampled: bool = False
+    utilization_relaxed: bool = False
+
+
+def marvel_search(op: Operator, arch: ArchSpec, objective: str = "edp",
+                  options: MarvelOptions | None = None) -> MarvelSearchResult:
+    """Marvel's best mapping of ``op`` on ``arch`` for ``objective`` (latency, energy, edp, dram)."""
+    t0 = time.perf_counter()
+    options = options or MarvelOptions()
+    off = offchip_search(op, arch, options.db_settings())
+    on = onchip_search(op, arch, off, objective, options)
+    tile = ", ".join(f"{d}={t}" for d, t in zip(op.dim_names, off.tile) if t > 1)
+    note = (f"marvel off-chip: level-3 tile {tile or 'all 1'}; innermost {off.layout}; DRAM order "
+            f"{' '.join(off.order) or '-'}; DMC {float(off.dmc):.4g} blocks/iteration")
+    mapping = on.batch.mapping(0, op, arch)
+    mapping = type(mapping)(mapping.levels, mapping.layouts, mapping.layer, mapping.arch, (note,))
+    return MarvelSearchResult(op, arch, mapping, on.cost, on.evaluated, on.valid,
+                              time.perf_counter() - t0, "marvel", off, on.factor_choices, on.sampled,
+                              on.utilization_relaxed)
