@@ -39,6 +39,7 @@ from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.errors import DnnmapError, MappingError
 from dnnmap.search.marvel.db_model import DbSettings
 from dnnmap.search.marvel.offchip import OffchipResult
+from dnnmap.search.mappers import _decode
 from dnnmap.search.space import MapSpace, level_orders, ordered_factorizations
 from dnnmap.workload.ir import Operator
 
@@ -126,12 +127,8 @@ class OnchipSpace:
         return math.prod(len(t) for t in self.tables)
 
     def decode(self, idx: np.ndarray) -> np.ndarray:
-        """Mixed-radix indices -> (n, D, slots) factors."""
-        out, rem = [], idx.copy()
-        for t in reversed(self.tables):
-            out.append(t[rem % len(t)])
-            rem //= len(t)
-        return np.stack(out[::-1], axis=1)
+        """Mixed-radix indices -> (n, D, slots) factors (the exhaustive mapper's decoding)."""
+        return _decode(idx, self.tables)
 
     def prune(self, fac: np.ndarray, min_util: float) -> np.ndarray:
         """Rows passing the fan-out, parallel-loop, utilization and capacity-lower-bound switches."""
