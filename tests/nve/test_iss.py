@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dnnmap.targets.nve import CompileResult, run_compiled
+from dnnmap.targets.nve import CompileResult, reference, run_compiled
 from dnnmap.targets.nve.compiler import build_program, compile_layer
-from dnnmap.targets.nve import reference
 from dnnmap.targets.nve.iss import IssError, StreamConfig, act_lut, run_program
 from dnnmap.targets.nve.layers import ConvLayer
 from dnnmap.targets.nve.metrics import program_run
-from dnnmap.targets.nve.program import Instruction, MemField, MemOpcode, NveProgram
+from dnnmap.targets.nve.program import (
+    ActOpcode, Instruction, IregOpcode, MemField, MemOpcode, NveProgram, OpField, Settings, WregOpcode,
+)
 from dnnmap.targets.nve.reference import activation_lut, activate
 from dnnmap.targets.nve.simulation import Operands, simulate_layer
 from dnnmap.targets.nve.spec import NveSpec
@@ -73,11 +74,27 @@ def test_a_wrong_address_is_caught(filter3x3: ConvLayer, spec: NveSpec) -> None:
     assert not sim.bit_exact and sim.mismatches > 0
 
 
-def test_register_load_without_port_data_is_an_error(spec: NveSpec) -> None:
-    from dnnmap.targets.nve.program import OpField, Settings, WregOpcode
-    prog = NveProgram((Instruction(wreg=OpField(WregOpcode.SET)),), Settings(0, 0, 1, 0, ()))
-    with pytest.raises(IssError, match="port A"):
+@pytest.mark.parametrize(("instruction", "modes", "message"), [
+    (Instruction(wreg=OpField(WregOpcode.SET)), (), "no data on port A"),
+    (Instruction(ireg=OpField(IregOpcode.SETSH)), (), "no data on port B"),
+    (Instruction(act=OpField(ActOpcode.ACT)), (), "before any set rb"),
+    (Instruction(mema=MemField(MemOpcode.RD, 4096)), (), "outside the local buffer"),
+    (Instruction(memb=MemField(MemOpcode.WR, 3)), (), "MEMB supports only rd"),
+    (Instruction(mema=MemField(MemOpcode.WR, 3)), (), "input stream exhausted"),
+    (Instruction(mema=MemField(MemOpcode.RD, 3, 0, 2)), ((3, 1),), "AGU mode 2"),
+])
+def test_ill_formed_programs_raise(instruction: Instruction, modes: tuple, message: str, spec: NveSpec) -> None:
+    prog = NveProgram((instruction,), Settings(0, 0, 1, 0, modes))
+    with pytest.raises(IssError, match=message):
         run_program(prog, [], spec)
+
+
+def test_unconsumed_input_and_too_wide_specs_raise(spec: NveSpec) -> None:
+    prog = NveProgram((Instruction(),), Settings(0, 0, 1, 0, ()))
+    with pytest.raises(IssError, match="consumed 0 of 2 input words"):
+        run_program(prog, [1, 2], spec)
+    with pytest.raises(IssError, match="accumulators up to 62 bits"):
+        run_program(prog, [], NveSpec(acc_bits=64))
 
 
 def test_activation_lut_indexing(spec: NveSpec) -> None:

@@ -35,7 +35,8 @@ Semantics (NVE §3.1-3.4; every latency is a spec parameter; docs/nve.md §3):
 
 The program is loaded once into an int64 instruction table (:func:`load_program`, one row
 per instruction, one column per field part); :func:`run_program` executes it on one input
-stream in a numba kernel.
+stream in a numba kernel (helpers inlined and no array slicing in the cycle loop, so the
+loop creates no array views).
 """
 
 from __future__ import annotations
@@ -191,26 +192,26 @@ def _error_message(code: int, instruction: int, cycle: int) -> str:
     }[code]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _enabled(opcode: int, stage: int, tail: int, k: int, iterations: int) -> bool:
     """Stage predicate: outside the loop (k < 0) always; in execution k iff iteration k - stage exists."""
     return opcode != 0 and (k < 0 or 0 <= k - stage < iterations + tail)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _wrap(value: int, bits: int) -> int:
     """Two's-complement register of ``bits`` bits: keep the low bits, sign-extend the top one."""
     sign = 1 << (bits - 1)
     return ((value + sign) & ((sign << 1) - 1)) - sign
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _field(word: int, index: int, bits: int) -> int:
     """Unsigned sub-word ``index`` of ``bits`` bits (little-endian)."""
     return (word >> (bits * index)) & ((1 << bits) - 1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _advance(update: int, mode: int, modes: np.ndarray) -> int:
     """The AGU step after an issue (Eq. 3.2); mode 0 keeps a fixed address."""
     if mode == 0:
@@ -219,7 +220,7 @@ def _advance(update: int, mode: int, modes: np.ndarray) -> int:
     return 0 if nxt == modes[mode - 1, 0] else nxt
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _activate(latch: np.ndarray, half: int, cfg: np.ndarray, lut: np.ndarray) -> int:
     """One ``act``: 8 lanes of the latch -> saturated 10-bit LUT index -> 8 packed output pixels."""
     ppw = cfg[_PPW]
@@ -231,7 +232,7 @@ def _activate(latch: np.ndarray, half: int, cfg: np.ndarray, lut: np.ndarray) ->
     return word
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _set_ri(ri: np.ndarray, opcode: int, port_a: int, port_b: int, cfg: np.ndarray) -> None:
     """IREG: set ri (ri[0-7] <- port A, ri[8-15] <- port B), set-shift ri or shift ri."""
     ppw, bits = cfg[_PPW], cfg[_PIXEL_BITS]
@@ -248,7 +249,7 @@ def _set_ri(ri: np.ndarray, opcode: int, port_a: int, port_b: int, cfg: np.ndarr
             ri[cfg[_LANES] - 1 + j] = _field(port_b, j, bits)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _set_rw(rw: np.ndarray, opcode: int, port_a: int, cfg: np.ndarray) -> None:
     """WREG: set rw (signed coefficients from port A) or shift rw."""
     if opcode == WregOpcode.SET:
@@ -260,7 +261,7 @@ def _set_rw(rw: np.ndarray, opcode: int, port_a: int, cfg: np.ndarray) -> None:
     rw[rw.shape[0] - 1] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _ring(latency: int) -> int:
     """Size of a ring of pending results: the smallest power of two above ``latency``."""
     size = 1
@@ -345,7 +346,8 @@ def _execute(table: np.ndarray, modes: np.ndarray, loop_start: int, loop_end: in
                 port[p] = port_value[p, tau & (ring_port - 1)]
                 port_valid[p] = True
         if latch_due[tau & (ring_latch - 1)] == tau:
-            latch[:] = latch_ring[tau & (ring_latch - 1)]
+            for lane in range(lanes):
+                latch[lane] = latch_ring[tau & (ring_latch - 1), lane]
             latch_valid = True
         # memory fields
         for p in range(2):
@@ -374,7 +376,8 @@ def _execute(table: np.ndarray, modes: np.ndarray, loop_start: int, loop_end: in
                 latch_due[land] = tau + cfg[_ACT_LAT]
                 for lane in range(lanes):
                     latch_ring[land, lane] = _wrap(accu[lane], acc_bits)
-                accu[:] = rw[0]
+                for lane in range(lanes):
+                    accu[lane] = rw[0]
             else:
                 w0 = rw[0]
                 for lane in range(lanes):
