@@ -291,7 +291,7 @@ def _grid_dilate(a: np.ndarray, r: int, grid: np.ndarray, grid_n: np.ndarray, x:
             bm_dilate(a, r, grid[x, i, G_COEF], grid[x, i, G_COUNT], work, TMP)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def grid_offsets(grid: np.ndarray, grid_n: np.ndarray, ax_nterm: np.ndarray, t: int, nax: int, scratch: np.ndarray,
                  work: np.ndarray, base: int) -> int:
     """Distinct offsets of the spatial instances under one parent instance, over the tensor's axes:
