@@ -10,10 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from dnnmap.cli.main import app
+from dnnmap.errors import MappingError
 from dnnmap.mapping.mapping import validate_mapping
 from dnnmap.search.network import map_layer
 from dnnmap.search.tso.arch_views import flat_fanout, with_dram_model
-from dnnmap.search.tso.core_mapping import price, schedule_mapping
+from dnnmap.search.tso.core_mapping import price, pricing_arch, schedule_mapping
 from dnnmap.search.tso.layer import tso_layer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.mapper import TsoSearchResult
@@ -28,13 +29,22 @@ def test_flat_fanout_prices_an_ofm_mapping_like_the_2d_fanout(nmp) -> None:
     op = zoo.get("inceptionv3").layer("conv2d_4a_3x3").op
     sched = tso_layer_search(tso_layer(op), TsoMachine.from_arch(nmp)).by_strategy[("OFM", "IS")]
     flat = flat_fanout(nmp)
-    m = schedule_mapping(sched, op, flat)
-    dram = m.levels[1]
-    two_d = replace(m, levels=(m.levels[0], replace(dram, spatial_axis=(("K", 1),))))
+    assert pricing_arch(sched, nmp) is nmp
+    two_d = schedule_mapping(sched, op, nmp)
     validate_mapping(two_d, op, nmp)
-    a, b = price(m, op, flat), price(two_d, op, nmp)
+    a, b = price(schedule_mapping(sched, op, flat), op, flat), price(two_d, op, nmp)
     for field in ("cycles", "energy", "dram_bytes", "dram_bursts"):
         assert getattr(a, field)[0] == getattr(b, field)[0], field
+
+
+def test_ks_slicing_needs_the_flat_view(nmp) -> None:
+    op = zoo.get("resnet50_v1").layer("layer4.0.conv1").op
+    sched = tso_layer_search(tso_layer(op), TsoMachine.from_arch(nmp)).by_strategy[("KS", "IS")]
+    with pytest.raises(MappingError, match="flat view"):
+        schedule_mapping(sched, op, nmp)
+    mapping = schedule_mapping(sched, op, pricing_arch(sched, nmp))
+    assert "DRAM fan-out taken as [32]" in mapping.notes[0]
+    assert dict(mapping.levels[1].spatial)["K"] == 32
 
 
 @pytest.mark.parametrize("q", ["IS", "OS"])

@@ -14,7 +14,9 @@ from __future__ import annotations
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostBatch, CostModel
+from dnnmap.errors import MappingError
 from dnnmap.mapping.mapping import LevelMapping, Mapping, validate_mapping
+from dnnmap.search.tso.arch_views import flat_fanout
 from dnnmap.search.tso.search import TsoSchedule
 from dnnmap.workload.ir import Operator
 
@@ -35,10 +37,22 @@ def _lane_split(tile: dict[str, int], lanes: int) -> tuple[str, int]:
     return best
 
 
+def pricing_arch(sched: TsoSchedule, arch: ArchSpec) -> ArchSpec:
+    """``arch`` itself when the schedule's split fits the [#TLE, #TLT] axes (OFM: rows over TLEs, filters over
+    TLTs), else its flat view (KS, KS&OFM split the filters over both axes; docs/tso.md)."""
+    return arch if sched.slice.filter_split == 1 else flat_fanout(arch)
+
+
 def schedule_mapping(sched: TsoSchedule, op: Operator, arch: ArchSpec) -> Mapping:
-    """The core mapping of ``sched`` on ``arch`` (whose DRAM fan-out must be flat: :func:`arch_views.flat_fanout`)."""
+    """The core mapping of ``sched`` on ``arch``: on a 2-D DRAM fan-out rows go on axis 0 (TLEs) and filters
+    on axis 1 (TLTs), which needs OFM slicing; other slicings need the flat view (:func:`pricing_arch`)."""
     ly, s = sched.layer, sched.slice
-    tlt = arch.dram.fanout.size // (s.row_split * s.filter_split)
+    fan = arch.dram.fanout
+    two_d = len(fan.shape) == 2
+    if two_d and s.filter_split > 1:
+        raise MappingError(f"layer {op.name!r}: {s.p} slicing splits the filters over TLEs and TLTs; map it on "
+                           "the flat view of the DRAM fan-out (pricing_arch)")
+    tlt = fan.size // (s.row_split * s.filter_split)
     per_tlt = _ceil(s.filters, tlt)
     ch = "G" if ly.channelwise else "K"  # the dimension TLEs and TLTs split
     dram_t = {ch: _ceil(per_tlt, sched.TM), "P": _ceil(s.rows, sched.TR), "Q": _ceil(ly.C, sched.TC)}
@@ -58,9 +72,11 @@ def schedule_mapping(sched: TsoSchedule, op: Operator, arch: ArchSpec) -> Mappin
     levels = (
         LevelMapping(temporal=_nontrivial(mb_t), spatial=_nontrivial({lane_dim: lanes} if lane_dim else {})),
         LevelMapping(temporal=_nontrivial(dram_t), order=tuple(d for d in ORDERS[order] if dram_t.get(d, 1) > 1),
-                     spatial=_nontrivial(dram_s)),
+                     spatial=_nontrivial(dram_s), spatial_axis=((ch, 1),) if two_d and dram_s[ch] > 1 else ()),
     )
     note = f"TSO {sched.describe()}: estimate {sched.seconds * 1e6:.1f} us"
+    if not two_d and len(fan.shape) == 1 and s.filter_split > 1:
+        note += f"; DRAM fan-out taken as [{fan.size}] (docs/tso.md)"
     mapping = Mapping(levels, layer=op.name, arch=arch.name, notes=(note,))
     validate_mapping(mapping, op, arch)
     return mapping

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostModel
 from dnnmap.search.mappers import SearchResult
-from dnnmap.search.tso.arch_views import flat_fanout
-from dnnmap.search.tso.core_mapping import price, schedule_mapping
+from dnnmap.search.tso.core_mapping import price, pricing_arch, schedule_mapping
 from dnnmap.search.tso.layer import tso_layer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.search import TsoSchedule, tso_layer_search
@@ -46,8 +45,8 @@ def tso_search(op: Operator, arch: ArchSpec, objective: str = "latency",
     t0 = time.perf_counter()
     opts = options_for(arch, options)
     found = tso_layer_search(tso_layer(op), TsoMachine.from_arch(arch), opts)
-    flat = flat_fanout(arch)
-    mapping = schedule_mapping(found.best, op, flat)
-    cost = price(mapping, op, flat, CostModel(op, flat))
+    on = pricing_arch(found.best, arch)
+    mapping = schedule_mapping(found.best, op, on)
+    cost = price(mapping, op, on, CostModel(op, on))
     return TsoSearchResult(op, arch, mapping, cost, found.evaluated, found.evaluated, time.perf_counter() - t0,
                            "tso", found.best)

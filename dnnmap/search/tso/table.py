@@ -17,10 +17,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.cost.model import CostModel
 from dnnmap.search.network import shape_key
-from dnnmap.search.tso.arch_views import flat_fanout, with_dram_model
-from dnnmap.search.tso.core_mapping import price, schedule_mapping
+from dnnmap.search.tso.arch_views import with_dram_model
+from dnnmap.search.tso.core_mapping import price, pricing_arch, schedule_mapping
 from dnnmap.search.tso.layer import tso_layer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.search import TsoLayerResult, TsoSchedule, tso_layer_search
@@ -86,11 +85,11 @@ def layer_columns(op: Operator, arch: ArchSpec, m: TsoMachine, opts: TsoOptions,
     cols.update({q: _fixed_dataflow(found, q) for q in DATAFLOWS})
     core_s: dict[str, float] = {}
     if core:
-        flat = flat_fanout(with_dram_model(arch, "burst"))
-        model = CostModel(op, flat)
+        burst_arch = with_dram_model(arch, "burst")
         for key in ("burst", "noburst"):
-            cost = price(schedule_mapping(cols[key], op, flat), op, flat, model)
-            core_s[key] = float(cost.cycles[0]) / (flat.clock_mhz * 1e6)
+            on = pricing_arch(cols[key], burst_arch)
+            cost = price(schedule_mapping(cols[key], op, on), op, on)
+            core_s[key] = float(cost.cycles[0]) / (on.clock_mhz * 1e6)
     return cols, core_s
 
 
