@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from dnnmap.targets.nve import CompileResult, compile_network
-from dnnmap.targets.nve.compiler import build_program
-from dnnmap.targets.nve.layers import ConvLayer
+from dnnmap.targets.nve.compiler import CompiledLayer, build_program, compile_layer
+from dnnmap.targets.nve.layers import ConvLayer, network_layers
 from dnnmap.targets.nve.spec import DEFAULT_SPEC, NveSpec
+from dnnmap.workload import zoo
 
 
 @pytest.fixture(scope="session")
@@ -33,6 +34,7 @@ def face(tmp_path_factory: pytest.TempPathFactory) -> CompileResult:
 
 
 @pytest.fixture(scope="session")
-def speed(tmp_path_factory: pytest.TempPathFactory) -> CompileResult:
-    """The speed-sign detector compiled at level 3 for the full frame (about ten seconds, so shared)."""
-    return compile_network("nve_speed", tmp_path_factory.mktemp("nve") / "speed")
+def speed(spec: NveSpec) -> list[CompiledLayer]:
+    """The speed-sign detector's layers compiled at level 3 for the full frame, in memory (compiling takes
+    about ten seconds, so it is shared; the output directory round trip is tested with face and LeNet-5)."""
+    return [compile_layer(ly, spec, 3) for ly in network_layers(zoo.get("nve_speed"), spec)[0]]

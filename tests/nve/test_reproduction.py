@@ -25,6 +25,11 @@ def _simulate(cl: CompiledLayer, spec: NveSpec, every: int = 1) -> LayerSim:
     return sim
 
 
+@pytest.fixture(scope="module")
+def compiled(face: CompileResult, speed: list[CompiledLayer]) -> dict[str, list[CompiledLayer]]:
+    return {"face": list(face.layers), "speed": speed}
+
+
 @pytest.mark.parametrize(("net", "layer", "thesis_auto", "tolerance", "every"), [
     ("face", 2, 15.53, 0.1, 1),
     ("face", 3, 4.87, 0.05, 1),
@@ -32,9 +37,9 @@ def _simulate(cl: CompiledLayer, spec: NveSpec, every: int = 1) -> LayerSim:
     ("speed", 3, 4.90, 0.05, 1),
 ])
 def test_layers_matching_table5(net: str, layer: int, thesis_auto: float, tolerance: float, every: int,
-                                spec: NveSpec, request: pytest.FixtureRequest) -> None:
+                                spec: NveSpec, compiled: dict[str, list[CompiledLayer]]) -> None:
     """The layers whose code structure the thesis fully determines reproduce Table 5's automatic figures."""
-    cl = request.getfixturevalue(net).layers[layer]
+    cl = compiled[net][layer]
     util = _simulate(cl, spec, every).macs_per_instruction(spec.lanes)
     assert util == pytest.approx(layer_figures(cl, spec).utilization(spec.lanes), rel=1e-12)
     assert abs(util - thesis_auto) <= tolerance

@@ -21,8 +21,10 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+import numpy as np
+
 from dnnmap.errors import InputFileError
-from dnnmap.targets.nve.program import Instruction, MemField, MemOpcode, NveProgram, OpField, Settings
+from dnnmap.targets.nve.program import PARTS, NveProgram, Settings, instruction_table, instructions_from_table
 from dnnmap.targets.nve.spec import NveSpec
 
 MAGIC = b"NVEB"
@@ -42,16 +44,10 @@ class FieldWidths:
         return cls(spec.address_bits, max(1, (spec.agu_modes - 1).bit_length()), spec.stage_bits)
 
     def layout(self) -> list[tuple[str, str, int]]:
-        """(field, part, bits) from the least significant bit."""
-        mem = [("opcode", 2), ("offset", self.address), ("update", self.address), ("mode", self.mode),
-               ("stage", self.stage), ("tail", 1)]
-        reg = [("opcode", 2), ("stage", self.stage), ("tail", 1)]
-        act = [("opcode", 1), ("arg", 1), ("stage", self.stage), ("tail", 1)]
-        parts: list[tuple[str, str, int]] = []
-        for name, spec in (("mema", mem), ("memb", mem), ("wreg", reg), ("ireg", reg), ("vmac", reg),
-                           ("act", act)):
-            parts.extend((name, p, b) for p, b in spec)
-        return parts
+        """(field, part, bits) from the least significant bit, in :data:`PARTS` order."""
+        bits = {"offset": self.address, "update": self.address, "mode": self.mode, "stage": self.stage,
+                "tail": 1, "arg": 1, "opcode": 2}
+        return [(name, part, 1 if (name, part) == ("act", "opcode") else bits[part]) for name, part in PARTS]
 
     @property
     def instruction_bits(self) -> int:
@@ -62,33 +58,28 @@ class FieldWidths:
         return -(-self.instruction_bits // 8)
 
 
-def encode_instruction(inst: Instruction, layout: list[tuple[str, str, int]]) -> int:
-    """The instruction as an integer, parts placed by ``layout`` (:meth:`FieldWidths.layout`)."""
-    value, pos = 0, 0
-    for name, part, bits in layout:
-        v = int(getattr(getattr(inst, name), part))
-        if not 0 <= v < (1 << bits):
-            raise ValueError(f"{name}.{part}={v} does not fit {bits} bits")
-        value |= v << pos
-        pos += bits
-    return value
+def _encode_instructions(table: np.ndarray, widths: FieldWidths) -> bytes:
+    """Pack every row of an :func:`instruction_table` into ``instruction_bytes`` little-endian bytes."""
+    layout = widths.layout()
+    bits = np.array([b for _, _, b in layout])
+    outside = (table < 0) | (table >= 1 << bits)
+    if outside.any():
+        row, col = np.argwhere(outside)[0]
+        name, part, width = layout[col]
+        raise ValueError(f"{name}.{part}={table[row, col]} does not fit {width} bits")
+    planes = [(table[:, [c]] >> np.arange(b)) & 1 for c, b in enumerate(bits)]
+    planes.append(np.zeros((len(table), 8 * widths.instruction_bytes - int(bits.sum())), dtype=np.int64))
+    return np.packbits(np.concatenate(planes, axis=1).astype(np.uint8), axis=1, bitorder="little").tobytes()
 
 
-def decode_instruction(value: int, layout: list[tuple[str, str, int]]) -> Instruction:
-    """Inverse of :func:`encode_instruction`."""
-    parts: dict[str, dict[str, int]] = {n: {} for n in ("mema", "memb", "wreg", "ireg", "vmac", "act")}
-    pos = 0
-    for name, part, bits in layout:
-        parts[name][part] = (value >> pos) & ((1 << bits) - 1)
-        pos += bits
-    fields: dict[str, MemField | OpField] = {}
-    for name, p in parts.items():
-        tail = bool(p.pop("tail"))
-        if name in ("mema", "memb"):
-            fields[name] = MemField(MemOpcode(p["opcode"]), p["offset"], p["update"], p["mode"], p["stage"], tail)
-        else:
-            fields[name] = OpField(p["opcode"], p.get("arg", 0), p["stage"], tail)
-    return Instruction(**fields)  # type: ignore[arg-type]
+def _decode_instructions(body: bytes, count: int, widths: FieldWidths) -> np.ndarray:
+    """Inverse of :func:`_encode_instructions`: the instruction table of ``count`` encoded instructions."""
+    rows = np.frombuffer(body, dtype=np.uint8).reshape(count, widths.instruction_bytes)
+    planes = np.unpackbits(rows, axis=1, bitorder="little").astype(np.int64)
+    bits = [b for _, _, b in widths.layout()]
+    start = np.cumsum([0, *bits])
+    return np.stack([(planes[:, start[c]: start[c] + b] << np.arange(b)).sum(axis=1) for c, b in enumerate(bits)],
+                    axis=1).reshape(count, len(bits))
 
 
 def encode_program(program: NveProgram, spec: NveSpec) -> bytes:
@@ -97,10 +88,7 @@ def encode_program(program: NveProgram, spec: NveSpec) -> bytes:
     head = _HEADER.pack(MAGIC, VERSION, w.address, w.mode, w.stage, w.instruction_bytes, program.size,
                         s.loop_start, s.loop_end, s.iterations, s.drain, len(s.modes))
     modes = b"".join(_MODE.pack(t, i) for t, i in s.modes)
-    layout = w.layout()
-    body = b"".join(encode_instruction(i, layout).to_bytes(w.instruction_bytes, "little")
-                    for i in program.instructions)
-    return head + modes + body
+    return head + modes + _encode_instructions(instruction_table(program.instructions), w)
 
 
 def decode_program(data: bytes, source: str = "<bytes>") -> NveProgram:
@@ -123,7 +111,5 @@ def decode_program(data: bytes, source: str = "<bytes>") -> NveProgram:
                              f"{len(data) - off} bytes of instructions")
     if not 0 <= loop_start <= loop_end < max(count, 1):
         raise InputFileError(f"{source}: loop [{loop_start}, {loop_end}] outside the {count}-instruction program")
-    layout = widths.layout()
-    insts = tuple(decode_instruction(int.from_bytes(data[off + i * ibytes: off + (i + 1) * ibytes], "little"),
-                                     layout) for i in range(count))
+    insts = instructions_from_table(_decode_instructions(data[off:], count, widths))
     return NveProgram(insts, Settings(loop_start, loop_end, iterations, drain, modes))

@@ -50,15 +50,14 @@ from numba import njit
 
 from dnnmap.errors import DnnmapError
 from dnnmap.targets.nve.program import (
-    ActOpcode, Instruction, IregOpcode, MemField, MemOpcode, NveProgram, OpField, Settings, VmacOpcode, WregOpcode,
+    COLUMN, ActOpcode, IregOpcode, MemOpcode, NveProgram, Settings, VmacOpcode, WregOpcode, instruction_table,
 )
 from dnnmap.targets.nve.spec import NveSpec
 
-# Columns of the instruction table. Memory fields (MEMA at 0, MEMB at 6): opcode, offset,
-# update, mode, stage, tail. Register and VMAC fields: opcode, stage, tail. ACT: opcode,
-# half, stage, tail.
-_MEMA, _MEMB, _WREG, _IREG, _VMAC, _ACT = 0, 6, 12, 15, 18, 21
-_COLUMNS = 25
+# First column of each field in the instruction table (program.PARTS). Memory fields: opcode,
+# offset, update, mode, stage, tail. Register and VMAC fields: opcode, stage, tail. ACT:
+# opcode, half, stage, tail.
+_MEMA, _MEMB, _WREG, _IREG, _VMAC, _ACT = (COLUMN[f, "opcode"] for f in ("mema", "memb", "wreg", "ireg", "vmac", "act"))
 # Configuration vector of the kernel.
 (_LANES, _PPW, _CPW, _PIXEL_BITS, _WEIGHT_BITS, _ACC_BITS, _EXTRA, _READ_LAT, _WRITE_LAT, _ACT_LAT, _WORDS,
  _ACT_SHIFT, _FIFO_DEPTH) = range(13)
@@ -101,7 +100,7 @@ class RunStats:
 class LoadedProgram:
     """A program in the instruction buffer: the instruction table, the AGU mode table and the settings."""
 
-    table: np.ndarray  # int64 (instructions, _COLUMNS)
+    table: np.ndarray  # int64 (instructions, len(PARTS)), program.instruction_table
     modes: np.ndarray  # int64 (modes, 2): (toggle, inc) of mode m at row m - 1
     settings: Settings
 
@@ -113,22 +112,9 @@ class LoadedProgram:
         return int(np.count_nonzero(acts)) - in_loop + in_loop * (s.iterations + s.drain)
 
 
-def _mem_row(f: MemField) -> list[int]:
-    return [f.opcode, f.offset, f.update, f.mode, f.stage, int(f.tail)]
-
-
-def _op_row(f: OpField) -> list[int]:
-    return [f.opcode, f.stage, int(f.tail)]
-
-
-def _row(ins: Instruction) -> list[int]:
-    return [*_mem_row(ins.mema), *_mem_row(ins.memb), *_op_row(ins.wreg), *_op_row(ins.ireg),
-            *_op_row(ins.vmac), ins.act.opcode, ins.act.arg, ins.act.stage, int(ins.act.tail)]
-
-
 def load_program(program: NveProgram) -> LoadedProgram:
     """Encode ``program`` as the kernel's instruction table (the FSM's first step, NVE Fig. 11)."""
-    table = np.array([_row(ins) for ins in program.instructions], dtype=np.int64).reshape(-1, _COLUMNS)
+    table = instruction_table(program.instructions)
     modes = np.array(program.settings.modes, dtype=np.int64).reshape(-1, 2)
     used = table[:, [_MEMA + 3, _MEMB + 3]]
     if used.size and (used.min() < 0 or used.max() > len(modes)):

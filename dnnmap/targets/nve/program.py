@@ -10,8 +10,11 @@ the stage predication.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+
+import numpy as np
 
 
 class MemOpcode(IntEnum):
@@ -74,6 +77,39 @@ class Instruction:
     ireg: OpField = OpField()
     vmac: OpField = OpField()
     act: OpField = OpField()
+
+
+# The parts of an instruction's six fields in Table 2 order: the columns of :func:`instruction_table`
+# (the ISS's instruction table) and the bit fields of the binary encoding, from bit 0.
+_MEM_PARTS = ("opcode", "offset", "update", "mode", "stage", "tail")
+_OP_PARTS = ("opcode", "stage", "tail")
+PARTS: tuple[tuple[str, str], ...] = (
+    *(("mema", p) for p in _MEM_PARTS), *(("memb", p) for p in _MEM_PARTS),
+    *(("wreg", p) for p in _OP_PARTS), *(("ireg", p) for p in _OP_PARTS), *(("vmac", p) for p in _OP_PARTS),
+    ("act", "opcode"), ("act", "arg"), ("act", "stage"), ("act", "tail"),
+)
+COLUMN = {part: i for i, part in enumerate(PARTS)}
+
+
+def _parts(ins: Instruction) -> tuple[int, ...]:
+    a, b, w, i, v, c = ins.mema, ins.memb, ins.wreg, ins.ireg, ins.vmac, ins.act
+    return (a.opcode, a.offset, a.update, a.mode, a.stage, a.tail, b.opcode, b.offset, b.update, b.mode, b.stage,
+            b.tail, w.opcode, w.stage, w.tail, i.opcode, i.stage, i.tail, v.opcode, v.stage, v.tail,
+            c.opcode, c.arg, c.stage, c.tail)
+
+
+def instruction_table(instructions: Sequence[Instruction]) -> np.ndarray:
+    """int64 (instructions, len(PARTS)): every part of every field, one row per instruction."""
+    return np.array([_parts(ins) for ins in instructions], dtype=np.int64).reshape(-1, len(PARTS))
+
+
+def instructions_from_table(table: np.ndarray) -> tuple[Instruction, ...]:
+    """Inverse of :func:`instruction_table`; a memory opcode outside :class:`MemOpcode` raises ValueError."""
+    return tuple(Instruction(MemField(MemOpcode(r[0]), *r[1:5], bool(r[5])),
+                             MemField(MemOpcode(r[6]), *r[7:11], bool(r[11])),
+                             OpField(r[12], 0, r[13], bool(r[14])), OpField(r[15], 0, r[16], bool(r[17])),
+                             OpField(r[18], 0, r[19], bool(r[20])), OpField(r[21], r[22], r[23], bool(r[24])))
+                 for r in table.tolist())
 
 
 @dataclass(frozen=True)
