@@ -15,6 +15,7 @@ against the layer's geometry; a manifest that lists no layer is an error, not a 
 from __future__ import annotations
 
 import json
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -238,7 +239,7 @@ def _program(path: Path, entry: dict[str, Any], spec: NveSpec, where: str) -> Nv
     data = read_bytes(path, "NVE program binary", limit=16 * 2**20)
     try:
         program = decode_program(data, str(path))
-    except ValueError as e:  # an opcode outside its enumeration
+    except (ValueError, struct.error) as e:  # an opcode outside its enumeration, a truncated mode table
         raise InputFileError(f"{path}: malformed NVE program ({e})") from e
     why = f"its field widths differ from the spec's ({FieldWidths.of(spec)})"
     try:

@@ -183,13 +183,24 @@ def _loc(loc: tuple[Any, ...]) -> str:
     return out
 
 
+def _problem(error: Any, data: Any) -> str:
+    """One schema error: where (a layer also by name), what, and the value the file gives."""
+    loc = error["loc"]
+    layer = ""
+    if len(loc) > 1 and loc[0] == "layers" and isinstance(loc[1], int):
+        entry = data["layers"][loc[1]]
+        name = entry.get("name") if isinstance(entry, dict) else None
+        layer = f" (layer {name!r})" if isinstance(name, str) else ""
+    got = "" if error["type"] == "missing" else f", got {type(error['input']).__name__} {error['input']!r:.40}"
+    why = " (a resource limit, docs/robustness.md)" if error["type"] == "less_than_equal" else ""
+    return f"{_loc(loc) or 'top level'}: {error['msg']}{got}{why}{layer}"
+
+
 def network_from_dict(data: Any, path: str) -> Network:
     try:
         spec = NetworkSpec.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{_loc(e['loc']) or 'top level'}: {e['msg']}"
-                             + (f", got {type(e['input']).__name__} {e['input']!r:.40}" if e["type"] != "missing" else "")
-                             for e in exc.errors()[:5])
+        problems = "; ".join(_problem(e, data) for e in exc.errors()[:5])
         more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
         raise InputFileError(f"{path}: not a valid dnnmap network file: {problems}{more}") from exc
     layers = []

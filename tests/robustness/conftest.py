@@ -1,0 +1,6 @@
+"""Make the shared fuzz generators importable (``from fuzz_cases import ...``)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
