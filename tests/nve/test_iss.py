@@ -8,7 +8,8 @@ import pytest
 from dnnmap.targets.nve import CompileResult, reference, run_compiled
 from dnnmap.targets.nve.codegen import StreamLayout
 from dnnmap.targets.nve.compiler import CompiledLayer, build_program, compile_layer
-from dnnmap.targets.nve.iss import IssError, StreamConfig, act_lut, run_program
+from dnnmap.targets.nve.host import StripData, input_stream
+from dnnmap.targets.nve.iss import IssError, StreamConfig, act_lut, run_batch, run_program
 from dnnmap.targets.nve.layers import ConvLayer
 from dnnmap.targets.nve.metrics import program_run
 from dnnmap.targets.nve.program import (
@@ -63,6 +64,26 @@ def test_stalls_do_not_change_results(filter3x3: ConvLayer, spec: NveSpec) -> No
     assert slow_in.stats.input_stalls > 0 and slow_out.stats.output_stalls > 0
     assert slow_in.stats.issued == fast.stats.issued == slow_out.stats.issued
     assert slow_in.stats.cycles == fast.stats.cycles + slow_in.stats.input_stalls
+
+
+def test_lockstep_batch_equals_separate_runs(filter3x3: ConvLayer, spec: NveSpec) -> None:
+    """run_batch steps the strips in lockstep; each run's outputs and the stats equal a run of its own."""
+    cp = build_program(filter3x3, (0,), spec, 2)
+    prog = cp.program.with_iterations(filter3x3.out_hw[1])
+    pixels, weights, bias = reference.random_operands(filter3x3, np.random.default_rng(5))
+    streams = np.stack([input_stream(filter3x3, cp.stream,
+                                     StripData(filter3x3, cp.stream, pixels, weights, bias, t, spec),
+                                     filter3x3.out_hw[1], prog.settings.drain) for t in range(2)])
+    stalls = []
+    for config in (StreamConfig(input_words_per_cycle=0.3),
+                   StreamConfig(output_words_per_cycle=0.05, output_fifo_depth=1)):
+        batch, stats = run_batch(prog, streams, spec, config)
+        for t in range(2):
+            alone, alone_stats = run_program(prog, streams[t], spec, config)
+            assert np.array_equal(batch[t], alone) and stats == alone_stats
+        stalls.append((stats.input_stalls, stats.output_stalls))
+    assert not np.array_equal(batch[0], batch[1])
+    assert stalls[0][0] > 0 and stalls[1][1] > 0
 
 
 def test_a_wrong_address_is_caught(filter3x3: ConvLayer, spec: NveSpec) -> None:

@@ -34,9 +34,9 @@ Semantics (NVE §3.1-3.4; every latency is a spec parameter; docs/nve.md §3):
   semantics.
 
 The program is loaded once into an int64 instruction table (:func:`load_program`, one row
-per instruction, one column per field part); :func:`run_program` executes it on one input
-stream in a numba kernel (helpers inlined and no array slicing in the cycle loop, so the
-loop creates no array views).
+per instruction, one column per field part); :func:`run_batch` executes it on several input
+streams (the strips of a frame) in lockstep in a numba kernel, :func:`run_program` on one
+(helpers inlined and no array slicing in the cycle loop, so the loop creates no array views).
 """
 
 from __future__ import annotations
@@ -95,6 +95,11 @@ class RunStats:
     def macs_per_instruction(self, lanes: int) -> float:
         return lanes * self.mac_ops / self.issued if self.issued else 0.0
 
+    def times(self, runs: int) -> RunStats:
+        """The stats of ``runs`` runs like this one (a :func:`run_batch`)."""
+        return RunStats(runs * self.cycles, runs * self.issued, runs * self.input_stalls, runs * self.output_stalls,
+                        runs * self.mac_ops)
+
 
 @dataclass(frozen=True)
 class LoadedProgram:
@@ -147,13 +152,19 @@ def _config(spec: NveSpec, config: StreamConfig) -> np.ndarray:
                     dtype=np.int64)
 
 
-def run_program(program: NveProgram | LoadedProgram, input_words: Sequence[int] | np.ndarray, spec: NveSpec,
-                config: StreamConfig = StreamConfig()) -> tuple[np.ndarray, RunStats]:
-    """Execute ``program`` once (init, loop, final) on ``input_words``; return output words (uint64) and stats."""
+def run_batch(program: NveProgram | LoadedProgram, streams: np.ndarray, spec: NveSpec,
+              config: StreamConfig = StreamConfig()) -> tuple[np.ndarray, RunStats]:
+    """Execute ``program`` once (init, loop, final) per row of ``streams`` (uint64, runs x words).
+
+    Stalls, AGU addresses and every error depend only on the program, the stream length and
+    the stream rates, never on the data, so all runs execute the same control sequence: the
+    kernel steps them in lockstep and decodes each instruction once. Returns the output
+    words of every run (uint64, runs x words) and the stats of one run.
+    """
     loaded = program if isinstance(program, LoadedProgram) else load_program(program)
     s = loaded.settings
-    words = np.asarray(input_words, dtype=np.uint64).view(np.int64)
-    out = np.zeros(loaded.output_capacity(), dtype=np.int64)
+    words = np.ascontiguousarray(streams, dtype=np.uint64).view(np.int64)
+    out = np.zeros((len(words), loaded.output_capacity()), dtype=np.int64)
     stats = np.zeros(5, dtype=np.int64)
     error = np.zeros(3, dtype=np.int64)
     lut = act_lut(spec.act_lut_entries, spec.act_lut_scale, spec.pixel_bits)
@@ -162,9 +173,16 @@ def run_program(program: NveProgram | LoadedProgram, input_words: Sequence[int] 
                                   words, _config(spec, config), lut, rates, out, stats, error)
     if error[0]:
         raise IssError(_error_message(*(int(x) for x in error)))
-    if consumed != len(words):
-        raise IssError(f"program consumed {consumed} of {len(words)} input words")
-    return out[:produced].view(np.uint64), RunStats(*(int(x) for x in stats))
+    if consumed != words.shape[1]:
+        raise IssError(f"program consumed {consumed} of {words.shape[1]} input words")
+    return out[:, :produced].view(np.uint64), RunStats(*(int(x) for x in stats))
+
+
+def run_program(program: NveProgram | LoadedProgram, input_words: Sequence[int] | np.ndarray, spec: NveSpec,
+                config: StreamConfig = StreamConfig()) -> tuple[np.ndarray, RunStats]:
+    """Execute ``program`` once on ``input_words``; return its output words (uint64) and stats."""
+    out, stats = run_batch(program, np.asarray(input_words, dtype=np.uint64).reshape(1, -1), spec, config)
+    return out[0], stats
 
 
 def _error_message(code: int, instruction: int, cycle: int) -> str:
@@ -207,44 +225,45 @@ def _advance(update: int, mode: int, modes: np.ndarray) -> int:
 
 
 @njit(cache=True, inline="always")
-def _activate(latch: np.ndarray, half: int, cfg: np.ndarray, lut: np.ndarray) -> int:
+def _activate(latch: np.ndarray, run: int, half: int, cfg: np.ndarray, lut: np.ndarray) -> int:
     """One ``act``: 8 lanes of the latch -> saturated 10-bit LUT index -> 8 packed output pixels."""
     ppw = cfg[_PPW]
     centre = lut.shape[0] // 2
     word = 0
     for j in range(ppw):
-        index = min(max(latch[half * ppw + j] >> cfg[_ACT_SHIFT], -centre), centre - 1) + centre
+        index = min(max(latch[run, half * ppw + j] >> cfg[_ACT_SHIFT], -centre), centre - 1) + centre
         word |= lut[index] << (cfg[_PIXEL_BITS] * j)
     return word
 
 
 @njit(cache=True, inline="always")
-def _set_ri(ri: np.ndarray, opcode: int, port_a: int, port_b: int, cfg: np.ndarray) -> None:
+def _set_ri(ri: np.ndarray, run: int, opcode: int, port_a: int, port_b: int, cfg: np.ndarray) -> None:
     """IREG: set ri (ri[0-7] <- port A, ri[8-15] <- port B), set-shift ri or shift ri."""
-    ppw, bits = cfg[_PPW], cfg[_PIXEL_BITS]
+    ppw, bits, last = cfg[_PPW], cfg[_PIXEL_BITS], ri.shape[1] - 1
     if opcode == IregOpcode.SET:
         for j in range(ppw):
-            ri[j] = _field(port_a, j, bits)
-            ri[ppw + j] = _field(port_b, j, bits)
+            ri[run, j] = _field(port_a, j, bits)
+            ri[run, ppw + j] = _field(port_b, j, bits)
         return
-    for j in range(ri.shape[0] - 1):
-        ri[j] = ri[j + 1]
-    ri[ri.shape[0] - 1] = 0
+    for j in range(last):
+        ri[run, j] = ri[run, j + 1]
+    ri[run, last] = 0
     if opcode == IregOpcode.SETSH:
         for j in range(cfg[_EXTRA]):
-            ri[cfg[_LANES] - 1 + j] = _field(port_b, j, bits)
+            ri[run, cfg[_LANES] - 1 + j] = _field(port_b, j, bits)
 
 
 @njit(cache=True, inline="always")
-def _set_rw(rw: np.ndarray, opcode: int, port_a: int, cfg: np.ndarray) -> None:
+def _set_rw(rw: np.ndarray, run: int, opcode: int, port_a: int, cfg: np.ndarray) -> None:
     """WREG: set rw (signed coefficients from port A) or shift rw."""
+    last = rw.shape[1] - 1
     if opcode == WregOpcode.SET:
-        for j in range(rw.shape[0]):
-            rw[j] = _wrap(_field(port_a, j, cfg[_WEIGHT_BITS]), cfg[_WEIGHT_BITS])
+        for j in range(last + 1):
+            rw[run, j] = _wrap(_field(port_a, j, cfg[_WEIGHT_BITS]), cfg[_WEIGHT_BITS])
         return
-    for j in range(rw.shape[0] - 1):
-        rw[j] = rw[j + 1]
-    rw[rw.shape[0] - 1] = 0
+    for j in range(last):
+        rw[run, j] = rw[run, j + 1]
+    rw[run, last] = 0
 
 
 @njit(cache=True, inline="always")
@@ -260,28 +279,30 @@ def _ring(latency: int) -> int:
 def _execute(table: np.ndarray, modes: np.ndarray, loop_start: int, loop_end: int, iterations: int, drain: int,
              words: np.ndarray, cfg: np.ndarray, lut: np.ndarray, rates: np.ndarray, out: np.ndarray,
              stats: np.ndarray, error: np.ndarray) -> tuple[int, int]:
-    """Run init, loop and final part; fill ``out``/``stats``/``error``; return (output words, input words used)."""
-    lanes, acc_bits = cfg[_LANES], cfg[_ACC_BITS]
+    """Run init, loop and final part once per row of ``words`` in lockstep; fill ``out``/``stats``/``error``;
+    return (output words per run, input words used per run)."""
+    lanes, acc_bits, runs = cfg[_LANES], cfg[_ACC_BITS], words.shape[0]
     n = table.shape[0]
     body = loop_end - loop_start + 1
     executions = iterations + drain
     # Pending results in rings indexed by the cycle they land in (latencies are fixed; sizes powers of two)
     ring_mem, ring_port, ring_latch = _ring(cfg[_WRITE_LAT]), _ring(cfg[_READ_LAT]), _ring(cfg[_ACT_LAT])
-    mem = np.zeros(cfg[_WORDS], np.int64)
+    # Control state is shared by the runs; data state has a leading run axis.
+    mem = np.zeros((runs, cfg[_WORDS]), np.int64)
     mem_due = np.full(ring_mem, -1, np.int64)
     mem_addr = np.zeros(ring_mem, np.int64)
-    mem_value = np.zeros(ring_mem, np.int64)
+    mem_value = np.zeros((runs, ring_mem), np.int64)
     port_due = np.full((2, ring_port), -1, np.int64)
-    port_value = np.zeros((2, ring_port), np.int64)
-    port = np.zeros(2, np.int64)
+    port_value = np.zeros((runs, 2, ring_port), np.int64)
+    port = np.zeros((runs, 2), np.int64)
     port_valid = np.zeros(2, np.bool_)
     latch_due = np.full(ring_latch, -1, np.int64)
-    latch_ring = np.zeros((ring_latch, lanes), np.int64)
-    latch = np.zeros(lanes, np.int64)
+    latch_ring = np.zeros((runs, ring_latch, lanes), np.int64)
+    latch = np.zeros((runs, lanes), np.int64)
     latch_valid = False
-    rw = np.zeros(cfg[_CPW], np.int64)
-    ri = np.zeros(lanes + cfg[_EXTRA], np.int64)
-    accu = np.zeros(lanes, np.int64)
+    rw = np.zeros((runs, cfg[_CPW]), np.int64)
+    ri = np.zeros((runs, lanes + cfg[_EXTRA]), np.int64)
+    accu = np.zeros((runs, lanes), np.int64)
     update = np.empty((n, 2), np.int64)  # the AGU's update parts of MEMA and MEMB
     update[:, 0] = table[:, _MEMA + 2]
     update[:, 1] = table[:, _MEMB + 2]
@@ -304,7 +325,7 @@ def _execute(table: np.ndarray, modes: np.ndarray, loop_start: int, loop_end: in
         writes = ma_on and table[i, _MEMA] == MemOpcode.WR
         while True:  # stall until the streams allow this instruction to issue
             in_credit += rates[0]
-            while in_credit >= 1 and in_arrived < len(words):
+            while in_credit >= 1 and in_arrived < words.shape[1]:
                 in_arrived += 1
                 in_credit -= 1
             out_credit += rates[1]
@@ -314,7 +335,7 @@ def _execute(table: np.ndarray, modes: np.ndarray, loop_start: int, loop_end: in
             out_credit = min(out_credit, 1.0)
             wall += 1
             if writes and in_pos >= in_arrived:
-                if in_arrived >= len(words):
+                if in_arrived >= words.shape[1]:
                     error[0], error[1], error[2] = _EXHAUSTED, i, tau
                     return produced, in_pos
                 in_stalls += 1
@@ -326,14 +347,19 @@ def _execute(table: np.ndarray, modes: np.ndarray, loop_start: int, loop_end: in
         # results that land in this cycle
         slot = tau & (ring_mem - 1)
         if mem_due[slot] == tau:
-            mem[mem_addr[slot]] = mem_value[slot]
+            for r in range(runs):
+                mem[r, mem_addr[slot]] = mem_value[r, slot]
+        slot = tau & (ring_port - 1)
         for p in range(2):
-            if port_due[p, tau & (ring_port - 1)] == tau:
-                port[p] = port_value[p, tau & (ring_port - 1)]
+            if port_due[p, slot] == tau:
+                for r in range(runs):
+                    port[r, p] = port_value[r, p, slot]
                 port_valid[p] = True
-        if latch_due[tau & (ring_latch - 1)] == tau:
-            for lane in range(lanes):
-                latch[lane] = latch_ring[tau & (ring_latch - 1), lane]
+        slot = tau & (ring_latch - 1)
+        if latch_due[slot] == tau:
+            for r in range(runs):
+                for lane in range(lanes):
+                    latch[r, lane] = latch_ring[r, slot, lane]
             latch_valid = True
         # memory fields
         for p in range(2):
@@ -341,39 +367,44 @@ def _execute(table: np.ndarray, modes: np.ndarray, loop_start: int, loop_end: in
             if not (ma_on if p == 0 else mb_on):
                 continue
             addr = table[i, base + 1] + (update[i, p] if k >= 0 else table[i, base + 2])
-            if addr < 0 or addr >= mem.shape[0]:
+            if addr < 0 or addr >= mem.shape[1]:
                 error[0], error[1], error[2] = _ADDRESS, i, tau
                 return produced, in_pos
             if table[i, base] == MemOpcode.RD:
                 land = (tau + cfg[_READ_LAT]) & (ring_port - 1)
                 port_due[p, land] = tau + cfg[_READ_LAT]
-                port_value[p, land] = mem[addr]
+                for r in range(runs):
+                    port_value[r, p, land] = mem[r, addr]
             elif p == 1:
                 error[0], error[1], error[2] = _MEMB_WRITE, i, tau
                 return produced, in_pos
             else:
                 land = (tau + cfg[_WRITE_LAT]) & (ring_mem - 1)
-                mem_due[land], mem_addr[land], mem_value[land] = tau + cfg[_WRITE_LAT], addr, words[in_pos]
+                mem_due[land], mem_addr[land] = tau + cfg[_WRITE_LAT], addr
+                for r in range(runs):
+                    mem_value[r, land] = words[r, in_pos]
                 in_pos += 1
         # VMAC first: it reads rw[0] and ri[0-15] as they are at the start of the cycle
         if _enabled(table[i, _VMAC], table[i, _VMAC + 1], table[i, _VMAC + 2], k, iterations):
             if table[i, _VMAC] == VmacOpcode.SET_RB:
                 land = (tau + cfg[_ACT_LAT]) & (ring_latch - 1)
                 latch_due[land] = tau + cfg[_ACT_LAT]
-                for lane in range(lanes):
-                    latch_ring[land, lane] = _wrap(accu[lane], acc_bits)
-                for lane in range(lanes):
-                    accu[lane] = rw[0]
+                for r in range(runs):
+                    for lane in range(lanes):
+                        latch_ring[r, land, lane] = _wrap(accu[r, lane], acc_bits)
+                        accu[r, lane] = rw[r, 0]
             else:
-                w0 = rw[0]
-                for lane in range(lanes):
-                    accu[lane] += w0 * ri[lane]
+                for r in range(runs):
+                    w0 = rw[r, 0]
+                    for lane in range(lanes):
+                        accu[r, lane] += w0 * ri[r, lane]
                 mac_ops += 1
         if _enabled(table[i, _WREG], table[i, _WREG + 1], table[i, _WREG + 2], k, iterations):
             if not port_valid[0] and table[i, _WREG] == WregOpcode.SET:
                 error[0], error[1], error[2] = _PORT_A, i, tau
                 return produced, in_pos
-            _set_rw(rw, table[i, _WREG], port[0], cfg)
+            for r in range(runs):
+                _set_rw(rw, r, table[i, _WREG], port[r, 0], cfg)
         if _enabled(table[i, _IREG], table[i, _IREG + 1], table[i, _IREG + 2], k, iterations):
             op = table[i, _IREG]
             if not port_valid[0] and op == IregOpcode.SET:
@@ -382,12 +413,14 @@ def _execute(table: np.ndarray, modes: np.ndarray, loop_start: int, loop_end: in
             if not port_valid[1] and (op == IregOpcode.SET or op == IregOpcode.SETSH):
                 error[0], error[1], error[2] = _PORT_B, i, tau
                 return produced, in_pos
-            _set_ri(ri, op, port[0], port[1], cfg)
+            for r in range(runs):
+                _set_ri(ri, r, op, port[r, 0], port[r, 1], cfg)
         if act_on:
             if not latch_valid:
                 error[0], error[1], error[2] = _NO_LATCH, i, tau
                 return produced, in_pos
-            out[produced] = _activate(latch, table[i, _ACT + 1], cfg, lut)
+            for r in range(runs):
+                out[r, produced] = _activate(latch, r, table[i, _ACT + 1], cfg, lut)
             produced += 1
             fifo += 1
         if k >= 0:  # AGU: rewrite the address fields of repetitive instructions (Eq. 3.2)

@@ -8,7 +8,7 @@ import numpy as np
 
 from dnnmap.targets.nve.codegen import StreamLayout
 from dnnmap.targets.nve.host import StripData, input_stream, scatter_outputs, strips
-from dnnmap.targets.nve.iss import RunStats, StreamConfig, load_program, run_program
+from dnnmap.targets.nve.iss import RunStats, StreamConfig, load_program, run_batch
 from dnnmap.targets.nve.layers import ConvLayer
 from dnnmap.targets.nve.program import NveProgram
 from dnnmap.targets.nve.reference import conv_reference, random_operands
@@ -38,7 +38,8 @@ Operands = tuple[np.ndarray, np.ndarray, np.ndarray]  # pixels (in, H, W), weigh
 def simulate_layer(layer: ConvLayer, programs: list[tuple[NveProgram, StreamLayout]], spec: NveSpec,
                    seed: int = 0, config: StreamConfig = StreamConfig(), operands: Operands | None = None
                    ) -> LayerSim:
-    """Run every program of ``layer`` over every strip; compare all output maps with the reference.
+    """Run every program of ``layer`` over every strip (the strips in lockstep, :func:`run_batch`); compare all
+    output maps with the reference.
 
     ``operands`` (pixels, weights, bias) default to :func:`random_operands` drawn with ``seed``.
     """
@@ -48,14 +49,16 @@ def simulate_layer(layer: ConvLayer, programs: list[tuple[NveProgram, StreamLayo
     written = np.zeros(expected.shape, dtype=bool)
     total = RunStats(0, 0, 0, 0, 0)
     cols = layer.out_hw[1]
+    runs = strips(layer, spec)
     for program, stream in programs:
         loaded = load_program(program.with_iterations(cols))
         drain = loaded.settings.drain
-        for t in range(strips(layer, spec)):
-            data = StripData(layer, stream, pixels, weights, bias, t, spec)
-            out_words, stats = run_program(loaded, input_stream(layer, stream, data, cols, drain), spec, config)
-            scatter_outputs(stream, out_words, cols, drain, t, got, spec)
-            total = total + stats
+        data = [StripData(layer, stream, pixels, weights, bias, t, spec) for t in range(runs)]
+        out_words, stats = run_batch(loaded, np.stack([input_stream(layer, stream, d, cols, drain) for d in data]),
+                                     spec, config)
+        for t in range(runs):
+            scatter_outputs(stream, out_words[t], cols, drain, t, got, spec)
+        total = total + stats.times(runs)
         written[list(stream.out_maps)] = True
     mismatches = int(np.count_nonzero((got != expected) | ~written))
     return LayerSim(layer.name, layer.out_hw, len(programs), total, mismatches, expected.size)
