@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/fuzz_inputs.py [--cases N] [--seed S]`` (default 300 cases per kind,
 ~2,400 inputs, a few minutes). The default test suite runs the same generators with 30 cases per
-kind (tests/robustness/test_fuzz.py). Prints, per kind, the inputs tried and their exit codes,
+kind (tests/robustness/test_fuzz_inputs.py). Prints, per kind, the inputs tried and their exit codes,
 the slowest refusal, and every broken invariant (traceback, hang, NumPy warning, partial output,
 silently coerced value, illegal accepted mapping); exits 1 if there is any.
 """

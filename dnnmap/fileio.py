@@ -245,6 +245,16 @@ def load_data(path: str | os.PathLike[str], what: str = "file", fmt: str | None 
     return parse_json(text, str(path)) if fmt == "json" else parse_yaml(text, str(path))
 
 
+def as_tuples(value: Any) -> Any:
+    """Lists to tuples, recursively (loaded data for strict validation, where only tuple fields accept them;
+    and for the IR, whose attribute values are tuples)."""
+    if isinstance(value, list):
+        return tuple(as_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return {k: as_tuples(v) for k, v in value.items()}
+    return value
+
+
 # ---- writing ---------------------------------------------------------------------
 def _umask() -> int:
     mask = os.umask(0o022)

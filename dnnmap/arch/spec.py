@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from dnnmap import limits
 from dnnmap.errors import InputFileError, UnknownNameError
-from dnnmap.fileio import load_data
+from dnnmap.fileio import as_tuples, load_data
 
 Role = Literal["input", "weight", "output"]
 ALL_ROLES: tuple[Role, ...] = ("input", "weight", "output")
@@ -253,15 +253,6 @@ def _format_validation_error(path: str, err: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def _tuples(value: object) -> object:
-    """Lists to tuples, recursively: strict validation then accepts YAML sequences for tuple fields only."""
-    if isinstance(value, list):
-        return tuple(_tuples(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _tuples(v) for k, v in value.items()}
-    return value
-
-
 def _limits_problem(spec: ArchSpec) -> tuple[str, str] | None:
     """(field, why) of the first resource limit (dnnmap.limits) ``spec`` exceeds, or None."""
     if len(spec.levels) > limits.MAX_LEVELS:
@@ -305,7 +296,7 @@ def parse_arch(data: object, origin: str = "<spec>") -> ArchSpec:
     if not isinstance(data, dict):
         raise InputFileError(f"{origin}: an architecture spec must be a mapping with 'name', 'clock_mhz', 'levels'")
     try:
-        spec = ArchSpec.model_validate(_tuples(data), strict=True)
+        spec = ArchSpec.model_validate(as_tuples(data), strict=True)
     except ValidationError as err:
         raise InputFileError(_format_validation_error(origin, err)) from err
     problem = _limits_problem(spec)

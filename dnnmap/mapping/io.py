@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from dnnmap import limits
 from dnnmap.errors import InputFileError
-from dnnmap.fileio import load_data, write_text_atomic
+from dnnmap.fileio import as_tuples, load_data, write_text_atomic
 from dnnmap.mapping.mapping import LevelMapping, Mapping
 from dnnmap.workload.ir import Axis, Operator, Tensor
 
@@ -64,15 +64,6 @@ class MappingFileSpec(_Spec):
     levels: dict[Name, LevelSpec | None]
     layouts: dict[Name, tuple[Name, ...]] = Field(default_factory=dict)
     operator: OperatorSpec | None = None
-
-
-def _tuples(value: Any) -> Any:
-    """Lists to tuples, recursively (strict validation then accepts sequences for tuple fields only)."""
-    if isinstance(value, list):
-        return tuple(_tuples(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _tuples(v) for k, v in value.items()}
-    return value
 
 
 def _shown(value: Any) -> str:
@@ -123,7 +114,7 @@ def _operator(spec: OperatorSpec, origin: str) -> Operator:
 
     tensors = tuple(Tensor(t.name, t.role, tuple(Axis(a.name, tuple(a.terms.items())) for a in t.axes))
                     for t in spec.tensors)
-    attrs = tuple((k, _tuples(v)) for k, v in spec.attrs.items())
+    attrs = tuple((k, as_tuples(v)) for k, v in spec.attrs.items())
     try:
         op = Operator(spec.name, spec.kind, tuple(spec.dims.items()), tensors, attrs, spec.connectivity)
     except ValueError as err:
@@ -137,7 +128,7 @@ def _operator(spec: OperatorSpec, origin: str) -> Operator:
 def operator_from_dict(d: Any, origin: str = "<operator>") -> Operator:
     """The operator of a plain-data description (:func:`operator_to_dict`), strictly validated."""
     try:
-        spec = OperatorSpec.model_validate(_tuples(d), strict=True)
+        spec = OperatorSpec.model_validate(as_tuples(d), strict=True)
     except ValidationError as err:
         raise InputFileError(_validation_message(origin, "operator description", err)) from err
     return _operator(spec, origin)
@@ -170,7 +161,7 @@ def _file_spec(d: Any, origin: str) -> MappingFileSpec:
     if not isinstance(d, dict) or "levels" not in d:
         raise InputFileError(f"{origin}: a mapping file needs a 'levels' section (level name -> loops)")
     try:
-        return MappingFileSpec.model_validate(_tuples(d), strict=True)
+        return MappingFileSpec.model_validate(as_tuples(d), strict=True)
     except ValidationError as err:
         raise InputFileError(_validation_message(origin, "mapping file", err)) from err
 

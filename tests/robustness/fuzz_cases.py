@@ -1,6 +1,6 @@
 """Seeded hostile-input generators for every file kind and option, and the invariants every run must keep.
 
-Shared by ``tests/robustness/test_fuzz.py`` (a fixed budget in the default suite) and
+Shared by ``tests/robustness/test_fuzz_inputs.py`` (a fixed budget in the default suite) and
 ``benchmarks/fuzz_inputs.py`` (the larger run). A case is a command line plus the files it
 reads; :func:`run_case` runs it in process (typer's CliRunner) and checks:
 

@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from dnnmap import limits
 from dnnmap.errors import InputFileError
-from dnnmap.fileio import load_data, write_text_atomic
+from dnnmap.fileio import as_tuples, load_data, write_text_atomic
 from dnnmap.workload.ir import Axis, Layer, Network, Operator, Tensor
 from dnnmap.workload.validate import validate_network
 
@@ -168,14 +168,6 @@ def parse_axis(text: str, where: str) -> Axis:
     return Axis(name, tuple(terms))
 
 
-def _tuples(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_tuples(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _tuples(v) for k, v in value.items()}
-    return value
-
-
 def _loc(loc: tuple[Any, ...]) -> str:
     out = ""
     for part in loc:
@@ -211,7 +203,7 @@ def network_from_dict(data: Any, path: str) -> Network:
                             for t in ls.tensors)
             connectivity = None if ls.connectivity is None else tuple(tuple(c) for c in ls.connectivity)
             op = Operator(ls.name, ls.kind, tuple(ls.dims.items()), tensors,
-                          tuple((k, _tuples(v)) for k, v in ls.attrs.items()), connectivity)
+                          tuple((k, as_tuples(v)) for k, v in ls.attrs.items()), connectivity)
         except ValueError as exc:
             raise InputFileError(f"{where}: {exc}") from exc
         layers.append(Layer(op, tuple(ls.inputs), tuple(ls.output_shape), tuple(ls.fused)))
