@@ -104,6 +104,8 @@ def packs(shapes: tuple[Shape, ...], width: int, height: int) -> bool:
     """Whether the rectangles fit in ``width x height`` by recursive guillotine cuts."""
     if len(shapes) == 1:
         return shapes[0][0] <= width and shapes[0][1] <= height
+    if sum(x * y for x, y in shapes) > width * height:
+        return False
     rest = range(1, len(shapes))
     for k in range(1, len(shapes)):
         for left in itertools.combinations(rest, k - 1):
