@@ -119,8 +119,9 @@ def test_unconsumed_input_and_too_wide_specs_raise(spec: NveSpec) -> None:
     prog = NveProgram((Instruction(),), Settings(0, 0, 1, 0, ()))
     with pytest.raises(IssError, match="consumed 0 of 2 input words"):
         run_program(prog, [1, 2], spec)
-    with pytest.raises(IssError, match="accumulators up to 62 bits"):
-        run_program(prog, [], NveSpec(acc_bits=64))
+    for wide in (NveSpec(acc_bits=64), NveSpec(act_shift=64)):
+        with pytest.raises(IssError, match="accumulators up to 62 bits"):
+            run_program(prog, [], wide)
 
 
 def test_activation_lut_indexing(spec: NveSpec) -> None:

@@ -143,9 +143,10 @@ def act_lut(entries: int, scale: float, pixel_bits: int) -> np.ndarray:
 
 
 def _config(spec: NveSpec, config: StreamConfig) -> np.ndarray:
-    if spec.word_bits > _MAX_WORD_BITS or spec.acc_bits > _MAX_ACC_BITS:
-        raise IssError(f"the ISS models words up to {_MAX_WORD_BITS} bits and accumulators up to "
-                       f"{_MAX_ACC_BITS} bits (spec: {spec.word_bits} and {spec.acc_bits})")
+    if spec.word_bits > _MAX_WORD_BITS or spec.acc_bits > _MAX_ACC_BITS or spec.act_shift >= _MAX_WORD_BITS:
+        raise IssError(f"the ISS models words up to {_MAX_WORD_BITS} bits, accumulators up to {_MAX_ACC_BITS} "
+                       f"bits and activation shifts below {_MAX_WORD_BITS} (spec: {spec.word_bits}, "
+                       f"{spec.acc_bits} and {spec.act_shift})")
     return np.array([spec.lanes, spec.pixels_per_word, spec.coeffs_per_word, spec.pixel_bits, spec.weight_bits,
                      spec.acc_bits, spec.extra_image_registers, spec.read_latency, spec.write_to_read_latency,
                      spec.vmac_to_act_latency, spec.local_buffer_words, spec.act_shift, config.output_fifo_depth],
