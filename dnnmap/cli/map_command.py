@@ -29,8 +29,11 @@ from dnnmap.report.tables import layer_table, totals_line
 from dnnmap.search.mappers import OBJECTIVES
 from dnnmap.search.tso.arch_views import with_dram_model
 from dnnmap.report.tso import tso_comparison
-from dnnmap.search.network import DEFAULT_BUDGET, MAPPERS, NetworkResult, search_network, select_layers
+from dnnmap.search.network import (DEFAULT_BUDGET, IMPERFECT_MAPPERS, MAPPERS, NetworkResult, search_network,
+                                   select_layers)
+from dnnmap.search.sunstone.mapper import DEFAULT_WASTE
 from dnnmap.workload.ir import Network
+from dnnmap.workload.training import parse_passes, training_network
 
 
 def run_fused(network: Network, spec: ArchSpec, fuse: str, max_fused: int, objective: str, mapper: str,
@@ -61,8 +64,10 @@ def save_layer_mappings(result: NetworkResult, network: Network, directory: Path
 
 @user_errors
 def map_command(
-    model: Annotated[str, typer.Argument(help="zoo model name (see `dnnmap models`) or a model file "
-                                              "(.onnx, .keras, .h5, SavedModel dir, dnnmap .yaml network)")],
+    model: Annotated[str, typer.Argument(help="zoo model name (see `dnnmap models`), a model file "
+                                              "(.onnx, .keras, .h5, SavedModel dir, dnnmap .yaml network) or a "
+                                              "workload: mttkrp:I=..,J=..,K=..,L=.., ttmc:I=..,J=..,K=..,R=..,S=.. "
+                                              "or einsum:EXPR:i=..,...")],
     arch: Annotated[str, typer.Option("--arch", "-a", help="architecture preset (see `dnnmap archs`) or a "
                                                            "YAML spec")] = "eyeriss",
     objective: Annotated[str, typer.Option(help=f"one of {', '.join(OBJECTIVES)}")] = "edp",
@@ -85,9 +90,18 @@ def map_command(
     fuse: Annotated[Optional[str], typer.Option(help="fuse consecutive layers (HW-Flow-Fusion): temporal, "
                                                      "spatial or auto; docs/fusion.md")] = None,
     max_fused: Annotated[int, typer.Option(min=2, help="--fuse: most layers in one fused group")] = 2,
+    passes: Annotated[str, typer.Option("--pass", help="training passes to map: forward, backward (backward-data, "
+                                        "layers NAME.bwd), weight-update (NAME.wgt) or all; comma-separated for "
+                                        "several; docs/ir.md")] = "forward",
+    imperfect: Annotated[bool, typer.Option("--imperfect", help="imperfect factorization: factors may pad a "
+                                            "dimension by up to 15% of its bound (edge tiles; auto, exhaustive, "
+                                            "random and sunstone mappers; docs/search.md)")] = False,
 ) -> None:
     """Map every layer of MODEL onto ARCH and print per-layer and total cost."""
-    network = resolve_network(model, parse_input_shapes(input_shape))
+    chosen_passes = parse_passes(passes)
+    if fuse is not None and chosen_passes != ("forward",):
+        raise DnnmapError("--fuse applies to the forward pass only (--pass forward)")
+    network = training_network(resolve_network(model, parse_input_shapes(input_shape)), chosen_passes)
     spec = resolve_arch(arch)
     if dram_model is not None:
         spec = with_dram_model(spec, dram_model)
@@ -96,12 +110,14 @@ def map_command(
     check_search_limits(selected, spec, budget, seed, budget_seconds)
     err = stderr_console()
     load_kernels(err)
+    if imperfect and (fuse is not None or mapper not in IMPERFECT_MAPPERS):
+        raise DnnmapError(f"--imperfect applies to the {', '.join(IMPERFECT_MAPPERS)} mappers without --fuse")
     if fuse is not None:
         run_fused(network, spec, fuse, max_fused, objective, mapper, layer_names, err)
         return
     with item_progress(err, f"mapping {network.name}", [op.name for op in selected], "layers") as done:
         result = search_network(network, spec, objective, mapper, layer_names, budget, seed, on_layer=done,
-                                budget_seconds=budget_seconds)
+                                budget_seconds=budget_seconds, imperfect=DEFAULT_WASTE if imperfect else None)
     out = stdout_console()
     out.print(layer_table(result))
     out.print(totals_line(result))

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.errors import UnknownNameError
+from dnnmap.errors import DnnmapError, UnknownNameError
 from dnnmap.search.marvel.mapper import marvel_search
 from dnnmap.search.mappers import OBJECTIVES, SearchResult, SearchSpaceTooLarge, exhaustive_search, random_search
 from dnnmap.search.optimal import optimal_search
@@ -17,6 +17,7 @@ from dnnmap.search.tso.mapper import tso_search
 from dnnmap.workload.ir import Network, Operator
 
 MAPPERS = ("auto", "exhaustive", "random", "sunstone", "optimal", "tso", "marvel")
+IMPERFECT_MAPPERS = ("auto", "exhaustive", "random", "sunstone")  # take map_layer's ``imperfect``
 DEFAULT_BUDGET = 50_000  # random samples per layer (ResNet-50 on Eyeriss: ~5 s, docs/search.md)
 
 
@@ -87,23 +88,29 @@ def shape_key(op: Operator) -> tuple:
 
 def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str = "auto", budget: int = DEFAULT_BUDGET,
               seed: int = 0, exhaustive_limit: float = 2e5,
-              progress: Callable[[int], None] | None = None, budget_seconds: float | None = None) -> SearchResult:
+              progress: Callable[[int], None] | None = None, budget_seconds: float | None = None,
+              imperfect: float | None = None) -> SearchResult:
     """Best mapping of one operator. ``auto``: exhaustive when the declared space is at most
     ``exhaustive_limit`` mappings, else the Sunstone mapper (better than ``budget`` random samples on
-    every network and preset of ``benchmarks/sunstone_bench.py``, in a third of the time or less)."""
+    every network and preset of ``benchmarks/sunstone_bench.py``, in a third of the time or less).
+    ``imperfect``: factors may pad each dimension by up to this fraction of its bound (imperfect
+    factorization, docs/search.md); the auto, exhaustive, random and sunstone mappers take it."""
     if objective not in OBJECTIVES:
         raise UnknownNameError(f"unknown objective {objective!r}; choose from {', '.join(OBJECTIVES)}")
     if mapper not in MAPPERS:
         raise UnknownNameError(f"unknown mapper {mapper!r}; choose from {', '.join(MAPPERS)}")
+    if imperfect is not None and mapper not in IMPERFECT_MAPPERS:
+        raise DnnmapError(f"imperfect factorization is an option of the {', '.join(IMPERFECT_MAPPERS)} mappers, "
+                          f"not of {mapper!r}")
     if mapper == "sunstone":
-        return sunstone_search(op, arch, objective)
+        return sunstone_search(op, arch, objective, imperfect=imperfect)
     if mapper == "tso":
         return tso_search(op, arch, objective)
     if mapper == "marvel":
         return marvel_search(op, arch, objective)
     if mapper == "optimal":
         return optimal_search(op, arch, objective, budget_seconds=budget_seconds).result
-    space = MapSpace(op, arch)
+    space = MapSpace(op, arch, waste=imperfect)
     if mapper in ("auto", "exhaustive"):
         try:
             return exhaustive_search(op, arch, objective, max_space=exhaustive_limit if mapper == "auto" else 5e6,
@@ -111,7 +118,7 @@ def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str 
         except SearchSpaceTooLarge:
             if mapper == "exhaustive":
                 raise
-            return sunstone_search(op, arch, objective)
+            return sunstone_search(op, arch, objective, imperfect=imperfect)
     return random_search(op, arch, objective, budget=budget, seed=seed, progress=progress, space=space)
 
 
@@ -130,7 +137,7 @@ def select_layers(network: Network, names: list[str] | None) -> list[Operator]:
 def search_network(network: Network, arch: ArchSpec, objective: str = "edp", mapper: str = "auto",
                    layers: list[str] | None = None, budget: int = DEFAULT_BUDGET, seed: int = 0,
                    on_layer: Callable[[str], None] | None = None,
-                   budget_seconds: float | None = None) -> NetworkResult:
+                   budget_seconds: float | None = None, imperfect: float | None = None) -> NetworkResult:
     """Map every selected layer; layers of identical shape reuse the first one's search."""
     t0 = time.perf_counter()
     results: list[LayerResult] = []
@@ -141,7 +148,8 @@ def search_network(network: Network, arch: ArchSpec, objective: str = "edp", map
             first, res = done[key]
             results.append(LayerResult(op.name, op.kind, op.macs, res, first))
         else:
-            res = map_layer(op, arch, objective, mapper, budget, seed, budget_seconds=budget_seconds)
+            res = map_layer(op, arch, objective, mapper, budget, seed, budget_seconds=budget_seconds,
+                            imperfect=imperfect)
             done[key] = (op.name, res)
             results.append(LayerResult(op.name, op.kind, op.macs, res))
         if on_layer:

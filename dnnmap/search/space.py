@@ -5,18 +5,26 @@ factor per fan-out axis. A candidate assigns every dimension an ordered factoriz
 its bound over the slots (exact divisors), every level a loop order, and is legal when the
 spatial factors on each fan-out axis multiply to at most the axis size. Capacity is
 checked by the cost model.
+
+With ``waste`` set (imperfect factorization, docs/search.md) a dimension's factors may multiply
+to more than its bound, up to ``floor((1 + waste) * bound)``: each factor is a *ceil split*
+(:func:`factor_candidates`) of what the factors before it leave, so the edge tiles are the only
+padding. ``waste=0`` is exactly the divisor space.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
+from dnnmap import limits
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.batch import MappingBatch
+from dnnmap.errors import DnnmapError
 from dnnmap.workload.ir import Operator
 
 
@@ -33,6 +41,56 @@ def ordered_factorizations(n: int, k: int) -> np.ndarray:
     return np.array(rows, dtype=np.int64)
 
 
+def padded_cap(bound: int, waste: float | None) -> int:
+    """Largest padded extent allowed for a dimension of ``bound`` iterations (``bound`` when exact)."""
+    return bound if waste is None else max(bound, int(math.floor((1.0 + waste) * bound + 1e-9)))
+
+
+@lru_cache(maxsize=16384)
+def factor_candidates(n: int, cap: int | None = None) -> tuple[int, ...]:
+    """Factors ``f`` (ascending) a residual of ``n`` iterations may be split by, with the padded extent
+    ``f * ceil(n / f)`` at most ``cap`` (default ``n``: exactly the divisors of ``n``).
+
+    Only ``f = ceil(n / k)`` for ``k = 1..n`` are candidates: it is the smallest factor leaving ``k``
+    outer steps, and any larger factor with ``k`` steps covers the same iterations with a larger,
+    more padded tile. Every divisor ``d`` is one (``k = n / d``), with no padding."""
+    cap = n if cap is None else cap
+    if cap <= n:
+        return _divisors(n)
+    k = np.arange(1, n + 1, dtype=np.int64)
+    f = np.unique(-(-n // k))
+    keep = f * -(-n // f) <= cap
+    return tuple(int(x) for x in f[keep])
+
+
+@lru_cache(maxsize=4096)
+def _divisors(n: int) -> tuple[int, ...]:
+    k = np.arange(1, n + 1, dtype=np.int64)
+    return tuple(int(x) for x in k[n % k == 0])
+
+
+@lru_cache(maxsize=4096)
+def ceil_factorizations(n: int, k: int, cap: int) -> np.ndarray:
+    """All ``k``-tuples built by ceil splits of ``n`` (``f_1`` a candidate of ``n``, ``f_2`` of
+    ``ceil(n / f_1)``, ..., the last one what is left) whose product is at most ``cap`` (rows of an
+    int64 array). ``cap == n`` gives :func:`ordered_factorizations`."""
+    if k == 1:
+        return np.array([[n]], dtype=np.int64)
+    parts = []
+    for f in factor_candidates(n, cap):
+        rest = ceil_factorizations(-(-n // f), k - 1, cap // f)
+        parts.append(np.concatenate([np.full((len(rest), 1), f, dtype=np.int64), rest], axis=1))
+    return np.concatenate(parts, axis=0)
+
+
+@lru_cache(maxsize=65536)
+def count_ceil_factorizations(n: int, k: int, cap: int) -> int:
+    """Rows :func:`ceil_factorizations` would build (without building them)."""
+    if k == 1:
+        return 1
+    return sum(count_ceil_factorizations(-(-n // f), k - 1, cap // f) for f in factor_candidates(n, cap))
+
+
 @dataclass(frozen=True)
 class SpatialSlot:
     level: int
@@ -47,6 +105,7 @@ class MapSpace:
     op: Operator
     arch: ArchSpec
     spatial_dims: tuple[str, ...] | None = None  # None = every dimension may be spatial
+    waste: float | None = None  # imperfect factorization: padded extent up to (1 + waste) x bound; None = exact
 
     @property
     def spatial_slots(self) -> tuple[SpatialSlot, ...]:
@@ -58,9 +117,25 @@ class MapSpace:
         return len(self.arch.levels) + len(self.spatial_slots)
 
     def factor_table(self, dim: str) -> np.ndarray:
-        """Factorizations of ``dim`` over the slots; spatial slots capped by their size (and the dim filter)."""
-        table = ordered_factorizations(self.op.bound(dim), self.n_slots)
+        """Factorizations of ``dim`` over the slots; spatial slots capped by their size (and the dim filter).
+
+        Imperfect (``waste``): the ceil splits are taken in slot order with the DRAM temporal factor
+        last, so it is the one that takes what the others leave."""
+        bound = self.op.bound(dim)
         L = len(self.arch.levels)
+        if self.waste is None:
+            table = ordered_factorizations(bound, self.n_slots)
+        else:
+            chain = [s for s in range(self.n_slots) if s != L - 1] + [L - 1]
+            cap = padded_cap(bound, self.waste)
+            rows = count_ceil_factorizations(bound, self.n_slots, cap)
+            if rows > limits.MAX_SPLITS:
+                raise DnnmapError(f"layer {self.op.name!r}: dimension {dim} = {bound:,} has {rows:,} imperfect splits "
+                                  f"over {self.n_slots} loop slots with {self.waste:.0%} padding (limit "
+                                  f"{limits.MAX_SPLITS:,}); use --mapper sunstone, which does not tabulate them")
+            built = ceil_factorizations(bound, self.n_slots, cap)
+            table = np.empty_like(built)
+            table[:, chain] = built
         keep = np.ones(len(table), dtype=bool)
         for k, slot in enumerate(self.spatial_slots):
             limit = slot.size if (self.spatial_dims is None or dim in self.spatial_dims) else 1

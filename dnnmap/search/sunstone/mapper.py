@@ -11,22 +11,43 @@ from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.sunstone.walk import SunstoneWalk
 from dnnmap.workload.ir import Operator
 
+DEFAULT_WASTE = 0.15  # --imperfect: a dimension's factors may pad it by up to 15% (docs/search.md)
+
 
 def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats: SunstoneStats | None = None,
-                    model: CostModel | None = None) -> "SearchResult":  # noqa: F821 - avoids an import cycle
-    """Best mapping the Sunstone walk finds; ``stats`` (if given) accumulates its pruning statistics."""
+                    model: CostModel | None = None,
+                    imperfect: float | None = None) -> "SearchResult":  # noqa: F821 - avoids an import cycle
+    """Best mapping the Sunstone walk finds; ``stats`` (if given) accumulates its pruning statistics.
+
+    ``imperfect``: also walk the imperfect-factorization space whose factors may pad each dimension
+    by up to this fraction of its bound (docs/search.md). The exact walk runs first and its result
+    is the incumbent of the imperfect walk (alpha-beta cuts against it), so the option never returns
+    a worse objective: the walk's pruning is lossy, and without the incumbent a padded maximal tile
+    or unrolling could crowd out the exact divisor that was best.
+    """
     from dnnmap.search.mappers import SearchResult, _nothing_fits_message
 
+    if imperfect is not None and not imperfect >= 0:
+        raise ValueError(f"imperfect waste must be >= 0, got {imperfect!r}")
     t0 = time.perf_counter()
     model = model or CostModel(op, arch)
     walk = SunstoneWalk(op, arch, objective, model)
     best = walk.run()
+    evaluated = walk.stats.evaluated
     if stats is not None:
         stats.merge(walk.stats)
+    if imperfect is not None and imperfect > 0:
+        padded = SunstoneWalk(op, arch, objective, model, waste=imperfect)
+        if best is not None:
+            padded.best, padded.best_score, padded.best_tie = best, walk.best_score, walk.best_tie
+        best = padded.run()
+        evaluated += padded.stats.evaluated
+        if stats is not None:
+            stats.merge(padded.stats)
     if best is None:
         raise MappingError(_nothing_fits_message(op, arch, model))
     cost = model.evaluate(best)
     if not cost.valid[0]:
         raise MappingError(_nothing_fits_message(op, arch, model))
-    return SearchResult(op, arch, best.mapping(0, op, arch), cost, walk.stats.evaluated, walk.stats.evaluated,
+    return SearchResult(op, arch, best.mapping(0, op, arch), cost, evaluated, evaluated,
                         time.perf_counter() - t0, "sunstone")

@@ -7,6 +7,11 @@ dimension of a fitting tile lowers the accesses to the level above), so the surv
 lattice is laid out as one mixed-radix array, every tile's footprint is computed at once, and a
 fitting tile is maximal when none of its one-step neighbours fits (the tree's pruning rule).
 
+Imperfect factorization (``caps``, docs/search.md): a dimension's values are then the ceil splits
+of :func:`dnnmap.search.space.factor_candidates` (divisors and the factors that pad the
+dimension up to its cap), a child grows it to the next such value, and the same maximality test
+runs over that lattice.
+
 Footprints are the interval hulls of each tensor's axes (``Axis.extent``), summed per capacity
 partition of the level (``keeps``, per-role capacities, bits, buffering). They can only
 over-estimate the cost model's tile words (a strided window with gaps), so a tile judged to
@@ -20,6 +25,7 @@ from functools import lru_cache
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
+from dnnmap.search.space import factor_candidates
 from dnnmap.workload.ir import Operator
 
 
@@ -28,12 +34,21 @@ def divisors(n: int) -> tuple[int, ...]:
     return tuple(d for d in range(1, n + 1) if n % d == 0)
 
 
+def values(limits: tuple[int, ...], caps: tuple[int, ...] | None) -> list[tuple[int, ...]]:
+    """Per dimension, the factor values of the lattice: divisors of ``limits[d]`` (``caps`` None), else
+    its ceil splits padding it to at most ``caps[d]``."""
+    if caps is None:
+        return [divisors(int(n)) for n in limits]
+    return [factor_candidates(int(n), int(c)) for n, c in zip(limits, caps)]
+
+
 @lru_cache(maxsize=8192)
-def divisor_lattice(limits: tuple[int, ...]) -> np.ndarray:
-    """Every tile whose dimension ``d`` divides ``limits[d]``: (n, D), last dimension fastest (read-only)."""
+def divisor_lattice(limits: tuple[int, ...], caps: tuple[int, ...] | None = None) -> np.ndarray:
+    """Every tile whose dimension ``d`` divides ``limits[d]`` (or, with ``caps``, is one of its ceil
+    splits): (n, D), last dimension fastest (read-only)."""
     out = np.ones((1, 0), dtype=np.int64)
-    for n in limits:
-        divs = np.array(divisors(int(n)), dtype=np.int64)
+    for vals in values(limits, caps):
+        divs = np.array(vals, dtype=np.int64)
         out = np.concatenate([np.repeat(out, len(divs), axis=0), np.tile(divs, len(out))[:, None]], axis=1)
     out.setflags(write=False)
     return out
@@ -89,10 +104,11 @@ def level_fits(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, cove
     return Capacity(op, arch, keeps).fits(level, cover)
 
 
-def maximal_mask(limits: tuple[int, ...], fits: np.ndarray) -> np.ndarray:
+def maximal_mask(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ...] | None = None) -> np.ndarray:
     """Of the lattice of ``limits`` (as :func:`divisor_lattice` orders it), the fitting tiles none of
-    whose one-dimension growths to the next divisor fits (Observation 4's survivors)."""
-    radix = [len(divisors(int(n))) for n in limits]
+    whose one-dimension growths to the next value (divisor or, with ``caps``, ceil split) fits
+    (Observation 4's survivors)."""
+    radix = [len(v) for v in values(limits, caps)]
     shape = tuple(radix)
     grid = fits.reshape(shape)
     grown_fits = np.zeros(shape, dtype=bool)
@@ -117,16 +133,27 @@ class TileTree:
 
     def __init__(self, capacity: Capacity, level: int, inner: np.ndarray, residual: tuple[int, ...]) -> None:
         self.residual = residual
+        self.capacity, self.level, self.inner = capacity, level, inner
         self.fits = capacity.fits(level, divisor_lattice(residual) * inner[None, :]).reshape(
             tuple(len(divisors(n)) for n in residual))
         self._index = [{d: k for k, d in enumerate(divisors(n))} for n in residual]
-        self._done: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
+        self._done: dict[tuple, tuple[np.ndarray, int]] = {}
 
-    def maximal(self, limits: tuple[int, ...]) -> tuple[np.ndarray, int]:
-        """Maximal fitting tiles dividing ``limits`` and the number of fitting ones (the tree's nodes)."""
-        if limits not in self._done:
-            self._done[limits] = self._maximal(limits)
-        return self._done[limits]
+    def maximal(self, limits: tuple[int, ...], caps: tuple[int, ...] | None = None) -> tuple[np.ndarray, int]:
+        """Maximal fitting tiles dividing ``limits`` (or, with ``caps``, ceil splits of it padding each
+        dimension to at most its cap) and the number of fitting ones (the tree's nodes)."""
+        if caps is not None and all(c <= n and r % n == 0 for c, n, r in zip(caps, limits, self.residual)):
+            caps = None  # no room to pad and a divisor sub-box: the divisor sub-lattice
+        key = (limits, caps)
+        if key not in self._done:
+            self._done[key] = self._maximal(limits) if caps is None else self._maximal_padded(limits, caps)
+        return self._done[key]
+
+    def _maximal_padded(self, limits: tuple[int, ...], caps: tuple[int, ...]) -> tuple[np.ndarray, int]:
+        """The ceil-split lattice is not a sub-lattice of ``residual``'s divisors: its fits are computed anew."""
+        lattice = divisor_lattice(limits, caps)
+        fits = self.capacity.fits(self.level, lattice * self.inner[None, :])
+        return lattice[maximal_mask(limits, fits, caps)], int(fits.sum())
 
     def _maximal(self, limits: tuple[int, ...]) -> tuple[np.ndarray, int]:
         pos = [np.array([self._index[d][x] for x in divisors(n)]) for d, n in enumerate(limits)]

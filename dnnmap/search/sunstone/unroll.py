@@ -14,6 +14,11 @@ uses one axis (the declared space's rule, :meth:`MapSpace.spatial_legal`). Kept 
   Sunstone code likewise falls back to mixed unrollings when the reuse dimensions cannot fill
   the array).
 Both rules are lossy: docs/search.md.
+
+Imperfect factorization (``caps``): a dimension's spatial factors are then its ceil splits
+(:func:`dnnmap.search.space.factor_candidates`: e.g. 10 of 28 on a 12-wide axis, 3 steps of 10
+with 2 padded iterations), so an axis can be filled where no divisor fits it, and "next divisor"
+in the maximality test reads "next ceil split".
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from dnnmap.search.sunstone.tiles import divisors
+from dnnmap.search.sunstone.tiles import values
 
 
 @dataclass(frozen=True)
@@ -38,14 +43,16 @@ class Unrollings:
 
 
 @lru_cache(maxsize=8192)
-def legal_unrollings(limits: tuple[int, ...], shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Every legal (factors, axes) assignment of dimensions with bounds ``limits`` to a fan-out ``shape``."""
+def legal_unrollings(limits: tuple[int, ...], shape: tuple[int, ...],
+                     caps: tuple[int, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Every legal (factors, axes) assignment of dimensions with bounds ``limits`` to a fan-out ``shape``
+    (factors: divisors, or with ``caps`` the ceil splits padding each dimension to at most its cap)."""
     A = len(shape)
     fac = np.ones((1, 0), dtype=np.int64)
     ax = np.zeros((1, 0), dtype=np.int64)
     used = np.ones((1, A), dtype=np.int64)
-    for n in limits:
-        options = [(1, 0)] + [(f, a) for a in range(A) for f in divisors(int(n))[1:] if f <= shape[a]]
+    for vals in values(limits, caps):
+        options = [(1, 0)] + [(f, a) for a in range(A) for f in vals[1:] if f <= shape[a]]
         f_opt = np.array([o[0] for o in options], dtype=np.int64)
         a_opt = np.array([o[1] for o in options], dtype=np.int64)
         k = len(options)
@@ -59,17 +66,18 @@ def legal_unrollings(limits: tuple[int, ...], shape: tuple[int, ...]) -> tuple[n
     return fac, ax
 
 
-def _maximal(fac: np.ndarray, ax: np.ndarray, limits: tuple[int, ...], shape: tuple[int, ...]) -> np.ndarray:
-    """Rows none of whose factors can grow to the next divisor of its limit (or, at 1, start on any
-    axis) and still fit the fan-out."""
+def _maximal(fac: np.ndarray, ax: np.ndarray, limits: tuple[int, ...], shape: tuple[int, ...],
+             caps: tuple[int, ...] | None = None) -> np.ndarray:
+    """Rows none of whose factors can grow to the next value (divisor or ceil split) of its limit (or,
+    at 1, start on any axis) and still fit the fan-out."""
     sizes = np.array(shape, dtype=np.int64)
     rows = np.arange(len(fac))
     used = np.stack([np.where(ax == a, fac, 1).prod(axis=1) for a in range(len(shape))], axis=1)
     grow = np.zeros(len(fac), dtype=bool)
-    for d, n in enumerate(limits):
+    for d, (n, vals) in enumerate(zip(limits, values(limits, caps))):
         if n == 1:
             continue
-        divs = np.array(divisors(int(n)) + (0,), dtype=np.int64)  # 0: no larger divisor
+        divs = np.array(vals + (0,), dtype=np.int64)  # 0: no larger value
         f = fac[:, d]
         pos = np.searchsorted(divs[:-1], f, side="right")
         nxt = divs[np.minimum(pos, len(divs) - 1)]
@@ -80,20 +88,22 @@ def _maximal(fac: np.ndarray, ax: np.ndarray, limits: tuple[int, ...], shape: tu
 
 
 def unrolling_candidates(limits: tuple[int, ...], shape: tuple[int, ...],
-                         excluded: frozenset[int] = frozenset(), maximal_only: bool = True) -> Unrollings:
+                         excluded: frozenset[int] = frozenset(), maximal_only: bool = True,
+                         caps: tuple[int, ...] | None = None) -> Unrollings:
     """Maximal unrollings avoiding the ``excluded`` dimensions (Observation 5) plus the escape clause
-    (``maximal_only=False``: every legal unrolling, one per factor vector)."""
-    fac, ax = legal_unrollings(limits, shape)
+    (``maximal_only=False``: every legal unrolling, one per factor vector); ``caps``: imperfect factors."""
+    fac, ax = legal_unrollings(limits, shape, caps)
     if not maximal_only:
         _, first = np.unique(fac, axis=0, return_index=True)
         rows = np.sort(first)
         return Unrollings(fac[rows], ax[rows], len(fac))
-    maximal = _maximal(fac, ax, limits, shape)
+    maximal = _maximal(fac, ax, limits, shape, caps)
     allowed = np.ones(len(fac), dtype=bool)
     for d in excluded:
         allowed &= fac[:, d] == 1
     restricted_limits = tuple(1 if d in excluded else n for d, n in enumerate(limits))
-    permitted = allowed & _maximal(fac, ax, restricted_limits, shape)
+    restricted_caps = None if caps is None else tuple(1 if d in excluded else c for d, c in enumerate(caps))
+    permitted = allowed & _maximal(fac, ax, restricted_limits, shape, restricted_caps)
     util = fac.prod(axis=1)
     best = util[maximal].max() if maximal.any() else 1
     best_permitted = util[permitted].max() if permitted.any() else 0

@@ -17,6 +17,14 @@ tile) only the best order is kept (the report's pairing of a tile with its best 
 Candidates are expanded in ascending bound; once a candidate's bound reaches the best finished
 mapping, it and all after it are cut (Knuth-Moore alpha-beta as the report adapts it). At the
 last inner level the completion *is* the finished mapping, priced exactly.
+
+Imperfect factorization (``waste``, docs/search.md): a dimension's padded extent may reach
+``cap = floor((1 + waste) * bound)``. With ``done`` the coverage fixed below a step, the residual is
+``ceil(bound / done)`` and the step's factors are ceil splits of it padding at most to
+``cap // done`` (the unrolling first, then the tile in ``ceil(residual / unrolling)``); the
+completion gives level ``i+1`` the ceil of the rest. ``ceil(ceil(b / x) / y) = ceil(b / (x y))``,
+so every finished mapping covers each bound, with padding only at the edges. ``waste=None`` is the
+exact-divisor walk (residuals divide, caps equal residuals).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.search.sunstone.orders import order_candidates
 from dnnmap.search.sunstone.stats import SunstoneStats
+from dnnmap.search.space import padded_cap
 from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_mask
 from dnnmap.search.sunstone.unroll import unrolling_candidates
 from dnnmap.workload.ir import Operator
@@ -60,10 +69,13 @@ class Partials:
 class SunstoneWalk:
     """The search for one operator on one architecture; ``run`` returns the best finished batch row."""
 
-    def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 8) -> None:
+    def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 8,
+                 waste: float | None = None) -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
         self.L, self.D = len(arch.levels), len(op.dim_names)
         self.bounds = np.array([op.bound(d) for d in op.dim_names], dtype=np.int64)
+        self.waste = waste
+        self.caps = np.array([padded_cap(int(b), waste) for b in self.bounds], dtype=np.int64)
         self.keeps = MappingBatch.default_keeps(op, arch)
         self.capacity = Capacity(op, arch, self.keeps)
         self.chunk = chunk
@@ -94,21 +106,29 @@ class SunstoneWalk:
             out.append((np.array([dims.index(d) for d in full], dtype=np.int64), excluded))
         return out
 
-    def _unrollings(self, level: int, residual: np.ndarray, excluded: frozenset[int]):  # noqa: ANN202
+    def _caps(self, caps: np.ndarray | None) -> tuple[int, ...] | None:
+        """``caps`` as the tuple the candidate tables take; None in the exact walk."""
+        return None if self.waste is None or caps is None else tuple(int(c) for c in caps)
+
+    def _unrollings(self, level: int, residual: np.ndarray, excluded: frozenset[int],
+                    caps: np.ndarray | None = None):  # noqa: ANN202
         shape = self._fanout(level)
         if shape is None:
             one = np.ones((1, self.D), dtype=np.int64)
             return one, np.zeros_like(one)
-        u = unrolling_candidates(tuple(int(n) for n in residual), shape, excluded, maximal_only=not self.relaxed)
+        u = unrolling_candidates(tuple(int(n) for n in residual), shape, excluded, maximal_only=not self.relaxed,
+                                 caps=self._caps(caps))
         self.stats.unroll_legal += u.legal
         self.stats.unroll_kept += len(u.factors)
         return u.factors, u.axes
 
-    def _tiles(self, level: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray) -> np.ndarray:
+    def _tiles(self, level: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
+               caps: np.ndarray | None = None) -> np.ndarray:
         key = (level, inner.tobytes(), residual.tobytes())
         if key not in self._trees:
             self._trees[key] = TileTree(self.capacity, level, inner, tuple(residual.tolist()))
-        tiles, fitting = self._trees[key].maximal(tuple((residual // unroll).tolist()))
+        sub_caps = self._caps(None if caps is None else caps // unroll)
+        tiles, fitting = self._trees[key].maximal(tuple((-(-residual // unroll)).tolist()), sub_caps)
         self.stats.tiles_fitting += fitting
         self.stats.tiles_maximal += len(tiles)
         if level == 0:
@@ -117,18 +137,19 @@ class SunstoneWalk:
         return tiles
 
     def _fit_above(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
-                   tiles: np.ndarray) -> np.ndarray:
+                   tiles: np.ndarray, caps: np.ndarray | None = None) -> np.ndarray:
         """Tiles whose level above can still hold one of them per instance. When some maximal tile
         cannot, the tree is re-grown with both capacities as the fit test (a tile is then maximal for
         the pair of levels, the report's gap: maximal tiles can starve a small level above)."""
         above = self.capacity.fits(i + 1, inner[None, :] * tiles * unroll[None, :])
         if above.all():
             return tiles
-        limits = tuple(int(n) for n in residual // unroll)
-        lattice = divisor_lattice(limits)
+        limits = tuple(int(n) for n in -(-residual // unroll))
+        sub_caps = self._caps(None if caps is None else caps // unroll)
+        lattice = divisor_lattice(limits, sub_caps)
         fits = (self.capacity.fits(i, lattice * inner[None, :])
                 & self.capacity.fits(i + 1, lattice * (inner * unroll)[None, :]))
-        return lattice[maximal_mask(limits, fits)]
+        return lattice[maximal_mask(limits, fits, sub_caps)]
 
     def extend(self, parts: Partials, i: int) -> Partials:
         """Every extension of ``parts`` at step ``i``, completed with the rest of each bound at level i+1."""
@@ -137,7 +158,7 @@ class SunstoneWalk:
             base = parts.take(np.array([p]))
             starts = [base]
             if i == 0 and self._fanout(0) is not None:  # MAC lanes under level 0
-                fac, ax = self._unrollings(0, self.bounds, frozenset())
+                fac, ax = self._unrollings(0, self.bounds, frozenset(), self.caps)
                 starts = []
                 for f, a in zip(fac, ax):
                     s = base.take(np.array([0]))
@@ -152,16 +173,17 @@ class SunstoneWalk:
 
     def _extend_one(self, s: Partials, i: int) -> list[Partials]:
         done = np.prod(s.temporal[0, :i], axis=0) * np.prod(s.spatial[0, :i + 1], axis=0)
-        residual = self.bounds // done
+        residual = -(-self.bounds // done)  # ceil: equal to bounds // done in the exact walk
+        caps = self.caps // done
         inner = np.prod(s.temporal[0, :i] * s.spatial[0, :i], axis=0) * s.spatial[0, i]
         out = []
         for order, excluded in self._orders(residual):
-            fac, ax = (self._unrollings(i + 1, residual, excluded) if i + 1 < self.L
+            fac, ax = (self._unrollings(i + 1, residual, excluded, caps) if i + 1 < self.L
                        else (np.ones((1, self.D), dtype=np.int64), np.zeros((1, self.D), dtype=np.int64)))
             for f, a in zip(fac, ax):
-                tiles = self._tiles(i, inner, residual, f)
+                tiles = self._tiles(i, inner, residual, f, caps)
                 if i + 1 < self.L - 1:
-                    tiles = self._fit_above(i, inner, residual, f, tiles)
+                    tiles = self._fit_above(i, inner, residual, f, tiles, caps)
                 m = len(tiles)
                 if m == 0:
                     continue
@@ -170,7 +192,7 @@ class SunstoneWalk:
                 axs = np.repeat(s.axes, m, axis=0)
                 od = np.repeat(s.order, m, axis=0)
                 t[:, i] = tiles
-                t[:, i + 1] = residual // f // tiles
+                t[:, i + 1] = -(-residual // (f * tiles))
                 t[:, i + 2:] = 1
                 sp[:, i + 1], axs[:, i + 1] = f, a
                 od[:, i + 1] = order
