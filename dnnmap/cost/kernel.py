@@ -54,10 +54,10 @@ TERM_DIM, TERM_COEF = 0, 1
 # ``tensor_axes`` (T, 2 + X): a tensor's number of axes, of sliding-window axes, then the window axes
 TX_NAX, TX_NWIN, TX_WIN = 0, 1, 2
 # ``dim_rel`` (T, D, 2): how tensor t's axes use dimension d: a bit mask (REL_SINGLE: some single-dimension
-# axis, REL_WINDOW: some window axis; 0: the tensor does not depend on d) and the number of such terms,
-# listed in ``dim_terms`` (T, D, X, 2) as (axis, coefficient)
+# axis, REL_WINDOW: some window axis, REL_DIM: d is one of the tensor's dimensions, even of bound 1, whose
+# axes the kernel drops) and the number of terms on d, listed in ``dim_terms`` (T, D, X, 2) as (axis, coefficient)
 REL_KIND, REL_NTERMS = 0, 1
-REL_SINGLE, REL_WINDOW = 1, 2
+REL_SINGLE, REL_WINDOW, REL_DIM = 1, 2, 4
 DT_AXIS, DT_COEF = 0, 1
 # columns of ``level_tensor`` (L, T, 4): energy per word of each action, and capacity units per tile word
 READ_E, FILL_E, UPDATE_E, CAP_WEIGHT = 0, 1, 2, 3
@@ -78,6 +78,7 @@ T_BYTES, T_REGISTER, T_OUTPUT = 0, 1, 2
 # mode (0 never, 1 always, 2 only across a step of the innermost loop above the child)
 (PR_TENSOR, PR_CHILD, PR_PARENT, PR_MCAST, PR_REDUCE, PR_IDENTICAL, PR_OUTPUT, PR_LANES, PR_SETS, PR_RMW,
  PR_HALO) = range(11)
+PAIR_COLUMNS = 11
 # columns of ``summary`` (B, 7)
 (O_VALID, O_CYCLES, O_STEPS, O_ENERGY, O_DRAM_BYTES, O_UTILIZATION, O_BURSTS) = range(7)
 
@@ -600,7 +601,7 @@ def output_copies(pairs: np.ndarray, pi: int, sf: np.ndarray, b: int, spatial: n
     for e in range(n_spatial):
         g = spatial[e, SP_LEVEL]
         d = spatial[e, SP_DIM]
-        if dim_rel[t, d, REL_KIND] == 0 and g > c:
+        if not dim_rel[t, d, REL_KIND] & REL_DIM and g > c:
             rep_c *= sf[b, g, d]
             if g > p:
                 rep_p *= sf[b, g, d]
@@ -648,6 +649,16 @@ def lane_bursts(pairs: np.ndarray, pi: int, steps: int, lanes: int, inst_p: int,
     if not is_out and pairs[pi, PR_IDENTICAL]:
         return float(steps) * lane_words * word_bursts
     return float(steps) * lanes * word_bursts
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def tile_bitmap(t: int, c: int, x: int, cover: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray,
+                tile: np.ndarray, work: np.ndarray, base: int) -> None:
+    """``tile[x] := base + A_x``: the index set along axis ``x`` of tensor ``t`` of one instance of child level
+    ``c``, the Minkowski sum of its terms' progressions ``{0, coef, ..., (coverage - 1) coef}``."""
+    bm_single(tile, x, base)
+    for k in range(ax_nterm[t, x]):
+        bm_dilate(tile, x, ax_terms[t, x, k, TERM_COEF], cover[c + 1, ax_terms[t, x, k, TERM_DIM]], work, TMP)
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
@@ -700,9 +711,7 @@ def tile_sets(t: int, c: int, nax: int, cover: np.ndarray, ax_nterm: np.ndarray,
                 axis_sets[x, AS_UNION] = size
             axis_sets[x, AS_CLOSED] = closed
         if need_sets or not closed:
-            bm_single(tile, x, base)
-            for k in range(nt):
-                bm_dilate(tile, x, ax_terms[t, x, k, TERM_COEF], cover[c + 1, ax_terms[t, x, k, TERM_DIM]], work, TMP)
+            tile_bitmap(t, c, x, cover, ax_nterm, ax_terms, tile, work, base)
             bm_copy(union, x, tile, x)
             _grid_dilate(union, x, grid, grid_n, x, work)
             if nt > 1:
@@ -755,9 +764,7 @@ def axis_move(t: int, c: int, x: int, no_halo: bool, cover: np.ndarray, ax_nterm
             axis_sets[x, AS_NEW] = size
             return
         # the closed form does not cover this step: exact bitmaps of the tile
-        bm_single(tile, x, base)
-        for k in range(ax_nterm[t, x]):
-            bm_dilate(tile, x, ax_terms[t, x, k, TERM_COEF], cover[c + 1, ax_terms[t, x, k, TERM_DIM]], work, TMP)
+        tile_bitmap(t, c, x, cover, ax_nterm, ax_terms, tile, work, base)
     bm_shifted(work, SHIFT, tile, x, delta)
     axis_sets[x, AS_OVERLAP] = bm_and_count(work, SHIFT, tile, x)
     bm_and_not(new, x, work, SHIFT, tile, x)

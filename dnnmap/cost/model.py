@@ -80,6 +80,8 @@ class CostModel:
         self._sizes = np.ones((self.T, X), dtype=np.int64)
         for ti, axes in enumerate(self._axes):
             self._tensor_axes[ti, kernel.TX_NAX] = len(axes)
+            for d in op.tensors[ti].dims:
+                self._dim_rel[ti, self.dims.index(d), kernel.REL_KIND] |= kernel.REL_DIM
             for xi, a in enumerate(axes):
                 # dimensions of bound 1 never move an axis: a window over them is a single-dimension axis;
                 # terms in ascending coefficient, the order the kernel's closed forms take them in
@@ -188,7 +190,7 @@ class CostModel:
                 nets = [self._networks[j][t][1:] for j in range(c + 1, p + 1) if self._networks[j][t][0]]
                 mcast = all(m for m, _, _ in nets)
                 register = self._tensor_params[t, kernel.T_REGISTER] > 0
-                row = np.zeros(11, dtype=np.int64)
+                row = np.zeros(kernel.PAIR_COLUMNS, dtype=np.int64)
                 row[[kernel.PR_TENSOR, kernel.PR_CHILD, kernel.PR_PARENT]] = t, c, p
                 row[kernel.PR_MCAST] = mcast
                 row[kernel.PR_REDUCE] = all(r for _, r, _ in nets)

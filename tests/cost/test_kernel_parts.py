@@ -61,7 +61,7 @@ def _window_tables(coef_p: int = 1) -> tuple[np.ndarray, ...]:
 
 def _pair(t: int = 0, c: int = 0, p: int = 1, mcast: bool = True, reduce: bool = True, identical: bool = False,
           output: bool = False, lanes: bool = False, rmw: bool = True, halo: int = 1) -> np.ndarray:
-    row = np.zeros((1, 11), dtype=np.int64)
+    row = np.zeros((1, k.PAIR_COLUMNS), dtype=np.int64)
     row[0, [k.PR_TENSOR, k.PR_CHILD, k.PR_PARENT]] = t, c, p
     row[0, k.PR_MCAST], row[0, k.PR_REDUCE], row[0, k.PR_IDENTICAL] = mcast, reduce, mcast and identical
     row[0, k.PR_OUTPUT], row[0, k.PR_LANES], row[0, k.PR_RMW], row[0, k.PR_HALO] = output, lanes, rmw, halo
