@@ -56,8 +56,8 @@ computations suitably changed"): backward-data reads ``dO`` as its input and ``W
 weight; weight-update reads ``I`` as its input and ``dO`` as its *weight* (it plays the
 filter: the output coordinates ``p, q`` become the filter coordinates). Derived operators keep
 the forward dimension letters (``K``/``C`` stay the forward layer's output/input channels),
-attributes (plus ``pass``, ``forward_kind`` and for backward-data ``phase`` and
-``phase_origin``) and connectivity; their kind is the forward kind with ``.bwd`` or ``.wgt``
+attributes (plus ``pass``, ``forward_kind``, ``forward_dims`` and for backward-data ``phase``
+and ``phase_origin``; :func:`forward_of` rebuilds the forward operator from them) and connectivity; their kind is the forward kind with ``.bwd`` or ``.wgt``
 appended.
 """
 
@@ -100,7 +100,7 @@ def _derived(op: Operator, which: Pass, tensors: tuple[Tensor, ...], name: str |
              dims: tuple[tuple[str, int], ...] | None = None,
              extra: tuple[tuple[str, object], ...] = ()) -> Operator:
     suffix = SUFFIX[which]
-    attrs = (*op.attrs, ("pass", which), ("forward_kind", op.kind), *extra)
+    attrs = (*op.attrs, ("pass", which), ("forward_kind", op.kind), ("forward_dims", op.dims), *extra)
     return Operator(name or op.name + suffix, op.kind + suffix, dims or op.dims, tensors, attrs, op.connectivity)
 
 
@@ -170,13 +170,12 @@ def _conv_backward(op: Operator, x: Tensor, w: Tensor, y: Tensor) -> tuple[Opera
             name = op.name + SUFFIX["backward"] + (f".p{ph_r.rho}_{ph_c.rho}" if several else "")
             extra = (("phase", (ph_r.rho, ph_c.rho)), ("phase_origin", (ph_r.origin, ph_c.origin)))
             result.append(_derived(op, "backward", (d_o, Tensor(w.name, "weight", w.axes), d_i), name, dims, extra))
-    if not result:
-        raise DnnmapError(f"layer {op.name!r}: no input row is read, so there is no backward-data pass")
-    return tuple(result)
+    return tuple(result)  # empty when every window reads padding only: the input gradient is all zero
 
 
 def backward_data(op: Operator) -> tuple[Operator, ...]:
-    """The backward-data pass of ``op``: one operator per phase (see the module docstring).
+    """The backward-data pass of ``op``: one operator per phase (see the module docstring); none when
+    no window of the forward pass reads a real (non-padding) input element.
 
     Convolutions: tensors ``dO`` (role input, the phase's view of the output gradient), ``W``
     (role weight, the phase's reversed taps) and ``dI`` (role output, the phase's rows and
@@ -203,6 +202,28 @@ def weight_update(op: Operator) -> Operator:
     x, w, y = _operands(op)
     return _derived(op, "weight-update", (Tensor(x.name, "input", x.axes), Tensor("dO", "weight", y.axes),
                                           Tensor("d" + w.name, "output", w.axes)))
+
+
+DERIVED_ATTRS = ("pass", "forward_kind", "forward_dims", "phase", "phase_origin")
+
+
+def forward_of(op: Operator) -> tuple[Pass, Operator]:
+    """The pass of a derived operator and a stand-in of its forward operator: the forward kind, dims,
+    attributes and connectivity (what the forward constructors need), tensors left out (a bare output).
+    Raises :class:`DnnmapError` when the attributes do not describe a training pass of ``op.kind``."""
+    which, kind, dims = op.attr("pass"), op.attr("forward_kind"), op.attr("forward_dims")
+    if which not in SUFFIX or not isinstance(kind, str) or op.kind != kind + SUFFIX[str(which)]:
+        raise DnnmapError(f"a {op.kind} layer needs the attributes pass and forward_kind of its kind, got "
+                          f"pass={which!r}, forward_kind={kind!r}")
+    if not isinstance(dims, tuple) or not all(isinstance(d, tuple) and len(d) == 2 for d in dims):
+        raise DnnmapError(f"a {op.kind} layer needs the attribute forward_dims (pairs of name and bound)")
+    attrs = tuple((k, v) for k, v in op.attrs if k not in DERIVED_ATTRS)
+    try:
+        stand_in = Operator(op.name, kind, tuple((str(d), b) for d, b in dims), (Tensor("O", "output", ()),), attrs,
+                            op.connectivity)
+    except ValueError as err:
+        raise DnnmapError(f"forward_dims: {err}") from err
+    return which, stand_in  # type: ignore[return-value]
 
 
 def derive(op: Operator, which: Pass) -> tuple[Operator, ...]:

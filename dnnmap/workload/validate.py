@@ -16,12 +16,12 @@ from __future__ import annotations
 import math
 
 from dnnmap import limits
-from dnnmap.errors import InputFileError
-from dnnmap.workload import ops
+from dnnmap.errors import DnnmapError, InputFileError
+from dnnmap.workload import ops, training
 from dnnmap.workload.ir import Network, Operator
 
 CONV_KINDS = ("conv2d", "pointwise", "depthwise")
-MAC_KINDS = (*CONV_KINDS, "fc", "matmul", "einsum")
+MAC_KINDS = (*CONV_KINDS, "fc", "matmul", "einsum", *training.DERIVED_KINDS)
 NO_WEIGHT_KINDS = ("pool_max", "pool_avg", "add", "mul", "identity", "concat")
 KINDS = (*MAC_KINDS, *NO_WEIGHT_KINDS)
 _CONV_ATTRS = ("stride", "padding", "dilation", "groups", "in_hw", "in_channels", "out_channels")
@@ -55,6 +55,8 @@ def _has(op: Operator, names: tuple[str, ...]) -> bool:
 def _rebuild(op: Operator) -> Operator | None:
     """The operator its kind and attributes define (None for a generic operator without them)."""
     b, kind = op.bounds, op.kind
+    if kind in training.DERIVED_KINDS:
+        return _rebuild_derived(op)
     if kind in CONV_KINDS or kind == "fc":
         if not _has(op, _CONV_ATTRS):
             return None
@@ -85,6 +87,22 @@ def _rebuild(op: Operator) -> Operator | None:
     if kind == "einsum" and isinstance(op.attr("expr"), str):
         return ops.einsum(op.name, str(op.attr("expr")), b, tuple(t.name for t in op.tensors))
     return None
+
+
+def _rebuild_derived(op: Operator) -> Operator | None:
+    """A training pass (dnnmap.workload.training): its forward operator rebuilt, then the pass derived."""
+    try:
+        which, stand_in = training.forward_of(op)
+        forward = _rebuild(stand_in)
+        if forward is None:
+            return None
+        derived = training.derive(forward, which)
+    except DnnmapError as err:
+        raise _Bad(str(err)) from err
+    for ref in derived:
+        if ref.attr("phase") == op.attr("phase"):
+            return ref
+    raise _Bad(f"phase {op.attr('phase')!r} is not a phase of the backward-data pass its attributes define")
 
 
 def _difference(op: Operator, ref: Operator) -> str | None:
@@ -167,6 +185,8 @@ def _graph_problem(op: Operator, inputs: list[tuple[str, tuple[int, ...]]], out:
     def mismatch(i: int, want: object) -> str:
         return f"reads {inputs[i][0]!r} of shape {list(shapes[i])}, but its loop nest needs {want}"
 
+    if kind in training.DERIVED_KINDS:  # reads gradient views (phases) of graph inputs: operator checks only
+        return None
     if kind in (*CONV_KINDS, "fc", "pool_max", "pool_avg", "matmul") and attrs and len(inputs) != 1:
         return f"a {kind} layer reads one input, it lists {len(inputs)}"
     if kind in CONV_KINDS and attrs:
