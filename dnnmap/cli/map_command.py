@@ -15,7 +15,7 @@ from dnnmap.api import resolve_arch, resolve_network
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
-from dnnmap.cli.options import (INPUT_SHAPE_HELP, check_search_limits, output_path, parse_input_shapes,
+from dnnmap.cli.options import (INPUT_SHAPE_HELP, output_path, parse_input_shapes,
                                 parse_layer_list)
 from dnnmap.cli.progress import item_progress
 from dnnmap.cli.report_command import PNG_DIR_HELP, write_report
@@ -29,8 +29,8 @@ from dnnmap.report.tables import layer_table, totals_line
 from dnnmap.search.mappers import OBJECTIVES
 from dnnmap.search.tso.arch_views import with_dram_model
 from dnnmap.report.tso import tso_comparison
-from dnnmap.search.network import (DEFAULT_BUDGET, IMPERFECT_MAPPERS, MAPPERS, NetworkResult, search_network,
-                                   select_layers)
+from dnnmap.search.network import (DEFAULT_BUDGET, IMPERFECT_MAPPERS, MAPPERS, NetworkResult, check_search_limits,
+                                   search_network, select_layers)
 from dnnmap.search.sunstone.mapper import DEFAULT_WASTE
 from dnnmap.workload.ir import Network
 from dnnmap.workload.training import parse_passes, training_network

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import typer
 
-from dnnmap import limits
-from dnnmap.arch.spec import ArchSpec
 from dnnmap.errors import DnnmapError
-from dnnmap.workload.ir import Operator
 
 INPUT_SHAPE_HELP = "graph input shape, e.g. input=1x3x224x224 (repeat for several inputs)"
 
@@ -47,13 +43,3 @@ def output_path(value: str) -> Path:
     return Path(value)
 
 
-def check_search_limits(ops: Sequence[Operator], arch: ArchSpec, budget: int, seed: int,
-                        budget_seconds: float | None = None) -> None:
-    """Refuse, before any search, budgets, seeds and layers the mappers cannot finish (dnnmap.limits)."""
-    limits.check_budget(budget)
-    limits.check_seed(seed)
-    if budget_seconds is not None:
-        limits.check_range(budget_seconds, 0, 1e6, "--budget-seconds", "at most 1e6 seconds (11.6 days) per layer")
-    slots = len(arch.levels) + sum(len(lv.fanout.shape) for lv in arch.levels if lv.fanout)
-    for op in ops:
-        limits.check_map_space(op.name, op.dims, slots, arch.name)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from dnnmap import limits
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.errors import DnnmapError, UnknownNameError
 from dnnmap.search.marvel.mapper import marvel_search
@@ -134,11 +135,25 @@ def select_layers(network: Network, names: list[str] | None) -> list[Operator]:
     return [known[n] for n in names]
 
 
+def check_search_limits(ops: Sequence[Operator], arch: ArchSpec, budget: int, seed: int,
+                        budget_seconds: float | None = None) -> None:
+    """Refuse, before any search, budgets, seeds and layers the mappers cannot finish (dnnmap.limits)."""
+    limits.check_budget(budget)
+    limits.check_seed(seed)
+    if budget_seconds is not None:
+        limits.check_range(budget_seconds, 0, 1e6, "--budget-seconds", "at most 1e6 seconds (11.6 days) per layer")
+    slots = len(arch.levels) + sum(len(lv.fanout.shape) for lv in arch.levels if lv.fanout)
+    for op in ops:
+        limits.check_map_space(op.name, op.dims, slots, arch.name)
+
+
 def search_network(network: Network, arch: ArchSpec, objective: str = "edp", mapper: str = "auto",
                    layers: list[str] | None = None, budget: int = DEFAULT_BUDGET, seed: int = 0,
                    on_layer: Callable[[str], None] | None = None,
                    budget_seconds: float | None = None, imperfect: float | None = None) -> NetworkResult:
-    """Map every selected layer; layers of identical shape reuse the first one's search."""
+    """Map every selected layer; layers of identical shape reuse the first one's search. Budgets, seeds
+    and layers the mappers cannot finish are refused first (:func:`check_search_limits`)."""
+    check_search_limits(select_layers(network, layers), arch, budget, seed, budget_seconds)
     t0 = time.perf_counter()
     results: list[LayerResult] = []
     done: dict[tuple, tuple[str, SearchResult]] = {}
