@@ -42,7 +42,9 @@ def refused(*args: object, fragments: tuple[str, ...] = ()) -> str:
     assert "error:" in result.stderr or "Usage:" in result.stderr
     for fragment in fragments:
         assert fragment in result.stderr, result.stderr
-    assert cpu < 1.0, f"{cpu:.2f} s of CPU for {args}"
+    # a refusal comes before any search: seconds of CPU would mean work was done first (the < 1 s
+    # figure itself is measured by benchmarks/fuzz_inputs.py; loading compiled kernels varies by machine)
+    assert cpu < 5.0, f"{cpu:.2f} s of CPU for {args}"
     return result.stderr
 
 
