@@ -41,6 +41,12 @@ class Fanout(_Strict):
     no_multicast: tuple[Role, ...] = Field((), description="tensor roles this network never multicasts")
     reduction: bool = Field(True, description="partial sums of children are reduced in the network")
     hop_energy: float = Field(0.0, ge=0, description="energy per word delivered to a child (Eyeriss 'array' cost)")
+    ingress_bandwidth: float | None = Field(
+        None, gt=0, description="words per cycle per instance of the owning level that the network carries down "
+        "to the children (a multicast word once); null = unlimited (docs/cost-model.md section 2b)")
+    egress_bandwidth: float | None = Field(
+        None, gt=0, description="words per cycle per instance of the owning level that the network carries up "
+        "from the children (a reduced word once); null = unlimited")
 
     @field_validator("shape")
     @classmethod
@@ -274,6 +280,7 @@ def _limits_problem(spec: ArchSpec) -> tuple[str, str] | None:
         rates += [(f"{at}.{f}", getattr(lv, f)) for f in ("bandwidth", "read_bandwidth", "write_bandwidth")]
         if lv.fanout is not None:
             energies.append((f"{at}.fanout.hop_energy", lv.fanout.hop_energy))
+            rates += [(f"{at}.fanout.{f}", getattr(lv.fanout, f)) for f in ("ingress_bandwidth", "egress_bandwidth")]
         if lv.transfer is not None:
             rates.append((f"{at}.transfer.bandwidth_gbps", lv.transfer.bandwidth_gbps))
             if lv.transfer.cas_ns > limits.MAX_RATE or lv.transfer.burst_bytes > 2**30:

@@ -61,9 +61,10 @@ REL_SINGLE, REL_WINDOW, REL_DIM = 1, 2, 4
 DT_AXIS, DT_COEF = 0, 1
 # columns of ``level_tensor`` (L, T, 4): energy per word of each action, and capacity units per tile word
 READ_E, FILL_E, UPDATE_E, CAP_WEIGHT = 0, 1, 2, 3
-# columns of ``level_params`` (L, 7): bandwidths (words/cycle/instance, 0 = unlimited), hop energy,
-# read-modify-write and halo-reuse switches (docs/cost-model.md section 2b), a fan-out below the level (0/1)
-P_BANDWIDTH, P_READ_BW, P_WRITE_BW, P_HOP_E, P_RMW, P_HALO, P_FANOUT = range(7)
+# columns of ``level_params`` (L, 9): bandwidths (words/cycle/instance, 0 = unlimited), hop energy,
+# read-modify-write and halo-reuse switches (docs/cost-model.md section 2b), a fan-out below the level (0/1),
+# the ingress and egress bandwidths of that fan-out (words/cycle per instance of the level, 0 = unlimited)
+P_BANDWIDTH, P_READ_BW, P_WRITE_BW, P_HOP_E, P_RMW, P_HALO, P_FANOUT, P_IN_BW, P_OUT_BW = range(9)
 # columns of ``tensor_params`` (T, 3): bytes per word, operand register per lane (0/1), the output (0/1)
 T_BYTES, T_REGISTER, T_OUTPUT = 0, 1, 2
 # columns of ``scalars`` (docs/cost-model.md section 3)
@@ -104,6 +105,8 @@ GN_TERMS, GN_PROD = 0, 1
 BM_TILE, BM_UNION, BM_NEW, BM_NEW_UNION, BM_PIECE = range(5)
 # rows of the ``work`` bitmaps (2, W)
 TMP, SHIFT = 0, 1
+# columns of ``net_words`` (L, 2): words through the fan-out below each level, all its instances together
+NW_INGRESS, NW_EGRESS = 0, 1
 
 
 # ---- integer sets as packed bitmaps ------------------------------------------------------------
@@ -926,6 +929,79 @@ def add_hops(hop: np.ndarray, b: int, c: int, p: int, level_params: np.ndarray, 
             hop[b, j] += words
 
 
+@njit(cache=True, error_model="numpy", _nrt=False)
+def network_words(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, level_params: np.ndarray,
+                  level_nest: np.ndarray, sf: np.ndarray, spatial: np.ndarray, n_spatial: int, cover: np.ndarray,
+                  loops: np.ndarray, n_loops: int, tensor_axes: np.ndarray, dim_rel: np.ndarray,
+                  dim_terms: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray, grid: np.ndarray,
+                  grid_n: np.ndarray, axis_sets: np.ndarray, sets: np.ndarray, work: np.ndarray, wrap: np.ndarray,
+                  base: int, sizes: np.ndarray, layout: np.ndarray, steps: int, lanes: int, o_size: float,
+                  net_pair: np.ndarray, net_counts: np.ndarray, net_words: np.ndarray) -> None:
+    """Adds pair ``pi``'s words to the ingress and egress of every fan-out with a network bandwidth that it
+    crosses (those of levels ``j = c + 1 .. p``; docs/cost-model.md section 2b): the parent-side words (its
+    reads, its updates, under the pair's network rule) grouped by the level-``j`` instance they pass through.
+    For ``j = p``, or no spatial factor above ``j`` up to ``p`` (one level-``j`` instance per parent
+    instance), those are the parent's counts of the pair; otherwise the pair is evaluated again with level
+    ``j`` as its parent (the grid of the children under one level-``j`` instance), into ``net_counts``.
+    Call after the pair's own parts: it reuses their scratch. An ordinary call, not inlined: it runs only
+    when a fan-out has a network bandwidth."""
+    t = pairs[pi, PR_TENSOR]
+    c = pairs[pi, PR_CHILD]
+    p = pairs[pi, PR_PARENT]
+    nax = tensor_axes[t, TX_NAX]
+    for j in range(c + 1, p + 1):
+        if level_params[j, P_IN_BW] <= 0 and level_params[j, P_OUT_BW] <= 0:
+            continue
+        inst_j = level_nest[j, LN_INST]
+        if j == p or inst_j == level_nest[p, LN_INST]:
+            net_words[j, NW_INGRESS] += counts[b, READS, p, t]
+            net_words[j, NW_EGRESS] += counts[b, UPDATES, p, t]
+            continue
+        for k in range(PAIR_COLUMNS):
+            net_pair[0, k] = pairs[pi, k]
+        net_pair[0, PR_PARENT] = j
+        net_pair[0, PR_SETS] = 0
+        net_counts[0, READS, j, t] = 0.0
+        net_counts[0, UPDATES, j, t] = 0.0
+        pair_grid(net_pair, 0, sf, b, spatial, n_spatial, cover, dim_rel, dim_terms, nax, grid, grid_n)
+        rep_c, rep_j = output_copies(net_pair, 0, sf, b, spatial, n_spatial, dim_rel) if pairs[pi, PR_OUTPUT] \
+            else (1.0, 1.0)
+        if pairs[pi, PR_LANES]:
+            lane_words = grid_offsets(grid, grid_n, ax_nterm, t, nax, sets[BM_UNION], work, base)
+            lane_counts(net_pair, 0, 0, steps, lanes, inst_j, lane_words, o_size, rep_j, net_counts)
+        else:
+            totals = tile_sets(t, c, nax, cover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
+                               False)
+            child_total, union_total, _, _ = event_walk(
+                net_pair, 0, loops, level_nest[c + 1, LN_FIRST_LOOP], n_loops, tensor_axes, dim_rel, ax_nterm,
+                ax_terms, cover, grid, grid_n, axis_sets, sets, work, wrap, base, totals, 0.0, 0.0, sizes, layout,
+                1.0, 1.0)
+            inst_c = level_nest[c, LN_INST] if c >= 0 else lanes
+            tiles = 0.0
+            if pairs[pi, PR_IDENTICAL]:
+                tiles = float(inst_j) * grid_offsets(grid, grid_n, ax_nterm, t, nax, sets[BM_PIECE], work, base)
+            pair_counts(net_pair, 0, 0, child_total, union_total, inst_c, inst_j, tiles, o_size, rep_c, rep_j,
+                        net_counts)
+        net_words[j, NW_INGRESS] += net_counts[0, READS, j, t]
+        net_words[j, NW_EGRESS] += net_counts[0, UPDATES, j, t]
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def network_cycles(b: int, net_words: np.ndarray, level_params: np.ndarray, level_nest: np.ndarray,
+                   net_cycles: np.ndarray) -> None:
+    """Per fan-out, the network cycles of the busiest instance of the level owning it (docs/cost-model.md
+    sections 2b, 3): the larger of its ingress words / ingress bandwidth and egress words / egress bandwidth
+    (the words over the level's instances: for perfect factorizations every instance moves the same).
+    Into ``net_cycles[b]``; 0 where the fan-out has neither bandwidth."""
+    for j in range(net_words.shape[0]):
+        cyc = 0.0
+        if level_params[j, P_IN_BW] > 0:
+            cyc = net_words[j, NW_INGRESS] / level_nest[j, LN_INST] / level_params[j, P_IN_BW]
+        if level_params[j, P_OUT_BW] > 0:
+            cyc = max(cyc, net_words[j, NW_EGRESS] / level_nest[j, LN_INST] / level_params[j, P_OUT_BW])
+        net_cycles[b, j] = cyc
+
+
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def capacity_excess(b: int, tile_words: np.ndarray, level_tensor: np.ndarray, cap_part: np.ndarray, cap: np.ndarray,
                     part_used: np.ndarray, excess: np.ndarray) -> bool:
@@ -1046,7 +1122,8 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
     per level and tensor (energies, capacity weight), per tensor (``T_*``), the capacity partition of
     ``cap[l]`` that tensor ``t`` uses at level ``l``, and the scalars (``S_*``).
     ``outputs = (counts (B, 5, L, T), tile_words (B, L, T), hop (B, L), excess (B, L),
-    breakdown (B, L + 2), level_cycles (B, L), summary (B, 7))``.
+    breakdown (B, L + 2), level_cycles (B, L), summary (B, 7), net_cycles (B, L))``; ``net_cycles`` is
+    written only when some fan-out has an ingress or egress bandwidth (it stays as given otherwise).
     """
     B, L, D = tf.shape
     T = operator[3].shape[0]  # tensor_axes (T, 2 + X)
@@ -1067,7 +1144,11 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
     nwords = words_for(4 * base + 64)
     sets = np.zeros((5, X, nwords), np.uint64)
     work = np.zeros((2, nwords), np.uint64)
-    scratch = (cover, level_nest, spatial, loops, grid, grid_n, axis_sets, wrap, part_used, sets, work)
+    net_pair = np.zeros((1, PAIR_COLUMNS), np.int64)
+    net_counts = np.zeros((1, 5, L, T), np.float64)
+    net_words = np.zeros((L, 2), np.float64)
+    scratch = (cover, level_nest, spatial, loops, grid, grid_n, axis_sets, wrap, part_used, sets, work, net_pair,
+               net_counts, net_words)
     return evaluate_range(tf, sf, order, pairs, layout, operator, arch, outputs, scratch, start, base)
 
 
@@ -1079,8 +1160,9 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
     counting of the many arrays it passes to the parts), on scratch arrays allocated by the caller."""
     bounds, ax_nterm, ax_terms, tensor_axes, dim_rel, dim_terms, sizes = operator
     level_params, level_tensor, tensor_params, cap_part, cap, scalars = arch
-    counts, tile_words, hop, excess, breakdown, level_cycles, summary = outputs
-    cover, level_nest, spatial, loops, grid, grid_n, axis_sets, wrap, part_used, sets, work = scratch
+    counts, tile_words, hop, excess, breakdown, level_cycles, summary, net_cycles = outputs
+    cover, level_nest, spatial, loops, grid, grid_n, axis_sets, wrap, part_used, sets, work, net_pair, net_counts, \
+        net_words = scratch
     B, L, D = tf.shape
     T = tensor_axes.shape[0]
     burst_bytes = scalars[S_BURST_BYTES]
@@ -1091,6 +1173,10 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
     for t in range(T):
         if tensor_params[t, T_OUTPUT] > 0:
             o_t = t
+    network = False  # some fan-out has an ingress or egress bandwidth: the network term runs
+    for j in range(L):
+        if level_params[j, P_IN_BW] > 0 or level_params[j, P_OUT_BW] > 0:
+            network = True
 
     for b in range(start, B):
         # Every (kind, level, tensor) count and tile size is written once per mapping, by the one
@@ -1099,6 +1185,8 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
         # fan-out add up over the pairs crossing it.
         for j in range(L):
             hop[b, j] = 0.0
+            net_words[j, NW_INGRESS] = 0.0
+            net_words[j, NW_EGRESS] = 0.0
         steps, n_spatial, n_loops, lanes = nest_structure(tf, sf, order, b, cover, level_nest, spatial, loops)
         need = padded_extent(bounds, tensor_axes, ax_nterm, ax_terms, cover)
         if need > base:  # an imperfect factorization pads the space beyond the bitmaps
@@ -1124,6 +1212,11 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
                 if need_sets:
                     bursts += lane_bursts(pairs, pi, steps, lanes, inst_p, lane_words, grid, grid_n, nax, sets, work,
                                           base, sizes, layout, tensor_params[t, T_BYTES], burst_bytes)
+                if network:
+                    network_words(pairs, pi, b, counts, level_params, level_nest, sf, spatial, n_spatial, cover, loops,
+                                  n_loops, tensor_axes, dim_rel, dim_terms, ax_nterm, ax_terms, grid, grid_n,
+                                  axis_sets, sets, work, wrap, base, sizes, layout, steps, lanes, o_size, net_pair,
+                                  net_counts, net_words)
                 continue
             totals = tile_sets(t, c, nax, cover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
                                need_sets)
@@ -1150,6 +1243,11 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
             if need_sets:
                 bursts = pair_bursts(pairs, pi, b, counts, child_total, union_total, inst_c, inst_p, tiles, bursts_u,
                                      bursts_a, bursts)
+            if network:
+                network_words(pairs, pi, b, counts, level_params, level_nest, sf, spatial, n_spatial, cover, loops,
+                              n_loops, tensor_axes, dim_rel, dim_terms, ax_nterm, ax_terms, grid, grid_n, axis_sets,
+                              sets, work, wrap, base, sizes, layout, steps, lanes, o_size, net_pair, net_counts,
+                              net_words)
 
         # ---- capacity, energy, latency (section 3) ------------------------------------
         valid = capacity_excess(b, tile_words, level_tensor, cap_part, cap, part_used, excess)
@@ -1157,6 +1255,10 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
         bandwidth_cycles(b, counts, level_params, level_nest, level_cycles)
         nbytes = dram_bytes(b, counts, tensor_params)
         cycles = latency(b, steps, nbytes, bursts, scalars, level_cycles)
+        if network:  # the fan-outs' network cycles join the level cycles (max with overlap, else added)
+            network_cycles(b, net_words, level_params, level_nest, net_cycles)
+            for j in range(L):
+                cycles = max(cycles, net_cycles[b, j]) if scalars[S_OVERLAP] > 0 else cycles + net_cycles[b, j]
         summary[b, O_VALID] = 1.0 if valid else 0.0
         summary[b, O_CYCLES] = cycles
         summary[b, O_STEPS] = steps

@@ -28,6 +28,9 @@ class CostBatch:
     cycles: np.ndarray  # latency in cycles
     compute_cycles: np.ndarray
     level_cycles: np.ndarray  # (B, L): bandwidth-limited cycles per level (DRAM: transfer model)
+    network_cycles: np.ndarray  # (B, L): cycles of the network (fan-out) below each level: max over its
+    # instances of max(ingress / ingress_bandwidth, egress / egress_bandwidth); 0 without those bandwidths.
+    # Latency takes them like level cycles (docs/cost-model.md sections 2b, 3)
     energy: np.ndarray
     energy_breakdown: np.ndarray  # (B, L + 2): per level (all tensors and actions), network hops, MACs
     dram_bytes: np.ndarray
@@ -107,7 +110,9 @@ class CostModel:
                                        for lv in arch.levels])  # (L, T, 3): read, fill, update
         self._level_params = np.array([[lv.bandwidth or 0.0, lv.read_bandwidth or 0.0, lv.write_bandwidth or 0.0,
                                         lv.fanout.hop_energy if lv.fanout else 0.0, float(lv.read_modify_write),
-                                        HALO_MODES[lv.halo_reuse], float(lv.fanout is not None)]
+                                        HALO_MODES[lv.halo_reuse], float(lv.fanout is not None),
+                                        (lv.fanout.ingress_bandwidth or 0.0) if lv.fanout else 0.0,
+                                        (lv.fanout.egress_bandwidth or 0.0) if lv.fanout else 0.0]
                                        for lv in arch.levels])
         self._tensor_params = np.array([[arch.bytes_of(t.role), float(t.role in arch.mac.operand_registers),
                                          float(j == self._out)] for j, t in enumerate(op.tensors)])
@@ -225,7 +230,7 @@ class CostModel:
         """
         L, T = self.L, self.T
         B = len(batch)
-        shapes = ((B, len(COUNT_KINDS), L, T), (B, L, T), (B, L), (B, L), (B, L + 2), (B, L), (B, 7))
+        shapes = ((B, len(COUNT_KINDS), L, T), (B, L, T), (B, L), (B, L), (B, L + 2), (B, L), (B, 7), (B, L))
         if reuse_buffers:
             # cells the kernel never writes (levels not keeping a tensor) depend only on the bypass
             # choices, so buffers zeroed once serve every batch with the same ones
@@ -235,7 +240,7 @@ class CostModel:
             outputs = tuple(buf[:B] for buf in self._buffers[1])
         else:
             outputs = tuple(np.zeros(shape) for shape in shapes)
-        counts, tile_words, hop_words, excess, breakdown, level_cycles, summary = outputs
+        counts, tile_words, hop_words, excess, breakdown, level_cycles, summary, network_cycles = outputs
         args = (np.ascontiguousarray(batch.temporal, dtype=np.int64),
                 np.ascontiguousarray(batch.spatial, dtype=np.int64),
                 np.ascontiguousarray(batch.order, dtype=np.int64), self._pairs(np.asarray(batch.keeps, dtype=bool)),
@@ -249,7 +254,8 @@ class CostModel:
             valid = valid & (self._backing_excess <= 0)
         return CostBatch(
             valid=valid, cycles=summary[:, kernel.O_CYCLES],
-            compute_cycles=summary[:, kernel.O_STEPS], level_cycles=level_cycles, energy=summary[:, kernel.O_ENERGY],
+            compute_cycles=summary[:, kernel.O_STEPS], level_cycles=level_cycles,
+            network_cycles=network_cycles, energy=summary[:, kernel.O_ENERGY],
             energy_breakdown=breakdown, dram_bytes=summary[:, kernel.O_DRAM_BYTES],
             utilization=summary[:, kernel.O_UTILIZATION],
             counts={k: counts[:, i] for i, k in enumerate(COUNT_KINDS)}, tile_words=tile_words,

@@ -28,7 +28,9 @@
 ``hop_words`` counts, for every fan-out, the words delivered through it to or from the
 instances below: each word a child (or operand register) fills or drains, and each lane
 read and partial-sum write without a register, counts once at every fan-out between that
-child and its parent.
+child and its parent. ``network_ingress``/``network_egress`` count, per fan-out and per instance of
+the level owning it, the parent-side words of every link crossing it: the parent's reads (or updates)
+of that link merged by the link's rule over the children under that instance (docs/cost-model.md 2b).
 
 Element sets are sorted numpy arrays of integer keys ``(event, instance, word)``, so the
 cost is a few sorts of the active lane-steps per (level, tensor): about 1.2 million
@@ -114,6 +116,8 @@ class SimResult:
     instance_writes: dict[str, np.ndarray]  # per level: fills + updates of each used instance
     tile_words: dict[tuple[str, str], int]  # largest tile one instance holds at one event (last level: tensor)
     hop_words: dict[str, int]  # per level with a fan-out: words delivered to/from children through it
+    network_ingress: dict[str, np.ndarray]  # per level with a fan-out, per instance: words sent down through it
+    network_egress: dict[str, np.ndarray]  # ... and words arriving up through it (after reduction)
     dram_log: tuple[TransferLog, ...]
 
     def count(self, level: str, tensor: str) -> AccessCounts:
@@ -385,6 +389,9 @@ class _Tally:
                                     for i, lv in enumerate(arch.levels)} for _ in range(2))
         self.tile_words: dict[tuple[str, str], int] = {}
         self.hop_words = {lv.name: 0 for lv in arch.levels if lv.fanout is not None}
+        self.network_ingress, self.network_egress = ({lv.name: np.zeros(nest.instances(i), dtype=np.int64)
+                                                      for i, lv in enumerate(arch.levels) if lv.fanout is not None}
+                                                     for _ in range(2))
         self.dram_log: list[TransferLog] = []
 
     def add(self, level: int, tensor: str, delta: AccessCounts, instances: dict[str, np.ndarray]) -> None:
@@ -421,9 +428,15 @@ class _Tally:
                 accumulate = _accumulate_reads(seen, parent_copies, size, self.nest.steps, during_step)
             self.add(parent, t.name, AccessCounts(updates=len(seen.word), accumulate_reads=int(accumulate.sum())),
                      {"updates": seen.parent, "accumulate_reads": seen.parent[accumulate]})
+        merged, identical = (rule.multicast, rule.identical) if direction == "read" else (rule.reduction, False)
+        network = self.network_ingress if direction == "read" else self.network_egress
         for k in range(child + 1, parent + 1):
             if self.arch.levels[k].fanout is not None:
-                self.hop_words[self.arch.levels[k].name] += len(moves.word)
+                name = self.arch.levels[k].name
+                self.hop_words[name] += len(moves.word)
+                # the parent-side words of this link, grouped by the level-k instance they pass through
+                at_k = seen if k == parent else _merge_at_parent(self.nest, child, k, moves, size, merged, identical)
+                network[name] += np.bincount(at_k.parent, minlength=len(network[name]))
         if parent == len(self.arch.levels) - 1:
             self.dram_log.append(TransferLog(t.name, t.role, direction, tuple(a.name for a in t.axes),
                                              t.shape(op.bounds), seen.step, seen.group, seen.word))
@@ -498,5 +511,7 @@ def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, comp
         instance_writes=tally.writes,
         tile_words=tally.tile_words,
         hop_words=tally.hop_words,
+        network_ingress=tally.network_ingress,
+        network_egress=tally.network_egress,
         dram_log=tuple(tally.dram_log),
     )

@@ -2,7 +2,8 @@
 
 :func:`sim_metrics` applies the architecture's prices and limits to the words a
 :class:`~dnnmap.sim.loopnest.SimResult` counted: energies per (level, tensor, action), hop and
-MAC energy; per-level bandwidth cycles of the busiest instance; the backing store's transfer
+MAC energy; per-level bandwidth cycles of the busiest instance; per-fan-out network cycles of
+the busiest instance (ingress and egress words); the backing store's transfer
 time from the DRAM transfer log (bytes at each tensor's width, bursts from
 :func:`~dnnmap.sim.transfers.dram_bursts`); latency with and without overlap; utilization; and
 each level's literal tile sizes checked against its capacity. Like the rest of ``dnnmap.sim``
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dnnmap.arch.spec import Action, ArchSpec, Level
+from dnnmap.arch.spec import Action, ArchSpec, Fanout, Level
 from dnnmap.mapping.mapping import Mapping
 from dnnmap.sim.loopnest import SimResult
 from dnnmap.sim.transfers import dram_bursts
@@ -34,6 +35,8 @@ class SimMetrics:
     compute_cycles: int  # temporal steps
     level_cycles: dict[str, float]  # busiest instance's bandwidth cycles; last level: also its transfer model
     transfer_cycles: float  # the backing store's transfer model alone (0 without one)
+    network_cycles: dict[str, float]  # per level with a fan-out: busiest instance's max(ingress / ingress
+    # bandwidth, egress / egress bandwidth), 0 without those bandwidths
     latency_overlap: float  # max(compute, level cycles)
     latency_serial: float  # compute + sum of level cycles
     cycles: float  # the one of the two that ``overlap`` selects
@@ -50,6 +53,16 @@ def _bandwidth_cycles(lv: Level, reads: np.ndarray, writes: np.ndarray) -> float
     bandwidth and (reads + writes) / bandwidth, for the bandwidths given (section 2b)."""
     cycles = np.zeros(len(reads))
     for limit, words in ((lv.bandwidth, reads + writes), (lv.read_bandwidth, reads), (lv.write_bandwidth, writes)):
+        if limit is not None:
+            cycles = np.maximum(cycles, words / limit)
+    return float(cycles.max()) if len(cycles) else 0.0
+
+
+def _network_cycles(fanout: Fanout, ingress: np.ndarray, egress: np.ndarray) -> float:
+    """Network cycles of a fan-out: over the owning level's instances, the largest of ingress words /
+    ingress bandwidth and egress words / egress bandwidth, for the bandwidths given (section 2b)."""
+    cycles = np.zeros(len(ingress))
+    for limit, words in ((fanout.ingress_bandwidth, ingress), (fanout.egress_bandwidth, egress)):
         if limit is not None:
             cycles = np.maximum(cycles, words / limit)
     return float(cycles.max()) if len(cycles) else 0.0
@@ -90,8 +103,11 @@ def sim_metrics(result: SimResult, op: Operator, arch: ArchSpec, mapping: Mappin
     level_cycles = {lv.name: _bandwidth_cycles(lv, result.instance_reads[lv.name], result.instance_writes[lv.name])
                     for lv in arch.levels}
     level_cycles[arch.dram.name] = max(level_cycles[arch.dram.name], transfer_cycles)
-    latency_overlap = max([float(result.temporal_steps), *level_cycles.values()])
-    latency_serial = result.temporal_steps + sum(level_cycles.values())
+    network_cycles = {lv.name: _network_cycles(lv.fanout, result.network_ingress[lv.name],
+                                               result.network_egress[lv.name])
+                      for lv in arch.levels if lv.fanout is not None}
+    latency_overlap = max([float(result.temporal_steps), *level_cycles.values(), *network_cycles.values()])
+    latency_serial = result.temporal_steps + sum(level_cycles.values()) + sum(network_cycles.values())
     cycles = latency_overlap if arch.overlap else latency_serial
 
     excess = {lv.name: _capacity_excess(op, arch, lv, {t: n for (name, t), n in result.tile_words.items()
@@ -100,7 +116,7 @@ def sim_metrics(result: SimResult, op: Operator, arch: ArchSpec, mapping: Mappin
     return SimMetrics(
         action_energy=action_energy, level_energy=level_energy, hop_energy=hop_energy, mac_energy=mac_energy,
         energy=energy, compute_cycles=result.temporal_steps, level_cycles=level_cycles,
-        transfer_cycles=transfer_cycles, latency_overlap=latency_overlap, latency_serial=latency_serial,
+        transfer_cycles=transfer_cycles, network_cycles=network_cycles, latency_overlap=latency_overlap, latency_serial=latency_serial,
         cycles=cycles, dram_bytes=dram_bytes, dram_bursts=bursts,
         utilization=result.macs / (cycles * arch.num_macs), tile_words=dict(result.tile_words),
         capacity_excess=excess, valid=all(e <= 0 for e in excess.values()))

@@ -2,8 +2,8 @@
 docs/cost-model.md section 2b drawn at random (``random_case(options=True)``).
 
 Perfect factorizations: every count (five kinds), tile size, fan-out word, energy (per level, hops,
-MACs, total), level cycles, latency, utilization, DRAM bytes and bursts, capacity excess and
-validity equal :func:`dnnmap.sim.sim_metrics` of a literal simulation. Imperfect factorizations
+MACs, total), level cycles, network cycles of every fan-out (ingress and egress), latency,
+utilization, DRAM bytes and bursts, capacity excess and validity equal :func:`dnnmap.sim.sim_metrics` of a literal simulation. Imperfect factorizations
 (the model evaluates the padded iteration space) with halo reuse on every level: the words per
 level, energies, cycles, DRAM bytes and tiles are upper bounds, so the model never accepts a
 mapping the simulator rejects.
@@ -86,6 +86,11 @@ def test_the_cases_exercise_the_options(perfect: list[Case]) -> None:
     assert share(lambda c: not c.metrics.valid) > 30 and share(lambda c: c.metrics.valid) > 100
     assert share(lambda c: c.metrics.dram_bursts > 0) > 50
     assert share(lambda c: isinstance(c.arch.word_bits, dict)) > 100
+    # the network term binds latency (its cycles beat compute and every level), also for pairs crossing
+    # several fan-outs with spatial factors on more than one of them
+    assert share(lambda c: max(c.metrics.network_cycles.values(), default=0) > 0) > 60
+    assert share(lambda c: max(c.metrics.network_cycles.values(), default=0)
+                 >= max(c.metrics.compute_cycles, *c.metrics.level_cycles.values())) > 20
 
 
 def test_counts_tiles_and_hops_exact(perfect: list[Case]) -> None:
@@ -116,6 +121,11 @@ def test_latency_and_utilization_exact(perfect: list[Case]) -> None:
     for c in perfect:
         for li, lv in enumerate(c.arch.levels):
             assert _close(c.cost.level_cycles[0, li], c.metrics.level_cycles[lv.name]), f"{lv.name}: {c.where}"
+            if lv.fanout is not None:
+                assert _close(c.cost.network_cycles[0, li], c.metrics.network_cycles[lv.name]), \
+                    f"network below {lv.name}: {c.where}"
+            else:
+                assert c.cost.network_cycles[0, li] == 0, c.where
         assert _close(c.cost.cycles[0], c.metrics.cycles), c.where
         assert _close(c.cost.utilization[0], c.metrics.utilization), c.where
 
@@ -174,6 +184,8 @@ def test_imperfect_factorizations_are_bounded(imperfect: list[Case]) -> None:
             assert c.cost.energy_breakdown[0, li] >= c.metrics.level_energy[lv.name] - 1e-9, c.where
             if not bursts:
                 assert c.cost.level_cycles[0, li] >= c.metrics.level_cycles[lv.name] - 1e-9, c.where
+            if lv.fanout is not None:
+                assert c.cost.network_cycles[0, li] >= c.metrics.network_cycles[lv.name] - 1e-9, c.where
             for ti, t in enumerate(c.op.tensors):
                 if li < len(c.arch.levels) - 1:
                     assert c.cost.tile_words[0, li, ti] >= c.metrics.tile_words.get((lv.name, t.name), 0), c.where

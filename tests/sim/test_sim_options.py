@@ -259,3 +259,42 @@ def test_registers_never_increase_reads_and_no_halo_never_decreases_fills() -> N
         no_halo = simulate(op, with_levels(plain, lambda lv: {"halo_reuse": False}), m, compute=False)
         for key, c in halo.counts.items():
             assert no_halo.counts[key].fills >= c.fills and no_halo.counts[key].drains >= c.drains
+
+
+# ---- the L2-to-PE network: ingress and egress bandwidth per fan-out ---------------------------------
+@pytest.mark.parametrize("multicast", [True, False])
+def test_network_cycles_of_a_link_crossing_two_fan_outs(multicast: bool) -> None:
+    """``O[n] += I[k] * W[k, n]``, K = 2, N = 4: 4 PEs (2 GLBs x 2) each run ``for k in 2`` on their own
+    n; the GLB keeps nothing, so each tensor's PE -> DRAM link crosses the GLB's fan-out (2 per GLB,
+    on N) and DRAM's (2 GLBs, on N). One event per PE: tiles I {I[0], I[1]}, W {W[0, n], W[1, n]},
+    O {O[n]} (enters at zero, drains at the end).
+
+    - Ingress, the parent-side reads of each link per instance of the owning level: with multicast
+      everywhere, per GLB I 2 (shared by its 2 PEs) + W 4 = 6, at DRAM I 2 + W 8 = 10; without multicast
+      on the GLB's fan-out the link does not multicast: per GLB I 4 + W 4 = 8, at DRAM 8 + 8 = 16.
+    - Egress, the updates (reduction on, distinct words): per GLB 2, at DRAM 4.
+    - GLB network (ingress 2, egress 1 words/cycle): max(6 / 2, 2 / 1) = 3 (8 / 2 = 4 without
+      multicast); DRAM network (ingress 5, egress 1): max(10 / 5, 4 / 1) = 4 (max(16 / 5, 4) = 4
+      without). Compute is 2 steps, no level has a bandwidth: latency 4 (serial 2 + 3 + 4 = 9, 10
+      without multicast).
+    The model gives the same cycles."""
+    from dnnmap.cost.batch import MappingBatch
+    from dnnmap.cost.model import CostModel
+
+    op = ops.matmul("mm", 1, 2, 4)
+    glb = Level(name="GLB", keeps=(), fanout=Fanout(shape=(2,), multicast=multicast, ingress_bandwidth=2.0,
+                                                    egress_bandwidth=1.0))
+    dram = Level(name="DRAM", fanout=Fanout(shape=(2,), ingress_bandwidth=5.0, egress_bandwidth=1.0))
+    arch = arch_of(Level(name="PE"), glb, dram)
+    m = mapping_of({"temporal": {"K": 2}}, {"spatial": {"N": 2}, "keeps": ()}, {"spatial": {"N": 2}})
+    r = simulate(op, arch, m)
+    assert r.output_matches
+    assert r.network_ingress["GLB"].tolist() == ([6, 6] if multicast else [8, 8])
+    assert r.network_ingress["DRAM"].tolist() == [10 if multicast else 16]
+    assert r.network_egress["GLB"].tolist() == [2, 2] and r.network_egress["DRAM"].tolist() == [4]
+    s = sim_metrics(r, op, arch, m)
+    assert s.network_cycles == {"GLB": 3 if multicast else 4, "DRAM": 4}
+    assert s.cycles == 4 and s.latency_serial == (9 if multicast else 10)
+    cost = CostModel(op, arch).evaluate(MappingBatch.from_mappings(op, arch, [m]))
+    assert cost.network_cycles[0].tolist() == [0, 3 if multicast else 4, 4]
+    assert cost.cycles[0] == 4

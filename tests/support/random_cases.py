@@ -205,7 +205,9 @@ def _options_of_level(rng: np.random.Generator, lv: Level, last: bool) -> Level:
         update["fanout"] = lv.fanout.model_copy(update={
             "multicast_rule": "identical" if rng.random() < 0.4 else "union",
             "no_multicast": tuple(r for r in ALL_ROLES if rng.random() < 0.2),
-            "hop_energy": _maybe(rng, 0.5, round(float(rng.uniform(0, 2)), 2), 0.0)})
+            "hop_energy": _maybe(rng, 0.5, round(float(rng.uniform(0, 2)), 2), 0.0),
+            "ingress_bandwidth": _maybe(rng, 0.4, float(rng.choice([0.25, 0.5, 1.0, 2.0, 4.0]))),
+            "egress_bandwidth": _maybe(rng, 0.4, float(rng.choice([0.25, 0.5, 1.0, 2.0, 4.0])))})
     if last and rng.random() < 0.6:
         update["transfer"] = {"model": str(rng.choice(["volume", "burst"])),
                               "bandwidth_gbps": float(rng.choice([0.05, 0.2, 1.0])),
@@ -218,8 +220,8 @@ def random_arch_options(rng: np.random.Generator, arch: ArchSpec) -> ArchSpec:
     energies, per-role word widths (8-32 bits), capacities in words or bits (per role or shared,
     sometimes small enough to make a mapping invalid, also on the backing store), shared and
     read/write bandwidths, buffering depth 1-3, halo reuse and read-modify-write switches, the
-    multicast rule and per-role no-multicast of every fan-out, hop and MAC energies, operand
-    registers, overlap, and a volume or burst transfer model on the backing store."""
+    multicast rule, per-role no-multicast and ingress/egress bandwidths of every fan-out, hop and MAC
+    energies, operand registers, overlap, and a volume or burst transfer model on the backing store."""
     word_bits = ({role: int(rng.choice(WIDTHS)) for role in ALL_ROLES} if rng.random() < 0.6
                  else int(rng.choice(WIDTHS)))
     levels = tuple(_options_of_level(rng, lv, i == len(arch.levels) - 1) for i, lv in enumerate(arch.levels))
