@@ -2,8 +2,9 @@
 
 Marvel Sec. 3 (Fig. 5): the DB model picks the level-3 tile and layouts (``offchip``), the on-chip
 subspace under the pruning switches is walked exhaustively (``onchip``) and every candidate is
-priced by the core ``CostModel`` (Marvel prices them with MAESTRO; docs/marvel.md says what the
-core does not yet price as MAESTRO does: the NoC's ingress and egress).
+priced by the core ``CostModel`` (Marvel prices them with MAESTRO; the core prices the L2-to-PE
+network's ingress and egress bandwidth separately, docs/cost-model.md section 2b; docs/marvel.md
+says where the two still differ).
 """
 
 from __future__ import annotations
