@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dnnmap.errors import InputFileError
+from dnnmap.fileio import load_data
 
 OLDER_JSON_HINT = "written by an older dnnmap? re-run `dnnmap map ... --json FILE`"
 
@@ -129,14 +129,7 @@ def _layer(r: _Reader, layer: Any, index: int, levels: tuple[str, ...]) -> Layer
 
 def load_run(path: Path) -> Run:
     """Read one ``dnnmap map --json`` file; :class:`InputFileError` names the file and field on bad input."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise InputFileError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise InputFileError(f"{path}: is a directory, not a JSON file") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise InputFileError(f"{path}: not valid JSON: {err}") from None
+    data = load_data(path, "file", "json")  # the shared strict loader (docs/robustness.md)
     return run_from_dict(data, str(path), Path(path).stem)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from dnnmap.errors import InputFileError
+from dnnmap.fileio import read_text
 from dnnmap.workload.ir import Role
 
 TAG_KEY = "!"
@@ -65,10 +66,9 @@ def load_timeloop_files(paths: Sequence[str | Path]) -> tuple[dict[str, Any], di
     origin: dict[str, str] = {}
     for raw in paths:
         path = Path(raw)
-        if not path.is_file():
-            raise InputFileError(f"{path}: file not found")
+        text = read_text(path, "file")  # size limit and UTF-8 check (docs/robustness.md)
         try:
-            data = yaml.load(path.read_text(), Loader=_TaggedLoader)  # noqa: S506 - a SafeLoader subclass
+            data = yaml.load(text, Loader=_TaggedLoader)  # noqa: S506 - a SafeLoader subclass
         except (yaml.YAMLError, UnicodeDecodeError) as err:
             raise InputFileError(f"{path}: not valid YAML: {err}") from err
         if data is None:
