@@ -74,7 +74,7 @@ def compile_command(
 @user_errors
 def simulate_command(
     out_dir: Annotated[Path, typer.Argument(help="directory written by `dnnmap compile`")],
-    full_frame: Annotated[bool, typer.Option(help="simulate the compiled frame size (slow) instead of a "
+    full_frame: Annotated[bool, typer.Option(help="simulate the compiled frame size (seconds per layer) instead of a "
                                                   "reduced frame")] = False,
     seed: Annotated[int, typer.Option(help="seed of the random pixels and weights")] = 0,
 ) -> None:
