@@ -20,8 +20,10 @@ from dnnmap.cli.options import (INPUT_SHAPE_HELP, output_path, parse_input_shape
 from dnnmap.cli.progress import item_progress
 from dnnmap.cli.report_command import PNG_DIR_HELP, write_report
 from dnnmap.errors import DnnmapError
+from dnnmap.fileio import write_text_atomic
 from dnnmap.fusion.network import fuse_network
 from dnnmap.fusion.report import group_table, totals_lines
+from dnnmap.fusion.trace import timeline_png, trace_json
 from dnnmap.mapping.io import save_mapping, write_atomic
 from dnnmap.report.html.runs import run_from_dict
 from dnnmap.report.json_report import to_dict
@@ -37,7 +39,8 @@ from dnnmap.workload.training import parse_passes, training_network
 
 
 def run_fused(network: Network, spec: ArchSpec, fuse: str, max_fused: int, objective: str, mapper: str,
-              layer_names: list[str] | None, err: Console) -> None:
+              layer_names: list[str] | None, err: Console, trace: Path | None = None,
+              trace_png: Path | None = None) -> None:
     """``--fuse``: the fused groups and totals beside the unfused schedule (dnnmap/fusion)."""
     if layer_names:
         raise DnnmapError("--layers does not apply with --fuse: fusion schedules the whole layer sequence")
@@ -47,6 +50,12 @@ def run_fused(network: Network, spec: ArchSpec, fuse: str, max_fused: int, objec
     out.print(group_table(result))
     for line in totals_lines(result):
         out.print(line)
+    if trace is not None:
+        write_text_atomic(trace, trace_json(result))
+        out.print(f"wrote {trace} (Chrome trace-event JSON; open in https://ui.perfetto.dev)")
+    if trace_png is not None:
+        write_text_atomic(trace_png, timeline_png(result))
+        out.print(f"wrote {trace_png}")
 
 
 def mapping_file_name(index: int, layer: str) -> str:
@@ -90,6 +99,10 @@ def map_command(
     fuse: Annotated[Optional[str], typer.Option(help="fuse consecutive layers (HW-Flow-Fusion): temporal, "
                                                      "spatial or auto; docs/fusion.md")] = None,
     max_fused: Annotated[int, typer.Option(min=2, help="--fuse: most layers in one fused group")] = 2,
+    trace: Annotated[Optional[Path], typer.Option("--trace", parser=output_path, help="--fuse: write the fused "
+                                                  "schedule as a Chrome/Perfetto trace-event JSON")] = None,
+    trace_png: Annotated[Optional[Path], typer.Option("--trace-png", parser=output_path, help="--fuse: write "
+                                                      "the fused schedule as a PNG timeline")] = None,
     passes: Annotated[str, typer.Option("--pass", help="training passes to map: forward, backward (backward-data, "
                                         "layers NAME.bwd), weight-update (NAME.wgt) or all; comma-separated for "
                                         "several; docs/ir.md")] = "forward",
@@ -112,8 +125,10 @@ def map_command(
     load_kernels(err)
     if imperfect and (fuse is not None or mapper not in IMPERFECT_MAPPERS):
         raise DnnmapError(f"--imperfect applies to the {', '.join(IMPERFECT_MAPPERS)} mappers without --fuse")
+    if (trace is not None or trace_png is not None) and fuse is None:
+        raise DnnmapError("--trace and --trace-png export a fused schedule; they need --fuse")
     if fuse is not None:
-        run_fused(network, spec, fuse, max_fused, objective, mapper, layer_names, err)
+        run_fused(network, spec, fuse, max_fused, objective, mapper, layer_names, err, trace, trace_png)
         return
     with item_progress(err, f"mapping {network.name}", [op.name for op in selected], "layers") as done:
         result = search_network(network, spec, objective, mapper, layer_names, budget, seed, on_layer=done,
