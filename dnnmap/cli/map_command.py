@@ -22,7 +22,7 @@ from dnnmap.cli.report_command import PNG_DIR_HELP, write_report
 from dnnmap.errors import DnnmapError
 from dnnmap.fileio import write_text_atomic
 from dnnmap.fusion.network import fuse_network
-from dnnmap.fusion.report import group_table, totals_lines
+from dnnmap.report.fusion import group_table, totals_lines
 from dnnmap.fusion.trace import timeline_png, trace_json
 from dnnmap.mapping.io import save_mapping, write_atomic
 from dnnmap.report.html.runs import run_from_dict
