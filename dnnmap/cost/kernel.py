@@ -296,6 +296,20 @@ def _grid_dilate(a: np.ndarray, r: int, grid: np.ndarray, grid_n: np.ndarray, x:
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _grow_by_grid(grid: np.ndarray, grid_n: np.ndarray, x: int, prog: bool, step: int, count: int, size: int,
+                  extent: int) -> tuple[bool, bool, int, int, int, int]:
+    """:func:`_grow` by every grid progression of axis ``x`` in turn (the spatial instances' offsets),
+    stopping at the first that leaves the closed form; returns (exact, the new description)."""
+    ok = True
+    for i in range(grid_n[x, GN_TERMS]):
+        ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, grid[x, i, G_COEF],
+                                                    grid[x, i, G_COUNT])
+        if not ok:
+            break
+    return ok, prog, step, count, size, extent
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def grid_offsets(grid: np.ndarray, grid_n: np.ndarray, ax_nterm: np.ndarray, t: int, nax: int, scratch: np.ndarray,
                  work: np.ndarray, base: int) -> int:
     """Distinct offsets of the spatial instances under one parent instance, over the tensor's axes:
@@ -307,12 +321,7 @@ def grid_offsets(grid: np.ndarray, grid_n: np.ndarray, ax_nterm: np.ndarray, t: 
         if ax_nterm[t, x] == 1:
             total *= grid_n[x, GN_PROD]
             continue
-        ok, prog, step, count, size, extent = True, True, 1, 1, 1, 1  # {0} + the grid
-        for i in range(grid_n[x, GN_TERMS]):
-            ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, grid[x, i, G_COEF],
-                                                        grid[x, i, G_COUNT])
-            if not ok:
-                break
+        ok, prog, step, count, size, extent = _grow_by_grid(grid, grid_n, x, True, 1, 1, 1, 1)  # {0} + the grid
         if ok:
             total *= size
         else:
@@ -705,11 +714,8 @@ def tile_sets(t: int, c: int, nax: int, cover: np.ndarray, ax_nterm: np.ndarray,
                 axis_sets[x, AS_STEP] = step
                 axis_sets[x, AS_COUNT] = count
                 axis_sets[x, AS_TILE] = size
-                for i in range(grid_n[x, GN_TERMS]):  # the union: + the grid
-                    ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, grid[x, i, G_COEF],
-                                                                grid[x, i, G_COUNT])
-                    if not ok:
-                        break
+                ok, prog, step, count, size, extent = _grow_by_grid(grid, grid_n, x, prog, step, count, size,
+                                                                    extent)  # the union: + the grid
                 closed = ok
                 axis_sets[x, AS_UNION] = size
             axis_sets[x, AS_CLOSED] = closed
@@ -757,12 +763,8 @@ def axis_move(t: int, c: int, x: int, no_halo: bool, cover: np.ndarray, ax_nterm
         k_steps = mag if step == 1 else mag // step
         axis_sets[x, AS_OVERLAP] = max(0, axis_sets[x, AS_COUNT] - k_steps)
         # the new part: the last k_steps elements of the progression, + the grid
-        ok, prog, count, size, extent = True, True, k_steps, k_steps, (k_steps - 1) * step + 1
-        for i in range(grid_n[x, GN_TERMS]):
-            ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, grid[x, i, G_COEF],
-                                                        grid[x, i, G_COUNT])
-            if not ok:
-                break
+        ok, prog, step, count, size, extent = _grow_by_grid(grid, grid_n, x, True, step, k_steps, k_steps,
+                                                            (k_steps - 1) * step + 1)
         if ok:
             axis_sets[x, AS_NEW] = size
             return

@@ -312,15 +312,21 @@ def run_case(kind: str, args: list[str], workdir: Path, outputs: tuple[Path, ...
     return out
 
 
+def write_mutant(path: Path, base: Any, fmt: str, rng: random.Random, text: str | None = None) -> Any:
+    """Write to ``path`` a structurally mutated copy of ``base`` (80%: returned, to check the loaded values
+    against) or a byte-level mutation of its text (``text``, default: ``base`` dumped; returns None)."""
+    if rng.random() < 0.8:
+        doc = mutate_doc(base, rng, rng.choice([1, 1, 2]))
+        path.write_bytes(dump(doc, fmt))
+        return doc
+    path.write_bytes(mutate_text(text if text is not None else dump(base, fmt).decode(), rng))
+    return None
+
+
 # ---- cases per kind -----------------------------------------------------------------
 def arch_case(b: Bases, rng: random.Random, i: int) -> Outcome:
     path = b.root / f"arch_{i}.yaml"
-    doc = None
-    if rng.random() < 0.8:
-        doc = mutate_doc(b.arch, rng, rng.choice([1, 1, 2]))
-        path.write_bytes(dump(doc, "yaml"))
-    else:
-        path.write_bytes(mutate_text((PRESET_DIR / "eyeriss.yaml").read_text(), rng))
+    doc = write_mutant(path, b.arch, "yaml", rng, text=(PRESET_DIR / "eyeriss.yaml").read_text())
 
     def faithful() -> str | None:
         return coercion(doc, load_arch(path).model_dump(), "arch") if isinstance(doc, dict) else None
@@ -332,12 +338,7 @@ def arch_case(b: Bases, rng: random.Random, i: int) -> Outcome:
 def network_case(b: Bases, rng: random.Random, i: int) -> Outcome:
     fmt = rng.choice(["yaml", "json"])
     path = b.root / f"net_{i}.{fmt}"
-    doc = None
-    if rng.random() < 0.8:
-        doc = mutate_doc(b.network, rng, rng.choice([1, 1, 2]))
-        path.write_bytes(dump(doc, fmt))
-    else:
-        path.write_bytes(mutate_text(dump(b.network, fmt).decode(), rng))
+    doc = write_mutant(path, b.network, fmt, rng)
 
     def faithful() -> str | None:
         return coercion(doc, network_to_dict(load_netfile(path)), "network") if isinstance(doc, dict) else None
@@ -347,12 +348,7 @@ def network_case(b: Bases, rng: random.Random, i: int) -> Outcome:
 
 def mapping_case(b: Bases, rng: random.Random, i: int) -> Outcome:
     path = b.root / f"map_{i}.yaml"
-    doc = None
-    if rng.random() < 0.8:
-        doc = mutate_doc(b.mapping, rng, rng.choice([1, 1, 2]))
-        path.write_bytes(dump(doc, "yaml"))
-    else:
-        path.write_bytes(mutate_text(dump(b.mapping, "yaml").decode(), rng))
+    doc = write_mutant(path, b.mapping, "yaml", rng)
 
     def legal_and_faithful() -> str | None:
         if not isinstance(doc, dict):
