@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dnnmap.cost.transfer import bursts_of_box
-from dnnmap.search.tso.bursts import box_bursts
+from dnnmap.cost.transfer import box_bursts
 from dnnmap.search.tso.layer import TsoLayer, tso_layer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.search import best_tiling, tso_layer_search

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dnnmap.search.tso.bursts import box_bursts
+from dnnmap.cost.transfer import box_bursts
 from dnnmap.search.tso.layer import tso_layer
 from dnnmap.search.tso.machine import FIG1_BANDWIDTH_GBPS, FIG1_CAS_NS, TsoMachine, TsoOptions
 from dnnmap.search.tso.search import tso_layer_search

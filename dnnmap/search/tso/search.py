@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dnnmap.errors import MappingError
-from dnnmap.search.tso.bursts import box_bursts
+from dnnmap.cost.transfer import box_bursts
 from dnnmap.search.tso.layer import TsoLayer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.slicing import DATAFLOWS, SLICINGS, TleSlice, tle_slicing

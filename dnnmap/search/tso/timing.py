@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dnnmap.search.tso.bursts import box_bursts
+from dnnmap.cost.transfer import box_bursts
 from dnnmap.search.tso.edges import Classes, combine, tile_classes
 from dnnmap.search.tso.layer import TsoLayer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
