@@ -54,7 +54,7 @@ class LevelSpec(_Spec):
     temporal: dict[Name, Positive] = Field(default_factory=dict)
     order: tuple[Name, ...] = ()
     spatial: dict[Name, Positive] = Field(default_factory=dict)
-    spatial_axis: dict[Name, Literal[0, 1]] = Field(default_factory=dict)
+    spatial_axis: dict[Name, Literal[0, 1, 2]] = Field(default_factory=dict)  # 2: both axes (BOTH_AXES)
     keeps: tuple[Name, ...] | None = None
 
 

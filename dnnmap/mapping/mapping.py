@@ -28,6 +28,9 @@ from dnnmap.errors import MappingError
 from dnnmap.workload.ir import Operator
 
 
+BOTH_AXES = 2  # spatial_axis value of a dimension split over both axes of a 2-D fan-out
+
+
 @dataclass(frozen=True)
 class LevelMapping:
     """The loops of one memory level.
@@ -35,8 +38,10 @@ class LevelMapping:
     ``temporal``/``spatial`` map dimension -> factor (missing dims have factor 1);
     ``order`` lists the temporal dims outermost first (dims not listed are treated as
     innermost, in the operator's dim order); ``spatial_axis`` assigns each spatial dim to
-    axis 0 (x) or 1 (y) of a 2-D fan-out; ``keeps`` names the tensors stored at this level
-    (None = every tensor whose role the architecture level keeps).
+    axis 0 (x) or 1 (y) of a 2-D fan-out, or to :data:`BOTH_AXES` (x and y: the dim spans the
+    instances the other dims leave free, as on a hierarchical fan-out such as the NMP's TLEs x
+    TLTs); ``keeps`` names the tensors stored at this level (None = every tensor whose role the
+    architecture level keeps).
     """
 
     temporal: tuple[tuple[str, int], ...] = ()
@@ -116,14 +121,21 @@ def validate_mapping(m: Mapping, op: Operator, arch: ArchSpec) -> None:
             raise MappingError(f"{where}: level {lv.name} has no fan-out but the mapping has spatial factors")
         if lv.fanout is not None:
             axes = dict(lm.spatial_axis)
-            for ax, size in enumerate(lv.fanout.shape):
+            shape = lv.fanout.shape
+            if any(a < 0 or (a >= len(shape) and not (a == BOTH_AXES and len(shape) == 2)) for a in axes.values()):
+                raise MappingError(f"{where}: level {lv.name}: spatial axis out of range for fan-out "
+                                   f"{list(shape)} (0, 1, or {BOTH_AXES} = both axes of a 2-D fan-out)")
+            free = 1  # instances left on each axis for the dims spanning both
+            for ax, size in enumerate(shape):
                 used = math.prod(f for d, f in lm.spatial if axes.get(d, 0) == ax)
                 if used > size:
                     raise MappingError(f"{where}: level {lv.name}: spatial factors on axis {ax} use {used} "
                                        f"instances, the fan-out has {size}")
-            if any(a >= len(lv.fanout.shape) or a < 0 for a in axes.values()):
-                raise MappingError(f"{where}: level {lv.name}: spatial axis out of range for fan-out "
-                                   f"{list(lv.fanout.shape)}")
+                free *= size // used
+            spanning = math.prod(f for d, f in lm.spatial if axes.get(d, 0) == BOTH_AXES)
+            if spanning > free:
+                raise MappingError(f"{where}: level {lv.name}: spatial factors over both axes use {spanning} "
+                                   f"instances, the other dims leave {free} of the fan-out {list(shape)}")
         if lm.keeps is not None and i < len(m.levels) - 1:
             names = {t.name: t.role for t in op.tensors}
             for t in lm.keeps:

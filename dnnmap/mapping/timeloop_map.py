@@ -20,9 +20,9 @@ import yaml
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.arch.timeloop import PASS_THROUGH
-from dnnmap.errors import InputFileError, UnknownNameError
+from dnnmap.errors import InputFileError, MappingError, UnknownNameError
 from dnnmap.mapping.io import write_atomic
-from dnnmap.mapping.mapping import LevelMapping, Mapping
+from dnnmap.mapping.mapping import BOTH_AXES, LevelMapping, Mapping
 from dnnmap.workload.importers.timeloop_yaml import Where, base_name, list_at, load_timeloop_files, mapping_at, names_at
 from dnnmap.workload.ir import Operator
 
@@ -160,6 +160,9 @@ def mapping_to_timeloop(m: Mapping, op: Operator, arch: ArchSpec) -> dict[str, A
                         "permutation": _perm_text(list(reversed(lm.full_order(dims))))})
         if any(f > 1 for _, f in lm.spatial):
             axes = dict(lm.spatial_axis)
+            if BOTH_AXES in axes.values():
+                raise MappingError(f"level {name}: a dimension split over both fan-out axes has no Timeloop "
+                                   "spatial mapping (one axis per dimension)")
             x = [d for d in dims if axes.get(d, 0) == 0]
             y = [d for d in dims if axes.get(d, 0) == 1]
             entry: dict[str, Any] = {"target": name, "type": "spatial",

@@ -1,4 +1,4 @@
-"""TSO schedules as core mappings: the flat fan-out prices like the NMP's [4, 8], the core's scratchpad tiles
+"""TSO schedules as core mappings: legal on the NMP's [4, 8] (KS/KS&OFM over both axes), priced like the flat [32], the core's scratchpad tiles
 are TSO's IN/W/OUT tiles, compute cycles equal Eq. 8 on even tiles, and `--mapper tso` maps whole models."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from dnnmap.cli.main import app
 from dnnmap.errors import MappingError
-from dnnmap.mapping.mapping import validate_mapping
+from dnnmap.mapping.mapping import BOTH_AXES, LevelMapping, Mapping, validate_mapping
 from dnnmap.search.network import map_layer
 from dnnmap.search.tso.arch_views import flat_fanout, with_dram_model
 from dnnmap.search.tso.core_mapping import price, pricing_arch, schedule_mapping
@@ -37,14 +37,31 @@ def test_flat_fanout_prices_an_ofm_mapping_like_the_2d_fanout(nmp) -> None:
         assert getattr(a, field)[0] == getattr(b, field)[0], field
 
 
-def test_ks_slicing_needs_the_flat_view(nmp) -> None:
+def test_ks_slicing_spans_both_axes_and_prices_like_the_flat_view(nmp) -> None:
+    """KS splits the filters over the 4 TLEs and the 8 TLTs: one dimension on both axes of [4, 8], legal on
+    the NMP itself and priced as the same split on a flat [32] fan-out."""
     op = zoo.get("resnet50_v1").layer("layer4.0.conv1").op
     sched = tso_layer_search(tso_layer(op), TsoMachine.from_arch(nmp)).by_strategy[("KS", "IS")]
-    with pytest.raises(MappingError, match="flat view"):
-        schedule_mapping(sched, op, nmp)
-    mapping = schedule_mapping(sched, op, pricing_arch(sched, nmp))
-    assert "DRAM fan-out taken as [32]" in mapping.notes[0]
+    mapping = schedule_mapping(sched, op, nmp)
+    validate_mapping(mapping, op, nmp)
     assert dict(mapping.levels[1].spatial)["K"] == 32
+    assert dict(mapping.levels[1].spatial_axis)["K"] == BOTH_AXES
+    flat = flat_fanout(nmp)
+    a, b = price(schedule_mapping(sched, op, flat), op, flat), price(mapping, op, nmp)
+    for field in ("cycles", "energy", "dram_bytes", "dram_bursts"):
+        assert getattr(a, field)[0] == getattr(b, field)[0], field
+
+
+def test_both_axes_rule_counts_the_instances_other_dims_leave(nmp) -> None:
+    op = ops.conv2d("c", 8, 64, 10, 3)  # 8 x 8 output
+    mb = LevelMapping(temporal=(("C", 8), ("Q", 8), ("R", 3), ("S", 3), ("P", 4)))
+    ok = Mapping((mb, LevelMapping(temporal=(("K", 4),), spatial=(("P", 2), ("K", 16)),
+                                   spatial_axis=(("K", BOTH_AXES),))), layer="c")
+    validate_mapping(ok, op, nmp)  # P takes 2 of 4 TLEs, K the other 2 x 8 TLTs
+    bad = Mapping((mb, LevelMapping(temporal=(("K", 2),), spatial=(("P", 2), ("K", 32)),
+                                    spatial_axis=(("K", BOTH_AXES),))), layer="c")
+    with pytest.raises(MappingError, match="both axes use 32 instances, the other dims leave 16"):
+        validate_mapping(bad, op, nmp)
 
 
 @pytest.mark.parametrize("q", ["IS", "OS"])
@@ -52,8 +69,7 @@ def test_core_scratchpad_tiles_are_tsos_tiles(nmp, q: str) -> None:
     op = zoo.get("resnet50_v1").layer("layer2.0.conv2").op
     layer = tso_layer(op)
     sched = tso_layer_search(layer, TsoMachine.from_arch(nmp)).by_strategy[("KS&OFM", q)]
-    flat = flat_fanout(nmp)
-    cost = price(schedule_mapping(sched, op, flat), op, flat)
+    cost = price(schedule_mapping(sched, op, nmp), op, nmp)
     words = dict(zip((t.name for t in op.tensors), cost.tile_words[0, 0]))
     assert words["I"] == sched.TN * sched.TH * sched.TL
     assert words["W"] == sched.TM * sched.TN * layer.Kh * layer.Kw
@@ -71,8 +87,7 @@ def test_core_compute_cycles_equal_eq8_on_even_tiles(nmp) -> None:
     b = breakdown(layer, m, TsoOptions(), s, "IS", t)
     sched, _ = best_tiling(layer, m, TsoOptions(), s, "IS")
     sched = replace(sched, TR=4, TC=8, TN=8, TM=8, time=b)
-    flat = flat_fanout(nmp)
-    cost = price(schedule_mapping(sched, op, flat), op, flat)
+    cost = price(schedule_mapping(sched, op, nmp), op, nmp)
     assert cost.compute_cycles[0] == pytest.approx(b.mac[0] * m.freq_hz)
     assert cost.compute_cycles[0] == op.macs / (m.tle * m.tlt * m.macs)
 

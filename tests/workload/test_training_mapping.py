@@ -79,17 +79,13 @@ SMALL = parse_arch({
          "transfer": {"model": "burst", "bandwidth_gbps": 0.4, "burst_bytes": 8, "cas_ns": 5}},
     ],
 })
-KNOWN_BUGS = {("tso", "conv.fwd"): "the TSO mapper returns spatial K=32 on the nmp DRAM fan-out axis of size 4 "
-                                  "for this K=4 layer (an illegal mapping; found by this test, not a training issue)"}
 ARCH = {"tso": "nmp"}  # TSO schedules one scratchpad level above DRAM only
 REFUSING = {"tso": "TSO's analytical model schedules forward conv/FC/channel-wise layers only"}
 
 
 @pytest.mark.parametrize("mapper", MAPPERS)
 @pytest.mark.parametrize("case", list(CASES))
-def test_every_mapper_maps_training_passes_and_mttkrp(mapper: str, case: str, request) -> None:
-    if (mapper, case) in KNOWN_BUGS:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[mapper, case]))
+def test_every_mapper_maps_training_passes_and_mttkrp(mapper: str, case: str) -> None:
     op = CASES[case]
     arch = load_arch(ARCH[mapper]) if mapper in ARCH else SMALL
     if mapper in REFUSING and op.kind not in ("conv2d", "pointwise", "depthwise", "fc"):

@@ -15,8 +15,7 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.errors import MappingError
-from dnnmap.mapping.mapping import LevelMapping, Mapping, validate_mapping
-from dnnmap.search.tso.arch_views import flat_fanout
+from dnnmap.mapping.mapping import BOTH_AXES, LevelMapping, Mapping, validate_mapping
 from dnnmap.search.tso.search import TsoSchedule
 from dnnmap.workload.ir import Operator
 
@@ -38,29 +37,30 @@ def _lane_split(tile: dict[str, int], lanes: int) -> tuple[str, int]:
 
 
 def pricing_arch(sched: TsoSchedule, arch: ArchSpec) -> ArchSpec:
-    """``arch`` itself when the schedule's split fits the [#TLE, #TLT] axes (OFM: rows over TLEs, filters over
-    TLTs), else its flat view (KS, KS&OFM split the filters over both axes; docs/tso.md)."""
-    return arch if sched.slice.filter_split == 1 else flat_fanout(arch)
+    """The architecture a schedule's core mapping is built and priced on: ``arch`` itself (KS and KS&OFM
+    split the filters over both axes of the [#TLE, #TLT] fan-out, ``BOTH_AXES``; docs/tso.md)."""
+    return arch
 
 
 def schedule_mapping(sched: TsoSchedule, op: Operator, arch: ArchSpec) -> Mapping:
-    """The core mapping of ``sched`` on ``arch``: on a 2-D DRAM fan-out rows go on axis 0 (TLEs) and filters
-    on axis 1 (TLTs), which needs OFM slicing; other slicings need the flat view (:func:`pricing_arch`)."""
+    """The core mapping of ``sched`` on ``arch``. On a 2-D DRAM fan-out the rows go on axis 0 (TLEs), the
+    filters on axis 1 (TLTs) for OFM slicing and on both axes for KS and KS&OFM (filters over TLEs and
+    TLTs). Only the TLEs and TLTs that get work are used (a K = 4 layer sliced KS uses one TLT per TLE)."""
     ly, s = sched.layer, sched.slice
     fan = arch.dram.fanout
     two_d = len(fan.shape) == 2
-    if two_d and s.filter_split > 1:
-        raise MappingError(f"layer {op.name!r}: {s.p} slicing splits the filters over TLEs and TLTs; map it on "
-                           "the flat view of the DRAM fan-out (pricing_arch)")
     tlt = fan.size // (s.row_split * s.filter_split)
     per_tlt = _ceil(s.filters, tlt)
+    busy_tlt = _ceil(s.filters, per_tlt)  # TLTs of a TLE that get filters
     ch = "G" if ly.channelwise else "K"  # the dimension TLEs and TLTs split
     dram_t = {ch: _ceil(per_tlt, sched.TM), "P": _ceil(s.rows, sched.TR), "Q": _ceil(ly.C, sched.TC)}
     if not ly.channelwise:
         dram_t["C"] = _ceil(ly.N, sched.TN)
         if ly.groups > 1:
             dram_t["G"] = ly.groups
-    dram_s = {ch: s.filter_split * tlt, "P": s.row_split}
+    filter_tles = min(s.filter_split, _ceil(ly.M, s.filters))  # TLEs that get filters
+    dram_s = {ch: filter_tles * busy_tlt, "P": _ceil(ly.R, s.rows)}
+    axis = {"P": 0, ch: 1 if s.filter_split == 1 else (BOTH_AXES if busy_tlt > 1 else 0)}
     mb = {ch: sched.TM, "P": sched.TR, "Q": sched.TC, "R": ly.Kh, "S": ly.Kw}
     if not ly.channelwise:
         mb["C"] = sched.TN
@@ -69,15 +69,14 @@ def schedule_mapping(sched: TsoSchedule, op: Operator, arch: ArchSpec) -> Mappin
     lane_dim, lanes = _lane_split(mb, arch.levels[0].fanout_size)
     mb_t = {d: (f // lanes if d == lane_dim else f) for d, f in mb.items()}
     order = "IS" if ly.channelwise else sched.q
+    spatial = _nontrivial(dram_s)
     levels = (
         LevelMapping(temporal=_nontrivial(mb_t), spatial=_nontrivial({lane_dim: lanes} if lane_dim else {})),
         LevelMapping(temporal=_nontrivial(dram_t), order=tuple(d for d in ORDERS[order] if dram_t.get(d, 1) > 1),
-                     spatial=_nontrivial(dram_s), spatial_axis=((ch, 1),) if two_d and dram_s[ch] > 1 else ()),
+                     spatial=spatial, spatial_axis=tuple((d, axis[d]) for d, _ in spatial if two_d and axis[d])),
     )
-    note = f"TSO {sched.describe()}: estimate {sched.seconds * 1e6:.1f} us"
-    if not two_d and len(fan.shape) == 1 and s.filter_split > 1:
-        note += f"; DRAM fan-out taken as [{fan.size}] (docs/tso.md)"
-    mapping = Mapping(levels, layer=op.name, arch=arch.name, notes=(note,))
+    mapping = Mapping(levels, layer=op.name, arch=arch.name,
+                      notes=(f"TSO {sched.describe()}: estimate {sched.seconds * 1e6:.1f} us",))
     validate_mapping(mapping, op, arch)
     return mapping
 
