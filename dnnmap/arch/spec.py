@@ -149,6 +149,44 @@ class Level(_Strict):
         return self.fanout.size if self.fanout else 1
 
 
+class Sparsity(_Strict):
+    """Hardware support for one compressed sparse operand (RTML section 3.1; docs/sparse.md): the tensor of
+    a layer whose density is below 1 (weights in inference and the forward pass, activations in the
+    backward passes) is stored compressed - its non-zeros plus metadata - at level ``decompress_below``
+    and every level above it; below it (and at the MAC lanes) it is dense. Without ``decompress_below``
+    the MACs consume the compressed stream and skip the zeros: only non-zeros are fetched and multiplied."""
+
+    format: Literal["bitmap", "csr"] = Field(
+        "bitmap", description="bitmap: one metadata bit per dense element; csr: index_bits per non-zero plus "
+        "pointer_bits per row (a row: the tensor's innermost axis)")
+    index_bits: int = Field(8, ge=1, le=64, description="csr: bits of one non-zero's coordinate within its row")
+    pointer_bits: int = Field(16, ge=1, le=64, description="csr: bits of one row pointer")
+    roles: tuple[Role, ...] = Field(("weight", "input"), description="roles whose tensors the hardware can hold "
+                                    "compressed; a sparse tensor of another role is processed dense")
+    decompress_below: str | None = Field(
+        None, description="level name: the operand is compressed at this level and above, decompressed on its "
+        "way below it (dense MACs); null: compressed everywhere and the MACs skip its zeros")
+    density: dict[Role, float] = Field(
+        default_factory=dict, description="default density per role for layers that give none (0 < d <= 1)")
+
+    @field_validator("roles")
+    @classmethod
+    def _roles(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if "output" in v:
+            raise ValueError("the output cannot be compressed (only input operands are sparse)")
+        return v
+
+    @field_validator("density")
+    @classmethod
+    def _density(cls, v: dict[str, float]) -> dict[str, float]:
+        for role, d in v.items():
+            if not 0 < d <= 1:
+                raise ValueError(f"density of {role} must be in (0, 1], got {d}")
+        if "output" in v:
+            raise ValueError("the output cannot be the sparse operand (only inputs are compressed)")
+        return v
+
+
 class Mac(_Strict):
     energy: float = Field(1.0, ge=0, description="energy per MAC")
     precision_bits: int = Field(16, gt=0)
@@ -166,6 +204,8 @@ class ArchSpec(_Strict):
     energy_unit: str = "pJ"
     mac: Mac = Mac()
     overlap: bool = Field(True, description="compute and transfers overlap (latency = max); false: they add (TSO NMP)")
+    sparsity: Sparsity | None = Field(None, description="compressed sparse operand support (docs/sparse.md); "
+                                      "null: dense hardware, zeros are stored, moved and multiplied")
     levels: tuple[Level, ...]
 
     @field_validator("word_bits")
@@ -192,6 +232,9 @@ class ArchSpec(_Strict):
         for lv in self.levels[:-1]:
             if lv.transfer is not None:
                 raise ValueError(f"levels: {lv.name}: 'transfer' is only allowed on the last (DRAM) level")
+        below = self.sparsity.decompress_below if self.sparsity is not None else None
+        if below is not None and below not in names:
+            raise ValueError(f"sparsity.decompress_below: no level {below!r}; levels: {', '.join(names)}")
         return self
 
     # ---- derived quantities ------------------------------------------------------
