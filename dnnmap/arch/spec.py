@@ -36,8 +36,8 @@ class Fanout(_Strict):
     multicast: bool = Field(True, description="one read from the parent may be delivered to many children")
     multicast_rule: Literal["union", "identical"] = Field(
         "union", description="union: a word read once reaches every child needing it, also children whose "
-        "tiles only overlap (sliding windows); identical: one read serves only children with identical tiles "
-        "(Timeloop's rule)")
+        "tiles only overlap (sliding windows); identical: fan-out by fan-out, one read serves only the "
+        "positions whose subtrees need identical data (Timeloop's rule)")
     no_multicast: tuple[Role, ...] = Field((), description="tensor roles this network never multicasts")
     reduction: bool = Field(True, description="partial sums of children are reduced in the network")
     hop_energy: float = Field(0.0, ge=0, description="energy per word delivered to a child (Eyeriss 'array' cost)")

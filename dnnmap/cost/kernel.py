@@ -314,8 +314,8 @@ def grid_offsets(grid: np.ndarray, grid_n: np.ndarray, ax_nterm: np.ndarray, t: 
                  work: np.ndarray, base: int) -> int:
     """Distinct offsets of the spatial instances under one parent instance, over the tensor's axes:
     the product of ``|{0} + grid_x|`` (closed form while it stays exact, else a bitmap in
-    ``scratch``). For MAC lanes, the distinct words the lanes touch at one step; for child tiles,
-    the number of distinct tiles (identical-only multicast, docs/cost-model.md sections 2b, 4)."""
+    ``scratch``). For MAC lanes, the distinct words the lanes touch at one step; for child tiles, the
+    number of distinct tiles (of one fan-out: :func:`identical_groups`; docs/cost-model.md sections 2b, 4)."""
     total = 1
     for x in range(nax):
         if ax_nterm[t, x] == 1:
@@ -566,23 +566,19 @@ def padded_extent(bounds: np.ndarray, tensor_axes: np.ndarray, ax_nterm: np.ndar
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def pair_grid(pairs: np.ndarray, pi: int, sf: np.ndarray, b: int, spatial: np.ndarray, n_spatial: int,
-              cover: np.ndarray, dim_rel: np.ndarray, dim_terms: np.ndarray, nax: int, grid: np.ndarray,
-              grid_n: np.ndarray) -> None:
-    """The spatial grid of pair ``pi``: per axis of its tensor, the offsets of the child instances under
-    one parent instance, as progressions ``{0, coef, ..., (count - 1) coef}`` (one per spatial factor of
-    a level ``c + 1 .. p`` on a dimension the axis uses, ``coef`` = the axis coefficient times the
-    dimension's coverage below that level) in ascending coefficient, the order the closed forms take them
-    in (docs/cost-model.md section 4, the union ``U_x``)."""
-    t = pairs[pi, PR_TENSOR]
-    c = pairs[pi, PR_CHILD]
-    p = pairs[pi, PR_PARENT]
+def level_grid(t: int, lo: int, hi: int, sf: np.ndarray, b: int, spatial: np.ndarray, n_spatial: int,
+               cover: np.ndarray, dim_rel: np.ndarray, dim_terms: np.ndarray, nax: int, grid: np.ndarray,
+               grid_n: np.ndarray) -> None:
+    """Per axis of tensor ``t``, the offsets of the level-``lo`` instances under one level-``hi`` instance,
+    as progressions ``{0, coef, ..., (count - 1) coef}`` (one per spatial factor of a level ``lo + 1 .. hi``
+    on a dimension the axis uses, ``coef`` = the axis coefficient times the dimension's coverage below that
+    level) in ascending coefficient, the order the closed forms take them in (docs/cost-model.md section 4)."""
     for x in range(nax):
         grid_n[x, GN_TERMS] = 0
         grid_n[x, GN_PROD] = 1
     for e in range(n_spatial):
         g = spatial[e, SP_LEVEL]
-        if g <= c or g > p:
+        if g <= lo or g > hi:
             continue
         d = spatial[e, SP_DIM]
         for j in range(dim_rel[t, d, REL_NTERMS]):
@@ -597,6 +593,35 @@ def pair_grid(pairs: np.ndarray, pi: int, sf: np.ndarray, b: int, spatial: np.nd
             grid[x, i, G_COUNT] = sf[b, g, d]
             grid_n[x, GN_TERMS] += 1
             grid_n[x, GN_PROD] *= sf[b, g, d]
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def pair_grid(pairs: np.ndarray, pi: int, sf: np.ndarray, b: int, spatial: np.ndarray, n_spatial: int,
+              cover: np.ndarray, dim_rel: np.ndarray, dim_terms: np.ndarray, nax: int, grid: np.ndarray,
+              grid_n: np.ndarray) -> None:
+    """The spatial grid of pair ``pi``: :func:`level_grid` of the child instances under one parent instance
+    (the union ``U_x``, docs/cost-model.md section 4)."""
+    level_grid(pairs[pi, PR_TENSOR], pairs[pi, PR_CHILD], pairs[pi, PR_PARENT], sf, b, spatial, n_spatial, cover,
+               dim_rel, dim_terms, nax, grid, grid_n)
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def identical_groups(t: int, c: int, p: int, level_nest: np.ndarray, sf: np.ndarray, b: int, spatial: np.ndarray,
+                     n_spatial: int, cover: np.ndarray, dim_rel: np.ndarray, dim_terms: np.ndarray, nax: int,
+                     ax_nterm: np.ndarray, grid: np.ndarray, grid_n: np.ndarray, scratch: np.ndarray,
+                     work: np.ndarray, base: int) -> int:
+    """The reads one parent instance makes per child event under Timeloop's identical-data multicast, in
+    child fills (docs/cost-model.md sections 2b, 4): fan-out by fan-out from the parent down, the positions
+    whose subtrees need identical data share one multicast. A subtree's data is a translate of any other's
+    by the positions' offset, equal only for a zero offset, so the fan-out of level ``g`` makes one read per
+    distinct offset of its own spatial factors (:func:`grid_offsets` of its :func:`level_grid`), and the
+    pair the product over the fan-outs of levels ``c + 1 .. p``. Uses its own ``grid`` scratch."""
+    groups = 1
+    for g in range(c + 1, p + 1):
+        if level_nest[g, LN_SPATIAL] > 1:
+            level_grid(t, g - 1, g, sf, b, spatial, n_spatial, cover, dim_rel, dim_terms, nax, grid, grid_n)
+            groups *= grid_offsets(grid, grid_n, ax_nterm, t, nax, scratch, work, base)
+    return groups
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
@@ -624,11 +649,11 @@ def output_copies(pairs: np.ndarray, pi: int, sf: np.ndarray, b: int, spatial: n
 def lane_counts(pairs: np.ndarray, pi: int, b: int, steps: int, lanes: int, inst_p: int, lane_words: int,
                 o_size: float, rep_p: float, counts: np.ndarray) -> float:
     """Counts at the parent of a MAC-lane pair (no operand registers; docs/cost-model.md sections 2, 2b):
-    every temporal step every lane reads one word of an input, ``lane_words`` distinct ones under one
-    parent instance (merged when the fan-outs multicast; identical and union coincide for single words),
-    and writes one partial sum of the output (merged when they reduce); every lane result accumulates,
-    except the first touch of each copy at the parent (read-modify-write). Returns the words through each
-    fan-out in between (one per lane and step)."""
+    every temporal step every lane reads one word of an input, ``lane_words`` reads under one parent
+    instance when the fan-outs multicast (the distinct words, or the :func:`identical_groups` of the lanes
+    under the identical rule), and writes one partial sum of the output (merged when they reduce); every
+    lane result accumulates, except the first touch of each copy at the parent (read-modify-write).
+    Returns the words through each fan-out in between (one per lane and step)."""
     t = pairs[pi, PR_TENSOR]
     p = pairs[pi, PR_PARENT]
     per_lane = float(steps) * lanes
@@ -648,7 +673,7 @@ def lane_bursts(pairs: np.ndarray, pi: int, steps: int, lanes: int, inst_p: int,
                 layout: np.ndarray, word_bytes: float, burst_bytes: float) -> float:
     """DRAM bursts of a MAC-lane pair whose parent is DRAM (docs/cost-model.md section 4): one transfer of
     the lanes' words per step when the fan-outs merge them (the grid's product of sets), else one
-    single-word transfer per distinct word (identical rule) or per lane."""
+    single-word transfer per read (identical rule: ``lane_words`` per step) or per lane."""
     t = pairs[pi, PR_TENSOR]
     is_out = pairs[pi, PR_OUTPUT]
     word_bursts = np.ceil(word_bytes / burst_bytes)
@@ -864,8 +889,8 @@ def pair_counts(pairs: np.ndarray, pi: int, b: int, child_total: float, union_to
     """The counts of a (child, parent) pair under its network's rules (docs/cost-model.md sections 2, 2b, 4),
     from the words filled into one child instance (``child_total``) and sent per parent instance for the
     union (``union_total``) over all events. The parent reads the union over its children (multicast), one
-    child's fills per distinct child tile (identical rule: ``tiles`` distinct tiles in all), or every child's
-    own. Outputs: the child drains every word it held and reloads all but the first touches (``o_size``
+    child's fills per group of the identical rule (``tiles`` groups in all, :func:`identical_groups`), or
+    every child's own. Outputs: the child drains every word it held and reloads all but the first touches (``o_size``
     words x ``rep_c`` copies); the parent receives the union (reduction) or every drain as updates, and reads
     before accumulating the drains of copies that entered the child at zero, unless merged by reduction
     (read-modify-write). Returns the words through each fan-out in between (fills and drains)."""
@@ -899,7 +924,7 @@ def pair_bursts(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, child_to
     """``bursts`` plus the DRAM bursts of a pair whose parent is DRAM (docs/cost-model.md section 4; added
     term by term, in a fixed order, so the float sum does not depend on the split), from the bursts of the
     union's transfers (``bursts_u``) and of one instance's (``bursts_a``) over all events: reads follow the
-    multicast rule (one transfer for all children, one per distinct tile, or one per child); output
+    multicast rule (one transfer for all children, one per identical-rule group, or one per child); output
     write-backs are one transfer per event, per instance unless the fan-outs reduce; output reloads are the
     fills' transfers scaled by the share of their words that hold partial sums (the parent's reads, of
     :func:`pair_counts`)."""
@@ -936,9 +961,10 @@ def network_words(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, level_
                   level_nest: np.ndarray, sf: np.ndarray, spatial: np.ndarray, n_spatial: int, cover: np.ndarray,
                   loops: np.ndarray, n_loops: int, tensor_axes: np.ndarray, dim_rel: np.ndarray,
                   dim_terms: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray, grid: np.ndarray,
-                  grid_n: np.ndarray, axis_sets: np.ndarray, sets: np.ndarray, work: np.ndarray, wrap: np.ndarray,
-                  base: int, sizes: np.ndarray, layout: np.ndarray, steps: int, lanes: int, o_size: float,
-                  net_pair: np.ndarray, net_counts: np.ndarray, net_words: np.ndarray) -> None:
+                  grid_n: np.ndarray, fan_grid: np.ndarray, fan_grid_n: np.ndarray, axis_sets: np.ndarray,
+                  sets: np.ndarray, work: np.ndarray, wrap: np.ndarray, base: int, sizes: np.ndarray,
+                  layout: np.ndarray, steps: int, lanes: int, o_size: float, net_pair: np.ndarray,
+                  net_counts: np.ndarray, net_words: np.ndarray) -> None:
     """Adds pair ``pi``'s words to the ingress and egress of every fan-out with a network bandwidth that it
     crosses (those of levels ``j = c + 1 .. p``; docs/cost-model.md section 2b): the parent-side words (its
     reads, its updates, under the pair's network rule) grouped by the level-``j`` instance they pass through.
@@ -969,7 +995,10 @@ def network_words(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, level_
         rep_c, rep_j = output_copies(net_pair, 0, sf, b, spatial, n_spatial, dim_rel) if pairs[pi, PR_OUTPUT] \
             else (1.0, 1.0)
         if pairs[pi, PR_LANES]:
-            lane_words = grid_offsets(grid, grid_n, ax_nterm, t, nax, sets[BM_UNION], work, base)
+            lane_words = identical_groups(t, c, j, level_nest, sf, b, spatial, n_spatial, cover, dim_rel, dim_terms,
+                                          nax, ax_nterm, fan_grid, fan_grid_n, sets[BM_UNION], work, base) \
+                if pairs[pi, PR_IDENTICAL] and not pairs[pi, PR_OUTPUT] \
+                else grid_offsets(grid, grid_n, ax_nterm, t, nax, sets[BM_UNION], work, base)
             lane_counts(net_pair, 0, 0, steps, lanes, inst_j, lane_words, o_size, rep_j, net_counts)
         else:
             totals = tile_sets(t, c, nax, cover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
@@ -981,7 +1010,9 @@ def network_words(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, level_
             inst_c = level_nest[c, LN_INST] if c >= 0 else lanes
             tiles = 0.0
             if pairs[pi, PR_IDENTICAL]:
-                tiles = float(inst_j) * grid_offsets(grid, grid_n, ax_nterm, t, nax, sets[BM_PIECE], work, base)
+                tiles = float(inst_j) * identical_groups(t, c, j, level_nest, sf, b, spatial, n_spatial, cover,
+                                                         dim_rel, dim_terms, nax, ax_nterm, fan_grid, fan_grid_n,
+                                                         sets[BM_PIECE], work, base)
             pair_counts(net_pair, 0, 0, child_total, union_total, inst_c, inst_j, tiles, o_size, rep_c, rep_j,
                         net_counts)
         net_words[j, NW_INGRESS] += net_counts[0, READS, j, t]
@@ -1138,6 +1169,8 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
     loops = np.empty((L * D + 1, 4), np.int64)
     grid = np.empty((X, K * L * D, 2), np.int64)
     grid_n = np.empty((X, 2), np.int64)
+    fan_grid = np.empty((X, K * D, 2), np.int64)  # one fan-out's grid (identical rule)
+    fan_grid_n = np.empty((X, 2), np.int64)
     axis_sets = np.zeros((X, 10), np.int64)
     wrap = np.empty(D, np.int64)
     part_used = np.zeros(T, np.float64)
@@ -1149,8 +1182,8 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
     net_pair = np.zeros((1, PAIR_COLUMNS), np.int64)
     net_counts = np.zeros((1, 5, L, T), np.float64)
     net_words = np.zeros((L, 2), np.float64)
-    scratch = (cover, level_nest, spatial, loops, grid, grid_n, axis_sets, wrap, part_used, sets, work, net_pair,
-               net_counts, net_words)
+    scratch = (cover, level_nest, spatial, loops, grid, grid_n, fan_grid, fan_grid_n, axis_sets, wrap, part_used,
+               sets, work, net_pair, net_counts, net_words)
     return evaluate_range(tf, sf, order, pairs, layout, operator, arch, outputs, scratch, start, base)
 
 
@@ -1163,8 +1196,8 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
     bounds, ax_nterm, ax_terms, tensor_axes, dim_rel, dim_terms, sizes = operator
     level_params, level_tensor, tensor_params, cap_part, cap, scalars = arch
     counts, tile_words, hop, excess, breakdown, level_cycles, summary, net_cycles = outputs
-    cover, level_nest, spatial, loops, grid, grid_n, axis_sets, wrap, part_used, sets, work, net_pair, net_counts, \
-        net_words = scratch
+    cover, level_nest, spatial, loops, grid, grid_n, fan_grid, fan_grid_n, axis_sets, wrap, part_used, sets, work, \
+        net_pair, net_counts, net_words = scratch
     B, L, D = tf.shape
     T = tensor_axes.shape[0]
     burst_bytes = scalars[S_BURST_BYTES]
@@ -1208,7 +1241,10 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
             rep_c, rep_p = output_copies(pairs, pi, sf, b, spatial, n_spatial, dim_rel) if pairs[pi, PR_OUTPUT] \
                 else (1.0, 1.0)
             if pairs[pi, PR_LANES]:  # MAC lanes: every temporal step every lane touches one word of the tensor
-                lane_words = grid_offsets(grid, grid_n, ax_nterm, t, nax, union_bm, work, base)
+                lane_words = identical_groups(t, c, p, level_nest, sf, b, spatial, n_spatial, cover, dim_rel,
+                                              dim_terms, nax, ax_nterm, fan_grid, fan_grid_n, union_bm, work, base) \
+                    if pairs[pi, PR_IDENTICAL] and not pairs[pi, PR_OUTPUT] \
+                    else grid_offsets(grid, grid_n, ax_nterm, t, nax, union_bm, work, base)
                 words = lane_counts(pairs, pi, b, steps, lanes, inst_p, lane_words, o_size, rep_p, counts)
                 add_hops(hop, b, -1, p, level_params, words)
                 if need_sets:
@@ -1217,8 +1253,8 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
                 if network:
                     network_words(pairs, pi, b, counts, level_params, level_nest, sf, spatial, n_spatial, cover, loops,
                                   n_loops, tensor_axes, dim_rel, dim_terms, ax_nterm, ax_terms, grid, grid_n,
-                                  axis_sets, sets, work, wrap, base, sizes, layout, steps, lanes, o_size, net_pair,
-                                  net_counts, net_words)
+                                  fan_grid, fan_grid_n, axis_sets, sets, work, wrap, base, sizes, layout, steps, lanes,
+                                  o_size, net_pair, net_counts, net_words)
                 continue
             totals = tile_sets(t, c, nax, cover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
                                need_sets)
@@ -1238,7 +1274,9 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
             inst_c = level_nest[c, LN_INST] if c >= 0 else lanes  # child -1 here: the lanes' operand registers
             tiles = 0.0
             if pairs[pi, PR_IDENTICAL]:
-                tiles = float(inst_p) * grid_offsets(grid, grid_n, ax_nterm, t, nax, piece_bm, work, base)
+                tiles = float(inst_p) * identical_groups(t, c, p, level_nest, sf, b, spatial, n_spatial, cover,
+                                                         dim_rel, dim_terms, nax, ax_nterm, fan_grid, fan_grid_n,
+                                                         piece_bm, work, base)
             words = pair_counts(pairs, pi, b, child_total, union_total, inst_c, inst_p, tiles, o_size, rep_c, rep_p,
                                 counts)
             add_hops(hop, b, c, p, level_params, words)
@@ -1247,9 +1285,9 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
                                      bursts_a, bursts)
             if network:
                 network_words(pairs, pi, b, counts, level_params, level_nest, sf, spatial, n_spatial, cover, loops,
-                              n_loops, tensor_axes, dim_rel, dim_terms, ax_nterm, ax_terms, grid, grid_n, axis_sets,
-                              sets, work, wrap, base, sizes, layout, steps, lanes, o_size, net_pair, net_counts,
-                              net_words)
+                              n_loops, tensor_axes, dim_rel, dim_terms, ax_nterm, ax_terms, grid, grid_n, fan_grid,
+                              fan_grid_n, axis_sets, sets, work, wrap, base, sizes, layout, steps, lanes, o_size,
+                              net_pair, net_counts, net_words)
 
         # ---- capacity, energy, latency (section 3) ------------------------------------
         valid = capacity_excess(b, tile_words, level_tensor, cap_part, cap, part_used, excess)

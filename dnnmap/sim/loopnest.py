@@ -259,7 +259,8 @@ def _residency(nest: LoopNest, level: int, it: ActiveIterations, word: np.ndarra
 
 
 def _set_contents(step: np.ndarray, instance: np.ndarray, word: np.ndarray) -> np.ndarray:
-    """Per move, an id of the set of words its (step, instance) moves: equal ids iff equal sets."""
+    """Per move, an id of the set of words its (step, instance) moves: equal ids iff equal sets (no
+    (step, instance, word) twice)."""
     order = np.lexsort((word, instance, step))
     s, i, w = step[order], instance[order], word[order]
     starts = np.flatnonzero(np.concatenate(([True], (s[1:] != s[:-1]) | (i[1:] != i[:-1]))))
@@ -274,6 +275,33 @@ def _set_contents(step: np.ndarray, instance: np.ndarray, word: np.ndarray) -> n
     out = np.empty(len(word), dtype=np.int64)
     out[order] = np.repeat(content, sizes)
     return out
+
+
+def _identical_representatives(nest: LoopNest, child: int, parent: int, moves: _Moves) -> np.ndarray:
+    """Which child moves the parent reads under the identical rule (Timeloop's, docs/cost-model.md 2b).
+
+    Fan-out by fan-out from the parent down (the fan-out of level ``k``, ``k = parent .. child + 1``),
+    within each (step, level-``k`` instance) still served, the level-``k - 1`` positions whose subtrees
+    need identical sets of words (the union of their children's fills at that step) share one multicast:
+    only the lowest of them is kept and looked into at the next fan-out. Every kept child's fills are read.
+    """
+    lane = moves.instance * nest.lanes_per_instance(child)
+    keep = np.ones(len(moves.word), dtype=bool)
+    for k in range(parent, child, -1):
+        if nest.lanes_per_instance(k) == nest.lanes_per_instance(k - 1):
+            continue  # no fan-out used below level k: one position
+        below, above = lane // nest.lanes_per_instance(k - 1), lane // nest.lanes_per_instance(k)
+        at = np.flatnonzero(keep)
+        # each subtree's set of words: its distinct (step, position, word) triples
+        triples, first = np.unique(np.stack([moves.step[at], below[at], moves.word[at]]), axis=1, return_index=True)
+        content = _set_contents(triples[0], triples[1], triples[2])
+        group = np.unique(np.stack([triples[0], above[at][first], content]), axis=1, return_inverse=True)[1].ravel()
+        lowest = np.full(int(group.max()) + 1 if len(group) else 0, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(lowest, group, triples[1])
+        kept_positions = triples[:2, triples[1] == lowest[group]]  # (step, position) of each kept subtree
+        keys = moves.step[at] * nest.lanes + below[at]
+        keep[at] = np.isin(keys, kept_positions[0] * nest.lanes + kept_positions[1])
+    return keep
 
 
 @dataclass(frozen=True)
@@ -310,17 +338,13 @@ def _merge_at_parent(nest: LoopNest, child: int, parent: int, moves: _Moves, siz
     """The words the parent moves for the child ``moves`` of one link.
 
     Merged (union rule): per (step, parent instance) the distinct words, a partial contribution
-    only if all its merged contributions are. Identical rule: per (step, parent instance) one
-    copy of each distinct child set (the lowest child instance's). Else every move.
+    only if all its merged contributions are. Identical rule: the moves of the children
+    :func:`_identical_representatives` keeps, one transfer per child. Else every move.
     """
     children = nest.lanes_per_instance(parent) // nest.lanes_per_instance(child)  # per parent instance
     parent_of = moves.instance // children
     if identical:
-        content = _set_contents(moves.step, moves.instance, moves.word)
-        cls = np.unique(np.stack([moves.step, parent_of, content]), axis=1, return_inverse=True)[1].ravel()
-        first_child = np.full(int(cls.max()) + 1 if len(cls) else 0, np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(first_child, cls, moves.instance)
-        keep = moves.instance == first_child[cls]
+        keep = _identical_representatives(nest, child, parent, moves)
         moves = _Moves(moves.step[keep], moves.instance[keep], moves.word[keep], moves.partial[keep])
         parent_of = parent_of[keep]
     group = parent_of if merged and not identical else moves.instance

@@ -41,13 +41,27 @@ class Case:
         return f"{self.op.kind} {self.op.dims} on {self.arch.levels} with {self.mapping}"
 
 
-def _draw(seed: int, n: int, perfect: bool, mid: bool = False) -> list[Case]:
+def _identical_everywhere(arch: ArchSpec) -> ArchSpec:
+    """``arch`` with every fan-out multicasting every role by the identical rule."""
+    return ArchSpec.model_validate({**arch.model_dump(), "levels": [
+        {**lv.model_dump(), "fanout": None if lv.fanout is None else
+         {**lv.fanout.model_dump(), "multicast": True, "multicast_rule": "identical", "no_multicast": ()}}
+        for lv in arch.levels]})
+
+
+def _draw(seed: int, n: int, perfect: bool, mid: bool = False, identical: bool = False) -> list[Case]:
+    """``n`` random cases; ``identical``: only those whose fan-outs, all made to multicast by the identical
+    rule, have an input pair crossing two or more of them with spatial factors (:func:`_identical_across_fan_outs`)."""
     rng = np.random.default_rng(seed)
     out = []
     while len(out) < n:
         op, arch, m = random_case(rng, mid=mid, options=True)
         if all(m.total(d) == b for d, b in op.dims) != perfect:
             continue
+        if identical:
+            arch = _identical_everywhere(arch)
+            if not _identical_across_fan_outs(op, arch, m):
+                continue
         cost = CostModel(op, arch).evaluate(MappingBatch.from_mappings(op, arch, [m]))
         sim = simulate(op, arch, m, compute=False)
         out.append(Case(op, arch, m, cost, sim, sim_metrics(sim, op, arch, m)))
@@ -56,8 +70,10 @@ def _draw(seed: int, n: int, perfect: bool, mid: bool = False) -> list[Case]:
 
 @pytest.fixture(scope="module")
 def perfect() -> list[Case]:
-    """260 small cases (up to 1.5k iterations) and 40 mid-size ones (up to 20k, preset fan-outs)."""
-    return _draw(2024, 260, perfect=True) + _draw(2026, 40, perfect=True, mid=True)
+    """260 small cases (up to 1.5k iterations), 40 mid-size ones (up to 20k, preset fan-outs) and 20 small
+    ones where the identical rule decides fan-out by fan-out (docs/cost-model.md 2b)."""
+    return (_draw(2024, 260, perfect=True) + _draw(2026, 40, perfect=True, mid=True)
+            + _draw(2027, 20, perfect=True, identical=True))
 
 
 @pytest.fixture(scope="module")
@@ -74,14 +90,29 @@ def _identical_rule(arch: ArchSpec) -> bool:
                for lv in arch.levels)
 
 
+def _identical_across_fan_outs(op: Operator, arch: ArchSpec, m: Mapping) -> bool:
+    """Some multicasting pair of an input tensor uses the identical rule across two or more fan-outs
+    with spatial factors > 1 (where deciding fan-out by fan-out matters)."""
+    for t in op.inputs:
+        chain = [-1] + [i for i in range(len(arch.levels)) if t.name in m.kept_tensors(i, op, arch)]
+        for child, parent in zip(chain, chain[1:]):
+            fans = [lv.fanout for lv in arch.levels[child + 1: parent + 1] if lv.fanout is not None]
+            used = sum(1 for k in range(child + 1, parent + 1) if math.prod(s for _, s in m.levels[k].spatial) > 1)
+            if (used >= 2 and all(f.multicast and t.role not in f.no_multicast for f in fans)
+                    and any(f.multicast_rule == "identical" for f in fans)):
+                return True
+    return False
+
+
 def test_the_cases_exercise_the_options(perfect: list[Case]) -> None:
-    """Enough of the 300 cases have each option in effect for the comparisons below to mean something."""
+    """Enough of the 320 cases have each option in effect for the comparisons below to mean something."""
     assert sum(1 for c in perfect if c.op.iterations > 1500) >= 30
     def share(pred) -> int:
         return sum(1 for c in perfect if pred(c))
     assert share(lambda c: c.arch.mac.operand_registers) > 100
     assert share(lambda c: any(x.accumulate_reads for x in c.sim.counts.values())) > 50
     assert share(lambda c: _identical_rule(c.arch)) > 40
+    assert share(lambda c: _identical_across_fan_outs(c.op, c.arch, c.mapping)) >= 20
     assert share(lambda c: not all(lv.halo_reuse for lv in c.arch.levels)) > 100
     assert share(lambda c: not c.metrics.valid) > 30 and share(lambda c: c.metrics.valid) > 100
     assert share(lambda c: c.metrics.dram_bursts > 0) > 50

@@ -152,6 +152,20 @@ def naive_counts(op: Operator, arch: ArchSpec, mapping: Mapping) -> NaiveResult:
                     copy.touched = True
                 count(parent, t.name, "updates", 1, instance)
 
+        def identical_reads(group: list[tuple[tuple, set]], k: int, child: int) -> int:
+            """Reads under the identical rule of the children ``group`` under one level-``k`` instance: the
+            positions of level ``k``'s fan-out whose subtrees need the same words share one read; the
+            lowest position of each such group is looked into at the next fan-out down."""
+            if k == child:
+                return sum(len(f) for _, f in group)
+            subtrees: dict[tuple, list[tuple[tuple, set]]] = defaultdict(list)
+            for x, f in group:
+                subtrees[outer(x, k - 1)].append((x, f))
+            lowest: dict[frozenset, tuple] = {}
+            for key in sorted(subtrees):
+                lowest.setdefault(frozenset().union(*(f for _, f in subtrees[key])), key)
+            return sum(identical_reads(subtrees[key], k - 1, child) for key in lowest.values())
+
         def deliver(child: int, parent: int, fills: dict[tuple, set], drains: dict[tuple, list]) -> None:
             """The parent's reads of the children's fills and updates from their drains (one event)."""
             multicast, identical, reduction = rule(child, parent)
@@ -161,7 +175,7 @@ def naive_counts(op: Operator, arch: ArchSpec, mapping: Mapping) -> NaiveResult:
                     by_parent[outer(x, parent)].append((x, filled))
             for px, group in by_parent.items():
                 if identical:
-                    n = sum(len(f) for f in {frozenset(f) for _, f in group})
+                    n = identical_reads(group, parent, child)
                 elif multicast:
                     n = len(set().union(*(f for _, f in group)))
                 else:
@@ -212,13 +226,17 @@ def naive_counts(op: Operator, arch: ArchSpec, mapping: Mapping) -> NaiveResult:
             if s == len(steps) or REGISTER in children:
                 continue
             # lanes without a register: one word read / one partial sum written per active lane
-            multicast, _, reduction = rule(REGISTER, lane_parent)
-            grouped: dict[tuple, list[tuple[int, ...]]] = defaultdict(list)
+            multicast, identical, reduction = rule(REGISTER, lane_parent)
+            grouped: dict[tuple, list[tuple[tuple, tuple[int, ...]]]] = defaultdict(list)
             for lane, words in by_step[s]:
-                grouped[outer(lane, lane_parent)].append(words[t.name])
-            for px, ws in grouped.items():
+                grouped[outer(lane, lane_parent)].append((lane, words[t.name]))
+            for px, items in grouped.items():
+                ws = [w for _, w in items]
                 if is_out:
                     receive(lane_parent, px, [(w, True) for w in (set(ws) if reduction else ws)])
+                elif identical:
+                    n = identical_reads([(lane, {w}) for lane, w in items], lane_parent, REGISTER)
+                    count(lane_parent, t.name, "reads", n, px)
                 else:
                     count(lane_parent, t.name, "reads", len(set(ws)) if multicast else len(ws), px)
 

@@ -95,6 +95,30 @@ def test_rule_of_every_fan_out_in_between(top: Fanout, i_reads: int) -> None:
     assert r.count("GLB", "W").reads == 3
 
 
+def two_fanout_conv(rule: str, multicast: bool = True):
+    """O[k, q] += I[q + s] * W[k, s], K = Q = S = 2 (input width 3), all spatial: DRAM fans out K x Q
+    to 4 GLBs, each GLB fans out S to 2 PEs (8 lanes, one step); I and W bypass the GLBs."""
+    op = ops.conv2d("c", 1, 2, (1, 3), (1, 2))
+    glb = Level(name="GLB", keeps=("output",), fanout=Fanout(shape=(2,), multicast_rule=rule, multicast=multicast))
+    dram = Level(name="DRAM", fanout=Fanout(shape=(4,), multicast_rule=rule, multicast=multicast))
+    m = mapping_of({}, {"spatial": {"S": 2}}, {"spatial": {"K": 2, "Q": 2}})
+    return simulate(op, arch_of(Level(name="PE"), glb, dram), m)
+
+
+@pytest.mark.parametrize("rule, multicast, i_reads, w_reads", [("union", True, 3, 4), ("identical", True, 4, 4),
+                                                               ("identical", False, 8, 8)])
+def test_identical_rule_decides_fan_out_by_fan_out(rule: str, multicast: bool, i_reads: int, w_reads: int) -> None:
+    """PE (k, q, s) needs I[q + s] and W[k, s]. Union: DRAM reads I 0-2 once each (3) and the 4 weights.
+    Identical (Timeloop's rule): at DRAM's fan-out the GLBs (k, q) need I {q, q + 1}, equal for equal q:
+    2 groups; inside one, the PEs s = 0, 1 need different words: 2 reads each, 4 in all, although PE
+    (q = 0, s = 1) and PE (q = 1, s = 0) need the same word I[1] (they sit under different GLB groups).
+    W: GLBs differ in k (2 groups) and PEs in s: 4, as the union. Without multicast every PE: 8, 8."""
+    r = two_fanout_conv(rule, multicast)
+    assert r.output_matches
+    assert (r.count("DRAM", "I").reads, r.count("DRAM", "W").reads) == (i_reads, w_reads)
+    assert len([t for t in dram_transfers(r) if t.tensor == "I"]) == (1 if rule == "union" else i_reads)
+
+
 # ---- operand registers -------------------------------------------------------------------------------
 def mm_in_rf(registers: tuple, order: tuple):
     """O[m] += I[m, k] * W[k] with M = 4, K = 2 on one lane, everything in the RF's 8 temporal steps."""

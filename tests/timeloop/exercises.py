@@ -21,19 +21,9 @@ from dnnmap.workload.ir import Operator
 FIXTURES = Path(__file__).parent / "fixtures"
 REFERENCE: dict[str, Any] = yaml.safe_load((FIXTURES / "reference.yaml").read_text())
 
-# (exercise, level, data space, Timeloop statistic) where the two tools' definitions differ, and why.
-# (Timeloop reuses a sliding-window overlap only between consecutive iterations of the innermost
-# loop above a level and refills the whole tile when an outer loop steps: the importer sets
-# `halo_reuse: innermost`, which reproduces it - exercises 04-kp/04-cp agree.)
-# Timeloop applies its identical-data multicast rule fan-out by fan-out, to the data of the
-# whole subtree under each position: two PEs under different positions of an outer fan-out that need
-# the same words (a sliding window split as Q across the X axis and S across the Y axis) are read for
-# separately. dnnmap's `multicast_rule: identical` compares the final child instances' fills, so it
-# reads fewer words; no dnnmap switch reproduces the per-fan-out rule yet. See docs/timeloop.md.
-MULTICAST_PER_FANOUT = "identical multicast decided per fan-out"
-KNOWN_DIFFERENCES: dict[tuple[str, str, str, str], str] = {
-    ("06-eyeriss", "GlobalBuffer", "Inputs", "reads"): MULTICAST_PER_FANOUT,
-}
+# Timeloop reuses a sliding-window overlap only between consecutive iterations of the innermost loop above
+# a level (the importer sets `halo_reuse: innermost`) and decides its identical-data multicast fan-out by
+# fan-out (`multicast_rule: identical`): with both, every count agrees (docs/timeloop.md).
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,6 @@
-"""Timeloop tutorial exercises 00-05: dnnmap's model and simulator against Timeloop's reference
-statistics (fixtures/reference.yaml). Every count both tools define the same way must agree; the
-counts they define differently are compared through :func:`timeloop_view`, and the few where the
-definitions cannot be reconciled are listed in KNOWN_DIFFERENCES with the direction they differ in."""
+"""Timeloop tutorial exercises 00-06: dnnmap's model and (up to 05) simulator against Timeloop's reference
+statistics (fixtures/reference.yaml). Every count agrees: those both tools define the same way directly,
+the others through :func:`timeloop_view`."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import COUNT_KINDS, CostBatch, CostModel
 from dnnmap.sim import simulate
 from exercises import (
-    KNOWN_DIFFERENCES,
     REFERENCE,
     Exercise,
     exercise,
@@ -34,17 +32,13 @@ def _model_counts(ex: Exercise, cost: CostBatch, level: str, tensor: str) -> dic
 
 
 def _compare(name: str, counts_of) -> list[str]:
-    """Mismatches of the exercise's reference rows; known differences must differ the known way
-    (dnnmap fills fewer words than Timeloop)."""
+    """Mismatches of the exercise's reference rows."""
     ex = exercise(name)
     bad = []
     for level, space, stat, expected in reference_rows(name):
         role = ex.op.tensor(space).role
         ours = timeloop_view(counts_of(level, space), role)[stat]
-        if (name, level, space, stat) in KNOWN_DIFFERENCES:
-            if not ours < expected:
-                bad.append(f"{level} {space} {stat}: expected dnnmap < Timeloop, got {ours} vs {expected}")
-        elif ours != expected:
+        if ours != expected:
             bad.append(f"{level} {space} {stat}: dnnmap {ours}, Timeloop {expected}")
     return bad
 
@@ -94,8 +88,6 @@ def test_level_energies(name: str) -> None:
             view = timeloop_view(counts, ex.op.tensor(space).role)
             extra = counts["fills"] if ex.op.tensor(space).role == "output" else 0
             assert by_action[i, j].sum() == pytest.approx((sum(view.values()) + extra) * per_word, rel=1e-9)
-            if any((name, level, space, s) in KNOWN_DIFFERENCES for s in view):
-                continue
             expected = timeloop_energy(sum(view.values()), entry["instances"], entry["block"], entry["vector_energy"])
             assert stats["energy"] * entry["instances"] == pytest.approx(expected, rel=1e-4, abs=0.006), (level, space)
 
