@@ -1,0 +1,105 @@
+"""The layers the NMP target runs, in the geometry the generator, the references and the simulator share.
+
+Supported (docs/nmp.md "Layers"): ``conv2d``, ``pointwise`` and ``fc`` (a 1x1 convolution on a 1x1 map
+reading its producer's C x H x W output flattened, which is the same NCHW memory), ``pool_max`` (without
+padding), ``pool_avg`` and a two-input ``add``; fused activation ``relu`` only. Everything else (depthwise
+and grouped convolutions, concat, matmul/einsum, other activations) is refused with a message naming the
+layer, before anything is generated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dnnmap.errors import MappingError
+from dnnmap.workload.ir import Layer, Network
+
+CONV_KINDS = frozenset({"conv2d", "pointwise", "fc"})
+SUPPORTED_KINDS = CONV_KINDS | {"pool_max", "pool_avg", "add"}
+SUPPORTED_ACTIVATIONS = frozenset({"relu"})
+
+
+@dataclass(frozen=True)
+class NmpLayer:
+    """One layer: CHW shapes (batch 1), window geometry and the padding of its input (top, left, bottom, right)."""
+
+    name: str
+    kind: str
+    inputs: tuple[str, ...]
+    in_shape: tuple[int, int, int]  # C, H, W of each input as produced (unpadded)
+    out_shape: tuple[int, int, int]  # M, R, C
+    kernel: tuple[int, int] = (1, 1)
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    padding: tuple[int, int, int, int] = (0, 0, 0, 0)
+    relu: bool = False
+
+    @property
+    def is_conv(self) -> bool:
+        return self.kind in CONV_KINDS
+
+    @property
+    def padded_hw(self) -> tuple[int, int]:
+        """The input extent the layer reads, padded coordinates (TSO Eq. 1 with T_R = R)."""
+        (kh, kw), (sh, sw), (dh, dw) = self.kernel, self.stride, self.dilation
+        return (self.out_shape[1] - 1) * sh + dh * (kh - 1) + 1, (self.out_shape[2] - 1) * sw + dw * (kw - 1) + 1
+
+    @property
+    def weight_shape(self) -> tuple[int, int, int, int]:
+        """M x N x Kh x Kw (FC: N = the flattened input features)."""
+        return (self.out_shape[0], self.in_features, *self.kernel)
+
+    @property
+    def in_features(self) -> int:
+        c, h, w = self.in_shape
+        return c * h * w if self.kind == "fc" else c
+
+
+def _refuse(layer: Layer, why: str) -> MappingError:
+    return MappingError(f"layer {layer.name!r} ({layer.op.kind}): {why}; the NMP target supports "
+                        f"{', '.join(sorted(SUPPORTED_KINDS))} (add with two inputs) and the fused activation relu "
+                        "(docs/nmp.md)")
+
+
+def nmp_layer(layer: Layer, shapes: dict[str, tuple[int, ...]]) -> NmpLayer:
+    """The NMP view of one network layer; :class:`MappingError` naming the layer when the target cannot run it."""
+    op = layer.op
+    if op.kind not in SUPPORTED_KINDS:
+        raise _refuse(layer, "this layer kind is not supported by the NMP generator and simulator")
+    if op.bounds.get("N", 1) != 1:
+        raise _refuse(layer, f"batch {op.bounds['N']}; the NMP target runs batch 1")
+    extra = set(layer.fused) - SUPPORTED_ACTIVATIONS
+    if extra:
+        raise _refuse(layer, f"fused activation(s) {', '.join(sorted(extra))} are not supported")
+    ins = [tuple(shapes[s][-3:]) if len(shapes[s]) >= 4 else (shapes[s][-1], 1, 1) for s in layer.inputs]
+    out = tuple(layer.output_shape[-3:]) if len(layer.output_shape) >= 4 else (layer.output_shape[-1], 1, 1)
+    pad = tuple(op.attr("padding", (0, 0, 0, 0)))
+    if min(pad) < 0:
+        raise _refuse(layer, "negative padding (cropping) is not supported")
+    common = dict(name=layer.name, kind=op.kind, inputs=tuple(layer.inputs), in_shape=ins[0], out_shape=out,
+                  padding=pad, relu="relu" in layer.fused)
+    if op.kind in CONV_KINDS:
+        if op.bounds.get("G", 1) != 1 or op.connectivity is not None:
+            raise _refuse(layer, "grouped or sparsely connected convolutions are not supported")
+        return NmpLayer(kernel=(op.bound("R"), op.bound("S")), stride=tuple(op.attr("stride")),
+                        dilation=tuple(op.attr("dilation")), **common)
+    if op.kind in ("pool_max", "pool_avg"):
+        if op.kind == "pool_max" and any(pad):
+            raise _refuse(layer, "padded max pooling is not supported (the padding would need -inf)")
+        return NmpLayer(kernel=tuple(op.attr("kernel")), stride=tuple(op.attr("stride")), **common)
+    if len(layer.inputs) != 2 or len(set(ins)) != 1:
+        raise _refuse(layer, f"add of {len(layer.inputs)} inputs; the NMP's vector add takes two equal shapes")
+    return NmpLayer(**common)
+
+
+def nmp_layers(network: Network) -> tuple[NmpLayer, ...]:
+    """Every layer of ``network`` in the NMP view (one input; refuses what the target cannot run)."""
+    if len(network.inputs) != 1:
+        raise MappingError(f"network {network.name!r}: the NMP target runs networks with one input, "
+                           f"not {len(network.inputs)}")
+    shapes: dict[str, tuple[int, ...]] = dict(network.inputs)
+    out = []
+    for layer in network.layers:
+        out.append(nmp_layer(layer, shapes))
+        shapes[layer.name] = layer.output_shape
+    return tuple(out)
