@@ -8,11 +8,12 @@ Steps: float parameters (given or random with a seed) -> batch-norm folding -> c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec, load_arch
+from dnnmap.errors import MappingError
 from dnnmap.search.tso.layer import tso_layer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.search import TsoSchedule, tso_layer_search
@@ -33,6 +34,7 @@ class NmpCompiled:
     """Everything the compiler produces for one network (written by :mod:`artifacts`)."""
 
     network: Network
+    arch: ArchSpec  # the NMP at the compiled word width (:func:`arch_for_bits`)
     layers: tuple[NmpLayer, ...]
     params: dict[str, ConvParams]  # float, batch norm not folded
     quant: QuantNet
@@ -69,9 +71,11 @@ def weights_image(mm: MemoryMap, q: QuantNet, layers: tuple[NmpLayer, ...]) -> b
 
 def compile_nmp(network: Network, arch: ArchSpec | None = None, bits: int = 16,
                 params: dict[str, ConvParams] | None = None, seed: int = 0, calibration: int = 16,
-                batchnorm: bool = False, options: TsoOptions = TsoOptions()) -> NmpCompiled:
+                batchnorm: bool = False, options: TsoOptions = TsoOptions(), slicing: str | None = None,
+                dataflow: str | None = None) -> NmpCompiled:
     """Compile ``network`` for the NMP (module docstring). ``params`` default: random with ``seed``
-    (``batchnorm``: with a batch norm after each convolution, folded before quantization)."""
+    (``batchnorm``: with a batch norm after each convolution, folded before quantization). ``slicing`` /
+    ``dataflow`` fix TSO's p / q for every layer (Table I's fixed baselines) instead of the best."""
     layers = nmp_layers(network)
     base = arch or load_arch("nmp")
     on = arch_for_bits(base, bits)
@@ -79,9 +83,13 @@ def compile_nmp(network: Network, arch: ArchSpec | None = None, bits: int = 16,
     params = params if params is not None else random_params(layers, seed, batchnorm)
     quant = quantize(network, layers, folded(params), random_inputs(network, calibration, CALIBRATION_SEED), bits)
     tso = TsoMachine.from_arch(on)
-    opts = options if on.dram.transfer.model == "burst" else TsoOptions(**{**options.__dict__, "dram": "volume"})
-    schedules = tuple(tso_layer_search(tso_layer(layer.op), tso, opts).best for layer in network.layers)
+    opts = replace(options, dram="burst" if on.dram.transfer.model == "burst" else "volume")
+    try:
+        schedules = tuple(tso_layer_search(tso_layer(layer.op), tso, opts).best_with(slicing, dataflow)
+                          for layer in network.layers)
+    except ValueError as e:  # a fixed slicing / dataflow with no feasible tiling on some layer
+        raise MappingError(str(e)) from e
     mm = memory_map(network, layers, machine.elem_bytes, machine.burst_bytes)
     programs = tuple(generate_layer(ly, s, mm, quant, machine.tle, machine.tlt)
                      for ly, s in zip(layers, schedules, strict=True))
-    return NmpCompiled(network, layers, params, quant, machine, mm, schedules, programs)
+    return NmpCompiled(network, on, layers, params, quant, machine, mm, schedules, programs)

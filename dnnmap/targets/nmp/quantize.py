@@ -121,12 +121,17 @@ def quantize(network: Network, layers: tuple[NmpLayer, ...], params: dict[str, C
     if bits not in BITS_CHOICES:
         raise InputFileError(f"fixed-point width must be one of {', '.join(map(str, BITS_CHOICES))} bits, got {bits}")
     frac = choose_qpoints(network, layers, calibrate(network, layers, params, calibration), bits)
-    w_frac, weights, biases = {}, {}, {}
+    w_frac = {ly.name: frac_for(float(np.max(np.abs(params[ly.name].weight))), bits) for ly in layers if ly.is_conv}
+    return with_qpoints(layers, params, frac, w_frac, bits)
+
+
+def with_qpoints(layers: tuple[NmpLayer, ...], params: dict[str, ConvParams], frac: dict[str, int],
+                 w_frac: dict[str, int], bits: int) -> QuantNet:
+    """The quantized network for folded ``params`` at given Q-points (integer weights and biases)."""
+    weights, biases = {}, {}
     for ly in layers:
-        if not ly.is_conv:
-            continue
-        p = params[ly.name]
-        w_frac[ly.name] = frac_for(float(np.max(np.abs(p.weight))), bits)
-        weights[ly.name] = to_fixed(p.weight, w_frac[ly.name], bits)
-        biases[ly.name] = to_fixed(p.bias, frac[ly.inputs[0]] + w_frac[ly.name], BIAS_BITS)
+        if ly.is_conv:
+            p = params[ly.name]
+            weights[ly.name] = to_fixed(p.weight, w_frac[ly.name], bits)
+            biases[ly.name] = to_fixed(p.bias, frac[ly.inputs[0]] + w_frac[ly.name], BIAS_BITS)
     return QuantNet(bits, frac, w_frac, weights, biases)
