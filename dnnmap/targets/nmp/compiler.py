@@ -22,7 +22,7 @@ from dnnmap.targets.nmp.layers import NmpLayer, nmp_layers
 from dnnmap.targets.nmp.layout import MemoryMap, memory_map
 from dnnmap.targets.nmp.machine import arch_for_bits, nmp_machine
 from dnnmap.targets.nmp.params import ConvParams, folded, random_params
-from dnnmap.targets.nmp.quantize import QuantNet, quantize
+from dnnmap.targets.nmp.quantize import BITS_CHOICES, QuantNet, quantize
 from dnnmap.targets.nmp.simulator import NmpMachine
 from dnnmap.workload.ir import Network
 
@@ -76,6 +76,8 @@ def compile_nmp(network: Network, arch: ArchSpec | None = None, bits: int = 16,
     """Compile ``network`` for the NMP (module docstring). ``params`` default: random with ``seed``
     (``batchnorm``: with a batch norm after each convolution, folded before quantization). ``slicing`` /
     ``dataflow`` fix TSO's p / q for every layer (Table I's fixed baselines) instead of the best."""
+    if bits not in BITS_CHOICES:
+        raise MappingError(f"fixed-point width must be one of {', '.join(map(str, BITS_CHOICES))} bits, got {bits}")
     layers = nmp_layers(network)
     base = arch or load_arch("nmp")
     on = arch_for_bits(base, bits)
