@@ -5,9 +5,11 @@ from __future__ import annotations
 import typer
 
 from dnnmap.cli.catalog import archs_command, models_command
+from dnnmap.cli.generate_hw_command import generate_hw_command
 from dnnmap.cli.map_command import map_command
 from dnnmap.cli.report_command import report_command
 from dnnmap.cli.show_verify import show_command, verify_command
+from dnnmap.cli.sweep_command import sweep_command
 from dnnmap.cli.timeloop_commands import import_arch_command
 from dnnmap.cli.toolchain import compile_command, import_command, simulate_command
 
@@ -23,6 +25,8 @@ app.command("import")(import_command)
 app.command("compile")(compile_command)
 app.command("simulate")(simulate_command)
 app.command("import-arch")(import_arch_command)
+app.command("generate-hw")(generate_hw_command)
+app.command("sweep")(sweep_command)
 
 if __name__ == "__main__":
     app()

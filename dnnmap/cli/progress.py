@@ -39,3 +39,29 @@ def item_progress(console: Console, action: str, items: Sequence[str], noun: str
             progress.refresh()  # show the new current item now, not at the next timed refresh
 
         yield advance
+
+
+@contextmanager
+def count_progress(console: Console, action: str, noun: str) -> Iterator[Callable[[int, int, str], None]]:
+    """Yields ``update(done, total, current)`` for work whose total is learnt on the way (a search that
+    plans more candidates as it goes); same display rules as :func:`item_progress`."""
+    start = time.perf_counter()
+    final = [0]
+    if not console.is_terminal:
+        def record(done: int, _total: int, _current: str) -> None:
+            final[0] = done
+
+        yield record
+        console.print(f"{action}: {final[0]} {noun} in {time.perf_counter() - start:.1f} s", highlight=False,
+                      soft_wrap=True)
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("[dim]{task.fields[current]}"))
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task(action, total=None, current="")
+
+        def update(done: int, total: int, current: str) -> None:
+            progress.update(task, completed=done, total=total, current=current)
+            progress.refresh()
+
+        yield update

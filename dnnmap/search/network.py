@@ -150,13 +150,16 @@ def check_search_limits(ops: Sequence[Operator], arch: ArchSpec, budget: int, se
 def search_network(network: Network, arch: ArchSpec, objective: str = "edp", mapper: str = "auto",
                    layers: list[str] | None = None, budget: int = DEFAULT_BUDGET, seed: int = 0,
                    on_layer: Callable[[str], None] | None = None,
-                   budget_seconds: float | None = None, imperfect: float | None = None) -> NetworkResult:
+                   budget_seconds: float | None = None, imperfect: float | None = None,
+                   shapes: dict[tuple, tuple[str, SearchResult]] | None = None) -> NetworkResult:
     """Map every selected layer; layers of identical shape reuse the first one's search. Budgets, seeds
-    and layers the mappers cannot finish are refused first (:func:`check_search_limits`)."""
+    and layers the mappers cannot finish are refused first (:func:`check_search_limits`). ``shapes``:
+    searches shared across calls with the same arch and options (shape key -> first layer, result),
+    read and filled in, so several networks search a shape they share once."""
     check_search_limits(select_layers(network, layers), arch, budget, seed, budget_seconds)
     t0 = time.perf_counter()
     results: list[LayerResult] = []
-    done: dict[tuple, tuple[str, SearchResult]] = {}
+    done: dict[tuple, tuple[str, SearchResult]] = {} if shapes is None else shapes
     for op in select_layers(network, layers):
         key = shape_key(op)
         if key in done:

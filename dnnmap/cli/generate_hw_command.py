@@ -1,0 +1,108 @@
+"""``dnnmap generate-hw``: search the sparse SIMD template for whole networks under an area or PE budget,
+print the Pareto front and the chosen point, write it as an architecture YAML and a Verilog header."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from dnnmap.api import resolve_network
+from dnnmap.cli.console import load_kernels, stdout_console
+from dnnmap.cli.errors import stderr_console, user_errors
+from dnnmap.cli.options import output_path
+from dnnmap.cli.progress import count_progress
+from dnnmap.errors import DnnmapError, InputFileError
+from dnnmap.fileio import write_text_atomic
+from dnnmap.hwgen.evaluate import DesignPoint
+from dnnmap.hwgen.generate import GENERATION_OBJECTIVES, Generation, generate_hardware
+from dnnmap.hwgen.outputs import arch_yaml, verilog_header
+from dnnmap.hwgen.space import Budget
+from dnnmap.search.network import MAPPERS
+from dnnmap.workload.training import parse_passes, training_network
+
+
+def check_writable(path: Path, option: str) -> None:
+    """Refuse, before any work, an output that cannot be written (a directory, an unwritable folder)."""
+    if path.is_dir():
+        raise InputFileError(f"{option} {path}: is a directory; give a file name")
+    folder = path.parent if str(path.parent) else Path(".")
+    existing = next((d for d in (folder, *folder.parents) if d.exists()), Path("."))
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise InputFileError(f"{option} {path}: cannot write into {existing} (not a writable directory)")
+    if folder.is_dir():
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+
+
+def front_table(gen: Generation) -> Table:
+    table = Table(title=f"Pareto front (latency, energy, area) of {len(gen.points)} evaluated points; "
+                        f"budget {gen.budget.describe()}")
+    for col in ("", "rows x cols", "PE in/psum", "row SRAM", "GLB words/banks", "area mm^2", "latency ms",
+                "energy mJ", "EDP mJ*ms"):
+        table.add_column(col, justify="right")
+    for p in gen.front:
+        q = p.params
+        table.add_row("*" if p is gen.chosen else "", f"{q.rows} x {q.cols}", f"{q.pe_input_words}/{q.pe_psum_words}",
+                      str(q.row_sram_words), f"{q.glb_words}/{q.glb_banks}", f"{p.area_mm2:.3f}",
+                      f"{p.latency_s * 1e3:.3f}", f"{p.energy_j * 1e3:.3f}",
+                      f"{p.latency_s * p.energy_j * 1e6:.3f}")
+    return table
+
+
+def chosen_lines(p: DesignPoint, objective: str) -> list[str]:
+    lines = [f"chosen (best {objective} on the front): {p.params.rows} x {p.params.cols} = {p.params.pes} PEs, "
+             f"{p.area_mm2:.3f} mm^2, {p.latency_s * 1e3:.3f} ms, {p.energy_j * 1e3:.3f} mJ"]
+    lines += [f"  {n.network}: {n.latency_s * 1e3:.3f} ms, {n.energy_j * 1e3:.3f} mJ, utilization "
+              f"{n.utilization:.1%}" for n in p.networks]
+    return lines
+
+
+@user_errors
+def generate_hw_command(
+    models: Annotated[list[str], typer.Argument(help="zoo model names or model files; the hardware is searched for "
+                                                     "all of them together (latency and energy summed)")],
+    area_mm2: Annotated[Optional[float], typer.Option("--area-mm2", help="area budget in mm^2 (area model: "
+                                                      "docs/hwgen.md)")] = None,
+    pes: Annotated[Optional[int], typer.Option("--pes", help="PE budget: at most this many PEs")] = None,
+    objective: Annotated[str, typer.Option(help=f"mapping and selection objective: "
+                                                f"{', '.join(GENERATION_OBJECTIVES)}")] = "edp",
+    mapper: Annotated[str, typer.Option(help=f"per-layer mapper: one of {', '.join(MAPPERS)}")] = "auto",
+    passes: Annotated[str, typer.Option("--pass", help="training passes to map: forward, backward, "
+                                        "weight-update or all (docs/ir.md)")] = "forward",
+    max_candidates: Annotated[int, typer.Option(min=1, help="most template points to evaluate")] = 40,
+    yaml_path: Annotated[Path, typer.Option("--yaml", parser=output_path, help="architecture YAML of the chosen "
+                                            "point (loadable by dnnmap map --arch)")] = Path("generated_hw.yaml"),
+    verilog_path: Annotated[Path, typer.Option("--verilog", parser=output_path, help="Verilog parameter header "
+                                               "of the chosen point")] = Path("generated_hw.vh"),
+) -> None:
+    """Generate sparse SIMD hardware for MODELS under an area (--area-mm2) or PE (--pes) budget."""
+    budget = Budget(area_mm2, pes)
+    if mapper not in MAPPERS:
+        raise DnnmapError(f"unknown mapper {mapper!r}; choose from {', '.join(MAPPERS)}")
+    chosen_passes = parse_passes(passes)
+    networks = [training_network(resolve_network(m), chosen_passes) for m in models]
+    check_writable(yaml_path, "--yaml")
+    check_writable(verilog_path, "--verilog")
+    if yaml_path.resolve() == verilog_path.resolve():
+        raise DnnmapError("--yaml and --verilog name the same file")
+    err = stderr_console()
+    load_kernels(err)
+    with count_progress(err, f"generating hardware for {', '.join(n.name for n in networks)}", "points") as update:
+        gen = generate_hardware(networks, budget, objective, mapper, max_candidates, progress=update)
+    out = stdout_console()
+    out.print(front_table(gen))
+    for line in chosen_lines(gen.chosen, objective):
+        out.print(line)
+    note = (f"dnnmap generate-hw {' '.join(models)} ({budget.describe()}, objective {objective}, mapper {mapper}, "
+            f"passes {','.join(chosen_passes)})\n"
+            f"{len(gen.points)} points evaluated; chosen: latency {gen.chosen.latency_s * 1e3:.3f} ms, energy "
+            f"{gen.chosen.energy_j * 1e3:.3f} mJ")
+    write_text_atomic(yaml_path, arch_yaml(gen.chosen.params, note))
+    write_text_atomic(verilog_path, verilog_header(gen.chosen.params, note))
+    out.print(f"wrote {yaml_path} (dnnmap map MODEL --arch {yaml_path}) and {verilog_path}")

@@ -1,0 +1,90 @@
+"""``dnnmap sweep``: hardware candidates (``--arch`` presets or YAMLs, ``--param`` template grids) x models x
+objectives, on a Dask cluster or serially, resumable from a SQLite store, printed as one table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from dnnmap.api import resolve_arch, resolve_network
+from dnnmap.arch.area import area_of
+from dnnmap.arch.templates.sparse_simd import sparse_simd_spec
+from dnnmap.cli.console import load_kernels, stdout_console
+from dnnmap.cli.errors import stderr_console, user_errors
+from dnnmap.cli.generate_hw_command import check_writable
+from dnnmap.cli.options import output_path
+from dnnmap.cli.progress import item_progress
+from dnnmap.errors import DnnmapError
+from dnnmap.search.mappers import OBJECTIVES
+from dnnmap.search.network import MAPPERS
+from dnnmap.sweep.candidates import GRID_FIELDS, template_points
+from dnnmap.sweep.engine import dask_client, pending_tasks, run_sweep
+from dnnmap.sweep.store import ResultStore
+from dnnmap.sweep.tasks import SweepRow, SweepTask
+from dnnmap.workload.training import parse_passes, training_network
+
+
+def sweep_table(rows: list[SweepRow]) -> Table:
+    table = Table(title="sweep results")
+    for col in ("arch", "model", "objective", "latency ms", "energy", "area mm^2", "utilization"):
+        table.add_column(col, justify="left" if col in ("arch", "model", "objective") else "right")
+    for r in rows:
+        table.add_row(r.arch, r.model, r.objective, f"{r.latency_s * 1e3:.4g}", r.energy_text(),
+                      "-" if r.area_mm2 is None else f"{r.area_mm2:.3f}", f"{r.utilization:.1%}")
+    return table
+
+
+@user_errors
+def sweep_command(
+    models: Annotated[list[str], typer.Argument(help="zoo model names or model files")],
+    arch: Annotated[Optional[list[str]], typer.Option("--arch", "-a", help="architecture preset or YAML spec "
+                                                      "(repeat for several)")] = None,
+    param: Annotated[Optional[list[str]], typer.Option(help="sparse SIMD template grid NAME=V1,V2,... (repeat; the "
+                                                       f"product is swept); NAME one of {', '.join(GRID_FIELDS)}")
+                     ] = None,
+    objective: Annotated[Optional[list[str]], typer.Option(help=f"mapping objective (repeat for several): "
+                                                           f"{', '.join(OBJECTIVES)}")] = None,
+    mapper: Annotated[str, typer.Option(help=f"one of {', '.join(MAPPERS)}")] = "auto",
+    passes: Annotated[str, typer.Option("--pass", help="training passes: forward, backward, weight-update or "
+                                        "all")] = "forward",
+    store: Annotated[Path, typer.Option(parser=output_path, help="SQLite result store; rerunning the same "
+                                        "command skips what it holds")] = Path("sweep.sqlite"),
+    workers: Annotated[int, typer.Option(help="Dask LocalCluster worker processes")] = 2,
+    scheduler: Annotated[Optional[str], typer.Option(help="an existing Dask scheduler, tcp://host:port")] = None,
+    serial: Annotated[bool, typer.Option("--serial", help="run in this process, without Dask")] = False,
+) -> None:
+    """Sweep hardware candidates x MODELS x objectives; print one table."""
+    objectives = objective or ["edp"]
+    unknown = [o for o in objectives if o not in OBJECTIVES]
+    if unknown:
+        raise DnnmapError(f"unknown objective(s) {unknown}; choose from {', '.join(OBJECTIVES)}")
+    if mapper not in MAPPERS:
+        raise DnnmapError(f"unknown mapper {mapper!r}; choose from {', '.join(MAPPERS)}")
+    if not arch and not param:
+        raise DnnmapError("give hardware candidates: --arch NAME_OR_YAML (repeat) and/or --param NAME=V1,V2")
+    if serial and scheduler:
+        raise DnnmapError("--serial and --scheduler exclude each other")
+    chosen_passes = parse_passes(passes)
+    networks = [training_network(resolve_network(m), chosen_passes) for m in models]
+    candidates = [(a, resolve_arch(a), None) for a in arch or []]
+    candidates += [(p.name, sparse_simd_spec(p), area_of(p).total) for p in template_points(param or [])]
+    tasks = [SweepTask(label, spec, net, obj, mapper, area) for label, spec, area in candidates
+             for net in networks for obj in objectives]
+    check_writable(store, "--store")
+    results = ResultStore(store)
+    err = stderr_console()
+    todo = pending_tasks(tasks, results)
+    err.print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already in {store}, {len(todo)} to run", highlight=False)
+    load_kernels(err)
+    names = [f"{t.arch} / {t.network.name} / {t.objective}" for t in todo]
+    with item_progress(err, "sweeping", names, "tasks") as done:
+        if serial:
+            rows = run_sweep(tasks, results, on_done=lambda r: done(r.key))
+        else:
+            with dask_client(workers, scheduler) as client:
+                rows = run_sweep(tasks, results, client, on_done=lambda r: done(r.key))
+    results.close()
+    stdout_console().print(sweep_table(rows))

@@ -1,0 +1,45 @@
+"""Hardware candidates of a sweep: template points from ``--param NAME=V1,V2,...`` grids."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+
+from dnnmap.arch.templates.params import SparseSimdParams
+from dnnmap.errors import DnnmapError
+
+GRID_FIELDS = tuple(f for f in SparseSimdParams.model_fields if f != "name")
+
+
+def parse_param(text: str) -> tuple[str, list[float | int]]:
+    """``"rows=8,16"`` -> ``("rows", [8, 16])``, typed by the template field."""
+    name, sep, values = text.partition("=")
+    name = name.strip()
+    if not sep or name not in GRID_FIELDS:
+        raise DnnmapError(f"--param {text!r}: expected NAME=V1,V2,... with NAME one of {', '.join(GRID_FIELDS)}")
+    kind = int if SparseSimdParams.model_fields[name].annotation is int else float
+    try:
+        parsed = [kind(v) for v in values.split(",") if v.strip()]
+    except ValueError:
+        raise DnnmapError(f"--param {text!r}: {name} takes {kind.__name__} values, comma-separated") from None
+    if not parsed:
+        raise DnnmapError(f"--param {text!r}: no values")
+    return name, parsed
+
+
+def template_points(params: Sequence[str]) -> list[SparseSimdParams]:
+    """The Cartesian product of the ``--param`` grids over the template's reference point; each point is
+    named after the values it sets (``simd_rows16_cols12``)."""
+    grids = dict(parse_param(p) for p in params)
+    points = []
+    for values in itertools.product(*grids.values()):
+        setting = dict(zip(grids, values))
+        name = "simd_" + "_".join(f"{k}{v:g}" for k, v in setting.items())
+        try:
+            points.append(SparseSimdParams(name=name, **setting))
+        except ValidationError as err:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
+            raise DnnmapError(f"--param: template point {setting} is invalid ({problems})") from None
+    return points
