@@ -27,17 +27,20 @@ from dnnmap.workload.training import parse_passes, training_network
 
 
 def check_writable(path: Path, option: str) -> None:
-    """Refuse, before any work, an output that cannot be written (a directory, an unwritable folder)."""
+    """Refuse, before any work, an output that cannot be written (a directory, a folder where no file can be
+    created): probe by creating and removing a file in the nearest existing folder."""
     if path.is_dir():
         raise InputFileError(f"{option} {path}: is a directory; give a file name")
     folder = path.parent if str(path.parent) else Path(".")
     existing = next((d for d in (folder, *folder.parents) if d.exists()), Path("."))
-    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise InputFileError(f"{option} {path}: cannot write into {existing} (not a writable directory)")
-    if folder.is_dir():
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".probe")
+    try:
+        if not existing.is_dir():
+            raise NotADirectoryError(f"{existing} is not a directory")
+        fd, probe = tempfile.mkstemp(dir=existing, prefix=f".{path.name}.", suffix=".probe")
         os.close(fd)
         os.unlink(probe)
+    except OSError as err:
+        raise InputFileError(f"{option} {path}: cannot write into {existing} ({err.strerror or err})") from None
 
 
 def front_table(gen: Generation) -> Table:

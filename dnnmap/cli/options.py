@@ -35,10 +35,10 @@ def parse_layer_list(value: str | None) -> list[str] | None:
     return [name.strip() for name in value.split(",") if name.strip()]
 
 
-def output_path(value: str) -> Path:
+def output_path(value: str | Path) -> Path:
     """Parser of output file/directory options: an empty name is refused (``--json ''`` would otherwise
     name the current directory)."""
-    if not value.strip():
+    if not str(value).strip():
         raise typer.BadParameter("needs a file or directory name, got an empty string")
     return Path(value)
 

@@ -77,7 +77,8 @@ def sweep_command(
     results = ResultStore(store)
     err = stderr_console()
     todo = pending_tasks(tasks, results)
-    err.print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already in {store}, {len(todo)} to run", highlight=False)
+    err.print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already in {store}, {len(todo)} to run", highlight=False,
+              soft_wrap=True)
     load_kernels(err)
     names = [f"{t.arch} / {t.network.name} / {t.objective}" for t in todo]
     with item_progress(err, "sweeping", names, "tasks") as done:
