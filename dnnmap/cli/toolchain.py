@@ -111,7 +111,7 @@ def simulate_command(
                                                   "reduced frame")] = False,
     seed: Annotated[int, typer.Option(help="seed of the random pixels and weights")] = 0,
 ) -> None:
-    """Run compiled programs on the instruction-set simulator and check outputs bit-exactly (exit 1 if not)."""
+    """Run compiled programs (NVE or NMP) on their simulator and check outputs bit-exactly (exit 1 if not)."""
     from dnnmap.targets.nve import run_compiled
 
     check_seed(seed)

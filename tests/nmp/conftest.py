@@ -4,31 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dnnmap.targets.nmp.compiler import NmpCompiled, compile_nmp, weights_image
+from dnnmap.targets.nmp.compiler import NmpCompiled, compile_nmp
 from dnnmap.workload import zoo
-from dnnmap.workload.builder import NetworkBuilder
-from dnnmap.workload.ir import Network
-
-
-def tiny_resnet() -> Network:
-    """A ResNet-style network: 3x3 stem, an identity basic block, a strided block with a 1x1 projection,
-    global average pooling and an FC layer (every conv followed by a batch norm in its parameters)."""
-    b = NetworkBuilder("tiny_resnet", (1, 3, 16, 16))
-    stem = b.conv("stem", 8, 3, padding=1)
-    b.conv("b1_conv1", 8, 3, padding=1)
-    c2 = b.conv("b1_conv2", 8, 3, padding=1, fused=())
-    x = b.add("b1_add", stem, c2, fused=("relu",))
-    b.conv("b2_conv1", 16, 3, stride=2, padding=1, src=x)
-    c2 = b.conv("b2_conv2", 16, 3, padding=1, fused=())
-    proj = b.conv("b2_proj", 16, 1, stride=2, src=x, fused=())
-    b.add("b2_add", proj, c2, fused=("relu",))
-    b.global_pool("gap")
-    b.fc("fc", 10)
-    return b.build()
-
-
-def weights(c: NmpCompiled) -> bytes:
-    return weights_image(c.memory, c.quant, c.layers)
+from nmp_networks import tiny_resnet
 
 
 @pytest.fixture(scope="session")
@@ -38,4 +16,5 @@ def lenet() -> NmpCompiled:
 
 @pytest.fixture(scope="session")
 def resnet() -> NmpCompiled:
+    """The ResNet-style network with a batch norm after every convolution (folded before quantization)."""
     return compile_nmp(tiny_resnet(), batchnorm=True, seed=3)

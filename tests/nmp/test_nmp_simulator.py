@@ -7,19 +7,20 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from conftest import weights
 from dnnmap.search.tso.machine import TsoMachine
 from dnnmap.targets.nmp import FLOAT_TOLERANCE
 from dnnmap.targets.nmp.compiler import NmpCompiled, compile_nmp, random_inputs
 from dnnmap.targets.nmp.execution import execute
 from dnnmap.targets.nmp.generate import LayerProgram
-from dnnmap.targets.nmp.isa import FLAG_MULTICAST, Op
+from dnnmap.targets.nmp.isa import FIELDS, FLAG_MULTICAST, Op
 from dnnmap.targets.nmp.model_check import check_layer
 from dnnmap.targets.nmp.quantize import to_fixed
 from dnnmap.targets.nmp.reference import fixed_forward
 from dnnmap.targets.nmp.simulator import NmpExecutionError
 from dnnmap.workload import zoo
 from dnnmap.workload.builder import NetworkBuilder
+from dnnmap.workload.ir import Network
+from nmp_networks import tiny_resnet, weights
 
 
 def _run(c: NmpCompiled, seed: int = 5):
@@ -36,8 +37,6 @@ def test_bit_exact_and_close_to_float_at_16_bits(net: str, request: pytest.Fixtu
 
 
 def test_bit_exact_at_8_bits_on_both_networks() -> None:
-    from conftest import tiny_resnet
-
     for c in (compile_nmp(zoo.get("lenet5"), bits=8), compile_nmp(tiny_resnet(), bits=8, batchnorm=True, seed=3)):
         r = _run(c)
         assert r.bit_exact, r.mismatches
@@ -45,7 +44,7 @@ def test_bit_exact_at_8_bits_on_both_networks() -> None:
         assert c.machine.macs == 16 and c.machine.mb_bytes == (8192, 8192, 8192)
 
 
-def _wide() -> NmpCompiled:
+def _wide() -> Network:
     b = NetworkBuilder("wide", (1, 64, 18, 18))
     b.conv("conv", 64, 3)
     return b.build()
@@ -87,6 +86,10 @@ def test_uneven_splits_stay_under_the_model(net: str, request: pytest.FixtureReq
     assert exact  # some layers are checked exactly
 
 
+def _fields(op: Op) -> dict[str, int]:
+    return dict(zip(FIELDS[op.name], op.fields, strict=True))
+
+
 def _mutated(c: NmpCompiled, layer: int, pick, change) -> NmpCompiled:
     """``c`` with the first op satisfying ``pick`` (in core order) of one layer replaced by ``change(op)``."""
     prog = c.programs[layer]
@@ -122,12 +125,6 @@ def test_a_broken_reference_is_caught(resnet: NmpCompiled) -> None:
     w["b1_conv1"][0, 0, 1, 1] += 1
     r = execute(resnet, weights(resnet), random_inputs(resnet.network, 1, 5)[0], replace(resnet.quant, weights=w))
     assert r.mismatches[1] > 0 and r.mismatches[0] == 0
-
-
-def _fields(op: Op) -> dict[str, int]:
-    from dnnmap.targets.nmp.isa import FIELDS
-
-    return dict(zip(FIELDS[op.name], op.fields, strict=True))
 
 
 @pytest.mark.parametrize(("pick", "change", "message"), [
