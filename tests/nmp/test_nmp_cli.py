@@ -119,10 +119,11 @@ def test_a_corrupt_program_record_is_a_clean_error(compiled: Path, tmp_path: Pat
 
 
 def test_unsupported_layers_and_options_are_named(tmp_path: Path) -> None:
-    b = NetworkBuilder("dw", (1, 8, 10, 10))
+    b = NetworkBuilder("cat", (1, 8, 10, 10))
     b.conv("c1", 8, 3)
-    b.depthwise("dw1", 3)
-    net = save_network(b.build(), tmp_path / "dw.yaml")
-    assert_user_error(run("compile", net, "--target", "nmp", "-o", tmp_path / "o"), "'dw1' (depthwise)")
+    b.conv("c2", 8, 3, src="input")
+    b.concat("cat1", "c1", "c2")
+    net = save_network(b.build(), tmp_path / "cat.yaml")
+    assert_user_error(run("compile", net, "--target", "nmp", "-o", tmp_path / "o"), "'cat1' (concat)")
     assert_user_error(run("compile", "lenet5", "--target", "nmp", "--bits", "12", "-o", tmp_path / "o"), "8, 16")
     assert_user_error(run("compile", "lenet5", "--target", "nve", "--bits", "8", "-o", tmp_path / "o"), "nmp only")

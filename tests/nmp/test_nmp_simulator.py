@@ -20,7 +20,7 @@ from dnnmap.targets.nmp.simulator import NmpExecutionError
 from dnnmap.workload import zoo
 from dnnmap.workload.builder import NetworkBuilder
 from dnnmap.workload.ir import Network
-from nmp_networks import tiny_resnet, weights
+from nmp_networks import mobile_block, tiny_resnet, weights
 
 
 def _run(c: NmpCompiled, seed: int = 5):
@@ -42,6 +42,15 @@ def test_bit_exact_at_8_bits_on_both_networks() -> None:
         assert r.bit_exact, r.mismatches
         assert r.float_error <= FLOAT_TOLERANCE[8]
         assert c.machine.macs == 16 and c.machine.mb_bytes == (8192, 8192, 8192)
+
+
+def test_depthwise_layers_are_bit_exact_and_counted_like_the_model() -> None:
+    c = compile_nmp(mobile_block(), batchnorm=True)
+    r = _run(c)
+    assert r.bit_exact and r.float_error <= FLOAT_TOLERANCE[16]
+    k = check_layer(c.schedules[1], r.stats[1], TsoMachine.from_arch(c.arch), c.machine)  # dw: 32 ch, 8 x 8
+    assert c.layers[1].kind == "depthwise" and k.exact
+    assert k.sim_mac_s == pytest.approx(k.model_value("mac"), rel=1e-12)
 
 
 def _wide() -> Network:

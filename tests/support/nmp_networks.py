@@ -27,3 +27,13 @@ def tiny_resnet() -> Network:
 def weights(c: NmpCompiled) -> bytes:
     """The weights segment (weights.bin) of a compiled network."""
     return weights_image(c.memory, c.quant, c.layers)
+
+
+def mobile_block() -> Network:
+    """A MobileNet-style stem and block: strided conv, depthwise 3x3, pointwise 1x1, strided depthwise."""
+    b = NetworkBuilder("mobile_block", (1, 3, 16, 16))
+    b.conv("c1", 32, 3, stride=2, padding=1)
+    b.depthwise("dw", 3)
+    b.conv("pw", 16, 1, fused=())
+    b.depthwise("dw2", 3, stride=2, padding=0)
+    return b.build()

@@ -9,7 +9,8 @@ the ordered NMP operations of one layer (TSO Section V; loop orders of Figs. 4-6
   channels; OS: rows, cols, m-rounds (T_M of the TLT's filters), n-tiles; WS: m-rounds (W = T_M filters x
   all N channels, loaded once), rows, cols, n-tiles. The accumulator is cleared at the first n-tile
   (with the bias) and requantized into MB2 at the last.
-- Pooling and add (channelwise): every TLT loads its own channel tiles (no multicast), computes, stores.
+- Depthwise, pooling and add (channelwise): every TLT loads its own channel tiles (no multicast), computes
+  (depthwise: its T_M x Kh x Kw weights loaded once per channel tile), stores.
 - Every layer ends with a barrier across all cores.
 """
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dnnmap.search.tso.search import TsoSchedule
-from dnnmap.targets.nmp.isa import (ACT_RELU, BIAS, FLAG_FIRST, FLAG_LAST, FLAG_MULTICAST, MB0, MB1, MB2, POOL_AVG,
+from dnnmap.targets.nmp.isa import (ACT_RELU, BIAS, FLAG_DEPTHWISE, FLAG_FIRST, FLAG_LAST, FLAG_MULTICAST, MB0, MB1, MB2, POOL_AVG,
                                     POOL_MAX, SCOPE_ALL, SCOPE_TLE, Op)
 from dnnmap.targets.nmp.layers import NmpLayer
 from dnnmap.targets.nmp.layout import MemoryMap, Region
@@ -175,10 +176,17 @@ def _conv_tle(ly: NmpLayer, sched: TsoSchedule, mm: MemoryMap, q: QuantNet, tlt:
 
 def _channelwise_tlt(ly: NmpLayer, sched: TsoSchedule, mm: MemoryMap, q: QuantNet, rows: Range,
                      chans: Range) -> list[Op]:
-    """One TLT's pooling or add program over its own channels (no multicast)."""
+    """One TLT's depthwise, pooling or add program over its own channels (no multicast)."""
     ops: list[Op] = []
     ins, out = [mm.tensor(s) for s in ly.inputs], mm.tensor(ly.name)
+    kh, kw = ly.kernel
+    if ly.is_conv:
+        ops.append(Op.make("nmp_load", mb=BIAS, offset=0, addr=mm.bias(ly.name).addr + chans[0] * 4,
+                           count=chans[1] - chans[0], elem_bytes=4))
     for cc in tiles(*chans, sched.TM):
+        if ly.is_conv:  # the channel tile's filters, once
+            ops.append(Op.make("nmp_load3d", mb=MB1, offset=0, addr=mm.weights(ly.name).element(cc[0], 0, 0),
+                               d0=cc[1] - cc[0], d1=1, d2=kh * kw, s0=kh * kw, s1=kh * kw, s2=1))
         for rr in tiles(*rows, sched.TR):
             for kk in tiles(0, ly.out_shape[2], sched.TC):
                 tile = dict(tm=cc[1] - cc[0], tr=rr[1] - rr[0], tc=kk[1] - kk[0])
@@ -187,7 +195,11 @@ def _channelwise_tlt(ly: NmpLayer, sched: TsoSchedule, mm: MemoryMap, q: QuantNe
                     box = _box(ly, reg, cc, rr, kk)
                     ops.append(Op.make("nmp_load3d", mb=MB0, offset=offsets[-1], **box))
                     offsets.append(offsets[-1] + box["d0"] * box["d1"] * box["d2"])
-                if ly.kind == "add":
+                if ly.is_conv:
+                    ops.append(Op.make("nmp_conv2d", FLAG_DEPTHWISE | FLAG_FIRST | FLAG_LAST, tn=1, kh=kh, kw=kw,
+                                       sh=ly.stride[0], sw=ly.stride[1], dh=ly.dilation[0], dw=ly.dilation[1],
+                                       w_ch0=0, w_chans=1, bias_off=cc[0] - chans[0], shift=q.shift(ly), **tile))
+                elif ly.kind == "add":
                     ops.append(Op.make("nmp_veop", b_off=offsets[1], shift=q.shift(ly), **tile))
                 else:
                     avg = ly.kind == "pool_avg"
@@ -204,7 +216,7 @@ def generate_layer(ly: NmpLayer, sched: TsoSchedule, mm: MemoryMap, q: QuantNet,
     cores: list[list[Op]] = []
     for e in range(tle):
         rows, fil = tle_ranges(sched, e)
-        if ly.is_conv:
+        if not ly.channelwise:
             cores += _conv_tle(ly, sched, mm, q, tlt, rows, fil)
         else:
             cores += [_channelwise_tlt(ly, sched, mm, q, rows, c) if rows[1] > rows[0] else []

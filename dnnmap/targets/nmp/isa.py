@@ -25,7 +25,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "nmp_activation": ("count", "mode"),
     "nmp_barrier": ("scope",),
 }
-FLAG_MULTICAST, FLAG_FIRST, FLAG_LAST = 1, 2, 4
+FLAG_MULTICAST, FLAG_FIRST, FLAG_LAST, FLAG_DEPTHWISE = 1, 2, 4, 8
 MB0, MB1, MB2, BIAS = 0, 1, 2, 3
 MB_NAMES = ("MB0", "MB1", "MB2", "BIAS")
 SCOPE_TLE, SCOPE_ALL = 0, 1
@@ -69,7 +69,7 @@ def decode(record: bytes, where: str) -> Op:
         raise ValueError(f"{where}: unknown opcode {code} (known: {', '.join(f'{v}={k}' for k, v in OPCODES.items())})")
     name = NAMES[code]
     n = len(FIELDS[name])
-    if reserved or any(values[n:]) or flags & ~(FLAG_MULTICAST | FLAG_FIRST | FLAG_LAST):
+    if reserved or any(values[n:]) or flags & ~(FLAG_MULTICAST | FLAG_FIRST | FLAG_LAST | FLAG_DEPTHWISE):
         raise ValueError(f"{where}: {name} record has non-zero reserved bytes, unused fields or unknown flags")
     return Op(name, tuple(values[:n]), flags)
 
@@ -85,7 +85,8 @@ def listing_line(op: Op) -> str:
     if op.name == "nmp_load":
         return f"{op.name:<15}{MB_NAMES[f.mb]}+{f.offset} <- DRAM 0x{f.addr:06x} {f.count} x {f.elem_bytes} B"
     if op.name == "nmp_conv2d":
-        marks = "".join(m for m, b in (("first ", FLAG_FIRST), ("last ", FLAG_LAST)) if op.flags & b)
+        marks = "".join(m for m, b in (("depthwise ", FLAG_DEPTHWISE), ("first ", FLAG_FIRST), ("last ", FLAG_LAST))
+                        if op.flags & b)
         return (f"{op.name:<15}OUT {f.tm}x{f.tr}x{f.tc} += W[{f.tm}x{f.w_ch0}:{f.w_ch0 + f.tn}/{f.w_chans}x{f.kh}x"
                 f"{f.kw}] * IN[{f.tn}], stride {f.sh}x{f.sw}, dilation {f.dh}x{f.dw}, bias+{f.bias_off} "
                 f"{marks}shift {f.shift}").rstrip()

@@ -1,10 +1,10 @@
 """The layers the NMP target runs, in the geometry the generator, the references and the simulator share.
 
 Supported (docs/nmp.md "Layers"): ``conv2d``, ``pointwise`` and ``fc`` (a 1x1 convolution on a 1x1 map
-reading its producer's C x H x W output flattened, which is the same NCHW memory), ``pool_max`` (without
-padding), ``pool_avg`` and a two-input ``add``; fused activation ``relu`` only. Everything else (depthwise
-and grouped convolutions, concat, matmul/einsum, other activations) is refused with a message naming the
-layer, before anything is generated.
+reading its producer's C x H x W output flattened, which is the same NCHW memory), ``depthwise`` (channel
+multiplier 1), ``pool_max`` (without padding), ``pool_avg`` and a two-input ``add``; fused activation
+``relu`` only. Everything else (grouped convolutions, concat, matmul/einsum, other activations) is refused
+with a message naming the layer, before anything is generated.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from dnnmap.errors import MappingError
 from dnnmap.workload.ir import Layer, Network
 
-CONV_KINDS = frozenset({"conv2d", "pointwise", "fc"})
-SUPPORTED_KINDS = CONV_KINDS | {"pool_max", "pool_avg", "add"}
+CONV_KINDS = frozenset({"conv2d", "pointwise", "fc", "depthwise"})
+CHANNELWISE_KINDS = frozenset({"depthwise", "pool_max", "pool_avg", "add"})
+SUPPORTED_KINDS = CONV_KINDS | CHANNELWISE_KINDS
 SUPPORTED_ACTIVATIONS = frozenset({"relu"})
 
 
@@ -36,7 +37,13 @@ class NmpLayer:
 
     @property
     def is_conv(self) -> bool:
+        """A convolution of any kind (weights, bias, requantization)."""
         return self.kind in CONV_KINDS
+
+    @property
+    def channelwise(self) -> bool:
+        """Output channel m reads input channel m only (no multicast; docs/tso.md)."""
+        return self.kind in CHANNELWISE_KINDS
 
     @property
     def padded_hw(self) -> tuple[int, int]:
@@ -52,7 +59,7 @@ class NmpLayer:
     @property
     def in_features(self) -> int:
         c, h, w = self.in_shape
-        return c * h * w if self.kind == "fc" else c
+        return c * h * w if self.kind == "fc" else 1 if self.kind == "depthwise" else c
 
 
 def _refuse(layer: Layer, why: str) -> MappingError:
@@ -79,8 +86,10 @@ def nmp_layer(layer: Layer, shapes: dict[str, tuple[int, ...]]) -> NmpLayer:
     common = dict(name=layer.name, kind=op.kind, inputs=tuple(layer.inputs), in_shape=ins[0], out_shape=out,
                   padding=pad, relu="relu" in layer.fused)
     if op.kind in CONV_KINDS:
-        if op.bounds.get("G", 1) != 1 or op.connectivity is not None:
-            raise _refuse(layer, "grouped or sparsely connected convolutions are not supported")
+        depthwise = op.kind == "depthwise" and op.bound("K") == 1
+        if (op.bounds.get("G", 1) != 1 and not depthwise) or op.connectivity is not None:
+            raise _refuse(layer, "grouped (other than depthwise with multiplier 1) or sparsely connected "
+                          "convolutions are not supported")
         return NmpLayer(kernel=(op.bound("R"), op.bound("S")), stride=tuple(op.attr("stride")),
                         dilation=tuple(op.attr("dilation")), **common)
     if op.kind in ("pool_max", "pool_avg"):

@@ -27,7 +27,7 @@ import numpy as np
 
 from dnnmap.errors import DnnmapError
 from dnnmap.targets.nmp.generate import LayerProgram
-from dnnmap.targets.nmp.isa import (ACT_RELU, BIAS, FLAG_FIRST, FLAG_LAST, FLAG_MULTICAST, MB0, MB1, MB2, MB_NAMES,
+from dnnmap.targets.nmp.isa import (ACT_RELU, BIAS, FLAG_DEPTHWISE, FLAG_FIRST, FLAG_LAST, FLAG_MULTICAST, MB0, MB1, MB2, MB_NAMES,
                                     POOL_AVG, POOL_MAX, SCOPE_ALL, SCOPE_TLE, Op, listing_line)
 
 BIAS_ENTRIES = 1024
@@ -258,13 +258,17 @@ class NmpSimulator:
             raise NmpExecutionError(f"{where}: tile sizes, kernel, stride and dilation must be >= 1")
         th, tl = (op.tr - 1) * op.sh + op.dh * (op.kh - 1) + 1, (op.tc - 1) * op.sw + op.dw * (op.kw - 1) + 1
         n_out = op.tm * op.tr * op.tc
-        self._fits(op.tn * th * tl, MB0, where, f"the {op.tn}x{th}x{tl} input tile")
         self._fits(op.tm * op.w_chans * op.kh * op.kw, MB1, where, "the weight tile")
         self._fits(n_out, MB2, where, "the output tile")
         if op.w_ch0 < 0 or op.w_ch0 + op.tn > op.w_chans or op.bias_off < 0 or op.bias_off + op.tm > BIAS_ENTRIES:
             raise NmpExecutionError(f"{where}: weight channels {op.w_ch0}+{op.tn} of {op.w_chans} or bias registers "
                                     f"{op.bias_off}+{op.tm} out of range")
-        x = core.mb[MB0][:op.tn * th * tl].reshape(op.tn, th, tl)
+        depthwise = bool(op.flags & FLAG_DEPTHWISE)
+        if depthwise and (op.tn, op.w_chans) != (1, 1):
+            raise NmpExecutionError(f"{where}: a depthwise nmp_conv2d has tn = w_chans = 1")
+        channels = op.tm if depthwise else op.tn  # depthwise: input channel m feeds output channel m only
+        self._fits(channels * th * tl, MB0, where, f"the {channels}x{th}x{tl} input tile")
+        x = core.mb[MB0][:channels * th * tl].reshape(channels, th, tl)
         w = core.mb[MB1][:op.tm * op.w_chans * op.kh * op.kw].reshape(op.tm, op.w_chans, op.kh, op.kw)
         w = w[:, op.w_ch0:op.w_ch0 + op.tn]
         acc = core.acc[:n_out].reshape(op.tm, op.tr * op.tc)
@@ -272,7 +276,8 @@ class NmpSimulator:
             acc[:] = core.bias[op.bias_off:op.bias_off + op.tm, None]
         for r in range(op.kh):
             for s in range(op.kw):
-                acc += w[:, :, r, s] @ self._window(x, op, r, s).reshape(op.tn, -1)
+                window = self._window(x, op, r, s).reshape(channels, -1)
+                acc += w[:, 0, r, s, None] * window if depthwise else w[:, :, r, s] @ window
         if op.flags & FLAG_LAST:
             core.mb[MB2][:n_out] = _sat(_round_shift(acc.ravel(), op.shift), m.bits)
         core.cycles += op.tn * op.tm * -(-op.tr * op.tc * op.kh * op.kw // m.macs)
