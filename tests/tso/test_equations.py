@@ -3,6 +3,7 @@ choice, GetFilters, the burst counter against the core's, the depth pruning, cha
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from dnnmap.cost.transfer import bursts_of_box
 from dnnmap.cost.transfer import box_bursts
+from dnnmap.search.tso.edges import Axis, summed_bursts, tile_classes
 from dnnmap.search.tso.layer import TsoLayer, tso_layer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.search import best_tiling, tso_layer_search
@@ -34,6 +36,21 @@ def test_box_bursts_equal_the_core_burst_counter_on_random_boxes() -> None:
         word, burst = float(rng.choice([1, 2])), int(rng.choice([4, 8, 16, 128]))
         ours = box_bursts([np.int64(e) for e in ext], [int(f) for f in full], word, burst)
         assert int(ours) == int(bursts_of_box(ext[None], full, word, burst)[0]), (ext, full)
+
+
+def test_summed_bursts_equal_the_sum_over_every_class_combination() -> None:
+    """The per-axis factorization of sum(count x CalBurstCount) against the combinations formed one by one."""
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        full = [int(f) for f in rng.integers(1, 14, size=int(rng.integers(1, 5)))]
+        tiles = [int(rng.integers(1, f + 1)) for f in full]
+        exact, word, burst = bool(rng.integers(2)), float(rng.choice([1, 2])), int(rng.choice([4, 8, 16, 128]))
+        axes = [Axis.cut(f, np.array([t]), exact) for f, t in zip(full, tiles)]
+        brute = 0
+        for combo in itertools.product(*(tile_classes(f, np.int64(t), exact) for f, t in zip(full, tiles))):
+            count = math.prod(int(c) for c, _ in combo)
+            brute += count * int(box_bursts([np.int64(e) for _, e in combo], full, word, burst))
+        assert int(summed_bursts(axes, full, word, burst)[0]) == brute, (full, tiles, exact)
 
 
 LAYER = TsoLayer("t", "conv2d", N=20, M=48, R=13, C=11, Kh=3, Kw=3)

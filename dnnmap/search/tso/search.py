@@ -86,8 +86,9 @@ class TsoLayerResult:
 
 def _pick(b: Breakdown, t: Tiles) -> int:
     """Index of the fastest tiling; ties to fewer transfers, then smaller (evenly split) T_N, T_C, T_R."""
-    time = np.round(b.total * 1e12, 6)  # picoseconds: equal up to float noise
-    return int(np.lexsort((t.TR, t.TC, t.TN, b.transfers, time))[0])
+    total = b.total
+    near = np.flatnonzero(total <= total.min() * (1 + 1e-12))  # the fastest, equal up to float noise
+    return int(near[np.lexsort((t.TR[near], t.TC[near], t.TN[near], b.transfers[near]))[0]])
 
 
 def best_tiling(layer: TsoLayer, m: TsoMachine, opts: TsoOptions, s: TleSlice,
@@ -119,5 +120,6 @@ def tso_layer_search(layer: TsoLayer, m: TsoMachine, opts: TsoOptions = TsoOptio
     if not table:
         raise MappingError(f"layer {layer.name!r}: no TSO tiling fits the scratchpads (MB0 {m.mb_in}, MB1 {m.mb_w}, "
                            f"MB2 {m.mb_out} elements); a single filter or window is larger than a scratchpad")
-    best = min(table.values(), key=lambda s: (round(s.seconds * 1e12, 6), float(s.time.transfers[0])))
+    fastest = min(s.seconds for s in table.values())
+    best = min((s for s in table.values() if s.seconds <= fastest * (1 + 1e-12)), key=lambda s: float(s.time.transfers[0]))
     return TsoLayerResult(best, table, evaluated)

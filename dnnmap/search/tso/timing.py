@@ -14,12 +14,12 @@ channel tile, and the three dataflows coincide.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from dnnmap.cost.transfer import box_bursts
-from dnnmap.search.tso.edges import Classes, combine, tile_classes
+from dnnmap.search.tso.edges import Axis, summed_bursts, tile_classes
 from dnnmap.search.tso.layer import TsoLayer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.slicing import TleSlice
@@ -65,28 +65,22 @@ def calc_data_transfer(m: TsoMachine, nbytes: np.ndarray | float, bursts: np.nda
 
 
 class _Pricer:
-    """Algorithm 4 for one tensor: sums count x CalcDataTransfer over classes of tiles, keeping bytes and bursts."""
+    """Algorithm 4 for one tensor: sums count x CalcDataTransfer over the classes of its tiles (per axis,
+    :mod:`dnnmap.search.tso.edges`), keeping bytes, bursts and transfers."""
 
     def __init__(self, m: TsoMachine, burst_model: bool) -> None:
         self.m, self.burst_model = m, burst_model
         self.seconds = self.bytes = self.bursts = self.transfers = 0.0
 
-    def add(self, count: np.ndarray, box: tuple[np.ndarray, ...], full: list[int]) -> None:
+    def add(self, mult: np.ndarray | int, axes: list[Axis], full: list[int]) -> None:
+        """``mult`` x every tile of the box cut along ``axes`` (layout order, outermost first)."""
         m = self.m
-        elems = np.ones((), dtype=np.int64)
-        for e in box:
-            elems = elems * e
-        nbytes = elems * m.elem_bytes
-        bursts = box_bursts(list(box), full, m.elem_bytes, m.burst_bytes)
-        t = calc_data_transfer(m, nbytes, bursts, self.burst_model)
-        self.seconds = self.seconds + count * t
-        self.bytes = self.bytes + count * nbytes
-        self.bursts = self.bursts + count * bursts
-        self.transfers = self.transfers + count
-
-
-def _total(classes: Classes) -> np.ndarray:
-    return sum(c for c, _ in classes)
+        nbytes = mult * functools.reduce(np.multiply, (a.cover for a in axes)) * m.elem_bytes
+        bursts = mult * summed_bursts(axes, full, m.elem_bytes, m.burst_bytes)
+        self.seconds = self.seconds + calc_data_transfer(m, nbytes, bursts, self.burst_model)
+        self.bytes = self.bytes + nbytes
+        self.bursts = self.bursts + bursts
+        self.transfers = self.transfers + mult * functools.reduce(np.multiply, (a.count for a in axes))
 
 
 def in_rows(layer: TsoLayer, tr: np.ndarray) -> np.ndarray:
@@ -106,14 +100,17 @@ def tile_mac_seconds(layer: TsoLayer, m: TsoMachine, tn: np.ndarray, tm: np.ndar
 
 def mac_seconds(layer: TsoLayer, m: TsoMachine, opts: TsoOptions, t: Tiles) -> np.ndarray:
     """Eq. 8: T_MAC = ceil(M/T_M) ceil(N/T_N) ceil(R/T_R) ceil(C/T_C) Tile_MAC / cores (edge tiles at their size
-    when ``edges="exact"``); cores = #TLE x #TLT (the text) or #TLT (as printed)."""
+    when ``edges="exact"``); cores = #TLE x #TLT (the text) or #TLT (as printed). Eq. 7 is linear in T_N and
+    T_M, so their classes enter through sum(count x size); the T_R x T_C part is tabulated on the distinct
+    (T_R, T_C) and gathered."""
     exact = opts.edges == "exact"
     cores = m.tle * m.tlt if opts.mac_divisor == "all" else m.tlt
-    total = 0.0
-    for count, (tm, tn, tr, tc) in combine(tile_classes(layer.M, t.TM, exact), tile_classes(layer.N, t.TN, exact),
-                                           tile_classes(layer.R, t.TR, exact), tile_classes(layer.C, t.TC, exact)):
-        total = total + count * tile_mac_seconds(layer, m, tn, tm, tr, tc)
-    return total * max(1, layer.n_inputs - 1) / cores
+    depth = Axis.cut(layer.M, t.TM, exact).cover * Axis.cut(layer.N, t.TN, exact).cover
+    rows = tile_classes(layer.R, np.arange(1, layer.R + 1)[:, None], exact)
+    cols = tile_classes(layer.C, np.arange(1, layer.C + 1)[None, :], exact)
+    plane = sum(cr * cc * tile_mac_seconds(layer, m, 1, 1, tr, tc) for cr, tr in rows for cc, tc in cols)
+    tr, tc = np.minimum(t.TR, layer.R) - 1, np.minimum(t.TC, layer.C) - 1
+    return depth * plane[tr, tc] * max(1, layer.n_inputs - 1) / cores
 
 
 def breakdown(layer: TsoLayer, m: TsoMachine, opts: TsoOptions, s: TleSlice, q: str, t: Tiles) -> Breakdown:
@@ -142,32 +139,30 @@ def _convolution(layer: TsoLayer, m: TsoMachine, opts: TsoOptions, s: TleSlice, 
     """Eqs. 3 (IS), 4 (OS), 5 (WS); ``alpha="per_tlt"`` counts W and OUT per TLT and M-rounds per TLT."""
     exact = opts.edges == "exact"
     N, M, K = layer.N, layer.M, (layer.Kh, layer.Kw)
-    rows = tile_classes(s.rows, t.TR, exact)  # ceil(TLE_R / T_R)
-    cols = tile_classes(layer.C, t.TC, exact)  # ceil(C / T_C)
-    chans = tile_classes(N, t.TN, exact)  # ceil(N / T_N)
+    rows = Axis.cut(s.rows, t.TR, exact)  # ceil(TLE_R / T_R)
+    cols = Axis.cut(layer.C, t.TC, exact)  # ceil(C / T_C)
+    chans = Axis.cut(N, t.TN, exact)  # ceil(N / T_N)
     per_tlt = opts.alpha == "per_tlt"
     filters_per_tlt = -(-s.filters // m.tlt)
     if per_tlt:  # ceil((TLE_W / #TLT) / T_M) rounds; every TLT transfers its own W and OUT
-        mrounds = tile_classes(filters_per_tlt, t.TM, exact)
+        mrounds = Axis.cut(filters_per_tlt, t.TM, exact)
         out_rows, out_m, w_mult, out_mult = rows, mrounds, m.tle * m.tlt, m.tle * m.tlt
     else:  # Eqs. 3-5 as printed: ceil(TLE_W / T_M) rounds, alpha_out over the global R and M, no #TLEs factor
-        mrounds = tile_classes(s.filters, t.TM, exact)
-        out_rows, out_m, w_mult, out_mult = tile_classes(layer.R, t.TR, exact), tile_classes(M, t.TM, exact), m.tle, 1
-    n_rounds = 1 if q == "IS" else _total(mrounds)  # IS: the W tile holds all the TLT's filters (one round)
+        mrounds = Axis.cut(s.filters, t.TM, exact)
+        out_rows, out_m, w_mult, out_mult = Axis.cut(layer.R, t.TR, exact), Axis.cut(M, t.TM, exact), m.tle, 1
+    n_rounds = 1 if q == "IS" else mrounds.count  # IS: the W tile holds all the TLT's filters (one round)
     in_full, w_full, out_full = [N, layer.H, layer.L], [M, N, *K], [M, layer.R, layer.C]
+    kernel = [Axis.whole(K[0]), Axis.whole(K[1])]
     # alpha_in = #TLEs ceil(TLE_R/T_R) ceil(C/T_C) ceil(N/T_N) [x rounds]
-    for count, (tn, tr, tc) in combine(chans, rows, cols):
-        p_in.add(m.tle * n_rounds * count, (tn, in_rows(layer, tr), in_cols(layer, tc)), in_full)
+    p_in.add(m.tle * n_rounds, [chans, rows.sized(lambda tr: in_rows(layer, tr)),
+                                cols.sized(lambda tc: in_cols(layer, tc))], in_full)
     if q == "WS":  # alpha_w = #TLEs ceil(TLE_W/T_M): each filter with all N channels, loaded once
-        for count, (tm,) in combine(mrounds):
-            p_w.add(w_mult * count, (tm, np.full_like(tm, N), *K), w_full)
+        p_w.add(w_mult, [mrounds, Axis.whole(N), *kernel], w_full)
     else:  # alpha_w = #TLEs ceil(TLE_R/T_R) ceil(C/T_C) ceil(N/T_N) [x rounds]
-        m_classes = ((np.ones((), np.int64), t.TM),) if q == "IS" else mrounds
-        for count, (tm, tn) in combine(m_classes, chans):
-            p_w.add(w_mult * _total(rows) * _total(cols) * count, (tm, tn, *K), w_full)
-    o_m = ((np.ones((), np.int64), t.TM),) if q == "IS" else out_m  # Eq. 3 has no M factor
-    for count, (tm, tr, tc) in combine(o_m, out_rows, cols):
-        p_out.add(out_mult * count, (tm, tr, tc), out_full)
+        m_tiles = Axis.whole(t.TM) if q == "IS" else mrounds
+        p_w.add(w_mult * rows.count * cols.count, [m_tiles, chans, *kernel], w_full)
+    o_m = Axis.whole(t.TM) if q == "IS" else out_m  # Eq. 3 has no M factor
+    p_out.add(out_mult, [o_m, out_rows, cols], out_full)
 
 
 def _channelwise(layer: TsoLayer, m: TsoMachine, opts: TsoOptions, s: TleSlice, t: Tiles,
@@ -175,13 +170,12 @@ def _channelwise(layer: TsoLayer, m: TsoMachine, opts: TsoOptions, s: TleSlice, 
     """Depthwise, pooling, add, concat: channel tiles T_M of the TLT's own channels, no multicast."""
     exact = opts.edges == "exact"
     cores = m.tle * m.tlt
-    rows = tile_classes(s.rows, t.TR, exact)
-    cols = tile_classes(layer.C, t.TC, exact)
-    chans = tile_classes(-(-s.filters // m.tlt), t.TM, exact)
+    rows = Axis.cut(s.rows, t.TR, exact)
+    cols = Axis.cut(layer.C, t.TC, exact)
+    chans = Axis.cut(-(-s.filters // m.tlt), t.TM, exact)
     M, K = layer.M, (layer.Kh, layer.Kw)
-    for count, (tm, tr, tc) in combine(chans, rows, cols):
-        p_in.add(cores * layer.n_inputs * count, (tm, in_rows(layer, tr), in_cols(layer, tc)), [M, layer.H, layer.L])
-        p_out.add(cores * count, (tm, tr, tc), [M, layer.R, layer.C])
+    p_in.add(cores * layer.n_inputs, [chans, rows.sized(lambda tr: in_rows(layer, tr)),
+                                      cols.sized(lambda tc: in_cols(layer, tc))], [M, layer.H, layer.L])
+    p_out.add(cores, [chans, rows, cols], [M, layer.R, layer.C])
     if layer.weights:
-        for count, (tm,) in combine(chans):
-            p_w.add(cores * count, (tm, np.ones_like(tm), *K), [M, 1, *K])
+        p_w.add(cores, [chans, Axis.whole(1), Axis.whole(K[0]), Axis.whole(K[1])], [M, 1, *K])
