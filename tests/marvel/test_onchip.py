@@ -31,7 +31,8 @@ def test_dram_factors_order_and_layouts_are_the_offchip_result():
     assert tuple(m.levels[-1].t(d) for d in op.dim_names) == tuple(b // t for (_, b), t in zip(op.dims, off.tile))
     assert m.levels[-1].order == off.order
     assert m.layouts == off.space.core_layouts(off.choice)
-    assert all(m.levels[0].t(d) == op.bound(d) for d in ("R", "S"))  # R, S unrolled in the PE
+    # R, S unrolled: no temporal loop over them between L1 and DRAM
+    assert all(m.levels[0].t(d) * m.levels[1].s(d) == op.bound(d) and m.levels[1].t(d) == 1 for d in ("R", "S"))
 
 
 def test_every_candidate_respects_the_switches():
@@ -87,8 +88,8 @@ def test_more_parallel_loops_never_hurt_the_optimum():
 
 
 def test_unsupported_switches_are_refused_clearly():
-    with pytest.raises(DnnmapError, match="divisor_only"):
-        MarvelOptions(divisor_only=False)
+    with pytest.raises(DnnmapError, match="prologue_padding"):
+        MarvelOptions(divisor_only=False, prologue_padding=0)
     with pytest.raises(DnnmapError, match="min_utilization"):
         MarvelOptions(min_utilization=2)
 

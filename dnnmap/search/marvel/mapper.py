@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.marvel.offchip import OffchipResult, offchip_search
-from dnnmap.search.marvel.onchip import MarvelOptions, onchip_search
+from dnnmap.search.marvel.onchip import MarvelOptions, onchip_search_objectives
 from dnnmap.search.mappers import SearchResult
 from dnnmap.workload.ir import Operator
 
@@ -32,15 +32,26 @@ class MarvelSearchResult(SearchResult):
 def marvel_search(op: Operator, arch: ArchSpec, objective: str = "edp",
                   options: MarvelOptions | None = None) -> MarvelSearchResult:
     """Marvel's best mapping of ``op`` on ``arch`` for ``objective`` (latency, energy, edp, dram)."""
+    return marvel_search_objectives(op, arch, (objective,), options)[objective]
+
+
+def marvel_search_objectives(op: Operator, arch: ArchSpec, objectives: tuple[str, ...],
+                             options: MarvelOptions | None = None) -> dict[str, MarvelSearchResult]:
+    """Marvel's best mapping for each of ``objectives`` from one off-chip step and one on-chip walk."""
     t0 = time.perf_counter()
     options = options or MarvelOptions()
     off = offchip_search(op, arch, options.db_settings())
-    on = onchip_search(op, arch, off, objective, options)
+    found = onchip_search_objectives(op, arch, off, objectives, options)
     tile = ", ".join(f"{d}={t}" for d, t in zip(op.dim_names, off.tile) if t > 1)
     note = (f"marvel off-chip: level-3 tile {tile or 'all 1'}; innermost {off.layout}; DRAM order "
             f"{' '.join(off.order) or '-'}; DMC {float(off.dmc):.4g} blocks/iteration")
-    mapping = on.batch.mapping(0, op, arch)
-    mapping = type(mapping)(mapping.levels, mapping.layouts, mapping.layer, mapping.arch, (note,))
-    return MarvelSearchResult(op, arch, mapping, on.cost, on.evaluated, on.valid,
-                              time.perf_counter() - t0, "marvel", off, on.factor_choices, on.sampled,
-                              on.utilization_relaxed)
+    if options.parallel is not None:
+        note += f"; dataflow {options.parallel.name} ({options.parallel.label})"
+    seconds = time.perf_counter() - t0
+    out = {}
+    for objective, on in found.items():
+        mapping = on.batch.mapping(0, op, arch)
+        mapping = type(mapping)(mapping.levels, mapping.layouts, mapping.layer, mapping.arch, (note,))
+        out[objective] = MarvelSearchResult(op, arch, mapping, on.cost, on.evaluated, on.valid, seconds, "marvel",
+                                            off, on.factor_choices, on.sampled, on.utilization_relaxed)
+    return out

@@ -9,13 +9,23 @@ order = the order of the level above L1. Level 0's order changes no count (docs/
 
 Pruning switches (Marvel Sec. 3.2, Sec. 4 methodology), each a filter on that space:
 
-* ``unroll_rs``: R and S whole in one PE (level 0 holds the full filter window). Lossy.
+* ``unroll_rs``: R and S unrolled: no temporal loop over them between L1 and DRAM (level 0 holds
+  the filter window, or the part of it a PE gets when a dataflow splits R or S across PEs, as
+  the RS-like baseline does). Lossy.
 * ``batch_one``: the batch loop stays off-chip (its level-3 tile is 1). Lossy for N > 1.
 * ``max_parallel_loops``: at most this many dimensions split spatially. Lossy.
 * ``min_utilization`` (p): used PEs / PEs >= p; relaxed to the best achievable when nothing
   reaches it (a layer with fewer iterations than 0.1 x PEs). Lossy.
-* ``divisor_only``: tiles divide the bounds (no prologue/epilogue); the core's declared space is
-  divisor-only, so only True is supported.
+* ``divisor_only``: level-1 and level-2 tiles divide the level-3 tile (no prologue/epilogue).
+  Lossy. Off, each level-3 tile is split by the core's imperfect-factorization chains
+  (``space.ceil_factorizations``, docs/search.md) with at most ``prologue_padding`` padding, the
+  edge (prologue/epilogue) tiles clipped by the core model.
+* ``symmetry``: when the operator, the level-3 tile, the DRAM loops and the dataflow are
+  unchanged by exchanging width and height (P <-> Q, R <-> S), a factor choice and its mirror
+  cost the same: only the lexicographically smaller of the two is priced. Lossless.
+* ``parallel``: a dataflow (``dataflows.Dataflow``): only its loops may be split across PEs
+  (Marvel's RS-, DLA- and ShiDianNao-like baselines; R and S may then be spatial even with
+  ``unroll_rs``, which keeps them off the temporal levels above L1).
 * ``l1_buffers``: every level below L2 holds its tile double-buffered (capacity / 2). Lossy.
 * buffer-size pruning: a lower bound of each tile's words (the largest term of every axis) is
   checked before pricing; the core model checks the exact tiles.
@@ -37,10 +47,11 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.errors import DnnmapError, MappingError
+from dnnmap.search.marvel.dataflows import Dataflow
 from dnnmap.search.marvel.db_model import DbSettings
 from dnnmap.search.marvel.offchip import OffchipResult
 from dnnmap.search.mappers import _decode
-from dnnmap.search.space import MapSpace, level_orders, ordered_factorizations
+from dnnmap.search.space import MapSpace, ceil_factorizations, level_orders, ordered_factorizations, padded_cap
 from dnnmap.workload.ir import Operator
 
 
@@ -53,15 +64,17 @@ class MarvelOptions:
     max_parallel_loops: int = 2
     min_utilization: float = 0.1
     divisor_only: bool = True
+    prologue_padding: float = 0.15  # with divisor_only off: padded on-chip extent <= (1 + this) x level-3 tile
+    symmetry: bool = True
+    parallel: Dataflow | None = None  # None: any loop may be split across PEs
     l1_buffers: int = 2
     max_candidates: int = 200_000
     seed: int = 0
     db: DbSettings = field(default_factory=DbSettings)
 
     def __post_init__(self) -> None:
-        if not self.divisor_only:
-            raise DnnmapError("Marvel option divisor_only=False (prologue/epilogue tiles) is not supported: the "
-                              "core map space holds exact divisors only (docs/marvel.md)")
+        if not 0 < self.prologue_padding <= 1:
+            raise DnnmapError(f"prologue_padding must be in (0, 1], got {self.prologue_padding}")
         if self.max_parallel_loops < 1:
             raise DnnmapError(f"max_parallel_loops must be >= 1, got {self.max_parallel_loops}")
         if not 0 <= self.min_utilization <= 1:
@@ -105,21 +118,29 @@ class OnchipSpace:
         if any(s.level == self.L - 1 and s.size > 1 for s in self.slots):
             raise DnnmapError(f"architecture {arch.name!r}: the Marvel mapper needs one shared buffer under DRAM; "
                               "DRAM has a fan-out")
+        self.parallel = None if options.parallel is None else options.parallel.ir_dims(op)
         self.tables = [self._table(d, t) for d, t in zip(op.dim_names, off.tile)]
+        self.mirror = mirror_permutation(op, off, self.parallel) if options.symmetry else None
 
     def _table(self, dim: str, tile: int) -> np.ndarray:
-        """(rows, slots) factorizations of the level-3 tile of ``dim`` in MapSpace's slot layout."""
+        """(rows, slots) factorizations of the level-3 tile of ``dim`` in MapSpace's slot layout: exact
+        divisors, or (``divisor_only`` off) the core's ceil-split chains padded by at most
+        ``prologue_padding``; the DRAM factor is what the on-chip tile leaves (``ceil``)."""
         L = self.L
         onchip = [i for i in range(L - 1)] + [L + k for k, s in enumerate(self.slots) if s.level < L - 1]
-        facs = ordered_factorizations(tile, len(onchip))
+        if self.options.divisor_only:
+            facs = ordered_factorizations(tile, len(onchip))
+        else:
+            facs = ceil_factorizations(tile, len(onchip), padded_cap(tile, self.options.prologue_padding))
         full = np.ones((len(facs), self.space.n_slots), dtype=np.int64)
         full[:, onchip] = facs
-        full[:, L - 1] = math.ceil(self.op.bound(dim) / tile)
+        full[:, L - 1] = -(-self.op.bound(dim) // facs.prod(axis=1))
         keep = np.ones(len(full), dtype=bool)
+        may_split = self.parallel is None or dim in self.parallel
         for k, s in enumerate(self.slots):
-            keep &= full[:, L + k] <= s.size
+            keep &= full[:, L + k] <= (s.size if may_split else 1)
         if self.options.unroll_rs and dim in ("R", "S"):
-            keep &= (np.delete(full, [0, L - 1], axis=1) == 1).all(axis=1)
+            keep &= (full[:, 1:L - 1] == 1).all(axis=1)
         return full[keep]
 
     @property
@@ -138,6 +159,8 @@ class OnchipSpace:
         ok &= ((spatial > 1).any(axis=2).sum(axis=1) <= self.options.max_parallel_loops)
         pes = math.prod(s.size for s in self.slots) or 1
         ok &= spatial.prod(axis=(1, 2)) >= min_util * pes
+        if self.mirror is not None:
+            ok &= _not_after_mirror(fac, fac[:, self.mirror, :])
         return ok & self._fits_lower_bound(fac)
 
     def _fits_lower_bound(self, fac: np.ndarray) -> np.ndarray:
@@ -183,6 +206,38 @@ class OnchipSpace:
             yield replace(self.space.to_batch(f, order), layouts=layouts)
 
 
+def mirror_permutation(op: Operator, off: OffchipResult, parallel: frozenset[str] | None) -> np.ndarray | None:
+    """The dimension permutation exchanging width and height (P <-> Q, R <-> S) when it maps the whole
+    on-chip problem onto itself (Marvel Sec. 3.2's symmetric property), else None.
+
+    Required: the exchange (with the input axes H <-> W) leaves every tensor's accesses and the bounds
+    unchanged; the four loops have one DRAM step (the level-3 tile is the whole plane and filter, so the
+    fixed DRAM loops and the L2 tile are symmetric too); the dataflow allows both or neither of each pair."""
+    names = op.dim_names
+    if not {"P", "Q", "R", "S"} <= set(names):
+        return None
+    swap = {"P": "Q", "Q": "P", "R": "S", "S": "R"}
+    b = op.bounds
+    if any(b[d] != b[swap[d]] for d in swap) or any(off.tile_of(d) != b[d] for d in swap):
+        return None
+    if parallel is not None and any((d in parallel) != (swap[d] in parallel) for d in swap):
+        return None
+    for t in op.tensors:
+        axes = sorted(tuple(sorted(a.terms)) for a in t.axes)
+        mirrored = sorted(tuple(sorted((swap.get(d, d), c) for d, c in a.terms)) for a in t.axes)
+        if axes != mirrored:
+            return None
+    return np.array([names.index(swap.get(d, d)) for d in names], dtype=np.int64)
+
+
+def _not_after_mirror(fac: np.ndarray, mirrored: np.ndarray) -> np.ndarray:
+    """Rows that are lexicographically <= their mirror (one of every mirror pair, and every self-mirror)."""
+    diff = (fac - mirrored).reshape(len(fac), -1)
+    nonzero = diff != 0
+    first = np.argmax(nonzero, axis=1)
+    return ~nonzero.any(axis=1) | (diff[np.arange(len(fac)), first] < 0)
+
+
 def _argbest(cost: CostBatch, objective: str) -> tuple[float, int]:
     score = cost.objective(objective)
     tie = np.where(cost.valid, cost.energy + 1e-9 * cost.cycles, np.inf)  # as the core mappers break ties
@@ -194,6 +249,14 @@ def onchip_search(op: Operator, arch: ArchSpec, off: OffchipResult, objective: s
                   options: MarvelOptions | None = None, chunk: int = 100_000) -> OnchipResult:
     """The best on-chip completion of ``off`` (Marvel Sec. 3.2) priced by the core model on ``arch``
     with the switches of ``options``; the reported costs are those of ``arch`` itself."""
+    return onchip_search_objectives(op, arch, off, (objective,), options, chunk)[objective]
+
+
+def onchip_search_objectives(op: Operator, arch: ArchSpec, off: OffchipResult, objectives: tuple[str, ...],
+                             options: MarvelOptions | None = None,
+                             chunk: int = 100_000) -> dict[str, OnchipResult]:
+    """One walk, the best mapping for each of ``objectives`` (Algorithm 1 keeps best[runtime],
+    best[energy] and best[EDP] in the same loop)."""
     options = options or MarvelOptions()
     space = OnchipSpace(op, arch, off, options)
     model = CostModel(op, buffered_view(arch, options.l1_buffers))
@@ -207,21 +270,26 @@ def onchip_search(op: Operator, arch: ArchSpec, off: OffchipResult, objective: s
     sampled = n_choices > options.max_candidates
     if sampled:
         keep = np.sort(np.random.default_rng(options.seed).choice(keep, options.max_candidates, replace=False))
-    best: tuple[float, MappingBatch | None] = (math.inf, None)
+    best: dict[str, tuple[float, MappingBatch | None]] = {o: (math.inf, None) for o in objectives}
     evaluated = valid = 0
     for start in range(0, len(keep), chunk):
         for batch in space.batches(space.decode(keep[start:start + chunk])):
             cost = model.evaluate(batch, reuse_buffers=True)
-            score, idx = _argbest(cost, objective)
             evaluated += len(batch)
             valid += int(cost.valid.sum())
-            if score < best[0]:
-                best = (score, batch.take([idx]))
-    if best[1] is None:
-        raise MappingError(f"layer {op.name!r}: no on-chip mapping of the level-3 tile "
-                           f"{dict(zip(op.dim_names, off.tile))} fits {arch.name!r} under Marvel's switches "
-                           f"(L1 buffered {options.l1_buffers}x; try unroll_rs=False)")
-    return OnchipResult(best[1], CostModel(op, arch).evaluate(best[1]), evaluated, valid, n_choices, sampled, relaxed)
+            for o in objectives:
+                score, idx = _argbest(cost, o)
+                if score < best[o][0]:
+                    best[o] = (score, batch.take([idx]))
+    exact = CostModel(op, arch)
+    out = {}
+    for o, (_, batch) in best.items():
+        if batch is None:
+            raise MappingError(f"layer {op.name!r}: no on-chip mapping of the level-3 tile "
+                               f"{dict(zip(op.dim_names, off.tile))} fits {arch.name!r} under Marvel's switches "
+                               f"(L1 buffered {options.l1_buffers}x; try unroll_rs=False)")
+        out[o] = OnchipResult(batch, exact.evaluate(batch), evaluated, valid, n_choices, sampled, relaxed)
+    return out
 
 
 def _surviving(space: OnchipSpace, min_util: float, chunk: int = 1_000_000) -> np.ndarray:
