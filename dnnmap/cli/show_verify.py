@@ -15,6 +15,7 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.errors import DnnmapError
 from dnnmap.limits import check_seed
+from dnnmap.mapping.dataflow_directives import format_directives
 from dnnmap.mapping.printer import format_loop_nest
 from dnnmap.report.mapping_report import cost_lines, counts_table, tile_table
 from dnnmap.sim import verify
@@ -36,9 +37,16 @@ def _cost(loaded: LoadedMapping) -> CostBatch:
 @user_errors
 def show_command(mapping: MappingPath, arch: ArchOption = None,
                  timeloop_map: Annotated[Optional[Path], typer.Option(
-                     help="also write the mapping in Timeloop's map format (YAML) to this file")] = None) -> None:
+                     help="also write the mapping in Timeloop's map format (YAML) to this file")] = None,
+                 dataflow: Annotated[bool, typer.Option(
+                     "--dataflow", help="print the mapping as MAESTRO data-centric directives (SpatialMap / "
+                     "TemporalMap / Cluster) instead; docs/marvel.md")] = False) -> None:
     """Print a mapping's loop nest, per-level tiles and analytical cost."""
     loaded = load_mapping_with_arch(mapping, arch)
+    if dataflow:
+        stdout_console().print(format_directives(loaded.mapping, loaded.op, loaded.arch), markup=False,
+                               highlight=False, soft_wrap=True)
+        return
     if timeloop_map is not None:
         write_timeloop_map(timeloop_map, loaded.mapping, loaded.op, loaded.arch)
     cost = _cost(loaded)
