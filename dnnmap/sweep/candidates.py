@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from dnnmap.arch.templates.params import SparseSimdParams
 from dnnmap.errors import DnnmapError
 
-GRID_FIELDS = tuple(f for f in SparseSimdParams.model_fields if f != "name")
+GRID_FIELDS = tuple(f for f, info in SparseSimdParams.model_fields.items() if info.annotation in (int, float))
 
 
 def parse_param(text: str) -> tuple[str, list[float | int]]:

@@ -10,6 +10,8 @@ sizes, widths or clock (digest section 2.3): the defaults are the project's choi
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -31,6 +33,8 @@ class SparseSimdParams(BaseModel):
     word_bits: int = Field(16, ge=1, le=64, description="operand width (bfloat16: 16)")
     psum_bits: int = Field(16, ge=1, le=64, description="partial-sum width (the report computes in bfloat16)")
     clock_mhz: float = Field(1000.0, gt=0, le=10_000)
+    sparse_format: Literal["bitmap", "csr"] = Field("bitmap", description="compressed format of the sparse "
+                                                     "operand (docs/sparse.md)")
     offchip_gbps: float = Field(6.4, gt=0, le=10_000, description="off-chip link (the chip's FPGA 'virtual DRAM')")
 
     @property

@@ -16,10 +16,12 @@ validated :class:`~dnnmap.arch.spec.ArchSpec` that ``dnnmap map --arch`` loads. 
 
 The per-access energies follow each macro's size (:class:`~dnnmap.arch.technology.Technology`).
 
-Sparsity: the report's rows skip the sparse operand's zeros. The sparse fields of the spec (density
-per tensor, compressed formats) are owned by the core's sparsity work; until they land this template
-generates the **dense** form (every weight fetched and multiplied), and :func:`sparse_simd_spec` is
-the one place that will set the weight tensor's format (compressed in ``RowSRAM``, ``GLB`` and ``DRAM``).
+Sparsity: the rows hold the sparse operand with its non-zeros contiguous and skip its zeros (section
+3.1.2). The spec declares that support (``sparsity``: ``sparse_format`` metadata, weights or activations
+as the sparse operand, compressed at every level, ``decompress_below: null`` so the MACs skip zeros);
+the densities are the workload's (``--density``, measured weights, docs/sparse.md). How the cost model
+prices them is the core's sparsity work (docs/sparse.md): while it does not, and for layers without
+densities, the numbers are those of the dense form (every weight fetched and multiplied).
 """
 
 from __future__ import annotations
@@ -48,11 +50,12 @@ def sparse_simd_dict(p: SparseSimdParams, tech: Technology = GF12_CLASS) -> dict
     return {
         "name": p.name,
         "description": f"RTML sparse SIMD template: {p.rows} x {p.cols} PEs, row SRAM {p.row_sram_words} words, "
-                       f"GLB {p.glb_words} words in {p.glb_banks} banks (dense form)",
+                       f"GLB {p.glb_words} words in {p.glb_banks} banks",
         "source": "seed 003 section 3.1 (structure); sizes, clock and energies: docs/hwgen.md",
         "clock_mhz": p.clock_mhz,
         "word_bits": {"input": wb, "weight": wb, "output": pb},
         "energy_unit": "pJ",
+        "sparsity": {"format": p.sparse_format, "roles": ["weight", "input"], "decompress_below": None},
         "mac": {"energy": round(tech.mac_pj(wb), 4), "precision_bits": wb, "operand_registers": ["weight"]},
         "levels": [
             {"name": "PE", "capacity": {"input": p.pe_input_words, "output": p.pe_psum_words},
