@@ -13,6 +13,7 @@ from dnnmap.workload import zoo
 from dnnmap.workload.importers import InputShapes, load_network
 from dnnmap.workload.ir import Network
 from dnnmap.workload.named import is_named_workload, parse_workload
+from dnnmap.workload.sparsity import apply_densities
 from dnnmap.workload.training import parse_passes, training_network
 
 ModelRef = Network | str | os.PathLike[str]
@@ -45,8 +46,11 @@ def resolve_arch(arch: ArchRef) -> ArchSpec:
 def map_network(model: ModelRef, arch: ArchRef = "eyeriss", objective: str = "edp", mapper: str = "auto",
                 layers: list[str] | None = None, budget: int = DEFAULT_BUDGET, seed: int = 0,
                 input_shapes: InputShapes | None = None,
-                on_layer: Callable[[str], None] | None = None, passes: str = "forward") -> NetworkResult:
+                on_layer: Callable[[str], None] | None = None, passes: str = "forward",
+                densities: dict[str, float] | None = None) -> NetworkResult:
     """Map every (selected) layer of ``model`` onto ``arch``; see :func:`dnnmap.search.network.search_network`.
-    ``passes``: training passes, e.g. ``"all"`` or ``"backward,weight-update"`` (dnnmap.workload.training)."""
+    ``passes``: training passes, e.g. ``"all"`` or ``"backward,weight-update"`` (dnnmap.workload.training);
+    ``densities``: tensor name or role -> density, as ``--density`` (docs/sparse.md)."""
     network = training_network(resolve_network(model, input_shapes), parse_passes(passes))
+    network = apply_densities(network, densities or {})
     return search_network(network, resolve_arch(arch), objective, mapper, layers, budget, seed, on_layer=on_layer)

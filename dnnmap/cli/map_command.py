@@ -35,6 +35,7 @@ from dnnmap.search.network import (DEFAULT_BUDGET, IMPERFECT_MAPPERS, MAPPERS, N
                                    search_network, select_layers)
 from dnnmap.search.sunstone.mapper import DEFAULT_WASTE
 from dnnmap.workload.ir import Network
+from dnnmap.workload.sparsity import apply_densities, parse_density_options
 from dnnmap.workload.training import parse_passes, training_network
 
 
@@ -106,6 +107,9 @@ def map_command(
     passes: Annotated[str, typer.Option("--pass", help="training passes to map: forward, backward (backward-data, "
                                         "layers NAME.bwd), weight-update (NAME.wgt) or all; comma-separated for "
                                         "several; docs/ir.md")] = "forward",
+    density: Annotated[Optional[list[str]], typer.Option("--density", help="KEY=VALUE: density (share of non-zeros, "
+                                                         "0 < VALUE <= 1) of a tensor (W, dO, ...) or role (weights, "
+                                                         "activations); repeatable; docs/sparse.md")] = None,
     imperfect: Annotated[bool, typer.Option("--imperfect", help="imperfect factorization: factors may pad a "
                                             "dimension by up to 15% of its bound (edge tiles; auto, exhaustive, "
                                             "random and sunstone mappers; docs/search.md)")] = False,
@@ -115,7 +119,11 @@ def map_command(
     if fuse is not None and chosen_passes != ("forward",):
         raise DnnmapError("--fuse applies to the forward pass only (--pass forward)")
     network = training_network(resolve_network(model, parse_input_shapes(input_shape)), chosen_passes)
+    network = apply_densities(network, parse_density_options(density or []))
     spec = resolve_arch(arch)
+    if density and spec.sparsity is None:
+        stderr_console().print(f"note: architecture {spec.name!r} has no sparsity support: the layers run dense, "
+                               "zeros included (docs/sparse.md)")
     if dram_model is not None:
         spec = with_dram_model(spec, dram_model)
     layer_names = parse_layer_list(layers)

@@ -59,17 +59,20 @@ TX_NAX, TX_NWIN, TX_WIN = 0, 1, 2
 REL_KIND, REL_NTERMS = 0, 1
 REL_SINGLE, REL_WINDOW, REL_DIM = 1, 2, 4
 DT_AXIS, DT_COEF = 0, 1
-# columns of ``level_tensor`` (L, T, 4): energy per word of each action, and capacity units per tile word
-READ_E, FILL_E, UPDATE_E, CAP_WEIGHT = 0, 1, 2, 3
+# columns of ``level_tensor`` (L, T, 5): energy per word of each action, capacity units per tile word, and words
+# moved or held per dense word (docs/sparse.md: the sparse operand's compressed words at a compressed level, else 1)
+READ_E, FILL_E, UPDATE_E, CAP_WEIGHT, WORD_SCALE = 0, 1, 2, 3, 4
 # columns of ``level_params`` (L, 9): bandwidths (words/cycle/instance, 0 = unlimited), hop energy,
 # read-modify-write and halo-reuse switches (docs/cost-model.md section 2b), a fan-out below the level (0/1),
 # the ingress and egress bandwidths of that fan-out (words/cycle per instance of the level, 0 = unlimited)
 P_BANDWIDTH, P_READ_BW, P_WRITE_BW, P_HOP_E, P_RMW, P_HALO, P_FANOUT, P_IN_BW, P_OUT_BW = range(9)
-# columns of ``tensor_params`` (T, 3): bytes per word, operand register per lane (0/1), the output (0/1)
-T_BYTES, T_REGISTER, T_OUTPUT = 0, 1, 2
+# columns of ``tensor_params`` (T, 4): bytes per word, operand register per lane (0/1), the output (0/1), the share of
+# lane-steps that touch the tensor (docs/sparse.md: the density of the sparse operand when the MACs skip its zeros)
+T_BYTES, T_REGISTER, T_OUTPUT, T_LANE_SCALE = 0, 1, 2, 3
 # columns of ``scalars`` (docs/cost-model.md section 3)
 (S_BURST_BYTES, S_SEC_PER_BYTE, S_SEC_PER_BURST, S_CLOCK_HZ, S_OPS, S_MAC_ENERGY, S_NUM_MACS,
- S_OVERLAP, S_BURST_MODEL) = range(9)
+ S_OVERLAP, S_BURST_MODEL, S_SPARSE, S_STEP_SCALE) = range(11)
+SCALAR_COLUMNS = 11
 # Table CostModel builds per batch (it depends on the bypass choices): ``pairs`` (P, 11), one row per
 # (child, parent) pair of a tensor, innermost first (docs/cost-model.md section 4): tensor, child level
 # (-1: the MAC lanes or their operand registers), parent level, whether every fan-out between them
@@ -949,6 +952,35 @@ def pair_bursts(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, child_to
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def sparse_scale(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, tile_words: np.ndarray,
+                 level_tensor: np.ndarray, tensor_params: np.ndarray, o_size: float, rep_p: float) -> float:
+    """Scales the counts pair ``pi`` wrote from dense words to the words really moved (docs/sparse.md): the
+    sparse operand's at a compressed level are its non-zeros plus metadata (``WORD_SCALE``: the expected
+    compressed words per dense word); when the MACs skip its zeros, the lanes touch every tensor only on the
+    effectual lane-steps (``T_LANE_SCALE``: the density). The parent's reads, updates and accumulate reads
+    (for MAC lanes: the updates less the first touches, which stay), the child's fills, drains and tile.
+    Returns the scale of the words between them (fan-out hops, network words, bursts): the parent's."""
+    t = pairs[pi, PR_TENSOR]
+    c = pairs[pi, PR_CHILD]
+    p = pairs[pi, PR_PARENT]
+    sp = level_tensor[p, t, WORD_SCALE]
+    if c < 0:
+        sp *= tensor_params[t, T_LANE_SCALE]
+    counts[b, READS, p, t] *= sp
+    counts[b, UPDATES, p, t] *= sp
+    if pairs[pi, PR_LANES] and pairs[pi, PR_OUTPUT] and pairs[pi, PR_RMW]:
+        counts[b, ACC_READS, p, t] = counts[b, UPDATES, p, t] - o_size * rep_p
+    else:
+        counts[b, ACC_READS, p, t] *= sp
+    if c >= 0:
+        sc = level_tensor[c, t, WORD_SCALE]
+        counts[b, FILLS, c, t] *= sc
+        counts[b, DRAINS, c, t] *= sc
+        tile_words[b, c, t] *= sc
+    return sp
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def add_hops(hop: np.ndarray, b: int, c: int, p: int, level_params: np.ndarray, words: float) -> None:
     """``words`` cross every fan-out between child ``c`` and parent ``p`` (those of levels ``c + 1 .. p``)."""
     for j in range(c + 1, p + 1):
@@ -964,7 +996,7 @@ def network_words(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, level_
                   grid_n: np.ndarray, fan_grid: np.ndarray, fan_grid_n: np.ndarray, axis_sets: np.ndarray,
                   sets: np.ndarray, work: np.ndarray, wrap: np.ndarray, base: int, sizes: np.ndarray,
                   layout: np.ndarray, steps: int, lanes: int, o_size: float, net_pair: np.ndarray,
-                  net_counts: np.ndarray, net_words: np.ndarray) -> None:
+                  net_counts: np.ndarray, net_words: np.ndarray, scale: float) -> None:
     """Adds pair ``pi``'s words to the ingress and egress of every fan-out with a network bandwidth that it
     crosses (those of levels ``j = c + 1 .. p``; docs/cost-model.md section 2b): the parent-side words (its
     reads, its updates, under the pair's network rule) grouped by the level-``j`` instance they pass through.
@@ -972,7 +1004,7 @@ def network_words(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, level_
     instance), those are the parent's counts of the pair; otherwise the pair is evaluated again with level
     ``j`` as its parent (the grid of the children under one level-``j`` instance), into ``net_counts``.
     Call after the pair's own parts: it reuses their scratch. An ordinary call, not inlined: it runs only
-    when a fan-out has a network bandwidth."""
+    when a fan-out has a network bandwidth. ``scale``: the pair's words per dense word (:func:`sparse_scale`)."""
     t = pairs[pi, PR_TENSOR]
     c = pairs[pi, PR_CHILD]
     p = pairs[pi, PR_PARENT]
@@ -981,7 +1013,7 @@ def network_words(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, level_
         if level_params[j, P_IN_BW] <= 0 and level_params[j, P_OUT_BW] <= 0:
             continue
         inst_j = level_nest[j, LN_INST]
-        if j == p or inst_j == level_nest[p, LN_INST]:
+        if j == p or inst_j == level_nest[p, LN_INST]:  # the parent's counts, already scaled
             net_words[j, NW_INGRESS] += counts[b, READS, p, t]
             net_words[j, NW_EGRESS] += counts[b, UPDATES, p, t]
             continue
@@ -1015,8 +1047,8 @@ def network_words(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, level_
                                                          sets[BM_PIECE], work, base)
             pair_counts(net_pair, 0, 0, child_total, union_total, inst_c, inst_j, tiles, o_size, rep_c, rep_j,
                         net_counts)
-        net_words[j, NW_INGRESS] += net_counts[0, READS, j, t]
-        net_words[j, NW_EGRESS] += net_counts[0, UPDATES, j, t]
+        net_words[j, NW_INGRESS] += net_counts[0, READS, j, t] * scale
+        net_words[j, NW_EGRESS] += net_counts[0, UPDATES, j, t] * scale
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
@@ -1119,7 +1151,7 @@ def dram_bytes(b: int, counts: np.ndarray, tensor_params: np.ndarray) -> float:
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def latency(b: int, steps: int, nbytes: float, bursts: float, scalars: np.ndarray, level_cycles: np.ndarray) -> float:
+def latency(b: int, steps: float, nbytes: float, bursts: float, scalars: np.ndarray, level_cycles: np.ndarray) -> float:
     """Latency in cycles (docs/cost-model.md section 3): the backing store's cycles become the larger of its
     bandwidth cycles and its transfer model's ((bytes x seconds per byte + bursts x seconds per burst) x
     clock); then the maximum of the compute cycles (temporal steps) and every level's cycles when
@@ -1208,6 +1240,8 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
     for t in range(T):
         if tensor_params[t, T_OUTPUT] > 0:
             o_t = t
+    sparse = scalars[S_SPARSE] > 0  # a compressed sparse operand (docs/sparse.md): counts are scaled per pair
+    scale = 1.0
     network = False  # some fan-out has an ingress or egress bandwidth: the network term runs
     for j in range(L):
         if level_params[j, P_IN_BW] > 0 or level_params[j, P_OUT_BW] > 0:
@@ -1246,15 +1280,17 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
                     if pairs[pi, PR_IDENTICAL] and not pairs[pi, PR_OUTPUT] \
                     else grid_offsets(grid, grid_n, ax_nterm, t, nax, union_bm, work, base)
                 words = lane_counts(pairs, pi, b, steps, lanes, inst_p, lane_words, o_size, rep_p, counts)
-                add_hops(hop, b, -1, p, level_params, words)
+                if sparse:
+                    scale = sparse_scale(pairs, pi, b, counts, tile_words, level_tensor, tensor_params, o_size, rep_p)
+                add_hops(hop, b, -1, p, level_params, words * scale)
                 if need_sets:
-                    bursts += lane_bursts(pairs, pi, steps, lanes, inst_p, lane_words, grid, grid_n, nax, sets, work,
-                                          base, sizes, layout, tensor_params[t, T_BYTES], burst_bytes)
+                    bursts += scale * lane_bursts(pairs, pi, steps, lanes, inst_p, lane_words, grid, grid_n, nax, sets,
+                                                  work, base, sizes, layout, tensor_params[t, T_BYTES], burst_bytes)
                 if network:
                     network_words(pairs, pi, b, counts, level_params, level_nest, sf, spatial, n_spatial, cover, loops,
                                   n_loops, tensor_axes, dim_rel, dim_terms, ax_nterm, ax_terms, grid, grid_n,
                                   fan_grid, fan_grid_n, axis_sets, sets, work, wrap, base, sizes, layout, steps, lanes,
-                                  o_size, net_pair, net_counts, net_words)
+                                  o_size, net_pair, net_counts, net_words, scale)
                 continue
             totals = tile_sets(t, c, nax, cover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
                                need_sets)
@@ -1279,29 +1315,35 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
                                                          piece_bm, work, base)
             words = pair_counts(pairs, pi, b, child_total, union_total, inst_c, inst_p, tiles, o_size, rep_c, rep_p,
                                 counts)
-            add_hops(hop, b, c, p, level_params, words)
+            if sparse:
+                scale = sparse_scale(pairs, pi, b, counts, tile_words, level_tensor, tensor_params, o_size, rep_p)
+            add_hops(hop, b, c, p, level_params, words * scale)
             if need_sets:
+                before = bursts
                 bursts = pair_bursts(pairs, pi, b, counts, child_total, union_total, inst_c, inst_p, tiles, bursts_u,
                                      bursts_a, bursts)
+                if sparse:
+                    bursts = before + (bursts - before) * scale
             if network:
                 network_words(pairs, pi, b, counts, level_params, level_nest, sf, spatial, n_spatial, cover, loops,
                               n_loops, tensor_axes, dim_rel, dim_terms, ax_nterm, ax_terms, grid, grid_n, fan_grid,
                               fan_grid_n, axis_sets, sets, work, wrap, base, sizes, layout, steps, lanes, o_size,
-                              net_pair, net_counts, net_words)
+                              net_pair, net_counts, net_words, scale)
 
         # ---- capacity, energy, latency (section 3) ------------------------------------
         valid = capacity_excess(b, tile_words, level_tensor, cap_part, cap, part_used, excess)
         total_energy = energy(b, counts, hop, level_tensor, level_params, scalars, breakdown)
         bandwidth_cycles(b, counts, level_params, level_nest, level_cycles)
         nbytes = dram_bytes(b, counts, tensor_params)
-        cycles = latency(b, steps, nbytes, bursts, scalars, level_cycles)
+        compute = steps * scalars[S_STEP_SCALE]  # effectual steps when the MACs skip zeros (docs/sparse.md)
+        cycles = latency(b, compute, nbytes, bursts, scalars, level_cycles)
         if network:  # the fan-outs' network cycles join the level cycles (max with overlap, else added)
             network_cycles(b, net_words, level_params, level_nest, net_cycles)
             for j in range(L):
                 cycles = max(cycles, net_cycles[b, j]) if scalars[S_OVERLAP] > 0 else cycles + net_cycles[b, j]
         summary[b, O_VALID] = 1.0 if valid else 0.0
         summary[b, O_CYCLES] = cycles
-        summary[b, O_STEPS] = steps
+        summary[b, O_STEPS] = compute
         summary[b, O_ENERGY] = total_energy
         summary[b, O_DRAM_BYTES] = nbytes
         summary[b, O_UTILIZATION] = scalars[S_OPS] / (cycles * scalars[S_NUM_MACS])

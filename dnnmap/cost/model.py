@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dnnmap.arch.sparsity import sparse_operand
 from dnnmap.arch.spec import ACTIONS, ArchSpec, Fanout
 from dnnmap.cost import kernel
 from dnnmap.cost.batch import MappingBatch
@@ -103,7 +104,9 @@ class CostModel:
                     self._dim_rel[ti, di, kernel.REL_NTERMS] += 1
                 self._sizes[ti, xi] = a.extent(bounds)
         self._out = next(j for j, t in enumerate(op.tensors) if t.role == "output")
-        self.ops_count = op.macs or op.iterations
+        self.sparse = sparse_operand(op, arch)  # the compressed sparse operand, None: dense (docs/sparse.md)
+        skip = self.sparse.density if self.sparse is not None and self.sparse.skip_zeros else 1.0
+        self.ops_count = (op.macs or op.iterations) * skip  # executed (effectual) operations
         self._buffers: tuple[bytes, tuple[np.ndarray, ...]] | None = None
         self._networks = [[self._network_flags(lv.fanout, t.role) for t in op.tensors] for lv in arch.levels]
         self.action_energy = np.array([[[lv.energy_of(t.role, a) for a in ACTIONS] for t in op.tensors]
@@ -115,16 +118,22 @@ class CostModel:
                                         (lv.fanout.egress_bandwidth or 0.0) if lv.fanout else 0.0]
                                        for lv in arch.levels])
         self._tensor_params = np.array([[arch.bytes_of(t.role), float(t.role in arch.mac.operand_registers),
-                                         float(j == self._out)] for j, t in enumerate(op.tensors)])
+                                         float(j == self._out), 1.0] for j, t in enumerate(op.tensors)])
         self._cap_part, self._cap = self._capacity_partitions()
         cap_weight = np.array([[arch.bits_of(t.role) if lv.capacity_unit == "bits" else 1.0
                                 for t in op.tensors] for lv in arch.levels])
-        self._level_tensor = np.concatenate([self.action_energy, cap_weight[:, :, None]], axis=2)  # (L, T, 4)
+        word_scale = np.ones((self.L, self.T))
+        if self.sparse is not None:  # docs/sparse.md: compressed words of the sparse operand, effectual lane-steps
+            word_scale[:, self.sparse.index] = [self.sparse.word_factor if z else 1.0 for z in self.sparse.compressed]
+            self._tensor_params[:, kernel.T_LANE_SCALE] = skip
+            self._tensor_params[self.sparse.index, kernel.T_LANE_SCALE] = 1.0
+        self._level_tensor = np.concatenate([self.action_energy, cap_weight[:, :, None], word_scale[:, :, None]],
+                                            axis=2)  # (L, T, 5)
         self._pair_tables: dict[bytes, np.ndarray] = {}
         self._backing_excess = self._backing_store_excess()
         transfer = arch.dram.transfer
         burst_model = transfer is not None and transfer.model == "burst"
-        scalars = np.zeros(9)
+        scalars = np.zeros(kernel.SCALAR_COLUMNS)
         scalars[kernel.S_BURST_BYTES] = transfer.burst_bytes if burst_model else 1.0
         if transfer is not None:  # the transfer time is linear in bytes and bursts (TSO Alg. 4)
             scalars[kernel.S_SEC_PER_BYTE] = float(dram_transfer_seconds(transfer, 1.0, 0.0))
@@ -135,6 +144,8 @@ class CostModel:
         scalars[kernel.S_NUM_MACS] = arch.num_macs
         scalars[kernel.S_OVERLAP] = float(arch.overlap)
         scalars[kernel.S_BURST_MODEL] = float(burst_model)
+        scalars[kernel.S_SPARSE] = float(self.sparse is not None)
+        scalars[kernel.S_STEP_SCALE] = skip
         self._scalars = scalars
         self._operator = (self._bounds, self._ax_nterm, self._ax_terms, self._tensor_axes, self._dim_rel,
                           self._dim_terms, self._sizes)
@@ -158,7 +169,9 @@ class CostModel:
         for t in self.op.tensors:
             key = t.role if isinstance(top.capacity, dict) else ""
             unit = self.arch.bits_of(t.role) if top.capacity_unit == "bits" else 1
-            used[key] = used.get(key, 0.0) + t.size(self.op.bounds) * unit
+            words = t.size(self.op.bounds) * (self.sparse.word_factor if self.sparse and self.sparse.tensor == t.name
+                                              else 1.0)  # the compressed sparse operand (docs/sparse.md)
+            used[key] = used.get(key, 0.0) + words * unit
         return max(words - top.capacity_for(key or "input") for key, words in used.items())
 
     def _capacity_partitions(self) -> tuple[np.ndarray, np.ndarray]:

@@ -40,15 +40,17 @@ Meant for small layers (up to ~10^6 lane-steps; larger nests are refused, see ``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 
+from dnnmap.arch.sparsity import SparseOperand, sparse_operand
 from dnnmap.arch.spec import ArchSpec, Role
 from dnnmap.mapping.mapping import Mapping, validate_mapping
 from dnnmap.sim.nest import LANES, ActiveIterations, LoopNest, build_loop_nest, tensor_words
 from dnnmap.sim.reference import combine_rule, initial_output, random_tensors, reference_output
+from dnnmap.sim.sparse import random_pattern, sync_cycles
 from dnnmap.workload.ir import Operator, Tensor
 
 MAX_LANE_STEPS = 20_000_000  # temporal steps x lanes (idle ones included) the simulator accepts
@@ -100,6 +102,7 @@ class TransferLog:
     step: np.ndarray
     group: np.ndarray
     word: np.ndarray  # row-major flat index in ``shape``
+    compressed_words: float | None = None  # a compressed sparse operand: its non-zeros (``word``) plus metadata
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,8 @@ class SimResult:
     output_matches: bool | None  # None when run with compute=False
     iterations_exact: bool  # every iteration of the operator executed exactly once
     macs: int  # active lane-steps (iterations executed; also for pooling/add, which have no MACs)
-    temporal_steps: int  # compute cycles: temporal steps of the nest, idle edge steps included
+    temporal_steps: int | float  # compute cycles: temporal steps of the nest, idle edge steps included (lanes
+    # skipping zeros, docs/sparse.md: per event of the sparse operand's innermost level, the busiest lane's work)
     lanes: int  # MAC lanes the mapping uses
     counts: dict[tuple[str, str], AccessCounts]
     instance_reads: dict[str, np.ndarray]  # per level: reads + drains + accumulate_reads of each used instance
@@ -119,6 +123,8 @@ class SimResult:
     network_ingress: dict[str, np.ndarray]  # per level with a fan-out, per instance: words sent down through it
     network_egress: dict[str, np.ndarray]  # ... and words arriving up through it (after reduction)
     dram_log: tuple[TransferLog, ...]
+    balanced_steps: float | None = None  # zero-skipping lanes (docs/sparse.md): the compute cycles with every
+    # event's work spread evenly over the lanes (``temporal_steps`` waits for the slowest lane at each event)
 
     def count(self, level: str, tensor: str) -> AccessCounts:
         """Counts of ``tensor`` at ``level`` (all zero when the level does not keep it)."""
@@ -467,19 +473,22 @@ class _Tally:
 
 
 def _count_tensor(tally: _Tally, op: Operator, mapping: Mapping, it: ActiveIterations, t: Tensor,
-                  word: np.ndarray) -> None:
-    """All counts of tensor ``t``, link by link from the MAC lanes (or operand registers) up to DRAM."""
+                  word: np.ndarray, lane_keep: np.ndarray | None = None) -> None:
+    """All counts of tensor ``t``, link by link from the MAC lanes (or operand registers) up to DRAM.
+    ``lane_keep``: the lane-steps the MACs execute (zero-skipping, docs/sparse.md; default all): the lanes
+    and operand registers touch ``t`` on those only, the levels' tiles stay those of every lane-step."""
     nest, arch = tally.nest, tally.arch
     size = t.size(op.bounds)
+    lane_it, lane_word = (it, word) if lane_keep is None else (_subset(it, lane_keep), word[lane_keep])
     first_touch = None
     if t.role == "output":
         first_touch = np.full(size, nest.steps + 1, dtype=np.int64)
-        touched, first = np.unique(word, return_index=True)
-        first_touch[touched] = it.step[first]
+        touched, first = np.unique(lane_word, return_index=True)
+        first_touch[touched] = lane_it.step[first]
     chain = [i for i in range(len(arch.levels)) if t.name in mapping.kept_tensors(i, op, arch)]
     copies: dict[int, _Copies] = {}
     if t.role in arch.mac.operand_registers:
-        copies[LANES] = _residency(nest, LANES, it, word, size, first_touch, halo_reuse=True)[0]
+        copies[LANES] = _residency(nest, LANES, lane_it, lane_word, size, first_touch, halo_reuse=True)[0]
     for c in chain[:-1]:
         copies[c], tally.tile_words[(arch.levels[c].name, t.name)] = _residency(
             nest, c, it, word, size, first_touch, arch.levels[c].halo_reuse)
@@ -490,17 +499,73 @@ def _count_tensor(tally: _Tally, op: Operator, mapping: Mapping, it: ActiveItera
             if child != LANES:  # an operand register has no counts of its own
                 tally.child_moves(child, t.name, fills, drains)
         else:  # every active lane reads one word / writes one partial sum per step
-            lane_moves = _Moves(it.step, it.lane, word, np.ones(len(word), dtype=bool))
+            lane_moves = _Moves(lane_it.step, lane_it.lane, lane_word, np.ones(len(lane_word), dtype=bool))
             fills, drains = (_NO_MOVES, lane_moves) if first_touch is not None else (lane_moves, _NO_MOVES)
         tally.parent_moves(op, t, child, parent, fills, "read", copies.get(parent))
         tally.parent_moves(op, t, child, parent, drains, "update", copies.get(parent),
                            during_step=child not in copies)
 
 
-def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, compute: bool = True) -> SimResult:
+def _subset(it: ActiveIterations, keep: np.ndarray) -> ActiveIterations:
+    return ActiveIterations(it.step[keep], it.lane[keep], it.index[keep])
+
+
+def _compressed(sparse: SparseOperand, dense: object, nonzero: object) -> object:
+    """Words of the compressed operand (docs/sparse.md) for ``dense`` element positions holding ``nonzero``
+    non-zeros: numbers, per-instance arrays or :class:`AccessCounts`."""
+    if isinstance(dense, AccessCounts):
+        return AccessCounts(*(sparse.compressed_words(getattr(dense, k), getattr(nonzero, k))
+                              for k in ("reads", "fills", "updates", "drains", "accumulate_reads")))
+    return sparse.compressed_words(dense, nonzero)  # type: ignore[arg-type]
+
+
+def _count_sparse_tensor(tally: _Tally, op: Operator, mapping: Mapping, it: ActiveIterations, t: Tensor,
+                         word: np.ndarray, nonzero: np.ndarray, stored: int, sparse: SparseOperand) -> None:
+    """All counts of the sparse operand ``t`` (docs/sparse.md): counted twice, over every lane-step (the
+    dense element positions) and over the lane-steps whose word is non-zero (the non-zeros really moved);
+    at a compressed level a count is the compressed words of the two (:meth:`SparseOperand.compressed_words`),
+    elsewhere the dense one; the backing store holds the tensor's ``stored`` non-zeros. Words through a fan-out are compressed when the link crossing it comes from a
+    compressed parent (decompression happens at the child's side)."""
+    arch = tally.arch
+    dense, nz = _Tally(arch, tally.nest), _Tally(arch, tally.nest)
+    _count_tensor(dense, op, mapping, it, t, word)
+    _count_tensor(nz, op, mapping, _subset(it, nonzero), t, word[nonzero])
+    nz.tile_words[(arch.levels[-1].name, t.name)] = stored
+    at = {lv.name: i for i, lv in enumerate(arch.levels)}
+
+    def merged(level: int, d: object, n: object) -> object:
+        return _compressed(sparse, d, n) if sparse.compressed[level] else d
+
+    for key, d in dense.counts.items():
+        tally.counts[key] = merged(at[key[0]], d, nz.counts.get(key, AccessCounts()))  # type: ignore[assignment]
+    for key, d in dense.tile_words.items():
+        tally.tile_words[key] = merged(at[key[0]], d, nz.tile_words.get(key, 0))  # type: ignore[assignment]
+    for name, i in at.items():
+        tally.reads[name] = tally.reads[name] + merged(i, dense.reads[name], nz.reads[name])
+        tally.writes[name] = tally.writes[name] + merged(i, dense.writes[name], nz.writes[name])
+    chain = [i for i in range(len(arch.levels)) if t.name in mapping.kept_tensors(i, op, arch)]
+    for name in tally.hop_words:
+        parent = min(i for i in chain if i >= at[name])  # the link crossing this fan-out comes from it
+        tally.hop_words[name] += merged(parent, dense.hop_words[name], nz.hop_words[name])  # type: ignore[operator]
+        for ours, d_net, n_net in ((tally.network_ingress, dense.network_ingress, nz.network_ingress),
+                                   (tally.network_egress, dense.network_egress, nz.network_egress)):
+            ours[name] = ours[name] + merged(parent, d_net[name], n_net[name])
+    nz_logs = {log.direction: log for log in nz.dram_log}
+    for log in dense.dram_log:
+        kept = nz_logs.get(log.direction, replace(log, step=_EMPTY, group=_EMPTY, word=_EMPTY))
+        tally.dram_log.append(replace(kept, compressed_words=sparse.compressed_words(len(log.word), len(kept.word))))
+
+
+def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, compute: bool = True,
+             nonzero: np.ndarray | None = None) -> SimResult:
     """Execute ``mapping`` of ``op`` on ``arch`` literally; see the module docstring.
 
     ``seed`` draws the random int64 input tensors; ``compute=False`` skips the output check.
+    A layer with a compressed sparse operand (:func:`dnnmap.arch.sparsity.sparse_operand`, docs/sparse.md)
+    runs with that tensor zero outside ``nonzero`` (its boolean non-zero mask; default: a random pattern
+    of the layer's density drawn from ``seed``): its counts are its non-zeros plus metadata at compressed
+    levels, and with zero-skipping the MACs execute only the lane-steps whose sparse word is non-zero, each
+    lane its own, waiting for the slowest lane at every event of the innermost level keeping the operand.
     Raises :class:`~dnnmap.errors.MappingError` for an illegal mapping and ``ValueError``
     for a nest too large to enumerate.
     """
@@ -514,21 +579,42 @@ def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, comp
     bounds = [b for _, b in op.dims]
     executed = _unique(np.ravel_multi_index(tuple(it.index.T), bounds))
     iterations_exact = len(executed) == len(it.step) == op.iterations
+    sparse = sparse_operand(op, arch)
+    effectual = None  # the lane-steps the MACs execute when they skip the sparse operand's zeros
+    if sparse is not None:
+        if nonzero is None:
+            nonzero = random_pattern(op.tensor_shape(sparse.tensor), sparse.density, np.random.default_rng(seed))
+        nz_word = np.asarray(nonzero, dtype=bool).ravel()[words[sparse.tensor]]
+        effectual = nz_word if sparse.skip_zeros else None
+    executed_it = it if effectual is None else _subset(it, effectual)
 
     output_matches = None
     if compute:
         tensors = random_tensors(op, np.random.default_rng(seed))
-        output_matches = bool(np.array_equal(_execute(op, it, words, tensors), reference_output(op, tensors)))
+        if sparse is not None:  # the sparse operand: non-zero values where the mask says so, zeros elsewhere
+            values = tensors[sparse.tensor]
+            tensors[sparse.tensor] = np.where(np.asarray(nonzero, dtype=bool), np.where(values == 0, 1, values), 0)
+        done = words if effectual is None else {name: w[effectual] for name, w in words.items()}
+        output_matches = bool(np.array_equal(_execute(op, executed_it, done, tensors), reference_output(op, tensors)))
 
     tally = _Tally(arch, nest)
     for t in op.tensors:
-        _count_tensor(tally, op, mapping, it, t, words[t.name])
+        if sparse is not None and t.name == sparse.tensor:
+            _count_sparse_tensor(tally, op, mapping, it, t, words[t.name], nz_word, int(np.count_nonzero(nonzero)),
+                                 sparse)
+        else:
+            _count_tensor(tally, op, mapping, it, t, words[t.name], effectual)
+    steps: float = nest.steps
+    balanced = None
+    if effectual is not None:  # lanes walk their effectual steps, synchronised per event of the operand's level
+        level = min(i for i in range(len(arch.levels)) if sparse.tensor in mapping.kept_tensors(i, op, arch))
+        steps, balanced = sync_cycles(executed_it.step, executed_it.lane, nest.steps_per_event(level), nest.lanes)
 
     return SimResult(
         output_matches=output_matches,
         iterations_exact=bool(iterations_exact),
-        macs=len(it.step),
-        temporal_steps=nest.steps,
+        macs=len(executed_it.step),
+        temporal_steps=steps,  # type: ignore[arg-type]
         lanes=nest.lanes,
         counts=tally.counts,
         instance_reads=tally.reads,
@@ -538,4 +624,5 @@ def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, comp
         network_ingress=tally.network_ingress,
         network_egress=tally.network_egress,
         dram_log=tuple(tally.dram_log),
+        balanced_steps=balanced,
     )

@@ -93,7 +93,8 @@ def sim_metrics(result: SimResult, op: Operator, arch: ArchSpec, mapping: Mappin
     hop_energy = sum(result.hop_words[lv.name] * lv.fanout.hop_energy for lv in arch.levels if lv.fanout is not None)
     mac_energy = result.macs * arch.mac.energy
 
-    dram_bytes = sum(len(log.word) * arch.bytes_of(log.role) for log in result.dram_log)
+    dram_bytes = sum((len(log.word) if log.compressed_words is None else log.compressed_words) * arch.bytes_of(log.role)
+                     for log in result.dram_log)
     transfer = arch.dram.transfer
     bursts = dram_bursts(result, arch, mapping) if transfer is not None and transfer.model == "burst" else 0
     transfer_cycles = 0.0
