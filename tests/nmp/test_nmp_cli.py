@@ -119,11 +119,14 @@ def test_a_corrupt_program_record_is_a_clean_error(compiled: Path, tmp_path: Pat
 
 
 def test_unsupported_layers_and_options_are_named(tmp_path: Path) -> None:
-    b = NetworkBuilder("cat", (1, 8, 10, 10))
+    b = NetworkBuilder("grouped", (1, 8, 10, 10))
     b.conv("c1", 8, 3)
-    b.conv("c2", 8, 3, src="input")
-    b.concat("cat1", "c1", "c2")
-    net = save_network(b.build(), tmp_path / "cat.yaml")
-    assert_user_error(run("compile", net, "--target", "nmp", "-o", tmp_path / "o"), "'cat1' (concat)")
+    b.conv("g1", 8, 3, groups=2)
+    net = save_network(b.build(), tmp_path / "grouped.yaml")
+    assert_user_error(run("compile", net, "--target", "nmp", "-o", tmp_path / "o"), "'g1' (conv2d)", "grouped")
+    b = NetworkBuilder("leaky", (1, 8, 10, 10))
+    b.conv("c1", 8, 3, fused=("leaky_relu",))
+    net = save_network(b.build(), tmp_path / "leaky.yaml")
+    assert_user_error(run("compile", net, "--target", "nmp", "-o", tmp_path / "o"), "'c1'", "leaky_relu")
     assert_user_error(run("compile", "lenet5", "--target", "nmp", "--bits", "12", "-o", tmp_path / "o"), "8, 16")
     assert_user_error(run("compile", "lenet5", "--target", "nve", "--bits", "8", "-o", tmp_path / "o"), "nmp only")

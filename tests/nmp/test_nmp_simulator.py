@@ -15,12 +15,14 @@ from dnnmap.targets.nmp.generate import LayerProgram
 from dnnmap.targets.nmp.isa import FIELDS, FLAG_MULTICAST, Op
 from dnnmap.targets.nmp.model_check import check_layer
 from dnnmap.targets.nmp.quantize import to_fixed
-from dnnmap.targets.nmp.reference import fixed_forward
+from dnnmap.targets.nmp.layers import nmp_layers
+from dnnmap.targets.nmp.params import random_params
+from dnnmap.targets.nmp.reference import fixed_forward, relu6_limit
 from dnnmap.targets.nmp.simulator import NmpExecutionError
 from dnnmap.workload import zoo
 from dnnmap.workload.builder import NetworkBuilder
 from dnnmap.workload.ir import Network
-from nmp_networks import mobile_block, tiny_resnet, weights
+from nmp_networks import inception_block, mobile_block, tiny_resnet, weights
 
 
 def _run(c: NmpCompiled, seed: int = 5):
@@ -51,6 +53,21 @@ def test_depthwise_layers_are_bit_exact_and_counted_like_the_model() -> None:
     k = check_layer(c.schedules[1], r.stats[1], TsoMachine.from_arch(c.arch), c.machine)  # dw: 32 ch, 8 x 8
     assert c.layers[1].kind == "depthwise" and k.exact
     assert k.sim_mac_s == pytest.approx(k.model_value("mac"), rel=1e-12)
+
+
+def test_concat_relu6_and_a_padded_max_pool_are_bit_exact() -> None:
+    net = inception_block()
+    params = random_params(nmp_layers(net), seed=2)
+    stem = params["stem"]
+    params["stem"] = replace(stem, weight=stem.weight * 6)  # drive relu6 into its clip
+    c = compile_nmp(net, params=params)
+    r = _run(c)
+    assert r.bit_exact and r.float_error <= FLOAT_TOLERANCE[16]
+    x = to_fixed(random_inputs(net, 1, 5)[0], c.quant.frac["input"], 16)
+    stem_out = fixed_forward(c.network, c.layers, c.quant, x)["stem"]
+    assert np.count_nonzero(stem_out == relu6_limit(c.quant.frac["stem"], 16)) > 0
+    q = c.quant.frac
+    assert q["left"] == q["right"] == q["cat"] == q["pool"]  # concat alignment, forward propagation
 
 
 def _wide() -> Network:
@@ -143,7 +160,7 @@ def test_a_broken_reference_is_caught(resnet: NmpCompiled) -> None:
      "read-only weights"),
     (lambda op: op.name == "nmp_load3d", lambda op: Op.make(op.name, op.flags, **{**_fields(op), "addr": 1 << 30}),
      "beyond the"),
-    (lambda op: op.name == "nmp_barrier" and op.scope == 0, lambda op: Op.make("nmp_activation", count=0, mode=0),
+    (lambda op: op.name == "nmp_barrier" and op.scope == 0, lambda op: Op.make("nmp_activation", count=0, mode=0, hi=0),
      "deadlock"),
 ])
 def test_illegal_programs_stop_with_a_message(lenet: NmpCompiled, pick, change, message: str) -> None:

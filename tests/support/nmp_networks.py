@@ -37,3 +37,16 @@ def mobile_block() -> Network:
     b.conv("pw", 16, 1, fused=())
     b.depthwise("dw2", 3, stride=2, padding=0)
     return b.build()
+
+
+def inception_block() -> Network:
+    """An Inception/SqueezeNet-style block: relu6 stem, two branches (1x1 and 3x3) concatenated, a padded
+    3x3 max pool of the non-negative concat, a 1x1 convolution."""
+    b = NetworkBuilder("inception_block", (1, 4, 12, 12))
+    b.conv("stem", 8, 3, padding=1, fused=("relu6",))
+    left = b.conv("left", 6, 1, src="stem")
+    right = b.conv("right", 10, 3, padding=1, src="stem")
+    b.concat("cat", left, right)
+    b.pool("pool", 3, 1, padding=1)
+    b.conv("head", 8, 1, fused=())
+    return b.build()

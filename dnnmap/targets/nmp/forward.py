@@ -38,8 +38,9 @@ def window_sum(ly: NmpLayer, op: Operator, ins: list[np.ndarray], weight: np.nda
         tensors = {"I": x.reshape(op.tensor_shape("I")), "W": weight.reshape(op.tensor_shape("W"))}
     elif ly.kind == "add":
         tensors = {t.name: a.reshape(op.tensor_shape(t.name)) for t, a in zip(op.inputs, ins, strict=True)}
-    else:
-        tensors = {"I": pad_map(ins[0], ly).reshape(op.tensor_shape("I"))}
+    else:  # pooling; concat: a copy of the stacked inputs
+        x = np.concatenate(ins) if ly.kind == "concat" else ins[0]
+        tensors = {"I": pad_map(x, ly).reshape(op.tensor_shape("I"))}
     return reference_output(op, tensors).reshape(ly.out_shape)
 
 
@@ -65,6 +66,6 @@ def float_forward(network: Network, layers: tuple[NmpLayer, ...], params: dict[s
             y = window_sum(ly, op, ins)
             if ly.kind == "pool_avg":
                 y = y / (ly.kernel[0] * ly.kernel[1])
-        return np.maximum(y, 0.0) if ly.relu else y
+        return np.clip(y, 0.0, 6.0 if ly.activation == "relu6" else None) if ly.activation else y
 
     return run(network, layers, np.asarray(x, dtype=np.float64), layer)

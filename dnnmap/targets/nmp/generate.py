@@ -19,12 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dnnmap.search.tso.search import TsoSchedule
-from dnnmap.targets.nmp.isa import (ACT_RELU, BIAS, FLAG_DEPTHWISE, FLAG_FIRST, FLAG_LAST, FLAG_MULTICAST, MB0, MB1, MB2, POOL_AVG,
+from dnnmap.targets.nmp.isa import (ACT_CLIP, ACT_RELU, BIAS, FLAG_DEPTHWISE, FLAG_FIRST, FLAG_LAST, FLAG_MULTICAST, MB0, MB1, MB2, POOL_AVG,
                                     POOL_MAX, SCOPE_ALL, SCOPE_TLE, Op)
 from dnnmap.targets.nmp.layers import NmpLayer
 from dnnmap.targets.nmp.layout import MemoryMap, Region
 from dnnmap.targets.nmp.quantize import AVG_RECIP_BITS, QuantNet
-from dnnmap.targets.nmp.reference import avg_reciprocal
+from dnnmap.targets.nmp.reference import avg_reciprocal, relu6_limit
 
 Range = tuple[int, int]
 
@@ -72,11 +72,13 @@ def _box(ly: NmpLayer, reg: Region, chans: Range, rows: Range, cols: Range) -> d
     return dict(addr=reg.element(chans[0], h0 + oh, w0 + ow), d0=chans[1] - chans[0], d1=th, d2=tl, s0=s0, s1=s1, s2=s2)
 
 
-def _store(ly: NmpLayer, out: Region, chans: Range, rows: Range, cols: Range) -> list[Op]:
+def _store(ly: NmpLayer, out: Region, chans: Range, rows: Range, cols: Range, q: QuantNet) -> list[Op]:
     ops = []
     n = (chans[1] - chans[0]) * (rows[1] - rows[0]) * (cols[1] - cols[0])
-    if ly.relu:
-        ops.append(Op.make("nmp_activation", count=n, mode=ACT_RELU))
+    if ly.activation == "relu":
+        ops.append(Op.make("nmp_activation", count=n, mode=ACT_RELU, hi=0))
+    elif ly.activation == "relu6":
+        ops.append(Op.make("nmp_activation", count=n, mode=ACT_CLIP, hi=relu6_limit(q.frac[ly.name], q.bits)))
     s0, s1, s2 = out.strides()
     ops.append(Op.make("nmp_store3d", mb=MB2, offset=0,
                        addr=out.element(chans[0], rows[0] + out.border[0], cols[0] + out.border[1]),
@@ -123,7 +125,7 @@ class _ConvTle:
             shift=self.q.shift(ly)))
 
     def store(self, t: int, fil: Range, rows: Range, cols: Range) -> None:
-        self.progs[t] += _store(self.ly, self.out, fil, rows, cols)
+        self.progs[t] += _store(self.ly, self.out, fil, rows, cols, self.q)
 
 
 def _conv_tle(ly: NmpLayer, sched: TsoSchedule, mm: MemoryMap, q: QuantNet, tlt: int, rows: Range,
@@ -174,6 +176,19 @@ def _conv_tle(ly: NmpLayer, sched: TsoSchedule, mm: MemoryMap, q: QuantNet, tlt:
     return g.progs
 
 
+def _sources(ly: NmpLayer, ins: list[Region], chans: Range) -> list[tuple[Region, Range]]:
+    """The input regions and their channel ranges a channel tile reads (concat: the inputs it spans)."""
+    if ly.kind != "concat":
+        return [(reg, chans) for reg in ins]
+    out, start = [], 0
+    for reg, n in zip(ins, ly.in_channels, strict=True):
+        lo, hi = max(chans[0], start), min(chans[1], start + n)
+        if lo < hi:
+            out.append((reg, (lo - start, hi - start)))
+        start += n
+    return out
+
+
 def _channelwise_tlt(ly: NmpLayer, sched: TsoSchedule, mm: MemoryMap, q: QuantNet, rows: Range,
                      chans: Range) -> list[Op]:
     """One TLT's depthwise, pooling or add program over its own channels (no multicast)."""
@@ -191,8 +206,8 @@ def _channelwise_tlt(ly: NmpLayer, sched: TsoSchedule, mm: MemoryMap, q: QuantNe
             for kk in tiles(0, ly.out_shape[2], sched.TC):
                 tile = dict(tm=cc[1] - cc[0], tr=rr[1] - rr[0], tc=kk[1] - kk[0])
                 offsets = [0]
-                for reg in ins:  # add: the second input right after the first in MB0
-                    box = _box(ly, reg, cc, rr, kk)
+                for reg, part in _sources(ly, ins, cc):  # add: the second input after the first in MB0
+                    box = _box(ly, reg, part, rr, kk)  # concat: the pieces of the channel tile, in order
                     ops.append(Op.make("nmp_load3d", mb=MB0, offset=offsets[-1], **box))
                     offsets.append(offsets[-1] + box["d0"] * box["d1"] * box["d2"])
                 if ly.is_conv:
@@ -201,13 +216,13 @@ def _channelwise_tlt(ly: NmpLayer, sched: TsoSchedule, mm: MemoryMap, q: QuantNe
                                        w_ch0=0, w_chans=1, bias_off=cc[0] - chans[0], shift=q.shift(ly), **tile))
                 elif ly.kind == "add":
                     ops.append(Op.make("nmp_veop", b_off=offsets[1], shift=q.shift(ly), **tile))
-                else:
+                else:  # pooling; concat copies with a 1 x 1 max window
                     avg = ly.kind == "pool_avg"
                     ops.append(Op.make("nmp_pool", kh=ly.kernel[0], kw=ly.kernel[1], sh=ly.stride[0],
                                        sw=ly.stride[1], mode=POOL_AVG if avg else POOL_MAX,
                                        recip=avg_reciprocal(ly) if avg else 0, recip_bits=AVG_RECIP_BITS if avg else 0,
                                        **tile))
-                ops += _store(ly, out, cc, rr, kk)
+                ops += _store(ly, out, cc, rr, kk, q)
     return ops
 
 

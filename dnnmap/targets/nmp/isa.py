@@ -22,7 +22,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
                    "shift"),
     "nmp_pool": ("tm", "tr", "tc", "kh", "kw", "sh", "sw", "mode", "recip", "recip_bits"),
     "nmp_veop": ("tm", "tr", "tc", "b_off", "shift"),
-    "nmp_activation": ("count", "mode"),
+    "nmp_activation": ("count", "mode", "hi"),
     "nmp_barrier": ("scope",),
 }
 FLAG_MULTICAST, FLAG_FIRST, FLAG_LAST, FLAG_DEPTHWISE = 1, 2, 4, 8
@@ -30,7 +30,7 @@ MB0, MB1, MB2, BIAS = 0, 1, 2, 3
 MB_NAMES = ("MB0", "MB1", "MB2", "BIAS")
 SCOPE_TLE, SCOPE_ALL = 0, 1
 POOL_MAX, POOL_AVG = 0, 1
-ACT_RELU = 0
+ACT_RELU, ACT_CLIP = 0, 1  # max(x, 0); min(max(x, 0), hi)
 RECORD = struct.Struct("<BBH15i")
 
 
@@ -96,5 +96,5 @@ def listing_line(op: Op) -> str:
     if op.name == "nmp_veop":
         return f"{op.name:<15}add MB0+0, MB0+{f.b_off} -> MB2 {f.tm}x{f.tr}x{f.tc} shift {f.shift}"
     if op.name == "nmp_activation":
-        return f"{op.name:<15}relu MB2[{f.count}]"
+        return f"{op.name:<15}{'relu' if f.mode == ACT_RELU else f'clip 0..{f.hi}'} MB2[{f.count}]"
     return f"{op.name:<15}{'TLE' if f.scope == SCOPE_TLE else 'all cores (layer end)'}"

@@ -2,9 +2,10 @@
 
 Supported (docs/nmp.md "Layers"): ``conv2d``, ``pointwise`` and ``fc`` (a 1x1 convolution on a 1x1 map
 reading its producer's C x H x W output flattened, which is the same NCHW memory), ``depthwise`` (channel
-multiplier 1), ``pool_max`` (without padding), ``pool_avg`` and a two-input ``add``; fused activation
-``relu`` only. Everything else (grouped convolutions, concat, matmul/einsum, other activations) is refused
-with a message naming the layer, before anything is generated.
+multiplier 1), ``pool_max`` (padded only where its input is non-negative: after relu/relu6, so the zero
+border never wins), ``pool_avg``, a two-input ``add`` and ``concat``; fused activations ``relu`` and
+``relu6``. Everything else (grouped convolutions, matmul/einsum, other activations) is refused with a
+message naming the layer, before anything is generated.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from dnnmap.errors import MappingError
 from dnnmap.workload.ir import Layer, Network
 
 CONV_KINDS = frozenset({"conv2d", "pointwise", "fc", "depthwise"})
-CHANNELWISE_KINDS = frozenset({"depthwise", "pool_max", "pool_avg", "add"})
+CHANNELWISE_KINDS = frozenset({"depthwise", "pool_max", "pool_avg", "add", "concat"})
 SUPPORTED_KINDS = CONV_KINDS | CHANNELWISE_KINDS
-SUPPORTED_ACTIVATIONS = frozenset({"relu"})
+SUPPORTED_ACTIVATIONS = ("relu", "relu6")
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,8 @@ class NmpLayer:
     stride: tuple[int, int] = (1, 1)
     dilation: tuple[int, int] = (1, 1)
     padding: tuple[int, int, int, int] = (0, 0, 0, 0)
-    relu: bool = False
+    activation: str = ""  # "", "relu" or "relu6"
+    in_channels: tuple[int, ...] = ()  # concat: channels of each input, in order
 
     @property
     def is_conv(self) -> bool:
@@ -64,27 +66,30 @@ class NmpLayer:
 
 def _refuse(layer: Layer, why: str) -> MappingError:
     return MappingError(f"layer {layer.name!r} ({layer.op.kind}): {why}; the NMP target supports "
-                        f"{', '.join(sorted(SUPPORTED_KINDS))} (add with two inputs) and the fused activation relu "
-                        "(docs/nmp.md)")
+                        f"{', '.join(sorted(SUPPORTED_KINDS))} (add with two inputs) and the fused activations "
+                        f"{' and '.join(SUPPORTED_ACTIVATIONS)} (docs/nmp.md)")
 
 
-def nmp_layer(layer: Layer, shapes: dict[str, tuple[int, ...]]) -> NmpLayer:
-    """The NMP view of one network layer; :class:`MappingError` naming the layer when the target cannot run it."""
+def nmp_layer(layer: Layer, shapes: dict[str, tuple[int, ...]], nonnegative: frozenset[str] = frozenset()
+              ) -> NmpLayer:
+    """The NMP view of one network layer; :class:`MappingError` naming the layer when the target cannot run it.
+    ``nonnegative``: the tensors known to be >= 0 (a padded max pool must read one)."""
     op = layer.op
     if op.kind not in SUPPORTED_KINDS:
         raise _refuse(layer, "this layer kind is not supported by the NMP generator and simulator")
     if op.bounds.get("N", 1) != 1:
         raise _refuse(layer, f"batch {op.bounds['N']}; the NMP target runs batch 1")
-    extra = set(layer.fused) - SUPPORTED_ACTIVATIONS
-    if extra:
-        raise _refuse(layer, f"fused activation(s) {', '.join(sorted(extra))} are not supported")
+    extra = set(layer.fused) - set(SUPPORTED_ACTIVATIONS)
+    if extra or len(layer.fused) > 1:
+        raise _refuse(layer, f"fused activation(s) {', '.join(layer.fused)}: one of "
+                      f"{', '.join(SUPPORTED_ACTIVATIONS)} is supported")
     ins = [tuple(shapes[s][-3:]) if len(shapes[s]) >= 4 else (shapes[s][-1], 1, 1) for s in layer.inputs]
     out = tuple(layer.output_shape[-3:]) if len(layer.output_shape) >= 4 else (layer.output_shape[-1], 1, 1)
     pad = tuple(op.attr("padding", (0, 0, 0, 0)))
     if min(pad) < 0:
         raise _refuse(layer, "negative padding (cropping) is not supported")
     common = dict(name=layer.name, kind=op.kind, inputs=tuple(layer.inputs), in_shape=ins[0], out_shape=out,
-                  padding=pad, relu="relu" in layer.fused)
+                  padding=pad, activation=layer.fused[0] if layer.fused else "")
     if op.kind in CONV_KINDS:
         depthwise = op.kind == "depthwise" and op.bound("K") == 1
         if (op.bounds.get("G", 1) != 1 and not depthwise) or op.connectivity is not None:
@@ -93,9 +98,14 @@ def nmp_layer(layer: Layer, shapes: dict[str, tuple[int, ...]]) -> NmpLayer:
         return NmpLayer(kernel=(op.bound("R"), op.bound("S")), stride=tuple(op.attr("stride")),
                         dilation=tuple(op.attr("dilation")), **common)
     if op.kind in ("pool_max", "pool_avg"):
-        if op.kind == "pool_max" and any(pad):
-            raise _refuse(layer, "padded max pooling is not supported (the padding would need -inf)")
+        if op.kind == "pool_max" and any(pad) and layer.inputs[0] not in nonnegative:
+            raise _refuse(layer, "padded max pooling of a tensor that may be negative is not supported (the "
+                          "zero border would need to be -inf); it is supported after relu or relu6")
         return NmpLayer(kernel=tuple(op.attr("kernel")), stride=tuple(op.attr("stride")), **common)
+    if op.kind == "concat":
+        if len({s[1:] for s in ins}) != 1 or any(pad):
+            raise _refuse(layer, "concatenated maps must have equal height and width")
+        return NmpLayer(in_channels=tuple(s[0] for s in ins), **common)
     if len(layer.inputs) != 2 or len(set(ins)) != 1:
         raise _refuse(layer, f"add of {len(layer.inputs)} inputs; the NMP's vector add takes two equal shapes")
     return NmpLayer(**common)
@@ -107,8 +117,12 @@ def nmp_layers(network: Network) -> tuple[NmpLayer, ...]:
         raise MappingError(f"network {network.name!r}: the NMP target runs networks with one input, "
                            f"not {len(network.inputs)}")
     shapes: dict[str, tuple[int, ...]] = dict(network.inputs)
+    nonnegative: set[str] = set()
     out = []
     for layer in network.layers:
-        out.append(nmp_layer(layer, shapes))
+        ly = nmp_layer(layer, shapes, frozenset(nonnegative))
+        out.append(ly)
         shapes[layer.name] = layer.output_shape
+        if ly.activation or (ly.kind in ("pool_max", "pool_avg", "concat") and nonnegative.issuperset(ly.inputs)):
+            nonnegative.add(ly.name)
     return tuple(out)

@@ -7,10 +7,10 @@ A value v of a tensor with ``frac`` fractional bits is stored as round(v * 2**fr
    calibration inputs; the network input, every convolution/FC output and every add output are
    probed for their largest magnitude. A probed tensor gets the largest ``frac`` with
    max|v| * 2**frac <= 2**(bits-1) - 1.
-2. *Forward propagation*: ops without probes (max and average pooling) give their output the Q-point
-   of their input.
-3. *Backward alignment*: the inputs of an Add (and of a Concat, which this target does not run) must
-   share one Q-point, so they and everything tied to them by step 2 take the smallest ``frac`` among
+2. *Forward propagation*: ops without probes (max and average pooling, concat) give their output the
+   Q-point of their input.
+3. *Backward alignment*: the inputs of an Add or a Concat must share one Q-point (a Concat's output
+   too), so they and everything tied to them by step 2 take the smallest ``frac`` among
    them (the one with the most integer bits: nothing overflows). Steps 2 and 3 are equalities between
    tensors; they are solved together as groups (union-find), each group taking the smallest ``frac``
    of its probed members, which is the fixpoint of repeating the forward and backward passes.
@@ -103,9 +103,9 @@ def choose_qpoints(network: Network, layers: tuple[NmpLayer, ...], peak: dict[st
     for name in [network.inputs[0][0], *(ly.name for ly in layers)]:
         groups.find(name)
     for ly in layers:
-        if ly.kind in ("pool_max", "pool_avg"):  # step 2: no probe, the input's Q-point
+        if ly.kind in ("pool_max", "pool_avg", "concat"):  # step 2: no probe, the input's Q-point
             groups.union(ly.name, ly.inputs[0])
-        if ly.kind == "add":  # step 3: the inputs share one Q-point
+        if ly.kind in ("add", "concat"):  # step 3: the inputs share one Q-point
             for other in ly.inputs[1:]:
                 groups.union(other, ly.inputs[0])
     best: dict[str, int] = {}

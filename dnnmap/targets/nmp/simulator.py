@@ -27,7 +27,7 @@ import numpy as np
 
 from dnnmap.errors import DnnmapError
 from dnnmap.targets.nmp.generate import LayerProgram
-from dnnmap.targets.nmp.isa import (ACT_RELU, BIAS, FLAG_DEPTHWISE, FLAG_FIRST, FLAG_LAST, FLAG_MULTICAST, MB0, MB1, MB2, MB_NAMES,
+from dnnmap.targets.nmp.isa import (ACT_CLIP, ACT_RELU, BIAS, FLAG_DEPTHWISE, FLAG_FIRST, FLAG_LAST, FLAG_MULTICAST, MB0, MB1, MB2, MB_NAMES,
                                     POOL_AVG, POOL_MAX, SCOPE_ALL, SCOPE_TLE, Op, listing_line)
 
 BIAS_ENTRIES = 1024
@@ -243,10 +243,13 @@ class NmpSimulator:
             core.mb[MB2][:n] = _sat(_round_shift(s, op.shift), m.bits)
             core.cycles += op.tm * -(-op.tr * op.tc // m.macs)
         elif op.name == "nmp_activation":
-            if op.mode != ACT_RELU:
-                raise NmpExecutionError(f"{where}: activation mode {op.mode}; only relu ({ACT_RELU}) exists")
+            if op.mode not in (ACT_RELU, ACT_CLIP):
+                raise NmpExecutionError(f"{where}: activation mode {op.mode}; relu ({ACT_RELU}) or clip ({ACT_CLIP})")
             self._fits(op.count, MB2, where, "the activated tile")
-            np.maximum(core.mb[MB2][:op.count], 0, out=core.mb[MB2][:op.count])
+            tile = core.mb[MB2][:op.count]
+            tile[tile < 0] = 0
+            if op.mode == ACT_CLIP:
+                tile[tile > op.hi] = op.hi
 
     def _window(self, tile: np.ndarray, op: Op, r: int, s: int) -> np.ndarray:
         dh, dw = (op.dh, op.dw) if op.name == "nmp_conv2d" else (1, 1)
