@@ -3,44 +3,24 @@ print the Pareto front and the chosen point, write it as an architecture YAML an
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
 
-from dnnmap.api import resolve_network
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
+from dnnmap.cli.hw_inputs import DENSITY_HELP, check_writable, networks_of
 from dnnmap.cli.options import output_path
 from dnnmap.cli.progress import count_progress
-from dnnmap.errors import DnnmapError, InputFileError
+from dnnmap.errors import DnnmapError
 from dnnmap.fileio import write_text_atomic
 from dnnmap.hwgen.evaluate import DesignPoint
 from dnnmap.hwgen.generate import GENERATION_OBJECTIVES, Generation, generate_hardware
 from dnnmap.hwgen.outputs import arch_yaml, verilog_header
 from dnnmap.hwgen.space import Budget
 from dnnmap.search.network import MAPPERS
-from dnnmap.workload.training import parse_passes, training_network
-
-
-def check_writable(path: Path, option: str) -> None:
-    """Refuse, before any work, an output that cannot be written (a directory, a folder where no file can be
-    created): probe by creating and removing a file in the nearest existing folder."""
-    if path.is_dir():
-        raise InputFileError(f"{option} {path}: is a directory; give a file name")
-    folder = path.parent if str(path.parent) else Path(".")
-    existing = next((d for d in (folder, *folder.parents) if d.exists()), Path("."))
-    try:
-        if not existing.is_dir():
-            raise NotADirectoryError(f"{existing} is not a directory")
-        fd, probe = tempfile.mkstemp(dir=existing, prefix=f".{path.name}.", suffix=".probe")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as err:
-        raise InputFileError(f"{option} {path}: cannot write into {existing} ({err.strerror or err})") from None
 
 
 def front_table(gen: Generation) -> Table:
@@ -78,6 +58,7 @@ def generate_hw_command(
     mapper: Annotated[str, typer.Option(help=f"per-layer mapper: one of {', '.join(MAPPERS)}")] = "auto",
     passes: Annotated[str, typer.Option("--pass", help="training passes to map: forward, backward, "
                                         "weight-update or all (docs/ir.md)")] = "forward",
+    density: Annotated[Optional[list[str]], typer.Option("--density", help=DENSITY_HELP)] = None,
     max_candidates: Annotated[int, typer.Option(min=1, help="most template points to evaluate")] = 40,
     yaml_path: Annotated[Path, typer.Option("--yaml", parser=output_path, help="architecture YAML of the chosen "
                                             "point (loadable by dnnmap map --arch)")] = Path("generated_hw.yaml"),
@@ -88,8 +69,7 @@ def generate_hw_command(
     budget = Budget(area_mm2, pes)
     if mapper not in MAPPERS:
         raise DnnmapError(f"unknown mapper {mapper!r}; choose from {', '.join(MAPPERS)}")
-    chosen_passes = parse_passes(passes)
-    networks = [training_network(resolve_network(m), chosen_passes) for m in models]
+    networks = networks_of(models, passes, density)
     check_writable(yaml_path, "--yaml")
     check_writable(verilog_path, "--verilog")
     if yaml_path.resolve() == verilog_path.resolve():
@@ -103,7 +83,7 @@ def generate_hw_command(
     for line in chosen_lines(gen.chosen, objective):
         out.print(line)
     note = (f"dnnmap generate-hw {' '.join(models)} ({budget.describe()}, objective {objective}, mapper {mapper}, "
-            f"passes {','.join(chosen_passes)})\n"
+            f"passes {passes}{''.join(f', density {d}' for d in density or [])})\n"
             f"{len(gen.points)} points evaluated; chosen: latency {gen.chosen.latency_s * 1e3:.3f} ms, energy "
             f"{gen.chosen.energy_j * 1e3:.3f} mJ")
     write_text_atomic(yaml_path, arch_yaml(gen.chosen.params, note))

@@ -9,12 +9,12 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from dnnmap.api import resolve_arch, resolve_network
+from dnnmap.api import resolve_arch
 from dnnmap.arch.area import area_of
 from dnnmap.arch.templates.sparse_simd import sparse_simd_spec
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
-from dnnmap.cli.generate_hw_command import check_writable
+from dnnmap.cli.hw_inputs import DENSITY_HELP, check_writable, networks_of
 from dnnmap.cli.options import output_path
 from dnnmap.cli.progress import item_progress
 from dnnmap.errors import DnnmapError
@@ -24,7 +24,6 @@ from dnnmap.sweep.candidates import GRID_FIELDS, template_points
 from dnnmap.sweep.engine import dask_client, pending_tasks, run_sweep
 from dnnmap.sweep.store import ResultStore
 from dnnmap.sweep.tasks import SweepRow, SweepTask
-from dnnmap.workload.training import parse_passes, training_network
 
 
 def sweep_table(rows: list[SweepRow]) -> Table:
@@ -50,6 +49,7 @@ def sweep_command(
     mapper: Annotated[str, typer.Option(help=f"one of {', '.join(MAPPERS)}")] = "auto",
     passes: Annotated[str, typer.Option("--pass", help="training passes: forward, backward, weight-update or "
                                         "all")] = "forward",
+    density: Annotated[Optional[list[str]], typer.Option("--density", help=DENSITY_HELP)] = None,
     store: Annotated[Path, typer.Option(parser=output_path, help="SQLite result store; rerunning the same "
                                         "command skips what it holds")] = Path("sweep.sqlite"),
     workers: Annotated[int, typer.Option(help="Dask LocalCluster worker processes")] = 2,
@@ -67,8 +67,7 @@ def sweep_command(
         raise DnnmapError("give hardware candidates: --arch NAME_OR_YAML (repeat) and/or --param NAME=V1,V2")
     if serial and scheduler:
         raise DnnmapError("--serial and --scheduler exclude each other")
-    chosen_passes = parse_passes(passes)
-    networks = [training_network(resolve_network(m), chosen_passes) for m in models]
+    networks = networks_of(models, passes, density)
     candidates = [(a, resolve_arch(a), None) for a in arch or []]
     candidates += [(p.name, sparse_simd_spec(p), area_of(p).total) for p in template_points(param or [])]
     tasks = [SweepTask(label, spec, net, obj, mapper, area) for label, spec, area in candidates

@@ -116,3 +116,28 @@ def test_bad_input_is_refused_cleanly_and_writes_nothing(tmp_path: Path, args: l
 def test_verilog_parameters_are_integers_of_the_point(generation) -> None:
     params = verilog_parameters(generation.chosen.params)
     assert all(isinstance(v, int) and v >= 0 for v in params.values())
+
+
+def test_two_networks_cost_the_sum_of_their_separate_mappings() -> None:
+    """The shape cache shared across networks must not change any network's result."""
+    from dnnmap.arch.templates.params import SparseSimdParams
+    from dnnmap.hwgen.evaluate import evaluate_point
+    from dnnmap.workload.named import parse_workload
+
+    p = SparseSimdParams(rows=4, cols=4)
+    other = parse_workload("mttkrp:I=16,J=8,K=8,L=8")
+    point = evaluate_point(p, [LENET, other])
+    spec = sparse_simd_spec(p)
+    separate = [search_network(n, spec, "edp") for n in (LENET, other)]
+    assert point.latency_s == pytest.approx(sum(r.cycles for r in separate) / (spec.clock_mhz * 1e6))
+    assert point.energy_j == pytest.approx(sum(r.energy for r in separate) * 1e-12)
+    assert [n.network for n in point.networks] == [LENET.name, other.name]
+
+
+def test_density_options_reach_every_layer() -> None:
+    from dnnmap.cli.hw_inputs import networks_of
+    from dnnmap.workload.sparsity import op_densities
+
+    (net,) = networks_of(["lenet5"], "forward", ["weights=0.25"])
+    weighted = [layer.op for layer in net.layers if any(t.role == "weight" for t in layer.op.inputs)]
+    assert weighted and all(set(op_densities(op).values()) == {0.25} for op in weighted)
