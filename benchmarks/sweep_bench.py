@@ -1,7 +1,7 @@
 """Sweep throughput (serial vs Dask with 2 workers) and the RTML 192-PE reproduction (docs/hwgen.md).
 
-Run: ``python benchmarks/sweep_bench.py [--model resnet18] [--points 8] [--train-batch 1] [--skip-throughput]
-[--skip-repro]``.
+Run: ``python benchmarks/sweep_bench.py [--model resnet18] [--points 8] [--train-batch 1] [--density W=0.1]
+[--skip-throughput] [--skip-repro]``.
 
 1. Throughput: ``--points`` template points (rows x cols grid) x ``--model`` mapped with the auto mapper,
    once serially and once on a Dask LocalCluster of 2 single-threaded worker processes, each into a fresh
@@ -27,6 +27,7 @@ from dnnmap.sweep.engine import dask_client, run_sweep
 from dnnmap.sweep.store import ResultStore
 from dnnmap.sweep.tasks import SweepTask
 from dnnmap.workload import zoo
+from dnnmap.workload.sparsity import apply_densities, parse_density_options
 from dnnmap.workload.training import training_network
 
 # Seed 003 Tables 2-3, per image: inference batch 1; training = batch value / batch (60, 60, 64).
@@ -58,21 +59,23 @@ def throughput(model: str, points: int) -> None:
     print(f"  speed-up {t_serial / t_dask:.2f}x with start-up, {t_serial / t_run:.2f}x without")
 
 
-def reproduction(train_batch: int) -> None:
+def reproduction(train_batch: int, densities: dict[str, float]) -> None:
     arch = load_arch("rtml_192pe")
     t0 = time.perf_counter()
     rows = []
     for name, passes, batch in (("inference", ("forward",), 1), ("forward", ("forward",), train_batch),
                                 ("backward", ("backward",), train_batch),
                                 ("weight-update", ("weight-update",), train_batch)):
-        result = search_network(training_network(zoo.get("resnet50", batch=batch), passes), arch, "edp")
+        net = apply_densities(training_network(zoo.get("resnet50", batch=batch), passes), densities)
+        result = search_network(net, arch, "edp")
         ms = result.cycles / (arch.clock_mhz * 1e3) / batch
         mj = result.energy * 1e-9 / batch
         link = sum(float(layer.search.cost.energy_breakdown[0, len(arch.levels) - 1]) for layer in result.layers)
         rows.append((name, batch, ms, mj, (result.energy - link) * 1e-9 / batch, result.utilization,
                      result.dram_bytes / batch / 1e6))
     wall = time.perf_counter() - t0
-    print(f"RTML 192-PE point (rtml_192pe, dense form) on ResNet-50, per image; wall time {wall:.1f} s")
+    form = ", ".join(f"density {k}={v:g}" for k, v in densities.items()) or "dense form"
+    print(f"RTML 192-PE point (rtml_192pe, {form}) on ResNet-50, per image; wall time {wall:.1f} s")
     print(f"  {'pass':<14}{'batch':>6}{'ms':>9}{'report':>9}{'mJ':>9}{'on-chip':>9}{'report':>9}{'util':>7}"
           f"{'DRAM MB':>9}")
     for name, batch, ms, mj, chip, util, mb in rows:
@@ -89,6 +92,8 @@ def main() -> None:
     parser.add_argument("--model", default="resnet18")
     parser.add_argument("--points", type=int, default=8, help=f"template points, at most {len(SHAPES)}")
     parser.add_argument("--train-batch", type=int, default=1)
+    parser.add_argument("--density", action="append", default=[], help="KEY=VALUE as dnnmap map --density, "
+                        "e.g. W=0.1 (the weights of every pass)")
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--skip-repro", action="store_true")
     args = parser.parse_args()
@@ -96,7 +101,7 @@ def main() -> None:
     if not args.skip_throughput:
         throughput(args.model, args.points)
     if not args.skip_repro:
-        reproduction(args.train_batch)
+        reproduction(args.train_batch, parse_density_options(args.density))
 
 
 if __name__ == "__main__":
