@@ -16,6 +16,7 @@ from dnnmap.search.space import MapSpace
 from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.search.tso.mapper import tso_search
 from dnnmap.workload.ir import Network, Operator
+from dnnmap.workload.sparsity import op_densities
 
 MAPPERS = ("auto", "exhaustive", "random", "sunstone", "optimal", "tso", "marvel")
 IMPERFECT_MAPPERS = ("auto", "exhaustive", "random", "sunstone")  # take map_layer's ``imperfect``
@@ -83,8 +84,8 @@ class NetworkResult:
 
 
 def shape_key(op: Operator) -> tuple:
-    """Operators with equal keys have identical loop nests and accesses (names aside)."""
-    return (op.kind, op.dims, op.tensors)
+    """Operators with equal keys have identical loop nests, accesses and densities (names aside)."""
+    return (op.kind, op.dims, op.tensors, tuple(sorted(op_densities(op).items())))
 
 
 def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str = "auto", budget: int = DEFAULT_BUDGET,

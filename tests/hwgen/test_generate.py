@@ -141,3 +141,22 @@ def test_density_options_reach_every_layer() -> None:
     (net,) = networks_of(["lenet5"], "forward", ["weights=0.25"])
     weighted = [layer.op for layer in net.layers if any(t.role == "weight" for t in layer.op.inputs)]
     assert weighted and all(set(op_densities(op).values()) == {0.25} for op in weighted)
+
+
+def test_layers_of_one_shape_but_different_densities_are_searched_apart() -> None:
+    """The shape cache (within and across networks) keys on densities too: a 10%-dense copy of a layer
+    must not reuse the dense layer's result on the sparse-capable template."""
+    from dataclasses import replace
+
+    from dnnmap.arch.templates.params import SparseSimdParams
+    from dnnmap.workload.sparsity import with_densities
+
+    conv2 = LENET.layer("conv2")
+    sparse = replace(conv2, op=with_densities(replace(conv2.op, name="conv2_sparse"),
+                                                                    {"W": 0.1}))
+    net = replace(LENET, layers=(*LENET.layers, sparse))
+    result = search_network(net, sparse_simd_spec(SparseSimdParams(rows=4, cols=4)), "edp", layers=["conv2",
+                                                                                                   "conv2_sparse"])
+    dense_layer, sparse_layer = result.layers
+    assert sparse_layer.reused_from is None
+    assert sparse_layer.energy < dense_layer.energy
