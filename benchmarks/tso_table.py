@@ -23,7 +23,7 @@ HEAD = {"burst": "TSO-burst", "noburst": "noburst"}
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--alpha", choices=("literal", "per_tlt"), default="literal", help="access counts (TsoOptions)")
+    ap.add_argument("--alpha", choices=("literal", "per_tlt", "tlt_rounds"), default="literal", help="access counts (TsoOptions)")
     ap.add_argument("--edges", choices=("exact", "ceil"), default="exact")
     ap.add_argument("--nominal", action="store_true", help="the nmp preset's 17 GB/s and 14 ns CAS")
     ap.add_argument("--workers", type=int, default=2)

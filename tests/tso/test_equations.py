@@ -56,21 +56,24 @@ def test_summed_bursts_equal_the_sum_over_every_class_combination() -> None:
 LAYER = TsoLayer("t", "conv2d", N=20, M=48, R=13, C=11, Kh=3, Kw=3)
 
 
+@pytest.mark.parametrize("alpha", ["literal", "tlt_rounds"])
 @pytest.mark.parametrize("q", DATAFLOWS)
 @pytest.mark.parametrize("p", SLICINGS)
-def test_eqs_3_to_5_access_counts_with_ceil_edges(nmp, p: str, q: str) -> None:
-    """Volume model, ceil edges: each term is alpha x tile bytes / BW with the hand-written alpha of Eqs. 3-5."""
+def test_eqs_3_to_5_access_counts_with_ceil_edges(nmp, p: str, q: str, alpha: str) -> None:
+    """Volume model, ceil edges: each term is alpha x tile bytes / BW with the hand-written alpha of Eqs. 3-5
+    (``tlt_rounds``: M-rounds over the TLT's ceil(TLE_W / #TLT) filters)."""
     m = TsoMachine.from_arch(nmp)
-    opts = TsoOptions(dram="volume", edges="ceil")
+    opts = TsoOptions(dram="volume", edges="ceil", alpha=alpha)
     s = tle_slicing(p, LAYER.R, LAYER.M, m.tle)
     TR, TC, TN = 3, 4, 6
     TM = int(get_filters(LAYER, m, opts, s, q, np.array([TR]), np.array([TC]), np.array([TN]))[0])
     b = breakdown(LAYER, m, opts, s, q, Tiles(*(np.array([v]) for v in (TR, TC, TN, TM))))
     E, N, K = m.tle, LAYER.N, 3
     base = E * ceil(s.rows / TR) * ceil(LAYER.C / TC) * ceil(N / TN)
-    rounds = {"IS": 1, "OS": ceil(s.filters / TM), "WS": ceil(s.filters / TM)}[q]
+    round_filters = s.filters if alpha == "literal" else ceil(s.filters / m.tlt)
+    rounds = {"IS": 1, "OS": ceil(round_filters / TM), "WS": ceil(round_filters / TM)}[q]
     a_in = base * rounds
-    a_w = E * ceil(s.filters / TM) if q == "WS" else base * rounds
+    a_w = E * ceil(round_filters / TM) if q == "WS" else base * rounds
     a_out = ceil(LAYER.R / TR) * ceil(LAYER.C / TC) * (1 if q == "IS" else ceil(LAYER.M / TM))
     unit = m.elem_bytes / m.bw_bytes_per_s
     assert b.load_in[0] == pytest.approx(a_in * TN * ((TR - 1) + K) * ((TC - 1) + K) * unit)

@@ -48,12 +48,13 @@ def test_inception_conv5_is_the_papers_fifth_convolution(conv5) -> None:
     assert (conv5.N, conv5.H, conv5.L, conv5.M, conv5.Kh, conv5.R, conv5.C) == (80, 73, 73, 192, 3, 71, 71)
 
 
+@pytest.mark.parametrize("alpha", ["literal", "tlt_rounds"])
 @pytest.mark.parametrize("constants", [(FIG1_BANDWIDTH_GBPS, FIG1_CAS_NS), (6.0, 14.0)],
                          ids=["fig1-fitted", "6GBps-14ns"])
-def test_inception_conv5_tiles_burst_vs_noburst(conv5, fig1_machine: TsoMachine, constants) -> None:
+def test_inception_conv5_tiles_burst_vs_noburst(conv5, fig1_machine: TsoMachine, constants, alpha: str) -> None:
     m = fig1_machine.with_dram(*constants)
-    burst = tso_layer_search(conv5, m, TsoOptions(dram="burst")).best
-    volume = tso_layer_search(conv5, m, TsoOptions(dram="volume")).best
+    burst = tso_layer_search(conv5, m, TsoOptions(dram="burst", alpha=alpha)).best
+    volume = tso_layer_search(conv5, m, TsoOptions(dram="volume", alpha=alpha)).best
     assert (burst.in_depth, burst.TH, burst.TL) == (14, 4, 73)
     assert burst.in_tile_bursts(m) == 70
     assert (volume.in_depth, volume.TH, volume.TL) == (16, 11, 20)

@@ -22,7 +22,7 @@ FIG1_BANDWIDTH_GBPS = 2.0
 FIG1_CAS_NS = 49.7
 
 DramModel = Literal["burst", "volume"]
-Alpha = Literal["literal", "per_tlt"]
+Alpha = Literal["literal", "per_tlt", "tlt_rounds"]
 Edges = Literal["exact", "ceil"]
 Filters = Literal["digest", "fit_w"]
 MacDivisor = Literal["all", "tlt"]
@@ -81,7 +81,8 @@ class TsoOptions:
 
     - ``dram``: ``burst`` = TSO-burst, ``volume`` = TSO-noburst (Alg. 4).
     - ``alpha``: ``literal`` = Eqs. 3-5 as printed; ``per_tlt`` = every DRAM transfer counted (IN
-      multicast once per TLE, W and OUT once per TLT, M-rounds of the TLT's own filters).
+      multicast once per TLE, W and OUT once per TLT, M-rounds of the TLT's own filters); ``tlt_rounds`` =
+      Eqs. 3-5 as printed except that the M-rounds are ceil((TLE_W / #TLT) / T_M), T_M being per TLT.
     - ``edges``: ``exact`` = each loaded tile has its true size (the last tile of a dimension is the
       remainder); ``ceil`` = the equations' ceil-count times the full tile.
     - ``filters`` (GetFilters): ``digest`` = T_M from MB2 (OS) and MB2 + MB1 with all N channels (WS),
@@ -100,7 +101,7 @@ class TsoOptions:
     prune_depth: bool = True
 
     def __post_init__(self) -> None:
-        choices = {"dram": ("burst", "volume"), "alpha": ("literal", "per_tlt"), "edges": ("exact", "ceil"),
+        choices = {"dram": ("burst", "volume"), "alpha": ("literal", "per_tlt", "tlt_rounds"), "edges": ("exact", "ceil"),
                    "filters": ("digest", "fit_w"), "mac_divisor": ("all", "tlt")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:

@@ -148,7 +148,7 @@ def _convolution(layer: TsoLayer, m: TsoMachine, opts: TsoOptions, s: TleSlice, 
         mrounds = Axis.cut(filters_per_tlt, t.TM, exact)
         out_rows, out_m, w_mult, out_mult = rows, mrounds, m.tle * m.tlt, m.tle * m.tlt
     else:  # Eqs. 3-5 as printed: ceil(TLE_W / T_M) rounds, alpha_out over the global R and M, no #TLEs factor
-        mrounds = Axis.cut(s.filters, t.TM, exact)
+        mrounds = Axis.cut(filters_per_tlt if opts.alpha == "tlt_rounds" else s.filters, t.TM, exact)
         out_rows, out_m, w_mult, out_mult = Axis.cut(layer.R, t.TR, exact), Axis.cut(M, t.TM, exact), m.tle, 1
     n_rounds = 1 if q == "IS" else mrounds.count  # IS: the W tile holds all the TLT's filters (one round)
     in_full, w_full, out_full = [N, layer.H, layer.L], [M, N, *K], [M, layer.R, layer.C]
