@@ -1,4 +1,4 @@
-"""TSO Table I (and Figs. 8, 9, 12, 13) on the zoo: `python benchmarks/tso_table.py [--alpha per_tlt] [--nominal]`.
+"""TSO Table I (and Figs. 8, 9, 12, 13) on the zoo: `python benchmarks/tso_table.py [--alpha per_tlt|tlt_rounds] [--nominal]`.
 
 Per model: conv-layer time (us) of TSO-burst, TSO-noburst and the fixed slicings/dataflows, all
 timed by the burst model (docs/tso.md "Table I"), the speed-up of TSO-burst over each (paper beside),
