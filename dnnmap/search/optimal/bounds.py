@@ -2,18 +2,29 @@
 
 A node fixes, for the levels ``>= j``, the temporal and spatial factors and (after its order
 stage) the loop orders. The cost model's counts of a (child, parent) pair of a tensor depend
-only on the child's tile and the loops above the child (docs/cost-model.md section 4), so:
+only on the child's tile and the loops above the child (docs/cost-model.md section 4), and the
+energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/search.md,
+"Bounds", B1-B6):
 
-* **exact part**: every pair whose child level is ``>= known`` (its tile and all loops above it
-  are fixed) is priced exactly, from :class:`CostModel` counts of any completion of the node;
-* **compulsory part**, for the other pairs: every touched word of a tensor is filled into (or
-  drained from) the child at least once per child instance that touches it, read from (written
-  to) each parent instance at least once, and a MAC lane reads one word of each input and writes
-  one partial sum per step, so the innermost level keeping a tensor serves at least
-  ``iterations / lanes per instance`` words; hops through fan-outs crossed by unknown pairs and
-  read-modify-write reads count 0;
-* latency: compute steps ``>= iterations / (fixed spatial x the unfixed fan-outs' sizes)`` and the
-  bandwidth cycles of levels whose counts are all exact; EDP the product of both bounds; DRAM
+* B1 **exact pairs**: every pair whose child level is ``>= known`` (its tile and all loops above
+  it are fixed) is priced exactly, from :class:`CostModel` counts of any completion of the node;
+* B2 **best order per tensor** (factor stages): the pairs of child ``j - 1`` have a fixed tile and
+  fixed loops above except level ``j``'s order. For a tensor none of whose non-trivial level-``j``
+  loops moves a sliding-window axis, the order putting the loops that do not index it innermost
+  minimises every count of its pair (each count is a sum over tile changes, and an irrelevant loop
+  outside others only repeats their tile sequence), so that order's exact counts bound the pair;
+* B3 **compulsory traffic** for the other pairs: every touched word of a tensor is filled into
+  (or drained from) the child at least once per child instance that touches it, read from
+  (written to) each parent instance at least once, and a MAC lane reads one word of each input and
+  writes one partial sum per step (``iterations / lanes`` words below one parent instance);
+* B4 **read-modify-write**: every lane result accumulates into the parent except the first touch
+  of each output copy there: ``accumulate_reads >= lane updates - outputs x copies``, copies at
+  most the product of the spatial factors (or fan-out sizes) above the parent;
+* B5 **hops**: every word a child fills or drains crosses each fan-out between it and its parent,
+  every lane read and partial-sum write crosses those between the lanes and the parent
+  (``iterations`` of them);
+* B6 latency: compute steps ``>= iterations / (fixed spatial x the unfixed fan-outs' sizes)`` and
+  the bandwidth cycles of levels whose counts are all exact; EDP the product of both bounds; DRAM
   bytes from the exact and compulsory DRAM counts.
 Touched words per instance use, per tensor axis, the largest single-term count (a sliding
 window ``s*p + r`` touches at least as many elements as ``p`` or ``r`` alone take values).
@@ -57,6 +68,20 @@ def touched_lower(op: Operator, cover: np.ndarray) -> np.ndarray:
     return out
 
 
+def best_orders(op: Operator) -> tuple[np.ndarray, np.ndarray]:
+    """Per tensor, a loop order (outermost first) with the dimensions that do not index it innermost
+    (B2), and the (T, D) mask of the dimensions that move one of its sliding-window axes."""
+    dims = op.dim_names
+    orders, window = [], np.zeros((len(op.tensors), len(dims)), dtype=bool)
+    for j, t in enumerate(op.tensors):
+        orders.append([i for i, d in enumerate(dims) if d in t.dims] + [i for i, d in enumerate(dims)
+                                                                         if d not in t.dims])
+        for a in t.axes:
+            if len(a.terms) > 1:
+                window[j, [dims.index(d) for d in a.dims]] = True
+    return np.array(orders, dtype=np.int64), window
+
+
 class LowerBound:
     """Bounds of batches of nodes of one operator on one architecture."""
 
@@ -67,57 +92,59 @@ class LowerBound:
         self.bounds = np.array([op.bound(d) for d in op.dim_names], dtype=np.int64)
         self.iterations = float(np.prod(self.bounds.astype(float)))
         self.fan = np.array([lv.fanout_size for lv in arch.levels], dtype=float)
+        self.hop_energy = np.array([lv.fanout.hop_energy if lv.fanout else 0.0 for lv in arch.levels])
         self.energy = model.action_energy  # (L, T, 3) read, fill, update
         self.out = next(j for j, t in enumerate(op.tensors) if t.role == "output")
+        self.out_words = float(op.tensors[self.out].size(op.bounds))
+        self.reduction = np.array([d not in op.tensors[self.out].dims for d in op.dim_names])
         self.registers = {j for j, t in enumerate(op.tensors) if t.role in arch.mac.operand_registers}
         self.word_bytes = np.array([arch.bytes_of(t.role) for t in op.tensors])
+        self.orders, self.window = best_orders(op)
         transfer = arch.dram.transfer
         self.cycles_per_byte = (float(dram_transfer_seconds(transfer, 1.0, 0.0)) * arch.clock_mhz * 1e6
                                 if transfer is not None else 0.0)
 
     def _instances(self, spatial: np.ndarray, level: int) -> np.ndarray:
-        """(n,) instances of ``level`` (product of the spatial factors above it) and (n, D) coverage each."""
+        """(n,) instances of ``level`` (product of the spatial factors above it)."""
         return spatial[:, level + 1:].prod(axis=(1, 2)).astype(float)
 
     def _cover(self, spatial: np.ndarray, level: int) -> np.ndarray:
         return self.bounds[None, :] // spatial[:, level + 1:].prod(axis=1)
 
-    def compute(self, cost: CostBatch, spatial: np.ndarray, fixed_from: int, known: int,
-                objective: str) -> np.ndarray:
+    def order_safe(self, temporal: np.ndarray, j: int) -> np.ndarray:
+        """(n, T): B2 applies to the tensor (no non-trivial loop of level ``j`` moves its window axes)."""
+        moving = temporal[:, j] > 1  # (n, D)
+        return ~(moving[:, None, :] & self.window[None, :, :]).any(axis=2)
+
+    def compute(self, cost: CostBatch, spatial: np.ndarray, fixed_from: int, known: int, objective: str,
+                by_order: list[CostBatch] | None = None, safe: np.ndarray | None = None) -> np.ndarray:
         """Lower bound of ``objective`` for nodes whose spatial factors are fixed on levels ``>= fixed_from``
-        and whose pairs with child ``>= known`` are exact in ``cost`` (a completion of each node)."""
+        and whose pairs with child ``>= known`` are exact in ``cost`` (a completion of each node).
+        ``by_order[t]``: completions with tensor ``t``'s best level-``known`` order (B2), used for the
+        pairs of child ``known - 1`` where ``safe[:, t]``."""
         n = spatial.shape[0]
-        c = cost.counts
         energy = cost.energy_breakdown[:, self.L + 1].copy()  # MACs
         dram = np.zeros(n)
-        exact_level = np.ones((n, self.L), dtype=bool)
+        hop = np.zeros((n, self.L))  # lower bound of the words through each fan-out
         level_known = np.ones(self.L, dtype=bool)
         touched_all = touched_lower(self.op, self.bounds[None, :])[0]
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
-            e_rd, e_fill, e_upd = self.energy[p, t]
             if ch >= known:
+                e, d, h = self._exact(cost.counts, pr)
+            else:
+                level_known[p] = False
                 if ch >= 0:
-                    energy += (c["fills"][:, ch, t] * self.energy[ch, t, 1]
-                               + c["drains"][:, ch, t] * self.energy[ch, t, 0])
-                parent = (c["reads"][:, p, t] + c["accumulate_reads"][:, p, t]) * e_rd + c["updates"][:, p, t] * e_upd
-                energy += parent
-                if p == self.L - 1:
-                    dram += (c["reads"][:, p, t] + c["updates"][:, p, t]) * self.word_bytes[t]
-                continue
-            level_known[p] = False
-            if ch >= 0:
-                level_known[ch] = False
-            words = self._compulsory(pr, spatial, fixed_from, touched_all)
-            if ch >= 0:
-                child_e = self.energy[ch, t, 0] if t == self.out else self.energy[ch, t, 1]
-                energy += words[0] * child_e
-            energy += words[1] * (e_upd if t == self.out else e_rd)
-            if p == self.L - 1:
-                dram += words[1] * self.word_bytes[t]
-        hop_known = self._hops_known(known)
-        energy += (cost.hop_words * np.array([lv.fanout.hop_energy if lv.fanout else 0.0
-                                              for lv in self.arch.levels]))[:, hop_known].sum(axis=1)
+                    level_known[ch] = False
+                e, d, h = self._compulsory(pr, spatial, fixed_from, touched_all)
+                if by_order is not None and ch == known - 1:
+                    ex = self._exact(by_order[t].counts, pr)
+                    e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
+            energy += e
+            dram += d
+            crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
+            hop[:, crossed] += h[:, None]
+        energy += hop @ self.hop_energy
         if objective == "energy":
             return energy
         if objective == "dram":
@@ -125,33 +152,56 @@ class LowerBound:
         latency = self._latency(cost, spatial, fixed_from, level_known, dram)
         return latency if objective == "latency" else energy * latency
 
+    def _exact(self, c: dict[str, np.ndarray], pr: Pair) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(energy, DRAM bytes, words through each fan-out in between) of a pair from its exact counts."""
+        t, ch, p = pr.tensor, pr.child, pr.parent
+        energy = ((c["reads"][:, p, t] + c["accumulate_reads"][:, p, t]) * self.energy[p, t, 0]
+                  + c["updates"][:, p, t] * self.energy[p, t, 2])
+        if ch >= 0:
+            energy = energy + c["fills"][:, ch, t] * self.energy[ch, t, 1] + c["drains"][:, ch, t] * self.energy[ch, t, 0]
+            hop = c["fills"][:, ch, t] + c["drains"][:, ch, t]
+        else:
+            hop = np.zeros(len(energy)) if t in self.registers else np.full(len(energy), self.iterations)
+        dram = ((c["reads"][:, p, t] + c["updates"][:, p, t]) * self.word_bytes[t] if p == self.L - 1
+                else np.zeros(len(energy)))
+        return energy, dram, hop
+
     def _compulsory(self, pr: Pair, spatial: np.ndarray, fixed_from: int,
-                    touched_all: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Lower bounds of (child fills or drains, parent reads or updates) words of an unknown pair."""
+                    touched_all: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(energy, DRAM bytes, fan-out words) lower bounds of an unknown pair (B3, B4, B5)."""
         t, ch, p = pr.tensor, pr.child, pr.parent
         n = spatial.shape[0]
+        is_out = t == self.out
         if ch < 0:
             if t in self.registers:
-                return np.zeros(n), np.zeros(n)
+                return np.zeros(n), np.zeros(n), np.zeros(n)
             lanes = np.ones(n)
             for m in range(p + 1):
                 lanes *= spatial[:, m].prod(axis=1) if m >= fixed_from else self.fan[m]
-            return np.zeros(n), self.iterations / lanes
+            parent = self.iterations / lanes
+            energy = parent * self.energy[p, t, 2 if is_out else 0]
+            if is_out and self.arch.levels[p].read_modify_write:  # B4
+                energy = energy + np.maximum(0.0, parent - self.out_words * self._copies(spatial, fixed_from, p)) \
+                    * self.energy[p, t, 0]
+            dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
+            return energy, dram, np.full(n, self.iterations)
         child = np.full(n, touched_all[t])
         if ch + 1 >= fixed_from:  # every spatial factor above the child is fixed
             child = self._instances(spatial, ch) * touched_lower(self.op, self._cover(spatial, ch))[:, t]
         parent = np.full(n, touched_all[t])
         if p + 1 >= fixed_from:
             parent = self._instances(spatial, p) * touched_lower(self.op, self._cover(spatial, p))[:, t]
-        return child, parent
+        energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
+        dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
+        return energy, dram, child
 
-    def _hops_known(self, known: int) -> np.ndarray:
-        """Fan-outs every pair crossing which is exact (child >= known)."""
-        ok = np.array([lv.fanout is not None for lv in self.arch.levels])
-        for pr in self.pairs:
-            if pr.child < known:
-                ok[pr.child + 1:pr.parent + 1] = False
-        return ok
+    def _copies(self, spatial: np.ndarray, fixed_from: int, p: int) -> np.ndarray:
+        """(n,) upper bound of the copies of each output word at level ``p`` (spatial factors of reduction
+        dimensions above it; an unfixed fan-out counts its full size)."""
+        copies = np.ones(spatial.shape[0])
+        for m in range(p + 1, self.L):
+            copies *= spatial[:, m][:, self.reduction].prod(axis=1) if m >= fixed_from else self.fan[m]
+        return np.minimum(copies, self.iterations / self.out_words)
 
     def _latency(self, cost: CostBatch, spatial: np.ndarray, fixed_from: int, level_known: np.ndarray,
                  dram: np.ndarray) -> np.ndarray:

@@ -96,9 +96,21 @@ class BranchAndBound:
                 self.best = self._batch(nodes.take(np.array([k])))
             return score
         known = j if kind == "F" else j - 1
-        lb = self.bound.compute(cost, nodes.spatial, j, known, self.objective)
+        if kind == "F":  # B2: completions with each tensor's best level-j order (read before ``cost``'s buffers
+            safe = self.bound.order_safe(nodes.temporal, j)  # are reused)
+            by_order = [self._with_order(nodes, j, t) if self.keeps[j - 1, t] and safe[:, t].any() else cost
+                        for t in range(len(self.op.tensors))]
+            lb = self.bound.compute(cost, nodes.spatial, j, known, self.objective, by_order, safe)
+        else:
+            lb = self.bound.compute(cost, nodes.spatial, j, known, self.objective)
         ok = (cost.capacity_excess[:, max(j - 1, 0):self.L - 1] <= 0).all(axis=1)
         return np.where(ok, lb, np.inf)
+
+    def _with_order(self, nodes: Nodes, j: int, t: int) -> "CostBatch":  # noqa: F821
+        """Costs of ``nodes`` with tensor ``t``'s best order (:func:`.bounds.best_orders`) at level ``j``."""
+        order = nodes.order.copy()
+        order[:, j] = self.bound.orders[t]
+        return self.model.evaluate(self._batch(Nodes(nodes.temporal, nodes.spatial, nodes.axes, order)))
 
     def _children(self, nodes: Nodes, stage: int):  # noqa: ANN202 - generator of Nodes pieces
         kind, j = self.stages[stage]

@@ -1,0 +1,117 @@
+"""Soundness of the optimal mapper's lower bounds against an independent brute-force enumeration.
+
+For every mapping of the declared space (``brute_force.all_mappings``, which shares no code with
+the mapper) and every stage of the branch-and-bound tree, the mapping's ancestor node at that stage
+(its levels below the stage collapsed into the tile, as the search builds nodes) is bounded, and
+the bound must not exceed the mapping's own cost: a bound above any completion could prune the
+optimum. On random small layers and random architectures (capacities partitioned or not, bypass,
+1-D and 2-D fan-outs with and without multicast and reduction, read-modify-write on and off,
+halo-reuse rules, operand registers, bandwidths, overlap) for every objective; the certified
+optimum must then equal the brute-force one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dnnmap.arch.spec import ArchSpec, parse_arch
+from dnnmap.cost.batch import MappingBatch
+from dnnmap.cost.model import CostModel
+from dnnmap.search.mappers import OBJECTIVES
+from dnnmap.search.optimal import optimal_search
+from dnnmap.search.optimal.expand import Nodes
+from dnnmap.search.optimal.search import BranchAndBound
+from dnnmap.workload import ops
+from dnnmap.workload.ir import Operator
+from brute_force import all_mappings
+
+ROLES = ("input", "weight", "output")
+
+
+def random_arch(rng: np.random.Generator, i: int) -> ArchSpec:
+    """Two or three levels, random capacities, bypass, fan-outs and options."""
+    n_on_chip = int(rng.integers(1, 3))
+    levels = []
+    for k in range(n_on_chip):
+        keeps = [r for r in ROLES if rng.random() < 0.75] or ["output"]
+        cap: object = int(rng.integers(4, 40))
+        if rng.random() < 0.4:
+            cap = {r: int(rng.integers(2, 16)) for r in keeps}
+        lv: dict = {"name": f"L{k}", "capacity": cap, "keeps": keeps, "read_energy": float(rng.integers(1, 8)),
+                    "write_energy": float(rng.integers(1, 8)), "read_modify_write": bool(rng.random() < 0.7),
+                    "halo_reuse": [True, False, "innermost"][int(rng.integers(0, 3))]}
+        if rng.random() < 0.3:
+            lv["bandwidth"] = float(rng.integers(1, 4))
+        if rng.random() < 0.7:
+            shape = [int(rng.integers(2, 4))] if rng.random() < 0.6 else [2, int(rng.integers(2, 3))]
+            lv["fanout"] = {"shape": shape, "multicast": bool(rng.random() < 0.7),
+                            "reduction": bool(rng.random() < 0.7), "hop_energy": float(rng.integers(0, 3)),
+                            "multicast_rule": "union" if rng.random() < 0.7 else "identical"}
+        levels.append(lv)
+    levels.append({"name": "DRAM", "read_energy": 100.0, "write_energy": 100.0,
+                   "transfer": {"model": "volume", "bandwidth_gbps": float(rng.choice([0.1, 0.8]))}})
+    spec = {"name": f"rand{i}", "clock_mhz": 100, "overlap": bool(rng.random() < 0.7), "levels": levels}
+    if rng.random() < 0.2:
+        spec["mac"] = {"operand_registers": ["weight"]}
+    return parse_arch(spec)
+
+
+def random_layer(rng: np.random.Generator, i: int) -> Operator:
+    kind = int(rng.integers(0, 3))
+    if kind == 0:
+        return ops.conv2d(f"c{i}", int(rng.integers(1, 3)), int(rng.integers(1, 4)), (int(rng.integers(3, 5)), 1),
+                          (int(rng.integers(1, 3)), 1), stride=int(rng.integers(1, 3)))
+    if kind == 1:
+        return ops.matmul(f"m{i}", *(int(x) for x in rng.choice([1, 2, 3, 4], size=3)))
+    return ops.depthwise(f"d{i}", 2, (int(rng.integers(3, 5)), 1), (2, 1), stride=1)
+
+
+def ancestors(batch: MappingBatch, kind: str, j: int) -> Nodes:
+    """Each mapping's node at stage (``kind``, ``j``): levels below ``j`` folded into level 0's slot."""
+    t, s, a, o = (x.copy() for x in (batch.temporal, batch.spatial, batch.axes, batch.order))
+    D = t.shape[2]
+    tile = t[:, :j].prod(axis=1) * s[:, :j].prod(axis=1)
+    t[:, 1:j], s[:, :j], a[:, :j] = 1, 1, 0
+    t[:, 0] = tile
+    o[:, :j] = np.arange(D)
+    if kind == "F":
+        o[:, j] = np.arange(D)
+    return Nodes(t, s, a, o)
+
+
+def cases(n: int, seed: int) -> list[tuple[ArchSpec, Operator]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        arch, op = random_arch(rng, len(out)), random_layer(rng, len(out))
+        if len(all_mappings(op, arch)) <= 20_000:
+            out.append((arch, op))
+    return out
+
+
+CASES = cases(24, seed=11)
+
+
+@pytest.mark.parametrize("arch,op", CASES, ids=[f"{a.name}-{op.name}" for a, op in CASES])
+def test_bound_never_exceeds_any_completion_and_certified_optimum_is_brute_force(arch: ArchSpec,
+                                                                                 op: Operator) -> None:
+    model = CostModel(op, arch)
+    batch = MappingBatch.from_mappings(op, arch, all_mappings(op, arch))
+    cost = model.evaluate(batch)
+    for objective in OBJECTIVES:
+        truth = cost.objective(objective)  # inf where invalid
+        if not np.isfinite(truth).any():
+            with pytest.raises(Exception):
+                optimal_search(op, arch, objective)
+            continue
+        bb = BranchAndBound(op, arch, objective, model)
+        for stage, (kind, j) in enumerate(bb.stages[:-1]):
+            lb = bb._bound(ancestors(batch, kind, j), stage)
+            ok = np.isfinite(truth)
+            bad = np.nonzero(ok & (lb > truth * (1 + 1e-9)))[0]
+            assert len(bad) == 0, (objective, kind, j, batch.mapping(int(bad[0]), op, arch), lb[bad[0]],
+                                   truth[bad[0]])
+        found = optimal_search(op, arch, objective, incumbent=None)
+        assert found.certificate.proven
+        assert found.result.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)
