@@ -23,7 +23,8 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B5 **hops**: every word a child fills or drains crosses each fan-out between it and its parent,
   every lane read and partial-sum write crosses those between the lanes and the parent
   (``iterations`` of them);
-* B6 latency: compute steps ``>= iterations / (fixed spatial x the unfixed fan-outs' sizes)`` and
+* B6 latency: compute steps ``>= iterations / lanes``, lanes at most the fixed spatial factors times,
+  per unfixed fan-out, the largest product of legal spatial factors dividing what is left, and
   the bandwidth cycles of levels whose counts are all exact; EDP the product of both bounds; DRAM
   bytes from the exact and compulsory DRAM counts.
 Touched words per instance use, per tensor axis, the largest single-term count (a sliding
@@ -33,12 +34,14 @@ window ``s*p + r`` touches at least as many elements as ``p`` or ``r`` alone tak
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
+from dnnmap.search.sunstone.unroll import legal_unrollings
 from dnnmap.workload.ir import Operator
 
 
@@ -82,6 +85,13 @@ def best_orders(op: Operator) -> tuple[np.ndarray, np.ndarray]:
     return np.array(orders, dtype=np.int64), window
 
 
+@lru_cache(maxsize=65536)
+def largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...]) -> int:
+    """Largest product of spatial factors (divisors of ``rest``) a fan-out of ``shape`` can hold."""
+    fac, _ = legal_unrollings(rest, shape)
+    return int(fac.prod(axis=1).max())
+
+
 class LowerBound:
     """Bounds of batches of nodes of one operator on one architecture."""
 
@@ -116,10 +126,11 @@ class LowerBound:
         moving = temporal[:, j] > 1  # (n, D)
         return ~(moving[:, None, :] & self.window[None, :, :]).any(axis=2)
 
-    def compute(self, cost: CostBatch, spatial: np.ndarray, fixed_from: int, known: int, objective: str,
+    def compute(self, cost: CostBatch, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, known: int,
+                objective: str,
                 by_order: list[CostBatch] | None = None, safe: np.ndarray | None = None) -> np.ndarray:
         """Lower bound of ``objective`` for nodes whose spatial factors are fixed on levels ``>= fixed_from``
-        and whose pairs with child ``>= known`` are exact in ``cost`` (a completion of each node).
+        (``rest``: the (n, D) iterations left to the levels below) and whose pairs with child ``>= known`` are exact in ``cost`` (a completion of each node).
         ``by_order[t]``: completions with tensor ``t``'s best level-``known`` order (B2), used for the
         pairs of child ``known - 1`` where ``safe[:, t]``."""
         n = spatial.shape[0]
@@ -149,7 +160,7 @@ class LowerBound:
             return energy
         if objective == "dram":
             return dram
-        latency = self._latency(cost, spatial, fixed_from, level_known, dram)
+        latency = self._latency(cost, spatial, rest, fixed_from, level_known, dram)
         return latency if objective == "latency" else energy * latency
 
     def _exact(self, c: dict[str, np.ndarray], pr: Pair) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -203,9 +214,23 @@ class LowerBound:
             copies *= spatial[:, m][:, self.reduction].prod(axis=1) if m >= fixed_from else self.fan[m]
         return np.minimum(copies, self.iterations / self.out_words)
 
-    def _latency(self, cost: CostBatch, spatial: np.ndarray, fixed_from: int, level_known: np.ndarray,
-                 dram: np.ndarray) -> np.ndarray:
-        par = spatial[:, fixed_from:].prod(axis=(1, 2)).astype(float) * np.prod(self.fan[:fixed_from])
+    def _parallel(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int) -> np.ndarray:
+        """(n,) upper bound of the lanes a completion uses: the fixed spatial factors times, per unfixed
+        fan-out, the largest product of legal spatial factors that divide what is left (``rest``)."""
+        par = spatial[:, fixed_from:].prod(axis=(1, 2)).astype(float)
+        fan_levels = [m for m in range(fixed_from) if self.arch.levels[m].fanout is not None]
+        if not fan_levels:
+            return par
+        keys, inverse = np.unique(rest, axis=0, return_inverse=True)
+        most = np.ones(len(keys))
+        for m in fan_levels:
+            shape = tuple(self.arch.levels[m].fanout.shape)
+            most *= [largest_unrolling(tuple(int(x) for x in k), shape) for k in keys]
+        return par * most[inverse.reshape(-1)]
+
+    def _latency(self, cost: CostBatch, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
+                 level_known: np.ndarray, dram: np.ndarray) -> np.ndarray:
+        par = self._parallel(spatial, rest, fixed_from)
         steps = self.iterations / par
         known = np.where(level_known[None, :], cost.level_cycles, 0.0)
         known[:, -1] = np.maximum(known[:, -1], dram * self.cycles_per_byte)
