@@ -23,6 +23,9 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B5 **hops**: every word a child fills or drains crosses each fan-out between it and its parent,
   every lane read and partial-sum write crosses those between the lanes and the parent
   (``iterations`` of them);
+* B7 **capacity per sweep**: a pair whose child lies below the fixed tile of level ``j - 1``
+  must refill, in every iteration of the fixed loops, the tile's words that its children could
+  not keep (:meth:`LowerBound._sweeps`);
 * B6 latency: compute steps ``>= iterations / lanes``, lanes at most the fixed spatial factors times,
   per unfixed fan-out, the largest product of legal spatial factors dividing what is left, and
   the bandwidth cycles of levels whose counts are all exact; EDP the product of both bounds; DRAM
@@ -33,6 +36,7 @@ window ``s*p + r`` touches at least as many elements as ``p`` or ``r`` alone tak
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -41,7 +45,6 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
-from dnnmap.search.sunstone.unroll import legal_unrollings
 from dnnmap.workload.ir import Operator
 
 
@@ -87,9 +90,27 @@ def best_orders(op: Operator) -> tuple[np.ndarray, np.ndarray]:
 
 @lru_cache(maxsize=65536)
 def largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...]) -> int:
-    """Largest product of spatial factors (divisors of ``rest``) a fan-out of ``shape`` can hold."""
-    fac, _ = legal_unrollings(rest, shape)
-    return int(fac.prod(axis=1).max())
+    """Largest product of spatial factors (divisors of ``rest``, each dimension on one axis, the
+    factors on an axis multiplying to at most its size) a fan-out of ``shape`` can hold: a search
+    over the reachable per-axis products, dimension by dimension."""
+    states = {(1,) * len(shape)}
+    for n in rest:
+        divisors = [f for f in range(2, min(n, max(shape)) + 1) if n % f == 0]
+        grown = set(states)
+        for used in states:
+            for a, size in enumerate(shape):
+                for f in divisors:
+                    if used[a] * f <= size:
+                        grown.add(used[:a] + (used[a] * f,) + used[a + 1:])
+        states = grown
+    return max(math.prod(u) for u in states)
+
+
+def _words_held(arch: ArchSpec, level: int, role: str) -> float:
+    """Most words of a tensor of ``role`` one instance of ``level`` holds (its partition, or the whole level)."""
+    lv = arch.levels[level]
+    cap = lv.capacity_for(role)
+    return cap / arch.bits_of(role) if lv.capacity_unit == "bits" else cap
 
 
 class LowerBound:
@@ -110,6 +131,7 @@ class LowerBound:
         self.registers = {j for j, t in enumerate(op.tensors) if t.role in arch.mac.operand_registers}
         self.word_bytes = np.array([arch.bytes_of(t.role) for t in op.tensors])
         self.orders, self.window = best_orders(op)
+        self.capacity = np.array([[_words_held(arch, i, t.role) for t in op.tensors] for i in range(self.L)])
         transfer = arch.dram.transfer
         self.cycles_per_byte = (float(dram_transfer_seconds(transfer, 1.0, 0.0)) * arch.clock_mhz * 1e6
                                 if transfer is not None else 0.0)
@@ -126,14 +148,17 @@ class LowerBound:
         moving = temporal[:, j] > 1  # (n, D)
         return ~(moving[:, None, :] & self.window[None, :, :]).any(axis=2)
 
-    def compute(self, cost: CostBatch, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, known: int,
+    def compute(self, cost: CostBatch, temporal: np.ndarray, spatial: np.ndarray, fixed_from: int, known: int,
                 objective: str,
                 by_order: list[CostBatch] | None = None, safe: np.ndarray | None = None) -> np.ndarray:
         """Lower bound of ``objective`` for nodes whose spatial factors are fixed on levels ``>= fixed_from``
-        (``rest``: the (n, D) iterations left to the levels below) and whose pairs with child ``>= known`` are exact in ``cost`` (a completion of each node).
+        (``temporal[:, 0]``: the iterations left to the levels below) and whose pairs with child ``>= known`` are exact in ``cost`` (a completion of each node).
         ``by_order[t]``: completions with tensor ``t``'s best level-``known`` order (B2), used for the
         pairs of child ``known - 1`` where ``safe[:, t]``."""
         n = spatial.shape[0]
+        rest = temporal[:, 0]
+        sweeps = temporal[:, fixed_from:].prod(axis=(1, 2)).astype(float)
+        tile_words = touched_lower(self.op, rest)
         energy = cost.energy_breakdown[:, self.L + 1].copy()  # MACs
         dram = np.zeros(n)
         hop = np.zeros((n, self.L))  # lower bound of the words through each fan-out
@@ -148,6 +173,9 @@ class LowerBound:
                 if ch >= 0:
                     level_known[ch] = False
                 e, d, h = self._compulsory(pr, spatial, fixed_from, touched_all)
+                if 0 <= ch < fixed_from - 1 <= p:
+                    e, d, h = (np.maximum(x, y) for x, y in
+                               zip((e, d, h), self._sweeps(pr, spatial, fixed_from, sweeps, tile_words[:, t])))
                 if by_order is not None and ch == known - 1:
                     ex = self._exact(by_order[t].counts, pr)
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
@@ -204,6 +232,26 @@ class LowerBound:
             parent = self._instances(spatial, p) * touched_lower(self.op, self._cover(spatial, p))[:, t]
         energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
+        return energy, dram, child
+
+    def _sweeps(self, pr: Pair, spatial: np.ndarray, fixed_from: int, sweeps: np.ndarray,
+                tile: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """B7 capacity bound of a pair whose child lies below the fixed tile of level ``j - 1``: each of the
+        ``sweeps`` iterations of the fixed loops runs that tile (``tile`` words of the tensor); the children
+        under one level-``j - 1`` instance (at most the product of the fan-outs between) hold at most their
+        capacity when it starts, so they fill (drain) at least ``tile - children x capacity`` words in it, all
+        ``tile`` in the first one (inputs), and so does each parent instance read (receive) at least."""
+        t, ch, p = pr.tensor, pr.child, pr.parent
+        j = fixed_from
+        children = float(np.prod(self.fan[ch + 1:j]))
+        held = children * self.capacity[ch, t]
+        per_sweep = np.maximum(0.0, tile - held)
+        is_out = t == self.out
+        words = sweeps * per_sweep if is_out else tile + (sweeps - 1) * per_sweep
+        child = self._instances(spatial, j - 1) * words
+        parent = self._instances(spatial, p) * words
+        energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
+        dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(len(tile))
         return energy, dram, child
 
     def _copies(self, spatial: np.ndarray, fixed_from: int, p: int) -> np.ndarray:

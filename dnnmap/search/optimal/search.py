@@ -100,9 +100,9 @@ class BranchAndBound:
             safe = self.bound.order_safe(nodes.temporal, j)  # are reused)
             by_order = [self._with_order(nodes, j, t) if self.keeps[j - 1, t] and safe[:, t].any() else cost
                         for t in range(len(self.op.tensors))]
-            lb = self.bound.compute(cost, nodes.spatial, nodes.temporal[:, 0], j, known, self.objective, by_order, safe)
+            lb = self.bound.compute(cost, nodes.temporal, nodes.spatial, j, known, self.objective, by_order, safe)
         else:
-            lb = self.bound.compute(cost, nodes.spatial, nodes.temporal[:, 0], j, known, self.objective)
+            lb = self.bound.compute(cost, nodes.temporal, nodes.spatial, j, known, self.objective)
         ok = (cost.capacity_excess[:, max(j - 1, 0):self.L - 1] <= 0).all(axis=1)
         return np.where(ok, lb, np.inf)
 
