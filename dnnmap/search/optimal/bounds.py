@@ -64,13 +64,32 @@ def tensor_pairs(op: Operator, keeps: np.ndarray) -> list[Pair]:
     return out
 
 
-def touched_lower(op: Operator, cover: np.ndarray) -> np.ndarray:
-    """(n, T) lower bound of the words of each tensor one instance touches when it iterates ``cover``."""
+@lru_cache(maxsize=65536)
+def window_extent(coefs: tuple[int, ...], extents: tuple[int, ...]) -> int:
+    """Distinct values of ``sum(c * i)`` with each ``i`` in ``0 .. n - 1`` (one axis over contiguous ranges)."""
+    values = np.zeros(1, dtype=np.int64)
+    for c, n in zip(coefs, extents):
+        values = np.unique((values[:, None] + c * np.arange(n)[None, :]).reshape(-1))
+    return len(values)
+
+
+def touched_lower(op: Operator, cover: np.ndarray, contiguous: bool = False) -> np.ndarray:
+    """(n, T) lower bound of the words of each tensor one instance touches when it iterates ``cover``
+    (per dimension that many indices). In general an axis touches at least as many elements as its
+    largest term alone takes values; when each dimension's indices form one contiguous range (a tile:
+    all loops below a level, or the whole layer) the count of a sliding-window axis is exact."""
     dims = op.dim_names
     out = np.ones((cover.shape[0], len(op.tensors)), dtype=float)
     for j, t in enumerate(op.tensors):
         for a in t.axes:
-            out[:, j] *= np.max(np.stack([cover[:, dims.index(d)] for d in a.dims], axis=1), axis=1)
+            cols = cover[:, [dims.index(d) for d in a.dims]]
+            if contiguous and len(a.terms) > 1:
+                coefs = tuple(c for _, c in a.terms)
+                keys, inverse = np.unique(cols, axis=0, return_inverse=True)
+                exact = np.array([window_extent(coefs, tuple(int(x) for x in k)) for k in keys], dtype=float)
+                out[:, j] *= exact[inverse.reshape(-1)]
+            else:
+                out[:, j] *= cols.max(axis=1)
     return out
 
 
@@ -158,12 +177,12 @@ class LowerBound:
         n = spatial.shape[0]
         rest = temporal[:, 0]
         sweeps = temporal[:, fixed_from:].prod(axis=(1, 2)).astype(float)
-        tile_words = touched_lower(self.op, rest)
+        tile_words = touched_lower(self.op, rest, contiguous=True)
         energy = cost.energy_breakdown[:, self.L + 1].copy()  # MACs
         dram = np.zeros(n)
         hop = np.zeros((n, self.L))  # lower bound of the words through each fan-out
         level_known = np.ones(self.L, dtype=bool)
-        touched_all = touched_lower(self.op, self.bounds[None, :])[0]
+        touched_all = touched_lower(self.op, self.bounds[None, :], contiguous=True)[0]
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
             if ch >= known:
@@ -228,7 +247,7 @@ class LowerBound:
         if ch + 1 >= fixed_from:  # every spatial factor above the child is fixed
             child = self._instances(spatial, ch) * touched_lower(self.op, self._cover(spatial, ch))[:, t]
         parent = np.full(n, touched_all[t])
-        if p + 1 >= fixed_from:
+        if fixed_from <= p + 1 < self.L:
             parent = self._instances(spatial, p) * touched_lower(self.op, self._cover(spatial, p))[:, t]
         energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)

@@ -28,7 +28,7 @@ def tile_may_fit(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, co
     lv = arch.levels[level]
     if lv.capacity is None:
         return np.ones(len(cover), dtype=bool)
-    words = touched_lower(op, cover) * keeps[level]
+    words = touched_lower(op, cover, contiguous=True) * keeps[level]
     if lv.capacity_unit == "bits":
         words = words * np.array([arch.bits_of(t.role) for t in op.tensors])
     roles = [t.role for t in op.tensors]
