@@ -19,7 +19,8 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   writes one partial sum per step (``iterations / lanes`` words below one parent instance);
 * B4 **read-modify-write**: every lane result accumulates into the parent except the first touch
   of each output copy there: ``accumulate_reads >= lane updates - outputs x copies``, copies at
-  most the product of the spatial factors (or fan-out sizes) above the parent;
+  most the product of the spatial factors of reduction dimensions above the parent (an unfixed
+  fan-out: its largest legal unrolling of the reduction dimensions left);
 * B5 **hops**: every word a child fills or drains crosses each fan-out between it and its parent,
   every lane read and partial-sum write crosses those between the lanes and the parent
   (``iterations`` of them);
@@ -191,7 +192,7 @@ class LowerBound:
                 level_known[p] = False
                 if ch >= 0:
                     level_known[ch] = False
-                e, d, h = self._compulsory(pr, spatial, fixed_from, touched_all)
+                e, d, h = self._compulsory(pr, spatial, rest, fixed_from, touched_all)
                 if 0 <= ch < fixed_from - 1 <= p:
                     e, d, h = (np.maximum(x, y) for x, y in
                                zip((e, d, h), self._sweeps(pr, spatial, fixed_from, sweeps, tile_words[:, t])))
@@ -224,7 +225,7 @@ class LowerBound:
                 else np.zeros(len(energy)))
         return energy, dram, hop
 
-    def _compulsory(self, pr: Pair, spatial: np.ndarray, fixed_from: int,
+    def _compulsory(self, pr: Pair, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
                     touched_all: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(energy, DRAM bytes, fan-out words) lower bounds of an unknown pair (B3, B4, B5)."""
         t, ch, p = pr.tensor, pr.child, pr.parent
@@ -239,7 +240,7 @@ class LowerBound:
             parent = self.iterations / lanes
             energy = parent * self.energy[p, t, 2 if is_out else 0]
             if is_out and self.arch.levels[p].read_modify_write:  # B4
-                energy = energy + np.maximum(0.0, parent - self.out_words * self._copies(spatial, fixed_from, p)) \
+                energy = energy + np.maximum(0.0, parent - self.out_words * self._copies(spatial, rest, fixed_from, p)) \
                     * self.energy[p, t, 0]
             dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
             return energy, dram, np.full(n, self.iterations)
@@ -273,13 +274,21 @@ class LowerBound:
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(len(tile))
         return energy, dram, child
 
-    def _copies(self, spatial: np.ndarray, fixed_from: int, p: int) -> np.ndarray:
-        """(n,) upper bound of the copies of each output word at level ``p`` (spatial factors of reduction
-        dimensions above it; an unfixed fan-out counts its full size)."""
+    def _copies(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int) -> np.ndarray:
+        """(n,) upper bound of the copies of each output word at level ``p``: the spatial factors of reduction
+        dimensions above it; an unfixed fan-out at most its largest legal unrolling of the reduction
+        dimensions left (``rest``)."""
         copies = np.ones(spatial.shape[0])
-        for m in range(p + 1, self.L):
-            copies *= spatial[:, m][:, self.reduction].prod(axis=1) if m >= fixed_from else self.fan[m]
-        return np.minimum(copies, self.iterations / self.out_words)
+        unfixed = [m for m in range(p + 1, fixed_from) if self.arch.levels[m].fanout is not None]
+        if unfixed:
+            keys, inverse = np.unique(np.where(self.reduction[None, :], rest, 1), axis=0, return_inverse=True)
+            for m in unfixed:
+                shape = tuple(self.arch.levels[m].fanout.shape)
+                most = np.array([largest_unrolling(tuple(int(x) for x in k), shape) for k in keys], dtype=float)
+                copies *= most[inverse.reshape(-1)]
+        for m in range(max(p + 1, fixed_from), self.L):
+            copies *= spatial[:, m][:, self.reduction].prod(axis=1)
+        return copies
 
     def _parallel(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int) -> np.ndarray:
         """(n,) upper bound of the lanes a completion uses: the fixed spatial factors times, per unfixed
