@@ -27,6 +27,10 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B7 **capacity per sweep**: a pair whose child lies below the fixed tile of level ``j - 1``
   must refill, in every iteration of the fixed loops, the tile's words that its children could
   not keep (:meth:`LowerBound._sweeps`);
+* B8 **disjoint footprints**: when the fixed loops move none of a tensor's sliding-window axes,
+  every sweep in which its footprint changes (the product of trips from the innermost loop
+  indexing it outward) moves the whole footprint, whatever the children hold
+  (:meth:`LowerBound.runs`);
 * B6 latency: compute steps ``>= iterations / lanes``, lanes at most the fixed spatial factors times,
   per unfixed fan-out, the largest product of legal spatial factors dividing what is left, and
   the bandwidth cycles of levels whose counts are all exact; EDP the product of both bounds; DRAM
@@ -151,6 +155,7 @@ class LowerBound:
         self.registers = {j for j, t in enumerate(op.tensors) if t.role in arch.mac.operand_registers}
         self.word_bytes = np.array([arch.bytes_of(t.role) for t in op.tensors])
         self.orders, self.window = best_orders(op)
+        self.op_dims = len(op.dim_names)
         self.capacity = np.array([[_words_held(arch, i, t.role) for t in op.tensors] for i in range(self.L)])
         transfer = arch.dram.transfer
         self.cycles_per_byte = (float(dram_transfer_seconds(transfer, 1.0, 0.0)) * arch.clock_mhz * 1e6
@@ -168,7 +173,8 @@ class LowerBound:
         moving = temporal[:, j] > 1  # (n, D)
         return ~(moving[:, None, :] & self.window[None, :, :]).any(axis=2)
 
-    def compute(self, cost: CostBatch, temporal: np.ndarray, spatial: np.ndarray, fixed_from: int, known: int,
+    def compute(self, cost: CostBatch, temporal: np.ndarray, spatial: np.ndarray, order: np.ndarray,
+                fixed_from: int, known: int,
                 objective: str,
                 by_order: list[CostBatch] | None = None, safe: np.ndarray | None = None) -> np.ndarray:
         """Lower bound of ``objective`` for nodes whose spatial factors are fixed on levels ``>= fixed_from``
@@ -179,6 +185,7 @@ class LowerBound:
         rest = temporal[:, 0]
         sweeps = temporal[:, fixed_from:].prod(axis=(1, 2)).astype(float)
         tile_words = touched_lower(self.op, rest, contiguous=True)
+        runs = self.runs(temporal, order, fixed_from, known)
         energy = cost.energy_breakdown[:, self.L + 1].copy()  # MACs
         dram = np.zeros(n)
         hop = np.zeros((n, self.L))  # lower bound of the words through each fan-out
@@ -195,7 +202,8 @@ class LowerBound:
                 e, d, h = self._compulsory(pr, spatial, rest, fixed_from, touched_all)
                 if 0 <= ch < fixed_from - 1 <= p:
                     e, d, h = (np.maximum(x, y) for x, y in
-                               zip((e, d, h), self._sweeps(pr, spatial, fixed_from, sweeps, tile_words[:, t])))
+                               zip((e, d, h), self._sweeps(pr, spatial, fixed_from, sweeps, runs[:, t],
+                                                           tile_words[:, t])))
                 if by_order is not None and ch == known - 1:
                     ex = self._exact(by_order[t].counts, pr)
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
@@ -254,25 +262,61 @@ class LowerBound:
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
         return energy, dram, child
 
-    def _sweeps(self, pr: Pair, spatial: np.ndarray, fixed_from: int, sweeps: np.ndarray,
+    def _sweeps(self, pr: Pair, spatial: np.ndarray, fixed_from: int, sweeps: np.ndarray, runs: np.ndarray,
                 tile: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """B7 capacity bound of a pair whose child lies below the fixed tile of level ``j - 1``: each of the
-        ``sweeps`` iterations of the fixed loops runs that tile (``tile`` words of the tensor); the children
-        under one level-``j - 1`` instance (at most the product of the fan-outs between) hold at most their
-        capacity when it starts, so they fill (drain) at least ``tile - children x capacity`` words in it, all
-        ``tile`` in the first one (inputs), and so does each parent instance read (receive) at least."""
+        """B7/B8 capacity bound of a pair whose child lies below the fixed tile of level ``j - 1``: each of
+        the ``sweeps`` iterations of the fixed loops runs that tile (``tile`` words of the tensor); the
+        children under one level-``j - 1`` instance (at most the product of the fan-outs between) hold at
+        most their capacity when it starts, so they fill (drain) at least ``tile - children x capacity``
+        words in it, and so does each parent instance read (receive). B8: ``runs`` (>= 1 for inputs)
+        sweeps start a tensor footprint disjoint from the previous one (nothing held helps): all ``tile``
+        words move in each of them."""
         t, ch, p = pr.tensor, pr.child, pr.parent
         j = fixed_from
         children = float(np.prod(self.fan[ch + 1:j]))
         held = children * self.capacity[ch, t]
         per_sweep = np.maximum(0.0, tile - held)
         is_out = t == self.out
-        words = sweeps * per_sweep if is_out else tile + (sweeps - 1) * per_sweep
+        words = runs * tile + (sweeps - runs) * per_sweep
         child = self._instances(spatial, j - 1) * words
         parent = self._instances(spatial, p) * words
         energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(len(tile))
         return energy, dram, child
+
+    def runs(self, temporal: np.ndarray, order: np.ndarray, fixed_from: int, known: int) -> np.ndarray:
+        """(n, T) lower bound of the sweeps (iterations of the loops of levels ``>= j``) that start a new
+        footprint of each tensor (B8). With no sliding-window axis moved by those loops, a tensor's
+        footprint changes to a disjoint one exactly when a loop indexing it, or one outside such a loop,
+        advances: the product of the trips from the innermost loop indexing it outward (the cost
+        model's single-dimension rule). Level ``j``'s order unknown (``known == j``): the order putting its
+        other loops innermost, the least product. Otherwise 1 for inputs (the first sweep) and 0 for
+        outputs (no disjointness to rely on)."""
+        j = fixed_from
+        n = temporal.shape[0]
+        rows = np.arange(n)
+        out = np.empty((n, self.T))
+        for t, tensor in enumerate(self.op.tensors):
+            relevant = np.array([d in tensor.dims for d in self.op.dim_names])
+            inner = np.ones(n)  # trips of the loops inside the innermost one indexing the tensor
+            found = np.zeros(n, dtype=bool)
+            for m in range(j, self.L):
+                trips = temporal[:, m].astype(float)
+                if m == j and known == j:
+                    inner *= np.where(found, 1.0, np.where(relevant[None, :], 1.0, trips).prod(axis=1))
+                    found |= ((trips > 1) & relevant[None, :]).any(axis=1)
+                    continue
+                for k in range(self.op_dims - 1, -1, -1):  # innermost loop first
+                    d = order[:, m, k]
+                    tr = trips[rows, d]
+                    hit = relevant[d] & (tr > 1)
+                    found |= hit
+                    inner *= np.where(found, 1.0, tr)
+            sweeps = temporal[:, j:].prod(axis=(1, 2)).astype(float)
+            moved = ((temporal[:, j:] > 1).any(axis=1) & self.window[t][None, :]).any(axis=1)
+            plain = np.where(found, sweeps / inner, 1.0)
+            out[:, t] = np.where(moved, 0.0 if t == self.out else 1.0, plain)
+        return out
 
     def _copies(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int) -> np.ndarray:
         """(n,) upper bound of the copies of each output word at level ``p``: the spatial factors of reduction

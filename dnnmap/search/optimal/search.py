@@ -100,9 +100,9 @@ class BranchAndBound:
             safe = self.bound.order_safe(nodes.temporal, j)  # are reused)
             by_order = [self._with_order(nodes, j, t) if self.keeps[j - 1, t] and safe[:, t].any() else cost
                         for t in range(len(self.op.tensors))]
-            lb = self.bound.compute(cost, nodes.temporal, nodes.spatial, j, known, self.objective, by_order, safe)
+            lb = self.bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective, by_order, safe)
         else:
-            lb = self.bound.compute(cost, nodes.temporal, nodes.spatial, j, known, self.objective)
+            lb = self.bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective)
         ok = (cost.capacity_excess[:, max(j - 1, 0):self.L - 1] <= 0).all(axis=1)
         return np.where(ok, lb, np.inf)
 
@@ -118,20 +118,24 @@ class BranchAndBound:
             one = nodes.take(np.array([k]))
             yield expand_factors(one, j, self.op, self.arch, self.keeps) if kind == "F" else expand_orders(one, j)
 
-    def _survivors(self, nodes: Nodes, stage: int, deadline: float = math.inf) -> tuple[Nodes, np.ndarray]:
-        """Children of ``nodes`` at ``stage`` whose bound is below the incumbent, sorted by bound."""
-        kept, lbs, pending, size = [], [], [], 0
+    def _survivors(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
+                   deadline: float = math.inf) -> tuple[Nodes, np.ndarray]:
+        """Children of ``nodes`` at ``stage`` whose bound is below the incumbent, sorted by bound. A child's
+        bound is at least its parent's (the parent's holds for every completion of the child too)."""
+        kept, lbs, pending, inherited, size = [], [], [], [], 0
 
         def flush() -> None:
             batch = Nodes.concat(pending)
+            lb = np.maximum(self._bound(batch, stage), np.concatenate(inherited))
             pending.clear()
-            lb = self._bound(batch, stage)
+            inherited.clear()
             alive = lb < self.incumbent * (1 - EPS)
             kept.append(batch.take(np.nonzero(alive)[0]))
             lbs.append(lb[alive])
 
-        for piece in self._children(nodes, stage):
+        for k, piece in enumerate(self._children(nodes, stage)):
             pending.append(piece)
+            inherited.append(np.full(len(piece), parent_lb[k]))
             size += len(piece)
             if size >= self.chunk:
                 flush()
@@ -168,7 +172,7 @@ class BranchAndBound:
             if len(nodes) > take:
                 stack.append((stage, nodes.take(np.arange(take, len(nodes))), lb[take:]))
             try:
-                children, child_lb = self._survivors(nodes.take(np.arange(take)), stage + 1, deadline)
+                children, child_lb = self._survivors(nodes.take(np.arange(take)), stage + 1, lb[:take], deadline)
             except _OutOfTime:  # the node stays open with its own bound
                 stack.append((stage, nodes.take(np.arange(take)), lb[:take]))
                 continue
