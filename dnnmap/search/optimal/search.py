@@ -82,35 +82,50 @@ class BranchAndBound:
         if (score[j], tie[j]) < (self.incumbent, self.tie):
             self.incumbent, self.tie, self.best = float(score[j]), float(tie[j]), batch.take([j])
 
+    def _consider(self, nodes: Nodes, cost: "CostBatch") -> np.ndarray:  # noqa: F821
+        """Scores of ``nodes`` as complete mappings, updating the incumbent. A node's completion (the
+        levels below its stage: all iterations left in level 0's temporal loops, no spatial factors, the
+        root's orders) is itself a mapping of the declared space, so any that fits may be the incumbent."""
+        score = cost.objective(self.objective).copy()
+        tie = cost.energy + 1e-9 * cost.cycles
+        k = int(np.lexsort((tie, score))[0])
+        if (score[k], tie[k]) < (self.incumbent, self.tie):
+            self.incumbent, self.tie = float(score[k]), float(tie[k])
+            self.best = self._batch(nodes.take(np.array([k])))
+        return score
+
     def _bound(self, nodes: Nodes, stage: int) -> np.ndarray:
-        """Lower bounds after ``stage`` (exact objective at the last stage, updating the incumbent)."""
+        """Lower bounds after ``stage`` (exact objective at the last stage); every completion priced on
+        the way is offered as an incumbent."""
         self.nodes += len(nodes)
         kind, j = self.stages[stage]
         cost = self.model.evaluate(self._batch(nodes), reuse_buffers=True)
         if stage == len(self.stages) - 1:
-            score = cost.objective(self.objective).copy()
-            tie = cost.energy + 1e-9 * cost.cycles
-            k = int(np.lexsort((tie, score))[0])
-            if (score[k], tie[k]) < (self.incumbent, self.tie):
-                self.incumbent, self.tie = float(score[k]), float(tie[k])
-                self.best = self._batch(nodes.take(np.array([k])))
-            return score
+            return self._consider(nodes, cost)
+        self._consider(nodes, cost)
         known = j if kind == "F" else j - 1
         if kind == "F":  # B2: completions with each tensor's best level-j order (read before ``cost``'s buffers
             safe = self.bound.order_safe(nodes.temporal, j)  # are reused)
-            by_order = [self._with_order(nodes, j, t) if self.keeps[j - 1, t] and safe[:, t].any() else cost
-                        for t in range(len(self.op.tensors))]
-            lb = self.bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective, by_order, safe)
+            by_order = []
+            for t in range(len(self.op.tensors)):
+                if self.keeps[j - 1, t] and safe[:, t].any():
+                    variant = self._with_order(nodes, j, t)
+                    by_order.append(self.model.evaluate(self._batch(variant)))
+                    self._consider(variant, by_order[-1])
+                else:
+                    by_order.append(cost)
+            lb = self.bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective,
+                                    by_order, safe)
         else:
             lb = self.bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective)
         ok = (cost.capacity_excess[:, max(j - 1, 0):self.L - 1] <= 0).all(axis=1)
         return np.where(ok, lb, np.inf)
 
-    def _with_order(self, nodes: Nodes, j: int, t: int) -> "CostBatch":  # noqa: F821
-        """Costs of ``nodes`` with tensor ``t``'s best order (:func:`.bounds.best_orders`) at level ``j``."""
+    def _with_order(self, nodes: Nodes, j: int, t: int) -> Nodes:
+        """``nodes`` with tensor ``t``'s best order (:func:`.bounds.best_orders`) at level ``j``."""
         order = nodes.order.copy()
         order[:, j] = self.bound.orders[t]
-        return self.model.evaluate(self._batch(Nodes(nodes.temporal, nodes.spatial, nodes.axes, order)))
+        return Nodes(nodes.temporal, nodes.spatial, nodes.axes, order)
 
     def _children(self, nodes: Nodes, stage: int):  # noqa: ANN202 - generator of Nodes pieces
         kind, j = self.stages[stage]
