@@ -31,8 +31,10 @@ def parse_param(text: str) -> tuple[str, list[float | int]]:
 
 def template_points(params: Sequence[str]) -> list[SparseSimdParams]:
     """The Cartesian product of the ``--param`` grids over the template's reference point; each point is
-    named after the values it sets (``simd_rows16_cols12``)."""
+    named after the values it sets (``simd_rows16_cols12``); no ``--param``: no points."""
     grids = dict(parse_param(p) for p in params)
+    if not grids:
+        return []
     points = []
     for values in itertools.product(*grids.values()):
         setting = dict(zip(grids, values))

@@ -78,6 +78,7 @@ def test_a_foreign_database_is_refused(tmp_path: Path) -> None:
 
 
 def test_template_grid_parsing() -> None:
+    assert template_points([]) == []
     points = template_points(["rows=4,8", "glb_banks=8"])
     assert [(p.rows, p.glb_banks, p.name) for p in points] == [(4, 8, "simd_rows4_glb_banks8"),
                                                                (8, 8, "simd_rows8_glb_banks8")]
