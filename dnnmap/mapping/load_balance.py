@@ -52,15 +52,15 @@ def pair_halves(work: np.ndarray) -> np.ndarray:
 
 
 def waves(work: np.ndarray, rows: int) -> np.ndarray:
-    """The tile works ``work`` (in issue order) as waves of ``rows`` tiles, the last padded with idle rows (0)."""
-    padded = np.concatenate([work.astype(float), np.zeros(-len(work) % rows)])
+    """The tile works ``work`` (in issue order) as waves of ``rows`` tiles, the last padded with idle rows (NaN)."""
+    padded = np.concatenate([work.astype(float), np.full(-len(work) % rows, np.nan)])
     return padded.reshape(-1, rows)
 
 
 @dataclass(frozen=True)
 class Imbalance:
-    """Compute time of a layer's waves: the sum over waves of the slowest row's work, against the sum of
-    the mean row work (perfect balance: the total work spread evenly over the rows)."""
+    """Compute time of a layer's waves: the sum over waves of the slowest row's work, against the sum over
+    waves of the mean work of the wave's tiles (perfect balance within every wave)."""
 
     slowest: float
     mean: float
@@ -72,9 +72,9 @@ class Imbalance:
 
 
 def imbalance(wave_work: np.ndarray) -> Imbalance:
-    """:class:`Imbalance` of waves ``(waves, rows)`` of tile works: perfect balance spreads the total work over
-    the rows (the last wave's idle rows included)."""
-    return Imbalance(float(wave_work.max(axis=1).sum()), float(wave_work.sum() / wave_work.shape[1]))
+    """:class:`Imbalance` of waves ``(waves, rows)`` of tile works, idle rows (NaN) left out: a last wave with
+    fewer tiles than rows is not imbalance of sparsity."""
+    return Imbalance(float(np.nanmax(wave_work, axis=1).sum()), float(np.nanmean(wave_work, axis=1).sum()))
 
 
 def balance(halves: np.ndarray, rows: int, scope: Scope = "wave") -> tuple[np.ndarray, np.ndarray]:

@@ -88,3 +88,28 @@ def test_measured_density() -> None:
     w[0, :3] = 1.5
     assert measured_density(w) == pytest.approx(3 / 20)
     assert measured_density(np.zeros(8)) == pytest.approx(1 / 8)
+
+
+def test_onnx_weights_give_measured_densities(tmp_path) -> None:
+    """A pruned ONNX model's conv and Gemm initializers set the layers' weight densities; a dense one none."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper, numpy_helper
+
+    from dnnmap.workload.importers import load_network
+
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(8, 3, 3, 3)).astype(np.float32)
+    w[np.abs(w) < np.quantile(np.abs(w), 0.75)] = 0  # 25% kept
+    fw = rng.normal(size=(10, 8 * 30 * 30)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+             helper.make_node("Flatten", ["c"], ["f"], name="flatten"),
+             helper.make_node("Gemm", ["f", "fw"], ["y"], name="fc", transB=1)]
+    graph = helper.make_graph(nodes, "pruned", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT,
+                                                                             [1, 3, 32, 32])],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(fw, "fw")])
+    path = tmp_path / "pruned.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    conv, fc = load_network(path).layers
+    assert op_densities(conv.op) == {"W": pytest.approx(np.count_nonzero(w) / w.size)}
+    assert op_densities(fc.op) == {}  # dense trained weights: no density below 1

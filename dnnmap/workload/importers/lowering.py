@@ -7,6 +7,7 @@ import math
 from dnnmap.errors import InputFileError
 from dnnmap.workload import ops
 from dnnmap.workload.importers.graph import SourceGraph, SourceNode
+from dnnmap.workload.sparsity import with_densities
 from dnnmap.workload.ir import Layer, Network, Operator
 
 
@@ -32,6 +33,8 @@ def lower(graph: SourceGraph, source: str) -> Network:
             op = _operator(node, where)
         except ValueError as exc:  # raised by the op constructors for impossible attributes
             raise InputFileError(f"{where}: {exc}") from exc
+        if node.attrs.get("weight_density", 1.0) < 1:  # measured from the model's weights (docs/sparse.md)
+            op = with_densities(op, {"W": node.attrs["weight_density"]})
         shape = _output_shape(node, op)
         declared = node.output_shape
         if declared and _normalized(declared) != _normalized(shape):

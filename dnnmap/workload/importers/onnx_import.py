@@ -28,6 +28,7 @@ from dnnmap.workload.importers.graph import (
     unique_name,
     zero_stuffed_window,
 )
+from dnnmap.workload.sparsity import measured_density
 
 STATIC_SOURCES = frozenset({"Constant", "ConstantOfShape", "Shape", "Size"})
 ACTIVATIONS = {
@@ -223,6 +224,17 @@ class OnnxFrontEnd:
             return "non-constant weights"
         return None
 
+    def _weight_density(self, name: str) -> dict[str, float]:
+        """``{"weight_density": d}``, the measured share of non-zeros of a floating-point weight initializer
+        (a pruned model's sparsity, docs/sparse.md), or nothing for other weights and for an all-zero
+        initializer (a placeholder without trained values, as exported without weights)."""
+        if name not in self.initializers:
+            return {}
+        values = numpy_helper.to_array(self.initializers[name])
+        if not np.issubdtype(values.dtype, np.floating) or not values.any():
+            return {}
+        return {"weight_density": measured_density(values)}
+
     def _conv(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
         x_name, w_name = (node.input[0], node.input[3]) if node.op_type == "QLinearConv" else node.input[:2]
         x, w = self.shape(x_name), self.shape(w_name)
@@ -236,7 +248,7 @@ class OnnxFrontEnd:
                                  f"expects {w[1] * groups}")
         kernel = tuple(attrs.get("kernel_shape", w[2:]))
         window = _window(attrs, x[2:], kernel)
-        return "conv", {**window, "groups": groups, "out_channels": w[0]}
+        return "conv", {**window, "groups": groups, "out_channels": w[0], **self._weight_density(w_name)}
 
     def _conv_transpose(self, node: onnx.NodeProto, attrs: dict[str, Any],
                         activations: list[str]) -> tuple[str, dict]:
@@ -281,7 +293,7 @@ class OnnxFrontEnd:
         b_name = node.input[1]
         if b_name in self.static and node.input[0] not in self.static and not attrs.get("transA", 0):
             b = self.shape(b_name)
-            return "fc", {"out_features": b[0] if attrs.get("transB", 0) else b[1]}
+            return "fc", {"out_features": b[0] if attrs.get("transB", 0) else b[1], **self._weight_density(b_name)}
         return "unsupported", {"reason": "transposed or non-constant operands"}
 
     def _matmul(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
@@ -289,7 +301,8 @@ class OnnxFrontEnd:
         b = self.shape(b_name)
         if b_name not in self.static or len(b) != 2:
             return "unsupported", {"reason": "product of two activations"}
-        return ("fc" if len(self.shape(a_name)) == 2 else "matmul"), {"out_features": b[1]}
+        return ("fc" if len(self.shape(a_name)) == 2 else "matmul"), {"out_features": b[1],
+                                                                      **self._weight_density(b_name)}
 
     def _binary(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
         if len(activations) >= 2:
