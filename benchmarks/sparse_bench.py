@@ -133,7 +133,7 @@ def load_balancing() -> None:
     rng = np.random.default_rng(7)
     for spread in (2.0, 3.0, 5.0):
         mask = uneven_pattern((256, 128, 3, 3), (8, 32, 3, 3), 0.1, spread, rng)
-        report_balance(f"synthetic conv, tile density x/{spread:g}", mask, (8, 32, 3, 3), split_axis=1)
+        report_balance(f"synthetic conv, tile spread {spread:g}x", mask, (8, 32, 3, 3), split_axis=1)
     mask = rng.random((256, 128, 3, 3)) < 0.1
     report_balance("synthetic conv, uniform random", mask, (8, 32, 3, 3), split_axis=1)
     for k, w in enumerate(train_mlp()):

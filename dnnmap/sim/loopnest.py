@@ -40,7 +40,7 @@ Meant for small layers (up to ~10^6 lane-steps; larger nests are refused, see ``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -217,7 +217,8 @@ def _innermost_trip(nest: LoopNest, level: int) -> int:
 
 
 def _residency(nest: LoopNest, level: int, it: ActiveIterations, word: np.ndarray, size: int,
-               first_touch: np.ndarray | None, halo_reuse: bool | str) -> tuple[_Copies, int]:
+               first_touch: np.ndarray | None, halo_reuse: bool | str,
+               word_cost: np.ndarray | None = None) -> tuple[_Copies, int | float]:
     """The copies of one tensor at one level (``LANES``: the operand registers), and the largest tile.
 
     Tiles are the words touched per (event, instance). At an event with a non-empty tile the
@@ -247,7 +248,8 @@ def _residency(nest: LoopNest, level: int, it: ActiveIterations, word: np.ndarra
             trip = _innermost_trip(nest, level)
             unchanged |= (previous >= 0) & (pairs[previous] // n_inst == event - 1) & (event % trip != 0)
         in_previous &= unchanged[at]
-    largest = int(tile.max()) if len(tile) else 0
+    held = tile if word_cost is None else np.bincount(at, word_cost[member_word], len(pairs))  # compressed words
+    largest = held.max().item() if len(held) else 0
     if first_touch is None:  # inputs never drain: a copy is its fill
         enter_at = np.flatnonzero(~in_previous)
         enter = pair[enter_at] // n_inst * per_event
@@ -409,6 +411,11 @@ def _execute(op: Operator, it: ActiveIterations, words: dict[str, np.ndarray],
     return out.reshape(op.tensor_shape(op.output.name))
 
 
+def _total(word: np.ndarray, cost: np.ndarray | None) -> int | float:
+    """Words of a move: one per word, or the sum of their costs (a compressed operand)."""
+    return len(word) if cost is None else float(cost.sum())
+
+
 class _Tally:
     """Counts being accumulated during one simulation (internal, mutable)."""
 
@@ -423,22 +430,35 @@ class _Tally:
                                                       for i, lv in enumerate(arch.levels) if lv.fanout is not None}
                                                      for _ in range(2))
         self.dram_log: list[TransferLog] = []
+        # per level, the words one moved word of the tensor being counted costs there (a compressed sparse
+        # operand: 1 + metadata per non-zero, metadata alone per zero; docs/sparse.md); absent: 1 each
+        self.word_cost: dict[int, np.ndarray] = {}
 
-    def add(self, level: int, tensor: str, delta: AccessCounts, instances: dict[str, np.ndarray]) -> None:
-        """Add ``delta`` to the level's counts and its per-instance ``instances[kind]`` words."""
+    def words(self, level: int, word: np.ndarray) -> np.ndarray | None:
+        """The cost of each moved word at ``level``, or None when every word counts 1."""
+        cost = self.word_cost.get(level)
+        return None if cost is None else cost[word]
+
+    def add(self, level: int, tensor: str, delta: AccessCounts, instances: dict[str, np.ndarray],
+            costs: dict[str, np.ndarray | None] | None = None) -> None:
+        """Add ``delta`` to the level's counts and its per-instance ``instances[kind]`` words (weighted by
+        ``costs[kind]`` when given)."""
         key = (self.arch.levels[level].name, tensor)
         self.counts[key] = self.counts.get(key, AccessCounts()) + delta
         n_inst = self.nest.instances(level)
-        per = {kind: np.bincount(inst, minlength=n_inst) for kind, inst in instances.items()}
+        per = {kind: np.bincount(inst, (costs or {}).get(kind), n_inst) for kind, inst in instances.items()}
         zero = np.zeros(n_inst, dtype=np.int64)
         name = self.arch.levels[level].name
-        self.reads[name] += sum((per.get(k, zero) for k in ("reads", "drains", "accumulate_reads")), zero)
-        self.writes[name] += sum((per.get(k, zero) for k in ("fills", "updates")), zero)
+        self.reads[name] = self.reads[name] + sum((per.get(k, zero) for k in ("reads", "drains", "accumulate_reads")),
+                                                  zero)
+        self.writes[name] = self.writes[name] + sum((per.get(k, zero) for k in ("fills", "updates")), zero)
 
     def child_moves(self, level: int, tensor: str, fills: _Moves, drains: _Moves) -> None:
         """Fills and drains of an on-chip level."""
-        self.add(level, tensor, AccessCounts(fills=len(fills.word), drains=len(drains.word)),
-                 {"fills": fills.instance, "drains": drains.instance})
+        costs = {"fills": self.words(level, fills.word), "drains": self.words(level, drains.word)}
+        self.add(level, tensor, AccessCounts(fills=_total(fills.word, costs["fills"]),
+                                             drains=_total(drains.word, costs["drains"])),
+                 {"fills": fills.instance, "drains": drains.instance}, costs)
 
     def parent_moves(self, op: Operator, t: Tensor, child: int, parent: int, moves: _Moves, direction: Direction,
                      parent_copies: _Copies | None, during_step: bool = False) -> None:
@@ -450,7 +470,9 @@ class _Tally:
         size = t.size(op.bounds)
         if direction == "read":
             seen = _merge_at_parent(self.nest, child, parent, moves, size, rule.multicast, rule.identical)
-            self.add(parent, t.name, AccessCounts(reads=len(seen.word)), {"reads": seen.parent})
+            cost = self.words(parent, seen.word)
+            self.add(parent, t.name, AccessCounts(reads=_total(seen.word, cost)), {"reads": seen.parent},
+                     {"reads": cost})
         else:
             seen = _merge_at_parent(self.nest, child, parent, moves, size, rule.reduction, False)
             accumulate = np.zeros(len(seen.word), dtype=bool)
@@ -463,13 +485,17 @@ class _Tally:
         for k in range(child + 1, parent + 1):
             if self.arch.levels[k].fanout is not None:
                 name = self.arch.levels[k].name
-                self.hop_words[name] += len(moves.word)
+                # words cross compressed when the parent is compressed (decompression at the child's side)
+                self.hop_words[name] += _total(moves.word, self.words(parent, moves.word))
                 # the parent-side words of this link, grouped by the level-k instance they pass through
                 at_k = seen if k == parent else _merge_at_parent(self.nest, child, k, moves, size, merged, identical)
-                network[name] += np.bincount(at_k.parent, minlength=len(network[name]))
+                network[name] = network[name] + np.bincount(at_k.parent, self.words(parent, at_k.word),
+                                                            len(network[name]))
         if parent == len(self.arch.levels) - 1:
+            cost = self.words(parent, seen.word)
             self.dram_log.append(TransferLog(t.name, t.role, direction, tuple(a.name for a in t.axes),
-                                             t.shape(op.bounds), seen.step, seen.group, seen.word))
+                                             t.shape(op.bounds), seen.step, seen.group, seen.word,
+                                             None if cost is None else float(cost.sum())))
 
 
 def _count_tensor(tally: _Tally, op: Operator, mapping: Mapping, it: ActiveIterations, t: Tensor,
@@ -491,8 +517,9 @@ def _count_tensor(tally: _Tally, op: Operator, mapping: Mapping, it: ActiveItera
         copies[LANES] = _residency(nest, LANES, lane_it, lane_word, size, first_touch, halo_reuse=True)[0]
     for c in chain[:-1]:
         copies[c], tally.tile_words[(arch.levels[c].name, t.name)] = _residency(
-            nest, c, it, word, size, first_touch, arch.levels[c].halo_reuse)
-    tally.tile_words[(arch.levels[-1].name, t.name)] = size
+            nest, c, it, word, size, first_touch, arch.levels[c].halo_reuse, tally.word_cost.get(c))
+    whole = tally.word_cost.get(len(arch.levels) - 1)
+    tally.tile_words[(arch.levels[-1].name, t.name)] = size if whole is None else float(whole.sum())
     for child, parent in zip([LANES] + chain[:-1], chain):
         if child in copies:
             fills, drains = copies[child].fills(), copies[child].drains()
@@ -510,50 +537,16 @@ def _subset(it: ActiveIterations, keep: np.ndarray) -> ActiveIterations:
     return ActiveIterations(it.step[keep], it.lane[keep], it.index[keep])
 
 
-def _compressed(sparse: SparseOperand, dense: object, nonzero: object) -> object:
-    """Words of the compressed operand (docs/sparse.md) for ``dense`` element positions holding ``nonzero``
-    non-zeros: numbers, per-instance arrays or :class:`AccessCounts`."""
-    if isinstance(dense, AccessCounts):
-        return AccessCounts(*(sparse.compressed_words(getattr(dense, k), getattr(nonzero, k))
-                              for k in ("reads", "fills", "updates", "drains", "accumulate_reads")))
-    return sparse.compressed_words(dense, nonzero)  # type: ignore[arg-type]
-
-
 def _count_sparse_tensor(tally: _Tally, op: Operator, mapping: Mapping, it: ActiveIterations, t: Tensor,
-                         word: np.ndarray, nonzero: np.ndarray, stored: int, sparse: SparseOperand) -> None:
-    """All counts of the sparse operand ``t`` (docs/sparse.md): counted twice, over every lane-step (the
-    dense element positions) and over the lane-steps whose word is non-zero (the non-zeros really moved);
-    at a compressed level a count is the compressed words of the two (:meth:`SparseOperand.compressed_words`),
-    elsewhere the dense one; the backing store holds the tensor's ``stored`` non-zeros. Words through a fan-out are compressed when the link crossing it comes from a
-    compressed parent (decompression happens at the child's side)."""
-    arch = tally.arch
-    dense, nz = _Tally(arch, tally.nest), _Tally(arch, tally.nest)
-    _count_tensor(dense, op, mapping, it, t, word)
-    _count_tensor(nz, op, mapping, _subset(it, nonzero), t, word[nonzero])
-    nz.tile_words[(arch.levels[-1].name, t.name)] = stored
-    at = {lv.name: i for i, lv in enumerate(arch.levels)}
-
-    def merged(level: int, d: object, n: object) -> object:
-        return _compressed(sparse, d, n) if sparse.compressed[level] else d
-
-    for key, d in dense.counts.items():
-        tally.counts[key] = merged(at[key[0]], d, nz.counts.get(key, AccessCounts()))  # type: ignore[assignment]
-    for key, d in dense.tile_words.items():
-        tally.tile_words[key] = merged(at[key[0]], d, nz.tile_words.get(key, 0))  # type: ignore[assignment]
-    for name, i in at.items():
-        tally.reads[name] = tally.reads[name] + merged(i, dense.reads[name], nz.reads[name])
-        tally.writes[name] = tally.writes[name] + merged(i, dense.writes[name], nz.writes[name])
-    chain = [i for i in range(len(arch.levels)) if t.name in mapping.kept_tensors(i, op, arch)]
-    for name in tally.hop_words:
-        parent = min(i for i in chain if i >= at[name])  # the link crossing this fan-out comes from it
-        tally.hop_words[name] += merged(parent, dense.hop_words[name], nz.hop_words[name])  # type: ignore[operator]
-        for ours, d_net, n_net in ((tally.network_ingress, dense.network_ingress, nz.network_ingress),
-                                   (tally.network_egress, dense.network_egress, nz.network_egress)):
-            ours[name] = ours[name] + merged(parent, d_net[name], n_net[name])
-    nz_logs = {log.direction: log for log in nz.dram_log}
-    for log in dense.dram_log:
-        kept = nz_logs.get(log.direction, replace(log, step=_EMPTY, group=_EMPTY, word=_EMPTY))
-        tally.dram_log.append(replace(kept, compressed_words=sparse.compressed_words(len(log.word), len(kept.word))))
+                         word: np.ndarray, nonzero: np.ndarray, sparse: SparseOperand) -> None:
+    """All counts of the sparse operand ``t`` (docs/sparse.md): the dense schedule's moves, each moved word
+    at a compressed level costing what it costs in the compressed form (:meth:`SparseOperand.compressed_words`:
+    a non-zero ``word_per_nonzero`` + ``metadata_per_element``, a zero the metadata alone; ``nonzero``: the
+    tensor's flat non-zero mask). Uncompressed levels count every word 1."""
+    cost = np.where(nonzero, sparse.word_per_nonzero, 0.0) + sparse.metadata_per_element
+    tally.word_cost = {i: cost for i, compressed in enumerate(sparse.compressed) if compressed}
+    _count_tensor(tally, op, mapping, it, t, word)
+    tally.word_cost = {}
 
 
 def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, compute: bool = True,
@@ -600,7 +593,7 @@ def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, comp
     tally = _Tally(arch, nest)
     for t in op.tensors:
         if sparse is not None and t.name == sparse.tensor:
-            _count_sparse_tensor(tally, op, mapping, it, t, words[t.name], nz_word, int(np.count_nonzero(nonzero)),
+            _count_sparse_tensor(tally, op, mapping, it, t, words[t.name], np.asarray(nonzero, dtype=bool).ravel(),
                                  sparse)
         else:
             _count_tensor(tally, op, mapping, it, t, words[t.name], effectual)
