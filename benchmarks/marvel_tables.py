@@ -6,7 +6,8 @@ Off-chip (platform-independent, ``--arch``): Table 3, DB vs core, Fig. 6/7. On-c
 platforms: Fig. 8 (the 15 layers: Marvel vs the RS-, DLA- and ShiDianNao-like baselines and the
 roofline), the pruning switches (symmetry, prologue/epilogue), the best uniform dataflow, Fig. 9
 (whole models) and the search cost against the random and optimal mappers. ``--quick`` skips
-Fig. 9, runs the switch study, uniform dataflow and search cost on platform 1 with fewer layers.
+Fig. 9, runs the uniform dataflow on platform 1 only and the search cost on four layers with
+smaller budgets; ``--sections`` picks parts (e.g. ``--sections fig8``).
 
 Table 3: each layer's published level-3 tile and layout beside ours (DbSettings.table3(): stride
 ignored, outputs counted twice, R and S whole, 2x-buffered 108 KB L2, 64 B blocks); "co-opt" says
@@ -202,7 +203,7 @@ def uniform(arch: ArchSpec) -> None:
 
 
 def random_until(op, arch: ArchSpec, objective: str, target: float, seconds: float, cap: int,
-                 chunk: int = 2000) -> tuple[float, tuple[int, float] | None, float, int]:
+                 chunk: int = 500) -> tuple[float, tuple[int, float] | None, float, int]:
     """Random sampling of the declared space (the random mapper's sampler and the core model), in chunks:
     its best after ``seconds`` (equal time), and the evaluations and seconds at which it first reaches
     ``target`` (equal quality; None within ``cap`` evaluations)."""
@@ -229,8 +230,8 @@ def search_cost(arch: ArchSpec, layers: tuple[str, ...], cap: int, optimal_secon
     """Marvel vs random sampling (equal time, equal quality) and the certified-optimal mapper."""
     print(f"Search cost on {arch.name}: Marvel vs random sampling and the optimal mapper (branch and bound, "
           f"{optimal_seconds:.0f} s budget) over the core's declared space (default layouts)")
-    print(f"{'':4} {'obj':>7} {'Marvel s':>8} {'evals':>7} | {'rnd@=t':>7} | {'rnd to Marvel':>20} | "
-          f"{'optimal/Marvel':>14} {'opt s':>6} {'proven':>6} {'Marvel faster':>13}")
+    print(f"{'':4} {'obj':>7} {'Marvel s':>8} {'evals':>7} | {'rnd@=t':>7} | {'rnd to Marvel (500s)':>20} | "
+          f"{'optimal/Marvel':>14} {'opt s':>6} {'proven':>6} {'opt s/Marvel s':>14}")
     quality, faster = [], []
     for r in (x for x in TABLE3 if x.id in layers):
         op = table3_op(r)
@@ -245,37 +246,51 @@ def search_cost(arch: ArchSpec, layers: tuple[str, ...], cap: int, optimal_secon
             faster.append(opt.result.seconds / m.seconds)
             print(f"{r.id:4} {objective:>7} {m.seconds:>8.2f} {m.evaluated:>7,} | {at_t / mv:>6.2f}x | {eq:>20} | "
                   f"{ov / mv:>14.3f} {opt.result.seconds:>6.1f} {'yes' if opt.certificate.proven else 'no':>6} "
-                  f"{opt.result.seconds / m.seconds:>12.0f}x")
-    print(f"Marvel / optimal objective: geomean {geomean(quality):.3f} (paper: ~1.05); optimal mapper time / "
-          f"Marvel time: geomean {geomean(faster):.0f}x (paper: ~300x vs brute force)\n")
+                  f"{opt.result.seconds / m.seconds:>13.0f}x")
+    print(f"Marvel / optimal-mapper objective: geomean {geomean(quality):.3f} (paper: ~1.05 vs brute force); optimal "
+          f"mapper seconds / Marvel seconds: geomean {geomean(faster):.0f}x (paper: ~300x); rnd@=t: random's best "
+          "after Marvel's wall time / Marvel's\n")
+
+
+SECTIONS = ("offchip", "fig8", "switches", "uniform", "fig9", "cost")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arch", default="marvel_platform1", help="platform of the off-chip tables")
-    ap.add_argument("--quick", action="store_true", help="skip Fig. 9; fewer layers for the switches, "
-                    "uniform dataflow and search cost")
+    ap.add_argument("--quick", action="store_true", help="skip Fig. 9; the uniform dataflow on platform 1 only; "
+                    "the search cost on four layers with smaller budgets")
+    ap.add_argument("--sections", default=",".join(SECTIONS), help=f"comma-separated subset of {', '.join(SECTIONS)}")
     args = ap.parse_args()
-    arch = load_arch(args.arch)
+    sections = set(args.sections.split(","))
+    if sections - set(SECTIONS):
+        ap.error(f"unknown sections {sorted(sections - set(SECTIONS))}; choose from {', '.join(SECTIONS)}")
+    if args.quick:
+        sections.discard("fig9")
     t0 = time.perf_counter()
-    results = table3(arch)
-    db_vs_core(arch)
-    fig7(results)
-    print()
-    speed: list[float] = []
-    energy: list[float] = []
-    for name in PLATFORMS:
-        s, e = fig8(load_arch(name))
-        speed += s
-        energy += e
-    print(f"Fig. 8, both platforms: geomean throughput {geomean(speed):.2f}x (paper {PAPER_FIG8[0]}x), energy "
-          f"{geomean(energy):.3f}x (paper {PAPER_FIG8[1]}x)\n")
+    if "offchip" in sections:
+        arch = load_arch(args.arch)
+        results = table3(arch)
+        db_vs_core(arch)
+        fig7(results)
+        print()
+    if "fig8" in sections:
+        speed: list[float] = []
+        energy: list[float] = []
+        for name in PLATFORMS:
+            s, e = fig8(load_arch(name))
+            speed += s
+            energy += e
+        print(f"Fig. 8, both platforms: geomean throughput {geomean(speed):.2f}x (paper {PAPER_FIG8[0]}x), energy "
+              f"{geomean(energy):.3f}x (paper {PAPER_FIG8[1]}x)\n")
     p1 = load_arch(PLATFORMS[0])
     few = ("L2", "L5", "L9", "L13")
-    switches(p1, few if args.quick else tuple(r.id for r in TABLE3))
-    for name in PLATFORMS[:1] if args.quick else PLATFORMS:
-        uniform(load_arch(name))
-    if not args.quick:
+    if "switches" in sections:
+        switches(p1, few)
+    if "uniform" in sections:
+        for name in PLATFORMS[:1] if args.quick else PLATFORMS:
+            uniform(load_arch(name))
+    if "fig9" in sections:
         speed, energy = [], []
         for name in PLATFORMS:
             s, e = fig9(load_arch(name))
@@ -283,8 +298,9 @@ def main() -> None:
             energy += e
         print(f"Fig. 9, both platforms: geomean throughput {geomean(speed):.2f}x (paper {PAPER_FIG9[0]}x), energy "
               f"{1 - 1 / geomean(energy):.1%} lower (paper 9.19%)\n")
-    search_cost(p1, few if args.quick else tuple(r.id for r in TABLE3), 20_000 if args.quick else 200_000,
-                5.0 if args.quick else 60.0)
+    if "cost" in sections:
+        search_cost(p1, few if args.quick else tuple(r.id for r in TABLE3), 20_000 if args.quick else 100_000,
+                    5.0 if args.quick else 30.0)
     print(f"({time.perf_counter() - t0:.1f} s; letters {','.join(MARVEL_LETTERS)}: P width, Q height)")
 
 

@@ -10,6 +10,7 @@ import pytest
 from dnnmap.arch.spec import load_arch
 from dnnmap.cost.model import CostModel
 from dnnmap.mapping.mapping import validate_mapping
+from dnnmap.search.marvel.compare import MARVEL, compare_layer, compare_operators, uniform_dataflow
 from dnnmap.search.marvel.dataflows import BASELINES, DLA_LIKE, RS_LIKE, SHIDIANNAO_LIKE, ir_dim
 from dnnmap.search.marvel.mapper import marvel_search
 from dnnmap.search.marvel.offchip import offchip_search
@@ -97,3 +98,14 @@ def test_prologue_epilogue_tiles_cover_the_layer_and_never_lose():
     assert any(padded.mapping.total(d) > b for d, b in op.dims)  # some edge tile is clipped
     assert all(padded.mapping.total(d) <= 1.25 * b for d, b in op.dims)
     assert verify(op, P1, padded.mapping).ok  # the clipped nest computes the layer exactly (simulator vs NumPy)
+
+
+def test_comparison_and_uniform_dataflow_on_small_layers():
+    ops = [conv2d("a", 8, 16, 10, 3), depthwise("b", 32, 12, 3)]
+    c = compare_layer(ops[0], P1)
+    assert all(c.speedup(b.name) >= 1 and c.energy_gain(b.name) >= 1 - 1e-12 for b in BASELINES)
+    assert c.throughput(MARVEL) <= c.roofline.throughput * (1 + 1e-9)
+    net = compare_operators("n", [replace(op, name=op.name + str(i)) for i, op in enumerate(ops * 2)], P1)
+    assert net.cycles(MARVEL) == pytest.approx(2 * sum(x.cycles[MARVEL] for _, x in net.layers[:2]))
+    st = uniform_dataflow(ops, P1, dataflows=BASELINES)
+    assert (st.relative <= 1 + 1e-12).all() and st.best == BASELINES[int(np.argmax(st.geomean))].name

@@ -98,14 +98,20 @@ class NetworkComparison:
 
 def compare_network(network: Network, arch: ArchSpec, dataflows: Sequence[Dataflow] = BASELINES,
                     options: MarvelOptions | None = None) -> NetworkComparison:
+    """Every layer of ``network`` compared; layers of identical shape are searched once."""
+    return compare_operators(network.name, network.operators, arch, dataflows, options)
+
+
+def compare_operators(name: str, ops: Sequence[Operator], arch: ArchSpec, dataflows: Sequence[Dataflow] = BASELINES,
+                      options: MarvelOptions | None = None) -> NetworkComparison:
     done: dict[tuple, LayerComparison] = {}
     rows = []
-    for op in network.operators:
+    for op in ops:
         key = shape_key(op)
         if key not in done:
             done[key] = compare_layer(op, arch, dataflows, options)
         rows.append((op.name, done[key]))
-    return NetworkComparison(network.name, tuple(rows))
+    return NetworkComparison(name, tuple(rows))
 
 
 @dataclass(frozen=True)
