@@ -179,7 +179,8 @@ def parse_directives(text: str, op: Operator, arch: ArchSpec) -> Mapping:
         inner = math.prod(_factor(loops, j, op) for j in range(nxt, len(loops))
                           if loops[j][1] == "SpatialMap" and loops[j][4] == loops[nxt][4])
         if pes != inner:
-            raise MappingError(f"directives line {no}: Cluster({pes},P) groups {inner} PEs of the spatial maps after it")
+            raise MappingError(f"directives line {no}: Cluster({pes},P) groups {inner} PEs of the spatial maps "
+                               "after it")
     return _mapping(loops, keeps, tuple(layouts), tuple(notes), op, arch)
 
 

@@ -70,8 +70,9 @@ def test_symmetry_pairs_cost_the_same_and_pruning_keeps_the_optimum():
     model = CostModel(op, buffered_view(P1, 2))
     # brute force: every surviving candidate and its mirror (factors and orders mirrored) price identically
     for batch in space.batches(fac[:400]):
-        mirrored = replace(batch, temporal=batch.temporal[:, :, space.mirror], spatial=batch.spatial[:, :, space.mirror],
-                           order=space.mirror[batch.order], axes=batch.axes[:, :, space.mirror])
+        mirror = space.mirror
+        mirrored = replace(batch, temporal=batch.temporal[:, :, mirror], spatial=batch.spatial[:, :, mirror],
+                           order=mirror[batch.order], axes=batch.axes[:, :, mirror])
         a, b = model.evaluate(batch), model.evaluate(mirrored)
         assert np.array_equal(a.valid, b.valid)
         assert np.allclose(a.energy[a.valid], b.energy[b.valid]) and np.allclose(a.cycles[a.valid], b.cycles[b.valid])

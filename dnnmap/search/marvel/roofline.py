@@ -10,9 +10,9 @@ classical roofline over every roof the platform declares: a layer needs at least
 * ``dram``: the compulsory DRAM bytes (every tensor once) / DRAM bytes per cycle.
 
 Words are the distinct elements the layer touches (:func:`touched_words`: a stride-2 1x1
-window reads a quarter of its input's interval hull). The attainable throughput is iterations / the largest of these, in iterations per cycle. The
-NoC roofs are Marvel's "NoC bandwidth x arithmetic intensity" with the intensity of Table 2's
-first column (MACs per input and weight word).
+window reads a quarter of its input's interval hull). The attainable throughput is iterations /
+the largest of these, in iterations per cycle. The NoC roofs are Marvel's "NoC bandwidth x
+arithmetic intensity" with the intensity of Table 2's first column (MACs per input and weight word).
 """
 
 from __future__ import annotations
