@@ -6,8 +6,8 @@ Off-chip (platform-independent, ``--arch``): Table 3, DB vs core, Fig. 6/7. On-c
 platforms: Fig. 8 (the 15 layers: Marvel vs the RS-, DLA- and ShiDianNao-like baselines and the
 roofline), the pruning switches (symmetry, prologue/epilogue), the best uniform dataflow, Fig. 9
 (whole models) and the search cost against the random and optimal mappers. ``--quick`` skips
-Fig. 9, runs the uniform dataflow on platform 1 only and the search cost on four layers with
-smaller budgets; ``--sections`` picks parts (e.g. ``--sections fig8``).
+Fig. 9, runs the switches and the search cost on two layers (L2, L9) with smaller budgets and
+the uniform dataflow on platform 1 only; ``--sections`` picks parts (e.g. ``--sections fig8``).
 
 Table 3: each layer's published level-3 tile and layout beside ours (DbSettings.table3(): stride
 ignored, outputs counted twice, R and S whole, 2x-buffered 108 KB L2, 64 B blocks); "co-opt" says
@@ -258,8 +258,8 @@ SECTIONS = ("offchip", "fig8", "switches", "uniform", "fig9", "cost")
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arch", default="marvel_platform1", help="platform of the off-chip tables")
-    ap.add_argument("--quick", action="store_true", help="skip Fig. 9; the uniform dataflow on platform 1 only; "
-                    "the search cost on four layers with smaller budgets")
+    ap.add_argument("--quick", action="store_true", help="skip Fig. 9; switches and search cost on L2 and L9 "
+                    "with smaller budgets; the uniform dataflow on platform 1 only")
     ap.add_argument("--sections", default=",".join(SECTIONS), help=f"comma-separated subset of {', '.join(SECTIONS)}")
     args = ap.parse_args()
     sections = set(args.sections.split(","))
@@ -284,7 +284,7 @@ def main() -> None:
         print(f"Fig. 8, both platforms: geomean throughput {geomean(speed):.2f}x (paper {PAPER_FIG8[0]}x), energy "
               f"{geomean(energy):.3f}x (paper {PAPER_FIG8[1]}x)\n")
     p1 = load_arch(PLATFORMS[0])
-    few = ("L2", "L5", "L9", "L13")
+    few = ("L2", "L9") if args.quick else ("L2", "L5", "L9", "L13")
     if "switches" in sections:
         switches(p1, few)
     if "uniform" in sections:
@@ -300,7 +300,7 @@ def main() -> None:
               f"{1 - 1 / geomean(energy):.1%} lower (paper 9.19%)\n")
     if "cost" in sections:
         search_cost(p1, few if args.quick else tuple(r.id for r in TABLE3), 20_000 if args.quick else 100_000,
-                    5.0 if args.quick else 30.0)
+                    3.0 if args.quick else 30.0)
     print(f"({time.perf_counter() - t0:.1f} s; letters {','.join(MARVEL_LETTERS)}: P width, Q height)")
 
 
