@@ -18,6 +18,7 @@ from dnnmap.errors import DnnmapError
 from dnnmap.workload.ir import Network, Operator
 
 DENSITIES = "densities"  # the Operator.attrs key
+FORWARD_WEIGHTS = "W"  # the weights' tensor name in the zoo's, the importers' and the derived passes' layers
 ROLE_ALIASES = {"weight": "weight", "weights": "weight", "input": "input", "inputs": "input",
                 "activations": "input"}
 
@@ -65,9 +66,19 @@ def parse_density_options(options: Iterable[str]) -> dict[str, float]:
     return out
 
 
+def _alias_targets(op: Operator, role: str) -> list[str]:
+    """The input tensors a role alias names in ``op``: those of that role in a forward layer; in a derived
+    training pass (docs/ir.md), whose roles are exchanged, only the forward weights ``W`` for ``weight``
+    (backward-data keeps them; weight-update's role-weight tensor is the gradient ``dO``, named explicitly)."""
+    if op.attr("pass") in (None, "forward"):
+        return [t.name for t in op.inputs if t.role == role]
+    return [t.name for t in op.inputs if role == "weight" and t.name == FORWARD_WEIGHTS]
+
+
 def apply_densities(network: Network, densities: Mapping[str, float]) -> Network:
     """Every layer with the given densities: a key is a tensor name (applied to every layer with such an
-    input tensor) or a role alias (``weights``, ``activations``, ...: the layer's input tensor of that role).
+    input tensor) or a role alias (``weights``, ``activations``, ...: the layer's input tensor of that role;
+    in derived training passes only ``weights``, for the forward weights ``W``: :func:`_alias_targets`).
     A key that names no input tensor of any layer and no role is an error listing the names allowed."""
     if not densities:
         return network
@@ -81,7 +92,7 @@ def apply_densities(network: Network, densities: Mapping[str, float]) -> Network
         given: dict[str, float] = {}
         for key, d in densities.items():  # roles first, tensor names override them
             if key in ROLE_ALIASES:
-                given.update({t.name: d for t in layer.op.inputs if t.role == ROLE_ALIASES[key]})
+                given.update({name: d for name in _alias_targets(layer.op, ROLE_ALIASES[key])})
         given.update({k: d for k, d in densities.items() if any(t.name == k for t in layer.op.inputs)})
         layers.append(replace(layer, op=with_densities(layer.op, given)) if given else layer)
     return replace(network, layers=tuple(layers))

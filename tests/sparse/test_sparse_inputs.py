@@ -113,3 +113,19 @@ def test_onnx_weights_give_measured_densities(tmp_path) -> None:
     conv, fc = load_network(path).layers
     assert op_densities(conv.op) == {"W": pytest.approx(np.count_nonzero(w) / w.size)}
     assert op_densities(fc.op) == {}  # dense trained weights: no density below 1
+
+
+def test_role_aliases_in_training_passes() -> None:
+    """``weights`` names the forward weights W in every pass that reads them, never the weight-update pass's
+    role-weight tensor dO (a gradient); tensor names reach the passes directly."""
+    from dnnmap.workload.training import training_network
+
+    net = training_network(zoo.get("lenet5"), ("forward", "backward", "weight-update"))
+    out = apply_densities(net, {"weights": 0.2, "dO": 0.5})
+    by_pass = {}
+    for layer in out.layers:
+        if layer.op.kind.startswith("conv2d"):
+            by_pass.setdefault(layer.op.attr("pass") or "forward", op_densities(layer.op))
+    assert by_pass["forward"] == {"W": 0.2}
+    assert by_pass["backward"] == {"W": 0.2, "dO": 0.5}
+    assert by_pass["weight-update"] == {"dO": 0.5}
