@@ -26,7 +26,7 @@ def _map(*args: object) -> object:
     return runner.invoke(app, ["map", "lenet5", "--mapper", "random", "--budget", "100", "--layers", "conv1,conv2", *map(str, args)])
 
 
-def test_density_lowers_energy_and_macs(tmp_path: Path) -> None:
+def test_density_lowers_energy(tmp_path: Path) -> None:
     arch = _sparse_eyeriss(tmp_path)
     totals = {}
     for name, extra in (("dense", ()), ("sparse", ("--density", "weights=0.1"))):
