@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parents[1]))  # this checkout's dnnmap, not an installed one
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "robustness"))  # the shared generators
 from fuzz_cases import KINDS, fuzz, make_bases  # noqa: E402
 

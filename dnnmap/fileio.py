@@ -279,6 +279,18 @@ def check_output_path(path: str | os.PathLike[str] | None, option: str) -> Path 
     return Path(path)
 
 
+def _make_parent(path: Path) -> None:
+    """Create ``path``'s missing parent folders, or an InputFileError naming the obstacle (a file where a
+    folder should be, a folder that cannot be written)."""
+    blocker = next((d for d in path.parents if d.exists() and not d.is_dir()), None)
+    if blocker is not None:
+        raise InputFileError(f"{path}: {blocker} is a file, not a directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputFileError(f"{path}: cannot create the directory {path.parent} ({err.strerror or err})") from None
+
+
 def write_text_atomic(path: str | os.PathLike[str], text: str | bytes, make_parents: bool = True) -> Path:
     """Write ``path`` via a temporary sibling and a rename: never half-written, usual permissions
     (``make_parents``: create missing parent directories)."""
@@ -288,9 +300,12 @@ def write_text_atomic(path: str | os.PathLike[str], text: str | bytes, make_pare
     if p.is_dir():
         raise InputFileError(f"{p}: is a directory; give a file name")
     if make_parents:
-        p.parent.mkdir(parents=True, exist_ok=True)
+        _make_parent(p)
     mode = _target_mode(p, 0o666)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    except OSError as err:
+        raise InputFileError(f"{p}: cannot write into {p.parent} ({err.strerror or err})") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(text.encode("utf-8") if isinstance(text, str) else text)
@@ -309,9 +324,12 @@ def publish_dir(path: str | os.PathLike[str], may_replace: Callable[[Path], bool
     out = Path(path)
     if out.exists() and not may_replace(out):
         raise InputFileError(f"{out}: exists and is not a directory this command wrote; refusing to overwrite it")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    _make_parent(out)
     mode = _target_mode(out, 0o777)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    except OSError as err:
+        raise InputFileError(f"{out}: cannot write into {out.parent} ({err.strerror or err})") from None
     try:
         yield tmp
         os.chmod(tmp, mode)

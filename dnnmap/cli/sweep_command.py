@@ -21,7 +21,7 @@ from dnnmap.errors import DnnmapError
 from dnnmap.search.mappers import OBJECTIVES
 from dnnmap.search.network import MAPPERS
 from dnnmap.sweep.candidates import GRID_FIELDS, template_points
-from dnnmap.sweep.engine import dask_client, pending_tasks, run_sweep
+from dnnmap.sweep.engine import check_workers, dask_client, pending_tasks, run_sweep
 from dnnmap.sweep.store import ResultStore
 from dnnmap.sweep.tasks import SweepRow, SweepTask
 
@@ -67,12 +67,14 @@ def sweep_command(
         raise DnnmapError("give hardware candidates: --arch NAME_OR_YAML (repeat) and/or --param NAME=V1,V2")
     if serial and scheduler:
         raise DnnmapError("--serial and --scheduler exclude each other")
+    check_workers(workers)
     networks = networks_of(models, passes, density)
     candidates = [(a, resolve_arch(a), None) for a in arch or []]
     candidates += [(p.name, sparse_simd_spec(p), area_of(p).total) for p in template_points(param or [])]
     tasks = [SweepTask(label, spec, net, obj, mapper, area) for label, spec, area in candidates
              for net in networks for obj in objectives]
     check_writable(store, "--store")
+    store.parent.mkdir(parents=True, exist_ok=True)  # like every other output (SQLite creates no folders)
     results = ResultStore(store)
     err = stderr_console()
     todo = pending_tasks(tasks, results)

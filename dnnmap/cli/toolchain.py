@@ -58,7 +58,8 @@ def compile_command(
                                             "zoo name")],
     output: Annotated[Path, typer.Option("--output", "-o", parser=output_path, help="output directory")],
     target: Annotated[str, typer.Option(help=f"code generator; one of {', '.join(TARGETS)}")] = "nve",
-    opt_level: Annotated[int, typer.Option("--opt-level", "-O", help="optimization level")] = 3,
+    opt_level: Annotated[Optional[int], typer.Option("--opt-level", "-O", help="nve: optimization level 0-3 "
+                                                     "(default 3)")] = None,
     spec: Annotated[Optional[Path], typer.Option(help="target spec YAML (default: the built-in NVE spec; "
                                                           "nmp: an architecture YAML, default the nmp preset)")] = None,
     skip_unsupported: Annotated[bool, typer.Option(help="skip layers the target cannot run instead of "
@@ -72,13 +73,17 @@ def compile_command(
     if target not in TARGETS:
         raise UnknownNameError(f"unknown target {target!r}; targets: {', '.join(TARGETS)}")
     if target == "nmp":
+        if opt_level is not None or skip_unsupported:
+            raise DnnmapError("--opt-level and --skip-unsupported apply to --target nve only (the NMP target "
+                              "compiles every layer or refuses the network)")
         _compile_nmp(net, output, spec, bits, seed, params)
         return
     if bits is not None or seed is not None or params is not None:
         raise DnnmapError("--bits, --seed and --params apply to --target nmp only")
     from dnnmap.targets.nve import compile_network
 
-    result = compile_network(_compile_source(net), output, spec, opt_level, skip_unsupported)
+    result = compile_network(_compile_source(net), output, spec, 3 if opt_level is None else opt_level,
+                             skip_unsupported)
     stdout_console().print(result.summary(), markup=False)
 
 

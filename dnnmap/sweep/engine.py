@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from distributed import Client
 
 OnDone = Callable[[SweepRow], None]
+MAX_WORKERS = 256
 DASK_HINT = "install it with pip install 'dnnmap[sweep]' (dask[distributed]), or run with --serial"
 
 
@@ -61,6 +62,12 @@ def _finish(store: ResultStore, row: SweepRow, on_done: OnDone | None) -> None:
         on_done(row)
 
 
+def check_workers(workers: int) -> None:
+    """Refuse a LocalCluster size outside 1..256 (checked before any work)."""
+    if not 1 <= workers <= MAX_WORKERS:
+        raise DnnmapError(f"--workers {workers}: must be in 1..{MAX_WORKERS}")
+
+
 @contextmanager
 def dask_client(workers: int, scheduler: str | None) -> Iterator[Client]:
     """A client of the cluster at ``scheduler`` (``tcp://host:port``), else of a new LocalCluster of
@@ -77,8 +84,7 @@ def dask_client(workers: int, scheduler: str | None) -> Iterator[Client]:
         with client:
             yield client
         return
-    if not 1 <= workers <= 256:
-        raise DnnmapError(f"--workers {workers}: must be in 1..256")
+    check_workers(workers)
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                       silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
         yield client

@@ -19,6 +19,7 @@ from dnnmap import limits
 from dnnmap.errors import DnnmapError, InputFileError
 from dnnmap.workload import ops, training
 from dnnmap.workload.ir import Network, Operator
+from dnnmap.workload.sparsity import DENSITIES, check_density
 
 CONV_KINDS = ("conv2d", "pointwise", "depthwise")
 MAC_KINDS = (*CONV_KINDS, "fc", "matmul", "einsum", *training.DERIVED_KINDS)
@@ -133,6 +134,28 @@ def _connectivity_problem(op: Operator) -> str | None:
     return None
 
 
+def _densities_problem(op: Operator) -> str | None:
+    """Why the operator's ``densities`` attribute (docs/sparse.md) is not a list of distinct [input tensor,
+    density in (0, 1]] pairs, or None."""
+    given = op.attr(DENSITIES)
+    if given is None:
+        return None
+    pairs = given if isinstance(given, tuple) else None
+    if pairs is None or any(not isinstance(p, tuple) or len(p) != 2 or not isinstance(p[0], str) for p in pairs):
+        return f"attribute densities must be a list of [TENSOR, DENSITY] pairs, got {given!r:.60}"
+    inputs = sorted(t.name for t in op.inputs)
+    for name, d in pairs:
+        if name not in inputs:
+            return f"attribute densities: {name!r} is not an input tensor (inputs: {', '.join(inputs)})"
+        try:
+            check_density(d, f"attribute densities: tensor {name!r}")
+        except DnnmapError as err:
+            return str(err)
+    if len({name for name, _ in pairs}) != len(pairs):
+        return f"attribute densities: a tensor appears twice in {given!r:.60}"
+    return None
+
+
 def operator_problem(op: Operator) -> str | None:
     """Why ``op`` is not a consistent operator of its kind (or too large to map), or None."""
     problem = limits.operator_problem(op.dims)
@@ -163,7 +186,7 @@ def operator_problem(op: Operator) -> str | None:
         diff = _difference(op, ref)
         if diff:
             return diff
-    return _connectivity_problem(op)
+    return _connectivity_problem(op) or _densities_problem(op)
 
 
 def _stuffed(size: int, want: int, unit_stride: bool) -> bool:

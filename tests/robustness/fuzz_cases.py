@@ -15,11 +15,14 @@ reads; :func:`run_case` runs it in process (typer's CliRunner) and checks:
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
 import random
+import re
 import shutil
 import signal
+import sqlite3
 import time
 import warnings
 from collections import Counter
@@ -32,10 +35,14 @@ from typer.testing import CliRunner
 
 from dnnmap.arch.spec import PRESET_DIR, load_arch
 from dnnmap.cli.main import app
+from dnnmap.errors import DnnmapError
+from dnnmap.mapping.dataflow_directives import format_directives, parse_directives
 from dnnmap.mapping.io import load_mapping_file
+from dnnmap.mapping.mapping import validate_mapping
 from dnnmap.workload import zoo
 from dnnmap.workload.importers import save_network
 from dnnmap.workload.importers.netfile import load_netfile, network_to_dict
+from dnnmap.workload.sparsity import apply_densities
 
 HANG_SECONDS = 20
 HOSTILE: list[Any] = [None, True, False, 0, -1, 1, 2.5, 2.0, "2", "", "IO", "PQ", 2**63, 2**64, 10**30, 1e308,
@@ -98,6 +105,10 @@ class Bases:
     mapping: dict[str, Any]
     compiled: Path  # a compiled tiny NVE folder
     xml: str
+    sparse_arch: dict[str, Any]  # rtml_192pe: an architecture with a `sparsity` block
+    sparse_network: dict[str, Any]  # LeNet-5 whose layers carry weight densities
+    nmp: Path  # LeNet-5 compiled for the NMP target
+    store: Path  # a finished sweep store (LeNet-5 on eyeriss)
 
 
 def make_bases(root: Path) -> Bases:
@@ -116,8 +127,17 @@ def make_bases(root: Path) -> Bases:
     assert done.exit_code == 0, done.output
     net_path = root / "lenet.yaml"
     save_network(zoo.get("lenet5"), net_path)
+    sparse_path = root / "lenet_sparse.yaml"
+    save_network(apply_densities(zoo.get("lenet5"), {"W": 0.5}), sparse_path)
+    nmp = root / "nmp"
+    done = runner.invoke(app, ["compile", "lenet5", "--target", "nmp", "-o", str(nmp)])
+    assert done.exit_code == 0, done.output
+    store = root / "sweep.sqlite"
+    done = runner.invoke(app, ["sweep", "lenet5", "--arch", "eyeriss", "--serial", "--store", str(store)])
+    assert done.exit_code == 0, done.output
     return Bases(root, yaml.safe_load((PRESET_DIR / "eyeriss.yaml").read_text()), yaml.safe_load(net_path.read_text()),
-                 mapping, compiled, TINY_XML)
+                 mapping, compiled, TINY_XML, yaml.safe_load((PRESET_DIR / "rtml_192pe.yaml").read_text()),
+                 yaml.safe_load(sparse_path.read_text()), nmp, store)
 
 
 # ---- mutations --------------------------------------------------------------------
@@ -466,9 +486,259 @@ def option_case(b: Bases, rng: random.Random, i: int) -> Outcome:
     return run_case("options", args, b.root, outputs=outputs, allowed=(0, 1, 2))
 
 
+# ---- today's inputs: sparsity, NMP outputs, sweep stores, hardware generation, directives ------------------
+def sparse_arch_case(b: Bases, rng: random.Random, i: int) -> Outcome:
+    """An architecture with a ``sparsity`` block, mutated there (70%) or anywhere, priced with a sparse layer."""
+    path = b.root / f"sparch_{i}.yaml"
+    if rng.random() < 0.7:
+        doc = copy.deepcopy(b.sparse_arch)
+        doc["sparsity"] = mutate_doc({**doc["sparsity"], "density": {"weight": 0.5}, "index_bits": 8,
+                                      "decompress_below": rng.choice([None, "GLB", "RowSRAM"])},
+                                     rng, rng.choice([1, 2]))
+        path.write_bytes(dump(doc, "yaml"))
+    else:
+        doc = write_mutant(path, b.sparse_arch, "yaml", rng)
+
+    def faithful() -> str | None:
+        return coercion(doc, load_arch(path).model_dump(), "arch") if isinstance(doc, dict) else None
+
+    density = rng.choice([["--density", "W=0.5"], ["--density", "I=0.25"], []])
+    return run_case("sparse-arch", ["map", "lenet5", "--layers", "conv1", *QUICK_MAP, *density, "--arch", str(path)],
+                    b.root, check=faithful)
+
+
+DENSITY_VALUES = ["0.5", "1", "0", "-0.1", "1.5", "nan", "inf", "1e-320", "0x1p-3", "", " ", "true", "1/2", "5e-1",
+                  "1" * 400]
+
+
+def density_case(b: Bases, rng: random.Random, i: int) -> Outcome:
+    """Densities in a network file (``attrs.densities``) or on the command line (``--density KEY=VALUE``)."""
+    if rng.random() < 0.5:
+        path = b.root / f"sparse_net_{i}.yaml"
+        doc = copy.deepcopy(b.sparse_network)
+        layer = rng.choice([ly for ly in doc["layers"] if "densities" in ly["attrs"]])
+        layer["attrs"]["densities"] = mutate_doc(layer["attrs"]["densities"], rng, rng.choice([1, 2]))
+        path.write_bytes(dump(doc, "yaml"))
+
+        def faithful() -> str | None:
+            return coercion(doc, network_to_dict(load_netfile(path)), "network")
+
+        return run_case("density", ["map", str(path), *QUICK_MAP, "--arch", "rtml_192pe"], b.root, check=faithful)
+    key = rng.choice(["W", "I", "O", "weights", "activations", "dO", "x", "", "W ", "w"])
+    options = [x for _ in range(rng.choice([1, 2])) for x in
+               ("--density", rng.choice([f"{key}={rng.choice(DENSITY_VALUES)}", key, "=", f"{key}=0.5=0.5"]))]
+    command = rng.choice([["map", "lenet5", "--layers", "conv1", *QUICK_MAP, "--arch", "rtml_192pe"],
+                          ["sweep", "lenet5", "--arch", "eyeriss", "--serial", "--store", str(b.root / f"ds_{i}.sqlite")],
+                          ["generate-hw", "lenet5", "--pes", "16", "--max-candidates", "1", "--yaml",
+                           str(b.root / f"dg_{i}.yaml"), "--verilog", str(b.root / f"dg_{i}.vh")]])
+    outputs = tuple(b.root / f for f in (f"ds_{i}.sqlite", f"dg_{i}.yaml", f"dg_{i}.vh"))
+    return run_case("density", [*command, *options], b.root, outputs=outputs)
+
+
+def _copy_dir(source: Path, name: str) -> Path:
+    target = source.parent / name
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target)
+    return target
+
+
+def _damage_bytes(data: bytes, rng: random.Random) -> bytes:
+    """Flipped bits, a truncation, appended bytes or a zeroed range."""
+    buf = bytearray(data)
+    op = rng.randrange(4)
+    if op == 0:
+        for _ in range(rng.choice([1, 1, 3, 20])):
+            pos = rng.randrange(len(buf))
+            buf[pos] ^= 1 << rng.randrange(8)
+    elif op == 1:
+        del buf[rng.randrange(len(buf)):]
+    elif op == 2:
+        buf += bytes(rng.randrange(256) for _ in range(rng.randrange(1, 70)))
+    else:
+        start = rng.randrange(len(buf))
+        buf[start:start + rng.randrange(1, 200)] = bytes(min(200, len(buf) - start))
+    return bytes(buf)
+
+
+def _hostile_params(path: Path, rng: random.Random) -> None:
+    """A parameter .npz with one array removed, renamed, reshaped, made non-finite or of another dtype."""
+    import numpy as np
+
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    key = rng.choice(sorted(arrays))
+    op = rng.randrange(7)
+    if op == 0:
+        del arrays[key]
+    elif op == 1:
+        arrays[key.replace("/", "/bn_" if rng.random() < 0.5 else "/x")] = arrays.pop(key)
+    elif op == 2:
+        arrays[key] = arrays[key].reshape(-1)[:-1] if arrays[key].size > 1 else np.zeros((2, 2))
+    elif op == 3:
+        arrays[key] = arrays[key].copy()
+        arrays[key].flat[0] = rng.choice([np.nan, np.inf, 1e300, -1e308])
+    elif op == 4:
+        arrays[key] = arrays[key].astype(rng.choice([np.complex128, np.bool_, np.int8, np.float16, "U3"]))
+    elif op == 5:
+        name = key.split("/")[0]
+        m = arrays[f"{name}/bias"].shape[0]
+        arrays.update({f"{name}/bn_{f}": rng.choice([np.ones(m), np.full(m, -1.0), np.zeros(m), np.ones(m + 1),
+                                                     np.full(m, np.nan)]) for f in ("gamma", "beta", "mean", "var")})
+    else:
+        arrays["extra/weight"] = np.ones(3)
+    with open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+def nmp_dir_case(b: Bases, rng: random.Random, i: int) -> Outcome:
+    """A compiled NMP directory with its manifest edited or damaged, or another file damaged (its digest in the
+    manifest updated half the time, so the damage reaches the program decoder, the network and parameter
+    loaders and the simulator)."""
+    folder = _copy_dir(b.nmp, f"nmp_{i}")
+    manifest = folder / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    target = rng.choice(["manifest", "manifest", "programs.bin", "programs.bin", "weights.bin", "network.yaml",
+                         "params.npz", "missing"])
+    if target == "manifest":
+        if rng.random() < 0.85:
+            manifest.write_bytes(dump(mutate_doc(doc, rng, rng.choice([1, 1, 2])), "json"))
+        else:
+            manifest.write_bytes(mutate_text(manifest.read_text(), rng))
+    elif target == "missing":
+        (folder / rng.choice(["programs.bin", "weights.bin", "network.yaml", "params.npz"])).unlink()
+    else:
+        path = folder / target
+        if target == "network.yaml":
+            write_mutant(path, yaml.safe_load(path.read_text()), "yaml", rng)
+        elif target == "params.npz" and rng.random() < 0.7:
+            _hostile_params(path, rng)
+        else:
+            path.write_bytes(_damage_bytes(path.read_bytes(), rng))
+        if rng.random() < 0.5:
+            doc["sha256"][target] = hashlib.sha256(path.read_bytes()).hexdigest()
+            manifest.write_text(json.dumps(doc, indent=1))
+    return run_case("nmp-dir", ["simulate", str(folder)], b.root, allowed=(0, 1, 2))
+
+
+STORE_EDITS = [
+    "UPDATE results SET latency_s = NULL", "UPDATE results SET energy = 'abc'", "UPDATE results SET macs = -5",
+    "UPDATE results SET utilization = 1e308 * 10", "UPDATE results SET energy_unit = NULL",
+    "UPDATE results SET arch = 7", "UPDATE results SET area_mm2 = 'x'", "UPDATE results SET macs = 2.5",
+    "UPDATE results SET cycles = -1", "UPDATE results SET latency_s = -1e-3", "DROP TABLE results",
+    "ALTER TABLE results ADD COLUMN extra REAL", "ALTER TABLE results RENAME TO other",
+    "CREATE TABLE results2 (key TEXT)", "DELETE FROM results",
+    "INSERT INTO results SELECT key || 'x', arch, model, objective, mapper, latency_s, energy, energy_unit, "
+    "area_mm2, cycles, macs, utilization, seconds FROM results",
+]
+
+
+def sweep_store_case(b: Bases, rng: random.Random, i: int) -> Outcome:
+    """A sweep store edited with SQL (wrong types, NULLs, dropped or extra tables and columns) or damaged
+    byte by byte, resumed."""
+    path = b.root / f"store_{i}.sqlite"
+    shutil.copy(b.store, path)
+    if rng.random() < 0.6:
+        db = sqlite3.connect(path)
+        with db:
+            for edit in rng.sample(STORE_EDITS, rng.choice([1, 1, 2])):
+                try:
+                    db.execute(edit)
+                except sqlite3.Error:
+                    pass
+        db.close()
+    else:
+        path.write_bytes(_damage_bytes(path.read_bytes(), rng))
+    return run_case("sweep-store", ["sweep", "lenet5", "--arch", "eyeriss", "--serial", "--store", str(path)],
+                    b.root)
+
+
+def hw_option_case(b: Bases, rng: random.Random, i: int) -> Outcome:
+    """Hostile values of today's options: budgets, candidate and worker counts, template grids, the NMP
+    compiler's options, output paths that exist, are files or sit below a file."""
+    value = rng.choice(["-1", "0", "1", "16", "3", str(10**30), "2.5", "", "nan", "inf", "-inf", "1e999", "1e-300",
+                        str(2**63), "garbage", " "])
+    blocker = b.root / "a_file"
+    blocker.write_text("not a directory\n")
+    out = b.root / f"hw_out_{i}"
+    path = rng.choice([str(out / "x"), str(blocker), str(blocker / "x"), str(b.root), str(b.nmp)])
+    cheap = ["--max-candidates", "1"]
+    gen = ["generate-hw", "lenet5", "--yaml", str(out / "g.yaml"), "--verilog", str(out / "g.vh")]
+    sweep = ["sweep", "lenet5", "--serial", "--store", str(out / "s.sqlite")]
+    param = rng.choice(["rows", "cols", "glb_words", "word_bits", "clock_mhz", "offchip_gbps", "bogus", ""])
+    choices = [
+        [*gen, *cheap, "--area-mm2", value],
+        [*gen, *cheap, "--pes", value],
+        [*gen, "--pes", "16", "--max-candidates", value],
+        [*gen, *cheap, "--pes", "16", "--objective", rng.choice(["edp", "dram", value])],
+        [*gen, *cheap, "--pes", "16", "--mapper", rng.choice(["tso", "marvel", value])],
+        ["generate-hw", "lenet5", *cheap, "--pes", "16", *rng.choice([["--yaml", path, "--verilog", str(out / "g.vh")],
+                                                                      ["--verilog", path, "--yaml", str(out / "g.yaml")]])],
+        [*sweep, "--arch", "eyeriss", "--objective", rng.choice(["edp", value])],
+        [*sweep, "--param", f"{param}={value}"],
+        [*sweep, "--param", f"{param}={rng.choice(['4,8', '4,4', '4', '8,' + value])}"],
+        ["sweep", "lenet5", "--arch", "eyeriss", "--store", str(b.root / f"w_{i}.sqlite"), "--workers", value],
+        ["sweep", "lenet5", "--arch", "eyeriss", "--serial", "--store", path],
+        ["compile", "lenet5", "--target", "nmp", "-o", path],
+        ["compile", "lenet5", "--target", "nmp", "-o", str(out / "c"), "--bits", value],
+        ["compile", "lenet5", "--target", "nmp", "-o", str(out / "c"), "--seed", value],
+        ["compile", "lenet5", "--target", "nmp", "-o", str(out / "c"), "-O", value],
+        ["compile", "lenet5", "--target", "nmp", "-o", str(out / "c"), "--spec", rng.choice(["eyeriss", "nmp", path])],
+        ["compile", "lenet5", "--target", "nmp", "-o", str(out / "c"), "--params",
+         rng.choice([str(b.nmp / "params.npz"), str(b.nmp / "weights.bin"), path])],
+        ["simulate", rng.choice([str(b.nmp), path]), "--seed", value],
+        ["show", str(b.root / "maps" / "00_conv1.yaml"), "--dataflow", "--arch", rng.choice(["eyeriss", value])],
+    ]
+    args = rng.choice(choices)
+    outputs = (out, b.root / f"w_{i}.sqlite") if args[0] in ("generate-hw", "sweep") or str(out / "c") in args else ()
+    return run_case("hw-options", args, b.root, outputs=outputs, allowed=(0, 1, 2))
+
+
+def directives_case(b: Bases, rng: random.Random, i: int) -> Outcome:
+    """MAESTRO directives of a saved mapping, edited (numbers, names, markers, lines) and parsed back: a legal
+    mapping or a DnnmapError naming the line, nothing else (in process; no command reads directive files)."""
+    m, op, raw = load_mapping_file(b.root / "maps" / "00_conv1.yaml")
+    arch = load_arch(str(raw["arch"]))
+    lines = format_directives(m, op, arch).splitlines()
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        k = rng.randrange(len(lines))
+        op_ = rng.randrange(6)
+        if op_ == 0:
+            words = lines[k].split(" ")
+            j = rng.randrange(len(words))
+            words[j] = rng.choice(["0", "-1", "9" * rng.choice([3, 30, 5000]), "K", "Z", "Y'", "(", "", "DRAM", "GLB"])
+            lines[k] = " ".join(words)
+        elif op_ == 1:
+            lines.insert(k, lines[k])
+        elif op_ == 2:
+            del lines[k]
+        elif op_ == 3:
+            lines.insert(k, rng.choice(["Cluster(3, P);", "Cluster(999999999999, P);", "// level NOPE",
+                                        "// fan-out GLB axis 7", "// keeps DRAM: Z", "// layout I: N N",
+                                        "SpatialMap(1,1) K;", "TemporalMap(2,2) C;", "Dimensions { K: 1 }"]))
+        elif op_ == 4:
+            lines[k] = re.sub(r"\d+", lambda mm: str(int(mm.group()) * rng.choice([0, 2, 3]) + rng.choice([0, 1])),
+                              lines[k], count=1)
+        else:
+            lines[k] = lines[k][: rng.randrange(len(lines[k]) + 1)]
+    text = "\n".join(lines)
+    start = time.perf_counter()
+    args = ["<parse_directives>", text[:200]]
+    try:
+        parsed = parse_directives(text, op, arch)
+        validate_mapping(parsed, op, arch)
+        problem, code, message = None, 0, ""
+    except DnnmapError as err:
+        problem, code, message = (None if str(err) else "empty message"), 2, str(err)
+    except Exception as err:  # noqa: BLE001 - any other exception is what this case looks for
+        problem, code, message = f"traceback: {type(err).__name__}: {err}", -1, str(err)
+    return Outcome("directives", args, code, time.perf_counter() - start, message[:200], problem)
+
+
 KINDS: dict[str, Callable[[Bases, random.Random, int], Outcome]] = {
     "arch": arch_case, "network": network_case, "mapping": mapping_case, "nve-spec": nve_spec_case,
     "nve-xml": xml_case, "nve-manifest": manifest_case, "nve-binary": binary_case, "options": option_case,
+    "sparse-arch": sparse_arch_case, "density": density_case, "nmp-dir": nmp_dir_case,
+    "sweep-store": sweep_store_case, "hw-options": hw_option_case, "directives": directives_case,
 }
 
 

@@ -74,16 +74,21 @@ def decode(record: bytes, where: str) -> Op:
     return Op(name, tuple(values[:n]), flags)
 
 
+def mb_name(mb: int) -> str:
+    """The scratchpad's name, or ``MB?<n>`` for a field value that names none (a damaged program)."""
+    return MB_NAMES[mb] if 0 <= mb < len(MB_NAMES) else f"MB?{mb}"
+
+
 def listing_line(op: Op) -> str:
     """One readable line (docs/nmp.md "Listing")."""
     f = op
     if op.name in ("nmp_load3d", "nmp_store3d"):
-        mb = f"{MB_NAMES[f.mb]}+{f.offset}"
+        mb = f"{mb_name(f.mb)}+{f.offset}"
         arrow = f"{mb} <- DRAM 0x{f.addr:06x}" if op.name == "nmp_load3d" else f"DRAM 0x{f.addr:06x} <- {mb}"
         tail = " multicast" if op.flags & FLAG_MULTICAST else ""
         return f"{op.name:<15}{arrow} box {f.d0}x{f.d1}x{f.d2} strides {f.s0},{f.s1},{f.s2}{tail}"
     if op.name == "nmp_load":
-        return f"{op.name:<15}{MB_NAMES[f.mb]}+{f.offset} <- DRAM 0x{f.addr:06x} {f.count} x {f.elem_bytes} B"
+        return f"{op.name:<15}{mb_name(f.mb)}+{f.offset} <- DRAM 0x{f.addr:06x} {f.count} x {f.elem_bytes} B"
     if op.name == "nmp_conv2d":
         marks = "".join(m for m, b in (("depthwise ", FLAG_DEPTHWISE), ("first ", FLAG_FIRST), ("last ", FLAG_LAST))
                         if op.flags & b)

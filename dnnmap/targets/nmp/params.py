@@ -12,6 +12,7 @@ convolution (TSO Section V step 2, the TF Graph Transform Tool's fold):
 
 from __future__ import annotations
 
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,11 +86,22 @@ def load_params(path: Path, layers: tuple[NmpLayer, ...]) -> dict[str, ConvParam
     """Parameters of every convolution of ``layers`` from ``path``, shapes checked."""
     try:
         with np.load(path, allow_pickle=False) as z:
-            arrays = {k: np.asarray(z[k], dtype=np.float64) for k in z.files}
+            raw = {k: z[k] for k in z.files}
     except FileNotFoundError:
         raise InputFileError(f"{path}: no parameter file") from None
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         raise InputFileError(f"{path}: not a readable .npz parameter file ({e})") from e
+    not_real = sorted(k for k, a in raw.items() if a.dtype.kind not in "fiu")
+    if not_real:
+        raise InputFileError(f"{path}: field '{not_real[0]}' holds {raw[not_real[0]].dtype} values; parameters are "
+                             "real numbers (float or integer arrays)")
+    expected = {f"{ly.name}/{key}" for ly in layers if ly.is_conv
+                for key in ("weight", "bias", "bn_gamma", "bn_beta", "bn_mean", "bn_var")}
+    unknown = sorted(set(raw) - expected)
+    if unknown:
+        raise InputFileError(f"{path}: field(s) {', '.join(unknown[:4])} name no parameter of the network's "
+                             "convolutions (LAYER/weight, LAYER/bias, LAYER/bn_gamma|bn_beta|bn_mean|bn_var)")
+    arrays = {k: a.astype(np.float64) for k, a in raw.items()}
     out = {}
     for ly in layers:
         if not ly.is_conv:
@@ -106,9 +118,10 @@ def load_params(path: Path, layers: tuple[NmpLayer, ...]) -> dict[str, ConvParam
         bn_keys = [f"{ly.name}/bn_{f}" for f in ("gamma", "beta", "mean", "var")]
         bn = None
         if any(k in arrays for k in bn_keys):
-            if not all(k in arrays and arrays[k].shape == (m,) for k in bn_keys) or np.any(arrays[bn_keys[3]] < 0):
+            if not all(k in arrays and arrays[k].shape == (m,) and np.all(np.isfinite(arrays[k])) for k in bn_keys) \
+                    or np.any(arrays[bn_keys[3]] < 0):
                 raise InputFileError(f"{path}: layer {ly.name!r}: batch norm needs bn_gamma, bn_beta, bn_mean and "
-                                     f"bn_var of shape ({m},), bn_var >= 0")
+                                     f"bn_var of shape ({m},), finite, bn_var >= 0")
             bn = BatchNorm(*(arrays[k] for k in bn_keys))
         out[ly.name] = ConvParams(got["weight"], got["bias"], bn)
     return out

@@ -21,6 +21,7 @@ tiles, its own rounding shift and saturation) and never calls dnnmap.sim or the 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,9 +29,12 @@ import numpy as np
 from dnnmap.errors import DnnmapError
 from dnnmap.targets.nmp.generate import LayerProgram
 from dnnmap.targets.nmp.isa import (ACT_CLIP, ACT_RELU, BIAS, FLAG_DEPTHWISE, FLAG_FIRST, FLAG_LAST, FLAG_MULTICAST, MB0, MB1, MB2, MB_NAMES,
-                                    POOL_AVG, POOL_MAX, SCOPE_ALL, SCOPE_TLE, Op, listing_line)
+                                    FIELDS, POOL_AVG, POOL_MAX, SCOPE_ALL, SCOPE_TLE, Op,
+                                    listing_line)
 
 BIAS_ENTRIES = 1024
+MAX_SHIFT = 48  # requantization shifts of 8/16-bit data with 32-bit biases stay far below; 2**48 fits int64 sums
+SIGNED_FIELDS = ("shift", "hi")  # every other field is a size, offset, address, stride, mode or count
 
 
 class NmpExecutionError(DnnmapError):
@@ -127,6 +131,9 @@ class NmpSimulator:
                    where: str) -> np.ndarray:
         if min(dims) < 1 or min(strides) < 0 or addr < 0:
             raise NmpExecutionError(f"{where}: box {dims} / strides {strides} / address {addr} must be positive")
+        if math.prod(dims) * eb > len(self.dram):
+            raise NmpExecutionError(f"{where}: a box of {dims} elements is larger than the {len(self.dram)}-byte "
+                                    "DRAM image")
         idx = (np.arange(dims[0])[:, None, None] * strides[0] + np.arange(dims[1])[None, :, None] * strides[1]
                + np.arange(dims[2])[None, None, :] * strides[2]).ravel()
         ea = addr + idx * eb
@@ -201,6 +208,11 @@ class NmpSimulator:
         m, core = self.m, self.cores[e * self.m.tlt + t]
         where = f"layer {layer!r} TLE {e} TLT {t} op {i} ({listing_line(op).split()[0]})"
         eb = m.elem_bytes
+        for name, value in zip(FIELDS[op.name], op.fields):
+            if name == "shift" and abs(value) > MAX_SHIFT:
+                raise NmpExecutionError(f"{where}: shift {value} outside -{MAX_SHIFT}..{MAX_SHIFT}")
+            if name not in SIGNED_FIELDS and value < 0:
+                raise NmpExecutionError(f"{where}: field {name} = {value} must be >= 0")
         if op.name == "nmp_load":
             if op.mb != BIAS or op.elem_bytes != 4 or op.offset < 0 or op.offset + op.count > BIAS_ENTRIES:
                 raise NmpExecutionError(f"{where}: nmp_load fills the {BIAS_ENTRIES} 32-bit BIAS registers only")
