@@ -36,6 +36,8 @@ mappings, calling per mapping :func:`nest_structure`, per pair :func:`pair_grid`
 :func:`lane_counts` (MAC lanes) or :func:`tile_sets`, :func:`event_walk` (:func:`axis_move` per event
 and window axis) and :func:`pair_counts`, the bursts (:func:`lane_bursts`, :func:`pair_bursts`), then
 :func:`capacity_excess`, :func:`energy`, :func:`bandwidth_cycles`, :func:`dram_bytes` and :func:`latency`.
+When a fan-out has a network bandwidth, :func:`network_batch` then adds the network term in a pass of its
+own (:func:`network_range`: per pair :func:`network_words`, then :func:`network_cycles`).
 """
 
 from __future__ import annotations
@@ -963,9 +965,7 @@ def sparse_scale(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, tile_wo
     t = pairs[pi, PR_TENSOR]
     c = pairs[pi, PR_CHILD]
     p = pairs[pi, PR_PARENT]
-    sp = level_tensor[p, t, WORD_SCALE]
-    if c < 0:
-        sp *= tensor_params[t, T_LANE_SCALE]
+    sp = pair_scale(pairs, pi, level_tensor, tensor_params)
     counts[b, READS, p, t] *= sp
     counts[b, UPDATES, p, t] *= sp
     if pairs[pi, PR_LANES] and pairs[pi, PR_OUTPUT] and pairs[pi, PR_RMW]:
@@ -977,6 +977,17 @@ def sparse_scale(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, tile_wo
         counts[b, FILLS, c, t] *= sc
         counts[b, DRAINS, c, t] *= sc
         tile_words[b, c, t] *= sc
+    return sp
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def pair_scale(pairs: np.ndarray, pi: int, level_tensor: np.ndarray, tensor_params: np.ndarray) -> float:
+    """The words pair ``pi`` moves between child and parent per dense word (docs/sparse.md): the parent's
+    ``WORD_SCALE``, times the density (``T_LANE_SCALE``) for the MAC lanes' pair."""
+    t = pairs[pi, PR_TENSOR]
+    sp = level_tensor[pairs[pi, PR_PARENT], t, WORD_SCALE]
+    if pairs[pi, PR_CHILD] < 0:
+        sp *= tensor_params[t, T_LANE_SCALE]
     return sp
 
 
@@ -1003,8 +1014,9 @@ def network_words(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, level_
     For ``j = p``, or no spatial factor above ``j`` up to ``p`` (one level-``j`` instance per parent
     instance), those are the parent's counts of the pair; otherwise the pair is evaluated again with level
     ``j`` as its parent (the grid of the children under one level-``j`` instance), into ``net_counts``.
-    Call after the pair's own parts: it reuses their scratch. An ordinary call, not inlined: it runs only
-    when a fan-out has a network bandwidth. ``scale``: the pair's words per dense word (:func:`sparse_scale`)."""
+    Needs the pair's counts (written by :func:`evaluate_range`) and overwrites the pair scratch; runs in
+    :func:`network_range`, only when a fan-out has a network bandwidth. ``scale``: the pair's words per dense word
+    (:func:`pair_scale`)."""
     t = pairs[pi, PR_TENSOR]
     c = pairs[pi, PR_CHILD]
     p = pairs[pi, PR_PARENT]
@@ -1188,8 +1200,30 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
     ``cap[l]`` that tensor ``t`` uses at level ``l``, and the scalars (``S_*``).
     ``outputs = (counts (B, 5, L, T), tile_words (B, L, T), hop (B, L), excess (B, L),
     breakdown (B, L + 2), level_cycles (B, L), summary (B, 7), net_cycles (B, L))``; ``net_cycles`` is
-    written only when some fan-out has an ingress or egress bandwidth (it stays as given otherwise).
+    written by :func:`network_batch` (it stays as given here), which the caller runs next when some
+    fan-out has an ingress or egress bandwidth.
     """
+    scratch = _scratch(tf, operator, base)
+    return evaluate_range(tf, sf, order, pairs, layout, operator, arch, outputs, scratch, start, base)
+
+
+@njit(cache=True, error_model="numpy")
+def network_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.ndarray, layout: np.ndarray,
+                  operator: tuple, arch: tuple, outputs: tuple, start: int, base: int) -> tuple[int, int]:
+    """The network term of mappings ``start ..`` (docs/cost-model.md sections 2b, 3), after
+    :func:`evaluate_batch` wrote their counts and latency into ``outputs``: writes ``net_cycles`` and joins
+    them to the latency and utilization in ``summary``. Same arguments and return value as
+    :func:`evaluate_batch`. A pass of its own, run only when a fan-out has an ingress or egress bandwidth,
+    so that the many architectures without one never compile it (its parts, inlined a second time, were
+    about a third of the kernel's first-run compile time)."""
+    scratch = _scratch(tf, operator, base)
+    return network_range(tf, sf, order, pairs, layout, operator, arch, outputs, scratch, start, base)
+
+
+@njit(cache=True, error_model="numpy")
+def _scratch(tf: np.ndarray, operator: tuple, base: int) -> tuple:
+    """Scratch arrays of one mapping and of one pair (see the column constants); bitmaps for axis extents up
+    to ``base``."""
     B, L, D = tf.shape
     T = operator[3].shape[0]  # tensor_axes (T, 2 + X)
     X = operator[2].shape[1]  # ax_terms (T, X, K, 2)
@@ -1214,9 +1248,8 @@ def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
     net_pair = np.zeros((1, PAIR_COLUMNS), np.int64)
     net_counts = np.zeros((1, 5, L, T), np.float64)
     net_words = np.zeros((L, 2), np.float64)
-    scratch = (cover, level_nest, spatial, loops, grid, grid_n, fan_grid, fan_grid_n, axis_sets, wrap, part_used,
-               sets, work, net_pair, net_counts, net_words)
-    return evaluate_range(tf, sf, order, pairs, layout, operator, arch, outputs, scratch, start, base)
+    return (cover, level_nest, spatial, loops, grid, grid_n, fan_grid, fan_grid_n, axis_sets, wrap, part_used,
+            sets, work, net_pair, net_counts, net_words)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -1242,10 +1275,6 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
             o_t = t
     sparse = scalars[S_SPARSE] > 0  # a compressed sparse operand (docs/sparse.md): counts are scaled per pair
     scale = 1.0
-    network = False  # some fan-out has an ingress or egress bandwidth: the network term runs
-    for j in range(L):
-        if level_params[j, P_IN_BW] > 0 or level_params[j, P_OUT_BW] > 0:
-            network = True
 
     for b in range(start, B):
         # Every (kind, level, tensor) count and tile size is written once per mapping, by the one
@@ -1254,8 +1283,6 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
         # fan-out add up over the pairs crossing it.
         for j in range(L):
             hop[b, j] = 0.0
-            net_words[j, NW_INGRESS] = 0.0
-            net_words[j, NW_EGRESS] = 0.0
         steps, n_spatial, n_loops, lanes = nest_structure(tf, sf, order, b, cover, level_nest, spatial, loops)
         need = padded_extent(bounds, tensor_axes, ax_nterm, ax_terms, cover)
         if need > base:  # an imperfect factorization pads the space beyond the bitmaps
@@ -1286,11 +1313,6 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
                 if need_sets:
                     bursts += scale * lane_bursts(pairs, pi, steps, lanes, inst_p, lane_words, grid, grid_n, nax, sets,
                                                   work, base, sizes, layout, tensor_params[t, T_BYTES], burst_bytes)
-                if network:
-                    network_words(pairs, pi, b, counts, level_params, level_nest, sf, spatial, n_spatial, cover, loops,
-                                  n_loops, tensor_axes, dim_rel, dim_terms, ax_nterm, ax_terms, grid, grid_n,
-                                  fan_grid, fan_grid_n, axis_sets, sets, work, wrap, base, sizes, layout, steps, lanes,
-                                  o_size, net_pair, net_counts, net_words, scale)
                 continue
             totals = tile_sets(t, c, nax, cover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
                                need_sets)
@@ -1324,11 +1346,6 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
                                      bursts_a, bursts)
                 if sparse:
                     bursts = before + (bursts - before) * scale
-            if network:
-                network_words(pairs, pi, b, counts, level_params, level_nest, sf, spatial, n_spatial, cover, loops,
-                              n_loops, tensor_axes, dim_rel, dim_terms, ax_nterm, ax_terms, grid, grid_n, fan_grid,
-                              fan_grid_n, axis_sets, sets, work, wrap, base, sizes, layout, steps, lanes, o_size,
-                              net_pair, net_counts, net_words, scale)
 
         # ---- capacity, energy, latency (section 3) ------------------------------------
         valid = capacity_excess(b, tile_words, level_tensor, cap_part, cap, part_used, excess)
@@ -1337,10 +1354,6 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
         nbytes = dram_bytes(b, counts, tensor_params)
         compute = steps * scalars[S_STEP_SCALE]  # effectual steps when the MACs skip zeros (docs/sparse.md)
         cycles = latency(b, compute, nbytes, bursts, scalars, level_cycles)
-        if network:  # the fan-outs' network cycles join the level cycles (max with overlap, else added)
-            network_cycles(b, net_words, level_params, level_nest, net_cycles)
-            for j in range(L):
-                cycles = max(cycles, net_cycles[b, j]) if scalars[S_OVERLAP] > 0 else cycles + net_cycles[b, j]
         summary[b, O_VALID] = 1.0 if valid else 0.0
         summary[b, O_CYCLES] = cycles
         summary[b, O_STEPS] = compute
@@ -1348,4 +1361,48 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
         summary[b, O_DRAM_BYTES] = nbytes
         summary[b, O_UTILIZATION] = scalars[S_OPS] / (cycles * scalars[S_NUM_MACS])
         summary[b, O_BURSTS] = bursts
+    return B, base
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def network_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.ndarray, layout: np.ndarray,
+                  operator: tuple, arch: tuple, outputs: tuple, scratch: tuple, start: int,
+                  base: int) -> tuple[int, int]:
+    """The per-mapping loop of :func:`network_batch`: the nest again, every pair's :func:`network_words`, the
+    fan-outs' :func:`network_cycles`, joined to the latency (max with overlap, else added) and utilization."""
+    bounds, ax_nterm, ax_terms, tensor_axes, dim_rel, dim_terms, sizes = operator
+    level_params, level_tensor, tensor_params, cap_part, cap, scalars = arch
+    counts, tile_words, hop, excess, breakdown, level_cycles, summary, net_cycles = outputs
+    cover, level_nest, spatial, loops, grid, grid_n, fan_grid, fan_grid_n, axis_sets, wrap, part_used, sets, work, \
+        net_pair, net_counts, net_words = scratch
+    B, L, D = tf.shape
+    T = tensor_axes.shape[0]
+    o_t = 0
+    for t in range(T):
+        if tensor_params[t, T_OUTPUT] > 0:
+            o_t = t
+    sparse = scalars[S_SPARSE] > 0
+    for b in range(start, B):
+        for j in range(L):
+            net_words[j, NW_INGRESS] = 0.0
+            net_words[j, NW_EGRESS] = 0.0
+        steps, n_spatial, n_loops, lanes = nest_structure(tf, sf, order, b, cover, level_nest, spatial, loops)
+        need = padded_extent(bounds, tensor_axes, ax_nterm, ax_terms, cover)
+        if need > base:
+            return b, need
+        o_size = 1.0
+        for x in range(tensor_axes[o_t, TX_NAX]):
+            o_size *= axis_extent(ax_nterm, ax_terms, o_t, x, cover, L)
+        for pi in range(pairs.shape[0]):
+            scale = pair_scale(pairs, pi, level_tensor, tensor_params) if sparse else 1.0
+            network_words(pairs, pi, b, counts, level_params, level_nest, sf, spatial, n_spatial, cover, loops,
+                          n_loops, tensor_axes, dim_rel, dim_terms, ax_nterm, ax_terms, grid, grid_n, fan_grid,
+                          fan_grid_n, axis_sets, sets, work, wrap, base, sizes, layout, steps, lanes, o_size,
+                          net_pair, net_counts, net_words, scale)
+        network_cycles(b, net_words, level_params, level_nest, net_cycles)
+        cycles = summary[b, O_CYCLES]
+        for j in range(L):
+            cycles = max(cycles, net_cycles[b, j]) if scalars[S_OVERLAP] > 0 else cycles + net_cycles[b, j]
+        summary[b, O_CYCLES] = cycles
+        summary[b, O_UTILIZATION] = scalars[S_OPS] / (cycles * scalars[S_NUM_MACS])
     return B, base

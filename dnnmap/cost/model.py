@@ -147,6 +147,8 @@ class CostModel:
         scalars[kernel.S_SPARSE] = float(self.sparse is not None)
         scalars[kernel.S_STEP_SCALE] = skip
         self._scalars = scalars
+        # some fan-out has an ingress or egress bandwidth: the kernel's network pass runs
+        self._network = bool((self._level_params[:, [kernel.P_IN_BW, kernel.P_OUT_BW]] > 0).any())
         self._operator = (self._bounds, self._ax_nterm, self._ax_terms, self._tensor_axes, self._dim_rel,
                           self._dim_terms, self._sizes)
         self._arch = (self._level_params, self._level_tensor, self._tensor_params, self._cap_part, self._cap,
@@ -235,7 +237,8 @@ class CostModel:
 
     # ------------------------------------------------------------------------------
     def evaluate(self, batch: MappingBatch, reuse_buffers: bool = False) -> CostBatch:
-        """Costs of every mapping of ``batch`` (one compiled pass, :func:`kernel.evaluate_batch`).
+        """Costs of every mapping of ``batch`` (one compiled pass, :func:`kernel.evaluate_batch`, and the
+        network term's, :func:`kernel.network_batch`, when a fan-out has a network bandwidth).
 
         ``reuse_buffers=True`` (the mappers' inner loop) returns arrays backed by buffers this model
         overwrites on its next such call - read the result first. It spares writing ~0.5 kB of fresh
@@ -261,6 +264,9 @@ class CostModel:
         done, base = 0, int(self._sizes.max())
         while done < B:  # more than one call only when an imperfect factorization needs larger bitmaps
             done, base = kernel.evaluate_batch(*args, done, base)
+        done = 0 if self._network else B
+        while done < B:
+            done, base = kernel.network_batch(*args, done, base)
         valid = summary[:, kernel.O_VALID] > 0
         if self._backing_excess > -np.inf:  # a bounded backing store must hold the whole tensors
             excess[:, L - 1] = self._backing_excess
