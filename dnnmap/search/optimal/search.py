@@ -6,7 +6,8 @@ is what is left, its order is fixed: :mod:`.expand`). Every node is bounded with
 :class:`.bounds.LowerBound` from the cost model's counts of a completion of the node; a node
 whose bound reaches the incumbent is pruned, which is safe because the bound is admissible, so
 the search returns the optimum of the declared space. The incumbent starts at the Sunstone
-mapper's result. When ``budget_seconds`` runs out, the certificate's lower bound is the least
+mapper's result; every completion priced on the way that fits may replace it (a node's completion
+is a mapping of the space), and a child's bound is at least its parent's. When ``budget_seconds`` runs out, the certificate's lower bound is the least
 bound of the nodes still open, and the gap is ``incumbent / lower bound - 1``.
 """
 
