@@ -1,7 +1,7 @@
 """Certified-optimal mapper per layer: time to gap 0, or the gap left at the budget; Sunstone against it.
 
 Run: ``python benchmarks/optimal_bench.py [--nets resnet18,mobilenetv2] [--arch eyeriss]
-[--objectives edp,energy] [--budget-seconds 20] [--out table.md]``
+[--objectives edp,energy] [--budget-seconds 20] [--layers a,b] [--out table.md]``
 
 For every distinct layer shape of each network (layers of identical shape are searched once), the
 optimal mapper starts from Sunstone's mapping and runs for at most ``--budget-seconds``. Printed per
@@ -22,10 +22,11 @@ from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.workload import zoo
 
 
-def rows(net_name: str, arch_name: str, objective: str, budget: float):  # noqa: ANN201 - yields table rows
+def rows(net_name: str, arch_name: str, objective: str, budget: float,
+         only: set[str] | None = None):  # noqa: ANN201 - yields table rows
     arch, seen = load_arch(arch_name), set()
     for layer in zoo.get(net_name).layers:
-        if shape_key(layer.op) in seen:
+        if shape_key(layer.op) in seen or (only and layer.name not in only):
             continue
         seen.add(shape_key(layer.op))
         sun = sunstone_search(layer.op, arch, objective)
@@ -43,6 +44,7 @@ def main() -> None:
     ap.add_argument("--arch", default="eyeriss")
     ap.add_argument("--objectives", default="edp,energy")
     ap.add_argument("--budget-seconds", type=float, default=20.0)
+    ap.add_argument("--layers", default=None, help="comma list of layer names (default: every distinct layer)")
     ap.add_argument("--out", default=None, help="also append the table to this file")
     args = ap.parse_args()
     head = ("| network | objective | layer | bounds | proven | s | gap | nodes | sun/opt |\n"
@@ -52,7 +54,8 @@ def main() -> None:
     for net in args.nets.split(","):
         for objective in args.objectives.split(","):
             proven, n, worst = 0, 0, 1.0
-            for line, ok, ratio in rows(net, args.arch, objective, args.budget_seconds):
+            for line, ok, ratio in rows(net, args.arch, objective, args.budget_seconds,
+                                              set(args.layers.split(",")) if args.layers else None):
                 print(line, flush=True)
                 lines.append(line)
                 n += 1
