@@ -62,7 +62,11 @@ def parse_density_options(options: Iterable[str]) -> dict[str, float]:
             number = float(value)
         except ValueError:
             raise DnnmapError(f"--density {text!r}: {value!r} is not a number") from None
-        out[key.strip()] = check_density(number, f"--density {text!r}")
+        density = check_density(number, f"--density {text!r}")
+        if out.get(key.strip(), density) != density:
+            raise DnnmapError(f"--density {text!r}: {key.strip()} is given twice with different values "
+                              f"({out[key.strip()]} and {density})")
+        out[key.strip()] = density
     return out
 
 
