@@ -11,8 +11,8 @@ from rich.table import Table
 
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
-from dnnmap.cli.hw_inputs import DENSITY_HELP, check_writable, networks_of
-from dnnmap.cli.options import output_path
+from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
+from dnnmap.cli.options import check_writable, output_path
 from dnnmap.cli.progress import count_progress
 from dnnmap.errors import DnnmapError
 from dnnmap.fileio import write_text_atomic

@@ -1,14 +1,9 @@
 """Inputs shared by ``dnnmap generate-hw`` and ``dnnmap sweep``: the networks (passes, densities) and
-output paths checked before any work."""
+the options they share."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-
 from dnnmap.api import resolve_network
-from dnnmap.errors import InputFileError
 from dnnmap.workload.ir import Network
 from dnnmap.workload.sparsity import apply_densities, parse_density_options
 from dnnmap.workload.training import parse_passes, training_network
@@ -22,20 +17,3 @@ def networks_of(models: list[str], passes: str, density: list[str] | None) -> li
     chosen = parse_passes(passes)
     densities = parse_density_options(density or [])
     return [apply_densities(training_network(resolve_network(m), chosen), densities) for m in models]
-
-
-def check_writable(path: Path, option: str) -> None:
-    """Refuse, before any work, an output that cannot be written (a directory, a folder where no file can be
-    created): probe by creating and removing a file in the nearest existing folder."""
-    if path.is_dir():
-        raise InputFileError(f"{option} {path}: is a directory; give a file name")
-    folder = path.parent if str(path.parent) else Path(".")
-    existing = next((d for d in (folder, *folder.parents) if d.exists()), Path("."))
-    try:
-        if not existing.is_dir():
-            raise NotADirectoryError(f"{existing} is not a directory")
-        fd, probe = tempfile.mkstemp(dir=existing, prefix=f".{path.name}.", suffix=".probe")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as err:
-        raise InputFileError(f"{option} {path}: cannot write into {existing} ({err.strerror or err})") from None

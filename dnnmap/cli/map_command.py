@@ -15,7 +15,7 @@ from dnnmap.api import resolve_arch, resolve_network
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
-from dnnmap.cli.options import (INPUT_SHAPE_HELP, output_path, parse_input_shapes,
+from dnnmap.cli.options import (INPUT_SHAPE_HELP, check_writable, output_path, parse_input_shapes,
                                 parse_layer_list)
 from dnnmap.cli.progress import item_progress
 from dnnmap.cli.report_command import PNG_DIR_HELP, write_report
@@ -129,6 +129,11 @@ def map_command(
     layer_names = parse_layer_list(layers)
     selected = select_layers(network, layer_names)
     check_search_limits(selected, spec, budget, seed, budget_seconds)
+    for path, option, is_dir in ((json_path, "--json", False), (html, "--html", False), (trace, "--trace", False),
+                                 (trace_png, "--trace-png", False), (save_mappings, "--save-mappings", True),
+                                 (png_dir, "--png-dir", True)):
+        if path is not None:
+            check_writable(path, option, directory=is_dir)
     err = stderr_console()
     load_kernels(err)
     if imperfect and (fuse is not None or mapper not in IMPERFECT_MAPPERS):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import typer
 
-from dnnmap.errors import DnnmapError
+from dnnmap.errors import DnnmapError, InputFileError
 
 INPUT_SHAPE_HELP = "graph input shape, e.g. input=1x3x224x224 (repeat for several inputs)"
 
@@ -43,3 +45,21 @@ def output_path(value: str | Path) -> Path:
     return Path(value)
 
 
+def check_writable(path: Path, option: str, directory: bool = False) -> None:
+    """Refuse, before any work, an output that cannot be written (a file where a ``directory`` output or a
+    directory where a file should go, a folder where nothing can be created): probe by creating and removing
+    a file in the nearest existing folder."""
+    if directory and path.exists() and not path.is_dir():
+        raise InputFileError(f"{option} {path}: exists and is not a directory")
+    if not directory and path.is_dir():
+        raise InputFileError(f"{option} {path}: is a directory; give a file name")
+    folder = path if directory else path.parent if str(path.parent) else Path(".")
+    existing = next((d for d in (folder, *folder.parents) if d.exists()), Path("."))
+    try:
+        if not existing.is_dir():
+            raise NotADirectoryError(f"{existing} is not a directory")
+        fd, probe = tempfile.mkstemp(dir=existing, prefix=f".{path.name}.", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise InputFileError(f"{option} {path}: cannot write into {existing} ({err.strerror or err})") from None

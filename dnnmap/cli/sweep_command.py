@@ -14,8 +14,8 @@ from dnnmap.arch.area import area_of
 from dnnmap.arch.templates.sparse_simd import sparse_simd_spec
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
-from dnnmap.cli.hw_inputs import DENSITY_HELP, check_writable, networks_of
-from dnnmap.cli.options import output_path
+from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
+from dnnmap.cli.options import check_writable, output_path
 from dnnmap.cli.progress import item_progress
 from dnnmap.errors import DnnmapError
 from dnnmap.search.mappers import OBJECTIVES
