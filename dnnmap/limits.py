@@ -55,6 +55,11 @@ MAX_SPLITS = 1_000_000
 """Most ordered factorizations of one loop bound over an architecture's loop slots: the mappers tabulate
 them all (a table of a million rows takes seconds to build)."""
 
+MAX_SWEEP_POINTS = 10_000
+"""Most template points of one sweep (the product of its ``--param`` grids): every point becomes a spec
+and a task per model and objective before the first result; 10,000 whole-network searches already take
+days on one machine."""
+
 
 def check_range(value: int | float, low: int | float, high: int | float, what: str, why: str) -> None:
     """``low <= value <= high`` or a DnnmapError naming ``what``, the limit and ``why``."""

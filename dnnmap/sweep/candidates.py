@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 
 from pydantic import ValidationError
 
 from dnnmap.arch.templates.params import SparseSimdParams
 from dnnmap.errors import DnnmapError
+from dnnmap.limits import MAX_SWEEP_POINTS
 
 GRID_FIELDS = tuple(f for f, info in SparseSimdParams.model_fields.items() if info.annotation in (int, float))
 
@@ -32,9 +34,20 @@ def parse_param(text: str) -> tuple[str, list[float | int]]:
 def template_points(params: Sequence[str]) -> list[SparseSimdParams]:
     """The Cartesian product of the ``--param`` grids over the template's reference point; each point is
     named after the values it sets (``simd_rows16_cols12``); no ``--param``: no points."""
-    grids = dict(parse_param(p) for p in params)
+    grids: dict[str, list[float | int]] = {}
+    for text in params:
+        name, values = parse_param(text)
+        if name in grids:
+            raise DnnmapError(f"--param {text!r}: {name} is given twice (list all its values in one --param)")
+        if len(set(values)) != len(values):
+            raise DnnmapError(f"--param {text!r}: a value repeats")
+        grids[name] = values
     if not grids:
         return []
+    count = math.prod(len(v) for v in grids.values())
+    if count > MAX_SWEEP_POINTS:
+        raise DnnmapError(f"--param: the grids give {count:,} template points, more than the limit "
+                          f"{MAX_SWEEP_POINTS:,} (docs/robustness.md); sweep a coarser grid")
     points = []
     for values in itertools.product(*grids.values()):
         setting = dict(zip(grids, values))
