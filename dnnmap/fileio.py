@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import BaseModel, ValidationError
 from yaml.nodes import MappingNode, ScalarNode
 
 from dnnmap.errors import InputFileError
@@ -243,6 +244,21 @@ def load_data(path: str | os.PathLike[str], what: str = "file", fmt: str | None 
     text = read_text(path, what)
     fmt = fmt or ("json" if Path(path).suffix.lower() == ".json" else "yaml")
     return parse_json(text, str(path)) if fmt == "json" else parse_yaml(text, str(path))
+
+
+def field_path(loc: tuple[Any, ...]) -> str:
+    """A pydantic error location as a field path: ``layers[2].kind``, or ``(top level)``."""
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "(top level)"
+
+
+def validate_strict(model: type[BaseModel], data: Any, origin: str | os.PathLike[str], what: str) -> BaseModel:
+    """``data`` checked strictly against ``model``, or an InputFileError naming ``origin`` and the first
+    three fields that fail (``{origin}: invalid {what}: field 'x': ...``)."""
+    try:
+        return model.model_validate(data, strict=True)
+    except ValidationError as e:
+        problems = "; ".join(f"field '{field_path(x['loc'])}': {x['msg']}" for x in e.errors()[:3])
+        raise InputFileError(f"{origin}: invalid {what}: {problems}") from e
 
 
 def as_tuples(value: Any) -> Any:

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from dnnmap.arch.spec import parse_arch
 from dnnmap.errors import DnnmapError, InputFileError
-from dnnmap.fileio import load_data, publish_dir, read_bytes
+from dnnmap.fileio import load_data, publish_dir, read_bytes, validate_strict
 from dnnmap.search.tso.layer import tso_layer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.search import TsoSchedule
@@ -163,11 +163,7 @@ def _manifest(out: Path) -> dict[str, Any]:
     if not path.is_file():
         raise InputFileError(f"{path}: no manifest; run `dnnmap compile NET --target nmp -o {out}` first")
     data = load_data(path, "NMP manifest", fmt="json")
-    try:
-        Manifest.model_validate(data, strict=True)
-    except ValidationError as e:
-        problems = "; ".join(f"field '{'.'.join(map(str, x['loc']))}': {x['msg']}" for x in e.errors()[:3])
-        raise InputFileError(f"{path}: invalid NMP manifest: {problems}") from e
+    validate_strict(Manifest, data, path, "NMP manifest")
     return data
 
 

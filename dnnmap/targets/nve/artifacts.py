@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from dnnmap.errors import InputFileError
-from dnnmap.fileio import load_data, publish_dir
+from dnnmap.fileio import load_data, publish_dir, validate_strict
 from dnnmap.targets.nve.codegen import LoopAct, LoopWrite, StreamLayout
 from dnnmap.targets.nve.compiler import OPT_LEVELS, CompiledLayer
 from dnnmap.targets.nve.encoding import FieldWidths, decode_program, encode_program
@@ -164,10 +164,6 @@ class ManifestSpec(_Strict):
     compile_seconds: float = 0.0
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "(top level)"
-
-
 def read_manifest(out_dir: Path) -> dict[str, Any]:
     """The manifest of ``out_dir`` checked against the schema (raw data; see :func:`load_compiled`)."""
     path = Path(out_dir) / "manifest.json"
@@ -176,11 +172,7 @@ def read_manifest(out_dir: Path) -> dict[str, Any]:
     data = load_data(path, "NVE manifest", fmt="json")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InputFileError(f"{path}: not an NVE manifest (format must be {FORMAT!r})")
-    try:
-        ManifestSpec.model_validate(data, strict=True)
-    except ValidationError as e:
-        problems = "; ".join(f"field '{_loc(x['loc'])}': {x['msg']}" for x in e.errors()[:3])
-        raise InputFileError(f"{path}: invalid NVE manifest: {problems}") from e
+    validate_strict(ManifestSpec, data, path, "NVE manifest")
     return data
 
 
