@@ -19,9 +19,9 @@ The per-access energies follow each macro's size (:class:`~dnnmap.arch.technolog
 Sparsity: the rows hold the sparse operand with its non-zeros contiguous and skip its zeros (section
 3.1.2). The spec declares that support (``sparsity``: ``sparse_format`` metadata, weights or activations
 as the sparse operand, compressed at every level, ``decompress_below: null`` so the MACs skip zeros);
-the densities are the workload's (``--density``, measured weights, docs/sparse.md). How the cost model
-prices them is the core's sparsity work (docs/sparse.md): while it does not, and for layers without
-densities, the numbers are those of the dense form (every weight fetched and multiplied).
+the densities are the workload's (``--density``, measured weights, docs/sparse.md), priced by the core
+cost model (compressed words plus metadata at every level, zero-skipping MACs); layers without densities
+are priced dense.
 """
 
 from __future__ import annotations
