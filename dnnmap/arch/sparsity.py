@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.errors import DnnmapError
 from dnnmap.workload.ir import Operator
-from dnnmap.workload.sparsity import op_densities
+from dnnmap.workload.sparsity import check_tensor_density, op_densities
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,7 @@ def sparse_operand(op: Operator, arch: ArchSpec) -> SparseOperand | None:
         raise DnnmapError(f"layer {op.name!r}: tensors {', '.join(sorted(sparse))} all have a density below 1; "
                           "the hardware compresses one sparse operand (RTML section 3.1), give the others 1")
     name, density = next(iter(sparse.items()))
+    check_tensor_density(op, name, density, f"layer {op.name!r}, tensor {name!r}")  # e.g. sparsity.density's
     index = next(i for i, t in enumerate(op.tensors) if t.name == name)
     tensor = op.tensors[index]
     sp = arch.sparsity

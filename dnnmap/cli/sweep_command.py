@@ -25,6 +25,8 @@ from dnnmap.sweep.engine import check_workers, dask_client, pending_tasks, run_s
 from dnnmap.sweep.store import ResultStore
 from dnnmap.sweep.tasks import SweepRow, SweepTask
 
+DEFAULT_WORKERS = 2  # Dask LocalCluster worker processes when --workers is not given
+
 
 def sweep_table(rows: list[SweepRow]) -> Table:
     table = Table(title="sweep results")
@@ -52,7 +54,8 @@ def sweep_command(
     density: Annotated[Optional[list[str]], typer.Option("--density", help=DENSITY_HELP)] = None,
     store: Annotated[Path, typer.Option(parser=output_path, help="SQLite result store; rerunning the same "
                                         "command skips what it holds")] = Path("sweep.sqlite"),
-    workers: Annotated[int, typer.Option(help="Dask LocalCluster worker processes")] = 2,
+    workers: Annotated[Optional[int], typer.Option(help="Dask LocalCluster worker processes [default: "
+                                                   f"{DEFAULT_WORKERS}]; not with --serial or --scheduler")] = None,
     scheduler: Annotated[Optional[str], typer.Option(help="an existing Dask scheduler, tcp://host:port")] = None,
     serial: Annotated[bool, typer.Option("--serial", help="run in this process, without Dask")] = False,
 ) -> None:
@@ -67,6 +70,10 @@ def sweep_command(
         raise DnnmapError("give hardware candidates: --arch NAME_OR_YAML (repeat) and/or --param NAME=V1,V2")
     if serial and scheduler:
         raise DnnmapError("--serial and --scheduler exclude each other")
+    if workers is not None and (serial or scheduler):
+        raise DnnmapError(f"--workers sizes a new local Dask cluster; it does not apply with "
+                          f"{'--serial' if serial else '--scheduler'} (give one of them)")
+    workers = DEFAULT_WORKERS if workers is None else workers
     check_workers(workers)
     networks = networks_of(models, passes, density)
     candidates = [(a, resolve_arch(a), None) for a in arch or []]

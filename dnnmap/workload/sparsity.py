@@ -36,6 +36,17 @@ def check_density(value: float, where: str) -> float:
     return float(value)
 
 
+def check_tensor_density(op: Operator, name: str, value: float, where: str) -> float:
+    """``value`` if it is a density (:func:`check_density`) leaving input tensor ``name`` of ``op`` at least one
+    non-zero element (``value >= 1 / elements``), else a DnnmapError naming ``where``."""
+    density = check_density(value, where)
+    elements = op.tensor(name).size(op.bounds)
+    if density < 1.0 / elements:
+        raise DnnmapError(f"{where}: density {density!r} leaves fewer than one non-zero of the tensor's {elements} "
+                          f"elements; allowed: 1/{elements} ({1.0 / elements:.3g}) to 1")
+    return density
+
+
 def with_densities(op: Operator, densities: Mapping[str, float]) -> Operator:
     """``op`` with ``densities`` (tensor name -> density) added to (overriding) the ones it carries.
     Names must be input tensors of ``op``."""
@@ -44,7 +55,7 @@ def with_densities(op: Operator, densities: Mapping[str, float]) -> Operator:
         if name not in inputs:
             raise DnnmapError(f"layer {op.name!r}: no input tensor {name!r} to give a density (its inputs: "
                               f"{', '.join(sorted(inputs))}; the output cannot be sparse)")
-        check_density(d, f"layer {op.name!r}, tensor {name!r}")
+        check_tensor_density(op, name, d, f"layer {op.name!r}, tensor {name!r}")
     merged = {**op_densities(op), **densities}
     attrs = tuple((k, v) for k, v in op.attrs if k != DENSITIES)
     return replace(op, attrs=(*attrs, (DENSITIES, tuple(sorted(merged.items())))))
@@ -79,6 +90,20 @@ def _alias_targets(op: Operator, role: str) -> list[str]:
     return [t.name for t in op.inputs if role == "weight" and t.name == FORWARD_WEIGHTS]
 
 
+def _check_one_key_per_role(densities: Mapping[str, float]) -> None:
+    """Refuse two aliases of one role (``weights=0.5`` and ``weight=0.3``) with different values, as a key
+    given twice is refused (:func:`parse_density_options`): neither silently wins."""
+    seen: dict[str, str] = {}
+    for key, d in densities.items():
+        role = ROLE_ALIASES.get(key)
+        if role is None:
+            continue
+        first = seen.setdefault(role, key)
+        if densities[first] != d:
+            raise DnnmapError(f"--density: {first}={densities[first]} and {key}={d} both give the {role} role's "
+                              f"density; give it once")
+
+
 def apply_densities(network: Network, densities: Mapping[str, float]) -> Network:
     """Every layer with the given densities: a key is a tensor name (applied to every layer with such an
     input tensor) or a role alias (``weights``, ``activations``, ...: the layer's input tensor of that role;
@@ -86,6 +111,7 @@ def apply_densities(network: Network, densities: Mapping[str, float]) -> Network
     A key that names no input tensor of any layer and no role is an error listing the names allowed."""
     if not densities:
         return network
+    _check_one_key_per_role(densities)
     names = {t.name for layer in network.layers for t in layer.op.inputs}
     unknown = [k for k in densities if k not in names and k not in ROLE_ALIASES]
     if unknown:

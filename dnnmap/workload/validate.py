@@ -19,7 +19,7 @@ from dnnmap import limits
 from dnnmap.errors import DnnmapError, InputFileError
 from dnnmap.workload import ops, training
 from dnnmap.workload.ir import Network, Operator
-from dnnmap.workload.sparsity import DENSITIES, check_density
+from dnnmap.workload.sparsity import DENSITIES, check_tensor_density
 
 CONV_KINDS = ("conv2d", "pointwise", "depthwise")
 MAC_KINDS = (*CONV_KINDS, "fc", "matmul", "einsum", *training.DERIVED_KINDS)
@@ -148,7 +148,7 @@ def _densities_problem(op: Operator) -> str | None:
         if name not in inputs:
             return f"attribute densities: {name!r} is not an input tensor (inputs: {', '.join(inputs)})"
         try:
-            check_density(d, f"attribute densities: tensor {name!r}")
+            check_tensor_density(op, name, d, f"attribute densities: tensor {name!r}")
         except DnnmapError as err:
             return str(err)
     if len({name for name, _ in pairs}) != len(pairs):

@@ -47,6 +47,18 @@ def test_density_given_twice_with_different_values() -> None:
             fragments=("W is given twice",))
 
 
+def test_role_given_twice_through_two_aliases() -> None:
+    refused("map", "lenet5", "--layers", "conv1", *QUICK_MAP, "--density", "weights=0.5", "--density", "weight=0.3",
+            fragments=("weights=0.5", "weight=0.3", "weight role"))
+
+
+def test_density_below_one_nonzero_element() -> None:
+    elements = 6 * 1 * 5 * 5  # lenet5 conv1's weights (K, C, R, S)
+    stderr = refused("map", "lenet5", "--layers", "conv1", *QUICK_MAP, "--density", "W=1e-320",
+                     fragments=("'conv1'", "'W'", "fewer than one non-zero", f"1/{elements}"))
+    assert "1e-320" in stderr
+
+
 # ---- sweep stores ------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("edit, fragments", [
     ("UPDATE results SET latency_s = NULL", ("column latency_s is NULL",)),
@@ -78,6 +90,14 @@ def test_workers_checked_before_the_store_is_created(b: Bases, workers: str) -> 
     store = b.root / f"workers_{workers}.sqlite"
     refused("sweep", "lenet5", "--arch", "eyeriss", "--store", store, "--workers", workers,
             fragments=("--workers", "1..256"))
+    assert not store.exists()
+
+
+@pytest.mark.parametrize("mode", [["--serial"], ["--scheduler", "tcp://127.0.0.1:1"]])
+def test_workers_refused_without_a_local_cluster(b: Bases, mode: list[str]) -> None:
+    store = b.root / "workers_mode.sqlite"
+    refused("sweep", "lenet5", "--arch", "eyeriss", "--store", store, "--workers", "3", *mode,
+            fragments=("--workers", mode[0]))
     assert not store.exists()
 
 
