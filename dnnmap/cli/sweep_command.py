@@ -21,7 +21,7 @@ from dnnmap.errors import DnnmapError
 from dnnmap.search.mappers import OBJECTIVES
 from dnnmap.search.network import MAPPERS
 from dnnmap.sweep.candidates import GRID_FIELDS, template_points
-from dnnmap.sweep.engine import check_workers, dask_client, pending_tasks, run_sweep
+from dnnmap.sweep.engine import check_dask, check_workers, dask_client, pending_tasks, run_sweep
 from dnnmap.sweep.store import ResultStore
 from dnnmap.sweep.tasks import SweepRow, SweepTask
 
@@ -75,6 +75,8 @@ def sweep_command(
                           f"{'--serial' if serial else '--scheduler'} (give one of them)")
     workers = DEFAULT_WORKERS if workers is None else workers
     check_workers(workers)
+    if not serial:
+        check_dask()
     networks = networks_of(models, passes, density)
     candidates = [(a, resolve_arch(a), None) for a in arch or []]
     candidates += [(p.name, sparse_simd_spec(p), area_of(p).total) for p in template_points(param or [])]

@@ -68,14 +68,20 @@ def check_workers(workers: int) -> None:
         raise DnnmapError(f"--workers {workers}: must be in 1..{MAX_WORKERS}")
 
 
+def check_dask() -> None:
+    """Refuse a cluster sweep when Dask is not installed (checked before any work or store is created)."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise DnnmapError(f"dnnmap sweep runs on Dask, which is not installed: {DASK_HINT}") from None
+
+
 @contextmanager
 def dask_client(workers: int, scheduler: str | None) -> Iterator[Client]:
     """A client of the cluster at ``scheduler`` (``tcp://host:port``), else of a new LocalCluster of
     ``workers`` single-threaded worker processes (closed on exit)."""
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise DnnmapError(f"dnnmap sweep runs on Dask, which is not installed: {DASK_HINT}") from None
+    check_dask()
+    from distributed import Client, LocalCluster
     if scheduler is not None:
         try:
             client = Client(scheduler, timeout=30)

@@ -4,6 +4,7 @@ an interrupted sweep resumes to the same rows as an uninterrupted one."""
 from __future__ import annotations
 
 import sqlite3
+import sys
 from dataclasses import astuple, replace
 from pathlib import Path
 
@@ -100,3 +101,12 @@ def test_cli_serial_sweep_compares_presets_and_template_points_and_resumes(tmp_p
     assert again.exit_code == 0 and "3 already in" in again.output and "0 to run" in again.output
     bad = runner.invoke(app, ["sweep", "nosuchnet", "--arch", "eyeriss", "--serial"])
     assert bad.exit_code == 2 and "unknown model" in bad.output
+
+
+def test_cluster_sweep_without_dask_is_refused_before_the_store_exists(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    store = tmp_path / "s.sqlite"
+    out = CliRunner().invoke(app, ["sweep", "lenet5", "--arch", "eyeriss", "--store", str(store)])
+    assert out.exit_code == 2 and "Dask, which is not installed" in out.output and "--serial" in out.output
+    assert not store.exists()
