@@ -203,13 +203,13 @@ class CostModel:
         burst_model = self._scalars[kernel.S_BURST_MODEL] > 0
         for t in range(self.T):
             c = -1
+            register = self._tensor_params[t, kernel.T_REGISTER] > 0
             for p in range(self.L):
                 if not keeps[p, t]:
                     continue
                 # (multicast, reduction, identical rule) of every fan-out in between
                 nets = [self._networks[j][t][1:] for j in range(c + 1, p + 1) if self._networks[j][t][0]]
                 mcast = all(m for m, _, _ in nets)
-                register = self._tensor_params[t, kernel.T_REGISTER] > 0
                 row = np.zeros(kernel.PAIR_COLUMNS, dtype=np.int64)
                 row[[kernel.PR_TENSOR, kernel.PR_CHILD, kernel.PR_PARENT]] = t, c, p
                 row[kernel.PR_MCAST] = mcast

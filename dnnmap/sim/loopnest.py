@@ -543,7 +543,7 @@ def _count_sparse_tensor(tally: _Tally, op: Operator, mapping: Mapping, it: Acti
     at a compressed level costing what it costs in the compressed form (:meth:`SparseOperand.compressed_words`:
     a non-zero ``word_per_nonzero`` + ``metadata_per_element``, a zero the metadata alone; ``nonzero``: the
     tensor's flat non-zero mask). Uncompressed levels count every word 1."""
-    cost = np.where(nonzero, sparse.word_per_nonzero, 0.0) + sparse.metadata_per_element
+    cost = sparse.compressed_words(1.0, nonzero)  # one element each: bool * float is 0.0 or word_per_nonzero
     tally.word_cost = {i: cost for i, compressed in enumerate(sparse.compressed) if compressed}
     _count_tensor(tally, op, mapping, it, t, word)
     tally.word_cost = {}
