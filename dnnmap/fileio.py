@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 from yaml.nodes import MappingNode, ScalarNode
 
 from dnnmap.errors import InputFileError
@@ -251,6 +251,12 @@ def field_path(loc: tuple[Any, ...]) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "(top level)"
 
 
+class StrictModel(BaseModel):
+    """Base of the compiler output manifests' schemas: no unknown field, no type coercion, immutable."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
 def validate_strict(model: type[BaseModel], data: Any, origin: str | os.PathLike[str], what: str) -> BaseModel:
     """``data`` checked strictly against ``model``, or an InputFileError naming ``origin`` and the first
     three fields that fail (``{origin}: invalid {what}: field 'x': ...``)."""
@@ -331,6 +337,12 @@ def write_text_atomic(path: str | os.PathLike[str], text: str | bytes, make_pare
         Path(tmp).unlink(missing_ok=True)
         raise
     return p
+
+
+def is_manifest_dir(d: Path) -> bool:
+    """``publish_dir``'s ``may_replace`` for a compiler output folder: an empty directory or one with a
+    ``manifest.json`` (one a compile wrote)."""
+    return d.is_dir() and (not any(d.iterdir()) or (d / "manifest.json").is_file())
 
 
 @contextmanager

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import Field, StrictInt, StrictStr
 
 from dnnmap.arch.spec import parse_arch
 from dnnmap.errors import DnnmapError, InputFileError
-from dnnmap.fileio import load_data, publish_dir, read_bytes, validate_strict
+from dnnmap.fileio import StrictModel, is_manifest_dir, load_data, publish_dir, read_bytes, validate_strict
 from dnnmap.search.tso.layer import tso_layer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.search import TsoSchedule
@@ -81,10 +81,7 @@ def write_output(out_dir: Path, c: NmpCompiled) -> Path:
     """Write the directory atomically (module docstring); returns it."""
     out_dir = Path(out_dir)
 
-    def ours(d: Path) -> bool:
-        return d.is_dir() and (not any(d.iterdir()) or (d / "manifest.json").is_file())
-
-    with publish_dir(out_dir, ours) as tmp:
+    with publish_dir(out_dir, is_manifest_dir) as tmp:
         (tmp / "programs.bin").write_bytes(encode_programs(c.programs, c.machine.tle * c.machine.tlt))
         (tmp / "weights.bin").write_bytes(weights_image(c.memory, c.quant, c.layers))
         save_network(c.network, tmp / "network.yaml")
@@ -111,11 +108,7 @@ Int = Annotated[StrictInt, Field(ge=-(2**31), lt=2**31)]
 Nat = Annotated[StrictInt, Field(ge=0, lt=2**40)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class LayerEntry(_Strict):
+class LayerEntry(StrictModel):
     name: StrictStr
     kind: StrictStr
     slicing: Literal[SLICINGS]  # type: ignore[valid-type]
@@ -129,7 +122,7 @@ class LayerEntry(_Strict):
     ops: Nat
 
 
-class RegionEntry(_Strict):
+class RegionEntry(StrictModel):
     name: StrictStr
     kind: Literal["input", "activation", "weights", "bias"]
     addr: Nat
@@ -138,13 +131,13 @@ class RegionEntry(_Strict):
     border: Annotated[list[Nat], Field(min_length=2, max_length=2)]
 
 
-class MemoryEntry(_Strict):
+class MemoryEntry(StrictModel):
     size: Nat
     weights_base: Nat
     regions: list[RegionEntry]
 
 
-class Manifest(_Strict):
+class Manifest(StrictModel):
     format: Literal["dnnmap-nmp/1"]
     network: StrictStr
     bits: Literal[BITS_CHOICES]  # type: ignore[valid-type]

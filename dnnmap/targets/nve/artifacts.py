@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from dnnmap.errors import InputFileError
-from dnnmap.fileio import load_data, publish_dir, validate_strict
+from dnnmap.fileio import StrictModel, is_manifest_dir, load_data, publish_dir, read_bytes, validate_strict
 from dnnmap.targets.nve.codegen import LoopAct, LoopWrite, StreamLayout
 from dnnmap.targets.nve.compiler import OPT_LEVELS, CompiledLayer
 from dnnmap.targets.nve.encoding import FieldWidths, decode_program, encode_program
@@ -79,10 +79,7 @@ def write_output(out_dir: Path, network: str, compiled: list[CompiledLayer], ski
     """Write binaries, listing and manifest atomically into ``out_dir``; return the manifest."""
     out_dir = Path(out_dir)
 
-    def ours(d: Path) -> bool:
-        return d.is_dir() and (not any(d.iterdir()) or (d / "manifest.json").is_file())
-
-    with publish_dir(out_dir, ours) as tmp:
+    with publish_dir(out_dir, is_manifest_dir) as tmp:
         (tmp / "programs").mkdir()
         layers = []
         listing = [f"NVE programs for network {network} (optimization level {opt_level}: {OPT_LEVELS[opt_level]})"]
@@ -114,11 +111,7 @@ Nat = Annotated[StrictInt, Field(ge=0, le=2**31)]
 Pos = Annotated[StrictInt, Field(ge=1, le=2**31)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class StreamEntry(_Strict):
+class StreamEntry(StrictModel):
     init_words: list[list[StrictStr | Nat]]
     loop_writes: list[Annotated[list[Nat], Field(min_length=6, max_length=6)]]
     loop_acts: list[Annotated[list[Nat], Field(min_length=4, max_length=4)]]
@@ -127,7 +120,7 @@ class StreamEntry(_Strict):
     in_maps: list[Nat]
 
 
-class ProgramEntry(_Strict):
+class ProgramEntry(StrictModel):
     binary: Annotated[StrictStr, Field(pattern=r"^programs/[A-Za-z0-9_-]+\.nveb$")]
     out_maps: Annotated[list[Nat], Field(min_length=1)]
     size: Pos
@@ -136,7 +129,7 @@ class ProgramEntry(_Strict):
     stream: StreamEntry
 
 
-class LayerEntry(_Strict):
+class LayerEntry(StrictModel):
     name: StrictStr
     in_maps: Pos
     connections: Annotated[list[Annotated[list[Nat], Field(min_length=1)]], Field(min_length=1)]
@@ -148,12 +141,12 @@ class LayerEntry(_Strict):
     figures: dict[StrictStr, StrictInt | float] = Field(default_factory=dict)
 
 
-class SkippedEntry(_Strict):
+class SkippedEntry(StrictModel):
     layer: StrictStr
     reason: StrictStr
 
 
-class ManifestSpec(_Strict):
+class ManifestSpec(StrictModel):
     format: Literal["dnnmap-nve/1"]
     network: StrictStr
     opt_level: Literal[0, 1, 2, 3]
@@ -226,8 +219,6 @@ def _stream(d: dict[str, Any], layer: ConvLayer, program: NveProgram, entry: dic
 
 def _program(path: Path, entry: dict[str, Any], spec: NveSpec, where: str) -> NveProgram:
     """The decoded binary, checked against the spec (field widths, buffer sizes) and its manifest entry."""
-    from dnnmap.fileio import read_bytes
-
     data = read_bytes(path, "NVE program binary", limit=16 * 2**20)
     try:
         program = decode_program(data, str(path))
