@@ -21,7 +21,6 @@ from dnnmap.workload.ir import Network
 TARGETS = ("nve", "nmp")
 
 
-
 @user_errors
 def import_command(
     model: Annotated[str, typer.Argument(help="model file (.onnx, .keras, .h5, SavedModel dir) or a zoo name")],

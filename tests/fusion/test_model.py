@@ -8,7 +8,7 @@ from nets import vgg16_e_prefix
 from dnnmap.fusion.buffers import fusion_buffer
 from dnnmap.fusion.geometry import FusionError
 from dnnmap.fusion.group import build_group
-from dnnmap.fusion.tiling import compress_widths, plan_tiles
+from dnnmap.fusion.tiling import plan_tiles
 from dnnmap.fusion.volume import offchip_volume
 from dnnmap.workload.builder import NetworkBuilder
 from dnnmap.workload.zoo import get
