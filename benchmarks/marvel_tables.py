@@ -168,6 +168,17 @@ def fig9(arch: ArchSpec) -> tuple[list[float], list[float]]:
     return speed, energy
 
 
+def both_platforms(fig) -> tuple[list[float], list[float]]:
+    """``fig`` (:func:`fig8` or :func:`fig9`) on each platform in turn: the speed-ups and energy ratios, concatenated."""
+    speed: list[float] = []
+    energy: list[float] = []
+    for name in PLATFORMS:
+        s, e = fig(load_arch(name))
+        speed += s
+        energy += e
+    return speed, energy
+
+
 def switches(arch: ArchSpec, layers: tuple[str, ...]) -> None:
     """The two added pruning switches: symmetry (lossless: same optimum, fewer mappings) and
     prologue/epilogue tiles (divisor_only off; paper: +2% throughput, +10% energy, 20x search time)."""
@@ -275,12 +286,7 @@ def main() -> None:
         fig7(results)
         print()
     if "fig8" in sections:
-        speed: list[float] = []
-        energy: list[float] = []
-        for name in PLATFORMS:
-            s, e = fig8(load_arch(name))
-            speed += s
-            energy += e
+        speed, energy = both_platforms(fig8)
         print(f"Fig. 8, both platforms: geomean throughput {geomean(speed):.2f}x (paper {PAPER_FIG8[0]}x), energy "
               f"{geomean(energy):.3f}x (paper {PAPER_FIG8[1]}x)\n")
     p1 = load_arch(PLATFORMS[0])
@@ -291,11 +297,7 @@ def main() -> None:
         for name in PLATFORMS[:1] if args.quick else PLATFORMS:
             uniform(load_arch(name))
     if "fig9" in sections:
-        speed, energy = [], []
-        for name in PLATFORMS:
-            s, e = fig9(load_arch(name))
-            speed += s
-            energy += e
+        speed, energy = both_platforms(fig9)
         print(f"Fig. 9, both platforms: geomean throughput {geomean(speed):.2f}x (paper {PAPER_FIG9[0]}x), energy "
               f"{1 - 1 / geomean(energy):.1%} lower (paper 9.19%)\n")
     if "cost" in sections:

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostBatch, CostModel
-from dnnmap.errors import MappingError
 from dnnmap.mapping.mapping import BOTH_AXES, LevelMapping, Mapping, validate_mapping
 from dnnmap.search.tso.search import TsoSchedule
 from dnnmap.workload.ir import Operator
