@@ -13,6 +13,11 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.errors import DnnmapError
 
 
+def _with_dram(arch: ArchSpec, **fields) -> ArchSpec:
+    """``arch`` with these fields of its DRAM level (the last level) replaced."""
+    return arch.model_copy(update={"levels": arch.levels[:-1] + (arch.dram.model_copy(update=fields),)})
+
+
 def with_dram_model(arch: ArchSpec, model: str) -> ArchSpec:
     """``arch`` with its DRAM transfer model set to ``burst`` or ``volume`` (bandwidth, burst size, CAS kept)."""
     if model not in ("burst", "volume"):
@@ -22,8 +27,7 @@ def with_dram_model(arch: ArchSpec, model: str) -> ArchSpec:
         raise DnnmapError(f"architecture {arch.name!r} has no DRAM transfer model to switch to {model!r}")
     if dram.transfer.model == model:
         return arch
-    new = dram.model_copy(update={"transfer": dram.transfer.model_copy(update={"model": model})})
-    return arch.model_copy(update={"levels": arch.levels[:-1] + (new,)})
+    return _with_dram(arch, transfer=dram.transfer.model_copy(update={"model": model}))
 
 
 def with_dram_constants(arch: ArchSpec, bandwidth_gbps: float, cas_ns: float) -> ArchSpec:
@@ -32,7 +36,7 @@ def with_dram_constants(arch: ArchSpec, bandwidth_gbps: float, cas_ns: float) ->
     if dram.transfer is None:
         raise DnnmapError(f"architecture {arch.name!r} has no DRAM transfer model")
     transfer = dram.transfer.model_copy(update={"bandwidth_gbps": bandwidth_gbps, "cas_ns": cas_ns})
-    return arch.model_copy(update={"levels": arch.levels[:-1] + (dram.model_copy(update={"transfer": transfer}),)})
+    return _with_dram(arch, transfer=transfer)
 
 
 def flat_fanout(arch: ArchSpec) -> ArchSpec:
@@ -41,4 +45,4 @@ def flat_fanout(arch: ArchSpec) -> ArchSpec:
     if dram.fanout is None or len(dram.fanout.shape) == 1:
         return arch
     fan = dram.fanout.model_copy(update={"shape": (dram.fanout.size,)})
-    return arch.model_copy(update={"levels": arch.levels[:-1] + (dram.model_copy(update={"fanout": fan}),)})
+    return _with_dram(arch, fanout=fan)
