@@ -56,7 +56,7 @@ def factor_candidates(n: int, cap: int | None = None) -> tuple[int, ...]:
     more padded tile. Every divisor ``d`` is one (``k = n / d``), with no padding."""
     cap = n if cap is None else cap
     if cap <= n:
-        return _divisors(n)
+        return divisors(n)
     k = np.arange(1, n + 1, dtype=np.int64)
     f = np.unique(-(-n // k))
     keep = f * -(-n // f) <= cap
@@ -64,7 +64,8 @@ def factor_candidates(n: int, cap: int | None = None) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=4096)
-def _divisors(n: int) -> tuple[int, ...]:
+def divisors(n: int) -> tuple[int, ...]:
+    """The divisors of ``n``, ascending."""
     k = np.arange(1, n + 1, dtype=np.int64)
     return tuple(int(x) for x in k[n % k == 0])
 

@@ -25,13 +25,8 @@ from functools import lru_cache
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.search.space import factor_candidates
+from dnnmap.search.space import divisors, factor_candidates
 from dnnmap.workload.ir import Operator
-
-
-@lru_cache(maxsize=4096)
-def divisors(n: int) -> tuple[int, ...]:
-    return tuple(d for d in range(1, n + 1) if n % d == 0)
 
 
 def values(limits: tuple[int, ...], caps: tuple[int, ...] | None) -> list[tuple[int, ...]]:
