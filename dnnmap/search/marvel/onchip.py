@@ -51,6 +51,7 @@ from dnnmap.search.marvel.dataflows import Dataflow
 from dnnmap.search.marvel.db_model import DbSettings
 from dnnmap.search.marvel.offchip import OffchipResult
 from dnnmap.search.mappers import _decode
+from dnnmap.search.optimal.bounds import touched_lower
 from dnnmap.search.space import MapSpace, ceil_factorizations, level_orders, ordered_factorizations, padded_cap
 from dnnmap.workload.ir import Operator
 
@@ -176,12 +177,12 @@ class OnchipSpace:
             if lv.capacity is None or isinstance(lv.capacity, dict):
                 continue
             words = np.zeros(len(fac))
-            for t in self.op.tensors:
+            touched = touched_lower(self.op, cover)
+            for j, t in enumerate(self.op.tensors):
                 if t.role not in lv.keeps:
                     continue
                 unit = self.arch.bits_of(t.role) if lv.capacity_unit == "bits" else 1
-                axes = [np.max([cover[:, dims.index(d)] for d in a.dims], axis=0) for a in t.axes]
-                words += np.prod(axes, axis=0) * unit
+                words += touched[:, j] * unit
             ok &= words * max(lv.buffers, self.options.l1_buffers) <= lv.capacity
         return ok
 
