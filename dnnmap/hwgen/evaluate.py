@@ -23,8 +23,7 @@ class NetworkCost:
 
     @classmethod
     def of(cls, result: NetworkResult) -> "NetworkCost":
-        return cls(result.network, result.cycles / (result.arch.clock_mhz * 1e6), result.energy * 1e-12,
-                   result.utilization)
+        return cls(result.network, result.latency_s, result.energy * 1e-12, result.utilization)
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,11 @@ class NetworkResult:
         return sum(r.energy for r in self.layers)
 
     @property
+    def latency_s(self) -> float:
+        """Whole-network latency in seconds at the arch's clock."""
+        return self.cycles / (self.arch.clock_mhz * 1e6)
+
+    @property
     def dram_bytes(self) -> float:
         return sum(r.dram_bytes for r in self.layers)
 

@@ -67,5 +67,5 @@ def run_task(task: SweepTask) -> SweepRow:
     start = time.perf_counter()
     result = search_network(task.network, task.spec, task.objective, task.mapper)
     return SweepRow(task.key, task.arch, task.network.name, task.objective, task.mapper,
-                    result.cycles / (task.spec.clock_mhz * 1e6), result.energy, task.spec.energy_unit, task.area_mm2,
+                    result.latency_s, result.energy, task.spec.energy_unit, task.area_mm2,
                     result.cycles, result.macs, result.utilization, time.perf_counter() - start)
