@@ -12,7 +12,7 @@ from rich.table import Table
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
-from dnnmap.cli.options import check_writable, output_path
+from dnnmap.cli.options import check_mapper, check_writable, output_path
 from dnnmap.cli.progress import count_progress
 from dnnmap.errors import DnnmapError
 from dnnmap.fileio import write_text_atomic
@@ -67,8 +67,7 @@ def generate_hw_command(
 ) -> None:
     """Generate sparse SIMD hardware for MODELS under an area (--area-mm2) or PE (--pes) budget."""
     budget = Budget(area_mm2, pes)
-    if mapper not in MAPPERS:
-        raise DnnmapError(f"unknown mapper {mapper!r}; choose from {', '.join(MAPPERS)}")
+    check_mapper(mapper)
     networks = networks_of(models, passes, density)
     check_writable(yaml_path, "--yaml")
     check_writable(verilog_path, "--verilog")

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from dnnmap.errors import DnnmapError, InputFileError
+from dnnmap.search.network import MAPPERS
 
 INPUT_SHAPE_HELP = "graph input shape, e.g. input=1x3x224x224 (repeat for several inputs)"
 
@@ -28,6 +29,12 @@ def parse_input_shapes(values: list[str] | None) -> dict[str, tuple[int, ...]] |
             raise DnnmapError(f"--input-shape {value!r}: expected NAME=DIMxDIMx..., e.g. input=1x3x224x224")
         shapes[name] = shape
     return shapes
+
+
+def check_mapper(mapper: str) -> None:
+    """Refuse, before any work, a ``--mapper`` that is not one of :data:`MAPPERS`."""
+    if mapper not in MAPPERS:
+        raise DnnmapError(f"unknown mapper {mapper!r}; choose from {', '.join(MAPPERS)}")
 
 
 def parse_layer_list(value: str | None) -> list[str] | None:

@@ -15,7 +15,7 @@ from dnnmap.arch.templates.sparse_simd import sparse_simd_spec
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
-from dnnmap.cli.options import check_writable, output_path
+from dnnmap.cli.options import check_mapper, check_writable, output_path
 from dnnmap.cli.progress import item_progress
 from dnnmap.errors import DnnmapError
 from dnnmap.search.mappers import OBJECTIVES
@@ -64,8 +64,7 @@ def sweep_command(
     unknown = [o for o in objectives if o not in OBJECTIVES]
     if unknown:
         raise DnnmapError(f"unknown objective(s) {unknown}; choose from {', '.join(OBJECTIVES)}")
-    if mapper not in MAPPERS:
-        raise DnnmapError(f"unknown mapper {mapper!r}; choose from {', '.join(MAPPERS)}")
+    check_mapper(mapper)
     if not arch and not param:
         raise DnnmapError("give hardware candidates: --arch NAME_OR_YAML (repeat) and/or --param NAME=V1,V2")
     if serial and scheduler:
