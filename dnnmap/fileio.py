@@ -292,15 +292,6 @@ def _target_mode(path: Path, default: int) -> int:
         return default & ~_umask()
 
 
-def check_output_path(path: str | os.PathLike[str] | None, option: str) -> Path | None:
-    """Refuse an empty output path (``--json ''``) before any work; None passes through."""
-    if path is None:
-        return None
-    if str(path).strip() in ("", "."):
-        raise InputFileError(f"{option}: needs a file or directory name, got {str(path)!r}")
-    return Path(path)
-
-
 def _make_parent(path: Path) -> None:
     """Create ``path``'s missing parent folders, or an InputFileError naming the obstacle (a file where a
     folder should be, a folder that cannot be written)."""
