@@ -245,6 +245,11 @@ class ArchSpec(_Strict):
     def bytes_of(self, role: str) -> float:
         return self.bits_of(role) / 8
 
+    def capacity_units_of(self, level: Level, role: str) -> int:
+        """Capacity units one element of ``role`` takes at ``level``: its bits where the level counts
+        capacity in bits (``capacity_unit: bits``), else 1 (a word)."""
+        return self.bits_of(role) if level.capacity_unit == "bits" else 1
+
     @property
     def dram(self) -> Level:
         return self.levels[-1]

@@ -120,7 +120,7 @@ class CostModel:
         self._tensor_params = np.array([[arch.bytes_of(t.role), float(t.role in arch.mac.operand_registers),
                                          float(j == self._out), 1.0] for j, t in enumerate(op.tensors)])
         self._cap_part, self._cap = self._capacity_partitions()
-        cap_weight = np.array([[arch.bits_of(t.role) if lv.capacity_unit == "bits" else 1.0
+        cap_weight = np.array([[float(arch.capacity_units_of(lv, t.role))
                                 for t in op.tensors] for lv in arch.levels])
         word_scale = np.ones((self.L, self.T))
         if self.sparse is not None:  # docs/sparse.md: compressed words of the sparse operand, effectual lane-steps
@@ -170,7 +170,7 @@ class CostModel:
         used: dict[str, float] = {}
         for t in self.op.tensors:
             key = t.role if isinstance(top.capacity, dict) else ""
-            unit = self.arch.bits_of(t.role) if top.capacity_unit == "bits" else 1
+            unit = self.arch.capacity_units_of(top, t.role)
             words = t.size(self.op.bounds) * (self.sparse.word_factor if self.sparse and self.sparse.tensor == t.name
                                               else 1.0)  # the compressed sparse operand (docs/sparse.md)
             used[key] = used.get(key, 0.0) + words * unit

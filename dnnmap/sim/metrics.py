@@ -76,7 +76,7 @@ def _capacity_excess(op: Operator, arch: ArchSpec, lv: Level, tiles: dict[str, i
     used: dict[str, float] = {}
     for t in op.tensors:
         key = t.role if isinstance(lv.capacity, dict) else "input"
-        width = arch.bits_of(t.role) if lv.capacity_unit == "bits" else 1
+        width = arch.capacity_units_of(lv, t.role)
         used[key] = used.get(key, 0.0) + tiles.get(t.name, 0) * width
     return max(words - lv.capacity_for(role) for role, words in used.items())
 

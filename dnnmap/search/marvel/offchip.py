@@ -107,7 +107,7 @@ def fits_l2(op: Operator, arch: ArchSpec, tables: DbTables, space: LayoutSpace, 
     for t, fp in zip(space.tensors, tables.footprint):
         role = op.tensor(t.tensor).role
         key = role if isinstance(lv.capacity, dict) else ""
-        unit = arch.bits_of(role) if lv.capacity_unit == "bits" else 1
+        unit = arch.capacity_units_of(lv, role)
         used[key] = used.get(key, 0) + fp * unit
     ok = np.ones(len(tables.iterations), dtype=bool)
     for key, words in used.items():

@@ -181,7 +181,7 @@ class OnchipSpace:
             for j, t in enumerate(self.op.tensors):
                 if t.role not in lv.keeps:
                     continue
-                unit = self.arch.bits_of(t.role) if lv.capacity_unit == "bits" else 1
+                unit = self.arch.capacity_units_of(lv, t.role)
                 words += touched[:, j] * unit
             ok &= words * max(lv.buffers, self.options.l1_buffers) <= lv.capacity
         return ok

@@ -78,7 +78,7 @@ class Capacity:
             if lv.capacity is None:
                 self.levels.append(None)
                 continue
-            weight = np.array([arch.bits_of(t.role) if lv.capacity_unit == "bits" else 1 for t in op.tensors],
+            weight = np.array([arch.capacity_units_of(lv, t.role) for t in op.tensors],
                               dtype=float) * keeps[i]
             roles = sorted({t.role for j, t in enumerate(op.tensors) if keeps[i, j]}) \
                 if isinstance(lv.capacity, dict) else ["input"]
