@@ -50,6 +50,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
+from dnnmap.search.sunstone.tiles import divisor_lattice
 from dnnmap.workload.ir import Operator
 
 
@@ -98,6 +99,24 @@ def touched_lower(op: Operator, cover: np.ndarray, contiguous: bool = False) -> 
     return out
 
 
+def tile_may_fit(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, cover: np.ndarray) -> np.ndarray:
+    """False only for tiles that cannot fit ``level`` (their lower-bound footprint already exceeds it)."""
+    lv = arch.levels[level]
+    if lv.capacity is None:
+        return np.ones(len(cover), dtype=bool)
+    words = touched_lower(op, cover, contiguous=True) * keeps[level]
+    if lv.capacity_unit == "bits":
+        words = words * np.array([arch.bits_of(t.role) for t in op.tensors])
+    roles = [t.role for t in op.tensors]
+    if isinstance(lv.capacity, dict):
+        ok = np.ones(len(cover), dtype=bool)
+        for role in set(roles):
+            cols = [j for j, r in enumerate(roles) if r == role]
+            ok &= words[:, cols].sum(axis=1) <= lv.capacity_for(role)
+        return ok
+    return words.sum(axis=1) <= lv.capacity_for("input")
+
+
 def best_orders(op: Operator) -> tuple[np.ndarray, np.ndarray]:
     """Per tensor, a loop order (outermost first) with the dimensions that do not index it innermost
     (B2), and the (T, D) mask of the dimensions that move one of its sliding-window axes."""
@@ -137,6 +156,21 @@ def _words_held(arch: ArchSpec, level: int, role: str) -> float:
     return cap / arch.bits_of(role) if lv.capacity_unit == "bits" else cap
 
 
+def _pareto_tiles(op: Operator, arch: ArchSpec, keeps: np.ndarray, level: int, bounds: np.ndarray,
+                  t: int) -> tuple[np.ndarray, np.ndarray]:
+    """Tiles of ``level`` within the layer that may fit, by ascending ``touched_t / iterations`` (B9), dropping
+    each tile a kept one of no larger ratio divides (whenever it divides a node's tile, so does the kept one)."""
+    tiles = divisor_lattice(tuple(int(x) for x in bounds))
+    tiles = tiles[tile_may_fit(op, arch, level, keeps, tiles)]
+    ratio = touched_lower(op, tiles, contiguous=True)[:, t] / tiles.prod(axis=1)
+    order = np.argsort(ratio, kind="stable")
+    kept: list[int] = []
+    for k in order:
+        if not kept or not (tiles[k][None, :] % tiles[kept] == 0).all(axis=1).any():
+            kept.append(int(k))
+    return tiles[kept], ratio[kept]
+
+
 class LowerBound:
     """Bounds of batches of nodes of one operator on one architecture."""
 
@@ -157,6 +191,9 @@ class LowerBound:
         self.orders, self.window = best_orders(op)
         self.op_dims = len(op.dim_names)
         self.capacity = np.array([[_words_held(arch, i, t.role) for t in op.tensors] for i in range(self.L)])
+        self.indexes = np.array([[d in t.dims for d in op.dim_names] for t in op.tensors])  # (T, D)
+        self.plain = ~self.window.any(axis=1)  # tensors without a sliding-window axis (B9)
+        self._tiles: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
         transfer = arch.dram.transfer
         self.cycles_per_byte = (float(dram_transfer_seconds(transfer, 1.0, 0.0)) * arch.clock_mhz * 1e6
                                 if transfer is not None else 0.0)
@@ -191,6 +228,7 @@ class LowerBound:
         hop = np.zeros((n, self.L))  # lower bound of the words through each fan-out
         level_known = np.ones(self.L, dtype=bool)
         touched_all = touched_lower(self.op, self.bounds[None, :], contiguous=True)[0]
+        forced: dict[int, np.ndarray] = {}  # B9: per child level, (n, T) energy a full refill per event adds
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
             if ch >= known:
@@ -211,7 +249,13 @@ class LowerBound:
             dram += d
             crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
             hop[:, crossed] += h[:, None]
+            if 0 <= ch < fixed_from - 1 and self.plain[t]:
+                per_word = self.energy[ch, t, 0 if t == self.out else 1] + self.hop_energy[crossed].sum()
+                words = self.iterations * self._refill_ratio(rest, ch)[:, t]
+                forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = np.maximum(0.0, words - h) * per_word
         energy += hop @ self.hop_energy
+        for ch, extra in forced.items():
+            energy += self._innermost_refills(extra, temporal, rest, fixed_from)
         if objective == "energy":
             return energy
         if objective == "dram":
@@ -283,6 +327,34 @@ class LowerBound:
         energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(len(tile))
         return energy, dram, child
+
+    def _refill_ratio(self, rest: np.ndarray, level: int) -> np.ndarray:
+        """(n, T) least ``touched(tile) / iterations(tile)`` over the tiles of ``level`` (boxes dividing ``rest``
+        whose lower-bound footprint may fit, :func:`tile_may_fit`): a tensor refilled whole at every event of
+        ``level`` moves ``iterations x`` this many words into its instances (B9). 0 where no tile may fit."""
+        if level not in self._tiles:
+            self._tiles[level] = [_pareto_tiles(self.op, self.arch, self.keeps, level, self.bounds, t)
+                                  for t in range(self.T)]
+        keys, inverse = np.unique(rest, axis=0, return_inverse=True)
+        out = np.zeros((len(keys), self.T))
+        for t, (tiles, ratio) in enumerate(self._tiles[level]):
+            if len(tiles) == 0:
+                continue
+            divides = (keys[:, None, :] % tiles[None, :, :] == 0).all(axis=2)  # (u, m), tiles by ratio
+            first = divides.argmax(axis=1)
+            out[:, t] = np.where(divides.any(axis=1), ratio[first], 0.0)
+        return out[inverse.reshape(-1)]
+
+    def _innermost_refills(self, extra: np.ndarray, temporal: np.ndarray, rest: np.ndarray,
+                           fixed_from: int) -> np.ndarray:
+        """(n,) B9: the innermost non-trivial loop above the child level advances at every one of its events;
+        every plain tensor it indexes then refills its whole (disjoint) tile each time. That loop is one of
+        the dimensions still left (``rest > 1``) or moved by a fixed level; the least over them of the
+        energy ``extra`` (n, T) it forces, or all of it when no loop is left above the child."""
+        candidate = (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)  # (n, D)
+        per_dim = np.where(candidate, extra @ self.indexes.astype(float), np.inf)
+        least = per_dim.min(axis=1)
+        return np.where(candidate.any(axis=1), least, extra.sum(axis=1))
 
     def runs(self, temporal: np.ndarray, order: np.ndarray, fixed_from: int, known: int) -> np.ndarray:
         """(n, T) lower bound of the sweeps (iterations of the loops of levels ``>= j``) that start a new

@@ -16,29 +16,11 @@ import itertools
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.search.optimal.bounds import touched_lower
+from dnnmap.search.optimal.bounds import tile_may_fit
 from dnnmap.search.sunstone.tiles import divisor_lattice
 from dnnmap.search.sunstone.walk import Partials as Nodes
 from dnnmap.search.sunstone.unroll import legal_unrollings
 from dnnmap.workload.ir import Operator
-
-
-def tile_may_fit(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, cover: np.ndarray) -> np.ndarray:
-    """False only for tiles that cannot fit ``level`` (their lower-bound footprint already exceeds it)."""
-    lv = arch.levels[level]
-    if lv.capacity is None:
-        return np.ones(len(cover), dtype=bool)
-    words = touched_lower(op, cover, contiguous=True) * keeps[level]
-    if lv.capacity_unit == "bits":
-        words = words * np.array([arch.bits_of(t.role) for t in op.tensors])
-    roles = [t.role for t in op.tensors]
-    if isinstance(lv.capacity, dict):
-        ok = np.ones(len(cover), dtype=bool)
-        for role in set(roles):
-            cols = [j for j, r in enumerate(roles) if r == role]
-            ok &= words[:, cols].sum(axis=1) <= lv.capacity_for(role)
-        return ok
-    return words.sum(axis=1) <= lv.capacity_for("input")
 
 
 def expand_factors(nodes: Nodes, j: int, op: Operator, arch: ArchSpec, keeps: np.ndarray) -> Nodes:
