@@ -213,11 +213,13 @@ class LowerBound:
     def compute(self, cost: CostBatch, temporal: np.ndarray, spatial: np.ndarray, order: np.ndarray,
                 fixed_from: int, known: int,
                 objective: str,
-                by_order: list[CostBatch] | None = None, safe: np.ndarray | None = None) -> np.ndarray:
+                by_order: list[CostBatch] | None = None, safe: np.ndarray | None = None,
+                tile: np.ndarray | None = None) -> np.ndarray:
         """Lower bound of ``objective`` for nodes whose spatial factors are fixed on levels ``>= fixed_from``
         (``temporal[:, 0]``: the iterations left to the levels below) and whose pairs with child ``>= known`` are exact in ``cost`` (a completion of each node).
         ``by_order[t]``: completions with tensor ``t``'s best level-``known`` order (B2), used for the
-        pairs of child ``known - 1`` where ``safe[:, t]``."""
+        pairs of child ``known - 1`` where ``safe[:, t]``. ``tile`` (n, D): the tile of level ``fixed_from - 2``
+        when it is known though that level's parent's factors are not (:meth:`tile_bound`)."""
         n = spatial.shape[0]
         rest = temporal[:, 0]
         sweeps = temporal[:, fixed_from:].prod(axis=(1, 2)).astype(float)
@@ -237,11 +239,14 @@ class LowerBound:
                 level_known[p] = False
                 if ch >= 0:
                     level_known[ch] = False
-                e, d, h = self._compulsory(pr, spatial, rest, fixed_from, touched_all)
+                e, d, h = self._compulsory(pr, spatial, rest, fixed_from, touched_all, tile)
                 if 0 <= ch < fixed_from - 1 <= p:
+                    held = np.full(n, self.capacity[ch, t])
+                    if tile is not None and ch == fixed_from - 2:  # a child holds at most its tile
+                        held = np.minimum(held, touched_lower(self.op, tile, contiguous=True)[:, t])
                     e, d, h = (np.maximum(x, y) for x, y in
                                zip((e, d, h), self._sweeps(pr, spatial, fixed_from, sweeps, runs[:, t],
-                                                           tile_words[:, t])))
+                                                           tile_words[:, t], held)))
                 if by_order is not None and ch == known - 1:
                     ex = self._exact(by_order[t].counts, pr)
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
@@ -251,16 +256,21 @@ class LowerBound:
             hop[:, crossed] += h[:, None]
             if 0 <= ch < fixed_from - 1 and self.plain[t]:
                 per_word = self.energy[ch, t, 0 if t == self.out else 1] + self.hop_energy[crossed].sum()
-                words = self.iterations * self._refill_ratio(rest, ch)[:, t]
-                forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = np.maximum(0.0, words - h) * per_word
+                if tile is None or ch < fixed_from - 2:
+                    ratio = self._refill_ratio(rest if tile is None else tile, ch)[:, t]
+                else:  # the child's tile itself
+                    ratio = touched_lower(self.op, tile, contiguous=True)[:, t] / tile.prod(axis=1)
+                forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = \
+                    np.maximum(0.0, self.iterations * ratio - h) * per_word
         energy += hop @ self.hop_energy
         for ch, extra in forced.items():
-            energy += self._innermost_refills(extra, temporal, rest, fixed_from)
+            left = rest // tile if tile is not None and ch == fixed_from - 2 else rest
+            energy += self._innermost_refills(extra, temporal, left, fixed_from)
         if objective == "energy":
             return energy
         if objective == "dram":
             return dram
-        latency = self._latency(cost, spatial, rest, fixed_from, level_known, dram)
+        latency = self._latency(cost, spatial, rest, fixed_from, level_known, dram, tile)
         return latency if objective == "latency" else energy * latency
 
     def _exact(self, c: dict[str, np.ndarray], pr: Pair) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -278,7 +288,8 @@ class LowerBound:
         return energy, dram, hop
 
     def _compulsory(self, pr: Pair, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
-                    touched_all: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    touched_all: np.ndarray, tile: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(energy, DRAM bytes, fan-out words) lower bounds of an unknown pair (B3, B4, B5)."""
         t, ch, p = pr.tensor, pr.child, pr.parent
         n = spatial.shape[0]
@@ -292,7 +303,7 @@ class LowerBound:
             parent = self.iterations / lanes
             energy = parent * self.energy[p, t, 2 if is_out else 0]
             if is_out and self.arch.levels[p].read_modify_write:  # B4
-                energy = energy + np.maximum(0.0, parent - self.out_words * self._copies(spatial, rest, fixed_from, p)) \
+                energy = energy + np.maximum(0.0, parent - self.out_words * self._copies(spatial, rest, fixed_from, p, tile)) \
                     * self.energy[p, t, 0]
             dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
             return energy, dram, np.full(n, self.iterations)
@@ -307,18 +318,19 @@ class LowerBound:
         return energy, dram, child
 
     def _sweeps(self, pr: Pair, spatial: np.ndarray, fixed_from: int, sweeps: np.ndarray, runs: np.ndarray,
-                tile: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                tile: np.ndarray, held: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """B7/B8 capacity bound of a pair whose child lies below the fixed tile of level ``j - 1``: each of
         the ``sweeps`` iterations of the fixed loops runs that tile (``tile`` words of the tensor); the
         children under one level-``j - 1`` instance (at most the product of the fan-outs between) hold at
         most their capacity when it starts, so they fill (drain) at least ``tile - children x capacity``
-        words in it, and so does each parent instance read (receive). B8: ``runs`` (>= 1 for inputs)
+        words in it (``held``: a child's capacity, or its tile's words when known), and so does each parent
+        instance read (receive). B8: ``runs`` (>= 1 for inputs)
         sweeps start a tensor footprint disjoint from the previous one (nothing held helps): all ``tile``
         words move in each of them."""
         t, ch, p = pr.tensor, pr.child, pr.parent
         j = fixed_from
         children = float(np.prod(self.fan[ch + 1:j]))
-        held = children * self.capacity[ch, t]
+        held = children * held
         per_sweep = np.maximum(0.0, tile - held)
         is_out = t == self.out
         words = runs * tile + (sweeps - runs) * per_sweep
@@ -390,39 +402,47 @@ class LowerBound:
             out[:, t] = np.where(moved, 0.0 if t == self.out else 1.0, plain)
         return out
 
-    def _copies(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int) -> np.ndarray:
+    def _fan_budget(self, rest: np.ndarray, tile: np.ndarray | None, fixed_from: int, m: int) -> np.ndarray:
+        """(n, D) extents an unfixed fan-out of level ``m`` may unroll: what is left (``rest``), or with the tile of
+        level ``fixed_from - 2`` known, ``rest / tile`` at level ``fixed_from - 1`` and the tile below it."""
+        if tile is None:
+            return rest
+        return rest // tile if m == fixed_from - 1 else tile
+
+    def _largest(self, budget: np.ndarray, m: int) -> np.ndarray:
+        """(n,) :func:`largest_unrolling` of each row of ``budget`` on level ``m``'s fan-out."""
+        keys, inverse = np.unique(budget, axis=0, return_inverse=True)
+        shape = tuple(self.arch.levels[m].fanout.shape)
+        most = np.array([largest_unrolling(tuple(int(x) for x in k), shape) for k in keys], dtype=float)
+        return most[inverse.reshape(-1)]
+
+    def _copies(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int,
+                tile: np.ndarray | None = None) -> np.ndarray:
         """(n,) upper bound of the copies of each output word at level ``p``: the spatial factors of reduction
         dimensions above it; an unfixed fan-out at most its largest legal unrolling of the reduction
-        dimensions left (``rest``)."""
+        dimensions left to it (:meth:`_fan_budget`)."""
         copies = np.ones(spatial.shape[0])
-        unfixed = [m for m in range(p + 1, fixed_from) if self.arch.levels[m].fanout is not None]
-        if unfixed:
-            keys, inverse = np.unique(np.where(self.reduction[None, :], rest, 1), axis=0, return_inverse=True)
-            for m in unfixed:
-                shape = tuple(self.arch.levels[m].fanout.shape)
-                most = np.array([largest_unrolling(tuple(int(x) for x in k), shape) for k in keys], dtype=float)
-                copies *= most[inverse.reshape(-1)]
+        for m in range(p + 1, fixed_from):
+            if self.arch.levels[m].fanout is not None:
+                budget = self._fan_budget(rest, tile, fixed_from, m)
+                copies *= self._largest(np.where(self.reduction[None, :], budget, 1), m)
         for m in range(max(p + 1, fixed_from), self.L):
             copies *= spatial[:, m][:, self.reduction].prod(axis=1)
         return copies
 
-    def _parallel(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int) -> np.ndarray:
+    def _parallel(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
+                  tile: np.ndarray | None = None) -> np.ndarray:
         """(n,) upper bound of the lanes a completion uses: the fixed spatial factors times, per unfixed
-        fan-out, the largest product of legal spatial factors that divide what is left (``rest``)."""
+        fan-out, the largest product of legal spatial factors that divide what is left to it."""
         par = spatial[:, fixed_from:].prod(axis=(1, 2)).astype(float)
-        fan_levels = [m for m in range(fixed_from) if self.arch.levels[m].fanout is not None]
-        if not fan_levels:
-            return par
-        keys, inverse = np.unique(rest, axis=0, return_inverse=True)
-        most = np.ones(len(keys))
-        for m in fan_levels:
-            shape = tuple(self.arch.levels[m].fanout.shape)
-            most *= [largest_unrolling(tuple(int(x) for x in k), shape) for k in keys]
-        return par * most[inverse.reshape(-1)]
+        for m in range(fixed_from):
+            if self.arch.levels[m].fanout is not None:
+                par *= self._largest(self._fan_budget(rest, tile, fixed_from, m), m)
+        return par
 
     def _latency(self, cost: CostBatch, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
-                 level_known: np.ndarray, dram: np.ndarray) -> np.ndarray:
-        par = self._parallel(spatial, rest, fixed_from)
+                 level_known: np.ndarray, dram: np.ndarray, tile: np.ndarray | None = None) -> np.ndarray:
+        par = self._parallel(spatial, rest, fixed_from, tile)
         steps = self.iterations / par
         known = np.where(level_known[None, :], cost.level_cycles, 0.0)
         known[:, -1] = np.maximum(known[:, -1], dram * self.cycles_per_byte)

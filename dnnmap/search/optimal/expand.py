@@ -23,8 +23,16 @@ from dnnmap.search.sunstone.unroll import legal_unrollings
 from dnnmap.workload.ir import Operator
 
 
-def expand_factors(nodes: Nodes, j: int, op: Operator, arch: ArchSpec, keeps: np.ndarray) -> Nodes:
-    """Every split of each node's ``rest`` into level ``j``'s temporal and spatial factors and the tile below."""
+def candidate_tiles(rest: np.ndarray, j: int, op: Operator, arch: ArchSpec, keeps: np.ndarray) -> np.ndarray:
+    """(m, D) tiles of level ``j - 1`` that split ``rest`` (divisors) and whose lower-bound footprint may fit."""
+    below = divisor_lattice(tuple(int(n) for n in rest))
+    return below[tile_may_fit(op, arch, j - 1, keeps, below)]
+
+
+def expand_factors(nodes: Nodes, j: int, op: Operator, arch: ArchSpec, keeps: np.ndarray,
+                   tiles: np.ndarray | None = None) -> Nodes:
+    """Every split of each node's ``rest`` into level ``j``'s temporal and spatial factors and the tile below
+    (``tiles``: only those tiles of level ``j - 1``, for a single node)."""
     out = []
     shape = tuple(arch.levels[j].fanout.shape) if arch.levels[j].fanout else None
     for k in range(len(nodes)):
@@ -32,8 +40,7 @@ def expand_factors(nodes: Nodes, j: int, op: Operator, arch: ArchSpec, keeps: np
         if j == 0:  # level 0 keeps what its fan-out leaves
             below = np.ones((1, len(rest)), dtype=np.int64)
         else:
-            below = divisor_lattice(tuple(int(n) for n in rest))
-            below = below[tile_may_fit(op, arch, j - 1, keeps, below)]
+            below = candidate_tiles(rest, j, op, arch, keeps) if tiles is None else tiles
         for tile in below:
             q = rest // tile
             if shape is None:

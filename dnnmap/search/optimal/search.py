@@ -24,7 +24,7 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.errors import MappingError
 from dnnmap.search.optimal.bounds import LowerBound
-from dnnmap.search.optimal.expand import Nodes, expand_factors, expand_orders
+from dnnmap.search.optimal.expand import Nodes, candidate_tiles, expand_factors, expand_orders
 from dnnmap.workload.ir import Operator
 
 EPS = 1e-9  # relative slack: a bound within rounding of the incumbent cannot beat it
@@ -128,11 +128,33 @@ class BranchAndBound:
         order[:, j] = self.bound.orders[t]
         return Nodes(nodes.temporal, nodes.spatial, nodes.axes, order)
 
-    def _children(self, nodes: Nodes, stage: int):  # noqa: ANN202 - generator of Nodes pieces
+    def _tile_bound(self, one: Nodes, tiles: np.ndarray, j: int) -> np.ndarray:
+        """Bound of the children of ``one`` (its levels above ``j`` fixed) whose level-``j - 1`` tile is each row
+        of ``tiles``, before level ``j``'s factors are split (:meth:`.bounds.LowerBound.compute`, ``tile``)."""
+        self.nodes += len(tiles)
+        same = one.take(np.zeros(len(tiles), dtype=np.int64))
+        cost = self.model.evaluate(self._batch(same))
+        return self.bound.compute(cost, same.temporal, same.spatial, same.order, j + 1, j, self.objective,
+                                  tile=tiles)
+
+    def _children(self, nodes: Nodes, stage: int, parent_lb: np.ndarray):  # noqa: ANN202 - (Nodes, bounds) pieces
+        """Children of each node with the bound they inherit. Factor stages below the top first bound each
+        tile of level ``j - 1`` (:meth:`_tile_bound`) and split only the tiles below the incumbent."""
         kind, j = self.stages[stage]
         for k in range(len(nodes)):
             one = nodes.take(np.array([k]))
-            yield expand_factors(one, j, self.op, self.arch, self.keeps) if kind == "F" else expand_orders(one, j)
+            if kind == "O":
+                piece, lb = expand_orders(one, j), None
+            elif 1 <= j < self.L - 1:
+                tiles = candidate_tiles(one.temporal[0, 0], j, self.op, self.arch, self.keeps)
+                tile_lb = np.maximum(self._tile_bound(one, tiles, j), parent_lb[k])
+                alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
+                piece = expand_factors(one, j, self.op, self.arch, self.keeps, tiles[alive])
+                sizes = (piece.temporal[:, 0][:, None, :] == tiles[alive][None, :, :]).all(axis=2)
+                lb = tile_lb[alive][sizes.argmax(axis=1)] if len(piece) else np.zeros(0)
+            else:
+                piece, lb = expand_factors(one, j, self.op, self.arch, self.keeps), None
+            yield piece, np.full(len(piece), parent_lb[k]) if lb is None else lb
 
     def _survivors(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
                    deadline: float = math.inf) -> tuple[Nodes, np.ndarray]:
@@ -141,17 +163,19 @@ class BranchAndBound:
         kept, lbs, pending, inherited, size = [], [], [], [], 0
 
         def flush() -> None:
-            batch = Nodes.concat(pending)
-            lb = np.maximum(self._bound(batch, stage), np.concatenate(inherited))
+            batch, parent = Nodes.concat(pending), np.concatenate(inherited)
             pending.clear()
             inherited.clear()
+            if len(batch) == 0:
+                return
+            lb = np.maximum(self._bound(batch, stage), parent)
             alive = lb < self.incumbent * (1 - EPS)
             kept.append(batch.take(np.nonzero(alive)[0]))
             lbs.append(lb[alive])
 
-        for k, piece in enumerate(self._children(nodes, stage)):
+        for piece, lb in self._children(nodes, stage, parent_lb):
             pending.append(piece)
-            inherited.append(np.full(len(piece), parent_lb[k]))
+            inherited.append(lb)
             size += len(piece)
             if size >= self.chunk:
                 flush()
