@@ -29,9 +29,9 @@ from brute_force import all_mappings
 ROLES = ("input", "weight", "output")
 
 
-def random_arch(rng: np.random.Generator, i: int) -> ArchSpec:
-    """Two or three levels, random capacities, bypass, fan-outs and options."""
-    n_on_chip = int(rng.integers(1, 3))
+def random_arch(rng: np.random.Generator, i: int, on_chip: int | None = None) -> ArchSpec:
+    """Two or three levels (``on_chip`` + DRAM), random capacities, bypass, fan-outs and options."""
+    n_on_chip = int(rng.integers(1, 3)) if on_chip is None else on_chip
     levels = []
     for k in range(n_on_chip):
         keeps = [r for r in ROLES if rng.random() < 0.75] or ["output"]
@@ -80,20 +80,20 @@ def ancestors(batch: MappingBatch, kind: str, j: int) -> Nodes:
     return Nodes(t, s, a, o)
 
 
-def cases(n: int, seed: int) -> list[tuple[ArchSpec, Operator]]:
+def cases(n: int, seed: int, on_chip: int | None = None) -> list[tuple[ArchSpec, Operator]]:
     rng = np.random.default_rng(seed)
     out = []
     while len(out) < n:
-        arch, op = random_arch(rng, len(out)), random_layer(rng, len(out))
+        arch, op = random_arch(rng, len(out), on_chip), random_layer(rng, len(out))
         if len(all_mappings(op, arch)) <= 20_000:
             out.append((arch, op))
     return out
 
 
-CASES = cases(24, seed=11)
+CASES = cases(24, seed=11) + cases(12, seed=12, on_chip=2)  # three levels: B9 and the tile bound apply
 
 
-@pytest.mark.parametrize("arch,op", CASES, ids=[f"{a.name}-{op.name}" for a, op in CASES])
+@pytest.mark.parametrize("arch,op", CASES, ids=[f"{a.name}-{op.name}-{k}" for k, (a, op) in enumerate(CASES)])
 def test_bound_never_exceeds_any_completion_and_certified_optimum_is_brute_force(arch: ArchSpec,
                                                                                  op: Operator) -> None:
     model = CostModel(op, arch)
@@ -112,6 +112,12 @@ def test_bound_never_exceeds_any_completion_and_certified_optimum_is_brute_force
             bad = np.nonzero(ok & (lb > truth * (1 + 1e-9)))[0]
             assert len(bad) == 0, (objective, kind, j, batch.mapping(int(bad[0]), op, arch), lb[bad[0]],
                                    truth[bad[0]])
+            if kind == "F" and 1 <= j < bb.L - 1:  # the tile bound: parent node plus the level-(j-1) tile
+                tiles = batch.temporal[:, :j].prod(axis=1) * batch.spatial[:, :j].prod(axis=1)
+                lb = bb.tile_bound(ancestors(batch, "O", j + 1), tiles, j)
+                bad = np.nonzero(ok & (lb > truth * (1 + 1e-9)))[0]
+                assert len(bad) == 0, (objective, "tile", j, batch.mapping(int(bad[0]), op, arch), lb[bad[0]],
+                                       truth[bad[0]])
         found = optimal_search(op, arch, objective, incumbent=None)
         assert found.certificate.proven
         assert found.result.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)

@@ -55,8 +55,10 @@ class OptimalResult:
     certificate: Certificate
 
 
-def _stages(L: int) -> list[tuple[str, int]]:
-    return [(kind, j) for j in range(L - 1, 0, -1) for kind in ("F", "O")] + [("F", 0)]
+def _stages(L: int, registers: bool) -> list[tuple[str, int]]:
+    """Factor and order stages top-down; level 0's order only matters (and is searched) with operand
+    registers, whose events are every temporal loop (docs/cost-model.md section 4)."""
+    return [(kind, j) for j in range(L - 1, 0, -1) for kind in ("F", "O")] + [("F", 0)] + [("O", 0)] * registers
 
 
 class BranchAndBound:
@@ -65,7 +67,7 @@ class BranchAndBound:
         self.L, self.D = len(arch.levels), len(op.dim_names)
         self.keeps = MappingBatch.default_keeps(op, arch)
         self.bound = LowerBound(op, arch, model, self.keeps)
-        self.stages = _stages(self.L)
+        self.stages = _stages(self.L, bool(arch.mac.operand_registers))
         self.chunk = chunk
         self.incumbent = math.inf
         self.tie = math.inf
@@ -105,7 +107,7 @@ class BranchAndBound:
             return self._consider(nodes, cost)
         self._consider(nodes, cost)
         known = j if kind == "F" else j - 1
-        if kind == "F":  # B2: completions with each tensor's best level-j order (read before ``cost``'s buffers
+        if kind == "F" and j > 0:  # B2: completions with each tensor's best level-j order (read before ``cost``'s buffers
             safe = self.bound.order_safe(nodes.temporal, j)  # are reused)
             by_order = []
             for t in range(len(self.op.tensors)):
@@ -128,18 +130,18 @@ class BranchAndBound:
         order[:, j] = self.bound.orders[t]
         return Nodes(nodes.temporal, nodes.spatial, nodes.axes, order)
 
-    def _tile_bound(self, one: Nodes, tiles: np.ndarray, j: int) -> np.ndarray:
-        """Bound of the children of ``one`` (its levels above ``j`` fixed) whose level-``j - 1`` tile is each row
-        of ``tiles``, before level ``j``'s factors are split (:meth:`.bounds.LowerBound.compute`, ``tile``)."""
+    def tile_bound(self, nodes: Nodes, tiles: np.ndarray, j: int) -> np.ndarray:
+        """Bound of the children of each node (its levels above ``j`` fixed) whose level-``j - 1`` tile is the
+        same row of ``tiles``, before level ``j``'s factors are split (:meth:`.bounds.LowerBound.compute`,
+        ``tile``)."""
         self.nodes += len(tiles)
-        same = one.take(np.zeros(len(tiles), dtype=np.int64))
-        cost = self.model.evaluate(self._batch(same))
-        return self.bound.compute(cost, same.temporal, same.spatial, same.order, j + 1, j, self.objective,
+        cost = self.model.evaluate(self._batch(nodes))
+        return self.bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j + 1, j, self.objective,
                                   tile=tiles)
 
     def _children(self, nodes: Nodes, stage: int, parent_lb: np.ndarray):  # noqa: ANN202 - (Nodes, bounds) pieces
         """Children of each node with the bound they inherit. Factor stages below the top first bound each
-        tile of level ``j - 1`` (:meth:`_tile_bound`) and split only the tiles below the incumbent."""
+        tile of level ``j - 1`` (:meth:`tile_bound`) and split only the tiles below the incumbent."""
         kind, j = self.stages[stage]
         for k in range(len(nodes)):
             one = nodes.take(np.array([k]))
@@ -147,7 +149,7 @@ class BranchAndBound:
                 piece, lb = expand_orders(one, j), None
             elif 1 <= j < self.L - 1:
                 tiles = candidate_tiles(one.temporal[0, 0], j, self.op, self.arch, self.keeps)
-                tile_lb = np.maximum(self._tile_bound(one, tiles, j), parent_lb[k])
+                tile_lb = np.maximum(self.tile_bound(one.take(np.zeros(len(tiles), dtype=np.int64)), tiles, j), parent_lb[k])
                 alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
                 piece = expand_factors(one, j, self.op, self.arch, self.keeps, tiles[alive])
                 sizes = (piece.temporal[:, 0][:, None, :] == tiles[alive][None, :, :]).all(axis=2)
