@@ -254,17 +254,17 @@ class LowerBound:
             dram += d
             crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
             hop[:, crossed] += h[:, None]
-            if 0 <= ch < fixed_from - 1 and self.plain[t]:
+            if 0 <= ch < known and self.plain[t]:  # B9 (a child whose tile is known: that tile's ratio)
                 per_word = self.energy[ch, t, 0 if t == self.out else 1] + self.hop_energy[crossed].sum()
-                if tile is None or ch < fixed_from - 2:
-                    ratio = self._refill_ratio(rest if tile is None else tile, ch)[:, t]
-                else:  # the child's tile itself
-                    ratio = touched_lower(self.op, tile, contiguous=True)[:, t] / tile.prod(axis=1)
+                own = rest if ch == fixed_from - 1 else tile if tile is not None and ch == fixed_from - 2 else None
+                ratio = (touched_lower(self.op, own, contiguous=True)[:, t] / own.prod(axis=1) if own is not None
+                         else self._refill_ratio(rest if tile is None else tile, ch)[:, t])
                 forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = \
                     np.maximum(0.0, self.iterations * ratio - h) * per_word
         energy += hop @ self.hop_energy
-        for ch, extra in forced.items():
-            left = rest // tile if tile is not None and ch == fixed_from - 2 else rest
+        for ch, extra in forced.items():  # loops left above the child: none, level j's (rest / tile), or rest
+            left = (rest // rest if ch == fixed_from - 1 else rest // tile if tile is not None and ch == fixed_from - 2
+                    else rest)
             energy += self._innermost_refills(extra, temporal, left, fixed_from)
         if objective == "energy":
             return energy
