@@ -131,11 +131,18 @@ def best_orders(op: Operator) -> tuple[np.ndarray, np.ndarray]:
     return np.array(orders, dtype=np.int64), window
 
 
-@lru_cache(maxsize=65536)
 def largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...]) -> int:
     """Largest product of spatial factors (divisors of ``rest``, each dimension on one axis, the
     factors on an axis multiplying to at most its size) a fan-out of ``shape`` can hold: a search
-    over the reachable per-axis products, dimension by dimension."""
+    over the reachable per-axis products, dimension by dimension. Only the divisors up to the largest
+    axis matter, and not the dimensions' order: each bound is replaced by its gcd with the lcm of
+    ``1 .. max(shape)``, and they are sorted (so equal problems share one cache entry)."""
+    lcm = math.lcm(*range(1, max(shape) + 1))
+    return _largest_unrolling(tuple(sorted(g for g in (math.gcd(int(n), lcm) for n in rest) if g > 1)), shape)
+
+
+@lru_cache(maxsize=65536)
+def _largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...]) -> int:
     states = {(1,) * len(shape)}
     for n in rest:
         divisors = [f for f in range(2, min(n, max(shape)) + 1) if n % f == 0]
@@ -191,6 +198,7 @@ class LowerBound:
         self.orders, self.window = best_orders(op)
         self.op_dims = len(op.dim_names)
         self.capacity = np.array([[_words_held(arch, i, t.role) for t in op.tensors] for i in range(self.L)])
+        self.touched_all = touched_lower(op, self.bounds[None, :], contiguous=True)[0]
         self.indexes = np.array([[d in t.dims for d in op.dim_names] for t in op.tensors])  # (T, D)
         self.plain = ~self.window.any(axis=1)  # tensors without a sliding-window axis (B9)
         self._tiles: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
@@ -229,7 +237,8 @@ class LowerBound:
         dram = np.zeros(n)
         hop = np.zeros((n, self.L))  # lower bound of the words through each fan-out
         level_known = np.ones(self.L, dtype=bool)
-        touched_all = touched_lower(self.op, self.bounds[None, :], contiguous=True)[0]
+        touched_all = self.touched_all
+        own_words = touched_lower(self.op, tile, contiguous=True) if tile is not None else None
         forced: dict[int, np.ndarray] = {}  # B9: per child level, (n, T) energy a full refill per event adds
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
@@ -243,7 +252,7 @@ class LowerBound:
                 if 0 <= ch < fixed_from - 1 <= p:
                     held = np.full(n, self.capacity[ch, t])
                     if tile is not None and ch == fixed_from - 2:  # a child holds at most its tile
-                        held = np.minimum(held, touched_lower(self.op, tile, contiguous=True)[:, t])
+                        held = np.minimum(held, own_words[:, t])
                     e, d, h = (np.maximum(x, y) for x, y in
                                zip((e, d, h), self._sweeps(pr, spatial, fixed_from, sweeps, runs[:, t],
                                                            tile_words[:, t], held)))
@@ -256,9 +265,12 @@ class LowerBound:
             hop[:, crossed] += h[:, None]
             if 0 <= ch < known and self.plain[t]:  # B9 (a child whose tile is known: that tile's ratio)
                 per_word = self.energy[ch, t, 0 if t == self.out else 1] + self.hop_energy[crossed].sum()
-                own = rest if ch == fixed_from - 1 else tile if tile is not None and ch == fixed_from - 2 else None
-                ratio = (touched_lower(self.op, own, contiguous=True)[:, t] / own.prod(axis=1) if own is not None
-                         else self._refill_ratio(rest if tile is None else tile, ch)[:, t])
+                if ch == fixed_from - 1:
+                    ratio = tile_words[:, t] / rest.prod(axis=1)
+                elif tile is not None and ch == fixed_from - 2:
+                    ratio = own_words[:, t] / tile.prod(axis=1)
+                else:
+                    ratio = self._refill_ratio(rest if tile is None else tile, ch)[:, t]
                 forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = \
                     np.maximum(0.0, self.iterations * ratio - h) * per_word
         energy += hop @ self.hop_energy

@@ -198,28 +198,28 @@ class BranchAndBound:
         root = Nodes(np.ones((1, L, D), dtype=np.int64), np.ones((1, L, D), dtype=np.int64),
                      np.zeros((1, L, D), dtype=np.int64), np.tile(np.arange(D), (1, L, 1)))
         root.temporal[0, 0] = [self.op.bound(d) for d in self.op.dim_names]
-        stack: list[tuple[int, Nodes, np.ndarray]] = [(-1, root, np.zeros(1))]
+        # depth first, lowest bound first among siblings: (stage, siblings sorted by bound, their bounds, next one)
+        stack: list[list] = [[-1, root, np.zeros(1), 0]]
         while stack:
             if time.perf_counter() > deadline:
-                open_lb = min(float(lb[lb < self.incumbent].min()) for _, _, lb in stack
-                              if (lb < self.incumbent).any()) if any((lb < self.incumbent).any()
-                                                                     for _, _, lb in stack) else self.incumbent
-                return min(open_lb, self.incumbent)
-            stage, nodes, lb = stack.pop()
-            alive = lb < self.incumbent * (1 - EPS)
-            nodes, lb = nodes.take(np.nonzero(alive)[0]), lb[alive]
-            if len(nodes) == 0:
+                open_lb = [float(lb[k:][lb[k:] < self.incumbent].min()) for _, _, lb, k in stack
+                           if (lb[k:] < self.incumbent).any()]
+                return min(open_lb + [self.incumbent])
+            top = stack[-1]
+            stage, nodes, lb, k = top
+            while k < len(nodes) and lb[k] >= self.incumbent * (1 - EPS):
+                k += 1
+            if k >= len(nodes):
+                stack.pop()
                 continue
-            take = 1 if stage >= 0 else len(nodes)
-            if len(nodes) > take:
-                stack.append((stage, nodes.take(np.arange(take, len(nodes))), lb[take:]))
+            top[3] = k + 1
             try:
-                children, child_lb = self._survivors(nodes.take(np.arange(take)), stage + 1, lb[:take], deadline)
+                children, child_lb = self._survivors(nodes.take(np.array([k])), stage + 1, lb[k:k + 1], deadline)
             except _OutOfTime:  # the node stays open with its own bound
-                stack.append((stage, nodes.take(np.arange(take)), lb[:take]))
+                top[3] = k
                 continue
             if stage + 1 < len(self.stages) - 1 and len(children):
-                stack.append((stage + 1, children, child_lb))
+                stack.append([stage + 1, children, child_lb, 0])
         return self.incumbent
 
 
