@@ -79,6 +79,18 @@ def window_extent(coefs: tuple[int, ...], extents: tuple[int, ...]) -> int:
     return len(values)
 
 
+def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(a, axis=0, return_inverse=True)`` for a non-negative integer (n, k) array, through one
+    mixed-radix integer per row (much faster than the row-wise sort) when the radices fit in 62 bits."""
+    radix = a.max(axis=0).astype(object) + 1 if len(a) else np.ones(a.shape[1], dtype=object)
+    if math.prod(int(r) for r in radix) >= 2 ** 62:
+        keys, inverse = np.unique(a, axis=0, return_inverse=True)
+        return keys, inverse.reshape(-1)
+    weights = np.array([math.prod(int(r) for r in radix[k + 1:]) for k in range(a.shape[1])], dtype=np.int64)
+    _, first, inverse = np.unique(a.astype(np.int64) @ weights, return_index=True, return_inverse=True)
+    return a[first], inverse.reshape(-1)
+
+
 def touched_lower(op: Operator, cover: np.ndarray, contiguous: bool = False) -> np.ndarray:
     """(n, T) lower bound of the words of each tensor one instance touches when it iterates ``cover``
     (per dimension that many indices). In general an axis touches at least as many elements as its
@@ -91,7 +103,7 @@ def touched_lower(op: Operator, cover: np.ndarray, contiguous: bool = False) -> 
             cols = cover[:, [dims.index(d) for d in a.dims]]
             if contiguous and len(a.terms) > 1:
                 coefs = tuple(c for _, c in a.terms)
-                keys, inverse = np.unique(cols, axis=0, return_inverse=True)
+                keys, inverse = unique_rows(cols)
                 exact = np.array([window_extent(coefs, tuple(int(x) for x in k)) for k in keys], dtype=float)
                 out[:, j] *= exact[inverse.reshape(-1)]
             else:
@@ -359,7 +371,7 @@ class LowerBound:
         if level not in self._tiles:
             self._tiles[level] = [_pareto_tiles(self.op, self.arch, self.keeps, level, self.bounds, t)
                                   for t in range(self.T)]
-        keys, inverse = np.unique(rest, axis=0, return_inverse=True)
+        keys, inverse = unique_rows(rest)
         out = np.zeros((len(keys), self.T))
         for t, (tiles, ratio) in enumerate(self._tiles[level]):
             if len(tiles) == 0:
@@ -423,7 +435,7 @@ class LowerBound:
 
     def _largest(self, budget: np.ndarray, m: int) -> np.ndarray:
         """(n,) :func:`largest_unrolling` of each row of ``budget`` on level ``m``'s fan-out."""
-        keys, inverse = np.unique(budget, axis=0, return_inverse=True)
+        keys, inverse = unique_rows(budget)
         shape = tuple(self.arch.levels[m].fanout.shape)
         most = np.array([largest_unrolling(tuple(int(x) for x in k), shape) for k in keys], dtype=float)
         return most[inverse.reshape(-1)]
