@@ -283,8 +283,12 @@ class LowerBound:
                     ratio = own_words[:, t] / tile.prod(axis=1)
                 else:
                     ratio = self._refill_ratio(rest if tile is None else tile, ch)[:, t]
-                forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = \
-                    np.maximum(0.0, self.iterations * ratio - h) * per_word
+                words = self.iterations * ratio
+                if t == self.out:  # each drained word but the first touches (outputs x copies) is reloaded
+                    copies = self._copies(spatial, rest, fixed_from, ch, tile)
+                    words = words + np.maximum(0.0, words - self.out_words * copies)
+                    per_word = self.energy[ch, t, :2].min() + self.hop_energy[crossed].sum()
+                forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = np.maximum(0.0, words - h) * per_word
         energy += hop @ self.hop_energy
         for ch, extra in forced.items():  # loops left above the child: none, level j's (rest / tile), or rest
             left = (rest // rest if ch == fixed_from - 1 else rest // tile if tile is not None and ch == fixed_from - 2
