@@ -247,6 +247,6 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
     proven = lower >= bb.incumbent * (1 - EPS)
     cert = Certificate(bb.incumbent if proven else lower, bb.incumbent, proven, bb.nodes, seconds)
     cost = model.evaluate(bb.best)
-    label = "optimal" if proven else f"optimal, gap {cert.gap:.1%}"
+    label = "optimal (proven)" if proven else f"optimal, gap {cert.gap:.1%} to bound {cert.lower_bound:.4g}"
     result = SearchResult(op, arch, bb.best.mapping(0, op, arch), cost, bb.nodes, bb.nodes, seconds, label)
     return OptimalResult(result, cert)
