@@ -11,6 +11,12 @@ The report restricts partial reuse to axes that are sums of several dimensions (
 combinations of multiple problem dimensions"), which is exactly how the IR writes every
 window access (``stride*P + dilation*R``); the general algebraic analysis it mentions
 (Wolf & Lam) is not needed for these operators.
+
+A term over a dimension of bound 1 never moves its axis, so it does not make the axis a window
+(the cost model drops such terms alike, docs/cost-model.md): a stride-2 1x1 convolution reads
+``I[2p + r]`` with ``R = 1``, and ``P`` *indexes* ``I`` (consecutive steps touch disjoint rows).
+Counting ``P`` as partial reuse there put orders into the trie whose input "reuse" along ``P``
+does not exist.
 """
 
 from __future__ import annotations
@@ -26,17 +32,20 @@ class ReuseKind(str, Enum):
     PARTIAL = "partial"
 
 
-def tensor_reuse(tensor: Tensor, dim: str) -> ReuseKind:
-    """Reuse class of ``dim`` for ``tensor`` (RTML Table 1's three columns)."""
+def tensor_reuse(tensor: Tensor, dim: str, bounds: dict[str, int]) -> ReuseKind:
+    """Reuse class of ``dim`` for ``tensor`` (RTML Table 1's three columns); terms over other
+    dimensions of bound 1 do not count (they never move the axis)."""
     for axis in tensor.axes:
         if dim in axis.dims:
-            return ReuseKind.PARTIAL if len(axis.terms) > 1 else ReuseKind.INDEX
+            moving = [d for d in axis.dims if d == dim or bounds[d] > 1]
+            return ReuseKind.PARTIAL if len(moving) > 1 else ReuseKind.INDEX
     return ReuseKind.FULL
 
 
 def reuse_table(op: Operator) -> dict[str, dict[str, ReuseKind]]:
-    """``{tensor name: {dim: kind}}`` for every tensor and loop dimension of ``op``."""
-    return {t.name: {d: tensor_reuse(t, d) for d in op.dim_names} for t in op.tensors}
+    """``{tensor name: {dim: kind}}`` for every tensor and loop dimension of ``op`` (its bounds applied)."""
+    bounds = op.bounds
+    return {t.name: {d: tensor_reuse(t, d, bounds) for d in op.dim_names} for t in op.tensors}
 
 
 def table1_rows(op: Operator) -> dict[str, tuple[set[str], set[str], set[str]]]:

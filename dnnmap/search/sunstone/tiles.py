@@ -12,14 +12,19 @@ of :func:`dnnmap.search.space.factor_candidates` (divisors and the factors that 
 dimension up to its cap), a child grows it to the next such value, and the same maximality test
 runs over that lattice.
 
-Footprints are the interval hulls of each tensor's axes (``Axis.extent``), summed per capacity
-partition of the level (``keeps``, per-role capacities, bits, buffering). They can only
-over-estimate the cost model's tile words (a strided window with gaps), so a tile judged to
-fit does fit; the cost model checks every finished mapping anyway.
+Footprints are the exact sizes of each tensor axis' index set, as the cost model counts a tile's
+words (docs/cost-model.md section 4): a single-dimension axis holds its coverage, a sliding-window
+axis ``stride*p + dilation*r`` the Minkowski sum of its terms' progressions (a strided window with
+gaps holds fewer words than its interval hull: a stride-2 1x1 convolution's 14 rows of outputs read
+14 input rows, not 27), taken from a per-axis table (:class:`AxisSizes`); dimensions of bound 1 never
+move an axis. Summed per capacity partition of the level (``keeps``, per-role capacities, bits,
+buffering). The earlier hull over-estimate judged such tiles not to fit and lost mappings (issue 9:
+ResNet-18 ``layer3.0.downsample.0``); the cost model checks every finished mapping anyway.
 """
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -49,22 +54,73 @@ def divisor_lattice(limits: tuple[int, ...], caps: tuple[int, ...] | None = None
     return out
 
 
-def footprints(op: Operator, cover: np.ndarray) -> np.ndarray:
-    """(n, T) words of each tensor touched by a box of ``cover`` (n, D) iterations (axis hulls)."""
-    coef, starts = _axis_table(op)
-    return np.multiply.reduceat(1 + (cover - 1) @ coef, starts, axis=1)
+class AxisSizes:
+    """Exact index-set size of every tensor axis (tensor by tensor) for boxes of coverages (cost model's A_x).
+
+    A single-moving-term axis holds its coverage; a window axis of terms ``c_k * d_k`` holds
+    ``|{sum_k c_k i_k : 0 <= i_k < n_k}|``, tabulated per axis over the extents ``n_k`` (Python-int
+    bitsets, grown on demand to the largest coverage asked). An axis whose table would exceed
+    ``max_table`` entries (three or more long window terms) falls back to its interval hull, an
+    over-estimate.
+    """
+
+    max_table = 1 << 18
+
+    def __init__(self, op: Operator) -> None:
+        bounds = op.bounds
+        dims = op.dim_names
+        self.axes: list[list[tuple[int, int]]] = []  # per axis (tensor by tensor): (dim index, coef), moving terms
+        for t in op.tensors:
+            for a in t.axes:
+                moving = [(d, c) for d, c in a.terms if bounds[d] > 1]
+                self.axes.append(sorted((dims.index(d), c) for d, c in moving) if moving else [])
+        self.starts = np.cumsum([0] + [len(t.axes) for t in op.tensors[:-1]])
+        self._tables: dict[int, np.ndarray] = {}
+
+    def _table(self, x: int, need: tuple[int, ...]) -> np.ndarray | None:
+        table = self._tables.get(x)
+        if table is not None and all(n <= s for n, s in zip(need, table.shape)):
+            return table
+        if table is not None:
+            need = tuple(max(n, s) for n, s in zip(need, table.shape))
+        if math.prod(need) > self.max_table:
+            return None
+        table = window_sizes(tuple(c for _, c in self.axes[x]), need)
+        self._tables[x] = table
+        return table
+
+    def words(self, cover: np.ndarray) -> np.ndarray:
+        """(n, T) words of each tensor in a box of ``cover`` (n, D) iterations."""
+        cols = []
+        for x, terms in enumerate(self.axes):
+            if not terms:
+                cols.append(np.ones(len(cover), dtype=np.int64))
+            elif len(terms) == 1:
+                cols.append(cover[:, terms[0][0]])
+            else:
+                ext = [cover[:, d] for d, _ in terms]
+                table = self._table(x, tuple(int(e.max()) for e in ext))
+                cols.append(1 + sum(c * (e - 1) for (_, c), e in zip(terms, ext)) if table is None
+                            else table[tuple(e - 1 for e in ext)])
+        return np.multiply.reduceat(np.stack(cols, axis=1), self.starts, axis=1)
 
 
-def _axis_table(op: Operator) -> tuple[np.ndarray, np.ndarray]:
-    """(D, axes) coefficients of every tensor axis (tensor by tensor) and each tensor's first column."""
-    dims = op.dim_names
-    axes = [a for t in op.tensors for a in t.axes]
-    coef = np.zeros((len(dims), len(axes)), dtype=np.int64)
-    for k, a in enumerate(axes):
-        for d, c in a.terms:
-            coef[dims.index(d), k] = c
-    starts = np.cumsum([0] + [len(t.axes) for t in op.tensors[:-1]])
-    return coef, starts
+def window_sizes(coefs: tuple[int, ...], extents: tuple[int, ...]) -> np.ndarray:
+    """Table ``[n_1 - 1, ..., n_k - 1]`` of ``|{sum_k coefs[k] i_k : 0 <= i_k < n_k}|`` for ``n_k <= extents[k]``."""
+    out = np.zeros(extents, dtype=np.int64)
+
+    def fill(k: int, base: int, index: tuple[int, ...]) -> None:
+        s = base
+        for m in range(extents[k]):
+            if m:
+                s |= base << (coefs[k] * m)
+            if k + 1 == len(coefs):
+                out[index + (m,)] = s.bit_count()
+            else:
+                fill(k + 1, s, index + (m,))
+
+    fill(0, 1, ())
+    return out
 
 
 class Capacity:
@@ -72,7 +128,7 @@ class Capacity:
     kept tensors' footprints (in words or bits), against the capacity one buffer offers."""
 
     def __init__(self, op: Operator, arch: ArchSpec, keeps: np.ndarray) -> None:
-        self.coef, self.starts = _axis_table(op)
+        self.sizes = AxisSizes(op)
         self.levels = []
         for i, lv in enumerate(arch.levels):
             if lv.capacity is None:
@@ -90,13 +146,7 @@ class Capacity:
         spec = self.levels[level]
         if spec is None:
             return np.ones(cover.shape[0], dtype=bool)
-        words = np.multiply.reduceat(1 + (cover - 1) @ self.coef, self.starts, axis=1)
-        return (words @ spec[0] <= spec[1]).all(axis=1)
-
-
-def level_fits(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, cover: np.ndarray) -> np.ndarray:
-    """(n,) whether a tile of ``cover`` fits every capacity partition of ``level`` (one instance)."""
-    return Capacity(op, arch, keeps).fits(level, cover)
+        return (self.sizes.words(cover) @ spec[0] <= spec[1]).all(axis=1)
 
 
 def maximal_mask(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ...] | None = None) -> np.ndarray:
