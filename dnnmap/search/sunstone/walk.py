@@ -78,6 +78,7 @@ class SunstoneWalk:
         self.caps = np.array([padded_cap(int(b), waste) for b in self.bounds], dtype=np.int64)
         self.keeps = MappingBatch.default_keeps(op, arch)
         self.capacity = Capacity(op, arch, self.keeps)
+        self.kept = [{t.name: bool(k) for t, k in zip(op.tensors, row)} for row in self.keeps]  # per level
         self.chunk = chunk
         self.relaxed = False  # True: every legal unrolling (the fallback when the pruned walk finds nothing)
         self.stats = SunstoneStats()
@@ -91,8 +92,13 @@ class SunstoneWalk:
         lv = self.arch.levels[level] if level < self.L else None
         return tuple(lv.fanout.shape) if lv is not None and lv.fanout else None
 
-    def _orders(self, residual: np.ndarray) -> list[tuple[np.ndarray, frozenset[int]]]:
-        """(full order as dim indices outermost first, excluded dims for Observation 5) per kept leaf."""
+    def _orders(self, residual: np.ndarray, below: int) -> list[tuple[np.ndarray, frozenset[int]]]:
+        """(full order as dim indices outermost first, excluded dims for Observation 5) per kept leaf.
+
+        Observation 5 excludes the dimensions across which an operand is temporally reused *in the
+        buffers below the fan-out*: only signature entries of tensors that level ``below`` keeps count
+        (an operand the level bypasses, such as the input of a TPU-like array's weight/accumulator
+        registers, is not reused there, so unrolling its reuse dimensions costs nothing)."""
         dims = self.op.dim_names
         live = tuple(d for d, n in zip(dims, residual) if n > 1)
         if len(live) <= 1:
@@ -102,7 +108,7 @@ class SunstoneWalk:
         self.stats.orders_kept += len(trie.kept)
         out = []
         for node, full in zip(trie.kept, trie.full_orders(dims)):
-            excluded = frozenset(dims.index(d) for _, d in node.signature)
+            excluded = frozenset(dims.index(d) for t, d in node.signature if self.kept[below][t])
             out.append((np.array([dims.index(d) for d in full], dtype=np.int64), excluded))
         return out
 
@@ -177,7 +183,7 @@ class SunstoneWalk:
         caps = self.caps // done
         inner = np.prod(s.temporal[0, :i] * s.spatial[0, :i], axis=0) * s.spatial[0, i]
         out = []
-        for order, excluded in self._orders(residual):
+        for order, excluded in self._orders(residual, i):
             fac, ax = (self._unrollings(i + 1, residual, excluded, caps) if i + 1 < self.L
                        else (np.ones((1, self.D), dtype=np.int64), np.zeros((1, self.D), dtype=np.int64)))
             for f, a in zip(fac, ax):
