@@ -69,15 +69,19 @@ class AxisSizes:
     def __init__(self, op: Operator) -> None:
         bounds = op.bounds
         dims = op.dim_names
-        self.axes: list[list[tuple[int, int]]] = []  # per axis (tensor by tensor): (dim index, coef), moving terms
-        for t in op.tensors:
-            for a in t.axes:
-                moving = [(d, c) for d, c in a.terms if bounds[d] > 1]
-                self.axes.append(sorted((dims.index(d), c) for d, c in moving) if moving else [])
+        axes = [a for t in op.tensors for a in t.axes]
+        self.coef = np.zeros((len(dims), len(axes)), dtype=np.int64)  # hull coefficients; 1 on a lone moving term
+        self.windows: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []  # (axis, dims, coefs), >= 2 moving
+        for x, a in enumerate(axes):
+            moving = sorted((dims.index(d), c) for d, c in a.terms if bounds[d] > 1)
+            for d, c in moving:
+                self.coef[d, x] = c if len(moving) > 1 else 1
+            if len(moving) > 1:
+                self.windows.append((x, tuple(d for d, _ in moving), tuple(c for _, c in moving)))
         self.starts = np.cumsum([0] + [len(t.axes) for t in op.tensors[:-1]])
         self._tables: dict[int, np.ndarray] = {}
 
-    def _table(self, x: int, need: tuple[int, ...]) -> np.ndarray | None:
+    def _table(self, x: int, coefs: tuple[int, ...], need: tuple[int, ...]) -> np.ndarray | None:
         table = self._tables.get(x)
         if table is not None and all(n <= s for n, s in zip(need, table.shape)):
             return table
@@ -85,24 +89,19 @@ class AxisSizes:
             need = tuple(max(n, s) for n, s in zip(need, table.shape))
         if math.prod(need) > self.max_table:
             return None
-        table = window_sizes(tuple(c for _, c in self.axes[x]), need)
+        table = window_sizes(coefs, need)
         self._tables[x] = table
         return table
 
     def words(self, cover: np.ndarray) -> np.ndarray:
         """(n, T) words of each tensor in a box of ``cover`` (n, D) iterations."""
-        cols = []
-        for x, terms in enumerate(self.axes):
-            if not terms:
-                cols.append(np.ones(len(cover), dtype=np.int64))
-            elif len(terms) == 1:
-                cols.append(cover[:, terms[0][0]])
-            else:
-                ext = [cover[:, d] for d, _ in terms]
-                table = self._table(x, tuple(int(e.max()) for e in ext))
-                cols.append(1 + sum(c * (e - 1) for (_, c), e in zip(terms, ext)) if table is None
-                            else table[tuple(e - 1 for e in ext)])
-        return np.multiply.reduceat(np.stack(cols, axis=1), self.starts, axis=1)
+        sizes = 1 + (cover - 1) @ self.coef
+        for x, dims, coefs in self.windows:
+            ext = cover[:, dims]
+            table = self._table(x, coefs, tuple(int(e) for e in ext.max(axis=0)))
+            if table is not None:
+                sizes[:, x] = table[tuple((ext - 1).T)]
+        return np.multiply.reduceat(sizes, self.starts, axis=1)
 
 
 def window_sizes(coefs: tuple[int, ...], extents: tuple[int, ...]) -> np.ndarray:
