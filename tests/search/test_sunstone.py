@@ -104,11 +104,14 @@ def test_unrolling_observation5_and_escape() -> None:
     fac, _ = legal_unrollings(limits, (14, 12))
     free = unrolling_candidates(limits, (14, 12))
     assert len(free.factors) < len(fac) and free.utilization.max() == 168
-    # excluding C, R, S: K, P, Q alone cannot fill 14x12, so the best mixed unrollings are kept too
-    ex = unrolling_candidates(limits, (14, 12), frozenset({2, 5, 6}))
-    permitted = (ex.factors[:, [2, 5, 6]] == 1).all(axis=1)
+    # excluding C, R, S: K, P, Q alone cannot fill 14x12, so the exclusion is lifted ("lift": every
+    # maximal unrolling) or the best mixed unrollings are added ("best")
+    best = unrolling_candidates(limits, (14, 12), frozenset({2, 5, 6}), escape="best")
+    permitted = (best.factors[:, [2, 5, 6]] == 1).all(axis=1)
     assert permitted.any() and (~permitted).any()
-    assert ex.utilization[~permitted].min() == 168 > ex.utilization[permitted].max()
+    assert best.utilization[~permitted].min() == 168 > best.utilization[permitted].max()
+    lift = unrolling_candidates(limits, (14, 12), frozenset({2, 5, 6}))
+    assert {tuple(f) for f in lift.factors} == {tuple(f) for f in free.factors} | {tuple(f) for f in best.factors}
     # excluding only R: K and C fill the array, no escape needed
     only_r = unrolling_candidates(limits, (14, 12), frozenset({5}))
     assert (only_r.factors[:, 5] == 1).all()

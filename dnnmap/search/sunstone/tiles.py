@@ -152,19 +152,14 @@ def maximal_mask(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ...
     """Of the lattice of ``limits`` (as :func:`divisor_lattice` orders it), the fitting tiles none of
     whose one-dimension growths to the next value (divisor or, with ``caps``, ceil split) fits
     (Observation 4's survivors)."""
-    radix = [len(v) for v in values(limits, caps)]
-    shape = tuple(radix)
+    shape = tuple(len(v) for v in values(limits, caps))
     grid = fits.reshape(shape)
     grown_fits = np.zeros(shape, dtype=bool)
     for d in range(len(shape)):
         if shape[d] > 1:
-            nxt = np.zeros(shape, dtype=bool)
-            idx = [slice(None)] * len(shape)
-            idx[d] = slice(0, shape[d] - 1)
-            src = [slice(None)] * len(shape)
-            src[d] = slice(1, None)
-            nxt[tuple(idx)] = grid[tuple(src)]
-            grown_fits |= nxt
+            dst = (slice(None),) * d + (slice(0, shape[d] - 1),)
+            src = (slice(None),) * d + (slice(1, None),)
+            grown_fits[dst] |= grid[src]
     return (grid & ~grown_fits).reshape(-1)
 
 
@@ -200,8 +195,11 @@ class TileTree:
         return lattice[maximal_mask(limits, fits, caps)], int(fits.sum())
 
     def _maximal(self, limits: tuple[int, ...]) -> tuple[np.ndarray, int]:
-        pos = [np.array([self._index[d][x] for x in divisors(n)]) for d, n in enumerate(limits)]
-        fits = self.fits[np.ix_(*pos)].reshape(-1)
+        fits = self.fits
+        for d, (n, r) in enumerate(zip(limits, self.residual)):
+            if n != r:  # the divisors of n among those of r (the other axes are taken whole)
+                fits = fits.take([self._index[d][x] for x in divisors(n)], axis=d)
+        fits = fits.reshape(-1)
         keep = maximal_mask(limits, fits)
         return divisor_lattice(limits)[keep], int(fits.sum())
 

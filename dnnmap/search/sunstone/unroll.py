@@ -9,10 +9,14 @@ uses one axis (the declared space's rule, :meth:`MapSpace.spatial_legal`). Kept 
   tensor the grown dimension does not index, by broadcast, and the compute steps;
 * per Observation 5, only candidates that leave alone the dimensions across which the level
   below reuses its tiles temporally (the chosen inter-tile order's signature), **unless** the
-  array would then sit idler: candidates over the excluded dimensions that reach a higher
-  utilization than the best permitted one are kept as well (the escape clause; the public
-  Sunstone code likewise falls back to mixed unrollings when the reuse dimensions cannot fill
-  the array).
+  array would then sit idler (the escape clause, "unless the PE array cannot be utilised
+  otherwise"), read one of two ways (``escape``, docs/search.md):
+
+  - ``"lift"`` (default): the exclusion is lifted, every maximal candidate is kept;
+  - ``"best"``: only the maximal candidates of the highest utilization are added to the
+    permitted ones (our first reading; it lost up to 5x EDP on depthwise layers of a TPU-like
+    array, where the permitted dimensions fill 28% of it and the best mapping unrolls the window
+    at 56%, issue 9).
 Both rules are lossy: docs/search.md.
 
 Imperfect factorization (``caps``): a dimension's spatial factors are then its ceil splits
@@ -87,11 +91,15 @@ def _maximal(fac: np.ndarray, ax: np.ndarray, limits: tuple[int, ...], shape: tu
     return ~grow
 
 
+ESCAPES = ("lift", "best")  # readings of Observation 5's escape clause (module docstring)
+
+
 def unrolling_candidates(limits: tuple[int, ...], shape: tuple[int, ...],
                          excluded: frozenset[int] = frozenset(), maximal_only: bool = True,
-                         caps: tuple[int, ...] | None = None) -> Unrollings:
+                         caps: tuple[int, ...] | None = None, escape: str = "lift") -> Unrollings:
     """Maximal unrollings avoiding the ``excluded`` dimensions (Observation 5) plus the escape clause
-    (``maximal_only=False``: every legal unrolling, one per factor vector); ``caps``: imperfect factors."""
+    (``escape``: ``"lift"`` or ``"best"``, module docstring; ``maximal_only=False``: every legal
+    unrolling, one per factor vector); ``caps``: imperfect factors."""
     fac, ax = legal_unrollings(limits, shape, caps)
     if not maximal_only:
         _, first = np.unique(fac, axis=0, return_index=True)
@@ -107,7 +115,8 @@ def unrolling_candidates(limits: tuple[int, ...], shape: tuple[int, ...],
     util = fac.prod(axis=1)
     best = util[maximal].max() if maximal.any() else 1
     best_permitted = util[permitted].max() if permitted.any() else 0
-    keep = permitted | (maximal & (util == best) & (best_permitted < best))
+    idle = best_permitted < best
+    keep = permitted | (maximal & idle & ((util == best) | (escape == "lift")))
     # the cost model prices an unrolling by its factors; which axis carries a dimension only
     # matters for identical-only multicast, so one axis assignment per factor vector is kept
     _, first = np.unique(fac[keep], axis=0, return_index=True)

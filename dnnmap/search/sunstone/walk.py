@@ -70,11 +70,12 @@ class SunstoneWalk:
     """The search for one operator on one architecture; ``run`` returns the best finished batch row."""
 
     def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 8,
-                 waste: float | None = None) -> None:
+                 waste: float | None = None, escape: str = "lift") -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
         self.L, self.D = len(arch.levels), len(op.dim_names)
         self.bounds = np.array([op.bound(d) for d in op.dim_names], dtype=np.int64)
         self.waste = waste
+        self.escape = escape  # Observation 5's escape clause (unroll.py)
         self.caps = np.array([padded_cap(int(b), waste) for b in self.bounds], dtype=np.int64)
         self.keeps = MappingBatch.default_keeps(op, arch)
         self.capacity = Capacity(op, arch, self.keeps)
@@ -123,7 +124,7 @@ class SunstoneWalk:
             one = np.ones((1, self.D), dtype=np.int64)
             return one, np.zeros_like(one)
         u = unrolling_candidates(tuple(int(n) for n in residual), shape, excluded, maximal_only=not self.relaxed,
-                                 caps=self._caps(caps))
+                                 caps=self._caps(caps), escape=self.escape)
         self.stats.unroll_legal += u.legal
         self.stats.unroll_kept += len(u.factors)
         return u.factors, u.axes
@@ -182,28 +183,40 @@ class SunstoneWalk:
         residual = -(-self.bounds // done)  # ceil: equal to bounds // done in the exact walk
         caps = self.caps // done
         inner = np.prod(s.temporal[0, :i] * s.spatial[0, :i], axis=0) * s.spatial[0, i]
-        out = []
+        fitted: dict[bytes, np.ndarray] = {}  # the tiles depend on the unrolling, not on the order
+        tiles, facs, axes, orders = [], [], [], []
         for order, excluded in self._orders(residual, i):
             fac, ax = (self._unrollings(i + 1, residual, excluded, caps) if i + 1 < self.L
                        else (np.ones((1, self.D), dtype=np.int64), np.zeros((1, self.D), dtype=np.int64)))
             for f, a in zip(fac, ax):
-                tiles = self._tiles(i, inner, residual, f, caps)
-                if i + 1 < self.L - 1:
-                    tiles = self._fit_above(i, inner, residual, f, tiles, caps)
-                m = len(tiles)
-                if m == 0:
-                    continue
-                t = np.repeat(s.temporal, m, axis=0)
-                sp = np.repeat(s.spatial, m, axis=0)
-                axs = np.repeat(s.axes, m, axis=0)
-                od = np.repeat(s.order, m, axis=0)
-                t[:, i] = tiles
-                t[:, i + 1] = -(-residual // (f * tiles))
-                t[:, i + 2:] = 1
-                sp[:, i + 1], axs[:, i + 1] = f, a
-                od[:, i + 1] = order
-                out.append(Partials(t, sp, axs, od))
-        return out
+                key = f.tobytes()
+                if key not in fitted:
+                    fit = self._tiles(i, inner, residual, f, caps)
+                    if i + 1 < self.L - 1:
+                        fit = self._fit_above(i, inner, residual, f, fit, caps)
+                    fitted[key] = fit
+                if len(fitted[key]):
+                    tiles.append(fitted[key])
+                    facs.append(f)
+                    axes.append(a)
+                    orders.append(order)
+        if not tiles:
+            return []
+        counts = [len(t) for t in tiles]
+        n = sum(counts)
+        tile = np.concatenate(tiles)
+        f = np.repeat(np.array(facs), counts, axis=0)
+        t = np.repeat(s.temporal, n, axis=0)
+        sp = np.repeat(s.spatial, n, axis=0)
+        axs = np.repeat(s.axes, n, axis=0)
+        od = np.repeat(s.order, n, axis=0)
+        t[:, i] = tile
+        t[:, i + 1] = -(-residual // (f * tile))
+        t[:, i + 2:] = 1
+        sp[:, i + 1] = f
+        axs[:, i + 1] = np.repeat(np.array(axes), counts, axis=0)
+        od[:, i + 1] = np.repeat(np.array(orders), counts, axis=0)
+        return [Partials(t, sp, axs, od)]
 
     # ---- pricing and alpha-beta ---------------------------------------------------------
     def price(self, parts: Partials, i: int) -> tuple[np.ndarray, np.ndarray]:
