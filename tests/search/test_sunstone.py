@@ -203,9 +203,12 @@ def test_downsample_layer_reaches_the_known_better_mapping() -> None:
     assert sunstone_search(op, arch, "edp", model=model).cost.objective("edp")[0] <= ref.edp[0]
 
 
-def test_observation5_only_excludes_reuse_of_operands_kept_below_the_fanout() -> None:
+@pytest.mark.parametrize("net,layer", [("resnet18", "maxpool"), ("mobilenetv2", "block_14_depthwise")])
+def test_observation5_on_a_tpu_like_array_against_random(net: str, layer: str) -> None:
     """TPU-like registers keep weights and outputs: a max-pool's input is not reused in them, so its window
-    dimensions may be unrolled. Excluding them made Sunstone 16% worse than 50k random samples (EDP)."""
-    op, arch = zoo.get("resnet18").layer("maxpool").op, load_arch("tpu_like")
+    dimensions may be unrolled (excluding them: 16% worse EDP than 50k random samples). On the depthwise
+    layer the permitted dimensions fill 28% of the array: the escape clause must lift the exclusion
+    (adding only the highest-utilization unrollings, "best": 2.1x worse than random)."""
+    op, arch = zoo.get(net).layer(layer).op, load_arch("tpu_like")
     sun = sunstone_search(op, arch, "edp").cost.objective("edp")[0]
     assert sun <= random_search(op, arch, "edp", budget=50_000, seed=1).cost.objective("edp")[0]
