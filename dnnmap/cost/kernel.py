@@ -31,13 +31,12 @@ first of the next when both touch the axis' ends; each run costs
 
 Structure (docs/cost-model.md section 5): :class:`~dnnmap.cost.model.CostModel` builds the static tables
 (per operator: the axes' terms, each dimension's axes; per batch: the (child, parent) pairs and their
-network rules); :func:`evaluate_batch` allocates scratch and :func:`evaluate_range` loops over the
-mappings, calling per mapping :func:`nest_structure`, per pair :func:`pair_grid`, :func:`output_copies`,
-:func:`lane_counts` (MAC lanes) or :func:`tile_sets`, :func:`event_walk` (:func:`axis_move` per event
+network rules); :func:`evaluate_range` loops over the mappings (on :func:`scratch_arrays`), calling per
+mapping :func:`nest_structure`, per pair :func:`pair_grid`, :func:`output_copies`, :func:`lane_counts` (MAC lanes) or :func:`tile_sets`, :func:`event_walk` (:func:`axis_move` per event
 and window axis) and :func:`pair_counts`, the bursts (:func:`lane_bursts`, :func:`pair_bursts`), then
 :func:`capacity_excess`, :func:`energy`, :func:`bandwidth_cycles`, :func:`dram_bytes` and :func:`latency`.
-When a fan-out has a network bandwidth, :func:`network_batch` then adds the network term in a pass of its
-own (:func:`network_range`: per pair :func:`network_words`, then :func:`network_cycles`).
+When a fan-out has a network bandwidth, :func:`network_range` then adds the network term in a pass of its
+own (per pair :func:`network_words`, then :func:`network_cycles`).
 """
 
 from __future__ import annotations
@@ -132,9 +131,8 @@ _M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
 _H01 = np.uint64(0x0101010101010101)
 
 
-@njit(cache=True, _nrt=False)
 def words_for(nbits: int) -> int:
-    """Words of a bitmap able to hold values ``0 .. nbits - 1``."""
+    """Words of a bitmap able to hold values ``0 .. nbits - 1`` (sizes the arrays, in Python)."""
     return (nbits + 63) // 64
 
 
@@ -487,7 +485,7 @@ def _event_bursts(axis_sets: np.ndarray, new: np.ndarray, whole: np.ndarray, pie
 # :func:`evaluate_range`, itself runtime-free: as real calls, their 10-20 array arguments (each passed
 # as 7-13 machine words) halved the kernel's throughput (measured, docs/cost-model.md section 5). Called
 # from Python they are ordinary compiled functions (tests/cost/test_kernel_parts.py). They share this file
-# with evaluate_batch because numba's on-disk cache of a function is keyed on its own file only: a
+# with evaluate_range because numba's on-disk cache of a function is keyed on its own file only: a
 # kernel cached against an edited part in another file would keep the old part's code.
 
 
@@ -882,7 +880,7 @@ def event_walk(pairs: np.ndarray, pi: int, loops: np.ndarray, first: int, n_loop
             prod_un *= axis_sets[x, AS_UNION] - axis_sets[x, AS_NEW]
         child_total += cnt * (a_prod - prod_o)
         union_total += cnt * (u_prod - prod_un)
-        if need_sets and n_moved:
+        if layout is not None and need_sets and n_moved:
             bursts_u += cnt * _event_bursts(axis_sets, sets[BM_NEW_UNION], sets[BM_UNION], sets[BM_PIECE], work, t,
                                             nax, sizes, layout, word_bytes, burst_bytes)
             bursts_a += cnt * _event_bursts(axis_sets, sets[BM_NEW], sets[BM_TILE], sets[BM_PIECE], work, t, nax,
@@ -1183,56 +1181,13 @@ def latency(b: int, steps: float, nbytes: float, bursts: float, scalars: np.ndar
     return max(float(steps), longest) if scalars[S_OVERLAP] > 0 else float(steps) + serial
 
 
-@njit(cache=True, error_model="numpy")
-def evaluate_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.ndarray, layout: np.ndarray,
-                   operator: tuple, arch: tuple, outputs: tuple, start: int, base: int) -> tuple[int, int]:
-    """Evaluate mappings ``start ..`` of the batch into ``outputs`` (zero, or left by an earlier call on a
-    batch with the same ``pairs``: see the loop's first comment).
-
-    Sliding-window sets are held in bitmaps sized for axis extents up to ``base``. Returns
-    ``(B, base)`` when done, or ``(b, needed)`` when mapping ``b`` (an imperfect factorization
-    padding the iteration space) needs larger bitmaps: call again from ``b`` with ``needed``.
-
-    Inputs: ``tf``/``sf``/``order`` (B, L, D) temporal factors, spatial factors, loop order (outermost
-    first); ``pairs`` the (child, parent) pairs and their network rules (``PR_*`` columns), ``layout[t]``
-    the DRAM axis order of tensor ``t`` (outermost first);
-    ``operator = (bounds, ax_nterm, ax_terms, tensor_axes, dim_rel, dim_terms, sizes)``: the dimensions'
-    bounds, tensor ``t``'s axis ``x`` as the sum over its ``ax_nterm[t, x]`` terms ``ax_terms[t, x, k]``
-    of coefficient x dimension, each tensor's (window) axes, each dimension's terms, the axis extents;
-    ``arch = (level_params, level_tensor, tensor_params, cap_part, cap, scalars)``: per level (``P_*``),
-    per level and tensor (energies, capacity weight), per tensor (``T_*``), the capacity partition of
-    ``cap[l]`` that tensor ``t`` uses at level ``l``, and the scalars (``S_*``).
-    ``outputs = (counts (B, 5, L, T), tile_words (B, L, T), hop (B, L), excess (B, L),
-    breakdown (B, L + 2), level_cycles (B, L), summary (B, 7), net_cycles (B, L))``; ``net_cycles`` is
-    written by :func:`network_batch` (it stays as given here), which the caller runs next when some
-    fan-out has an ingress or egress bandwidth.
-    """
-    scratch = _scratch(tf, operator, base)
-    return evaluate_range(tf, sf, order, pairs, layout, operator, arch, outputs, scratch, start, base)
-
-
-@njit(cache=True, error_model="numpy")
-def network_batch(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.ndarray, layout: np.ndarray,
-                  operator: tuple, arch: tuple, outputs: tuple, start: int, base: int) -> tuple[int, int]:
-    """The network term of mappings ``start ..`` (docs/cost-model.md sections 2b, 3), after
-    :func:`evaluate_batch` wrote their counts and latency into ``outputs``: writes ``net_cycles`` and joins
-    them to the latency and utilization in ``summary``. Same arguments and return value as
-    :func:`evaluate_batch`. A pass of its own, run only when a fan-out has an ingress or egress bandwidth,
-    so that the many architectures without one never compile it (its parts, inlined a second time, were
-    about a third of the kernel's first-run compile time)."""
-    scratch = _scratch(tf, operator, base)
-    return network_range(tf, sf, order, pairs, layout, operator, arch, outputs, scratch, start, base)
-
-
-@njit(cache=True, error_model="numpy")
-def _scratch(tf: np.ndarray, operator: tuple, base: int) -> tuple:
-    """Scratch arrays of one mapping and of one pair (see the column constants); bitmaps for axis extents up
-    to ``base``."""
-    B, L, D = tf.shape
-    T = operator[3].shape[0]  # tensor_axes (T, 2 + X)
-    X = operator[2].shape[1]  # ax_terms (T, X, K, 2)
-    K = operator[2].shape[2]
-    # scratch of one mapping and of one pair (see the column constants)
+def scratch_arrays(L: int, D: int, T: int, X: int, K: int, base: int) -> tuple:
+    """Scratch arrays of one mapping and of one pair (see the column constants) for an operator of ``D``
+    dimensions, ``T`` tensors of up to ``X`` axes of up to ``K`` terms on ``L`` levels; bitmaps for axis
+    extents up to ``base``. Allocated in Python, once per :class:`~dnnmap.cost.model.CostModel` and
+    ``base``: a compiled allocating wrapper around :func:`evaluate_range` would need numba's runtime and
+    LLVM would optimise and generate the whole kernel a second time inside it (docs/cost-model.md
+    section 5)."""
     cover = np.empty((L + 1, D), np.int64)
     level_nest = np.zeros((L + 1, 3), np.int64)
     spatial = np.empty((L * D, 2), np.int64)
@@ -1260,8 +1215,30 @@ def _scratch(tf: np.ndarray, operator: tuple, base: int) -> tuple:
 def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.ndarray, layout: np.ndarray,
                    operator: tuple, arch: tuple, outputs: tuple, scratch: tuple, start: int,
                    base: int) -> tuple[int, int]:
-    """The per-mapping loop of :func:`evaluate_batch`, compiled without numba's runtime (no reference
-    counting of the many arrays it passes to the parts), on scratch arrays allocated by the caller."""
+    """Evaluate mappings ``start ..`` of the batch into ``outputs`` (zero, or left by an earlier call on a
+    batch with the same ``pairs``: see the loop's first comment). Compiled without numba's runtime (no
+    reference counting of the many arrays it passes to the parts), on the caller's :func:`scratch_arrays`.
+
+    Sliding-window sets are held in bitmaps sized for axis extents up to ``base``. Returns
+    ``(B, base)`` when done, or ``(b, needed)`` when mapping ``b`` (an imperfect factorization
+    padding the iteration space) needs larger bitmaps: call again from ``b`` with ``needed``.
+
+    Inputs: ``tf``/``sf``/``order`` (B, L, D) temporal factors, spatial factors, loop order (outermost
+    first); ``pairs`` the (child, parent) pairs and their network rules (``PR_*`` columns), ``layout[t]``
+    the DRAM axis order of tensor ``t`` (outermost first), or None when no pair needs DRAM bursts: the
+    burst code is then pruned before typing (numba's dead-branch pruning of ``layout is not None``) and
+    never compiled, a specialization of its own in numba's cache;
+    ``operator = (bounds, ax_nterm, ax_terms, tensor_axes, dim_rel, dim_terms, sizes)``: the dimensions'
+    bounds, tensor ``t``'s axis ``x`` as the sum over its ``ax_nterm[t, x]`` terms ``ax_terms[t, x, k]``
+    of coefficient x dimension, each tensor's (window) axes, each dimension's terms, the axis extents;
+    ``arch = (level_params, level_tensor, tensor_params, cap_part, cap, scalars)``: per level (``P_*``),
+    per level and tensor (energies, capacity weight), per tensor (``T_*``), the capacity partition of
+    ``cap[l]`` that tensor ``t`` uses at level ``l``, and the scalars (``S_*``).
+    ``outputs = (counts (B, 5, L, T), tile_words (B, L, T), hop (B, L), excess (B, L),
+    breakdown (B, L + 2), level_cycles (B, L), summary (B, 7), net_cycles (B, L))``; ``net_cycles`` is
+    written by :func:`network_range` (it stays as given here), which the caller runs next when some
+    fan-out has an ingress or egress bandwidth.
+    """
     bounds, ax_nterm, ax_terms, tensor_axes, dim_rel, dim_terms, sizes = operator
     level_params, level_tensor, tensor_params, cap_part, cap, scalars = arch
     counts, tile_words, hop, excess, breakdown, level_cycles, summary, net_cycles = outputs
@@ -1314,7 +1291,7 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
                 if sparse:
                     scale = sparse_scale(pairs, pi, b, counts, tile_words, level_tensor, tensor_params, o_size, rep_p)
                 add_hops(hop, b, -1, p, level_params, words * scale)
-                if need_sets:
+                if layout is not None and need_sets:
                     bursts += scale * lane_bursts(pairs, pi, steps, lanes, inst_p, lane_words, grid, grid_n, nax, sets,
                                                   work, base, sizes, layout, tensor_params[t, T_BYTES], burst_bytes)
                 continue
@@ -1326,7 +1303,7 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
             # serves them all when the fan-outs merge) and of one instance
             full_u = 0.0
             full_a = 0.0
-            if need_sets:
+            if layout is not None and need_sets:
                 full_u = product_bursts(union_bm, sizes, t, nax, layout, tensor_params[t, T_BYTES], burst_bytes)
                 full_a = product_bursts(tile_bm, sizes, t, nax, layout, tensor_params[t, T_BYTES], burst_bytes)
             child_total, union_total, bursts_u, bursts_a = event_walk(
@@ -1344,7 +1321,7 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
             if sparse:
                 scale = sparse_scale(pairs, pi, b, counts, tile_words, level_tensor, tensor_params, o_size, rep_p)
             add_hops(hop, b, c, p, level_params, words * scale)
-            if need_sets:
+            if layout is not None and need_sets:
                 before = bursts
                 bursts = pair_bursts(pairs, pi, b, counts, child_total, union_total, inst_c, inst_p, tiles, bursts_u,
                                      bursts_a, bursts)
@@ -1372,8 +1349,13 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
 def network_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.ndarray, layout: np.ndarray,
                   operator: tuple, arch: tuple, outputs: tuple, scratch: tuple, start: int,
                   base: int) -> tuple[int, int]:
-    """The per-mapping loop of :func:`network_batch`: the nest again, every pair's :func:`network_words`, the
-    fan-outs' :func:`network_cycles`, joined to the latency (max with overlap, else added) and utilization."""
+    """The network term of mappings ``start ..`` (docs/cost-model.md sections 2b, 3), after
+    :func:`evaluate_range` wrote their counts and latency into ``outputs``: the nest again, every pair's
+    :func:`network_words`, the fan-outs' :func:`network_cycles` into ``net_cycles``, joined to the latency
+    (max with overlap, else added) and utilization in ``summary``. Same arguments and return value as
+    :func:`evaluate_range`. A pass of its own, run only when a fan-out has an ingress or egress bandwidth,
+    so that the many architectures without one never compile it (its parts, inlined a second time, were
+    about a third of the kernel's first-run compile time)."""
     bounds, ax_nterm, ax_terms, tensor_axes, dim_rel, dim_terms, sizes = operator
     level_params, level_tensor, tensor_params, cap_part, cap, scalars = arch
     counts, tile_words, hop, excess, breakdown, level_cycles, summary, net_cycles = outputs

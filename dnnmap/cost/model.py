@@ -1,7 +1,7 @@
 """Analytical cost model: access counts, capacity, energy, latency for a batch of mappings.
 
 Implements docs/cost-model.md. ``CostModel`` turns the operator and architecture into the
-flat tables the compiled batch kernel reads (:func:`dnnmap.cost.kernel.evaluate_batch`,
+flat tables the compiled batch kernel reads (:func:`dnnmap.cost.kernel.evaluate_range`,
 sections 4-5 of the doc), which computes every cost of every mapping in one pass."""
 
 from __future__ import annotations
@@ -130,6 +130,7 @@ class CostModel:
         self._level_tensor = np.concatenate([self.action_energy, cap_weight[:, :, None], word_scale[:, :, None]],
                                             axis=2)  # (L, T, 5)
         self._pair_tables: dict[bytes, np.ndarray] = {}
+        self._scratches: dict[int, tuple[np.ndarray, ...]] = {}
         self._backing_excess = self._backing_store_excess()
         transfer = arch.dram.transfer
         burst_model = transfer is not None and transfer.model == "burst"
@@ -144,6 +145,7 @@ class CostModel:
         scalars[kernel.S_NUM_MACS] = arch.num_macs
         scalars[kernel.S_OVERLAP] = float(arch.overlap)
         scalars[kernel.S_BURST_MODEL] = float(burst_model)
+        self._burst_model = burst_model  # else the kernel gets no layouts: its burst code is not even compiled
         scalars[kernel.S_SPARSE] = float(self.sparse is not None)
         scalars[kernel.S_STEP_SCALE] = skip
         self._scalars = scalars
@@ -225,6 +227,14 @@ class CostModel:
         self._pair_tables[key] = np.array(rows, dtype=np.int64)
         return self._pair_tables[key]
 
+    def _scratch(self, base: int) -> tuple[np.ndarray, ...]:
+        """The kernel's scratch arrays for bitmaps of axis extents up to ``base`` (:func:`kernel.scratch_arrays`),
+        allocated once per ``base``: the kernel overwrites what it reads of them for every mapping."""
+        if base not in self._scratches:
+            self._scratches[base] = kernel.scratch_arrays(self.L, self.D, self.T, self._ax_terms.shape[1],
+                                                          self._ax_terms.shape[2], base)
+        return self._scratches[base]
+
     def _layouts(self, batch: MappingBatch) -> np.ndarray:
         """Per tensor the DRAM axis order (outermost first) as indices into the kernel's axes."""
         layout = np.zeros_like(self._sizes)
@@ -237,8 +247,8 @@ class CostModel:
 
     # ------------------------------------------------------------------------------
     def evaluate(self, batch: MappingBatch, reuse_buffers: bool = False) -> CostBatch:
-        """Costs of every mapping of ``batch`` (one compiled pass, :func:`kernel.evaluate_batch`, and the
-        network term's, :func:`kernel.network_batch`, when a fan-out has a network bandwidth).
+        """Costs of every mapping of ``batch`` (one compiled pass, :func:`kernel.evaluate_range`, and the
+        network term's, :func:`kernel.network_range`, when a fan-out has a network bandwidth).
 
         ``reuse_buffers=True`` (the mappers' inner loop) returns arrays backed by buffers this model
         overwrites on its next such call - read the result first. It spares writing ~0.5 kB of fresh
@@ -260,13 +270,13 @@ class CostModel:
         args = (np.ascontiguousarray(batch.temporal, dtype=np.int64),
                 np.ascontiguousarray(batch.spatial, dtype=np.int64),
                 np.ascontiguousarray(batch.order, dtype=np.int64), self._pairs(np.asarray(batch.keeps, dtype=bool)),
-                self._layouts(batch), self._operator, self._arch, outputs)
+                self._layouts(batch) if self._burst_model else None, self._operator, self._arch, outputs)
         done, base = 0, int(self._sizes.max())
         while done < B:  # more than one call only when an imperfect factorization needs larger bitmaps
-            done, base = kernel.evaluate_batch(*args, done, base)
+            done, base = kernel.evaluate_range(*args, self._scratch(base), done, base)
         done = 0 if self._network else B
         while done < B:
-            done, base = kernel.network_batch(*args, done, base)
+            done, base = kernel.network_range(*args, self._scratch(base), done, base)
         valid = summary[:, kernel.O_VALID] > 0
         if self._backing_excess > -np.inf:  # a bounded backing store must hold the whole tensors
             excess[:, L - 1] = self._backing_excess
