@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from dnnmap.arch.spec import ArchSpec
+
 PIPE_WIDTH = 200
 
 
@@ -14,10 +16,10 @@ def stdout_console() -> Console:
     return console
 
 
-def load_kernels(err: Console) -> None:
-    """Load the compiled cost and sampling kernels under a status line (the first run on a machine
-    compiles them, ~20 s; later runs load numba's cache)."""
+def load_kernels(err: Console, arch: ArchSpec | None = None) -> None:
+    """Load the compiled cost kernel as ``arch`` needs it under a status line (the first run on a machine
+    compiles it, ~25-35 s; later runs load numba's cache)."""
     from dnnmap.search.network import compile_kernels
 
-    with err.status("loading the compiled cost model (the first run on a machine compiles it: ~20 s)"):
-        compile_kernels()
+    with err.status("loading the compiled cost model (the first run on a machine compiles it: ~30 s)"):
+        compile_kernels(arch)

@@ -135,7 +135,7 @@ def map_command(
         if path is not None:
             check_writable(path, option, directory=is_dir)
     err = stderr_console()
-    load_kernels(err)
+    load_kernels(err, spec)
     if imperfect and (fuse is not None or mapper not in IMPERFECT_MAPPERS):
         raise DnnmapError(f"--imperfect applies to the {', '.join(IMPERFECT_MAPPERS)} mappers without --fuse")
     if (trace is not None or trace_png is not None) and fuse is None:

@@ -29,7 +29,7 @@ ArchOption = Annotated[Optional[str], typer.Option("--arch", "-a", help="archite
 
 
 def _cost(loaded: LoadedMapping) -> CostBatch:
-    load_kernels(stderr_console())
+    load_kernels(stderr_console(), loaded.arch)
     return CostModel(loaded.op, loaded.arch).evaluate(
         MappingBatch.from_mappings(loaded.op, loaded.arch, [loaded.mapping]))
 

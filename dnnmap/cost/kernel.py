@@ -108,7 +108,11 @@ GN_TERMS, GN_PROD = 0, 1
 # and of the union, the moved tile (a transfer's full set)
 BM_TILE, BM_UNION, BM_NEW, BM_NEW_UNION, BM_PIECE = range(5)
 # rows of the ``work`` bitmaps (2, W)
-TMP, SHIFT = 0, 1
+TMP, SHIFT = np.int64(0), np.int64(1)
+# Integers passed to the bitmap and burst functions are np.int64 where they are constants: numba types a Python int
+# constant as a literal and compiles the (not inlined) function it is passed to once more for each literal value
+PREV = np.int64(-1)  # shift by one value down (v + 1 to v)
+NO_HOLES = np.int64(0)
 # columns of ``net_words`` (L, 2): words through the fan-out below each level, all its instances together
 NW_INGRESS, NW_EGRESS = 0, 1
 
@@ -398,10 +402,10 @@ def holed_bursts(full: np.ndarray, new: np.ndarray, holes: int, work: np.ndarray
         if holes >> x & 1:
             bm_and_not(work, SHIFT, full, x, new, x)  # H_x
             count_h = bm_popcount(work, SHIFT)
-            bm_shifted(work, TMP, work, SHIFT, -1)
+            bm_shifted(work, TMP, work, SHIFT, PREV)
             a_hh = float(bm_and_count(work, TMP, work, SHIFT))  # v in H_x, v + 1 in H_x
             a_xh = float(bm_and_count(work, TMP, full, x))  # v in F_x, v + 1 in H_x
-            bm_shifted(work, TMP, full, x, -1)
+            bm_shifted(work, TMP, full, x, PREV)
             a_hx = float(bm_and_count(work, TMP, work, SHIFT))  # v in H_x, v + 1 in F_x
             lo_h = _has(work, SHIFT, lo)
             hi_h = _has(work, SHIFT, hi)
@@ -454,7 +458,7 @@ def product_bursts(sets: np.ndarray, sizes: np.ndarray, t: int, nax: int, layout
     ``t`` (axis extents ``sizes[t]``, stored with its axes in ``layout[t]`` order, outermost first):
     :func:`holed_bursts` without a hole. A set that spans its whole axis with gaps (a strided window)
     has a run at each end, which joins the neighbouring row's."""
-    return holed_bursts(sets, sets, 0, sets, sizes, t, nax, layout, word_bytes, burst_bytes)
+    return holed_bursts(sets, sets, NO_HOLES, sets, sizes, t, nax, layout, word_bytes, burst_bytes)
 
 
 @njit(cache=True, _nrt=False)
@@ -465,7 +469,7 @@ def _event_bursts(axis_sets: np.ndarray, new: np.ndarray, whole: np.ndarray, pie
     the new tile, ``whole`` shifted by its displacement on the moved axes (``axis_sets``, built in
     ``piece``), minus its overlap with the old tile, the product of ``piece[x]`` minus the new part
     ``new[x]`` on the moved axes. When a moved axis has no overlap the whole new tile moves."""
-    holes = 0
+    holes = NO_HOLES
     for x in range(nax):
         if axis_sets[x, AS_MOVED]:
             bm_shifted(piece, x, whole, x, axis_sets[x, AS_DELTA])
@@ -474,7 +478,7 @@ def _event_bursts(axis_sets: np.ndarray, new: np.ndarray, whole: np.ndarray, pie
             bm_copy(piece, x, whole, x)
     for x in range(nax):
         if axis_sets[x, AS_MOVED] and axis_sets[x, AS_OVERLAP] == 0:
-            holes = 0
+            holes = NO_HOLES
     return holed_bursts(piece, new, holes, work, sizes, t, nax, layout, word_bytes, burst_bytes)
 
 
@@ -503,8 +507,9 @@ def nest_structure(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, b: int, co
     number of spatial factors > 1, number of loops, MAC lanes)."""
     L = tf.shape[1]
     D = tf.shape[2]
-    steps = 1
-    n_spatial = 0
+    # np.int64, not a literal: numba would type the non-inlined parts these reach once more, for the literal
+    steps = np.int64(1)
+    n_spatial = np.int64(0)
     for d in range(D):
         cover[0, d] = 1
     for j in range(L):
@@ -612,7 +617,7 @@ def pair_grid(pairs: np.ndarray, pi: int, sf: np.ndarray, b: int, spatial: np.nd
                dim_rel, dim_terms, nax, grid, grid_n)
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def identical_groups(t: int, c: int, p: int, level_nest: np.ndarray, sf: np.ndarray, b: int, spatial: np.ndarray,
                      n_spatial: int, cover: np.ndarray, dim_rel: np.ndarray, dim_terms: np.ndarray, nax: int,
                      ax_nterm: np.ndarray, grid: np.ndarray, grid_n: np.ndarray, scratch: np.ndarray,
@@ -955,7 +960,7 @@ def pair_bursts(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, child_to
     return bursts
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def sparse_scale(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, tile_words: np.ndarray,
                  level_tensor: np.ndarray, tensor_params: np.ndarray, o_size: float, rep_p: float) -> float:
     """Scales the counts pair ``pi`` wrote from dense words to the words really moved (docs/sparse.md): the

@@ -6,8 +6,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from dnnmap import limits
 from dnnmap.arch.spec import ArchSpec
+from dnnmap.cost.batch import MappingBatch
+from dnnmap.cost.model import CostModel
 from dnnmap.errors import DnnmapError, UnknownNameError
 from dnnmap.search.marvel.mapper import marvel_search
 from dnnmap.search.mappers import OBJECTIVES, SearchResult, SearchSpaceTooLarge, exhaustive_search, random_search
@@ -181,10 +185,20 @@ def search_network(network: Network, arch: ArchSpec, objective: str = "edp", map
     return NetworkResult(network.name, arch, objective, mapper, tuple(results), time.perf_counter() - t0)
 
 
-def compile_kernels() -> None:
-    """Compile (first run) or load from numba's on-disk cache the sampling and cost kernels, by
-    mapping a tiny layer; the first run on a machine takes about 20 s, later runs well under 1 s."""
+def compile_kernels(arch: ArchSpec | None = None) -> None:
+    """Compile (first run) or load from numba's on-disk cache the cost kernel as ``arch`` (default: the
+    Eyeriss preset) needs it - with or without the burst code, and the network pass when a fan-out has a
+    network bandwidth (docs/cost-model.md section 5) - by evaluating one mapping of a tiny layer. The first
+    run on a machine takes about 25 s (Eyeriss; with the burst code about 35 s), later runs well under 1 s;
+    the random mapper's sampler compiles on its first use (~2 s)."""
     from dnnmap.arch.spec import load_arch
     from dnnmap.workload.ops import conv2d
 
-    map_layer(conv2d("warm-up", 2, 2, (2, 2), 1), load_arch("eyeriss"), mapper="random", budget=8)
+    arch = arch or load_arch("eyeriss")
+    op = conv2d("warm-up", 2, 2, (2, 2), 1)
+    L, D = len(arch.levels), len(op.dim_names)
+    temporal = np.ones((1, L, D), dtype=np.int64)
+    temporal[0, L - 1] = [op.bounds[d] for d in op.dim_names]  # the whole layer at the backing store
+    order = np.broadcast_to(np.arange(D), (1, L, D))
+    batch = MappingBatch(temporal, np.ones_like(temporal), order, MappingBatch.default_keeps(op, arch))
+    CostModel(op, arch).evaluate(batch)
