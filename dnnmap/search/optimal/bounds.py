@@ -131,15 +131,18 @@ def tile_may_fit(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, co
 
 def best_orders(op: Operator) -> tuple[np.ndarray, np.ndarray]:
     """Per tensor, a loop order (outermost first) with the dimensions that do not index it innermost
-    (B2), and the (T, D) mask of the dimensions that move one of its sliding-window axes."""
+    (B2), and the (T, D) mask of the dimensions that move one of its sliding-window axes. An axis
+    is a sliding window only if two of its terms range over more than one value (a 1x1 convolution's
+    ``s*p + r`` with ``R = 1`` takes the values ``s*p``: any move along ``p`` is disjoint)."""
     dims = op.dim_names
     orders, window = [], np.zeros((len(op.tensors), len(dims)), dtype=bool)
     for j, t in enumerate(op.tensors):
         orders.append([i for i, d in enumerate(dims) if d in t.dims] + [i for i, d in enumerate(dims)
                                                                          if d not in t.dims])
         for a in t.axes:
-            if len(a.terms) > 1:
-                window[j, [dims.index(d) for d in a.dims]] = True
+            live = [d for d, _ in a.terms if op.bound(d) > 1]
+            if len(live) > 1:
+                window[j, [dims.index(d) for d in live]] = True
     return np.array(orders, dtype=np.int64), window
 
 
