@@ -91,23 +91,28 @@ def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[first], inverse.reshape(-1)
 
 
+@lru_cache(maxsize=256)
+def _axis_columns(op: Operator) -> tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]:
+    """(tensor, dimension columns, coefficients) of every tensor axis."""
+    dims = op.dim_names
+    return tuple((j, tuple(dims.index(d) for d, _ in a.terms), tuple(c for _, c in a.terms))
+                 for j, t in enumerate(op.tensors) for a in t.axes)
+
+
 def touched_lower(op: Operator, cover: np.ndarray, contiguous: bool = False) -> np.ndarray:
     """(n, T) lower bound of the words of each tensor one instance touches when it iterates ``cover``
     (per dimension that many indices). In general an axis touches at least as many elements as its
     largest term alone takes values; when each dimension's indices form one contiguous range (a tile:
     all loops below a level, or the whole layer) the count of a sliding-window axis is exact."""
-    dims = op.dim_names
     out = np.ones((cover.shape[0], len(op.tensors)), dtype=float)
-    for j, t in enumerate(op.tensors):
-        for a in t.axes:
-            cols = cover[:, [dims.index(d) for d in a.dims]]
-            if contiguous and len(a.terms) > 1:
-                coefs = tuple(c for _, c in a.terms)
-                keys, inverse = unique_rows(cols)
-                exact = np.array([window_extent(coefs, tuple(int(x) for x in k)) for k in keys], dtype=float)
-                out[:, j] *= exact[inverse.reshape(-1)]
-            else:
-                out[:, j] *= cols.max(axis=1)
+    for j, index, coefs in _axis_columns(op):
+        cols = cover[:, list(index)]
+        if contiguous and len(coefs) > 1:
+            keys, inverse = unique_rows(cols)
+            exact = np.array([window_extent(coefs, tuple(int(x) for x in k)) for k in keys], dtype=float)
+            out[:, j] *= exact[inverse.reshape(-1)]
+        else:
+            out[:, j] *= cols.max(axis=1)
     return out
 
 
@@ -412,7 +417,7 @@ class LowerBound:
         rows = np.arange(n)
         out = np.empty((n, self.T))
         for t, tensor in enumerate(self.op.tensors):
-            relevant = np.array([d in tensor.dims for d in self.op.dim_names])
+            relevant = self.indexes[t]
             inner = np.ones(n)  # trips of the loops inside the innermost one indexing the tensor
             found = np.zeros(n, dtype=bool)
             for m in range(j, self.L):

@@ -62,19 +62,21 @@ def expand_factors(nodes: Nodes, j: int, op: Operator, arch: ArchSpec, keeps: np
     return Nodes.concat(out) if out else nodes.take(np.array([], dtype=np.int64))
 
 
-def expand_orders(nodes: Nodes, j: int) -> Nodes:
-    """Every order of level ``j``'s non-trivial loops (trivial ones appended innermost)."""
+def expand_orders(nodes: Nodes, j: int) -> tuple[Nodes, np.ndarray]:
+    """Every order of level ``j``'s non-trivial loops (trivial ones appended innermost), and the index of
+    each child's node."""
     D = nodes.temporal.shape[2]
     nontrivial = nodes.temporal[:, j] > 1
     keys, inverse = np.unique(nontrivial, axis=0, return_inverse=True)
-    out = []
+    out, parents = [], []
     for g, mask in enumerate(keys):
         rows = np.nonzero(inverse.reshape(-1) == g)[0]
         live = tuple(np.nonzero(mask)[0])
         rest = tuple(d for d in range(D) if d not in live)
         perms = np.array([p + rest for p in itertools.permutations(live)], dtype=np.int64)
-        sub = nodes.take(np.repeat(rows, len(perms)))
+        parents.append(np.repeat(rows, len(perms)))
+        sub = nodes.take(parents[-1])
         sub.order = sub.order.copy()
         sub.order[:, j] = np.tile(perms, (len(rows), 1))
         out.append(sub)
-    return Nodes.concat(out)
+    return Nodes.concat(out), np.concatenate(parents)

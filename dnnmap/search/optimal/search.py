@@ -73,6 +73,9 @@ class BranchAndBound:
         self.tie = math.inf
         self.best: MappingBatch | None = None
         self.nodes = 0
+        self.batch_children = 4096  # children bounded per step of the walk (siblings grouped up to this)
+        # running mean of the children one node has at each stage (from one node at a time)
+        self.children_per_node = np.full(len(self.stages) + 1, float(self.batch_children))
 
     def _batch(self, n: Nodes) -> MappingBatch:
         return MappingBatch(n.temporal, n.spatial, n.order, self.keeps, (), n.axes)
@@ -143,11 +146,13 @@ class BranchAndBound:
         """Children of each node with the bound they inherit. Factor stages below the top first bound each
         tile of level ``j - 1`` (:meth:`tile_bound`) and split only the tiles below the incumbent."""
         kind, j = self.stages[stage]
+        if kind == "O":  # every node at once
+            piece, parents = expand_orders(nodes, j)
+            yield piece, parent_lb[parents]
+            return
         for k in range(len(nodes)):
             one = nodes.take(np.array([k]))
-            if kind == "O":
-                piece, lb = expand_orders(one, j), None
-            elif 1 <= j < self.L - 1:
+            if 1 <= j < self.L - 1:
                 tiles = candidate_tiles(one.temporal[0, 0], j, self.op, self.arch, self.keeps)
                 tile_lb = np.maximum(self.tile_bound(one.take(np.zeros(len(tiles), dtype=np.int64)), tiles, j), parent_lb[k])
                 alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
@@ -175,9 +180,11 @@ class BranchAndBound:
             kept.append(batch.take(np.nonzero(alive)[0]))
             lbs.append(lb[alive])
 
+        born = 0
         for piece, lb in self._children(nodes, stage, parent_lb):
             pending.append(piece)
             inherited.append(lb)
+            born += len(piece)
             size += len(piece)
             if size >= self.chunk:
                 flush()
@@ -186,6 +193,7 @@ class BranchAndBound:
                     raise _OutOfTime
         if pending:
             flush()
+        self.children_per_node[stage] = max(1.0, 0.8 * self.children_per_node[stage] + 0.2 * born / len(nodes))
         if not kept:
             return nodes.take(np.array([], dtype=np.int64)), np.zeros(0)
         out, lb = Nodes.concat(kept), np.concatenate(lbs)
@@ -212,10 +220,12 @@ class BranchAndBound:
             if k >= len(nodes):
                 stack.pop()
                 continue
-            top[3] = k + 1
+            # siblings whose children are few are expanded together (larger batches for the cost model)
+            end = min(len(nodes), k + int(np.clip(self.batch_children / self.children_per_node[stage + 1], 1, 256)))
+            top[3] = end
             try:
-                children, child_lb = self._survivors(nodes.take(np.array([k])), stage + 1, lb[k:k + 1], deadline)
-            except _OutOfTime:  # the node stays open with its own bound
+                children, child_lb = self._survivors(nodes.take(np.arange(k, end)), stage + 1, lb[k:end], deadline)
+            except _OutOfTime:  # the nodes stay open with their own bounds
                 top[3] = k
                 continue
             if stage + 1 < len(self.stages) - 1 and len(children):
