@@ -16,8 +16,12 @@ DEFAULT_WASTE = 0.15  # --imperfect: a dimension's factors may pad it by up to 1
 
 def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats: SunstoneStats | None = None,
                     model: CostModel | None = None,
-                    imperfect: float | None = None) -> "SearchResult":  # noqa: F821 - avoids an import cycle
+                    imperfect: float | None = None,
+                    tile_first: bool = False) -> "SearchResult":  # noqa: F821 - avoids an import cycle
     """Best mapping the Sunstone walk finds; ``stats`` (if given) accumulates its pruning statistics.
+
+    ``tile_first``: also pair each maximal tile of the whole residual with the maximal unrollings of
+    what it leaves (the report's order, tile then unrolling; docs/search.md), about 2-3x slower.
 
     ``imperfect``: also walk the imperfect-factorization space whose factors may pad each dimension
     by up to this fraction of its bound (docs/search.md). The exact walk runs first and its result
@@ -31,7 +35,7 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
         raise ValueError(f"imperfect waste must be >= 0, got {imperfect!r}")
     t0 = time.perf_counter()
     model = model or CostModel(op, arch)
-    walk = SunstoneWalk(op, arch, objective, model)
+    walk = SunstoneWalk(op, arch, objective, model, tile_first=tile_first)
     best = walk.run()
     evaluated = walk.stats.evaluated
     if stats is not None:

@@ -94,6 +94,7 @@ def _maximal(fac: np.ndarray, ax: np.ndarray, limits: tuple[int, ...], shape: tu
 ESCAPES = ("lift", "best")  # readings of Observation 5's escape clause (module docstring)
 
 
+@lru_cache(maxsize=65536)
 def unrolling_candidates(limits: tuple[int, ...], shape: tuple[int, ...],
                          excluded: frozenset[int] = frozenset(), maximal_only: bool = True,
                          caps: tuple[int, ...] | None = None, escape: str = "lift") -> Unrollings:

@@ -18,6 +18,12 @@ Candidates are expanded in ascending bound; once a candidate's bound reaches the
 mapping, it and all after it are cut (Knuth-Moore alpha-beta as the report adapts it). At the
 last inner level the completion *is* the finished mapping, priced exactly.
 
+``tile_first`` adds, at each step with a fan-out, the report's own order of steps 4 and 5: every
+maximal tile of the whole residual paired with the maximal unrollings of what it leaves (exact walk
+only). Unrolling first and then maximizing the tile (the default) misses the pairs where a maximal
+unrolling would force a smaller tile (an unrolling that leaves array rows idle is maximal only
+after the tile took its share); docs/search.md gives the measured cost and gain.
+
 Imperfect factorization (``waste``, docs/search.md): a dimension's padded extent may reach
 ``cap = floor((1 + waste) * bound)``. With ``done`` the coverage fixed below a step, the residual is
 ``ceil(bound / done)`` and the step's factors are ceil splits of it padding at most to
@@ -70,12 +76,13 @@ class SunstoneWalk:
     """The search for one operator on one architecture; ``run`` returns the best finished batch row."""
 
     def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 8,
-                 waste: float | None = None, escape: str = "lift") -> None:
+                 waste: float | None = None, escape: str = "lift", tile_first: bool = False) -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
         self.L, self.D = len(arch.levels), len(op.dim_names)
         self.bounds = np.array([op.bound(d) for d in op.dim_names], dtype=np.int64)
         self.waste = waste
         self.escape = escape  # Observation 5's escape clause (unroll.py)
+        self.tile_first = tile_first  # also the report's order: maximal tile first, then unrolling
         self.caps = np.array([padded_cap(int(b), waste) for b in self.bounds], dtype=np.int64)
         self.keeps = MappingBatch.default_keeps(op, arch)
         self.capacity = Capacity(op, arch, self.keeps)
@@ -196,16 +203,27 @@ class SunstoneWalk:
                         fit = self._fit_above(i, inner, residual, f, fit, caps)
                     fitted[key] = fit
                 if len(fitted[key]):
+                    m = len(fitted[key])
                     tiles.append(fitted[key])
-                    facs.append(f)
-                    axes.append(a)
-                    orders.append(order)
+                    facs.append(np.repeat(f[None, :], m, axis=0))
+                    axes.append(np.repeat(a[None, :], m, axis=0))
+                    orders.append(np.repeat(order[None, :], m, axis=0))
+            if self.tile_first and i + 1 < self.L and self._fanout(i + 1) is not None and self.waste is None:
+                for t in self._tiles(i, inner, residual, np.ones(self.D, dtype=np.int64)):
+                    fac, ax = self._unrollings(i + 1, residual // t, excluded)
+                    if i + 1 < self.L - 1:  # the level above must hold the unrolled tile
+                        ok = self.capacity.fits(i + 1, inner * t * fac)
+                        fac, ax = fac[ok], ax[ok]
+                    if len(fac):
+                        tiles.append(np.repeat(t[None, :], len(fac), axis=0))
+                        facs.append(fac)
+                        axes.append(ax)
+                        orders.append(np.repeat(order[None, :], len(fac), axis=0))
         if not tiles:
             return []
-        counts = [len(t) for t in tiles]
-        n = sum(counts)
         tile = np.concatenate(tiles)
-        f = np.repeat(np.array(facs), counts, axis=0)
+        f = np.concatenate(facs)
+        n = len(tile)
         t = np.repeat(s.temporal, n, axis=0)
         sp = np.repeat(s.spatial, n, axis=0)
         axs = np.repeat(s.axes, n, axis=0)
@@ -214,8 +232,8 @@ class SunstoneWalk:
         t[:, i + 1] = -(-residual // (f * tile))
         t[:, i + 2:] = 1
         sp[:, i + 1] = f
-        axs[:, i + 1] = np.repeat(np.array(axes), counts, axis=0)
-        od[:, i + 1] = np.repeat(np.array(orders), counts, axis=0)
+        axs[:, i + 1] = np.concatenate(axes)
+        od[:, i + 1] = np.concatenate(orders)
         return [Partials(t, sp, axs, od)]
 
     # ---- pricing and alpha-beta ---------------------------------------------------------
