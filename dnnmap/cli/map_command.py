@@ -31,8 +31,8 @@ from dnnmap.report.tables import layer_table, totals_line
 from dnnmap.search.mappers import OBJECTIVES
 from dnnmap.search.tso.arch_views import with_dram_model
 from dnnmap.report.tso import tso_comparison
-from dnnmap.search.network import (DEFAULT_BUDGET, IMPERFECT_MAPPERS, MAPPERS, NetworkResult, check_search_limits,
-                                   search_network, select_layers)
+from dnnmap.search.network import (DEFAULT_BUDGET, IMPERFECT_MAPPERS, MAPPERS, SUNSTONE_MAPPERS, NetworkResult,
+                                   check_search_limits, search_network, select_layers)
 from dnnmap.search.sunstone.mapper import DEFAULT_WASTE
 from dnnmap.workload.ir import Network
 from dnnmap.workload.sparsity import apply_densities, parse_density_options
@@ -113,6 +113,9 @@ def map_command(
     imperfect: Annotated[bool, typer.Option("--imperfect", help="imperfect factorization: factors may pad a "
                                             "dimension by up to 15% of its bound (edge tiles; auto, exhaustive, "
                                             "random and sunstone mappers; docs/search.md)")] = False,
+    tile_first: Annotated[bool, typer.Option("--tile-first", help="Sunstone (auto, sunstone mappers): also walk "
+                                             "the report's tile-first order; closes its last 1-2% gaps on some "
+                                             "layers at ~2.7x the search time (docs/search.md)")] = False,
 ) -> None:
     """Map every layer of MODEL onto ARCH and print per-layer and total cost."""
     chosen_passes = parse_passes(passes)
@@ -138,6 +141,8 @@ def map_command(
     load_kernels(err, spec)
     if imperfect and (fuse is not None or mapper not in IMPERFECT_MAPPERS):
         raise DnnmapError(f"--imperfect applies to the {', '.join(IMPERFECT_MAPPERS)} mappers without --fuse")
+    if tile_first and (fuse is not None or mapper not in SUNSTONE_MAPPERS):
+        raise DnnmapError(f"--tile-first applies to the {', '.join(SUNSTONE_MAPPERS)} mappers without --fuse")
     if (trace is not None or trace_png is not None) and fuse is None:
         raise DnnmapError("--trace and --trace-png export a fused schedule; they need --fuse")
     if fuse is not None:
@@ -145,7 +150,7 @@ def map_command(
         return
     with item_progress(err, f"mapping {network.name}", [op.name for op in selected], "layers") as done:
         result = search_network(network, spec, objective, mapper, layer_names, budget, seed, on_layer=done,
-                                budget_seconds=budget_seconds, imperfect=DEFAULT_WASTE if imperfect else None)
+                                budget_seconds=budget_seconds, imperfect=DEFAULT_WASTE if imperfect else None, tile_first=tile_first)
     out = stdout_console()
     out.print(layer_table(result))
     out.print(totals_line(result))

@@ -24,6 +24,7 @@ from dnnmap.workload.sparsity import op_densities
 
 MAPPERS = ("auto", "exhaustive", "random", "sunstone", "optimal", "tso", "marvel")
 IMPERFECT_MAPPERS = ("auto", "exhaustive", "random", "sunstone")  # take map_layer's ``imperfect``
+SUNSTONE_MAPPERS = ("auto", "sunstone")  # run the Sunstone walk, so take map_layer's ``tile_first``
 DEFAULT_BUDGET = 50_000  # random samples per layer (ResNet-50 on Eyeriss: ~5 s, docs/search.md)
 
 
@@ -100,12 +101,14 @@ def shape_key(op: Operator) -> tuple:
 def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str = "auto", budget: int = DEFAULT_BUDGET,
               seed: int = 0, exhaustive_limit: float = 2e5,
               progress: Callable[[int], None] | None = None, budget_seconds: float | None = None,
-              imperfect: float | None = None) -> SearchResult:
+              imperfect: float | None = None, tile_first: bool = False) -> SearchResult:
     """Best mapping of one operator. ``auto``: exhaustive when the declared space is at most
     ``exhaustive_limit`` mappings, else the Sunstone mapper (better than ``budget`` random samples on
     every network and preset of ``benchmarks/sunstone_bench.py``, in a third of the time or less).
     ``imperfect``: factors may pad each dimension by up to this fraction of its bound (imperfect
-    factorization, docs/search.md); the auto, exhaustive, random and sunstone mappers take it."""
+    factorization, docs/search.md); the auto, exhaustive, random and sunstone mappers take it.
+    ``tile_first``: Sunstone (also under ``auto``) also walks the report's tile-first order
+    (docs/search.md: closes its last 1-2% gaps at ~2.7x the search time)."""
     if objective not in OBJECTIVES:
         raise UnknownNameError(f"unknown objective {objective!r}; choose from {', '.join(OBJECTIVES)}")
     if mapper not in MAPPERS:
@@ -113,8 +116,10 @@ def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str 
     if imperfect is not None and mapper not in IMPERFECT_MAPPERS:
         raise DnnmapError(f"imperfect factorization is an option of the {', '.join(IMPERFECT_MAPPERS)} mappers, "
                           f"not of {mapper!r}")
+    if tile_first and mapper not in SUNSTONE_MAPPERS:
+        raise DnnmapError(f"tile_first is an option of the {', '.join(SUNSTONE_MAPPERS)} mappers, not of {mapper!r}")
     if mapper == "sunstone":
-        return sunstone_search(op, arch, objective, imperfect=imperfect)
+        return sunstone_search(op, arch, objective, imperfect=imperfect, tile_first=tile_first)
     if mapper == "tso":
         return tso_search(op, arch, objective)
     if mapper == "marvel":
@@ -129,7 +134,7 @@ def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str 
         except SearchSpaceTooLarge:
             if mapper == "exhaustive":
                 raise
-            return sunstone_search(op, arch, objective, imperfect=imperfect)
+            return sunstone_search(op, arch, objective, imperfect=imperfect, tile_first=tile_first)
     return random_search(op, arch, objective, budget=budget, seed=seed, progress=progress, space=space)
 
 
@@ -161,7 +166,7 @@ def search_network(network: Network, arch: ArchSpec, objective: str = "edp", map
                    layers: list[str] | None = None, budget: int = DEFAULT_BUDGET, seed: int = 0,
                    on_layer: Callable[[str], None] | None = None,
                    budget_seconds: float | None = None, imperfect: float | None = None,
-                   shapes: dict[tuple, tuple[str, SearchResult]] | None = None) -> NetworkResult:
+                   tile_first: bool = False, shapes: dict[tuple, tuple[str, SearchResult]] | None = None) -> NetworkResult:
     """Map every selected layer; layers of identical shape reuse the first one's search. Budgets, seeds
     and layers the mappers cannot finish are refused first (:func:`check_search_limits`). ``shapes``:
     searches shared across calls with the same arch and options (shape key -> first layer, result),
@@ -177,7 +182,7 @@ def search_network(network: Network, arch: ArchSpec, objective: str = "edp", map
             results.append(LayerResult(op.name, op.kind, op.macs, res, first))
         else:
             res = map_layer(op, arch, objective, mapper, budget, seed, budget_seconds=budget_seconds,
-                            imperfect=imperfect)
+                            imperfect=imperfect, tile_first=tile_first)
             done[key] = (op.name, res)
             results.append(LayerResult(op.name, op.kind, op.macs, res))
         if on_layer:
