@@ -177,3 +177,49 @@ def level_orders(dims_nontrivial: tuple[int, ...], D: int) -> list[tuple[int, ..
     """All orders of the non-trivial loops of a level (trivial loops appended innermost: lossless)."""
     rest = tuple(d for d in range(D) if d not in dims_nontrivial)
     return [perm + rest for perm in itertools.permutations(dims_nontrivial)]
+
+
+@lru_cache(maxsize=65536)
+def window_extent(coefs: tuple[int, ...], extents: tuple[int, ...]) -> int:
+    """Distinct values of ``sum(c * i)`` with each ``i`` in ``0 .. n - 1`` (one axis over contiguous ranges)."""
+    values = np.zeros(1, dtype=np.int64)
+    for c, n in zip(coefs, extents):
+        values = np.unique((values[:, None] + c * np.arange(n)[None, :]).reshape(-1))
+    return len(values)
+
+
+def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(a, axis=0, return_inverse=True)`` for a non-negative integer (n, k) array, through one
+    mixed-radix integer per row (much faster than the row-wise sort) when the radices fit in 62 bits."""
+    radix = a.max(axis=0).astype(object) + 1 if len(a) else np.ones(a.shape[1], dtype=object)
+    if math.prod(int(r) for r in radix) >= 2 ** 62:
+        keys, inverse = np.unique(a, axis=0, return_inverse=True)
+        return keys, inverse.reshape(-1)
+    weights = np.array([math.prod(int(r) for r in radix[k + 1:]) for k in range(a.shape[1])], dtype=np.int64)
+    _, first, inverse = np.unique(a.astype(np.int64) @ weights, return_index=True, return_inverse=True)
+    return a[first], inverse.reshape(-1)
+
+
+@lru_cache(maxsize=256)
+def _axis_columns(op: Operator) -> tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]:
+    """(tensor, dimension columns, coefficients) of every tensor axis."""
+    dims = op.dim_names
+    return tuple((j, tuple(dims.index(d) for d, _ in a.terms), tuple(c for _, c in a.terms))
+                 for j, t in enumerate(op.tensors) for a in t.axes)
+
+
+def touched_lower(op: Operator, cover: np.ndarray, contiguous: bool = False) -> np.ndarray:
+    """(n, T) lower bound of the words of each tensor one instance touches when it iterates ``cover``
+    (per dimension that many indices). In general an axis touches at least as many elements as its
+    largest term alone takes values; when each dimension's indices form one contiguous range (a tile:
+    all loops below a level, or the whole layer) the count of a sliding-window axis is exact."""
+    out = np.ones((cover.shape[0], len(op.tensors)), dtype=float)
+    for j, index, coefs in _axis_columns(op):
+        cols = cover[:, list(index)]
+        if contiguous and len(coefs) > 1:
+            keys, inverse = unique_rows(cols)
+            exact = np.array([window_extent(coefs, tuple(int(x) for x in k)) for k in keys], dtype=float)
+            out[:, j] *= exact[inverse.reshape(-1)]
+        else:
+            out[:, j] *= cols.max(axis=1)
+    return out

@@ -15,11 +15,12 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.mapping.mapping import LevelMapping, Mapping
 from dnnmap.search.mappers import OBJECTIVES, exhaustive_search, random_search
+from dnnmap.search.space import window_extent
 from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.search.sunstone.orders import build_trie
 from dnnmap.search.sunstone.reuse import ReuseKind, reuse_table, table1_rows
 from dnnmap.search.sunstone.stats import SunstoneStats
-from dnnmap.search.sunstone.tiles import maximal_tiles, window_sizes
+from dnnmap.search.sunstone.tiles import maximal_tiles
 from dnnmap.search.sunstone.unroll import legal_unrollings, unrolling_candidates
 from dnnmap.workload import ops, zoo
 from dnnmap.workload.ir import Axis, Operator, Tensor
@@ -178,15 +179,14 @@ def test_maximal_tiles_fit_as_the_cost_model_counts_words(op: Operator) -> None:
     assert {tuple(t) for t in found.tolist()} == expected and fitting == len(fits)
 
 
-def test_window_sizes_against_enumeration() -> None:
+def test_window_extent_against_enumeration() -> None:
     rng = np.random.default_rng(3)
     for _ in range(20):
         coefs = tuple(int(c) for c in sorted(rng.integers(1, 5, size=int(rng.integers(2, 4)))))
         ext = tuple(int(e) for e in rng.integers(1, 7, size=len(coefs)))
-        table = window_sizes(coefs, ext)
         for idx in itertools.product(*(range(e) for e in ext)):
             sums = {sum(c * i for c, i in zip(coefs, js)) for js in itertools.product(*(range(n + 1) for n in idx))}
-            assert table[idx] == len(sums)
+            assert window_extent(coefs, tuple(n + 1 for n in idx)) == len(sums)
 
 
 def test_downsample_layer_reaches_the_known_better_mapping() -> None:

@@ -51,7 +51,7 @@ from dnnmap.search.marvel.dataflows import Dataflow
 from dnnmap.search.marvel.db_model import DbSettings
 from dnnmap.search.marvel.offchip import OffchipResult
 from dnnmap.search.mappers import _decode
-from dnnmap.search.optimal.bounds import touched_lower
+from dnnmap.search.space import touched_lower
 from dnnmap.search.space import MapSpace, ceil_factorizations, level_orders, ordered_factorizations, padded_cap
 from dnnmap.workload.ir import Operator
 

@@ -16,21 +16,20 @@ Footprints are the exact sizes of each tensor axis' index set, as the cost model
 words (docs/cost-model.md section 4): a single-dimension axis holds its coverage, a sliding-window
 axis ``stride*p + dilation*r`` the Minkowski sum of its terms' progressions (a strided window with
 gaps holds fewer words than its interval hull: a stride-2 1x1 convolution's 14 rows of outputs read
-14 input rows, not 27), taken from a per-axis table (:class:`AxisSizes`); dimensions of bound 1 never
-move an axis. Summed per capacity partition of the level (``keeps``, per-role capacities, bits,
+14 input rows, not 27), counted by :func:`dnnmap.search.space.touched_lower` (``contiguous``); dimensions
+of bound 1 never move an axis. Summed per capacity partition of the level (``keeps``, per-role capacities, bits,
 buffering). The earlier hull over-estimate judged such tiles not to fit and lost mappings (issue 9:
 ResNet-18 ``layer3.0.downsample.0``); the cost model checks every finished mapping anyway.
 """
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.search.space import divisors, factor_candidates
+from dnnmap.search.space import divisors, factor_candidates, touched_lower
 from dnnmap.workload.ir import Operator
 
 
@@ -54,80 +53,12 @@ def divisor_lattice(limits: tuple[int, ...], caps: tuple[int, ...] | None = None
     return out
 
 
-class AxisSizes:
-    """Exact index-set size of every tensor axis (tensor by tensor) for boxes of coverages (cost model's A_x).
-
-    A single-moving-term axis holds its coverage; a window axis of terms ``c_k * d_k`` holds
-    ``|{sum_k c_k i_k : 0 <= i_k < n_k}|``, tabulated per axis over the extents ``n_k`` (Python-int
-    bitsets, grown on demand to the largest coverage asked). An axis whose table would exceed
-    ``max_table`` entries (three or more long window terms) falls back to its interval hull, an
-    over-estimate.
-    """
-
-    max_table = 1 << 18
-
-    def __init__(self, op: Operator) -> None:
-        bounds = op.bounds
-        dims = op.dim_names
-        axes = [a for t in op.tensors for a in t.axes]
-        self.coef = np.zeros((len(dims), len(axes)), dtype=np.int64)  # hull coefficients; 1 on a lone moving term
-        self.windows: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []  # (axis, dims, coefs), >= 2 moving
-        for x, a in enumerate(axes):
-            moving = sorted((dims.index(d), c) for d, c in a.terms if bounds[d] > 1)
-            for d, c in moving:
-                self.coef[d, x] = c if len(moving) > 1 else 1
-            if len(moving) > 1:
-                self.windows.append((x, tuple(d for d, _ in moving), tuple(c for _, c in moving)))
-        self.starts = np.cumsum([0] + [len(t.axes) for t in op.tensors[:-1]])
-        self._tables: dict[int, np.ndarray] = {}
-
-    def _table(self, x: int, coefs: tuple[int, ...], need: tuple[int, ...]) -> np.ndarray | None:
-        table = self._tables.get(x)
-        if table is not None and all(n <= s for n, s in zip(need, table.shape)):
-            return table
-        if table is not None:
-            need = tuple(max(n, s) for n, s in zip(need, table.shape))
-        if math.prod(need) > self.max_table:
-            return None
-        table = window_sizes(coefs, need)
-        self._tables[x] = table
-        return table
-
-    def words(self, cover: np.ndarray) -> np.ndarray:
-        """(n, T) words of each tensor in a box of ``cover`` (n, D) iterations."""
-        sizes = 1 + (cover - 1) @ self.coef
-        for x, dims, coefs in self.windows:
-            ext = cover[:, dims]
-            table = self._table(x, coefs, tuple(int(e) for e in ext.max(axis=0)))
-            if table is not None:
-                sizes[:, x] = table[tuple((ext - 1).T)]
-        return np.multiply.reduceat(sizes, self.starts, axis=1)
-
-
-def window_sizes(coefs: tuple[int, ...], extents: tuple[int, ...]) -> np.ndarray:
-    """Table ``[n_1 - 1, ..., n_k - 1]`` of ``|{sum_k coefs[k] i_k : 0 <= i_k < n_k}|`` for ``n_k <= extents[k]``."""
-    out = np.zeros(extents, dtype=np.int64)
-
-    def fill(k: int, base: int, index: tuple[int, ...]) -> None:
-        s = base
-        for m in range(extents[k]):
-            if m:
-                s |= base << (coefs[k] * m)
-            if k + 1 == len(coefs):
-                out[index + (m,)] = s.bit_count()
-            else:
-                fill(k + 1, s, index + (m,))
-
-    fill(0, 1, ())
-    return out
-
-
 class Capacity:
     """Fit test of tiles at every level: per capacity partition (role or whole level), the sum of the
     kept tensors' footprints (in words or bits), against the capacity one buffer offers."""
 
     def __init__(self, op: Operator, arch: ArchSpec, keeps: np.ndarray) -> None:
-        self.sizes = AxisSizes(op)
+        self.op = op
         self.levels = []
         for i, lv in enumerate(arch.levels):
             if lv.capacity is None:
@@ -145,7 +76,7 @@ class Capacity:
         spec = self.levels[level]
         if spec is None:
             return np.ones(cover.shape[0], dtype=bool)
-        return (self.sizes.words(cover) @ spec[0] <= spec[1]).all(axis=1)
+        return (touched_lower(self.op, cover, contiguous=True) @ spec[0] <= spec[1]).all(axis=1)
 
 
 def maximal_mask(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ...] | None = None) -> np.ndarray:
