@@ -12,11 +12,11 @@ fixed order). Together the stages enumerate exactly the declared space of
 
 from __future__ import annotations
 
-import itertools
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.optimal.bounds import tile_may_fit
+from dnnmap.search.space import level_orders
 from dnnmap.search.sunstone.tiles import divisor_lattice
 from dnnmap.search.sunstone.walk import Partials as Nodes
 from dnnmap.search.sunstone.unroll import legal_unrollings
@@ -71,9 +71,7 @@ def expand_orders(nodes: Nodes, j: int) -> tuple[Nodes, np.ndarray]:
     out, parents = [], []
     for g, mask in enumerate(keys):
         rows = np.nonzero(inverse.reshape(-1) == g)[0]
-        live = tuple(np.nonzero(mask)[0])
-        rest = tuple(d for d in range(D) if d not in live)
-        perms = np.array([p + rest for p in itertools.permutations(live)], dtype=np.int64)
+        perms = np.array(level_orders(tuple(np.nonzero(mask)[0]), D), dtype=np.int64)
         parents.append(np.repeat(rows, len(perms)))
         sub = nodes.take(parents[-1])
         sub.order = sub.order.copy()
