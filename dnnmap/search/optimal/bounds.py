@@ -76,9 +76,8 @@ def tile_may_fit(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, co
     lv = arch.levels[level]
     if lv.capacity is None:
         return np.ones(len(cover), dtype=bool)
-    words = touched_lower(op, cover, contiguous=True) * keeps[level]
-    if lv.capacity_unit == "bits":
-        words = words * np.array([arch.bits_of(t.role) for t in op.tensors])
+    words = touched_lower(op, cover, contiguous=True) * keeps[level] \
+        * np.array([arch.capacity_units_of(lv, t.role) for t in op.tensors])
     roles = [t.role for t in op.tensors]
     if isinstance(lv.capacity, dict):
         ok = np.ones(len(cover), dtype=bool)
@@ -134,8 +133,7 @@ def _largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...]) -> int:
 def _words_held(arch: ArchSpec, level: int, role: str) -> float:
     """Most words of a tensor of ``role`` one instance of ``level`` holds (its partition, or the whole level)."""
     lv = arch.levels[level]
-    cap = lv.capacity_for(role)
-    return cap / arch.bits_of(role) if lv.capacity_unit == "bits" else cap
+    return lv.capacity_for(role) / arch.capacity_units_of(lv, role)
 
 
 def _pareto_tiles(op: Operator, arch: ArchSpec, keeps: np.ndarray, level: int, bounds: np.ndarray,
