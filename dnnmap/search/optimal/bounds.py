@@ -4,7 +4,7 @@ A node fixes, for the levels ``>= j``, the temporal and spatial factors and (aft
 stage) the loop orders. The cost model's counts of a (child, parent) pair of a tensor depend
 only on the child's tile and the loops above the child (docs/cost-model.md section 4), and the
 energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/search.md,
-"Bounds", B1-B6):
+"Bounds", B1-B9 and the tile bound):
 
 * B1 **exact pairs**: every pair whose child level is ``>= known`` (its tile and all loops above
   it are fixed) is priced exactly, from :class:`CostModel` counts of any completion of the node;
@@ -31,6 +31,13 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   every sweep in which its footprint changes (the product of trips from the innermost loop
   indexing it outward) moves the whole footprint, whatever the children hold
   (:meth:`LowerBound.runs`);
+* B9 **innermost-loop refills**: for a child level whose tile or the order above it is open and a
+  tensor with no sliding-window axis, each event of the innermost non-trivial loop above the child
+  that indexes the tensor refills (drains) its whole tile: ``iterations x touched(tile) /
+  iterations(tile)`` words, least over the tiles that may fit (:meth:`LowerBound._refill_ratio`,
+  :meth:`LowerBound._innermost_refills`);
+* **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
+  level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`);
 * B6 latency: compute steps ``>= iterations / lanes``, lanes at most the fixed spatial factors times,
   per unfixed fan-out, the largest product of legal spatial factors dividing what is left, and
   the bandwidth cycles of levels whose counts are all exact; EDP the product of both bounds; DRAM
@@ -196,7 +203,7 @@ class LowerBound:
                 objective: str,
                 by_order: list[CostBatch] | None = None, safe: np.ndarray | None = None,
                 tile: np.ndarray | None = None) -> np.ndarray:
-        """Lower bound of ``objective`` for nodes whose spatial factors are fixed on levels ``>= fixed_from``
+        """Lower bound (B1-B9) of ``objective`` for nodes whose spatial factors are fixed on levels ``>= fixed_from``
         (``temporal[:, 0]``: the iterations left to the levels below) and whose pairs with child ``>= known`` are exact in ``cost`` (a completion of each node).
         ``by_order[t]``: completions with tensor ``t``'s best level-``known`` order (B2), used for the
         pairs of child ``known - 1`` where ``safe[:, t]``. ``tile`` (n, D): the tile of level ``fixed_from - 2``
@@ -263,7 +270,7 @@ class LowerBound:
         return latency if objective == "latency" else energy * latency
 
     def _exact(self, c: dict[str, np.ndarray], pr: Pair) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(energy, DRAM bytes, words through each fan-out in between) of a pair from its exact counts."""
+        """B1: (energy, DRAM bytes, words through each fan-out in between) of a pair from its exact counts."""
         t, ch, p = pr.tensor, pr.child, pr.parent
         energy = ((c["reads"][:, p, t] + c["accumulate_reads"][:, p, t]) * self.energy[p, t, 0]
                   + c["updates"][:, p, t] * self.energy[p, t, 2])
@@ -392,8 +399,9 @@ class LowerBound:
         return out
 
     def _fan_budget(self, rest: np.ndarray, tile: np.ndarray | None, fixed_from: int, m: int) -> np.ndarray:
-        """(n, D) extents an unfixed fan-out of level ``m`` may unroll: what is left (``rest``), or with the tile of
-        level ``fixed_from - 2`` known, ``rest / tile`` at level ``fixed_from - 1`` and the tile below it."""
+        """(n, D) extents an unfixed fan-out of level ``m`` may unroll (B4, B6; the tile bound): what is left
+        (``rest``), or with the tile of level ``fixed_from - 2`` known, ``rest / tile`` at level
+        ``fixed_from - 1`` and the tile below it."""
         if tile is None:
             return rest
         return rest // tile if m == fixed_from - 1 else tile
@@ -407,8 +415,8 @@ class LowerBound:
 
     def _copies(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int,
                 tile: np.ndarray | None = None) -> np.ndarray:
-        """(n,) upper bound of the copies of each output word at level ``p``: the spatial factors of reduction
-        dimensions above it; an unfixed fan-out at most its largest legal unrolling of the reduction
+        """(n,) upper bound of the copies of each output word at level ``p`` (B4, B9): the spatial factors of
+        reduction dimensions above it; an unfixed fan-out at most its largest legal unrolling of the reduction
         dimensions left to it (:meth:`_fan_budget`)."""
         copies = np.ones(spatial.shape[0])
         for m in range(p + 1, fixed_from):
@@ -421,7 +429,7 @@ class LowerBound:
 
     def _parallel(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
                   tile: np.ndarray | None = None) -> np.ndarray:
-        """(n,) upper bound of the lanes a completion uses: the fixed spatial factors times, per unfixed
+        """B6: (n,) upper bound of the lanes a completion uses: the fixed spatial factors times, per unfixed
         fan-out, the largest product of legal spatial factors that divide what is left to it."""
         par = spatial[:, fixed_from:].prod(axis=(1, 2)).astype(float)
         for m in range(fixed_from):
@@ -431,6 +439,8 @@ class LowerBound:
 
     def _latency(self, cost: CostBatch, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
                  level_known: np.ndarray, dram: np.ndarray, tile: np.ndarray | None = None) -> np.ndarray:
+        """B6: (n,) latency bound: compute steps over :meth:`_parallel`'s lanes and the cycles of the levels whose
+        counts are all exact (DRAM at least its bound's bytes)."""
         par = self._parallel(spatial, rest, fixed_from, tile)
         steps = self.iterations / par
         known = np.where(level_known[None, :], cost.level_cycles, 0.0)

@@ -134,9 +134,9 @@ class BranchAndBound:
         return Nodes(nodes.temporal, nodes.spatial, nodes.axes, order)
 
     def tile_bound(self, nodes: Nodes, tiles: np.ndarray, j: int) -> np.ndarray:
-        """Bound of the children of each node (its levels above ``j`` fixed) whose level-``j - 1`` tile is the
-        same row of ``tiles``, before level ``j``'s factors are split (:meth:`.bounds.LowerBound.compute`,
-        ``tile``)."""
+        """Tile bound (docs/search.md): bound of the children of each node (its levels above ``j`` fixed) whose
+        level-``j - 1`` tile is the same row of ``tiles``, before level ``j``'s factors are split
+        (:meth:`.bounds.LowerBound.compute`, ``tile``)."""
         self.nodes += len(tiles)
         cost = self.model.evaluate(self._batch(nodes))
         return self.bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j + 1, j, self.objective,
