@@ -202,7 +202,6 @@ class CostModel:
         if key in self._pair_tables:
             return self._pair_tables[key]
         rows = []
-        burst_model = self._scalars[kernel.S_BURST_MODEL] > 0
         for t in range(self.T):
             c = -1
             register = self._tensor_params[t, kernel.T_REGISTER] > 0
@@ -219,7 +218,7 @@ class CostModel:
                 row[kernel.PR_IDENTICAL] = mcast and any(i for _, _, i in nets)
                 row[kernel.PR_OUTPUT] = t == self._out
                 row[kernel.PR_LANES] = c < 0 and not register
-                row[kernel.PR_SETS] = burst_model and p == self.L - 1
+                row[kernel.PR_SETS] = self._burst_model and p == self.L - 1
                 row[kernel.PR_RMW] = self._level_params[p, kernel.P_RMW] > 0
                 row[kernel.PR_HALO] = int(self._level_params[c, kernel.P_HALO]) if c >= 0 else 1
                 rows.append(row)
