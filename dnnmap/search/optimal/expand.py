@@ -30,10 +30,11 @@ def candidate_tiles(rest: np.ndarray, j: int, op: Operator, arch: ArchSpec, keep
 
 
 def expand_factors(nodes: Nodes, j: int, op: Operator, arch: ArchSpec, keeps: np.ndarray,
-                   tiles: np.ndarray | None = None) -> Nodes:
+                   tiles: np.ndarray | None = None) -> tuple[Nodes, np.ndarray]:
     """Every split of each node's ``rest`` into level ``j``'s temporal and spatial factors and the tile below
-    (``tiles``: only those tiles of level ``j - 1``, for a single node)."""
-    out = []
+    (``tiles``: only those tiles of level ``j - 1``, for a single node), and the index of each child's tile
+    among its node's tiles."""
+    out, which = [], []
     shape = tuple(arch.levels[j].fanout.shape) if arch.levels[j].fanout else None
     for k in range(len(nodes)):
         rest = nodes.temporal[k, 0]
@@ -41,7 +42,7 @@ def expand_factors(nodes: Nodes, j: int, op: Operator, arch: ArchSpec, keeps: np
             below = np.ones((1, len(rest)), dtype=np.int64)
         else:
             below = candidate_tiles(rest, j, op, arch, keeps) if tiles is None else tiles
-        for tile in below:
+        for i, tile in enumerate(below):
             q = rest // tile
             if shape is None:
                 fac, ax = np.ones((1, len(q)), dtype=np.int64), np.zeros((1, len(q)), dtype=np.int64)
@@ -59,7 +60,10 @@ def expand_factors(nodes: Nodes, j: int, op: Operator, arch: ArchSpec, keeps: np
                 t[:, j] = q // fac
                 t[:, 0] = tile
             out.append(Nodes(t, s, a, o))
-    return Nodes.concat(out) if out else nodes.take(np.array([], dtype=np.int64))
+            which.append(np.full(m, i, dtype=np.int64))
+    if not out:
+        return nodes.take(np.array([], dtype=np.int64)), np.zeros(0, dtype=np.int64)
+    return Nodes.concat(out), np.concatenate(which)
 
 
 def expand_orders(nodes: Nodes, j: int) -> tuple[Nodes, np.ndarray]:

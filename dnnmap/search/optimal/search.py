@@ -156,12 +156,11 @@ class BranchAndBound:
                 tiles = candidate_tiles(one.temporal[0, 0], j, self.op, self.arch, self.keeps)
                 tile_lb = np.maximum(self.tile_bound(one.take(np.zeros(len(tiles), dtype=np.int64)), tiles, j), parent_lb[k])
                 alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
-                piece = expand_factors(one, j, self.op, self.arch, self.keeps, tiles[alive])
-                sizes = (piece.temporal[:, 0][:, None, :] == tiles[alive][None, :, :]).all(axis=2)
-                lb = tile_lb[alive][sizes.argmax(axis=1)] if len(piece) else np.zeros(0)
+                piece, which = expand_factors(one, j, self.op, self.arch, self.keeps, tiles[alive])
+                yield piece, tile_lb[alive][which]
             else:
-                piece, lb = expand_factors(one, j, self.op, self.arch, self.keeps), None
-            yield piece, np.full(len(piece), parent_lb[k]) if lb is None else lb
+                piece, _ = expand_factors(one, j, self.op, self.arch, self.keeps)
+                yield piece, np.full(len(piece), parent_lb[k])
 
     def _survivors(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
                    deadline: float = math.inf) -> tuple[Nodes, np.ndarray]:
