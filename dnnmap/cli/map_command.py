@@ -150,7 +150,8 @@ def map_command(
         return
     with item_progress(err, f"mapping {network.name}", [op.name for op in selected], "layers") as done:
         result = search_network(network, spec, objective, mapper, layer_names, budget, seed, on_layer=done,
-                                budget_seconds=budget_seconds, imperfect=DEFAULT_WASTE if imperfect else None, tile_first=tile_first)
+                                budget_seconds=budget_seconds, imperfect=DEFAULT_WASTE if imperfect else None,
+                                tile_first=tile_first)
     out = stdout_console()
     out.print(layer_table(result))
     out.print(totals_line(result))

@@ -166,7 +166,8 @@ def search_network(network: Network, arch: ArchSpec, objective: str = "edp", map
                    layers: list[str] | None = None, budget: int = DEFAULT_BUDGET, seed: int = 0,
                    on_layer: Callable[[str], None] | None = None,
                    budget_seconds: float | None = None, imperfect: float | None = None,
-                   tile_first: bool = False, shapes: dict[tuple, tuple[str, SearchResult]] | None = None) -> NetworkResult:
+                   tile_first: bool = False,
+                   shapes: dict[tuple, tuple[str, SearchResult]] | None = None) -> NetworkResult:
     """Map every selected layer; layers of identical shape reuse the first one's search. Budgets, seeds
     and layers the mappers cannot finish are refused first (:func:`check_search_limits`). ``shapes``:
     searches shared across calls with the same arch and options (shape key -> first layer, result),
