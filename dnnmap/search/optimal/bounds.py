@@ -58,7 +58,7 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
 from dnnmap.search.space import touched_lower, unique_rows
-from dnnmap.search.sunstone.tiles import divisor_lattice
+from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.workload.ir import Operator
 
 
@@ -76,23 +76,6 @@ def tensor_pairs(op: Operator, keeps: np.ndarray) -> list[Pair]:
         chain = [-1] + [i for i in range(keeps.shape[0]) if keeps[i, t]]
         out.extend(Pair(t, c, p) for c, p in zip(chain, chain[1:]))
     return out
-
-
-def tile_may_fit(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, cover: np.ndarray) -> np.ndarray:
-    """False only for tiles that cannot fit ``level`` (their lower-bound footprint already exceeds it)."""
-    lv = arch.levels[level]
-    if lv.capacity is None:
-        return np.ones(len(cover), dtype=bool)
-    words = touched_lower(op, cover, contiguous=True) * keeps[level] \
-        * np.array([arch.capacity_units_of(lv, t.role) for t in op.tensors])
-    roles = [t.role for t in op.tensors]
-    if isinstance(lv.capacity, dict):
-        ok = np.ones(len(cover), dtype=bool)
-        for role in set(roles):
-            cols = [j for j, r in enumerate(roles) if r == role]
-            ok &= words[:, cols].sum(axis=1) <= lv.capacity_for(role)
-        return ok
-    return words.sum(axis=1) <= lv.capacity_for("input")
 
 
 def best_orders(op: Operator) -> tuple[np.ndarray, np.ndarray]:
@@ -143,12 +126,12 @@ def _words_held(arch: ArchSpec, level: int, role: str) -> float:
     return lv.capacity_for(role) / arch.capacity_units_of(lv, role)
 
 
-def _pareto_tiles(op: Operator, arch: ArchSpec, keeps: np.ndarray, level: int, bounds: np.ndarray,
+def _pareto_tiles(op: Operator, fit: Capacity, level: int, bounds: np.ndarray,
                   t: int) -> tuple[np.ndarray, np.ndarray]:
     """Tiles of ``level`` within the layer that may fit, by ascending ``touched_t / iterations`` (B9), dropping
     each tile a kept one of no larger ratio divides (whenever it divides a node's tile, so does the kept one)."""
     tiles = divisor_lattice(tuple(int(x) for x in bounds))
-    tiles = tiles[tile_may_fit(op, arch, level, keeps, tiles)]
+    tiles = tiles[fit.fits(level, tiles)]
     ratio = touched_lower(op, tiles, contiguous=True)[:, t] / tiles.prod(axis=1)
     order = np.argsort(ratio, kind="stable")
     kept: list[int] = []
@@ -165,6 +148,7 @@ class LowerBound:
         self.op, self.arch, self.model, self.keeps = op, arch, model, keeps
         self.L, self.T = len(arch.levels), len(op.tensors)
         self.pairs = tensor_pairs(op, keeps)
+        self.fit = Capacity(op, arch, keeps)  # tiles whose exact footprint fits each level
         self.bounds = np.array([op.bound(d) for d in op.dim_names], dtype=np.int64)
         self.iterations = float(np.prod(self.bounds.astype(float)))
         self.fan = np.array([lv.fanout_size for lv in arch.levels], dtype=float)
@@ -338,10 +322,10 @@ class LowerBound:
 
     def _refill_ratio(self, rest: np.ndarray, level: int) -> np.ndarray:
         """(n, T) least ``touched(tile) / iterations(tile)`` over the tiles of ``level`` (boxes dividing ``rest``
-        whose lower-bound footprint may fit, :func:`tile_may_fit`): a tensor refilled whole at every event of
+        whose footprint may fit, :meth:`Capacity.fits`): a tensor refilled whole at every event of
         ``level`` moves ``iterations x`` this many words into its instances (B9). 0 where no tile may fit."""
         if level not in self._tiles:
-            self._tiles[level] = [_pareto_tiles(self.op, self.arch, self.keeps, level, self.bounds, t)
+            self._tiles[level] = [_pareto_tiles(self.op, self.fit, level, self.bounds, t)
                                   for t in range(self.T)]
         keys, inverse = unique_rows(rest)
         out = np.zeros((len(keys), self.T))

@@ -15,21 +15,19 @@ from __future__ import annotations
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.search.optimal.bounds import tile_may_fit
 from dnnmap.search.space import level_orders
-from dnnmap.search.sunstone.tiles import divisor_lattice
+from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.search.sunstone.walk import Partials as Nodes
 from dnnmap.search.sunstone.unroll import legal_unrollings
-from dnnmap.workload.ir import Operator
 
 
-def candidate_tiles(rest: np.ndarray, j: int, op: Operator, arch: ArchSpec, keeps: np.ndarray) -> np.ndarray:
-    """(m, D) tiles of level ``j - 1`` that split ``rest`` (divisors) and whose lower-bound footprint may fit."""
+def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity) -> np.ndarray:
+    """(m, D) tiles of level ``j - 1`` that split ``rest`` (divisors) and whose footprint fits (``fit``)."""
     below = divisor_lattice(tuple(int(n) for n in rest))
-    return below[tile_may_fit(op, arch, j - 1, keeps, below)]
+    return below[fit.fits(j - 1, below)]
 
 
-def expand_factors(nodes: Nodes, j: int, op: Operator, arch: ArchSpec, keeps: np.ndarray,
+def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity,
                    tiles: np.ndarray | None = None) -> tuple[Nodes, np.ndarray]:
     """Every split of each node's ``rest`` into level ``j``'s temporal and spatial factors and the tile below
     (``tiles``: only those tiles of level ``j - 1``, for a single node), and the index of each child's tile
@@ -41,7 +39,7 @@ def expand_factors(nodes: Nodes, j: int, op: Operator, arch: ArchSpec, keeps: np
         if j == 0:  # level 0 keeps what its fan-out leaves
             below = np.ones((1, len(rest)), dtype=np.int64)
         else:
-            below = candidate_tiles(rest, j, op, arch, keeps) if tiles is None else tiles
+            below = candidate_tiles(rest, j, fit) if tiles is None else tiles
         for i, tile in enumerate(below):
             q = rest // tile
             if shape is None:

@@ -153,13 +153,13 @@ class BranchAndBound:
         for k in range(len(nodes)):
             one = nodes.take(np.array([k]))
             if 1 <= j < self.L - 1:
-                tiles = candidate_tiles(one.temporal[0, 0], j, self.op, self.arch, self.keeps)
+                tiles = candidate_tiles(one.temporal[0, 0], j, self.bound.fit)
                 tile_lb = np.maximum(self.tile_bound(one.take(np.zeros(len(tiles), dtype=np.int64)), tiles, j), parent_lb[k])
                 alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
-                piece, which = expand_factors(one, j, self.op, self.arch, self.keeps, tiles[alive])
+                piece, which = expand_factors(one, j, self.arch, self.bound.fit, tiles[alive])
                 yield piece, tile_lb[alive][which]
             else:
-                piece, _ = expand_factors(one, j, self.op, self.arch, self.keeps)
+                piece, _ = expand_factors(one, j, self.arch, self.bound.fit)
                 yield piece, np.full(len(piece), parent_lb[k])
 
     def _survivors(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
