@@ -245,3 +245,11 @@ def test_cli_tile_first_option(tmp_path: Path) -> None:
     assert energies[1] < 0.99 * energies[0]
     bad = runner.invoke(app, ["map", "resnet18", "--mapper", "random", "--tile-first", "--layers", "fc"])
     assert bad.exit_code == 2 and "--tile-first" in bad.output
+
+
+def test_walk_refuses_an_unknown_escape_reading() -> None:
+    from dnnmap.search.sunstone.walk import SunstoneWalk
+
+    op, arch = zoo.get("lenet5").layers[0].op, load_arch("eyeriss")
+    with pytest.raises(ValueError, match="escape must be one of lift, best"):
+        SunstoneWalk(op, arch, "edp", CostModel(op, arch), escape="lfit")

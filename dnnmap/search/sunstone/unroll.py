@@ -67,6 +67,8 @@ def legal_unrollings(limits: tuple[int, ...], shape: tuple[int, ...],
         fac = np.concatenate([np.repeat(fac, k, axis=0), np.tile(f_opt, len(used))[:, None]], axis=1)[ok]
         ax = np.concatenate([np.repeat(ax, k, axis=0), np.tile(a_opt, len(used))[:, None]], axis=1)[ok]
         used = new_used[ok]
+    fac.setflags(write=False)  # cached: shared by every caller
+    ax.setflags(write=False)
     return fac, ax
 
 
@@ -94,6 +96,14 @@ def _maximal(fac: np.ndarray, ax: np.ndarray, limits: tuple[int, ...], shape: tu
 ESCAPES = ("lift", "best")  # readings of Observation 5's escape clause (module docstring)
 
 
+def _rows(fac: np.ndarray, ax: np.ndarray, rows: np.ndarray) -> Unrollings:
+    """The candidates ``rows`` of the legal unrollings, read-only (cached results shared by every caller)."""
+    kept_fac, kept_ax = fac[rows], ax[rows]
+    kept_fac.setflags(write=False)
+    kept_ax.setflags(write=False)
+    return Unrollings(kept_fac, kept_ax, len(fac))
+
+
 @lru_cache(maxsize=65536)
 def unrolling_candidates(limits: tuple[int, ...], shape: tuple[int, ...],
                          excluded: frozenset[int] = frozenset(), maximal_only: bool = True,
@@ -104,8 +114,7 @@ def unrolling_candidates(limits: tuple[int, ...], shape: tuple[int, ...],
     fac, ax = legal_unrollings(limits, shape, caps)
     if not maximal_only:
         _, first = np.unique(fac, axis=0, return_index=True)
-        rows = np.sort(first)
-        return Unrollings(fac[rows], ax[rows], len(fac))
+        return _rows(fac, ax, np.sort(first))
     maximal = _maximal(fac, ax, limits, shape, caps)
     allowed = np.ones(len(fac), dtype=bool)
     for d in excluded:
@@ -121,5 +130,4 @@ def unrolling_candidates(limits: tuple[int, ...], shape: tuple[int, ...],
     # the cost model prices an unrolling by its factors; which axis carries a dimension only
     # matters for identical-only multicast, so one axis assignment per factor vector is kept
     _, first = np.unique(fac[keep], axis=0, return_index=True)
-    rows = np.nonzero(keep)[0][np.sort(first)]
-    return Unrollings(fac[rows], ax[rows], len(fac))
+    return _rows(fac, ax, np.nonzero(keep)[0][np.sort(first)])

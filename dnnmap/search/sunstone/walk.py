@@ -47,7 +47,7 @@ from dnnmap.search.sunstone.orders import order_candidates
 from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.space import padded_cap
 from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_mask
-from dnnmap.search.sunstone.unroll import unrolling_candidates
+from dnnmap.search.sunstone.unroll import ESCAPES, unrolling_candidates
 from dnnmap.workload.ir import Operator
 
 
@@ -81,6 +81,8 @@ class SunstoneWalk:
         self.L, self.D = len(arch.levels), len(op.dim_names)
         self.bounds = np.array([op.bound(d) for d in op.dim_names], dtype=np.int64)
         self.waste = waste
+        if escape not in ESCAPES:
+            raise ValueError(f"escape must be one of {', '.join(ESCAPES)}, got {escape!r}")
         self.escape = escape  # Observation 5's escape clause (unroll.py)
         self.tile_first = tile_first  # also the report's order: maximal tile first, then unrolling
         self.caps = np.array([padded_cap(int(b), waste) for b in self.bounds], dtype=np.int64)
