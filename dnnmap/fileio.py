@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -145,9 +146,39 @@ def read_text(path: str | os.PathLike[str], what: str = "file", limit: int = MAX
     return decode_text(read_bytes(path, what, limit), str(path))
 
 
+_FLOW_TOKENS = re.compile(r"""[\[\]{}#'"\n]""")
+_QUOTE_END = {"'": re.compile(r"'(?:''|[^'])*'", re.S), '"': re.compile(r'"(?:\\.|[^"\\])*"', re.S)}
+
+
+def _check_flow_depth(text: str) -> None:
+    """Refuse flow collections (``[[[...``, ``{a: {b: ...``) nested deeper than MAX_DEPTH before any YAML parser
+    reads them: parsers look ahead through a whole flow collection before emitting its first event and refuse
+    deep ones with limits and wording of their own, which differ between versions. Quoted scalars and comments
+    are skipped; a quote opens a scalar only where a token starts (so ``Bob's`` is plain text)."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return
+    depth, pos = 0, 0
+    while (match := _FLOW_TOKENS.search(text, pos)) is not None:
+        char, pos = match.group(), match.end()
+        before = text[match.start() - 1] if match.start() else "\n"
+        if char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _Problem(f"nested more than {MAX_DEPTH} levels deep", text.count("\n", 0, match.start()) + 1)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+        elif char == "#" and before in " \t\n":
+            newline = text.find("\n", pos)
+            pos = len(text) if newline < 0 else newline
+        elif char in "'\"" and before in " \t\n[{,:-":
+            quoted = _QUOTE_END[char].match(text, match.start())
+            pos = quoted.end() if quoted else len(text)
+
+
 def _scan_yaml_events(text: str) -> None:
     """Refuse documents nested deeper than MAX_DEPTH or with more than MAX_NODES nodes, before composing them
     (the composer recurses once per nesting level)."""
+    _check_flow_depth(text)
     depth = nodes = 0
     for event in yaml.parse(text, Loader=_BaseLoader):
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
