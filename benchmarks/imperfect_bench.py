@@ -20,7 +20,7 @@ import time
 
 from dnnmap.arch.spec import load_arch
 from dnnmap.search.network import NetworkResult, search_network
-from dnnmap.search.sunstone.mapper import DEFAULT_WASTE
+from dnnmap.search.options import DEFAULT_WASTE, SearchOptions
 from dnnmap.workload import ops, zoo
 from dnnmap.workload.ir import Layer, Network
 
@@ -59,7 +59,7 @@ def main() -> None:
     ap.add_argument("--layers", action="store_true", help="print the distinct layers whose result changed")
     args = ap.parse_args()
     search_network(zoo.get("resnet18"), load_arch("eyeriss"), "edp", "sunstone", layers=["fc"],
-                   imperfect=args.waste)  # compile / load the kernels
+                   options=SearchOptions(imperfect=args.waste))  # compile / load the kernels
     print(f"imperfect factorization, padding cap {args.waste:.0%} per dimension (Sunstone mapper)")
     print("| network | arch | objective | exact | imperfect | imperfect/exact | util exact | util imperfect "
           "| layers improved | exact s | imperfect s |")
@@ -73,7 +73,7 @@ def main() -> None:
                 t0 = time.perf_counter()
                 exact = search_network(net, arch, objective, "sunstone", layers)
                 t1 = time.perf_counter()
-                padded = search_network(net, arch, objective, "sunstone", layers, imperfect=args.waste)
+                padded = search_network(net, arch, objective, "sunstone", layers, SearchOptions(imperfect=args.waste))
                 t2 = time.perf_counter()
                 distinct = [(a, b) for a, b in zip(exact.layers, padded.layers) if a.reused_from is None]
                 better = [(a, b) for a, b in distinct

@@ -22,6 +22,7 @@ import time
 
 from dnnmap.arch.spec import load_arch
 from dnnmap.search.network import NetworkResult, search_network, shape_key
+from dnnmap.search.options import SearchOptions
 from dnnmap.search.optimal import optimal_search
 from dnnmap.workload import zoo
 
@@ -87,8 +88,8 @@ def main() -> None:
                 sun, sun_s = timed(lambda: search_network(net, arch, objective, "sunstone"), 3)
                 row = f"| {net_name} | {arch_name} | {objective} | {total(sun, objective):.4g} | {sun_s:.2f}"
                 for budget in budgets:
-                    rand = [timed(lambda s=s: search_network(net, arch, objective, "random", budget=budget,
-                                                             seed=int(s)), 1) for s in args.seeds.split(",")]
+                    rand = [timed(lambda s=s: search_network(net, arch, objective, "random",
+                                                             options=SearchOptions(budget=budget, seed=int(s))), 1) for s in args.seeds.split(",")]
                     values = "/".join(f"{total(r, objective) / total(sun, objective):.3f}" for r, _ in rand)
                     row += f" | {values} | {statistics.median(t for _, t in rand):.1f}"
                 if args.optimal_seconds > 0:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.errors import DnnmapError
-from dnnmap.search.network import DEFAULT_BUDGET, NetworkResult, search_network
+from dnnmap.search.network import NetworkResult, search_network
+from dnnmap.search.options import DEFAULT_BUDGET, SearchOptions
 from dnnmap.workload import zoo
 from dnnmap.workload.importers import InputShapes, load_network
 from dnnmap.workload.ir import Network
@@ -53,4 +54,5 @@ def map_network(model: ModelRef, arch: ArchRef = "eyeriss", objective: str = "ed
     ``densities``: tensor name or role -> density, as ``--density`` (docs/sparse.md)."""
     network = training_network(resolve_network(model, input_shapes), parse_passes(passes))
     network = apply_densities(network, densities or {})
-    return search_network(network, resolve_arch(arch), objective, mapper, layers, budget, seed, on_layer=on_layer)
+    return search_network(network, resolve_arch(arch), objective, mapper, layers, SearchOptions(budget=budget, seed=seed),
+                          on_layer=on_layer)

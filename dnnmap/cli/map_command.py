@@ -31,9 +31,9 @@ from dnnmap.report.tables import layer_table, totals_line
 from dnnmap.search.mappers import OBJECTIVES
 from dnnmap.search.tso.arch_views import with_dram_model
 from dnnmap.report.tso import tso_comparison
-from dnnmap.search.network import (DEFAULT_BUDGET, IMPERFECT_MAPPERS, MAPPERS, SUNSTONE_MAPPERS, NetworkResult,
+from dnnmap.search.network import (IMPERFECT_MAPPERS, MAPPERS, SUNSTONE_MAPPERS, NetworkResult,
                                    check_search_limits, search_network, select_layers)
-from dnnmap.search.sunstone.mapper import DEFAULT_WASTE
+from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_WASTE, SearchOptions
 from dnnmap.workload.ir import Network
 from dnnmap.workload.sparsity import apply_densities, parse_density_options
 from dnnmap.workload.training import parse_passes, training_network
@@ -131,7 +131,9 @@ def map_command(
         spec = with_dram_model(spec, dram_model)
     layer_names = parse_layer_list(layers)
     selected = select_layers(network, layer_names)
-    check_search_limits(selected, spec, budget, seed, budget_seconds)
+    options = SearchOptions(budget=budget, seed=seed, budget_seconds=budget_seconds,
+                            imperfect=DEFAULT_WASTE if imperfect else None, tile_first=tile_first)
+    check_search_limits(selected, spec, options)
     for path, option, is_dir in ((json_path, "--json", False), (html, "--html", False), (trace, "--trace", False),
                                  (trace_png, "--trace-png", False), (save_mappings, "--save-mappings", True),
                                  (png_dir, "--png-dir", True)):
@@ -149,9 +151,7 @@ def map_command(
         run_fused(network, spec, fuse, max_fused, objective, mapper, layer_names, err, trace, trace_png)
         return
     with item_progress(err, f"mapping {network.name}", [op.name for op in selected], "layers") as done:
-        result = search_network(network, spec, objective, mapper, layer_names, budget, seed, on_layer=done,
-                                budget_seconds=budget_seconds, imperfect=DEFAULT_WASTE if imperfect else None,
-                                tile_first=tile_first)
+        result = search_network(network, spec, objective, mapper, layer_names, options, on_layer=done)
     out = stdout_console()
     out.print(layer_table(result))
     out.print(totals_line(result))

@@ -15,6 +15,7 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.fusion.schedule import Schedule, dp_schedule, greedy_schedule
 from dnnmap.fusion.geometry import FusionError
 from dnnmap.fusion.search import FUSE_MODES, FusionSearch, GroupSchedule, beats_single
+from dnnmap.search.options import SearchOptions
 from dnnmap.workload.ir import Network
 
 
@@ -33,12 +34,13 @@ class FusionResult:
 
 def fuse_network(network: Network, arch: ArchSpec, mode: str = "auto", max_fused: int = 2,
                  objective: str = "edp", mapper: str = "auto",
-                 on_search: Callable[[str], None] | None = None) -> FusionResult:
+                 on_search: Callable[[str], None] | None = None,
+                 options: SearchOptions = SearchOptions()) -> FusionResult:
     """Fused schedule of ``network`` on ``arch`` (see the module docstring)."""
     if mode not in FUSE_MODES:
         raise FusionError(f"unknown fusion mode {mode!r}; choose from {', '.join(FUSE_MODES)}")
     t0 = time.perf_counter()
-    search = FusionSearch(network, arch, objective, mapper, max_fused, on_search)
+    search = FusionSearch(network, arch, objective, mapper, max_fused, on_search, options)
     singles = [search.single_group((name,)) for name in search.names]
     index = {name: i for i, name in enumerate(search.names)}
     evaluated = [search.fused(names, choice, mode) for names, choice in search.candidates()]

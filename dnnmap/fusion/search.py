@@ -37,6 +37,7 @@ from dnnmap.fusion.tile_search import TileChoice, best_tiling
 from dnnmap.fusion.volume import traffic_by_layer
 from dnnmap.search.mappers import SearchResult
 from dnnmap.search.network import map_layer, shape_key
+from dnnmap.search.options import SearchOptions
 from dnnmap.workload.ir import Network
 
 FUSE_MODES = ("temporal", "spatial", "auto")
@@ -84,10 +85,12 @@ class FusionSearch:
     """Evaluates single layers and fusion candidates of one network on one architecture (cached)."""
 
     def __init__(self, network: Network, arch: ArchSpec, objective: str = "edp", mapper: str = "auto",
-                 max_fused: int = 2, on_search: Callable[[str], None] | None = None) -> None:
+                 max_fused: int = 2, on_search: Callable[[str], None] | None = None,
+                 options: SearchOptions = SearchOptions()) -> None:
         if max_fused < 2:
             raise FusionError(f"--max-fused must be at least 2, got {max_fused}")
         self.network, self.arch, self.objective, self.mapper = network, arch, objective, mapper
+        self.options = options
         self.max_fused = max_fused
         self.names = [layer.name for layer in network.layers]
         self.capacity = buffer_words(arch)
@@ -99,7 +102,7 @@ class FusionSearch:
         op = self.network.layer(name).op
         key = (shape_key(op), arch.name)
         if key not in self._maps:
-            self._maps[key] = map_layer(op, arch, self.objective, self.mapper)
+            self._maps[key] = map_layer(op, arch, self.objective, self.mapper, self.options)
             if self.on_search:
                 self.on_search(f"{name} on {arch.name}")
         return self._maps[key]

@@ -9,6 +9,7 @@ from dnnmap.arch.area import AreaBreakdown, area_of
 from dnnmap.arch.templates.params import SparseSimdParams
 from dnnmap.arch.templates.sparse_simd import sparse_simd_spec
 from dnnmap.search.network import NetworkResult, search_network
+from dnnmap.search.options import SearchOptions
 from dnnmap.workload.ir import Network
 
 
@@ -52,9 +53,9 @@ class DesignPoint:
 
 
 def evaluate_point(params: SparseSimdParams, networks: Sequence[Network], objective: str = "edp",
-                   mapper: str = "auto") -> DesignPoint:
+                   mapper: str = "auto", options: SearchOptions = SearchOptions()) -> DesignPoint:
     """Map ``networks`` onto the point ``params`` (identical layer shapes, across networks too, searched once)."""
     spec = sparse_simd_spec(params)
     shapes: dict = {}
-    costs = tuple(NetworkCost.of(search_network(n, spec, objective, mapper, shapes=shapes)) for n in networks)
+    costs = tuple(NetworkCost.of(search_network(n, spec, objective, mapper, options=options, shapes=shapes)) for n in networks)
     return DesignPoint(params, area_of(params), costs)

@@ -16,6 +16,7 @@ from dnnmap.errors import DnnmapError, UnknownNameError
 from dnnmap.search.marvel.mapper import marvel_search
 from dnnmap.search.mappers import OBJECTIVES, SearchResult, SearchSpaceTooLarge, exhaustive_search, random_search
 from dnnmap.search.optimal import optimal_search
+from dnnmap.search.options import SearchOptions
 from dnnmap.search.space import MapSpace
 from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.search.tso.mapper import tso_search
@@ -25,7 +26,6 @@ from dnnmap.workload.sparsity import op_densities
 MAPPERS = ("auto", "exhaustive", "random", "sunstone", "optimal", "tso", "marvel")
 IMPERFECT_MAPPERS = ("auto", "exhaustive", "random", "sunstone")  # take map_layer's ``imperfect``
 SUNSTONE_MAPPERS = ("auto", "sunstone")  # run the Sunstone walk, so take map_layer's ``tile_first``
-DEFAULT_BUDGET = 50_000  # random samples per layer (ResNet-50 on Eyeriss: ~5 s, docs/search.md)
 
 
 @dataclass(frozen=True)
@@ -98,17 +98,17 @@ def shape_key(op: Operator) -> tuple:
     return (op.kind, op.dims, op.tensors, tuple(sorted(op_densities(op).items())))
 
 
-def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str = "auto", budget: int = DEFAULT_BUDGET,
-              seed: int = 0, exhaustive_limit: float = 2e5,
-              progress: Callable[[int], None] | None = None, budget_seconds: float | None = None,
-              imperfect: float | None = None, tile_first: bool = False) -> SearchResult:
+def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str = "auto",
+              options: SearchOptions = SearchOptions(),
+              progress: Callable[[int], None] | None = None) -> SearchResult:
     """Best mapping of one operator. ``auto``: exhaustive when the declared space is at most
-    ``exhaustive_limit`` mappings, else the Sunstone mapper (better than ``budget`` random samples on
+    ``options.exhaustive_limit`` mappings, else the Sunstone mapper (better than ``budget`` random samples on
     every network and preset of ``benchmarks/sunstone_bench.py``, in a third of the time or less).
-    ``imperfect``: factors may pad each dimension by up to this fraction of its bound (imperfect
+    ``options.imperfect``: factors may pad each dimension by up to this fraction of its bound (imperfect
     factorization, docs/search.md); the auto, exhaustive, random and sunstone mappers take it.
-    ``tile_first``: Sunstone (also under ``auto``) also walks the report's tile-first order
+    ``options.tile_first``: Sunstone (also under ``auto``) also walks the report's tile-first order
     (docs/search.md: closes its last 1-2% gaps at ~2.7x the search time)."""
+    imperfect, tile_first = options.imperfect, options.tile_first
     if objective not in OBJECTIVES:
         raise UnknownNameError(f"unknown objective {objective!r}; choose from {', '.join(OBJECTIVES)}")
     if mapper not in MAPPERS:
@@ -125,17 +125,18 @@ def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str 
     if mapper == "marvel":
         return marvel_search(op, arch, objective)
     if mapper == "optimal":
-        return optimal_search(op, arch, objective, budget_seconds=budget_seconds).result
+        return optimal_search(op, arch, objective, budget_seconds=options.budget_seconds).result
     space = MapSpace(op, arch, waste=imperfect)
     if mapper in ("auto", "exhaustive"):
         try:
-            return exhaustive_search(op, arch, objective, max_space=exhaustive_limit if mapper == "auto" else 5e6,
+            return exhaustive_search(op, arch, objective, max_space=options.exhaustive_limit if mapper == "auto" else 5e6,
                                      progress=progress, space=space)
         except SearchSpaceTooLarge:
             if mapper == "exhaustive":
                 raise
             return sunstone_search(op, arch, objective, imperfect=imperfect, tile_first=tile_first)
-    return random_search(op, arch, objective, budget=budget, seed=seed, progress=progress, space=space)
+    return random_search(op, arch, objective, budget=options.budget, seed=options.seed, progress=progress,
+                         space=space)
 
 
 def select_layers(network: Network, names: list[str] | None) -> list[Operator]:
@@ -150,29 +151,23 @@ def select_layers(network: Network, names: list[str] | None) -> list[Operator]:
     return [known[n] for n in names]
 
 
-def check_search_limits(ops: Sequence[Operator], arch: ArchSpec, budget: int, seed: int,
-                        budget_seconds: float | None = None) -> None:
-    """Refuse, before any search, budgets, seeds and layers the mappers cannot finish (dnnmap.limits)."""
-    limits.check_budget(budget)
-    limits.check_seed(seed)
-    if budget_seconds is not None:
-        limits.check_range(budget_seconds, 0, 1e6, "--budget-seconds", "at most 1e6 seconds (11.6 days) per layer")
+def check_search_limits(ops: Sequence[Operator], arch: ArchSpec, options: SearchOptions) -> None:
+    """Refuse, before any search, options and layers the mappers cannot finish (dnnmap.limits)."""
+    options.check()
     slots = len(arch.levels) + sum(len(lv.fanout.shape) for lv in arch.levels if lv.fanout)
     for op in ops:
         limits.check_map_space(op.name, op.dims, slots, arch.name)
 
 
 def search_network(network: Network, arch: ArchSpec, objective: str = "edp", mapper: str = "auto",
-                   layers: list[str] | None = None, budget: int = DEFAULT_BUDGET, seed: int = 0,
+                   layers: list[str] | None = None, options: SearchOptions = SearchOptions(),
                    on_layer: Callable[[str], None] | None = None,
-                   budget_seconds: float | None = None, imperfect: float | None = None,
-                   tile_first: bool = False,
                    shapes: dict[tuple, tuple[str, SearchResult]] | None = None) -> NetworkResult:
     """Map every selected layer; layers of identical shape reuse the first one's search. Budgets, seeds
     and layers the mappers cannot finish are refused first (:func:`check_search_limits`). ``shapes``:
     searches shared across calls with the same arch and options (shape key -> first layer, result),
     read and filled in, so several networks search a shape they share once."""
-    check_search_limits(select_layers(network, layers), arch, budget, seed, budget_seconds)
+    check_search_limits(select_layers(network, layers), arch, options)
     t0 = time.perf_counter()
     results: list[LayerResult] = []
     done: dict[tuple, tuple[str, SearchResult]] = {} if shapes is None else shapes
@@ -182,8 +177,7 @@ def search_network(network: Network, arch: ArchSpec, objective: str = "edp", map
             first, res = done[key]
             results.append(LayerResult(op.name, op.kind, op.macs, res, first))
         else:
-            res = map_layer(op, arch, objective, mapper, budget, seed, budget_seconds=budget_seconds,
-                            imperfect=imperfect, tile_first=tile_first)
+            res = map_layer(op, arch, objective, mapper, options)
             done[key] = (op.name, res)
             results.append(LayerResult(op.name, op.kind, op.macs, res))
         if on_layer:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.network import search_network
+from dnnmap.search.options import SearchOptions
 from dnnmap.workload.ir import Network
 
 
@@ -23,19 +24,24 @@ class SweepTask:
     objective: str
     mapper: str = "auto"
     area_mm2: float | None = None
+    options: SearchOptions = SearchOptions()
     key: str = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "key", task_key(self.spec, self.network, self.objective, self.mapper))
+        object.__setattr__(self, "key", task_key(self.spec, self.network, self.objective, self.mapper, self.options))
 
 
-def task_key(spec: ArchSpec, network: Network, objective: str, mapper: str) -> str:
+def task_key(spec: ArchSpec, network: Network, objective: str, mapper: str,
+             options: SearchOptions = SearchOptions()) -> str:
     """Content hash of everything that determines a task's result: the spec's fields, the network's
-    operators (names included), the objective and the mapper. Equal keys mean equal results."""
+    operators (names included), the objective, the mapper and the search options (the defaults add nothing,
+    so stores written before options existed stay valid). Equal keys mean equal results."""
     digest = hashlib.sha256()
     digest.update(json.dumps(spec.model_dump(mode="json"), sort_keys=True).encode())
     digest.update(repr((network.name, network.operators)).encode())
     digest.update(f"{objective}|{mapper}".encode())
+    if options != SearchOptions():
+        digest.update(repr(options).encode())
     return digest.hexdigest()[:32]
 
 
@@ -65,7 +71,7 @@ class SweepRow:
 def run_task(task: SweepTask) -> SweepRow:
     """Map the whole network of ``task`` (this runs on a Dask worker or in the main process)."""
     start = time.perf_counter()
-    result = search_network(task.network, task.spec, task.objective, task.mapper)
+    result = search_network(task.network, task.spec, task.objective, task.mapper, options=task.options)
     return SweepRow(task.key, task.arch, task.network.name, task.objective, task.mapper,
                     result.latency_s, result.energy, task.spec.energy_unit, task.area_mm2,
                     result.cycles, result.macs, result.utilization, time.perf_counter() - start)

@@ -16,6 +16,7 @@ from dnnmap.errors import DnnmapError
 from dnnmap.mapping.mapping import Mapping, validate_mapping
 from dnnmap.search.mappers import exhaustive_search, random_search
 from dnnmap.search.network import map_layer
+from dnnmap.search.options import SearchOptions
 from dnnmap.search.space import (MapSpace, ceil_factorizations, count_ceil_factorizations, factor_candidates,
                                  ordered_factorizations, padded_cap)
 from dnnmap.search.sunstone.mapper import sunstone_search
@@ -175,7 +176,7 @@ def test_exhaustive_and_random_over_the_imperfect_space() -> None:
 
 def test_map_layer_refuses_imperfect_for_other_mappers() -> None:
     with pytest.raises(DnnmapError, match="imperfect"):
-        map_layer(LAYERS[2], MINI, "edp", "optimal", imperfect=WASTE)
+        map_layer(LAYERS[2], MINI, "edp", "optimal", SearchOptions(imperfect=WASTE))
 
 
 def test_cli_imperfect_option() -> None:

@@ -13,6 +13,7 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import COUNT_KINDS, CostModel
 from dnnmap.errors import MappingError
 from dnnmap.search.network import MAPPERS, map_layer
+from dnnmap.search.options import SearchOptions
 from dnnmap.sim import simulate
 from dnnmap.workload import ops, training
 from dnnmap.workload.named import parse_workload
@@ -90,9 +91,9 @@ def test_every_mapper_maps_training_passes_and_mttkrp(mapper: str, case: str) ->
     arch = load_arch(ARCH[mapper]) if mapper in ARCH else SMALL
     if mapper in REFUSING and op.kind not in ("conv2d", "pointwise", "depthwise", "fc"):
         with pytest.raises(MappingError):
-            map_layer(op, arch, "edp", mapper, budget=500, budget_seconds=5)
+            map_layer(op, arch, "edp", mapper, SearchOptions(budget=500, budget_seconds=5))
         pytest.skip(f"{mapper} refuses {op.kind} by design: {REFUSING[mapper]}")
-    result = map_layer(op, arch, "edp", mapper, budget=500, budget_seconds=5)
+    result = map_layer(op, arch, "edp", mapper, SearchOptions(budget=500, budget_seconds=5))
     sim = simulate(op, arch, result.mapping)
     assert sim.output_matches and sim.iterations_exact
     assert sim.macs == op.iterations

@@ -11,7 +11,6 @@ from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.sunstone.walk import SunstoneWalk
 from dnnmap.workload.ir import Operator
 
-DEFAULT_WASTE = 0.15  # --imperfect: a dimension's factors may pad it by up to 15% (docs/search.md)
 
 
 def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats: SunstoneStats | None = None,
