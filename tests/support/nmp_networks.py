@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from dnnmap.targets.nmp.compiler import NmpCompiled, weights_image
 from dnnmap.workload.builder import NetworkBuilder
 from dnnmap.workload.ir import Network
@@ -49,4 +51,40 @@ def inception_block() -> Network:
     b.concat("cat", left, right)
     b.pool("pool", 3, 1, padding=1)
     b.conv("head", 8, 1, fused=())
+    return b.build()
+
+
+def random_network(seed: int) -> Network:
+    """A small random chain (seeded) of the layers the NMP target runs, every channel count in 1..9 (below,
+    equal to and above the 8 TLTs of a TLE and the 4 TLEs) on maps of 4..9 pixels: 3x3 convolutions
+    (padded or not, stride 1 or 2), pointwise, depthwise 3x3, max and average pooling, a residual add, a
+    concat of two pointwise branches, and an FC head half of the time."""
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(4, 10))
+    b = NetworkBuilder(f"random{seed}", (1, int(rng.integers(1, 10)), size, size))
+
+    def chans() -> int:
+        return int(rng.integers(1, 10))
+
+    for i in range(int(rng.integers(3, 6))):
+        _, c, h, _ = b.shape(b.last)
+        kind = rng.choice(["conv", "pointwise", "depthwise", "max", "avg", "add", "concat"])
+        stride = 2 if h >= 6 and rng.random() < 0.3 else 1
+        name = f"{kind}{i}"
+        if kind == "conv":
+            b.conv(name, chans(), 3, stride=stride, padding=1 if h < 5 or rng.random() < 0.5 else 0)
+        elif kind == "pointwise":
+            b.conv(name, chans(), 1)
+        elif kind == "depthwise":
+            b.depthwise(name, 3, stride=stride, padding=1)
+        elif kind in ("max", "avg") and h >= 2:
+            b.pool(name, 2, 2, mode=str(kind))
+        elif kind == "add":
+            src = b.last
+            b.add(name, src, b.conv(f"{name}_res", c, 3, padding=1, fused=()), fused=("relu",))
+        elif kind == "concat":
+            src = b.last
+            b.concat(name, b.conv(f"{name}_a", chans(), 1, src=src), b.conv(f"{name}_b", chans(), 1, src=src))
+    if rng.random() < 0.5:
+        b.fc("fc", chans())
     return b.build()

@@ -11,6 +11,9 @@ the ordered NMP operations of one layer (TSO Section V; loop orders of Figs. 4-6
   (with the bias) and requantized into MB2 at the last.
 - Depthwise, pooling and add (channelwise): every TLT loads its own channel tiles (no multicast), computes
   (depthwise: its T_M x Kh x Kw weights loaded once per channel tile), stores.
+- Idle cores: a TLE whose OFM rows or filters are empty (TLE_R or TLE_W rounded up leaves the last TLEs
+  nothing) and a TLT with no filters or channels of its own (fewer than #TLT in its TLE) get no operation
+  but the barriers, so no operation ever has an empty box, count or tile; :func:`check_sizes` asserts it.
 - Every layer ends with a barrier across all cores.
 """
 
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 
 from dnnmap.search.tso.search import TsoSchedule
 from dnnmap.targets.nmp.isa import (ACT_CLIP, ACT_RELU, BIAS, FLAG_DEPTHWISE, FLAG_FIRST, FLAG_LAST, FLAG_MULTICAST, MB0, MB1, MB2, POOL_AVG,
-                                    POOL_MAX, SCOPE_ALL, SCOPE_TLE, Op)
+                                    POOL_MAX, SCOPE_ALL, SCOPE_TLE, SIZE_FIELDS, Op, listing_line)
 from dnnmap.targets.nmp.layers import NmpLayer
 from dnnmap.targets.nmp.layout import MemoryMap, Region
 from dnnmap.targets.nmp.quantize import AVG_RECIP_BITS, QuantNet
@@ -38,11 +41,18 @@ class LayerProgram:
 
 
 def tiles(a: int, b: int, step: int) -> list[Range]:
+    """[a, b) in pieces of ``step``, the last one shorter."""
     return [(x, min(b, x + step)) for x in range(a, b, step)]
 
 
+def is_empty(r: Range) -> bool:
+    """No index in [a, b): the share of an idle core."""
+    return r[1] <= r[0]
+
+
 def split(a: int, b: int, parts: int) -> list[Range]:
-    """[a, b) in ``parts`` contiguous pieces, the leftovers on the lowest indices (TSO Alg. 3, GetFilters)."""
+    """[a, b) in ``parts`` contiguous pieces, the leftovers on the lowest indices (TSO Alg. 3, GetFilters);
+    with fewer than ``parts`` indices the last pieces are empty."""
     base, rem = divmod(b - a, parts)
     out, x = [], a
     for i in range(parts):
@@ -96,7 +106,7 @@ class _ConvTle:
         self.own = split(*filters, tlt)
         self.progs: list[list[Op]] = [[] for _ in range(tlt)]
         for t, (a, b) in enumerate(self.own):
-            if b > a:
+            if not is_empty((a, b)):
                 self.progs[t].append(Op.make("nmp_load", mb=BIAS, offset=0, addr=self.b.addr + a * 4, count=b - a,
                                              elem_bytes=4))
 
@@ -130,13 +140,12 @@ class _ConvTle:
 
 def _conv_tle(ly: NmpLayer, sched: TsoSchedule, mm: MemoryMap, q: QuantNet, tlt: int, rows: Range,
               filters: Range) -> list[list[Op]]:
+    """The TLTs' programs of a TLE with some rows and filters (module docstring)."""
     g = _ConvTle(ly, sched, mm, q, tlt, filters)
     n = ly.weight_shape[1]
-    if rows[1] <= rows[0] or filters[1] <= filters[0]:
-        return g.progs
     row_t, col_t, n_t = tiles(*rows, sched.TR), tiles(0, ly.out_shape[2], sched.TC), tiles(0, n, sched.TN)
     rounds = [tiles(a, b, sched.TM) for a, b in g.own]
-    busy = [t for t, (a, b) in enumerate(g.own) if b > a]
+    busy = [t for t, r in enumerate(g.own) if not is_empty(r)]
     last_n = len(n_t) - 1
     if sched.q == "IS":
         for rr in row_t:
@@ -191,7 +200,7 @@ def _sources(ly: NmpLayer, ins: list[Region], chans: Range) -> list[tuple[Region
 
 def _channelwise_tlt(ly: NmpLayer, sched: TsoSchedule, mm: MemoryMap, q: QuantNet, rows: Range,
                      chans: Range) -> list[Op]:
-    """One TLT's depthwise, pooling or add program over its own channels (no multicast)."""
+    """One TLT's depthwise, pooling or add program over its own (non-empty) rows and channels (no multicast)."""
     ops: list[Op] = []
     ins, out = [mm.tensor(s) for s in ly.inputs], mm.tensor(ly.name)
     kh, kw = ly.kernel
@@ -227,14 +236,29 @@ def _channelwise_tlt(ly: NmpLayer, sched: TsoSchedule, mm: MemoryMap, q: QuantNe
 
 
 def generate_layer(ly: NmpLayer, sched: TsoSchedule, mm: MemoryMap, q: QuantNet, tle: int, tlt: int) -> LayerProgram:
-    """Per-core programs of one layer from its TSO schedule (module docstring)."""
+    """Per-core programs of one layer from its TSO schedule (module docstring), checked by :func:`check_sizes`."""
     cores: list[list[Op]] = []
     for e in range(tle):
         rows, fil = tle_ranges(sched, e)
-        if not ly.channelwise:
+        if is_empty(rows) or is_empty(fil):
+            cores += [[] for _ in range(tlt)]
+        elif not ly.channelwise:
             cores += _conv_tle(ly, sched, mm, q, tlt, rows, fil)
         else:
-            cores += [_channelwise_tlt(ly, sched, mm, q, rows, c) if rows[1] > rows[0] else []
-                      for c in split(*fil, tlt)]
+            cores += [[] if is_empty(c) else _channelwise_tlt(ly, sched, mm, q, rows, c) for c in split(*fil, tlt)]
     end = Op.make("nmp_barrier", scope=SCOPE_ALL)
-    return LayerProgram(ly.name, tuple(tuple(p) + (end,) for p in cores))
+    prog = LayerProgram(ly.name, tuple(tuple(p) + (end,) for p in cores))
+    check_sizes(prog, tlt)
+    return prog
+
+
+def check_sizes(prog: LayerProgram, tlt: int) -> None:
+    """Internal assertion: no operation of ``prog`` has an empty box, count or tile (:data:`SIZE_FIELDS`), so
+    the compiler never writes a program the simulator refuses; the message names layer, core and operation."""
+    for i, ops in enumerate(prog.cores):
+        for k, op in enumerate(ops):
+            empty = [f for f in SIZE_FIELDS[op.name] if getattr(op, f) < 1]
+            if empty:
+                e, t = divmod(i, tlt)
+                raise AssertionError(f"layer {prog.layer!r} TLE {e} TLT {t} op {k}: {', '.join(empty)} < 1 in "
+                                     f"'{listing_line(op)}' (an idle core was given work)")

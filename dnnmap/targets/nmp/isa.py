@@ -25,6 +25,16 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "nmp_activation": ("count", "mode", "hi"),
     "nmp_barrier": ("scope",),
 }
+SIZE_FIELDS: dict[str, tuple[str, ...]] = {  # the fields of FIELDS that are extents: every one must be >= 1
+    "nmp_load": ("count",),
+    "nmp_load3d": ("d0", "d1", "d2"),
+    "nmp_store3d": ("d0", "d1", "d2"),
+    "nmp_conv2d": ("tm", "tn", "tr", "tc", "kh", "kw", "sh", "sw", "dh", "dw", "w_chans"),
+    "nmp_pool": ("tm", "tr", "tc", "kh", "kw", "sh", "sw"),
+    "nmp_veop": ("tm", "tr", "tc"),
+    "nmp_activation": ("count",),
+    "nmp_barrier": (),
+}
 FLAG_MULTICAST, FLAG_FIRST, FLAG_LAST, FLAG_DEPTHWISE = 1, 2, 4, 8
 MB0, MB1, MB2, BIAS = 0, 1, 2, 3
 MB_NAMES = ("MB0", "MB1", "MB2", "BIAS")
