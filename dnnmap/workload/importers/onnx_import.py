@@ -135,8 +135,8 @@ class OnnxFrontEnd:
 
     def _infer_shapes(self, model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
         try:
-            inferred = shape_inference.infer_shapes(_without_weights(model, self.weights), check_type=True, strict_mode=True,
-                                                    data_prop=True)
+            inferred = shape_inference.infer_shapes(_without_weights(model, self.weights), check_type=True,
+                                                    strict_mode=True, data_prop=True)
         except Exception as exc:  # onnx raises InferenceError / ValidationError subclasses of Exception
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputFileError(f"{self.path}: inconsistent model: ONNX shape inference failed: {first}") from exc

@@ -58,6 +58,9 @@ class ModelWeights:
         except UnreadableWeightError as exc:
             self.unreadable[name] = str(exc)
             return None
+        except OSError as exc:  # an I/O error while reading a file that opened
+            self.unreadable[name] = f"reading its external data failed: {exc.strerror or exc}"
+            return None
         loaded = onnx.TensorProto()
         loaded.CopyFrom(tensor)
         loaded.data_location = onnx.TensorProto.DEFAULT
