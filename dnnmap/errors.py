@@ -17,3 +17,8 @@ class UnknownNameError(DnnmapError):
 
 class MappingError(DnnmapError):
     """No legal mapping exists (e.g. a tile does not fit); the message names the level and tensor."""
+
+
+class DnnmapNote(UserWarning):
+    """Not an error: an assumption the user should know about (e.g. model weights that could not be read, taken
+    as dense). Raised with :func:`warnings.warn`; the CLI prints it as one ``note: ...`` line on stderr."""

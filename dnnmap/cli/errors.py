@@ -1,8 +1,10 @@
-"""User-facing failures: ``error: <message>`` in red on stderr, exit code 2, no traceback."""
+"""User-facing failures: ``error: <message>`` in red on stderr, exit code 2, no traceback; and notes
+(:class:`DnnmapNote` warnings) as ``note: <message>`` lines on stderr."""
 
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from typing import NoReturn, ParamSpec, TypeVar
 
@@ -10,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from dnnmap.errors import DnnmapError
+from dnnmap.errors import DnnmapError, DnnmapNote
 
 EXIT_BAD_INPUT = 2
 
@@ -28,13 +30,29 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
+def _show_notes(show: Callable[..., None]) -> Callable[..., None]:
+    """A ``warnings.showwarning`` printing :class:`DnnmapNote` as one ``note:`` line, others through ``show``."""
+
+    def showwarning(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+        if issubclass(category, DnnmapNote):
+            stderr_console().print(f"note: {message}", markup=False, soft_wrap=True)
+        else:
+            show(message, category, *args, **kwargs)
+
+    return showwarning
+
+
 def user_errors(command: Callable[P, R]) -> Callable[P, R]:
-    """Turn :class:`DnnmapError` and file-system errors raised by ``command`` into :func:`fail`."""
+    """Turn :class:`DnnmapError` and file-system errors raised by ``command`` into :func:`fail`, and print
+    every :class:`DnnmapNote` it warns as a ``note:`` line."""
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return command(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.simplefilter("always", DnnmapNote)
+                warnings.showwarning = _show_notes(warnings.showwarning)
+                return command(*args, **kwargs)
         except DnnmapError as err:
             fail(str(err))
         except OSError as err:

@@ -2,12 +2,15 @@
 
 Constant sub-graphs (initializers, ``Constant``, ``Shape`` and every node whose inputs
 are all constant, e.g. a ``Transpose`` or ``DequantizeLinear`` of weights) are evaluated
-by nobody: they only describe weights, so they are dropped and their shapes used.
+by nobody: they only describe weights, so they are dropped and their shapes used. Weight
+values are read only for densities and small constants (:mod:`onnx_weights`); weights in
+external data files that cannot be read leave them unknown, with one :class:`DnnmapNote`.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +19,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper, shape_inference
 
-from dnnmap.errors import InputFileError
+from dnnmap.errors import DnnmapNote, InputFileError
 from dnnmap.workload.importers.graph import (
     InputShapes,
     NotConstantError,
@@ -28,6 +31,7 @@ from dnnmap.workload.importers.graph import (
     unique_name,
     zero_stuffed_window,
 )
+from dnnmap.workload.importers.onnx_weights import ModelWeights
 from dnnmap.workload.sparsity import measured_density
 
 STATIC_SOURCES = frozenset({"Constant", "ConstantOfShape", "Shape", "Size"})
@@ -70,6 +74,7 @@ class OnnxFrontEnd:
         self.path = path
         self.graph = model.graph
         self.initializers = {t.name: t for t in self.graph.initializer}
+        self.weights = ModelWeights(path, self.initializers)
         self.constants: dict[str, onnx.NodeProto] = {}
         self.graph_inputs = self._input_shapes(input_shapes or {})
         self._check_references()
@@ -130,8 +135,8 @@ class OnnxFrontEnd:
 
     def _infer_shapes(self, model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
         try:
-            inferred = shape_inference.infer_shapes(_without_weights(model), check_type=True, strict_mode=True,
-                                                    data_prop=True)
+            inferred = shape_inference.infer_shapes(_without_weights(model, self.weights), check_type=True,
+                                                    strict_mode=True, data_prop=True)
         except Exception as exc:  # onnx raises InferenceError / ValidationError subclasses of Exception
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputFileError(f"{self.path}: inconsistent model: ONNX shape inference failed: {first}") from exc
@@ -161,7 +166,10 @@ class OnnxFrontEnd:
         if not tensor:
             return None
         if tensor in self.initializers:
-            return numpy_helper.to_array(self.initializers[tensor])
+            value = self.weights.value(tensor)
+            if value is None:
+                raise NotConstantError(f"input {tensor!r} is unknown: {self.weights.unreadable[tensor]}")
+            return value
         if tensor in self.constants:
             attr = self.constants[tensor].attribute[0]
             return np.asarray(numpy_helper.to_array(attr.t) if attr.name == "value" else
@@ -209,6 +217,8 @@ class OnnxFrontEnd:
         if node.op_type != "Clip":
             return ACTIVATIONS[node.op_type]
         inputs = list(node.input) + ["", ""]
+        if any(bound in self.weights.unreadable for bound in inputs[1:3]):
+            return "clip"  # bounds in an unreadable external data file: a clip of unknown range
         low = attrs.get("min", self.constant(inputs[1]))
         high = attrs.get("max", self.constant(inputs[2]))
         if low is not None and float(low) == 0.0:
@@ -226,12 +236,11 @@ class OnnxFrontEnd:
 
     def _weight_density(self, name: str) -> dict[str, float]:
         """``{"weight_density": d}``, the measured share of non-zeros of a floating-point weight initializer
-        (a pruned model's sparsity, docs/sparse.md), or nothing for other weights and for an all-zero
-        initializer (a placeholder without trained values, as exported without weights)."""
-        if name not in self.initializers:
-            return {}
-        values = numpy_helper.to_array(self.initializers[name])
-        if not np.issubdtype(values.dtype, np.floating) or not values.any():
+        (a pruned model's sparsity, docs/sparse.md), or nothing for other weights, for an all-zero
+        initializer (a placeholder without trained values, as exported without weights) and for weights whose
+        external data cannot be read (dense, as the note says)."""
+        values = self.weights.value(name) if name in self.initializers else None
+        if values is None or not np.issubdtype(values.dtype, np.floating) or not values.any():
             return {}
         return {"weight_density": measured_density(values)}
 
@@ -369,10 +378,11 @@ def _window(attrs: dict[str, Any], spatial: tuple[int, ...], kernel: tuple[int, 
             "dilation": dilation}
 
 
-def _without_weights(model: onnx.ModelProto) -> onnx.ModelProto:
+def _without_weights(model: onnx.ModelProto, weights: ModelWeights) -> onnx.ModelProto:
     """A copy whose large initializers are declared as typed inputs: shape inference then skips copying weights.
 
-    Small initializers (reshape targets, pads, axes) keep their values for data propagation.
+    Small initializers (reshape targets, pads, axes) keep their values for data propagation, read in from
+    external data by ``weights`` (onnx never opens those files); unreadable ones become typed inputs too.
     """
     light = onnx.ModelProto(ir_version=model.ir_version)
     light.opset_import.extend(model.opset_import)
@@ -384,8 +394,9 @@ def _without_weights(model: onnx.ModelProto) -> onnx.ModelProto:
     graph.value_info.extend(src.value_info)
     declared = {vi.name for vi in src.input}
     for t in src.initializer:
-        if math.prod(t.dims) <= SMALL_CONSTANT:
-            graph.initializer.append(t)
+        small = weights.inline(t.name) if math.prod(t.dims) <= SMALL_CONSTANT else None
+        if small is not None:
+            graph.initializer.append(small)
         elif t.name not in declared:
             graph.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
     return light
@@ -417,5 +428,11 @@ SUPPORTED_OPS: tuple[str, ...] = tuple(sorted(
 
 
 def load_onnx_graph(path: Path, input_shapes: InputShapes | None = None) -> SourceGraph:
-    """Read, check and translate ``path``; constant weight sub-graphs are dropped."""
-    return OnnxFrontEnd(path, read_model(path), input_shapes).translate()
+    """Read, check and translate ``path``; constant weight sub-graphs are dropped. Weights that cannot be read
+    (external data files missing or broken) give one :class:`DnnmapNote` warning saying how many and why."""
+    front_end = OnnxFrontEnd(path, read_model(path), input_shapes)
+    graph = front_end.translate()
+    note = front_end.weights.note()
+    if note:
+        warnings.warn(DnnmapNote(note), stacklevel=2)
+    return graph
