@@ -1,18 +1,30 @@
-"""Python API mirroring the command line: ``dnnmap.map_network("resnet18", arch="eyeriss")``."""
+"""Python API mirroring the command line: ``dnnmap.map_network("resnet18", arch="eyeriss")``.
+
+One flow serves both: a :class:`MapRequest` (everything ``dnnmap map`` takes) is checked by
+:func:`prepare_map` (inputs resolved, every option and limit checked before any search), run by
+:func:`run_map` (the per-layer search, or the fused schedule with ``fuse``), and its :class:`MapRun` writes
+the outputs (JSON, HTML report, mapping files). The CLI builds a request from its options and runs the same
+steps, so every CLI option exists here and every path receives the user's search options."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from dnnmap.arch.spec import ArchSpec, load_arch
-from dnnmap.errors import DnnmapError
-from dnnmap.search.network import NetworkResult, search_network
-from dnnmap.search.options import DEFAULT_BUDGET, SearchOptions
+from dnnmap.errors import DnnmapError, UnknownNameError
+from dnnmap.search.mappers import OBJECTIVES
+from dnnmap.search.network import (IMPERFECT_MAPPERS, MAPPERS, SUNSTONE_MAPPERS, NetworkResult, check_search_limits,
+                                   search_network, select_layers)
+from dnnmap.search.tso.arch_views import with_dram_model
+from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS, SearchOptions
 from dnnmap.workload import zoo
 from dnnmap.workload.importers import InputShapes, load_network
-from dnnmap.workload.ir import Network
+from dnnmap.workload.ir import Network, Operator
 from dnnmap.workload.named import is_named_workload, parse_workload
 from dnnmap.workload.sparsity import apply_densities
 from dnnmap.workload.training import parse_passes, training_network
@@ -44,15 +56,199 @@ def resolve_arch(arch: ArchRef) -> ArchSpec:
     return arch if isinstance(arch, ArchSpec) else load_arch(arch)
 
 
+@dataclass(frozen=True)
+class MapRequest:
+    """Everything ``dnnmap map`` takes. ``passes``: training passes (``"all"``, ``"backward,weight-update"``,
+    dnnmap.workload.training); ``densities``: tensor name or role -> density (docs/sparse.md); ``dram_model``:
+    ``burst`` or ``volume`` (default: the architecture's); ``fuse``: ``temporal``, ``spatial`` or ``auto``
+    fuses consecutive layers (docs/fusion.md) in groups of at most ``max_fused``."""
+
+    model: ModelRef
+    arch: ArchRef = "eyeriss"
+    objective: str = "edp"
+    mapper: str = "auto"
+    layers: tuple[str, ...] | None = None
+    options: SearchOptions = SearchOptions()
+    input_shapes: InputShapes | None = None
+    passes: str | Sequence[str] = "forward"
+    densities: Mapping[str, float] | None = None
+    dram_model: str | None = None
+    fuse: str | None = None
+    max_fused: int = 2
+
+
+@dataclass(frozen=True)
+class PreparedMap:
+    """A request with its inputs resolved and every option checked: nothing can be refused after this."""
+
+    request: MapRequest
+    network: Network
+    arch: ArchSpec
+    selected: tuple[Operator, ...] = field(repr=False)
+
+
+def prepare_map(request: MapRequest) -> PreparedMap:
+    """Resolve the model and architecture and refuse, before any search, options that do not apply."""
+    if request.objective not in OBJECTIVES:
+        raise UnknownNameError(f"unknown objective {request.objective!r}; choose from {', '.join(OBJECTIVES)}")
+    if request.mapper not in MAPPERS:
+        raise UnknownNameError(f"unknown mapper {request.mapper!r}; choose from {', '.join(MAPPERS)}")
+    passes = parse_passes(request.passes)
+    if request.fuse is not None:
+        if passes != ("forward",):
+            raise DnnmapError("--fuse applies to the forward pass only (--pass forward)")
+        if request.layers:
+            raise DnnmapError("--layers does not apply with --fuse: fusion schedules the whole layer sequence")
+        if request.max_fused < 2:
+            raise DnnmapError(f"--max-fused must be at least 2, got {request.max_fused}")
+    options, mapper = request.options, request.mapper
+    if options.imperfect is not None and mapper not in IMPERFECT_MAPPERS:
+        raise DnnmapError(f"--imperfect applies to the {', '.join(IMPERFECT_MAPPERS)} mappers")
+    if options.tile_first and mapper not in SUNSTONE_MAPPERS:
+        raise DnnmapError(f"--tile-first applies to the {', '.join(SUNSTONE_MAPPERS)} mappers")
+    network = training_network(resolve_network(request.model, request.input_shapes), passes)
+    network = apply_densities(network, request.densities or {})
+    spec = resolve_arch(request.arch)
+    if request.dram_model is not None:
+        spec = with_dram_model(spec, request.dram_model)
+    selected = tuple(select_layers(network, list(request.layers) if request.layers else None))
+    check_search_limits(selected, spec, options)
+    return PreparedMap(request, network, spec, selected)
+
+
+def mapping_file_name(index: int, layer: str) -> str:
+    """``03_layer1.0.conv1.yaml``: layer order first, characters unsafe in file names replaced."""
+    return f"{index:02d}_{_safe(layer)}.yaml"
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+@dataclass(frozen=True)
+class MapRun:
+    """The result of one request: ``search`` (per-layer mappings) or, with ``fuse``, ``fusion`` (the fused
+    schedule; its groups hold each layer's mapping on its hardware share)."""
+
+    prepared: PreparedMap
+    search: NetworkResult | None = None
+    fusion: Any = None  # dnnmap.fusion.network.FusionResult (imported lazily: fusion is optional work)
+
+    @property
+    def network(self) -> Network:
+        return self.prepared.network
+
+    @property
+    def arch(self) -> ArchSpec:
+        return self.prepared.arch
+
+    @property
+    def layers(self) -> tuple:
+        """Per-layer results of an unfused run (``fusion.schedule.groups`` for a fused one)."""
+        if self.search is None:
+            raise DnnmapError("a fused run has groups, not per-layer search results: read run.fusion.schedule")
+        return self.search.layers
+
+    @property
+    def cycles(self) -> float:
+        return self.search.cycles if self.search is not None else self.fusion.schedule.cost.cycles
+
+    @property
+    def energy(self) -> float:
+        return self.search.energy if self.search is not None else self.fusion.schedule.cost.energy
+
+    @property
+    def dram_bytes(self) -> float:
+        return self.search.dram_bytes if self.search is not None else self.fusion.schedule.cost.dram_bytes
+
+    @property
+    def latency_s(self) -> float:
+        return self.cycles / (self.arch.clock_mhz * 1e6)
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``--json`` writes (dnnmap.report.json_report; fused runs: dnnmap.report.fusion_json)."""
+        if self.search is not None:
+            from dnnmap.report.json_report import to_dict
+
+            return to_dict(self.search, self.network)
+        from dnnmap.report.fusion_json import fused_to_dict
+
+        return fused_to_dict(self.fusion, self.network, self.prepared.request.mapper)
+
+    def save_json(self, path: str | os.PathLike[str]) -> None:
+        import json
+
+        from dnnmap.fileio import write_text_atomic
+
+        write_text_atomic(Path(path), json.dumps(self.to_dict(), indent=2) + "\n")
+
+    def save_mappings(self, directory: str | os.PathLike[str]) -> int:
+        """One self-contained mapping file per layer (operator embedded) for ``dnnmap show``/``verify``; a layer
+        mapped on a hardware share of a fused group names its share's spec, written beside it into ``archs/``.
+        Returns the number of mapping files."""
+        from dnnmap.mapping.io import save_mapping
+
+        entries = self._mapping_entries()
+        for index, (layer, search) in enumerate(entries):
+            arch_ref = search.arch.name
+            if search.arch != self.arch:
+                arch_ref = f"archs/{_safe(search.arch.name)}.yaml"
+                _write_arch(Path(directory) / arch_ref, search.arch)
+            mapping = replace(search.mapping, layer=layer, arch=arch_ref)
+            save_mapping(Path(directory) / mapping_file_name(index, layer), mapping,
+                         [lv.name for lv in search.arch.levels], self.network.layer(layer).op)
+        return len(entries)
+
+    def _mapping_entries(self) -> list[tuple[str, Any]]:
+        if self.search is not None:
+            return [(layer.layer, layer.search) for layer in self.search.layers]
+        return [(lc.layer, lc.result) for group in self.fusion.schedule.groups for lc in group.layer_costs]
+
+    def report_runs(self, command: str) -> list:
+        """This run as the HTML report reads it (dnnmap.report.html.runs)."""
+        from dnnmap.report.html.runs import run_from_dict
+
+        return [run_from_dict(self.to_dict(), command, f"{self.network.name}-{self.arch.name}")]
+
+
+def _write_arch(path: Path, arch: ArchSpec) -> None:
+    import yaml
+
+    from dnnmap.fileio import write_text_atomic
+
+    write_text_atomic(path, yaml.safe_dump(arch.model_dump(mode="json", exclude_defaults=True), sort_keys=False))
+
+
+def run_map(prepared: PreparedMap, on_layer: Callable[[str], None] | None = None) -> MapRun:
+    """Run a prepared request: the per-layer search, or the fused schedule (``on_layer`` is called after each
+    layer search; for fusion, after each search on a hardware share, with ``"layer on share"``)."""
+    request = prepared.request
+    if request.fuse is None:
+        search = search_network(prepared.network, prepared.arch, request.objective, request.mapper,
+                                list(request.layers) if request.layers else None, request.options,
+                                on_layer=on_layer)
+        return MapRun(prepared, search=search)
+    from dnnmap.fusion.network import fuse_network
+
+    fusion = fuse_network(prepared.network, prepared.arch, request.fuse, request.max_fused, request.objective,
+                          request.mapper, on_search=on_layer, options=request.options)
+    return MapRun(prepared, fusion=fusion)
+
+
 def map_network(model: ModelRef, arch: ArchRef = "eyeriss", objective: str = "edp", mapper: str = "auto",
-                layers: list[str] | None = None, budget: int = DEFAULT_BUDGET, seed: int = 0,
+                layers: Sequence[str] | None = None, budget: int = DEFAULT_BUDGET, seed: int = 0,
                 input_shapes: InputShapes | None = None,
                 on_layer: Callable[[str], None] | None = None, passes: str = "forward",
-                densities: dict[str, float] | None = None) -> NetworkResult:
-    """Map every (selected) layer of ``model`` onto ``arch``; see :func:`dnnmap.search.network.search_network`.
-    ``passes``: training passes, e.g. ``"all"`` or ``"backward,weight-update"`` (dnnmap.workload.training);
-    ``densities``: tensor name or role -> density, as ``--density`` (docs/sparse.md)."""
-    network = training_network(resolve_network(model, input_shapes), parse_passes(passes))
-    network = apply_densities(network, densities or {})
-    return search_network(network, resolve_arch(arch), objective, mapper, layers, SearchOptions(budget=budget, seed=seed),
-                          on_layer=on_layer)
+                densities: Mapping[str, float] | None = None,
+                budget_seconds: float | None = DEFAULT_BUDGET_SECONDS, imperfect: float | None = None,
+                tile_first: bool = False, dram_model: str | None = None, fuse: str | None = None,
+                max_fused: int = 2) -> MapRun:
+    """Map every (selected) layer of ``model`` onto ``arch``, as ``dnnmap map`` does with the same options
+    (``imperfect``: the padding fraction, e.g. 0.15 as ``--imperfect``); see :class:`MapRequest` and
+    :class:`dnnmap.search.options.SearchOptions`. ``run.save_json(path)``, ``run.save_mappings(dir)`` and
+    ``run.to_dict()`` write or give what the CLI's ``--json`` and ``--save-mappings`` write."""
+    options = SearchOptions(budget=budget, seed=seed, budget_seconds=budget_seconds, imperfect=imperfect,
+                            tile_first=tile_first)
+    request = MapRequest(model, arch, objective, mapper, tuple(layers) if layers else None, options, input_shapes,
+                         passes, densities, dram_model, fuse, max_fused)
+    return run_map(prepare_map(request), on_layer)

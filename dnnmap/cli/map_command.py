@@ -2,74 +2,49 @@
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 
-from dnnmap.api import resolve_arch, resolve_network
-from dnnmap.arch.spec import ArchSpec
+from dnnmap.api import MapRequest, MapRun, prepare_map, run_map
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
-from dnnmap.cli.options import (INPUT_SHAPE_HELP, check_writable, output_path, parse_input_shapes,
-                                parse_layer_list)
-from dnnmap.cli.progress import item_progress
+from dnnmap.cli.options import INPUT_SHAPE_HELP, check_writable, output_path, parse_input_shapes, parse_layer_list
+from dnnmap.cli.progress import count_progress, item_progress
 from dnnmap.cli.report_command import PNG_DIR_HELP, write_report
 from dnnmap.errors import DnnmapError
 from dnnmap.fileio import write_text_atomic
-from dnnmap.fusion.network import fuse_network
-from dnnmap.report.fusion import group_table, totals_lines
 from dnnmap.fusion.trace import timeline_png, trace_json
-from dnnmap.mapping.io import save_mapping, write_atomic
-from dnnmap.report.html.runs import run_from_dict
-from dnnmap.report.json_report import to_dict
+from dnnmap.report.fusion import group_table, totals_lines
 from dnnmap.report.tables import layer_table, totals_line
-from dnnmap.search.mappers import OBJECTIVES
-from dnnmap.search.tso.arch_views import with_dram_model
 from dnnmap.report.tso import tso_comparison
-from dnnmap.search.network import (IMPERFECT_MAPPERS, MAPPERS, SUNSTONE_MAPPERS, NetworkResult,
-                                   check_search_limits, search_network, select_layers)
+from dnnmap.search.mappers import OBJECTIVES
+from dnnmap.search.network import MAPPERS
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_WASTE, SearchOptions
-from dnnmap.workload.ir import Network
-from dnnmap.workload.sparsity import apply_densities, parse_density_options
-from dnnmap.workload.training import parse_passes, training_network
+from dnnmap.workload.sparsity import parse_density_options
 
 
-def run_fused(network: Network, spec: ArchSpec, fuse: str, max_fused: int, objective: str, mapper: str,
-              layer_names: list[str] | None, err: Console, trace: Path | None = None,
-              trace_png: Path | None = None) -> None:
+def print_fused(run: MapRun, trace: Path | None, trace_png: Path | None) -> None:
     """``--fuse``: the fused groups and totals beside the unfused schedule (dnnmap/fusion)."""
-    if layer_names:
-        raise DnnmapError("--layers does not apply with --fuse: fusion schedules the whole layer sequence")
-    with err.status(f"fusing {network.name} (--fuse {fuse}, --max-fused {max_fused})"):
-        result = fuse_network(network, spec, fuse, max_fused, objective, mapper)
     out = stdout_console()
-    out.print(group_table(result))
-    for line in totals_lines(result):
+    out.print(group_table(run.fusion))
+    for line in totals_lines(run.fusion):
         out.print(line)
     if trace is not None:
-        write_text_atomic(trace, trace_json(result))
+        write_text_atomic(trace, trace_json(run.fusion))
         out.print(f"wrote {trace} (Chrome trace-event JSON; open in https://ui.perfetto.dev)")
     if trace_png is not None:
-        write_text_atomic(trace_png, timeline_png(result))
+        write_text_atomic(trace_png, timeline_png(run.fusion))
         out.print(f"wrote {trace_png}")
 
 
-def mapping_file_name(index: int, layer: str) -> str:
-    """``03_layer1.0.conv1.yaml``: layer order first, characters unsafe in file names replaced."""
-    return f"{index:02d}_{re.sub(r'[^A-Za-z0-9_.-]', '_', layer)}.yaml"
-
-
-def save_layer_mappings(result: NetworkResult, network: Network, directory: Path) -> None:
-    """One self-contained mapping file per layer (operator embedded) for ``dnnmap show``/``verify``."""
-    level_names = [lv.name for lv in result.arch.levels]
-    for i, layer in enumerate(result.layers):
-        mapping = replace(layer.search.mapping, layer=layer.layer, arch=result.arch.name)
-        save_mapping(directory / mapping_file_name(i, layer.layer), mapping, level_names, network.layer(layer.layer).op)
+def print_layers(run: MapRun) -> None:
+    out = stdout_console()
+    out.print(layer_table(run.search))
+    out.print(totals_line(run.search))
+    if run.prepared.request.mapper == "tso":
+        out.print(tso_comparison(run.search))
 
 
 @user_errors
@@ -118,22 +93,18 @@ def map_command(
                                              "layers at ~2.7x the search time (docs/search.md)")] = False,
 ) -> None:
     """Map every layer of MODEL onto ARCH and print per-layer and total cost."""
-    chosen_passes = parse_passes(passes)
-    if fuse is not None and chosen_passes != ("forward",):
-        raise DnnmapError("--fuse applies to the forward pass only (--pass forward)")
-    network = training_network(resolve_network(model, parse_input_shapes(input_shape)), chosen_passes)
-    network = apply_densities(network, parse_density_options(density or []))
-    spec = resolve_arch(arch)
+    options = SearchOptions(budget=budget, seed=seed, budget_seconds=budget_seconds,
+                            imperfect=DEFAULT_WASTE if imperfect else None, tile_first=tile_first)
+    request = MapRequest(model, arch, objective, mapper, tuple(parse_layer_list(layers) or ()) or None, options,
+                         parse_input_shapes(input_shape), passes, parse_density_options(density or []), dram_model,
+                         fuse, max_fused)
+    if (trace is not None or trace_png is not None) and fuse is None:
+        raise DnnmapError("--trace and --trace-png export a fused schedule; they need --fuse")
+    prepared = prepare_map(request)
+    spec = prepared.arch
     if density and spec.sparsity is None:
         stderr_console().print(f"note: architecture {spec.name!r} has no sparsity support: the layers run dense, "
                                "zeros included (docs/sparse.md)")
-    if dram_model is not None:
-        spec = with_dram_model(spec, dram_model)
-    layer_names = parse_layer_list(layers)
-    selected = select_layers(network, layer_names)
-    options = SearchOptions(budget=budget, seed=seed, budget_seconds=budget_seconds,
-                            imperfect=DEFAULT_WASTE if imperfect else None, tile_first=tile_first)
-    check_search_limits(selected, spec, options)
     for path, option, is_dir in ((json_path, "--json", False), (html, "--html", False), (trace, "--trace", False),
                                  (trace_png, "--trace-png", False), (save_mappings, "--save-mappings", True),
                                  (png_dir, "--png-dir", True)):
@@ -141,29 +112,28 @@ def map_command(
             check_writable(path, option, directory=is_dir)
     err = stderr_console()
     load_kernels(err, spec)
-    if imperfect and (fuse is not None or mapper not in IMPERFECT_MAPPERS):
-        raise DnnmapError(f"--imperfect applies to the {', '.join(IMPERFECT_MAPPERS)} mappers without --fuse")
-    if tile_first and (fuse is not None or mapper not in SUNSTONE_MAPPERS):
-        raise DnnmapError(f"--tile-first applies to the {', '.join(SUNSTONE_MAPPERS)} mappers without --fuse")
-    if (trace is not None or trace_png is not None) and fuse is None:
-        raise DnnmapError("--trace and --trace-png export a fused schedule; they need --fuse")
-    if fuse is not None:
-        run_fused(network, spec, fuse, max_fused, objective, mapper, layer_names, err, trace, trace_png)
-        return
-    with item_progress(err, f"mapping {network.name}", [op.name for op in selected], "layers") as done:
-        result = search_network(network, spec, objective, mapper, layer_names, options, on_layer=done)
+    if fuse is None:
+        with item_progress(err, f"mapping {prepared.network.name}", [op.name for op in prepared.selected],
+                           "layers") as done:
+            run = run_map(prepared, on_layer=done)
+        print_layers(run)
+    else:
+        with count_progress(err, f"fusing {prepared.network.name} (--fuse {fuse}, --max-fused {max_fused})",
+                            "layer searches") as update:
+            searched = [0]
+
+            def searched_one(what: str) -> None:
+                searched[0] += 1
+                update(searched[0], 0, what)
+
+            run = run_map(prepared, on_layer=searched_one)
+        print_fused(run, trace, trace_png)
     out = stdout_console()
-    out.print(layer_table(result))
-    out.print(totals_line(result))
-    if mapper == "tso":
-        out.print(tso_comparison(result))
-    data = to_dict(result, network)
     if json_path is not None:
-        write_atomic(json_path, json.dumps(data, indent=2) + "\n")
+        run.save_json(json_path)
         out.print(f"wrote {json_path}")
     if html is not None or png_dir is not None:
-        write_report([run_from_dict(data, f"dnnmap map {model} --arch {arch}", f"{network.name}-{spec.name}")],
-                     html, png_dir, out)
+        write_report(run.report_runs(f"dnnmap map {model} --arch {arch}"), html, png_dir, out)
     if save_mappings is not None:
-        save_layer_mappings(result, network, save_mappings)
-        out.print(f"wrote {len(result.layers)} mapping files to {save_mappings}/")
+        count = run.save_mappings(save_mappings)
+        out.print(f"wrote {count} mapping files to {save_mappings}/")

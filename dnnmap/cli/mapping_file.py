@@ -29,7 +29,9 @@ def load_mapping_with_arch(path: Path, arch: str | None) -> LoadedMapping:
     arch_ref = arch or raw.get("arch")
     if not arch_ref:
         raise DnnmapError(f"{path}: no 'arch' field in the file; pass --arch NAME_OR_YAML")
-    spec = resolve_arch(str(arch_ref))
+    beside = path.parent / str(arch_ref)
+    # a spec written beside the mapping (a fused layer's hardware share, `map --fuse --save-mappings`)
+    spec = resolve_arch(beside if not arch and str(arch_ref).endswith(".yaml") and beside.is_file() else str(arch_ref))
     mapping = mapping_from_dict(raw, [lv.name for lv in spec.levels], str(path), op)
     try:
         validate_mapping(mapping, op, spec)

@@ -55,16 +55,48 @@ def dram_cycles(arch: ArchSpec, nbytes: float) -> float:
     return float(dram_transfer_seconds(spec, nbytes, bursts)) * arch.clock_mhz * 1e6
 
 
+DRAM_TERMS = (("input", "read"), ("weight", "read"), ("output", "update"))
+"""Eq. 6's three terms: the tensor role and the DRAM action each is priced with."""
+
+
+@dataclass(frozen=True)
+class DramTerm:
+    """One Eq. 6 term of a fused layer: its words, bytes and DRAM energy."""
+
+    role: str
+    action: str
+    words: int
+    bytes: float
+    energy: float
+
+
+def dram_terms(arch: ArchSpec, traffic: LayerTraffic) -> tuple[DramTerm, ...]:
+    """The layer's Eq. 6 traffic by term, priced with the DRAM level's energies."""
+    words = {"input": traffic.input_words, "weight": traffic.weight_words, "output": traffic.output_words}
+    return tuple(DramTerm(role, action, words[role], words[role] * arch.bytes_of(role),
+                          words[role] * arch.dram.energy_of(role, action)) for role, action in DRAM_TERMS)
+
+
+def fused_cycle_parts(result: SearchResult, arch: ArchSpec, dram_bytes: float) -> dict[str, float]:
+    """The fused layer's latency parts: ``compute``, its busiest on-chip level and the DRAM level moving
+    ``dram_bytes`` (keys are level names). Latency is their maximum (``overlap: true``) or their sum."""
+    c = result.cost
+    parts = {"compute": float(c.compute_cycles[0])}
+    onchip = c.level_cycles[0, :-1]
+    if onchip.size:
+        busiest = int(onchip.argmax())
+        parts[arch.levels[busiest].name] = float(onchip[busiest])
+    parts[arch.levels[-1].name] = dram_cycles(arch, dram_bytes)
+    return parts
+
+
 def fused_cost(result: SearchResult, arch: ArchSpec, traffic: LayerTraffic) -> Cost:
     """The layer's core cost on its share with its DRAM part replaced by its Eq. 6 traffic."""
-    c, dram = result.cost, arch.dram
-    nbytes = (traffic.input_words * arch.bytes_of("input") + traffic.weight_words * arch.bytes_of("weight")
-              + traffic.output_words * arch.bytes_of("output"))
-    energy = (float(c.energy[0]) - float(c.energy_breakdown[0, len(arch.levels) - 1])
-              + traffic.input_words * dram.energy_of("input", "read")
-              + traffic.weight_words * dram.energy_of("weight", "read")
-              + traffic.output_words * dram.energy_of("output", "update"))
-    onchip = float(c.level_cycles[0, :-1].max(initial=0.0))
-    parts = (float(c.compute_cycles[0]), onchip, dram_cycles(arch, nbytes))
+    c, terms = result.cost, dram_terms(arch, traffic)
+    nbytes = sum(t.bytes for t in terms)
+    energy = float(c.energy[0]) - float(c.energy_breakdown[0, len(arch.levels) - 1])
+    for term in terms:  # added one by one: the same rounding as summing the three terms onto the on-chip energy
+        energy += term.energy
+    parts = fused_cycle_parts(result, arch, nbytes).values()
     cycles = max(parts) if arch.overlap else sum(parts)
     return Cost(energy, cycles, nbytes)

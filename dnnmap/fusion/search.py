@@ -34,7 +34,7 @@ from dnnmap.fusion.partition import (
     with_buffer,
 )
 from dnnmap.fusion.tile_search import TileChoice, best_tiling
-from dnnmap.fusion.volume import traffic_by_layer
+from dnnmap.fusion.volume import LayerTraffic, traffic_by_layer
 from dnnmap.search.mappers import SearchResult
 from dnnmap.search.network import map_layer, shape_key
 from dnnmap.search.options import SearchOptions
@@ -48,7 +48,8 @@ class LayerCost:
     layer: str
     cost: Cost
     share: str  # "array", "RF/2" or the sub-array "16x8"
-    result: SearchResult
+    result: SearchResult  # the core mapping on the share (``result.arch``)
+    traffic: LayerTraffic | None = None  # the layer's Eq. 6 traffic when it is fused
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,8 @@ class FusionSearch:
         for g in group.layers:
             share = temporal_share(grants[g.name], len(group))
             result = self._map(g.name, share)
-            costs.append(LayerCost(g.name, fused_cost(result, share, traffic[g.name]), f"RF/{len(group)}", result))
+            costs.append(LayerCost(g.name, fused_cost(result, share, traffic[g.name]), f"RF/{len(group)}", result,
+                                   traffic[g.name]))
         return GroupSchedule(names, "temporal", tuple(costs), single, choice)
 
     def _spatial(self, names: tuple[str, ...], choice: TileChoice, single: tuple[LayerCost, ...]) -> GroupSchedule | None:
@@ -183,7 +185,7 @@ class FusionSearch:
                 share = spatial_share(grants[g.name], shape)
                 result = self._map(g.name, share)
                 options[shape] = LayerCost(g.name, fused_cost(result, share, traffic[g.name]),
-                                           f"{shape[0]}x{shape[1]}", result)
+                                           f"{shape[0]}x{shape[1]}", result, traffic[g.name])
             per_layer.append(options)
         best = min(partitions, default=None, key=lambda p: layer_score(
             tuple(per_layer[k][s] for k, s in enumerate(p)), self.objective))

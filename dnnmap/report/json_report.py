@@ -29,18 +29,18 @@ def tool_version() -> str:
         return "unknown"
 
 
-def _breakdown(layer: LayerResult, result: NetworkResult) -> dict[str, float]:
-    names = [lv.name for lv in result.arch.levels] + ["network", "mac"]
+def _breakdown(layer: LayerResult, arch: ArchSpec) -> dict[str, float]:
+    names = [lv.name for lv in arch.levels] + ["network", "mac"]
     return {n: float(v) for n, v in zip(names, layer.search.cost.energy_breakdown[0])}
 
 
-def _energy_by_action(layer: LayerResult, result: NetworkResult) -> dict[str, dict[str, dict[str, float]]]:
+def _energy_by_action(layer: LayerResult, arch: ArchSpec) -> dict[str, dict[str, dict[str, float]]]:
     """level -> tensor -> action -> energy, the non-zero entries."""
     energy = layer.search.cost.energy_by_action()[0]
     tensors = [t.name for t in layer.search.op.tensors]
     return {lv.name: {t: {a: float(energy[i, j, k]) for k, a in enumerate(ACTIONS) if energy[i, j, k]}
                       for j, t in enumerate(tensors) if energy[i, j].any()}
-            for i, lv in enumerate(result.arch.levels) if energy[i].any()}
+            for i, lv in enumerate(arch.levels) if energy[i].any()}
 
 
 def bottleneck(compute_cycles: float, level_cycles: dict[str, float]) -> str:
@@ -54,14 +54,18 @@ def latency_parts(cost: CostBatch, arch: ArchSpec) -> dict[str, float]:
 
     Overlapped transfers (the default): the compute steps plus the bottleneck level's excess over them.
     Serial transfers (``overlap: false``): the compute steps plus every level's cycles."""
-    compute = float(cost.compute_cycles[0])
     levels = {lv.name: float(c) for lv, c in zip(arch.levels, cost.level_cycles[0])}
+    return split_latency(float(cost.compute_cycles[0]), levels, float(cost.cycles[0]), arch.overlap)
+
+
+def split_latency(compute: float, levels: dict[str, float], cycles: float, overlap: bool) -> dict[str, float]:
+    """``cycles`` as ``compute`` plus the bottleneck level's excess (``overlap``) or plus every level's cycles."""
     parts = {COMPUTE: compute}
-    if not arch.overlap:
+    if not overlap:
         return parts | {name: c for name, c in levels.items() if c > 0}
     limit = bottleneck(compute, levels)
     if limit != COMPUTE:
-        parts[limit] = float(cost.cycles[0]) - compute
+        parts[limit] = cycles - compute
     return parts
 
 
@@ -88,8 +92,9 @@ def _dram_bytes_by_tensor(layer: LayerResult, arch: ArchSpec) -> dict[str, float
             for j, t in enumerate(layer.search.op.tensors)}
 
 
-def layer_to_dict(layer: LayerResult, result: NetworkResult, network: Network | None = None) -> dict[str, Any]:
-    arch, cost, op = result.arch, layer.search.cost, layer.search.op
+def layer_to_dict(layer: LayerResult, arch: ArchSpec, network: Network | None = None) -> dict[str, Any]:
+    """One layer's numbers, counts and mapping on ``arch`` (the architecture its mapping was searched on)."""
+    cost, op = layer.search.cost, layer.search.op
     level_names = [lv.name for lv in arch.levels]
     level_cycles = {name: float(c) for name, c in zip(level_names, cost.level_cycles[0])}
     data: dict[str, Any] = {
@@ -104,8 +109,8 @@ def layer_to_dict(layer: LayerResult, result: NetworkResult, network: Network | 
         "latency_parts": latency_parts(cost, arch),
         "bottleneck": bottleneck(float(cost.compute_cycles[0]), level_cycles),
         "energy": layer.energy,
-        "energy_breakdown": _breakdown(layer, result),
-        "energy_by_action": _energy_by_action(layer, result),
+        "energy_breakdown": _breakdown(layer, arch),
+        "energy_by_action": _energy_by_action(layer, arch),
         "dram_bytes": layer.dram_bytes,
         "dram_bytes_by_tensor": _dram_bytes_by_tensor(layer, arch),
         "utilization": layer.utilization,
@@ -136,22 +141,29 @@ def machine_to_dict(arch: ArchSpec) -> dict[str, Any]:
     }
 
 
+def run_header(network: str, arch: ArchSpec, objective: str, mapper: str) -> dict[str, Any]:
+    """The fields every saved run starts with: what was mapped onto what, how, by which tool, when."""
+    return {
+        "network": network,
+        "arch": arch.name,
+        "objective": objective,
+        "mapper": mapper,
+        "energy_unit": arch.energy_unit,
+        "clock_mhz": arch.clock_mhz,
+        "tool": {"name": "dnnmap", "version": tool_version()},
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine_to_dict(arch),
+    }
+
+
 def to_dict(result: NetworkResult, network: Network | None = None) -> dict[str, Any]:
     """Per-layer numbers and mappings plus totals; totals are the sums over the layers.
 
     With ``network`` each layer also lists its ``inputs`` (the graph the report draws)."""
     arch = result.arch
     return {
-        "network": result.network,
-        "arch": arch.name,
-        "objective": result.objective,
-        "mapper": result.mapper,
-        "energy_unit": arch.energy_unit,
-        "clock_mhz": arch.clock_mhz,
-        "tool": {"name": "dnnmap", "version": tool_version()},
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine_to_dict(arch),
-        "layers": [layer_to_dict(layer, result, network) for layer in result.layers],
+        **run_header(result.network, arch, result.objective, result.mapper),
+        "layers": [layer_to_dict(layer, arch, network) for layer in result.layers],
         "totals": {
             "macs": result.macs,
             "cycles": result.cycles,

@@ -150,7 +150,7 @@ def test_models_and_archs_lists() -> None:
 
 def test_python_api_matches_cli_json(lenet_run) -> None:
     _, data, _ = lenet_run
-    result = dnnmap.map_network("lenet5", arch="eyeriss", layers=["conv2", "fc1"])
+    result = dnnmap.map_network("lenet5", arch="eyeriss", layers=["conv2", "fc1"]).search
     as_dict = to_dict(result)
     by_name = {layer["name"]: layer for layer in data["layers"]}
     for layer in as_dict["layers"]:

@@ -16,7 +16,8 @@ from dnnmap.workload import zoo
 
 def mapped(arch: str, objective: str) -> dict[str, Any]:
     network = zoo.get("lenet5")
-    return to_dict(dnnmap.map_network(network, arch=arch, objective=objective, mapper="random", budget=300), network)
+    return to_dict(dnnmap.map_network(network, arch=arch, objective=objective, mapper="random", budget=300).search,
+                   network)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from dnnmap.workload import zoo
 @pytest.mark.parametrize("arch", ["eyeriss", "nmp"])  # nmp: transfers do not overlap compute
 def test_latency_parts_sum_to_cycles_and_name_the_bottleneck(arch: str) -> None:
     network = zoo.get("lenet5")
-    result = dnnmap.map_network(network, arch=arch, mapper="random", budget=200)
+    result = dnnmap.map_network(network, arch=arch, mapper="random", budget=200).search
     data = to_dict(result, network)
     spec = load_arch(arch)
     for layer, res in zip(data["layers"], result.layers):
@@ -38,7 +38,7 @@ def test_latency_parts_sum_to_cycles_and_name_the_bottleneck(arch: str) -> None:
 
 
 def test_machine_and_metadata() -> None:
-    data = to_dict(dnnmap.map_network("lenet5", arch="eyeriss", mapper="random", budget=50, layers=["conv1"]))
+    data = to_dict(dnnmap.map_network("lenet5", arch="eyeriss", mapper="random", budget=50, layers=["conv1"]).search)
     assert data["machine"]["peak_ops_per_second"] == 14 * 12 * 200e6
     assert data["machine"]["dram_bytes_per_second"] == 1.6e9
     assert data["machine"]["levels"] == ["RF", "GLB", "DRAM"]

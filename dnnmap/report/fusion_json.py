@@ -1,0 +1,110 @@
+"""Plain-data form of a fused run (what ``dnnmap map --fuse ... --json`` writes): the same fields as an unfused
+run, so ``dnnmap report`` draws it, plus the fused groups.
+
+Each layer is the mapping it runs in the fused schedule, on its hardware share (``fusion.share``: the whole array,
+a register-file share ``RF/2`` or a sub-array ``16x8``). A fused layer's numbers are the fused costing's
+(docs/fusion.md): its on-chip figures are the core model's for that mapping, its backing-store entries are the
+layer's Eq. 6 terms, keyed by tensor role (``input``, ``weight``, ``output``) because Eq. 6 counts maps, not the
+operator's tensors. Totals are the sums over the layers; ``fusion`` also carries the unfused and greedy totals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dnnmap.fusion.costing import Cost, dram_terms, fused_cycle_parts
+from dnnmap.fusion.network import FusionResult
+from dnnmap.fusion.schedule import Schedule
+from dnnmap.fusion.search import GroupSchedule, LayerCost
+from dnnmap.report.json_report import bottleneck, layer_to_dict, run_header, split_latency
+from dnnmap.report.summary import latency_ms
+from dnnmap.search.network import LayerResult
+from dnnmap.workload.ir import Network
+
+
+def _cost_dict(cost: Cost) -> dict[str, float]:
+    return {"energy": cost.energy, "cycles": cost.cycles, "dram_bytes": cost.dram_bytes}
+
+
+def fused_layer_to_dict(lc: LayerCost, network: Network) -> dict[str, Any]:
+    """One layer of the schedule: :func:`layer_to_dict` of its mapping on its share, with the fused costing's
+    latency, energy and backing-store traffic where the layer is fused."""
+    op = network.layer(lc.layer).op
+    arch = lc.result.arch
+    data = layer_to_dict(LayerResult(lc.layer, op.kind, op.macs, lc.result), arch, network)
+    if lc.traffic is None:
+        return data
+    top, terms = arch.levels[-1].name, dram_terms(arch, lc.traffic)
+    parts = fused_cycle_parts(lc.result, arch, lc.cost.dram_bytes)
+    level_cycles = {**data["level_cycles"], top: parts[top]}
+    onchip_energy = data["energy"] - data["energy_breakdown"].get(top, 0.0)
+    data.update({
+        "cycles": lc.cost.cycles,
+        "latency_ms": latency_ms(lc.cost.cycles, arch),
+        "level_cycles": level_cycles,
+        "latency_parts": split_latency(parts["compute"], {k: v for k, v in parts.items() if k != "compute"},
+                                       lc.cost.cycles, arch.overlap),
+        "bottleneck": bottleneck(parts["compute"], {k: v for k, v in parts.items() if k != "compute"}),
+        "energy": lc.cost.energy,
+        "energy_breakdown": {**data["energy_breakdown"], top: lc.cost.energy - onchip_energy},
+        "energy_by_action": {**{k: v for k, v in data["energy_by_action"].items() if k != top},
+                             top: {t.role: {t.action: t.energy} for t in terms if t.energy}},
+        "counts": {**{k: v for k, v in data["counts"].items() if k != top},
+                   top: {t.role: {"reads" if t.action == "read" else "updates": float(t.words)}
+                         for t in terms if t.words}},
+        "dram_bytes": lc.cost.dram_bytes,
+        "dram_bytes_by_tensor": {t.role: t.bytes for t in terms},
+    })
+    return data
+
+
+def _group_dict(index: int, group: GroupSchedule) -> dict[str, Any]:
+    tiling = group.tiling
+    return {
+        "index": index,
+        "layers": list(group.layers),
+        "mode": group.mode,
+        "shares": [lc.share for lc in group.layer_costs],
+        "tile": None if tiling is None else {"rows": tiling.plan.rows.tile, "cols": tiling.plan.cols.tile,
+                                             "out_channels": tiling.plan.out_channel_tile,
+                                             "buffer_words": tiling.buffer.total_words},
+        "cost": _cost_dict(group.cost),
+        "single": _cost_dict(group.single),
+    }
+
+
+def _totals(schedule: Schedule) -> dict[str, float]:
+    return {**_cost_dict(schedule.cost), "objective": schedule.score, "fused_groups": len(schedule.fused)}
+
+
+def fused_to_dict(result: FusionResult, network: Network, mapper: str) -> dict[str, Any]:
+    """The fused (dynamic-programming) schedule as a saved run, layers in network order."""
+    arch, schedule = result.arch, result.schedule
+    layers = [fused_layer_to_dict(lc, network) | {"fusion": {"group": index, "mode": group.mode, "share": lc.share,
+                                                             "share_arch": lc.result.arch.name}}
+              for index, group in enumerate(schedule.groups) for lc in group.layer_costs]
+    searches = {id(lc.result): lc.result for group in schedule.groups for lc in group.layer_costs}
+    cycles = sum(layer["cycles"] for layer in layers)
+    busy = sum(layer["utilization"] * layer["cycles"] for layer in layers)
+    return {
+        **run_header(result.network, arch, schedule.objective, mapper),
+        "layers": layers,
+        "totals": {
+            "macs": sum(layer["macs"] for layer in layers),
+            "cycles": cycles,
+            "latency_ms": latency_ms(cycles, arch),
+            "energy": sum(layer["energy"] for layer in layers),
+            "dram_bytes": sum(layer["dram_bytes"] for layer in layers),
+            "utilization": busy / cycles if cycles else 0.0,
+            "evaluated": sum(search.evaluated for search in searches.values()),
+            "seconds": result.seconds,
+        },
+        "fusion": {
+            "mode": result.mode,
+            "max_fused": result.max_fused,
+            "groups": [_group_dict(i, g) for i, g in enumerate(schedule.groups)],
+            "fused": _totals(schedule),
+            "unfused": _totals(result.unfused),
+            "greedy": _totals(result.greedy),
+            "candidates": len(result.candidates),
+        },
+    }
