@@ -87,12 +87,22 @@ class PreparedMap:
     selected: tuple[Operator, ...] = field(repr=False)
 
 
+def check_mapper_options(mapper: str, options: SearchOptions) -> None:
+    """Refuse, before any work, an unknown mapper, ``--imperfect``/``--tile-first`` with a mapper that ignores
+    them, and budgets, seeds or time limits the mappers cannot honour."""
+    if mapper not in MAPPERS:
+        raise UnknownNameError(f"unknown mapper {mapper!r}; choose from {', '.join(MAPPERS)}")
+    if options.imperfect is not None and mapper not in IMPERFECT_MAPPERS:
+        raise DnnmapError(f"--imperfect applies to the {', '.join(IMPERFECT_MAPPERS)} mappers")
+    if options.tile_first and mapper not in SUNSTONE_MAPPERS:
+        raise DnnmapError(f"--tile-first applies to the {', '.join(SUNSTONE_MAPPERS)} mappers")
+    options.check()
+
+
 def prepare_map(request: MapRequest) -> PreparedMap:
     """Resolve the model and architecture and refuse, before any search, options that do not apply."""
     if request.objective not in OBJECTIVES:
         raise UnknownNameError(f"unknown objective {request.objective!r}; choose from {', '.join(OBJECTIVES)}")
-    if request.mapper not in MAPPERS:
-        raise UnknownNameError(f"unknown mapper {request.mapper!r}; choose from {', '.join(MAPPERS)}")
     passes = parse_passes(request.passes)
     if request.fuse is not None:
         if passes != ("forward",):
@@ -101,18 +111,14 @@ def prepare_map(request: MapRequest) -> PreparedMap:
             raise DnnmapError("--layers does not apply with --fuse: fusion schedules the whole layer sequence")
         if request.max_fused < 2:
             raise DnnmapError(f"--max-fused must be at least 2, got {request.max_fused}")
-    options, mapper = request.options, request.mapper
-    if options.imperfect is not None and mapper not in IMPERFECT_MAPPERS:
-        raise DnnmapError(f"--imperfect applies to the {', '.join(IMPERFECT_MAPPERS)} mappers")
-    if options.tile_first and mapper not in SUNSTONE_MAPPERS:
-        raise DnnmapError(f"--tile-first applies to the {', '.join(SUNSTONE_MAPPERS)} mappers")
+    check_mapper_options(request.mapper, request.options)
     network = training_network(resolve_network(request.model, request.input_shapes), passes)
     network = apply_densities(network, request.densities or {})
     spec = resolve_arch(request.arch)
     if request.dram_model is not None:
         spec = with_dram_model(spec, request.dram_model)
     selected = tuple(select_layers(network, list(request.layers) if request.layers else None))
-    check_search_limits(selected, spec, options)
+    check_search_limits(selected, spec, request.options)
     return PreparedMap(request, network, spec, selected)
 
 

@@ -9,10 +9,12 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
+from dnnmap.api import check_mapper_options
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
-from dnnmap.cli.options import check_mapper, check_writable, output_path
+from dnnmap.cli.options import (BudgetOption, BudgetSecondsOption, ImperfectOption, SeedOption, TileFirstOption,
+                                check_writable, output_path, search_options)
 from dnnmap.cli.progress import count_progress
 from dnnmap.errors import DnnmapError
 from dnnmap.fileio import write_text_atomic
@@ -21,6 +23,7 @@ from dnnmap.hwgen.generate import GENERATION_OBJECTIVES, Generation, generate_ha
 from dnnmap.hwgen.outputs import arch_yaml, verilog_header
 from dnnmap.hwgen.space import Budget
 from dnnmap.search.network import MAPPERS
+from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS
 
 
 def front_table(gen: Generation) -> Table:
@@ -60,14 +63,20 @@ def generate_hw_command(
                                         "weight-update or all (docs/ir.md)")] = "forward",
     density: Annotated[Optional[list[str]], typer.Option("--density", help=DENSITY_HELP)] = None,
     max_candidates: Annotated[int, typer.Option(min=1, help="most template points to evaluate")] = 40,
+    budget: BudgetOption = DEFAULT_BUDGET,
+    seed: SeedOption = 0,
+    budget_seconds: BudgetSecondsOption = DEFAULT_BUDGET_SECONDS,
+    imperfect: ImperfectOption = False,
+    tile_first: TileFirstOption = False,
     yaml_path: Annotated[Path, typer.Option("--yaml", parser=output_path, help="architecture YAML of the chosen "
                                             "point (loadable by dnnmap map --arch)")] = Path("generated_hw.yaml"),
     verilog_path: Annotated[Path, typer.Option("--verilog", parser=output_path, help="Verilog parameter header "
                                                "of the chosen point")] = Path("generated_hw.vh"),
 ) -> None:
     """Generate sparse SIMD hardware for MODELS under an area (--area-mm2) or PE (--pes) budget."""
-    budget = Budget(area_mm2, pes)
-    check_mapper(mapper)
+    area_budget = Budget(area_mm2, pes)
+    options = search_options(budget, seed, budget_seconds, imperfect, tile_first)
+    check_mapper_options(mapper, options)
     networks = networks_of(models, passes, density)
     check_writable(yaml_path, "--yaml")
     check_writable(verilog_path, "--verilog")
@@ -76,12 +85,13 @@ def generate_hw_command(
     err = stderr_console()
     load_kernels(err)
     with count_progress(err, f"generating hardware for {', '.join(n.name for n in networks)}", "points") as update:
-        gen = generate_hardware(networks, budget, objective, mapper, max_candidates, progress=update)
+        gen = generate_hardware(networks, area_budget, objective, mapper, max_candidates, progress=update,
+                                options=options)
     out = stdout_console()
     out.print(front_table(gen))
     for line in chosen_lines(gen.chosen, objective):
         out.print(line)
-    note = (f"dnnmap generate-hw {' '.join(models)} ({budget.describe()}, objective {objective}, mapper {mapper}, "
+    note = (f"dnnmap generate-hw {' '.join(models)} ({area_budget.describe()}, objective {objective}, mapper {mapper}, "
             f"passes {passes}{''.join(f', density {d}' for d in density or [])})\n"
             f"{len(gen.points)} points evaluated; chosen: latency {gen.chosen.latency_s * 1e3:.3f} ms, energy "
             f"{gen.chosen.energy_j * 1e3:.3f} mJ")

@@ -10,7 +10,9 @@ import typer
 from dnnmap.api import MapRequest, MapRun, prepare_map, run_map
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
-from dnnmap.cli.options import INPUT_SHAPE_HELP, check_writable, output_path, parse_input_shapes, parse_layer_list
+from dnnmap.cli.options import (INPUT_SHAPE_HELP, BudgetOption, BudgetSecondsOption, ImperfectOption, SeedOption,
+                                TileFirstOption, check_writable, output_path, parse_input_shapes, parse_layer_list,
+                                search_options)
 from dnnmap.cli.progress import count_progress, item_progress
 from dnnmap.cli.report_command import PNG_DIR_HELP, write_report
 from dnnmap.errors import DnnmapError
@@ -21,7 +23,7 @@ from dnnmap.report.tables import layer_table, totals_line
 from dnnmap.report.tso import tso_comparison
 from dnnmap.search.mappers import OBJECTIVES
 from dnnmap.search.network import MAPPERS
-from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_WASTE, SearchOptions
+from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS
 from dnnmap.workload.sparsity import parse_density_options
 
 
@@ -58,10 +60,9 @@ def map_command(
     objective: Annotated[str, typer.Option(help=f"one of {', '.join(OBJECTIVES)}")] = "edp",
     mapper: Annotated[str, typer.Option(help=f"one of {', '.join(MAPPERS)}")] = "auto",
     layers: Annotated[Optional[str], typer.Option(help="comma-separated layer names (default: all)")] = None,
-    budget: Annotated[int, typer.Option(min=1, help="random mapper: mappings sampled per layer")] = DEFAULT_BUDGET,
-    seed: Annotated[int, typer.Option(help="random mapper seed")] = 0,
-    budget_seconds: Annotated[Optional[float], typer.Option(min=0.0, help="optimal mapper: seconds per layer "
-                                                            "before it stops with a certified gap")] = 60.0,
+    budget: BudgetOption = DEFAULT_BUDGET,
+    seed: SeedOption = 0,
+    budget_seconds: BudgetSecondsOption = DEFAULT_BUDGET_SECONDS,
     json_path: Annotated[Optional[Path], typer.Option("--json", parser=output_path, help="write per-layer and "
                                                       "total results with the mappings to this JSON file")] = None,
     save_mappings: Annotated[Optional[Path], typer.Option(parser=output_path, help="write one mapping YAML per "
@@ -85,16 +86,11 @@ def map_command(
     density: Annotated[Optional[list[str]], typer.Option("--density", help="KEY=VALUE: density (share of non-zeros, "
                                                          "0 < VALUE <= 1) of a tensor (W, dO, ...) or role (weights, "
                                                          "activations); repeatable; docs/sparse.md")] = None,
-    imperfect: Annotated[bool, typer.Option("--imperfect", help="imperfect factorization: factors may pad a "
-                                            "dimension by up to 15% of its bound (edge tiles; auto, exhaustive, "
-                                            "random and sunstone mappers; docs/search.md)")] = False,
-    tile_first: Annotated[bool, typer.Option("--tile-first", help="Sunstone (auto, sunstone mappers): also walk "
-                                             "the report's tile-first order; closes its last 1-2% gaps on some "
-                                             "layers at ~2.7x the search time (docs/search.md)")] = False,
+    imperfect: ImperfectOption = False,
+    tile_first: TileFirstOption = False,
 ) -> None:
     """Map every layer of MODEL onto ARCH and print per-layer and total cost."""
-    options = SearchOptions(budget=budget, seed=seed, budget_seconds=budget_seconds,
-                            imperfect=DEFAULT_WASTE if imperfect else None, tile_first=tile_first)
+    options = search_options(budget, seed, budget_seconds, imperfect, tile_first)
     request = MapRequest(model, arch, objective, mapper, tuple(parse_layer_list(layers) or ()) or None, options,
                          parse_input_shapes(input_shape), passes, parse_density_options(density or []), dram_model,
                          fuse, max_fused)

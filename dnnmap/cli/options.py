@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
 from dnnmap.errors import DnnmapError, InputFileError
-from dnnmap.search.network import MAPPERS
+from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS, DEFAULT_WASTE, SearchOptions
 
 INPUT_SHAPE_HELP = "graph input shape, e.g. input=1x3x224x224 (repeat for several inputs)"
 
@@ -31,10 +32,25 @@ def parse_input_shapes(values: list[str] | None) -> dict[str, tuple[int, ...]] |
     return shapes
 
 
-def check_mapper(mapper: str) -> None:
-    """Refuse, before any work, a ``--mapper`` that is not one of :data:`MAPPERS`."""
-    if mapper not in MAPPERS:
-        raise DnnmapError(f"unknown mapper {mapper!r}; choose from {', '.join(MAPPERS)}")
+# The search options every command that maps layers takes (map, generate-hw, sweep): one definition each.
+BudgetOption = Annotated[int, typer.Option(min=1, help="random mapper: mappings sampled per layer")]
+SeedOption = Annotated[int, typer.Option(help="random mapper seed")]
+BudgetSecondsOption = Annotated[Optional[float], typer.Option(min=0.0, help="optimal mapper: seconds per layer "
+                                                              "before it stops with a certified gap")]
+ImperfectOption = Annotated[bool, typer.Option("--imperfect", help="imperfect factorization: factors may pad a "
+                                               "dimension by up to 15% of its bound (edge tiles; auto, exhaustive, "
+                                               "random and sunstone mappers; docs/search.md)")]
+TileFirstOption = Annotated[bool, typer.Option("--tile-first", help="Sunstone (auto, sunstone mappers): also walk "
+                                               "the report's tile-first order; closes its last 1-2% gaps on some "
+                                               "layers at ~2.7x the search time (docs/search.md)")]
+
+
+def search_options(budget: int = DEFAULT_BUDGET, seed: int = 0,
+                   budget_seconds: float | None = DEFAULT_BUDGET_SECONDS, imperfect: bool = False,
+                   tile_first: bool = False) -> SearchOptions:
+    """The search options value of the command-line flags (``--imperfect`` pads by up to 15%)."""
+    return SearchOptions(budget=budget, seed=seed, budget_seconds=budget_seconds,
+                         imperfect=DEFAULT_WASTE if imperfect else None, tile_first=tile_first)
 
 
 def parse_layer_list(value: str | None) -> list[str] | None:

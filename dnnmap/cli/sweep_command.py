@@ -9,17 +9,19 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from dnnmap.api import resolve_arch
+from dnnmap.api import check_mapper_options, resolve_arch
 from dnnmap.arch.area import area_of
 from dnnmap.arch.templates.sparse_simd import sparse_simd_spec
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
-from dnnmap.cli.options import check_mapper, check_writable, output_path
+from dnnmap.cli.options import (BudgetOption, BudgetSecondsOption, ImperfectOption, SeedOption, TileFirstOption,
+                                check_writable, output_path, search_options)
 from dnnmap.cli.progress import item_progress
 from dnnmap.errors import DnnmapError
 from dnnmap.search.mappers import OBJECTIVES
 from dnnmap.search.network import MAPPERS
+from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS
 from dnnmap.sweep.candidates import GRID_FIELDS, template_points
 from dnnmap.sweep.engine import check_dask, check_workers, dask_client, pending_tasks, run_sweep
 from dnnmap.sweep.store import ResultStore
@@ -58,13 +60,19 @@ def sweep_command(
                                                    f"{DEFAULT_WORKERS}]; not with --serial or --scheduler")] = None,
     scheduler: Annotated[Optional[str], typer.Option(help="an existing Dask scheduler, tcp://host:port")] = None,
     serial: Annotated[bool, typer.Option("--serial", help="run in this process, without Dask")] = False,
+    budget: BudgetOption = DEFAULT_BUDGET,
+    seed: SeedOption = 0,
+    budget_seconds: BudgetSecondsOption = DEFAULT_BUDGET_SECONDS,
+    imperfect: ImperfectOption = False,
+    tile_first: TileFirstOption = False,
 ) -> None:
     """Sweep hardware candidates x MODELS x objectives; print one table."""
     objectives = objective or ["edp"]
     unknown = [o for o in objectives if o not in OBJECTIVES]
     if unknown:
         raise DnnmapError(f"unknown objective(s) {unknown}; choose from {', '.join(OBJECTIVES)}")
-    check_mapper(mapper)
+    options = search_options(budget, seed, budget_seconds, imperfect, tile_first)
+    check_mapper_options(mapper, options)
     if not arch and not param:
         raise DnnmapError("give hardware candidates: --arch NAME_OR_YAML (repeat) and/or --param NAME=V1,V2")
     if serial and scheduler:
@@ -79,7 +87,7 @@ def sweep_command(
     networks = networks_of(models, passes, density)
     candidates = [(a, resolve_arch(a), None) for a in arch or []]
     candidates += [(p.name, sparse_simd_spec(p), area_of(p).total) for p in template_points(param or [])]
-    tasks = [SweepTask(label, spec, net, obj, mapper, area) for label, spec, area in candidates
+    tasks = [SweepTask(label, spec, net, obj, mapper, area, options) for label, spec, area in candidates
              for net in networks for obj in objectives]
     check_writable(store, "--store")
     store.parent.mkdir(parents=True, exist_ok=True)  # like every other output (SQLite creates no folders)

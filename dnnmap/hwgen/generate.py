@@ -19,6 +19,7 @@ from dnnmap.errors import DnnmapError
 from dnnmap.hwgen.evaluate import DesignPoint, evaluate_point
 from dnnmap.hwgen.pareto import pareto_front
 from dnnmap.hwgen.space import ARRAY_SIDES, GRIDS, Budget, array_shapes, neighbours
+from dnnmap.search.options import SearchOptions
 from dnnmap.workload.ir import Network
 
 GENERATION_OBJECTIVES = ("edp", "latency", "energy")
@@ -47,7 +48,7 @@ def _label(p: SparseSimdParams) -> str:
 
 def generate_hardware(networks: Sequence[Network], budget: Budget, objective: str = "edp", mapper: str = "auto",
                       max_candidates: int = 40, reference: SparseSimdParams = SparseSimdParams(),
-                      progress: Progress | None = None) -> Generation:
+                      progress: Progress | None = None, options: SearchOptions = SearchOptions()) -> Generation:
     """Search template points meeting ``budget`` for ``networks``; see the module docstring."""
     if objective not in GENERATION_OBJECTIVES:
         raise DnnmapError(f"unknown objective {objective!r}; choose from {', '.join(GENERATION_OBJECTIVES)}")
@@ -64,7 +65,7 @@ def generate_hardware(networks: Sequence[Network], budget: Budget, objective: st
     def run(p: SparseSimdParams, planned: int) -> DesignPoint:
         if progress:
             progress(len(evaluated), planned, _label(p))
-        evaluated[p] = evaluate_point(p, networks, objective, mapper)
+        evaluated[p] = evaluate_point(p, networks, objective, mapper, options)
         return evaluated[p]
 
     planned = min(len(shapes), max_candidates)
