@@ -47,6 +47,7 @@ _STORAGE_WORDS = ("dram", "sram", "regfile", "reg", "buffer", "buffet", "storage
 _COMPUTE_WORDS = ("mac", "compute", "adder", "multiplier")
 _SIZE_KEYS = ("entries", "depth", "memory_depth", "sizeKB")
 _MAC_ACTIONS = ("mac_random", "compute", "mac", "multiply_add")
+DUMMY_CLASS = "dummy_storage"  # Timeloop's stand-in storage above a container's fan-out
 _KEEP_TYPES = ("bypass", "datatype", "dataspace")
 PASS_THROUGH = "PassThrough"
 
@@ -64,6 +65,11 @@ class Component:
     compute: bool
     keep: tuple[str, ...] = ()
     bypass: tuple[str, ...] = ()
+
+    @property
+    def dummy(self) -> bool:
+        """Timeloop's ``dummy_storage`` placeholder above a container's fan-out: it holds nothing."""
+        return self.cls == DUMMY_CLASS
 
 
 @dataclass(frozen=True)
@@ -85,13 +91,14 @@ def _kind(name: str, cls: str, attrs: dict[str, Any], where: Where) -> bool:
                       "networks and other components are not supported")
 
 
-def _component(raw: object, where: Where, instances: int, mesh_x: int) -> Component:
+def _component(raw: object, where: Where, instances: int, mesh_x: int, scope: dict[str, Any]) -> Component:
+    """One component; ``scope`` holds the variables and inherited container attributes its own override."""
     node = mapping_at(raw, where)
     name = node.get("name")
     if not isinstance(name, str) or not name:
         raise (where / "name").error("a component needs a name")
     base, count = base_name(name)
-    attrs = mapping_at(node.get("attributes") or {}, where / "attributes")
+    attrs = {**scope, **mapping_at(node.get("attributes") or {}, where / "attributes")}
     cls = str(node.get("class") or node.get("subclass") or "")
     compute = _kind(base, cls, attrs, where)
     at = where / "attributes"
@@ -117,46 +124,89 @@ def _node_constraints(raw: object, where: Where) -> tuple[tuple[str, ...], tuple
             names_at(ds.get("bypass") or [], where / "dataspace" / "bypass"))
 
 
-def _tree(node: dict[str, Any], where: Where, instances: int, mesh_x: int, out: list[Component]) -> None:
-    """v0.2/v0.3: a ``local`` list holds its storage innermost first; ``subtree`` nests inside."""
+def _tree(node: dict[str, Any], where: Where, instances: int, mesh_x: int, scope: dict[str, Any],
+          out: list[Component]) -> None:
+    """v0.2/v0.3 and Timeloop's flattened (processed) input: a ``local`` list holds its storage
+    outermost first, as Timeloop reads it (its processed input lists DRAM first and the MAC last);
+    ``subtree`` nests inside."""
     base, count = base_name(str(node.get("name", "")))
     instances, mesh_x = instances * count, mesh_x * count
+    scope = {**scope, **mapping_at(node.get("attributes") or {}, where / "attributes")}
     local = list_at(node.get("local") or [], where / "local")
-    comps = [_component(c, where / "local" / i, instances, mesh_x) for i, c in enumerate(local)]
-    out.extend(c for c in reversed(comps) if not c.compute)
+    comps = [_component(c, where / "local" / i, instances, mesh_x, scope) for i, c in enumerate(local)]
+    out.extend(c for c in comps if not c.compute)
     subtrees = list_at(node.get("subtree") or [], where / "subtree")
     if len(subtrees) > 1:
         raise (where / "subtree").error(f"{base or 'architecture'} has {len(subtrees)} subtrees; only a "
                                         "linear hierarchy (one subtree per level) is supported")
     if subtrees:
-        _tree(mapping_at(subtrees[0], where / "subtree" / 0), where / "subtree" / 0, instances, mesh_x, out)
+        _tree(mapping_at(subtrees[0], where / "subtree" / 0), where / "subtree" / 0, instances, mesh_x, scope, out)
     out.extend(c for c in comps if c.compute)
 
 
-def _nodes(nodes: list[Any], where: Where, out: list[Component]) -> None:
-    """v0.4: nodes outermost first; a container's (or component's) ``spatial`` mesh multiplies the
-    instances of everything after it."""
+def spatial_placeholder(container: str) -> str:
+    """The name of the placeholder level Timeloop puts above a v0.4 container's fan-out."""
+    return f"inter_{container}_spatial"
+
+
+def _tag(node: dict[str, Any]) -> str:
+    return str(node.get(TAG_KEY, "Component" if "class" in node else "Container"))
+
+
+def _placed(node: dict[str, Any], at: Where, instances: int, mesh_x: int, scope: dict[str, Any]) -> Component:
+    """A v0.4 component with the instances and mesh of the containers above it."""
+    attrs = {**(node.get("attributes") or {}), "instances": instances, "meshX": mesh_x}
+    return _component({**node, "attributes": attrs}, at, instances, mesh_x, scope)
+
+
+def _parallel(node: dict[str, Any], at: Where, instances: int, mesh_x: int, scope: dict[str, Any],
+              out: list[Component]) -> None:
+    """``!Parallel`` branches side by side become consecutive levels in the order listed, as Timeloop
+    flattens them (each branch keeps its own data spaces and bypasses the others); ``!Nothing`` adds none."""
+    for j, raw in enumerate(list_at(node.get("nodes") or [], at / "nodes")):
+        branch = mapping_at(raw, at / "nodes" / j)
+        tag = _tag(branch)
+        if tag == "Nothing":
+            continue
+        if tag != "Component" or "spatial" in branch or "nodes" in branch:
+            raise (at / "nodes" / j).error(
+                f"a !Parallel branch that is a !{tag} (with its own nodes or fan-out) cannot be expressed: "
+                "dnnmap models one chain of levels; only !Component (and !Nothing) branches are supported")
+        out.append(_placed(branch, at / "nodes" / j, instances, mesh_x, scope))
+
+
+def _nodes(nodes: list[Any], where: Where, scope: dict[str, Any], out: list[Component]) -> None:
+    """v0.4: nodes outermost first. A container's attributes apply to everything after it; its
+    ``spatial`` mesh multiplies their instances, and Timeloop places a placeholder storage level
+    ``inter_<container>_spatial`` (keeps nothing) above that fan-out, which mappings may target
+    by the container's name."""
     instances, mesh_x = 1, 1
     for i, raw in enumerate(nodes):
         at = where / i
         node = mapping_at(raw, at)
-        tag = str(node.get(TAG_KEY, "Component" if "class" in node else "Container"))
+        tag = _tag(node)
         if tag == "Parallel":
-            raise at.error("!Parallel nodes are not supported; dnnmap models a linear hierarchy")
+            _parallel(node, at, instances, mesh_x, scope, out)
+            continue
+        if tag == "Nothing":
+            continue
+        if tag == "Container":
+            scope = {**scope, **mapping_at(node.get("attributes") or {}, at / "attributes")}
         spatial = mapping_at(node.get("spatial") or {}, at / "spatial")
-        sx = integer(spatial.get("meshX", 1), at / "spatial" / "meshX")
-        sy = integer(spatial.get("meshY", 1), at / "spatial" / "meshY")
+        sx = integer(spatial.get("meshX", 1), at / "spatial" / "meshX", scope)
+        sy = integer(spatial.get("meshY", 1), at / "spatial" / "meshY", scope)
         if sx < 1 or sy < 1:
             raise (at / "spatial").error("meshX and meshY must be >= 1")
+        if tag == "Container" and "spatial" in node:
+            name = spatial_placeholder(str(node.get("name", i)))
+            out.append(_placed({"name": name, "class": DUMMY_CLASS}, at, instances, mesh_x, {}))
         instances, mesh_x = instances * sx * sy, mesh_x * sx
         if "nodes" in node:
             inner: list[Component] = []
-            _nodes(list_at(node["nodes"], at / "nodes"), at / "nodes", inner)
+            _nodes(list_at(node["nodes"], at / "nodes"), at / "nodes", scope, inner)
             out.extend(inner)
         elif tag != "Container":
-            out.append(_component({**node, "attributes": {**(node.get("attributes") or {}),
-                                                          "instances": instances, "meshX": mesh_x}},
-                                  at, instances, mesh_x))
+            out.append(_placed(node, at, instances, mesh_x, scope))
 
 
 def read_components(data: dict[str, Any], origin: str) -> tuple[list[Component], Component]:
@@ -164,13 +214,14 @@ def read_components(data: dict[str, Any], origin: str) -> tuple[list[Component],
     where = Where(origin, "architecture")
     arch = mapping_at(data.get("architecture"), where)
     comps: list[Component] = []
+    scope = dict(mapping_at(data.get("variables") or {}, Where(origin, "variables")))
     if "nodes" in arch:
-        _nodes(list_at(arch["nodes"], where / "nodes"), where / "nodes", comps)
+        _nodes(list_at(arch["nodes"], where / "nodes"), where / "nodes", scope, comps)
     elif "subtree" in arch:
         subtrees = list_at(arch["subtree"], where / "subtree")
         if len(subtrees) != 1:
             raise (where / "subtree").error("the architecture must have exactly one top-level subtree")
-        _tree(mapping_at(subtrees[0], where / "subtree" / 0), where / "subtree" / 0, 1, 1, comps)
+        _tree(mapping_at(subtrees[0], where / "subtree" / 0), where / "subtree" / 0, 1, 1, scope, comps)
     else:
         raise where.error("expected 'nodes' (v0.4) or 'subtree' (v0.2/v0.3)")
     storage = [c for c in comps if not c.compute]
@@ -265,11 +316,12 @@ def _size(c: Component, word_bits: int, block: int) -> int | None:
     return None
 
 
-def _word_bits(c: Component) -> int:
+def _word_bits(c: Component, default: int = 16) -> int:
+    """The component's own word width (Timeloop counts its capacity, bandwidth and accesses in these words)."""
     for key in ("word-bits", "word_width", "datawidth"):
         if key in c.attrs:
             return integer(c.attrs[key], c.where / "attributes" / key, c.attrs)
-    return 16
+    return default
 
 
 def _block(c: Component, word_bits: int, v4: bool) -> int:
@@ -329,6 +381,9 @@ def _fanout(parent: Component, child: Component) -> dict[str, Any] | None:
 def _level(c: Component, child: Component, keeps: dict[str, tuple[tuple[str, ...], tuple[str, ...]]],
            ert: dict[str, dict[str, float]], mode: ErtMode, word_bits: int, v4: bool, last: bool,
            notes: list[str]) -> dict[str, Any]:
+    if c.dummy:
+        return {"name": c.name, "keeps": [], "capacity": 0, **({"fanout": f} if (f := _fanout(c, child)) else {})}
+    word_bits = _word_bits(c, word_bits)
     block = _block(c, word_bits, v4)
     size = _size(c, word_bits, block)
     at = c.where / "attributes"
@@ -382,14 +437,13 @@ def arch_from_timeloop(data: dict[str, Any], origin: dict[str, str], ert_energy:
     storage, mac = read_components(data, arch_file)
     ert = read_ert(data, origin["ERT"]) if "ERT" in data else {}
     keeps = read_keeps(data, origin["architecture_constraints"]) if "architecture_constraints" in data else {}
-    widths = {_word_bits(c) for c in storage}
-    if len(widths) != 1:
-        raise Where(arch_file, "architecture").error(
-            f"storage levels have different word widths {sorted(widths)}; dnnmap needs one word width")
-    word_bits = widths.pop()
+    word_bits = _word_bits(storage[0])
+    notes: list[str] = [
+        f"{c.name} holds {_word_bits(c, word_bits)}-bit words: its capacity and bandwidth are counted in its own words, "
+        f"as Timeloop counts them; the spec's word width ({word_bits} bits, the backing store's) sizes "
+        "memory traffic in bytes" for c in storage if not c.dummy and _word_bits(c, word_bits) != word_bits]
     version = str(mapping_at(data["architecture"], Where(arch_file, "architecture")).get("version", "0.2"))
     v4 = "nodes" in data["architecture"] or version.startswith("0.4")
-    notes: list[str] = []
     inner_first = list(reversed(storage))
     children = [mac, *inner_first[:-1]]
     levels = [_level(c, child, keeps, ert, ert_energy, word_bits, v4, i == len(inner_first) - 1, notes)

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.arch.timeloop import PASS_THROUGH
+from dnnmap.arch.timeloop import PASS_THROUGH, spatial_placeholder
 from dnnmap.errors import InputFileError, MappingError, UnknownNameError
 from dnnmap.mapping.io import write_atomic
 from dnnmap.mapping.mapping import BOTH_AXES, LevelMapping, Mapping
@@ -85,11 +85,7 @@ def mapping_from_timeloop(data: dict[str, Any], origin: dict[str, str], op: Oper
     for i, raw in enumerate(directives):
         at = where / i
         d = mapping_at(raw, at)
-        target = base_name(str(d.get("target", "")))[0]
-        try:
-            lvl = arch.level_index(target)
-        except UnknownNameError as err:
-            raise (at / "target").error(str(err)) from err
+        lvl = _target_level(arch, base_name(str(d.get("target", "")))[0], at / "target")
         kind = d.get("type")
         if kind in _KEEP_TYPES:
             default = {t.name for t in op.tensors if t.role in arch.levels[lvl].keeps}
@@ -120,6 +116,18 @@ def mapping_from_timeloop(data: dict[str, Any], origin: dict[str, str], op: Oper
         keeps=tuple(t.name for t in op.tensors if t.name in keeps[i]) if keeps[i] is not None and i < L - 1 else None,
     ) for i in range(L))
     return Mapping(levels, layer=op.name, arch=arch.name)
+
+
+def _target_level(arch: ArchSpec, target: str, at: Where) -> int:
+    """The level a directive targets: a level's name, or a v0.4 container's name for the placeholder
+    level Timeloop puts above the container's fan-out (``PE`` -> ``inter_PE_spatial``)."""
+    try:
+        return arch.level_index(target)
+    except UnknownNameError as err:
+        try:
+            return arch.level_index(spatial_placeholder(target))
+        except UnknownNameError:
+            raise at.error(str(err)) from err
 
 
 def _spatial_axes(d: dict[str, Any], perm: tuple[str, ...], factors: dict[str, int], arch: ArchSpec, lvl: int,

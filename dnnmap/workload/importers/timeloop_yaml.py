@@ -70,6 +70,10 @@ def load_timeloop_files(paths: Sequence[str | Path]) -> tuple[dict[str, Any], di
         try:
             data = yaml.load(text, Loader=_TaggedLoader)  # noqa: S506 - a SafeLoader subclass
         except (yaml.YAMLError, UnicodeDecodeError) as err:
+            if "{%" in text or "{{" in text:
+                raise InputFileError(f"{path}: a Jinja2 template ({{% ... %}} / {{{{ ... }}}}), not YAML: render it "
+                                     "first, or give Timeloop's parsed-processed-input.yaml from its output "
+                                     "directory") from err
             raise InputFileError(f"{path}: not valid YAML: {err}") from err
         if data is None:
             continue
