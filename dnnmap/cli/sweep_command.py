@@ -19,6 +19,8 @@ from dnnmap.cli.options import (BudgetOption, BudgetSecondsOption, ImperfectOpti
                                 check_writable, output_path, search_options)
 from dnnmap.cli.progress import item_progress
 from dnnmap.errors import DnnmapError
+from dnnmap.fileio import write_text_atomic
+from dnnmap.report.sweep_export import rows_to_csv, rows_to_json
 from dnnmap.search.mappers import OBJECTIVES
 from dnnmap.search.network import MAPPERS
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS
@@ -60,6 +62,10 @@ def sweep_command(
                                                    f"{DEFAULT_WORKERS}]; not with --serial or --scheduler")] = None,
     scheduler: Annotated[Optional[str], typer.Option(help="an existing Dask scheduler, tcp://host:port")] = None,
     serial: Annotated[bool, typer.Option("--serial", help="run in this process, without Dask")] = False,
+    csv_path: Annotated[Optional[Path], typer.Option("--csv", parser=output_path, help="also write the results "
+                                                     "as CSV (one row per task, latency in s)")] = None,
+    json_path: Annotated[Optional[Path], typer.Option("--json", parser=output_path, help="also write the results "
+                                                      "as a JSON list")] = None,
     budget: BudgetOption = DEFAULT_BUDGET,
     seed: SeedOption = 0,
     budget_seconds: BudgetSecondsOption = DEFAULT_BUDGET_SECONDS,
@@ -89,20 +95,30 @@ def sweep_command(
     candidates += [(p.name, sparse_simd_spec(p), area_of(p).total) for p in template_points(param or [])]
     tasks = [SweepTask(label, spec, net, obj, mapper, area, options) for label, spec, area in candidates
              for net in networks for obj in objectives]
-    check_writable(store, "--store")
+    outputs = [(store, "--store"), *((p, o) for p, o in ((csv_path, "--csv"), (json_path, "--json")) if p)]
+    for path, option in outputs:
+        check_writable(path, option)
+    if len({path.resolve() for path, _ in outputs}) < len(outputs):
+        raise DnnmapError("--store, --csv and --json must name different files")
     store.parent.mkdir(parents=True, exist_ok=True)  # like every other output (SQLite creates no folders)
     results = ResultStore(store)
     err = stderr_console()
     todo = pending_tasks(tasks, results)
     err.print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already in {store}, {len(todo)} to run", highlight=False,
               soft_wrap=True)
-    load_kernels(err)
+    if todo:
+        load_kernels(err)
     names = [f"{t.arch} / {t.network.name} / {t.objective}" for t in todo]
     with item_progress(err, "sweeping", names, "tasks") as done:
-        if serial:
+        if serial or not todo:  # nothing left to compute: no cluster to start
             rows = run_sweep(tasks, results, on_done=lambda r: done(r.key))
         else:
             with dask_client(workers, scheduler) as client:
                 rows = run_sweep(tasks, results, client, on_done=lambda r: done(r.key))
     results.close()
-    stdout_console().print(sweep_table(rows))
+    out = stdout_console()
+    out.print(sweep_table(rows))
+    for path, text in ((csv_path, rows_to_csv), (json_path, rows_to_json)):
+        if path is not None:
+            write_text_atomic(path, text(rows))
+    out.print(f"results in {store}" + "".join(f", {p}" for p in (csv_path, json_path) if p))
