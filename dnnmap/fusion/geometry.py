@@ -16,8 +16,11 @@ from dataclasses import dataclass
 
 from dnnmap.errors import DnnmapError
 from dnnmap.workload.ir import Layer
+from dnnmap.workload.kinds import KINDS, ConvGeometry, subset
 
-FUSABLE_KINDS = frozenset({"conv2d", "pointwise", "pool_max", "pool_avg", "add"})
+# HW-Flow-Fusion's tile equations (Sec. 4) cover dense 2-D convolutions, pooling and the residual add; FC,
+# depthwise (grouped), mul, concat, matmul and einsum end a fusion sequence.
+FUSABLE_KINDS = subset("conv2d", "pointwise", "pool_max", "pool_avg", "add")
 
 
 class FusionError(DnnmapError):
@@ -66,27 +69,15 @@ class LayerGeometry:
 def layer_geometry(layer: Layer) -> LayerGeometry:
     """The geometry of ``layer``; :class:`FusionError` when its kind cannot be fused."""
     op = layer.op
-    b = op.bounds
     if op.kind not in FUSABLE_KINDS:
         raise FusionError(f"layer {op.name!r} ({op.kind}) cannot be fused; fusable kinds: {sorted(FUSABLE_KINDS)}")
-    if b.get("N", 1) != 1:
+    g = ConvGeometry.of(op)
+    if g.batch != 1:
         raise FusionError(f"layer {op.name!r}: fusion is modelled at batch size 1 (HW-Flow-Fusion Sec. 5)")
     relu = "relu" in layer.fused
-    if op.kind == "add":
-        hw = (b["P"], b["Q"])
-        one = AxisWindow(1, 1, 0)
-        return LayerGeometry(op.name, op.kind, layer.inputs, (one, one), b["G"], b["G"], hw, hw, 0, 0,
-                             op.iterations, relu)
-    sy, sx = op.attr("stride")  # type: ignore[misc]
-    pt, pl, _, _ = op.attr("padding")  # type: ignore[misc]
-    in_hw = tuple(op.attr("in_hw"))  # type: ignore[arg-type]
-    windows = (AxisWindow(b["R"], sy, pt), AxisWindow(b["S"], sx, pl))
-    out_hw = (b["P"], b["Q"])
-    if op.kind.startswith("pool"):
-        return LayerGeometry(op.name, op.kind, layer.inputs, windows, b["G"], b["G"], in_hw, out_hw, 0, 0,
-                             op.iterations, relu)
-    if b["G"] != 1:
-        raise FusionError(f"layer {op.name!r}: grouped convolutions are not fusable here (groups={b['G']})")
-    weights = b["K"] * b["C"] * b["R"] * b["S"]
-    return LayerGeometry(op.name, op.kind, layer.inputs, windows, b["C"], b["K"], in_hw, out_hw, weights,
-                         op.macs, op.iterations, relu)
+    if KINDS[op.kind].conv and g.groups != 1:
+        raise FusionError(f"layer {op.name!r}: grouped convolutions are not fusable here (groups={g.groups})")
+    windows = (AxisWindow(g.kernel[0], g.stride[0], g.padding[0]), AxisWindow(g.kernel[1], g.stride[1], g.padding[1]))
+    weights = g.out_channels * g.in_per_group * g.kernel[0] * g.kernel[1] if KINDS[op.kind].weights else 0
+    return LayerGeometry(op.name, op.kind, layer.inputs, windows, g.in_channels, g.out_channels, g.in_hw, g.out_hw,
+                         weights, op.macs, op.iterations, relu)

@@ -24,6 +24,7 @@ from dnnmap.fusion.tiling import TilePlan
 from dnnmap.fusion.volume import OffChipVolume, offchip_volume
 from dnnmap.sim.reference import reference_output
 from dnnmap.workload.ir import Network, Operator
+from dnnmap.workload.kinds import ConvGeometry
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def reference_maps(network: Network, group: FusedGroup, inputs: dict[str, np.nda
 def _as_tensor(op: Operator, name: str, fmap: np.ndarray, max_pool: bool) -> np.ndarray:
     """``fmap`` (C, H, W) placed in the operator's padded input tensor (padding: 0, or the lowest value)."""
     shape = op.tensor_shape(name)
-    pt, pl = op.attr("padding", (0, 0, 0, 0))[:2]  # type: ignore[index]
+    pt, pl = ConvGeometry.of(op).padding[:2]
     padded = np.full((fmap.shape[0], *shape[-2:]), LOWEST if max_pool else 0, dtype=np.int64)
     h = min(fmap.shape[1], shape[-2] - pt)
     w = min(fmap.shape[2], shape[-1] - pl)

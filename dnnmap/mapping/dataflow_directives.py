@@ -33,9 +33,9 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.errors import MappingError
 from dnnmap.mapping.mapping import LevelMapping, Mapping, validate_mapping
 from dnnmap.workload.ir import Operator
+from dnnmap.workload.kinds import kind_of
 
 _CONV_NAMES = {"P": "Y'", "Q": "X'"}
-_MAESTRO_TYPE = {"conv2d": "CONV", "pointwise": "CONV", "fc": "CONV", "depthwise": "DSCONV"}
 
 
 def _names(op: Operator) -> dict[str, str]:
@@ -44,10 +44,18 @@ def _names(op: Operator) -> dict[str, str]:
     return {d: (_CONV_NAMES.get(d, d) if conv else d) for d in op.dim_names}
 
 
+def _maestro_type(op: Operator) -> str:
+    """MAESTRO's layer type: CONV for convolutions and FC, DSCONV for depthwise, else the kind upper-cased."""
+    kind = kind_of(op)
+    if kind is not None and kind.conv:
+        return "DSCONV" if kind.channelwise else "CONV"
+    return op.kind.upper()
+
+
 def _header(op: Operator) -> list[str]:
     """MAESTRO's layer header: type, stride and dimensions (input sizes Y, X for a convolution)."""
     b = op.bounds
-    lines = [f"Type: {_MAESTRO_TYPE.get(op.kind, op.kind.upper())}"]
+    lines = [f"Type: {_maestro_type(op)}"]
     inputs = [t for t in op.tensors if t.role == "input"]
     dims = [(_names(op)[d], n) for d, n in op.dims if d not in ("P", "Q") or not inputs]
     if inputs and {"P", "Q"} <= set(b):

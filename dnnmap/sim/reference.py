@@ -22,25 +22,18 @@ applied: the loop nest is dense, so unconnected pairs are expressed by zero weig
 from __future__ import annotations
 
 import itertools
-from typing import Literal
 
 import numpy as np
 
 from dnnmap.workload.ir import Operator, Tensor
-
-CombineRule = Literal["product", "sum", "max"]
-
-_SUM_KINDS = frozenset({"add", "pool_avg", "concat", "identity"})
-_MAX_KINDS = frozenset({"pool_max"})
+from dnnmap.workload.kinds import CombineRule, kind_of
 
 
 def combine_rule(op: Operator) -> CombineRule:
-    """How the inputs of one iteration combine into the output word (see the module docstring)."""
-    if op.kind in _MAX_KINDS:
-        return "max"
-    if op.kind in _SUM_KINDS:
-        return "sum"
-    return "product"
+    """How the inputs of one iteration combine into the output word (see the module docstring): the kind
+    table's rule; a product for kinds outside it (training passes, which multiply like their forward kind)."""
+    kind = kind_of(op)
+    return "product" if kind is None else kind.combine
 
 
 def random_tensors(op: Operator, rng: np.random.Generator, low: int = -3, high: int = 3) -> dict[str, np.ndarray]:

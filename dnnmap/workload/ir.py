@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from dnnmap.workload.kinds import KINDS
+
 Role = Literal["input", "weight", "output"]
 
 
@@ -69,10 +71,11 @@ class Tensor:
 class Operator:
     """A loop-nest operator: named dims with bounds and affine tensor accesses.
 
-    ``kind`` is descriptive (conv2d, depthwise, pointwise, matmul, pool_max, pool_avg,
-    add, concat, einsum); the cost model and simulator only use ``dims`` and ``tensors``.
-    ``macs`` counts multiply-accumulates (0 for pooling, add and concat, whose
-    iterations are comparisons/additions and are counted by ``iterations``).
+    ``kind`` names a row of :data:`dnnmap.workload.kinds.KINDS` (conv2d, depthwise, pointwise, fc,
+    matmul, einsum, pool_max, pool_avg, add, mul, identity, concat) or a training pass of one
+    (``conv2d.bwd``); the cost model and simulator only use ``dims`` and ``tensors``.
+    ``macs`` counts multiply-accumulates (0 for the kinds whose iterations are comparisons,
+    additions or copies, counted by ``iterations``: pooling, element-wise, concat).
     ``connectivity`` optionally lists, per output channel, the input channels it reads
     (sparse connection tables of the NVE networks); the loop nest stays dense and
     ``macs`` counts only the connected pairs.
@@ -106,7 +109,8 @@ class Operator:
 
     @property
     def macs(self) -> int:
-        if self.kind in NON_MAC_KINDS:
+        kind = KINDS.get(self.kind)
+        if kind is not None and not kind.macs:
             return 0
         if self.connectivity is not None:
             b = self.bounds
@@ -156,9 +160,6 @@ class Operator:
                         raise ValueError(f"operator {self.name!r}: tensor {t.name} coefficient of {d} must be >= 1")
         if sum(1 for t in self.tensors if t.role == "output") != 1:
             raise ValueError(f"operator {self.name!r}: exactly one output tensor is required")
-
-
-NON_MAC_KINDS = frozenset({"pool_max", "pool_avg", "add", "mul", "concat", "identity"})
 
 
 @dataclass(frozen=True)

@@ -70,12 +70,13 @@ from typing import Literal
 
 from dnnmap.errors import DnnmapError
 from dnnmap.workload.ir import Axis, Layer, Network, Operator, Tensor
+from dnnmap.workload.kinds import KINDS, ConvGeometry
 
 Pass = Literal["forward", "backward", "weight-update"]
 PASSES: tuple[Pass, ...] = ("forward", "backward", "weight-update")
 PASS_CHOICES = (*PASSES, "all")
 SUFFIX = {"backward": ".bwd", "weight-update": ".wgt"}
-TRAINABLE_KINDS = ("conv2d", "pointwise", "depthwise", "fc", "matmul")
+TRAINABLE_KINDS = tuple(k.name for k in KINDS.values() if k.trainable)
 DERIVED_KINDS = tuple(k + s for k in TRAINABLE_KINDS for s in SUFFIX.values())
 
 
@@ -151,10 +152,10 @@ def axis_phases(out: int, kernel: int, stride: int, dilation: int, lo: int, hi: 
 
 
 def _conv_backward(op: Operator, x: Tensor, w: Tensor, y: Tensor) -> tuple[Operator, ...]:
-    b = op.bounds
-    (sh, sw), (dh, dw) = op.attr("stride", (1, 1)), op.attr("dilation", (1, 1))
-    pt, pl, _, _ = op.attr("padding", (0, 0, 0, 0))
-    h, wd = op.attr("in_hw")
+    b, geometry = op.bounds, ConvGeometry.of(op)
+    (sh, sw), (dh, dw) = geometry.stride, geometry.dilation
+    pt, pl, _, _ = geometry.padding
+    h, wd = geometry.in_hw
     extent_h, extent_w = x.shape(b)[3], x.shape(b)[4]
     rows = axis_phases(b["P"], b["R"], sh, dh, max(0, pt), min(extent_h, pt + h))
     cols = axis_phases(b["Q"], b["S"], sw, dw, max(0, pl), min(extent_w, pl + wd))
@@ -184,7 +185,7 @@ def backward_data(op: Operator) -> tuple[Operator, ...]:
     """
     x, w, y = _operands(op)
     windowed = any(len(a.terms) > 1 or a.terms[0][1] != 1 for a in x.axes)
-    if op.kind in ("conv2d", "pointwise", "depthwise", "fc") and op.attr("in_hw") is not None:
+    if KINDS[op.kind].conv and op.attr("in_hw") is not None:
         return _conv_backward(op, x, w, y)
     if windowed:
         raise DnnmapError(f"layer {op.name!r}: a {op.kind} layer with window axes needs its convolution attributes "

@@ -7,8 +7,12 @@ loop nest (a convolution relabelled ``pool_max`` would cost a convolution's cycl
 a convolution without its weight tensor would not read weights). :func:`validate_network`
 then follows the shapes through the graph: every layer must read what its producers write
 (channels, feature-map size, element-wise operands, FC input features) and write the shape it
-declares. Operators without constructor attributes (Timeloop problems, hand-written einsums) get
-the generic checks: known kind, weights for MAC kinds, tensor sizes equal to their producers'.
+declares. What a kind's constructed form is (loop dimensions, attributes, weights, inputs) comes
+from the kind table, :data:`dnnmap.workload.kinds.KINDS`: an operator that carries constructor
+attributes must have its kind's dimensions and attributes (a convolution relabelled ``matmul`` is
+refused, naming the layer). Operators without constructor attributes (Timeloop problems,
+hand-written einsums) get the generic checks: known kind, weights for MAC kinds, tensor sizes
+equal to their producers'.
 """
 
 from __future__ import annotations
@@ -19,14 +23,10 @@ from dnnmap import limits
 from dnnmap.errors import DnnmapError, InputFileError
 from dnnmap.workload import ops, training
 from dnnmap.workload.ir import Network, Operator
+from dnnmap.workload.kinds import CONSTRUCTOR_ATTRS, KINDS, OperatorKind, kind_of
 from dnnmap.workload.sparsity import DENSITIES, check_tensor_density
 
-CONV_KINDS = ("conv2d", "pointwise", "depthwise")
-MAC_KINDS = (*CONV_KINDS, "fc", "matmul", "einsum", *training.DERIVED_KINDS)
-NO_WEIGHT_KINDS = ("pool_max", "pool_avg", "add", "mul", "identity", "concat")
-KINDS = (*MAC_KINDS, *NO_WEIGHT_KINDS)
-_CONV_ATTRS = ("stride", "padding", "dilation", "groups", "in_hw", "in_channels", "out_channels")
-_POOL_ATTRS = ("stride", "padding", "in_hw", "kernel")
+ALL_KINDS = (*KINDS, *training.DERIVED_KINDS)
 
 
 class _Bad(ValueError):
@@ -44,48 +44,66 @@ def _ints(value: object, n: int, what: str, minimum: int | None = 1) -> tuple[in
     return items
 
 
-def _has(op: Operator, names: tuple[str, ...]) -> bool:
-    """True when ``op`` carries all constructor attributes ``names`` (False when none: generic operator)."""
-    present = [k for k in names if op.attr(k) is not None]
-    if present and len(present) != len(names):
-        raise _Bad(f"attributes {', '.join(k for k in names if k not in present)} missing (a {op.kind} layer gives "
-                   f"{', '.join(names)})")
-    return bool(present)
+def _constructed(op: Operator) -> bool:
+    """True when ``op`` carries constructor attributes (of any kind): it claims to be a layer built by
+    :mod:`dnnmap.workload.ops`, so it must have the form its kind's constructor gives."""
+    return any(op.attr(a) is not None for a in CONSTRUCTOR_ATTRS)
+
+
+def _form_problem(op: Operator, kind: OperatorKind) -> str | None:
+    """Why a constructed ``op`` does not have its kind's loop dimensions and attributes, or None."""
+    if not _constructed(op):
+        return None
+    if kind.dims is not None and set(op.dim_names) != set(kind.dims):
+        return (f"kind {op.kind!r} has dimensions {', '.join(kind.dims)}, this layer has "
+                f"{', '.join(op.dim_names)} (its kind does not match its loop nest and attributes)")
+    missing = [a for a in kind.attrs if op.attr(a) is None]
+    if missing:
+        return f"attributes {', '.join(missing)} missing (a {op.kind} layer gives {', '.join(kind.attrs)})"
+    return None
+
+
+def _in_form(op: Operator, kind: OperatorKind) -> bool:
+    """True when ``op`` has the loop dimensions and attributes its kind's constructor gives: the kind-specific
+    checks apply. Other operators (Timeloop problems, hand-written einsums) get the generic checks."""
+    return (kind.dims is None or set(op.dim_names) == set(kind.dims)) and all(op.attr(a) is not None
+                                                                               for a in kind.attrs)
+
+
+def _family(kind: str) -> str:
+    """The constructor that builds ``kind`` (kinds one constructor builds are interchangeable labels)."""
+    return KINDS[kind].constructor if kind in KINDS else kind
 
 
 def _rebuild(op: Operator) -> Operator | None:
     """The operator its kind and attributes define (None for a generic operator without them)."""
-    b, kind = op.bounds, op.kind
-    if kind in training.DERIVED_KINDS:
+    b = op.bounds
+    if op.kind in training.DERIVED_KINDS:
         return _rebuild_derived(op)
-    if kind in CONV_KINDS or kind == "fc":
-        if not _has(op, _CONV_ATTRS):
-            return None
+    kind = KINDS[op.kind]
+    if not _in_form(op, kind):
+        return None
+    if kind.constructor in ("conv2d", "fully_connected"):
         groups = _ints(op.attr("groups"), 1, "groups")[0]
         cin, cout = _ints(op.attr("in_channels"), 1, "in_channels")[0], _ints(op.attr("out_channels"), 1,
                                                                                "out_channels")[0]
         stride, dilation = _ints(op.attr("stride"), 2, "stride"), _ints(op.attr("dilation"), 2, "dilation")
         padding, in_hw = _ints(op.attr("padding"), 4, "padding", None), _ints(op.attr("in_hw"), 2, "in_hw")
-        if kind == "fc":
+        if kind.constructor == "fully_connected":
             return ops.fully_connected(op.name, cin, cout, b.get("N", 1))
-        if "R" not in b or "S" not in b:
-            raise _Bad("a convolution needs kernel dimensions R and S")
         return ops.conv2d(op.name, cin, cout, in_hw, (b["R"], b["S"]), stride, padding, dilation, groups,
                           b.get("N", 1), op.connectivity)
-    if kind in ("pool_max", "pool_avg"):
-        if not _has(op, _POOL_ATTRS):
-            return None
-        pool = ops.pool(op.name, b.get("G", 1), _ints(op.attr("in_hw"), 2, "in_hw"), _ints(op.attr("kernel"), 2,
+    if kind.constructor == "pool":
+        return ops.pool(op.name, b.get("G", 1), _ints(op.attr("in_hw"), 2, "in_hw"), _ints(op.attr("kernel"), 2,
                         "kernel"), _ints(op.attr("stride"), 2, "stride"), _ints(op.attr("padding"), 4, "padding", None),
-                        kind.removeprefix("pool_"), b.get("N", 1))
-        return pool
-    if kind in ("add", "mul", "identity", "concat") and set(op.dim_names) == {"N", "G", "P", "Q"}:
-        if kind == "concat":
-            return ops.concat(op.name, b["G"], (b["P"], b["Q"]), b["N"])
-        return ops.eltwise(op.name, b["G"], (b["P"], b["Q"]), len(op.inputs), b["N"], kind)
-    if kind == "matmul" and _has(op, ("in_features", "out_features")) and set(op.dim_names) == {"B", "M", "N", "K"}:
+                        op.kind.removeprefix("pool_"), b.get("N", 1))
+    if kind.constructor == "concat":
+        return ops.concat(op.name, b["G"], (b["P"], b["Q"]), b["N"])
+    if kind.constructor == "eltwise":
+        return ops.eltwise(op.name, b["G"], (b["P"], b["Q"]), len(op.inputs), b["N"], op.kind)
+    if kind.constructor == "matmul":
         return ops.matmul(op.name, b["M"], b["K"], b["N"], b["B"])
-    if kind == "einsum" and isinstance(op.attr("expr"), str):
+    if kind.constructor == "einsum" and isinstance(op.attr("expr"), str):
         return ops.einsum(op.name, str(op.attr("expr")), b, tuple(t.name for t in op.tensors))
     return None
 
@@ -161,27 +179,31 @@ def operator_problem(op: Operator) -> str | None:
     problem = limits.operator_problem(op.dims)
     if problem:
         return problem
-    if op.kind not in KINDS:
-        return f"unknown kind {op.kind!r}; kinds: {', '.join(KINDS)}"
+    if op.kind not in ALL_KINDS:
+        return f"unknown kind {op.kind!r}; kinds: {', '.join(ALL_KINDS)}"
     names = [t.name for t in op.tensors]
     if len(set(names)) != len(names):
         return f"tensor names repeat: {names}"
     if any(c > limits.MAX_DIM for t in op.tensors for a in t.axes for _, c in a.terms):
         return f"an axis coefficient exceeds {limits.MAX_DIM:,}"
     weights = [t.name for t in op.tensors if t.role == "weight"]
-    if op.kind in MAC_KINDS and op.kind != "einsum" and not weights:
+    kind = kind_of(op)
+    expects_weights = True if kind is None else kind.weights  # training passes read a weight-role operand
+    if expects_weights is True and not weights:
         return f"a {op.kind} layer multiplies by weights, but no tensor has role 'weight'"
-    if op.kind in NO_WEIGHT_KINDS and weights:
+    if expects_weights is False and weights:
         return f"a {op.kind} layer has no weights, but tensor(s) {weights} have role 'weight'"
     if not op.inputs:
         return "no input tensor"
+    problem = None if kind is None else _form_problem(op, kind)
+    if problem:
+        return problem
     try:
         ref = _rebuild(op)
     except (_Bad, ValueError) as err:
         return str(err)
     if ref is not None:
-        family_ok = op.kind == ref.kind or (op.kind in CONV_KINDS and ref.kind in CONV_KINDS)
-        if not family_ok:
+        if _family(ref.kind) != _family(op.kind):  # ops.conv2d names conv2d, pointwise or depthwise by shape
             return f"its attributes and loop nest describe a {ref.kind} layer, not {op.kind}"
         diff = _difference(op, ref)
         if diff:
@@ -203,31 +225,32 @@ def _graph_problem(op: Operator, inputs: list[tuple[str, tuple[int, ...]]], out:
     """Shapes: what the layer reads from its producers and the output shape it declares."""
     b, kind = op.bounds, op.kind
     shapes = [s for _, s in inputs]
-    attrs = op.attr("in_channels") is not None or op.attr("kernel") is not None or op.attr("in_features") is not None
 
     def mismatch(i: int, want: object) -> str:
         return f"reads {inputs[i][0]!r} of shape {list(shapes[i])}, but its loop nest needs {want}"
 
     if kind in training.DERIVED_KINDS:  # reads gradient views (phases) of graph inputs: operator checks only
         return None
-    if kind in (*CONV_KINDS, "fc", "pool_max", "pool_avg", "matmul") and attrs and len(inputs) != 1:
+    info = KINDS[kind]
+    family = info.constructor if _in_form(op, info) else "generic"
+    if family != "generic" and info.inputs == 1 and len(inputs) != 1:
         return f"a {kind} layer reads one input, it lists {len(inputs)}"
-    if kind in CONV_KINDS and attrs:
+    if family == "conv2d":
         in_hw = op.attr("in_hw")
         s4 = _nchw(shapes[0])
         if len(s4) != 4 or s4[:2] != (b["N"], op.attr("in_channels")) or not all(
                 _stuffed(x, want, op.attr("stride") == (1, 1)) for x, want in zip(s4[2:], in_hw)):  # type: ignore
             return mismatch(0, f"N={b['N']}, C={op.attr('in_channels')}, HxW={in_hw[0]}x{in_hw[1]}")  # type: ignore
         want_out: tuple[int, ...] = (b["N"], b["G"] * b["K"], b["P"], b["Q"])
-    elif kind == "fc" and attrs:
+    elif family == "fully_connected":
         if shapes[0][0] != b["N"] or math.prod(shapes[0][1:]) != b["C"] * b["G"]:
             return mismatch(0, f"N={b['N']} and {b['C'] * b['G']} input features (their product)")
         want_out = (b["N"], b["G"] * b["K"], 1, 1)
-    elif kind in ("pool_max", "pool_avg") and attrs:
+    elif family == "pool":
         if _nchw(shapes[0]) != (b["N"], b["G"], *op.attr("in_hw")):  # type: ignore[misc]
             return mismatch(0, [b["N"], b["G"], *op.attr("in_hw")])  # type: ignore[misc]
         want_out = (b["N"], b["G"], b["P"], b["Q"])
-    elif kind in ("add", "mul", "identity") and "G" in b:
+    elif family == "eltwise":
         full = (b["N"], b["G"], b["P"], b["Q"])
         if kind != "identity" and len(inputs) < 2:
             return f"an element-wise {kind} needs at least two inputs, it lists {len(inputs)}"
@@ -240,7 +263,7 @@ def _graph_problem(op: Operator, inputs: list[tuple[str, tuple[int, ...]]], out:
         if full not in {_nchw(s) for s in shapes}:
             return f"none of its inputs has its shape {list(full)}"
         want_out = full
-    elif kind == "concat" and "G" in b:
+    elif family == "concat":
         full = (b["N"], b["G"], b["P"], b["Q"])
         for i, s in enumerate(shapes):
             s4 = _nchw(s)
@@ -249,13 +272,13 @@ def _graph_problem(op: Operator, inputs: list[tuple[str, tuple[int, ...]]], out:
         if sum(_nchw(s)[1] for s in shapes) != b["G"]:
             return f"its inputs have {sum(_nchw(s)[1] for s in shapes)} channels together, its loop nest {b['G']}"
         want_out = full
-    elif kind == "matmul" and attrs:
+    elif family == "matmul":
         s = shapes[0]
         if len(s) < 2 or (s[-2], s[-1]) != (b["M"], b["K"]) or math.prod(s[:-2]) != b["B"]:
             return mismatch(0, f"[..., {b['M']}, {b['K']}] with {b['B']} leading elements")
         want_out = (*s[:-2], b["M"], b["N"])
         return None if tuple(out) == want_out else f"output_shape {list(out)} differs from {list(want_out)}"
-    else:  # generic operator: input tensors match the producers element for element
+    else:  # generic operator or einsum: input tensors match the producers element for element
         tensors = [t for t in op.tensors if t.role == "input"]
         if len(tensors) != len(inputs):
             return f"lists {len(inputs)} inputs but has {len(tensors)} tensors of role 'input'"

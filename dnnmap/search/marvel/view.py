@@ -18,8 +18,7 @@ import itertools
 from dataclasses import dataclass
 
 from dnnmap.workload.ir import Operator
-
-CONV_KINDS = frozenset({"conv2d", "pointwise", "fc", "depthwise"})
+from dnnmap.workload.kinds import kind_of
 
 
 @dataclass(frozen=True)
@@ -73,8 +72,8 @@ class LayoutSpace:
 
 def marvel_names(op: Operator) -> dict[str, dict[str, str]] | None:
     """Per tensor, Marvel letter -> IR axis, for the convolution kinds Marvel models; else None."""
-    b = op.bounds
-    if op.kind not in CONV_KINDS or not {"K", "C", "P", "Q", "R", "S"} <= set(b):
+    b, kind = op.bounds, kind_of(op)
+    if kind is None or not kind.conv or not {"K", "C", "P", "Q", "R", "S"} <= set(b):
         return None
     g = b.get("G", 1)
     depthwise = g > 1 and b["K"] == 1 and b["C"] == 1

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 
 from dnnmap.errors import MappingError
 from dnnmap.workload.ir import Operator
+from dnnmap.workload.kinds import KINDS, ConvGeometry
 
-CONV_KINDS = frozenset({"conv2d", "pointwise", "fc"})
-CHANNELWISE_KINDS = frozenset({"depthwise", "pool_max", "pool_avg", "add", "concat"})
+# TSO's tuple covers convolutions and the channelwise layers of the CNNs it schedules (depthwise, pooling,
+# residual add, concat); element-wise mul and identity are not modelled, nor matmul and einsum.
+TSO_KINDS = frozenset(k.name for k in KINDS.values() if k.conv or k.channelwise) - {"mul", "identity"}
 
 
 @dataclass(frozen=True)
@@ -63,21 +65,17 @@ class TsoLayer:
 
 def tso_layer(op: Operator) -> TsoLayer:
     """The TSO tuple of ``op``; raises :class:`MappingError` for kinds TSO cannot schedule (einsum, matmul)."""
-    b = op.bounds
-    if op.kind not in CONV_KINDS | CHANNELWISE_KINDS:
+    if op.kind not in TSO_KINDS:
         raise MappingError(f"layer {op.name!r}: the TSO mapper handles convolution, pointwise, FC, depthwise, "
                            f"pooling, add and concat layers, not {op.kind!r}; use --mapper auto for it")
-    if b.get("N", 1) != 1:
-        raise MappingError(f"layer {op.name!r}: the TSO mapper schedules batch 1 only (N = {b['N']}); "
+    g = ConvGeometry.of(op)
+    if g.batch != 1:
+        raise MappingError(f"layer {op.name!r}: the TSO mapper schedules batch 1 only (N = {g.batch}); "
                            "map each image separately or use another mapper")
-    stride = op.attr("stride", (1, 1))
-    dil = op.attr("dilation", (1, 1))
-    common = dict(name=op.name, kind=op.kind, R=b["P"], C=b["Q"], Kh=b.get("R", 1), Kw=b.get("S", 1),
-                  Sh=stride[0], Sw=stride[1], Dh=dil[0], Dw=dil[1])
-    if op.kind in CONV_KINDS:
-        return TsoLayer(N=b["C"], M=b["K"], groups=b["G"], **common)
-    if op.kind == "depthwise":
-        return TsoLayer(N=1, M=b["G"], channelwise=True, **common)
-    if op.kind in ("pool_max", "pool_avg"):
-        return TsoLayer(N=1, M=b["G"], channelwise=True, weights=False, **common)
-    return TsoLayer(N=1, M=b["G"], channelwise=True, weights=False, n_inputs=len(op.inputs), **common)
+    kind = KINDS[op.kind]
+    common = dict(name=op.name, kind=op.kind, R=g.out_hw[0], C=g.out_hw[1], Kh=g.kernel[0], Kw=g.kernel[1],
+                  Sh=g.stride[0], Sw=g.stride[1], Dh=g.dilation[0], Dw=g.dilation[1])
+    if not kind.channelwise:
+        return TsoLayer(N=g.in_per_group, M=g.out_per_group, groups=g.groups, **common)
+    n_inputs = sum(t.role == "input" for t in op.tensors)  # add reads several maps
+    return TsoLayer(N=1, M=g.groups, channelwise=True, weights=bool(kind.weights), n_inputs=n_inputs, **common)

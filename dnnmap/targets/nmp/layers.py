@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dnnmap.errors import MappingError
+from dnnmap.search.tso.layer import TSO_KINDS
 from dnnmap.workload.ir import Layer, Network
+from dnnmap.workload.kinds import KINDS, ConvGeometry
 
-CONV_KINDS = frozenset({"conv2d", "pointwise", "fc", "depthwise"})
-CHANNELWISE_KINDS = frozenset({"depthwise", "pool_max", "pool_avg", "add", "concat"})
-SUPPORTED_KINDS = CONV_KINDS | CHANNELWISE_KINDS
+SUPPORTED_KINDS = TSO_KINDS  # the NMP target runs what the TSO mapper schedules (its programs follow TSO's tiles)
 SUPPORTED_ACTIVATIONS = ("relu", "relu6")
 
 
@@ -40,12 +40,12 @@ class NmpLayer:
     @property
     def is_conv(self) -> bool:
         """A convolution of any kind (weights, bias, requantization)."""
-        return self.kind in CONV_KINDS
+        return KINDS[self.kind].conv
 
     @property
     def channelwise(self) -> bool:
         """Output channel m reads input channel m only (no multicast; docs/tso.md)."""
-        return self.kind in CHANNELWISE_KINDS
+        return KINDS[self.kind].channelwise
 
     @property
     def padded_hw(self) -> tuple[int, int]:
@@ -77,33 +77,33 @@ def nmp_layer(layer: Layer, shapes: dict[str, tuple[int, ...]], nonnegative: fro
     op = layer.op
     if op.kind not in SUPPORTED_KINDS:
         raise _refuse(layer, "this layer kind is not supported by the NMP generator and simulator")
-    if op.bounds.get("N", 1) != 1:
-        raise _refuse(layer, f"batch {op.bounds['N']}; the NMP target runs batch 1")
+    g = ConvGeometry.of(op)
+    if g.batch != 1:
+        raise _refuse(layer, f"batch {g.batch}; the NMP target runs batch 1")
     extra = set(layer.fused) - set(SUPPORTED_ACTIVATIONS)
     if extra or len(layer.fused) > 1:
         raise _refuse(layer, f"fused activation(s) {', '.join(layer.fused)}: one of "
                       f"{', '.join(SUPPORTED_ACTIVATIONS)} is supported")
     ins = [tuple(shapes[s][-3:]) if len(shapes[s]) >= 4 else (shapes[s][-1], 1, 1) for s in layer.inputs]
     out = tuple(layer.output_shape[-3:]) if len(layer.output_shape) >= 4 else (layer.output_shape[-1], 1, 1)
-    pad = tuple(op.attr("padding", (0, 0, 0, 0)))
-    if min(pad) < 0:
+    if min(g.padding) < 0:
         raise _refuse(layer, "negative padding (cropping) is not supported")
     common = dict(name=layer.name, kind=op.kind, inputs=tuple(layer.inputs), in_shape=ins[0], out_shape=out,
-                  padding=pad, activation=layer.fused[0] if layer.fused else "")
-    if op.kind in CONV_KINDS:
-        depthwise = op.kind == "depthwise" and op.bound("K") == 1
-        if (op.bounds.get("G", 1) != 1 and not depthwise) or op.connectivity is not None:
+                  kernel=g.kernel, stride=g.stride, dilation=g.dilation, padding=g.padding,
+                  activation=layer.fused[0] if layer.fused else "")
+    if KINDS[op.kind].conv:
+        depthwise = op.kind == "depthwise" and g.out_per_group == 1
+        if (g.groups != 1 and not depthwise) or op.connectivity is not None:
             raise _refuse(layer, "grouped (other than depthwise with multiplier 1) or sparsely connected "
                           "convolutions are not supported")
-        return NmpLayer(kernel=(op.bound("R"), op.bound("S")), stride=tuple(op.attr("stride")),
-                        dilation=tuple(op.attr("dilation")), **common)
+        return NmpLayer(**common)
     if op.kind in ("pool_max", "pool_avg"):
-        if op.kind == "pool_max" and any(pad) and layer.inputs[0] not in nonnegative:
+        if op.kind == "pool_max" and any(g.padding) and layer.inputs[0] not in nonnegative:
             raise _refuse(layer, "padded max pooling of a tensor that may be negative is not supported (the "
                           "zero border would need to be -inf); it is supported after relu or relu6")
-        return NmpLayer(kernel=tuple(op.attr("kernel")), stride=tuple(op.attr("stride")), **common)
+        return NmpLayer(**common)
     if op.kind == "concat":
-        if len({s[1:] for s in ins}) != 1 or any(pad):
+        if len({s[1:] for s in ins}) != 1 or any(g.padding):
             raise _refuse(layer, "concatenated maps must have equal height and width")
         return NmpLayer(in_channels=tuple(s[0] for s in ins), **common)
     if len(layer.inputs) != 2 or len(set(ins)) != 1:

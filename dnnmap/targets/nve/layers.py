@@ -21,8 +21,7 @@ from functools import cached_property
 from dnnmap.errors import MappingError
 from dnnmap.targets.nve.spec import NveSpec
 from dnnmap.workload.ir import Layer, Network
-
-CONV_KINDS = frozenset({"conv2d", "pointwise", "depthwise", "fc"})
+from dnnmap.workload.kinds import ConvGeometry, kind_of
 
 
 @dataclass(frozen=True)
@@ -90,28 +89,24 @@ class ConvLayer:
         return None
 
 
-def _connections(layer: Layer) -> tuple[tuple[int, ...], ...]:
-    op = layer.op
-    b = op.bounds
-    groups, k_per, c_per = b.get("G", 1), b.get("K", 1), b.get("C", 1)
-    if op.connectivity is not None:
-        return tuple(tuple(int(m) for m in conn) for conn in op.connectivity)
-    return tuple(tuple(range(g * c_per, (g + 1) * c_per)) for g in range(groups) for _ in range(k_per))
+def _connections(layer: Layer, geometry: ConvGeometry) -> tuple[tuple[int, ...], ...]:
+    if layer.op.connectivity is not None:
+        return tuple(tuple(int(m) for m in conn) for conn in layer.op.connectivity)
+    c_per = geometry.in_per_group
+    return tuple(tuple(range(g * c_per, (g + 1) * c_per)) for g in range(geometry.groups)
+                 for _ in range(geometry.out_per_group))
 
 
 def from_ir(layer: Layer) -> ConvLayer | str:
     """The NVE view of an IR layer, or a message why it is not a convolution the engine runs."""
     op = layer.op
-    if op.kind not in CONV_KINDS:
+    kind = kind_of(op)
+    if kind is None or not kind.conv:
         return f"operator kind {op.kind!r} is not a convolution (the NVE runs conv2d/pointwise/depthwise/fc)"
-    dil = op.attr("dilation", (1, 1))
-    if tuple(dil) != (1, 1):
-        return f"dilation {tuple(dil)} is not supported (the image register shifts by one row)"
-    b = op.bounds
-    groups, c_per = b.get("G", 1), b.get("C", 1)
-    sv, sw = op.attr("stride", (1, 1))  # type: ignore[misc]
-    return ConvLayer(layer.name, groups * c_per, _connections(layer), (b["R"], b["S"]), (int(sv), int(sw)),
-                     (b["P"], b["Q"]), b.get("N", 1))
+    g = ConvGeometry.of(op)
+    if g.dilation != (1, 1):
+        return f"dilation {g.dilation} is not supported (the image register shifts by one row)"
+    return ConvLayer(layer.name, g.in_channels, _connections(layer, g), g.kernel, g.stride, g.out_hw, g.batch)
 
 
 def network_layers(network: Network, spec: NveSpec) -> tuple[list[ConvLayer], list[tuple[str, str]]]:
