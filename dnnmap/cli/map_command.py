@@ -31,7 +31,8 @@ from dnnmap.report.tables import layer_table, totals_line
 from dnnmap.search.mappers import OBJECTIVES
 from dnnmap.search.tso.arch_views import with_dram_model
 from dnnmap.report.tso import tso_comparison
-from dnnmap.search.network import (IMPERFECT_MAPPERS, MAPPERS, SUNSTONE_MAPPERS, NetworkResult,
+from dnnmap.search.constraints import Constraints, load_constraints
+from dnnmap.search.network import (CONSTRAINED_MAPPERS, IMPERFECT_MAPPERS, MAPPERS, SUNSTONE_MAPPERS, NetworkResult,
                                    check_search_limits, search_network, select_layers)
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_WASTE, SearchOptions
 from dnnmap.workload.ir import Network
@@ -116,6 +117,10 @@ def map_command(
     tile_first: Annotated[bool, typer.Option("--tile-first", help="Sunstone (auto, sunstone mappers): also walk "
                                              "the report's tile-first order; closes its last 1-2% gaps on some "
                                              "layers at ~2.7x the search time (docs/search.md)")] = False,
+    constraints: Annotated[Optional[Path], typer.Option("--constraints", help="YAML file of map-space constraints "
+                                                        "(a dataflow: fixed factors, spatial loops, loop order, "
+                                                        "bypass per level); auto, exhaustive and random mappers; "
+                                                        "docs/search.md")] = None,
 ) -> None:
     """Map every layer of MODEL onto ARCH and print per-layer and total cost."""
     chosen_passes = parse_passes(passes)
@@ -131,8 +136,12 @@ def map_command(
         spec = with_dram_model(spec, dram_model)
     layer_names = parse_layer_list(layers)
     selected = select_layers(network, layer_names)
+    if constraints is not None and (fuse is not None or mapper not in CONSTRAINED_MAPPERS):
+        raise DnnmapError(f"--constraints applies to the {', '.join(CONSTRAINED_MAPPERS)} mappers without --fuse "
+                          f"(the {mapper!r} mapper builds its own candidates)")
     options = SearchOptions(budget=budget, seed=seed, budget_seconds=budget_seconds,
-                            imperfect=DEFAULT_WASTE if imperfect else None, tile_first=tile_first)
+                            imperfect=DEFAULT_WASTE if imperfect else None, tile_first=tile_first,
+                            constraints=Constraints() if constraints is None else load_constraints(constraints))
     check_search_limits(selected, spec, options)
     for path, option, is_dir in ((json_path, "--json", False), (html, "--html", False), (trace, "--trace", False),
                                  (trace_png, "--trace-png", False), (save_mappings, "--save-mappings", True),
