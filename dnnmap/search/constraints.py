@@ -47,6 +47,10 @@ class LevelConstraints:
     order: tuple[str, ...] | None = None
     keep: tuple[Role, ...] | None = None
 
+    def __post_init__(self) -> None:  # one spelling per value: pairs sorted by dimension
+        for name in ("temporal", "spatial", "tile", "axes"):
+            object.__setattr__(self, name, tuple(sorted(getattr(self, name))))
+
     def dims(self) -> set[str]:
         """Every dimension this level's constraints name."""
         named = {d for pairs in (self.temporal, self.spatial, self.tile, self.axes) for d, _ in pairs}
@@ -64,6 +68,9 @@ class Constraints:
     layouts: tuple[tuple[str, tuple[str, ...]], ...] = ()
     name: str = ""
     source: str = ""  # the file the constraints were read from, for error messages
+
+    def __post_init__(self) -> None:  # one spelling per value: levels sorted by name
+        object.__setattr__(self, "levels", tuple(sorted(self.levels, key=lambda x: x[0])))
 
     def level(self, name: str) -> LevelConstraints:
         """The constraints of level ``name`` (none when it is not constrained)."""
@@ -83,6 +90,9 @@ class Constraints:
         """Where error messages say the constraints come from."""
         return f"constraints file {self.source}: " if self.source else "constraints: "
 
+    def _field(self, level: str, sub: str = "") -> str:
+        return f"{self.prefix()}field 'levels.{level}{sub}'"
+
     def check(self, arch: ArchSpec, ops: tuple[Operator, ...] = ()) -> None:
         """Refuse levels the architecture lacks, fan-out constraints on a level without one, axes beyond
         its fan-out, bypass at the backing store, factors below 1, and (given ``ops``) dimensions no
@@ -90,30 +100,29 @@ class Constraints:
         names = [lv.name for lv in arch.levels]
         known_dims = {d for op in ops for d in op.dim_names}
         for name, c in self.levels:
-            where = f"{self.prefix()}field 'levels.{name}'"
             if name not in names:
-                raise DnnmapError(f"{where}: architecture {arch.name!r} has no level {name!r}; levels: "
+                raise DnnmapError(f"{self._field(name)}: architecture {arch.name!r} has no level {name!r}; levels: "
                                   f"{', '.join(names)}")
             lv = arch.levels[names.index(name)]
             if lv.fanout is None and (c.spatial or c.spatial_dims is not None or c.axes):
-                raise DnnmapError(f"{where}: level {name} has no fan-out, so no dimension can be spatial there")
+                raise DnnmapError(f"{self._field(name)}: level {name} has no fan-out, so no dimension can be spatial there")
             for d, a in c.axes:
                 if lv.fanout is not None and not 0 <= a < len(lv.fanout.shape):
-                    raise DnnmapError(f"{where}.axes.{d}: axis {a} does not exist; the fan-out of {name} has "
+                    raise DnnmapError(f"{self._field(name, f'.axes.{d}')}: axis {a} does not exist; the fan-out of {name} has "
                                       f"{len(lv.fanout.shape)} axis(es), numbered from 0")
             for field_name in ("temporal", "spatial", "tile"):
                 for d, f in getattr(c, field_name):
                     if f < 1:
-                        raise DnnmapError(f"{where}.{field_name}.{d}: factor {f} must be at least 1")
+                        raise DnnmapError(f"{self._field(name, f'.{field_name}.{d}')}: factor {f} must be at least 1")
             if c.keep is not None and name == names[-1] and set(c.keep) != set(ALL_ROLES):
-                raise DnnmapError(f"{where}.keep: the backing store ({name}) keeps every tensor")
+                raise DnnmapError(f"{self._field(name, '.keep')}: the backing store ({name}) keeps every tensor")
             if c.tile and name == names[-1]:
-                raise DnnmapError(f"{where}.tile: the backing store holds the whole layer; fix a tile below it")
+                raise DnnmapError(f"{self._field(name, '.tile')}: the backing store holds the whole layer; fix a tile below it")
             if c.order is not None and len(set(c.order)) != len(c.order):
-                raise DnnmapError(f"{where}.order: a dimension appears twice in {list(c.order)}")
+                raise DnnmapError(f"{self._field(name, '.order')}: a dimension appears twice in {list(c.order)}")
             unknown = sorted(c.dims() - known_dims) if ops else []
             if unknown:
-                raise DnnmapError(f"{where}: dimension(s) {', '.join(unknown)} appear in no selected layer "
+                raise DnnmapError(f"{self._field(name)}: dimension(s) {', '.join(unknown)} appear in no selected layer "
                                   f"(dimensions: {', '.join(sorted(known_dims))})")
 
 
@@ -139,7 +148,7 @@ class _ConstraintsFile(BaseModel):
 
 
 def _pairs(d: dict[str, int]) -> Pairs:
-    return tuple(sorted(d.items()))
+    return tuple(d.items())
 
 
 def load_constraints(path: str | os.PathLike[str]) -> Constraints:
