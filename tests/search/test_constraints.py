@@ -8,13 +8,16 @@ statement of the constrained space. The constrained exhaustive walk must evaluat
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 from brute_force import all_mappings
 from dnnmap.arch.spec import parse_arch
+from dnnmap.cli.main import app
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.errors import DnnmapError, InputFileError, MappingError
@@ -192,3 +195,24 @@ def test_constraints_that_do_not_fit_the_architecture_are_refused(tmp_path, text
     f.write_text(text)
     with pytest.raises(DnnmapError, match=f"constraints file {f}: field {message}"):
         load_constraints(f).check(ARCH, tuple(LAYERS.values()))
+
+
+# ---- dnnmap map --constraints ---------------------------------------------------------
+def test_map_command_walks_the_constrained_space_and_refuses_other_mappers(tmp_path) -> None:
+    f = tmp_path / "ws.yaml"
+    f.write_text("levels:\n  GLB:\n    spatial_dims: [K, C]\n    axes: {K: 0, C: 1}\n  RF:\n    keep: [weight]\n")
+    out = tmp_path / "out.json"
+    args = ["map", "resnet18", "--arch", "eyeriss", "--layers", "layer1.0.conv1", "--budget", "500"]
+    res = CliRunner().invoke(app, [*args, "--mapper", "random", "--constraints", str(f), "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    layer = json.loads(out.read_text())["layers"][0]
+    levels = layer["mapping"]["levels"]
+    assert layer["mapper"] == "random" and levels["RF"]["keeps"] == ["W"]
+    assert set(levels["GLB"]["spatial"]) <= {"K", "C"} and levels["GLB"]["spatial"]
+    assert all(levels["GLB"].get("spatial_axis", {}).get(d, 0) == a for d, a in (("K", 0), ("C", 1))
+               if d in levels["GLB"]["spatial"])
+    res = CliRunner().invoke(app, [*args, "--mapper", "sunstone", "--constraints", str(f)])
+    assert res.exit_code == 2 and "--constraints applies to the auto, exhaustive, random mappers" in res.output
+    f.write_text("levels:\n  PE: {}\n")
+    res = CliRunner().invoke(app, [*args, "--mapper", "random", "--constraints", str(f)])
+    assert res.exit_code == 2 and f"constraints file {f}: field 'levels.PE'" in res.output
