@@ -18,7 +18,8 @@ from typing import Any
 from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.errors import DnnmapError, UnknownNameError
 from dnnmap.search.mappers import OBJECTIVES
-from dnnmap.search.network import (IMPERFECT_MAPPERS, MAPPERS, SUNSTONE_MAPPERS, NetworkResult, check_search_limits,
+from dnnmap.search.constraints import Constraints, load_constraints
+from dnnmap.search.network import (CONSTRAINED_MAPPERS, IMPERFECT_MAPPERS, MAPPERS, SUNSTONE_MAPPERS, NetworkResult, check_search_limits,
                                    search_network, select_layers)
 from dnnmap.search.tso.arch_views import with_dram_model
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS, SearchOptions
@@ -96,6 +97,9 @@ def check_mapper_options(mapper: str, options: SearchOptions) -> None:
         raise DnnmapError(f"--imperfect applies to the {', '.join(IMPERFECT_MAPPERS)} mappers")
     if options.tile_first and mapper not in SUNSTONE_MAPPERS:
         raise DnnmapError(f"--tile-first applies to the {', '.join(SUNSTONE_MAPPERS)} mappers")
+    if options.constraints != Constraints() and mapper not in CONSTRAINED_MAPPERS:
+        raise DnnmapError(f"--constraints applies to the {', '.join(CONSTRAINED_MAPPERS)} mappers (the {mapper!r} "
+                          "mapper builds its own candidates)")
     options.check()
 
 
@@ -109,6 +113,9 @@ def prepare_map(request: MapRequest) -> PreparedMap:
             raise DnnmapError("--fuse applies to the forward pass only (--pass forward)")
         if request.layers:
             raise DnnmapError("--layers does not apply with --fuse: fusion schedules the whole layer sequence")
+        if request.options.constraints != Constraints():
+            raise DnnmapError("--constraints does not apply with --fuse: fusion maps layers on hardware shares the "
+                              "constraints do not name")
         if request.max_fused < 2:
             raise DnnmapError(f"--max-fused must be at least 2, got {request.max_fused}")
     check_mapper_options(request.mapper, request.options)
@@ -248,13 +255,16 @@ def map_network(model: ModelRef, arch: ArchRef = "eyeriss", objective: str = "ed
                 densities: Mapping[str, float] | None = None,
                 budget_seconds: float | None = DEFAULT_BUDGET_SECONDS, imperfect: float | None = None,
                 tile_first: bool = False, dram_model: str | None = None, fuse: str | None = None,
-                max_fused: int = 2) -> MapRun:
+                max_fused: int = 2, constraints: Constraints | str | os.PathLike[str] | None = None) -> MapRun:
     """Map every (selected) layer of ``model`` onto ``arch``, as ``dnnmap map`` does with the same options
-    (``imperfect``: the padding fraction, e.g. 0.15 as ``--imperfect``); see :class:`MapRequest` and
+    (``imperfect``: the padding fraction, e.g. 0.15 as ``--imperfect``; ``constraints``: a
+    :class:`~dnnmap.search.constraints.Constraints` value or a YAML file as ``--constraints``); see :class:`MapRequest` and
     :class:`dnnmap.search.options.SearchOptions`. ``run.save_json(path)``, ``run.save_mappings(dir)`` and
     ``run.to_dict()`` write or give what the CLI's ``--json`` and ``--save-mappings`` write."""
+    if constraints is not None and not isinstance(constraints, Constraints):
+        constraints = load_constraints(Path(constraints))
     options = SearchOptions(budget=budget, seed=seed, budget_seconds=budget_seconds, imperfect=imperfect,
-                            tile_first=tile_first)
+                            tile_first=tile_first, constraints=constraints or Constraints())
     request = MapRequest(model, arch, objective, mapper, tuple(layers) if layers else None, options, input_shapes,
                          passes, densities, dram_model, fuse, max_fused)
     return run_map(prepare_map(request), on_layer)

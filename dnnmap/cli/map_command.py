@@ -21,6 +21,7 @@ from dnnmap.fusion.trace import timeline_png, trace_json
 from dnnmap.report.fusion import group_table, totals_lines
 from dnnmap.report.tables import layer_table, totals_line
 from dnnmap.report.tso import tso_comparison
+from dnnmap.search.constraints import load_constraints
 from dnnmap.search.mappers import OBJECTIVES
 from dnnmap.search.network import MAPPERS
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS
@@ -88,9 +89,14 @@ def map_command(
                                                          "activations); repeatable; docs/sparse.md")] = None,
     imperfect: ImperfectOption = False,
     tile_first: TileFirstOption = False,
+    constraints: Annotated[Optional[Path], typer.Option("--constraints", help="YAML file of map-space constraints "
+                                                        "(a dataflow: fixed factors, spatial loops, loop order, "
+                                                        "bypass per level); auto, exhaustive and random mappers; "
+                                                        "docs/search.md")] = None,
 ) -> None:
     """Map every layer of MODEL onto ARCH and print per-layer and total cost."""
-    options = search_options(budget, seed, budget_seconds, imperfect, tile_first)
+    options = search_options(budget, seed, budget_seconds, imperfect, tile_first,
+                             None if constraints is None else load_constraints(constraints))
     request = MapRequest(model, arch, objective, mapper, tuple(parse_layer_list(layers) or ()) or None, options,
                          parse_input_shapes(input_shape), passes, parse_density_options(density or []), dram_model,
                          fuse, max_fused)

@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from dnnmap.errors import DnnmapError, InputFileError
+from dnnmap.search.constraints import Constraints
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS, DEFAULT_WASTE, SearchOptions
 
 INPUT_SHAPE_HELP = "graph input shape, e.g. input=1x3x224x224 (repeat for several inputs)"
@@ -47,10 +48,11 @@ TileFirstOption = Annotated[bool, typer.Option("--tile-first", help="Sunstone (a
 
 def search_options(budget: int = DEFAULT_BUDGET, seed: int = 0,
                    budget_seconds: float | None = DEFAULT_BUDGET_SECONDS, imperfect: bool = False,
-                   tile_first: bool = False) -> SearchOptions:
+                   tile_first: bool = False, constraints: Constraints | None = None) -> SearchOptions:
     """The search options value of the command-line flags (``--imperfect`` pads by up to 15%)."""
     return SearchOptions(budget=budget, seed=seed, budget_seconds=budget_seconds,
-                         imperfect=DEFAULT_WASTE if imperfect else None, tile_first=tile_first)
+                         imperfect=DEFAULT_WASTE if imperfect else None, tile_first=tile_first,
+                         constraints=constraints or Constraints())
 
 
 def parse_layer_list(value: str | None) -> list[str] | None:

@@ -25,7 +25,7 @@ from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.errors import DnnmapError, MappingError
 from dnnmap.mapping.mapping import Mapping
 from dnnmap.search.sampling import CandidateSampler
-from dnnmap.search.space import MapSpace, level_orders
+from dnnmap.search.space import MapSpace, decode
 from dnnmap.workload.ir import Operator
 
 OBJECTIVES = ("latency", "energy", "edp", "dram")
@@ -101,15 +101,15 @@ def _nothing_fits_message(op: Operator, arch: ArchSpec, model: CostModel) -> str
 def exhaustive_search(op: Operator, arch: ArchSpec, objective: str = "edp", max_space: float = 5e6,
                       chunk: int = 200_000, progress: Progress | None = None,
                       space: MapSpace | None = None) -> SearchResult:
-    """Evaluate every candidate of the declared space (factorizations x non-trivial loop orders)."""
+    """Evaluate every candidate of ``space`` (default: the declared space; its factorizations x non-trivial loop
+    orders, shrunk by its constraints)."""
     t0 = time.perf_counter()
     space = space or MapSpace(op, arch)
     model = CostModel(op, arch)
     tables = space.tables()
     sizes = [len(t) for t in tables]
     n_factor = math.prod(sizes)
-    L, D = len(arch.levels), len(op.dim_names)
-    estimate = n_factor * _mean_orders_estimate(tables, L)
+    estimate = n_factor * _mean_orders_estimate(tables, space)
     if estimate > max_space:
         raise SearchSpaceTooLarge(
             f"layer {op.name!r}: the exhaustive space has about {estimate:.2e} mappings (limit {max_space:.0e}); "
@@ -117,9 +117,9 @@ def exhaustive_search(op: Operator, arch: ArchSpec, objective: str = "edp", max_
     best = _Best()
     for start in range(0, n_factor, chunk):
         idx = np.arange(start, min(n_factor, start + chunk))
-        factors = _decode(idx, tables)
+        factors = decode(idx, tables)
         factors = factors[space.spatial_legal(factors)]
-        for fac, order in _expand_orders(factors, L, D):
+        for fac, order in space.expand_orders(factors):
             best.offer(model, space.to_batch(fac, order), objective)
         if progress:
             progress(len(idx))
@@ -150,20 +150,13 @@ def random_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget: 
     return best.result(op, arch, model, t0, "random")
 
 
-def _decode(idx: np.ndarray, tables: list[np.ndarray]) -> np.ndarray:
-    """Mixed-radix decode of candidate indices into (n, D, slots) factors."""
-    out = []
-    rem = idx.copy()
-    for t in reversed(tables):
-        out.append(t[rem % len(t)])
-        rem //= len(t)
-    return np.stack(out[::-1], axis=1)
-
-
-def _mean_orders_estimate(tables: list[np.ndarray], L: int) -> float:
-    """Expected number of loop orders per factor candidate (levels 1..L-1), for the size check."""
+def _mean_orders_estimate(tables: list[np.ndarray], space: MapSpace) -> float:
+    """Expected number of loop orders per factor candidate (levels whose order is not fixed; a relative
+    order constraint is not counted: an upper bound), for the size check."""
     total = 1.0
-    for level in range(1, L):
+    for level in range(len(space.arch.levels)):
+        if space.fixed_order(level) is not None:
+            continue
         probs = [float((t[:, level] > 1).mean()) for t in tables]
         expected = 0.0
         for mask in itertools.product((0, 1), repeat=len(probs)):
@@ -171,21 +164,3 @@ def _mean_orders_estimate(tables: list[np.ndarray], L: int) -> float:
             expected += p * math.factorial(sum(mask))
         total *= expected
     return total
-
-
-def _expand_orders(factors: np.ndarray, L: int, D: int):  # noqa: ANN202 - generator of arrays
-    """Yield (factors, orders) groups: every candidate paired with every order of its non-trivial loops."""
-    if len(factors) == 0:
-        return
-    nontrivial = factors[:, :, :L] > 1  # (B, D, L)
-    keys = np.packbits(nontrivial[:, :, 1:].reshape(len(factors), -1), axis=1)
-    _, inverse = np.unique(keys, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    for g in range(inverse.max() + 1):
-        rows = np.nonzero(inverse == g)[0]
-        mask = nontrivial[rows[0]]
-        per_level = [[tuple(range(D))]] + [level_orders(tuple(np.nonzero(mask[:, lv])[0]), D) for lv in range(1, L)]
-        combos = np.array(list(itertools.product(*per_level)), dtype=np.int64)  # (n_orders, L, D)
-        fac = np.repeat(factors[rows], len(combos), axis=0)
-        order = np.tile(combos, (len(rows), 1, 1))
-        yield fac, order

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from dnnmap.workload.sparsity import op_densities
 MAPPERS = ("auto", "exhaustive", "random", "sunstone", "optimal", "tso", "marvel")
 IMPERFECT_MAPPERS = ("auto", "exhaustive", "random", "sunstone")  # take map_layer's ``imperfect``
 SUNSTONE_MAPPERS = ("auto", "sunstone")  # run the Sunstone walk, so take map_layer's ``tile_first``
+CONSTRAINED_MAPPERS = ("auto", "exhaustive", "random")  # walk the map space, so honour its constraints
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,9 @@ def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str 
     ``options.imperfect``: factors may pad each dimension by up to this fraction of its bound (imperfect
     factorization, docs/search.md); the auto, exhaustive, random and sunstone mappers take it.
     ``options.tile_first``: Sunstone (also under ``auto``) also walks the report's tile-first order
-    (docs/search.md: closes its last 1-2% gaps at ~2.7x the search time)."""
+    (docs/search.md: closes its last 1-2% gaps at ~2.7x the search time). ``options.constraints``: the
+    auto, exhaustive and random mappers walk the constrained map space; ``auto`` then samples ``budget``
+    mappings (random) instead of running Sunstone when the space is too large to enumerate."""
     imperfect, tile_first = options.imperfect, options.tile_first
     if objective not in OBJECTIVES:
         raise UnknownNameError(f"unknown objective {objective!r}; choose from {', '.join(OBJECTIVES)}")
@@ -118,6 +121,10 @@ def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str 
                           f"not of {mapper!r}")
     if tile_first and mapper not in SUNSTONE_MAPPERS:
         raise DnnmapError(f"tile_first is an option of the {', '.join(SUNSTONE_MAPPERS)} mappers, not of {mapper!r}")
+    constrained = not options.constraints.empty
+    if constrained and mapper not in CONSTRAINED_MAPPERS:
+        raise DnnmapError(f"map-space constraints apply to the {', '.join(CONSTRAINED_MAPPERS)} mappers; the "
+                          f"{mapper!r} mapper builds its own candidates and would ignore them")
     if mapper == "sunstone":
         return sunstone_search(op, arch, objective, imperfect=imperfect, tile_first=tile_first)
     if mapper == "tso":
@@ -126,7 +133,7 @@ def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str 
         return marvel_search(op, arch, objective)
     if mapper == "optimal":
         return optimal_search(op, arch, objective, budget_seconds=options.budget_seconds).result
-    space = MapSpace(op, arch, waste=imperfect)
+    space = MapSpace(op, arch, replace(options.constraints, waste=imperfect))
     if mapper in ("auto", "exhaustive"):
         try:
             return exhaustive_search(op, arch, objective, max_space=options.exhaustive_limit if mapper == "auto" else 5e6,
@@ -134,7 +141,8 @@ def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str 
         except SearchSpaceTooLarge:
             if mapper == "exhaustive":
                 raise
-            return sunstone_search(op, arch, objective, imperfect=imperfect, tile_first=tile_first)
+            if not constrained:
+                return sunstone_search(op, arch, objective, imperfect=imperfect, tile_first=tile_first)
     return random_search(op, arch, objective, budget=options.budget, seed=options.seed, progress=progress,
                          space=space)
 
@@ -154,6 +162,7 @@ def select_layers(network: Network, names: list[str] | None) -> list[Operator]:
 def check_search_limits(ops: Sequence[Operator], arch: ArchSpec, options: SearchOptions) -> None:
     """Refuse, before any search, options and layers the mappers cannot finish (dnnmap.limits)."""
     options.check()
+    options.constraints.check(arch, tuple(ops))
     slots = len(arch.levels) + sum(len(lv.fanout.shape) for lv in arch.levels if lv.fanout)
     for op in ops:
         limits.check_map_space(op.name, op.dims, slots, arch.name)

@@ -3,9 +3,10 @@ mapper that runs: ``SearchOptions(budget=2000, seed=1, imperfect=0.15)``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dnnmap import limits
+from dnnmap.search.constraints import Constraints
 
 DEFAULT_BUDGET = 50_000  # random samples per layer (ResNet-50 on Eyeriss: ~5 s, docs/search.md)
 DEFAULT_WASTE = 0.15  # --imperfect: a dimension's factors may pad it by up to 15% (docs/search.md)
@@ -19,7 +20,9 @@ class SearchOptions:
     ``budget``/``seed``: the random mapper's samples per layer and seed. ``budget_seconds``: the optimal
     mapper's time per layer (None: no limit). ``imperfect``: factors may pad each dimension by up to this
     fraction of its bound (imperfect factorization; None: exact factors). ``tile_first``: Sunstone also walks
-    the tile-first order. ``exhaustive_limit``: ``auto`` enumerates spaces up to this many mappings."""
+    the tile-first order. ``exhaustive_limit``: ``auto`` enumerates spaces up to this many mappings.
+    ``constraints``: the map space's constraints (a dataflow, docs/search.md "Constraints"); the auto, exhaustive
+    and random mappers walk the constrained space."""
 
     budget: int = DEFAULT_BUDGET
     seed: int = 0
@@ -27,6 +30,7 @@ class SearchOptions:
     imperfect: float | None = None
     tile_first: bool = False
     exhaustive_limit: float = 2e5
+    constraints: Constraints = field(default_factory=Constraints)
 
     def check(self) -> None:
         """Refuse budgets, seeds and time limits the mappers cannot honour (dnnmap.limits), naming the option."""

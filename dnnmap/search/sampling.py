@@ -5,7 +5,9 @@ per level, then one spatial factor per fan-out axis) and, for every level, a uni
 loop order (Fisher-Yates). Draws whose spatial factors overflow a fan-out axis, or that split
 one dimension over both axes of a 2-D fan-out, are rejected and redrawn - the same space and
 distribution as :meth:`MapSpace.spatial_legal` describes. Writing the mapping arrays directly
-keeps sampling as cheap as evaluating (docs/search.md).
+keeps sampling as cheap as evaluating (docs/search.md). The space's constraints shrink the factor tables
+(:meth:`MapSpace.factor_table`); a level's constrained loop order is kept by putting its loops back in that
+order on the positions the shuffle gave them.
 """
 
 from __future__ import annotations
@@ -37,9 +39,13 @@ def _below(state: np.uint64, n: int) -> int:
 
 @njit(cache=True)
 def _sample(rows: np.ndarray, offsets: np.ndarray, L: int, slot_level: np.ndarray, slot_axis: np.ndarray,
-            slot_size: np.ndarray, n: int, max_draws: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                                              np.ndarray, int]:
-    """Up to ``n`` legal candidates as (temporal, spatial, order, axes) arrays, and the draws made."""
+            slot_size: np.ndarray, chains: np.ndarray, chain_len: np.ndarray, n: int, max_draws: int,
+            seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """Up to ``n`` legal candidates as (temporal, spatial, order, axes) arrays, and the draws made.
+
+    ``chains[j, :chain_len[j]]``: the dimensions whose relative order level ``j`` keeps (outermost first);
+    after the shuffle they are put back, in that order, on the positions they drew (uniform over the
+    orders that keep it)."""
     state = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) | np.uint64(1)
     D = offsets.shape[0] - 1
     S = slot_level.shape[0]
@@ -48,6 +54,10 @@ def _sample(rows: np.ndarray, offsets: np.ndarray, L: int, slot_level: np.ndarra
     order = np.empty((n, L, D), np.int64)
     axes = np.zeros((n, L, D), np.int64)
     pick = np.empty(D, np.int64)
+    in_chain = np.zeros((L, D), np.bool_)
+    for j in range(L):
+        for r in range(chain_len[j]):
+            in_chain[j, chains[j, r]] = True
     used = np.empty(S, np.int64)
     count = 0
     drawn = 0
@@ -90,6 +100,11 @@ def _sample(rows: np.ndarray, offsets: np.ndarray, L: int, slot_level: np.ndarra
                 tmp = order[count, j, d]
                 order[count, j, d] = order[count, j, r]
                 order[count, j, r] = tmp
+            r = 0
+            for p in range(D):
+                if in_chain[j, order[count, j, p]]:
+                    order[count, j, p] = chains[j, r]
+                    r += 1
         count += 1
     return tf[:count], sf[:count], order[:count], axes[:count], drawn
 
@@ -106,7 +121,15 @@ class CandidateSampler:
         self._slot_axis = np.array([s.axis for s in slots], dtype=np.int64)
         self._slot_size = np.array([s.size for s in slots], dtype=np.int64)
         self._L = len(space.arch.levels)
-        self._keeps = MappingBatch.default_keeps(space.op, space.arch)
+        D = len(space.op.dim_names)
+        self._chains = np.zeros((self._L, D), dtype=np.int64)
+        self._chain_len = np.zeros(self._L, dtype=np.int64)
+        for j in range(self._L):
+            chain = space.order_chain(j)
+            self._chains[j, :len(chain)] = chain
+            self._chain_len[j] = len(chain)
+        self._keeps = space.keeps
+        self._layouts = space.constraints.layouts
         self._seed = seed
         self._calls = 0
         self.drawn = 0
@@ -115,7 +138,8 @@ class CandidateSampler:
         """Up to ``n`` legal candidates (fewer when 50 x ``n`` draws find fewer legal ones)."""
         self._calls += 1
         tf, sf, order, axes, drawn = _sample(self._rows, self._offsets, self._L, self._slot_level,
-                                             self._slot_axis, self._slot_size, n, 50 * n,
+                                             self._slot_axis, self._slot_size, self._chains, self._chain_len,
+                                             n, 50 * n,
                                              (self._seed * 1_000_003 + self._calls) % (2**31))
         self.drawn += drawn
-        return MappingBatch(tf, sf, order, self._keeps, (), axes)
+        return MappingBatch(tf, sf, order, self._keeps, self._layouts, axes)

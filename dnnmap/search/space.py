@@ -1,4 +1,6 @@
-"""The declared mapping space: divisor factorizations of every dimension over temporal and spatial slots.
+"""The declared mapping space: divisor factorizations of every dimension over temporal and spatial slots,
+shrunk by :class:`~dnnmap.search.constraints.Constraints` (fixed factors and tiles, spatial dimensions and
+axes, loop orders, bypass, padding, layouts).
 
 Slots are the temporal factor of each level (innermost first) followed by one spatial
 factor per fan-out axis. A candidate assigns every dimension an ordered factorization of
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -24,7 +26,8 @@ import numpy as np
 from dnnmap import limits
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.batch import MappingBatch
-from dnnmap.errors import DnnmapError
+from dnnmap.errors import DnnmapError, MappingError
+from dnnmap.search.constraints import Constraints, LevelConstraints
 from dnnmap.workload.ir import Operator
 
 
@@ -101,12 +104,20 @@ class SpatialSlot:
 
 @dataclass(frozen=True)
 class MapSpace:
-    """Slots and constraints of the declared space for one operator on one architecture."""
+    """The declared space for one operator on one architecture, shrunk by ``constraints``.
+
+    Sub-spaces (Timeloop's map space is their product): per dimension a factorization table over the
+    slots (:meth:`factor_table`), per level a set of loop orders (:meth:`expand_orders`), the bypass
+    (:attr:`keeps`) and the DRAM layouts. ``Constraints()`` gives the whole declared space."""
 
     op: Operator
     arch: ArchSpec
-    spatial_dims: tuple[str, ...] | None = None  # None = every dimension may be spatial
-    waste: float | None = None  # imperfect factorization: padded extent up to (1 + waste) x bound; None = exact
+    constraints: Constraints = field(default_factory=Constraints)
+
+    @property
+    def waste(self) -> float | None:
+        """Imperfect factorization: padded extent up to (1 + waste) x bound; None = exact."""
+        return self.constraints.waste
 
     @property
     def spatial_slots(self) -> tuple[SpatialSlot, ...]:
@@ -117,37 +128,97 @@ class MapSpace:
     def n_slots(self) -> int:
         return len(self.arch.levels) + len(self.spatial_slots)
 
+    def _level(self, i: int) -> LevelConstraints:
+        return self.constraints.level(self.arch.levels[i].name)
+
     def factor_table(self, dim: str) -> np.ndarray:
-        """Factorizations of ``dim`` over the slots; spatial slots capped by their size (and the dim filter).
+        """Factorizations of ``dim`` over the slots; spatial slots capped by their size, then every
+        constraint on ``dim`` applied (fixed factors, tile, spatial dimensions and axes).
 
         Imperfect (``waste``): the ceil splits are taken in slot order with the DRAM temporal factor
-        last, so it is the one that takes what the others leave."""
+        last, so it is the one that takes what the others leave. With a tile fixed at a level, the
+        slots at and below it split the tile (ceil splits up to the padding) and the slots above split
+        ``ceil(bound / product)`` exactly."""
+        tiled = [(i, dict(self._level(i).tile)[dim]) for i in range(len(self.arch.levels))
+                 if dim in dict(self._level(i).tile)]
+        if len(tiled) > 1:
+            raise DnnmapError(f"{self.constraints.prefix()}dimension {dim} has a tile at more than one level")
+        table = self._tiled_table(dim, *tiled[0]) if tiled else self._whole_table(dim)
+        table = table[self._keep_rows(dim, table)]
+        if len(table) == 0:
+            raise MappingError(f"layer {self.op.name!r}: no factorization of dimension {dim} = "
+                               f"{self.op.bound(dim)} satisfies the {self.constraints.name or 'given'} constraints "
+                               f"on {self.arch.name!r}")
+        return table
+
+    def _whole_table(self, dim: str) -> np.ndarray:
         bound = self.op.bound(dim)
         L = len(self.arch.levels)
         if self.waste is None:
-            table = ordered_factorizations(bound, self.n_slots)
+            return ordered_factorizations(bound, self.n_slots)
+        chain = [s for s in range(self.n_slots) if s != L - 1] + [L - 1]
+        cap = padded_cap(bound, self.waste)
+        rows = count_ceil_factorizations(bound, self.n_slots, cap)
+        if rows > limits.MAX_SPLITS:
+            raise DnnmapError(f"layer {self.op.name!r}: dimension {dim} = {bound:,} has {rows:,} imperfect splits "
+                              f"over {self.n_slots} loop slots with {self.waste:.0%} padding (limit "
+                              f"{limits.MAX_SPLITS:,}); use --mapper sunstone, which does not tabulate them")
+        built = ceil_factorizations(bound, self.n_slots, cap)
+        table = np.empty_like(built)
+        table[:, chain] = built
+        return table
+
+    def _tiled_table(self, dim: str, level: int, tile: int) -> np.ndarray:
+        """Rows whose slots at and below ``level`` split ``tile`` (rows in their lexicographic order) and
+        whose slots above split what the tile leaves."""
+        L = len(self.arch.levels)
+        below = list(range(level + 1)) + [L + k for k, s in enumerate(self.spatial_slots) if s.level <= level]
+        above = [s for s in range(self.n_slots) if s not in below]
+        if self.waste is None:
+            inner = ordered_factorizations(tile, len(below))
         else:
-            chain = [s for s in range(self.n_slots) if s != L - 1] + [L - 1]
-            cap = padded_cap(bound, self.waste)
-            rows = count_ceil_factorizations(bound, self.n_slots, cap)
-            if rows > limits.MAX_SPLITS:
-                raise DnnmapError(f"layer {self.op.name!r}: dimension {dim} = {bound:,} has {rows:,} imperfect splits "
-                                  f"over {self.n_slots} loop slots with {self.waste:.0%} padding (limit "
-                                  f"{limits.MAX_SPLITS:,}); use --mapper sunstone, which does not tabulate them")
-            built = ceil_factorizations(bound, self.n_slots, cap)
-            table = np.empty_like(built)
-            table[:, chain] = built
+            inner = ceil_factorizations(tile, len(below), padded_cap(tile, self.waste))
+        prods = inner.prod(axis=1)
+        outer = {int(p): ordered_factorizations(-(-self.op.bound(dim) // int(p)), len(above)) for p in np.unique(prods)}
+        counts = np.array([len(outer[int(p)]) for p in prods], dtype=np.int64)
+        table = np.ones((int(counts.sum()), self.n_slots), dtype=np.int64)
+        table[:, below] = np.repeat(inner, counts, axis=0)
+        table[:, above] = np.concatenate([outer[int(p)] for p in prods])
+        return table
+
+    def _keep_rows(self, dim: str, table: np.ndarray) -> np.ndarray:
+        """Rows within the fan-out sizes and every fixed factor, spatial-dimension and axis constraint."""
+        L = len(self.arch.levels)
         keep = np.ones(len(table), dtype=bool)
         for k, slot in enumerate(self.spatial_slots):
-            limit = slot.size if (self.spatial_dims is None or dim in self.spatial_dims) else 1
-            keep &= table[:, L + k] <= limit
-        return table[keep]
+            allowed = self._level(slot.level).spatial_dims
+            limit = slot.size if allowed is None or dim in allowed else 1
+            axis = dict(self._level(slot.level).axes).get(dim)
+            keep &= table[:, L + k] <= (limit if axis is None or axis == slot.axis else 1)
+        for i in range(L):
+            c = self._level(i)
+            if dim in dict(c.temporal):
+                keep &= table[:, i] == dict(c.temporal)[dim]
+            if dim in dict(c.spatial):
+                cols = [L + k for k, s in enumerate(self.spatial_slots) if s.level == i]
+                keep &= table[:, cols].prod(axis=1) == dict(c.spatial)[dim]
+        return keep
 
     def tables(self) -> list[np.ndarray]:
         return [self.factor_table(d) for d in self.op.dim_names]
 
+    @property
+    def keeps(self) -> np.ndarray:
+        """(L, T) bool: tensor ``j`` stored at level ``i`` (the architecture's, or the constraints' ``keep``)."""
+        keeps = MappingBatch.default_keeps(self.op, self.arch)
+        for i in range(len(self.arch.levels)):
+            keep = self._level(i).keep
+            if keep is not None:
+                keeps[i] = [t.role in keep for t in self.op.tensors]
+        return keeps
+
     def to_batch(self, factors: np.ndarray, order: np.ndarray) -> MappingBatch:
-        """Slot factors (B, D, slots) and orders (B, L, D) -> a :class:`MappingBatch` (default bypass)."""
+        """Slot factors (B, D, slots) and orders (B, L, D) -> a :class:`MappingBatch` (the space's bypass and layouts)."""
         B, D, _ = factors.shape
         L = len(self.arch.levels)
         temporal = np.transpose(factors[:, :, :L], (0, 2, 1)).copy()
@@ -157,7 +228,7 @@ class MapSpace:
             f = factors[:, :, L + k]
             spatial[:, slot.level, :] *= f
             axes[:, slot.level, :] = np.where(f > 1, slot.axis, axes[:, slot.level, :])
-        return MappingBatch(temporal, spatial, order, MappingBatch.default_keeps(self.op, self.arch), (), axes)
+        return MappingBatch(temporal, spatial, order, self.keeps, self.constraints.layouts, axes)
 
     def spatial_legal(self, factors: np.ndarray) -> np.ndarray:
         """Rows whose spatial slot factors fit each fan-out axis; a dim is split on one axis per level."""
@@ -172,11 +243,59 @@ class MapSpace:
                 ok &= ((factors[:, :, cols] > 1).sum(axis=2) <= 1).all(axis=1)
         return ok
 
+    def order_chain(self, level: int) -> tuple[int, ...]:
+        """Dimension indices of the level's constrained relative order, outermost first (those the layer has)."""
+        order = self._level(level).order or ()
+        return tuple(self.op.dim_names.index(d) for d in order if d in self.op.dim_names)
 
-def level_orders(dims_nontrivial: tuple[int, ...], D: int) -> list[tuple[int, ...]]:
-    """All orders of the non-trivial loops of a level (trivial loops appended innermost: lossless)."""
+    def fixed_order(self, level: int) -> tuple[int, ...] | None:
+        """The level's one loop order when it is fixed, else None: a constrained order naming every dimension;
+        level 0's, whose order no count depends on: its constrained loops first, the others in dimension order."""
+        chain = self.order_chain(level)
+        if len(chain) == len(self.op.dim_names) or level == 0:
+            return chain + tuple(d for d in range(len(self.op.dim_names)) if d not in chain)
+        return None
+
+    def expand_orders(self, factors: np.ndarray):  # noqa: ANN201 - generator of arrays
+        """Yield (factors, orders) groups: every candidate paired with every allowed order of the
+        non-trivial loops of each level whose order is not fixed (trivial loops innermost: lossless)."""
+        if len(factors) == 0:
+            return
+        L, D = len(self.arch.levels), len(self.op.dim_names)
+        fixed = [self.fixed_order(lv) for lv in range(L)]
+        free = [lv for lv in range(L) if fixed[lv] is None]
+        nontrivial = factors[:, :, :L] > 1  # (B, D, L)
+        keys = np.packbits(nontrivial[:, :, free].reshape(len(factors), -1), axis=1)
+        _, inverse = np.unique(keys, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        for g in range(inverse.max() + 1):
+            rows = np.nonzero(inverse == g)[0]
+            mask = nontrivial[rows[0]]
+            per_level = [[fixed[lv]] if fixed[lv] is not None else
+                         level_orders(tuple(np.nonzero(mask[:, lv])[0]), D, self.order_chain(lv)) for lv in range(L)]
+            combos = np.array(list(itertools.product(*per_level)), dtype=np.int64)  # (n_orders, L, D)
+            yield np.repeat(factors[rows], len(combos), axis=0), np.tile(combos, (len(rows), 1, 1))
+
+
+def decode(idx: np.ndarray, tables: list[np.ndarray]) -> np.ndarray:
+    """Mixed-radix decode of candidate indices into (n, D, slots) factors (one row of each dimension's table)."""
+    out = []
+    rem = idx.copy()
+    for t in reversed(tables):
+        out.append(t[rem % len(t)])
+        rem //= len(t)
+    return np.stack(out[::-1], axis=1)
+
+
+def level_orders(dims_nontrivial: tuple[int, ...], D: int, chain: tuple[int, ...] = ()) -> list[tuple[int, ...]]:
+    """All orders of the non-trivial loops of a level (trivial loops appended innermost: lossless) in which
+    the loops of ``chain`` that are non-trivial keep its relative order."""
     rest = tuple(d for d in range(D) if d not in dims_nontrivial)
-    return [perm + rest for perm in itertools.permutations(dims_nontrivial)]
+    listed = [d for d in chain if d in dims_nontrivial]
+    perms = itertools.permutations(dims_nontrivial)
+    if listed:
+        perms = (p for p in perms if [d for d in p if d in listed] == listed)
+    return [perm + rest for perm in perms]
 
 
 @lru_cache(maxsize=65536)

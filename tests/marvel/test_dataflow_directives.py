@@ -18,6 +18,7 @@ from dnnmap.search.marvel.dataflows import BASELINES
 from dnnmap.search.marvel.mapper import marvel_search
 from dnnmap.search.marvel.onchip import MarvelOptions
 from dnnmap.search.sampling import CandidateSampler
+from dnnmap.search.constraints import Constraints
 from dnnmap.search.space import MapSpace
 from dnnmap.workload.ops import conv2d, depthwise, fully_connected
 
@@ -61,7 +62,7 @@ def test_baseline_dataflows_round_trip(op):
 def test_random_mappings_round_trip(arch_name, waste):
     arch = load_arch(arch_name)
     op = conv2d("r", 6, 10, 9, 3, stride=2)
-    batch = CandidateSampler(MapSpace(op, arch, waste=waste), seed=3).sample(150)
+    batch = CandidateSampler(MapSpace(op, arch, Constraints(waste=waste)), seed=3).sample(150)
     mappings = [batch.mapping(i, op, arch) for i in range(len(batch))]
     if waste is not None:
         assert any(m.total(d) > b for m in mappings for d, b in op.dims)  # padded edge tiles are covered

@@ -17,6 +17,7 @@ from dnnmap.mapping.mapping import Mapping, validate_mapping
 from dnnmap.search.mappers import exhaustive_search, random_search
 from dnnmap.search.network import map_layer
 from dnnmap.search.options import SearchOptions
+from dnnmap.search.constraints import Constraints
 from dnnmap.search.space import (MapSpace, ceil_factorizations, count_ceil_factorizations, factor_candidates,
                                  ordered_factorizations, padded_cap)
 from dnnmap.search.sunstone.mapper import sunstone_search
@@ -87,12 +88,12 @@ def test_map_space_tables_are_a_superset_and_refuse_huge_tables() -> None:
     op = LAYERS[0]
     for dim in op.dim_names:
         exact = {tuple(r) for r in MapSpace(op, MINI).factor_table(dim).tolist()}
-        padded = MapSpace(op, MINI, waste=WASTE).factor_table(dim)
+        padded = MapSpace(op, MINI, Constraints(waste=WASTE)).factor_table(dim)
         assert exact <= {tuple(r) for r in padded.tolist()}
         assert (padded.prod(axis=1) >= op.bound(dim)).all()
     big = ops.matmul("big", 50176, 1, 1)  # 1.5 M ceil splits of 50176 over eyeriss' 5 slots at 15%
     with pytest.raises(DnnmapError, match="imperfect splits"):
-        MapSpace(big, load_arch("eyeriss"), waste=0.15).factor_table("M")
+        MapSpace(big, load_arch("eyeriss"), Constraints(waste=0.15)).factor_table("M")
 
 
 # ---- the Sunstone walk, proven by the simulator -------------------------------------------------
@@ -161,15 +162,15 @@ def test_exhaustive_and_random_over_the_imperfect_space() -> None:
         {"name": "DRAM", "read_energy": 50, "write_energy": 50, "fanout": {"shape": [4], "hop_energy": 1}}]})
     for objective in ("edp", "latency"):
         exact = exhaustive_search(op, arch, objective)
-        padded = exhaustive_search(op, arch, objective, space=MapSpace(op, arch, waste=WASTE))
+        padded = exhaustive_search(op, arch, objective, space=MapSpace(op, arch, Constraints(waste=WASTE)))
         assert padded.cost.objective(objective)[0] <= exact.cost.objective(objective)[0]
         _model_bounds_sim(op, arch, padded.mapping, padded.cost)
-        sampled = random_search(op, arch, objective, budget=2000, seed=3, space=MapSpace(op, arch, waste=WASTE))
+        sampled = random_search(op, arch, objective, budget=2000, seed=3, space=MapSpace(op, arch, Constraints(waste=WASTE)))
         validate_mapping(sampled.mapping, op, arch)
         _model_bounds_sim(op, arch, sampled.mapping, sampled.cost)
     # latency: exact divisors fill at most 3 of the 4 lanes (M3), 10 steps; K5 split 2 x 3 (6 >= 5) beside
     # N2 fills all 4, 9 steps
-    lat = exhaustive_search(op, arch, "latency", space=MapSpace(op, arch, waste=WASTE))
+    lat = exhaustive_search(op, arch, "latency", space=MapSpace(op, arch, Constraints(waste=WASTE)))
     assert is_imperfect(op, lat.mapping)
     assert lat.cost.compute_cycles[0] < exhaustive_search(op, arch, "latency").cost.compute_cycles[0]
 

@@ -1,4 +1,4 @@
-"""Marvel's baseline dataflows (Marvel Sec. 4.2, Fig. 8) as constraints on the on-chip map space.
+"""Marvel's baseline dataflows (Marvel Sec. 4.2, Fig. 8) as constraints on the core map space (``Dataflow.constraints``).
 
 A dataflow here is the set of loops that may run in parallel across the PEs (Marvel's level-2
 tiles > 1), written in Marvel's letters: K, C (channels), R, S (filter height, width), Q, P
@@ -18,6 +18,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.search.constraints import Constraints
 from dnnmap.workload.ir import Operator
 
 MARVEL_LOOPS = ("K", "C", "R", "S", "Q", "P")  # Marvel's loops (N = 1 is off-chip)
@@ -59,6 +61,16 @@ class Dataflow:
     def ir_dims(self, op: Operator) -> frozenset[str]:
         """The IR dimensions of ``op`` this dataflow may split across PEs."""
         return frozenset(d for d in (ir_dim(op, x) for x in self.parallel) if d is not None)
+
+    def constraints(self, op: Operator, arch: ArchSpec) -> Constraints:
+        """The dataflow as constraints on the map space of ``op`` on ``arch``: at every fan-out only its
+        loops may be split (on any axis)."""
+        dims = tuple(sorted(self.ir_dims(op)))
+        out = Constraints(name=self.name)
+        for lv in arch.levels:
+            if lv.fanout is not None:
+                out = out.with_level(lv.name, spatial_dims=dims)
+        return out
 
 
 RS_LIKE = Dataflow("RS-like", ("Q", "R"))

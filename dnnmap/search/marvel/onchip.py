@@ -24,20 +24,21 @@ Pruning switches (Marvel Sec. 3.2, Sec. 4 methodology), each a filter on that sp
   unchanged by exchanging width and height (P <-> Q, R <-> S), a factor choice and its mirror
   cost the same: only the lexicographically smaller of the two is priced. Lossless.
 * ``parallel``: a dataflow (``dataflows.Dataflow``): only its loops may be split across PEs
-  (Marvel's RS-, DLA- and ShiDianNao-like baselines; R and S may then be spatial even with
-  ``unroll_rs``, which keeps them off the temporal levels above L1).
+  (Marvel's RS-, DLA- and ShiDianNao-like baselines, ``Dataflow.constraints``; R and S may then be
+  spatial even with ``unroll_rs``, which keeps them off the temporal levels above L1).
 * ``l1_buffers``: every level below L2 holds its tile double-buffered (capacity / 2). Lossy.
 * buffer-size pruning: a lower bound of each tile's words (the largest term of every axis) is
   checked before pricing; the core model checks the exact tiles.
 
-Every candidate is priced by ``CostModel`` (no second cost model). When the constrained space
+The level-3 tile, the DRAM order and layouts, ``unroll_rs``, ``parallel`` and the padding are constraints on
+the core map space (``onchip_constraints``, ``search/constraints.py``): its factor tables and order expansion
+are the exhaustive mapper's. The other switches prune the walk. Every candidate is priced by ``CostModel`` (no second cost model). When the constrained space
 still has more than ``max_candidates`` factor choices, a uniform random subset (``seed``) is
 priced (reported as ``sampled``).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field, replace
 
@@ -50,9 +51,8 @@ from dnnmap.errors import DnnmapError, MappingError
 from dnnmap.search.marvel.dataflows import Dataflow
 from dnnmap.search.marvel.db_model import DbSettings
 from dnnmap.search.marvel.offchip import OffchipResult
-from dnnmap.search.mappers import _decode
-from dnnmap.search.space import touched_lower
-from dnnmap.search.space import MapSpace, ceil_factorizations, level_orders, ordered_factorizations, padded_cap
+from dnnmap.search.constraints import Constraints
+from dnnmap.search.space import MapSpace, decode, touched_lower
 from dnnmap.workload.ir import Operator
 
 
@@ -108,41 +108,38 @@ def buffered_view(arch: ArchSpec, buffers: int) -> ArchSpec:
     return arch.model_copy(update={"levels": levels})
 
 
+def onchip_constraints(op: Operator, arch: ArchSpec, off: OffchipResult, options: MarvelOptions) -> Constraints:
+    """Marvel's on-chip step as constraints on the core map space: the dataflow's parallel loops (any
+    loop without one), the level-3 tile held under DRAM, R and S off the temporal levels between L1 and
+    DRAM (``unroll_rs``), the DRAM loop order and the layouts of ``off``, the padding of the prologue and
+    epilogue tiles (``divisor_only`` off)."""
+    L, names = len(arch.levels), [lv.name for lv in arch.levels]
+    base = Constraints() if options.parallel is None else options.parallel.constraints(op, arch)
+    dram = [d for d in off.order] + [d for d in op.dim_names if d not in off.order]
+    out = base.with_level(names[L - 2], tile=tuple(zip(op.dim_names, (int(t) for t in off.tile))))
+    out = out.with_level(names[L - 1], order=tuple(dram))
+    if options.unroll_rs:
+        for i in range(1, L - 1):
+            out = out.with_level(names[i], temporal=tuple((d, 1) for d in ("R", "S") if d in op.dim_names))
+    return replace(out, waste=None if options.divisor_only else options.prologue_padding,
+                   layouts=off.space.core_layouts(off.choice))
+
+
 class OnchipSpace:
-    """The declared space of ``op`` on ``arch`` with the DRAM factors, order and layouts of ``off`` fixed."""
+    """The declared space of ``op`` on ``arch`` under :func:`onchip_constraints` and Marvel's pruning switches."""
 
     def __init__(self, op: Operator, arch: ArchSpec, off: OffchipResult, options: MarvelOptions) -> None:
         self.op, self.arch, self.off, self.options = op, arch, off, options
-        self.space = MapSpace(op, arch)
         self.L = len(arch.levels)
-        self.slots = self.space.spatial_slots
-        if any(s.level == self.L - 1 and s.size > 1 for s in self.slots):
+        slots = MapSpace(op, arch).spatial_slots
+        if any(s.level == self.L - 1 and s.size > 1 for s in slots):
             raise DnnmapError(f"architecture {arch.name!r}: the Marvel mapper needs one shared buffer under DRAM; "
                               "DRAM has a fan-out")
+        self.space = MapSpace(op, arch, onchip_constraints(op, arch, off, options))
+        self.slots = slots
         self.parallel = None if options.parallel is None else options.parallel.ir_dims(op)
-        self.tables = [self._table(d, t) for d, t in zip(op.dim_names, off.tile)]
+        self.tables = self.space.tables()
         self.mirror = mirror_permutation(op, off, self.parallel) if options.symmetry else None
-
-    def _table(self, dim: str, tile: int) -> np.ndarray:
-        """(rows, slots) factorizations of the level-3 tile of ``dim`` in MapSpace's slot layout: exact
-        divisors, or (``divisor_only`` off) the core's ceil-split chains padded by at most
-        ``prologue_padding``; the DRAM factor is what the on-chip tile leaves (``ceil``)."""
-        L = self.L
-        onchip = [i for i in range(L - 1)] + [L + k for k, s in enumerate(self.slots) if s.level < L - 1]
-        if self.options.divisor_only:
-            facs = ordered_factorizations(tile, len(onchip))
-        else:
-            facs = ceil_factorizations(tile, len(onchip), padded_cap(tile, self.options.prologue_padding))
-        full = np.ones((len(facs), self.space.n_slots), dtype=np.int64)
-        full[:, onchip] = facs
-        full[:, L - 1] = -(-self.op.bound(dim) // facs.prod(axis=1))
-        keep = np.ones(len(full), dtype=bool)
-        may_split = self.parallel is None or dim in self.parallel
-        for k, s in enumerate(self.slots):
-            keep &= full[:, L + k] <= (s.size if may_split else 1)
-        if self.options.unroll_rs and dim in ("R", "S"):
-            keep &= (full[:, 1:L - 1] == 1).all(axis=1)
-        return full[keep]
 
     @property
     def size(self) -> int:
@@ -150,7 +147,7 @@ class OnchipSpace:
 
     def decode(self, idx: np.ndarray) -> np.ndarray:
         """Mixed-radix indices -> (n, D, slots) factors (the exhaustive mapper's decoding)."""
-        return _decode(idx, self.tables)
+        return decode(idx, self.tables)
 
     def prune(self, fac: np.ndarray, min_util: float) -> np.ndarray:
         """Rows passing the fan-out, parallel-loop, utilization and capacity-lower-bound switches."""
@@ -188,23 +185,8 @@ class OnchipSpace:
 
     def batches(self, fac: np.ndarray):  # noqa: ANN201 - generator of MappingBatch
         """Every row with every order of the non-trivial loops of the levels between L1 and DRAM."""
-        L, D = self.L, len(self.op.dim_names)
-        dram = np.array([self.op.dim_names.index(d) for d in self.off.order], dtype=np.int64)
-        dram = np.concatenate([dram, [k for k in range(D) if k not in dram]])
-        layouts = self.off.space.core_layouts(self.off.choice)
-        nontrivial = fac[:, :, 1:L - 1] > 1
-        keys = np.packbits(nontrivial.reshape(len(fac), -1), axis=1)
-        _, inverse = np.unique(keys, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        for g in range(inverse.max() + 1 if len(fac) else 0):
-            rows = np.nonzero(inverse == g)[0]
-            mask = nontrivial[rows[0]]
-            per_level = [[tuple(range(D))]] + [level_orders(tuple(np.nonzero(mask[:, j])[0]), D)
-                                               for j in range(L - 2)] + [[tuple(dram)]]
-            combos = np.array(list(itertools.product(*per_level)), dtype=np.int64)
-            f = np.repeat(fac[rows], len(combos), axis=0)
-            order = np.tile(combos, (len(rows), 1, 1))
-            yield replace(self.space.to_batch(f, order), layouts=layouts)
+        for f, order in self.space.expand_orders(fac):
+            yield self.space.to_batch(f, order)
 
 
 def mirror_permutation(op: Operator, off: OffchipResult, parallel: frozenset[str] | None) -> np.ndarray | None:
