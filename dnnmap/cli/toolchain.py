@@ -11,14 +11,13 @@ from dnnmap.api import resolve_network
 from dnnmap.cli.console import stdout_console
 from dnnmap.cli.errors import user_errors
 from dnnmap.cli.options import INPUT_SHAPE_HELP, output_path, parse_input_shapes
-from dnnmap.errors import DnnmapError, InputFileError, UnknownNameError
 from dnnmap.limits import check_seed
 from dnnmap.report.tables import si
+from dnnmap.targets import registry
+from dnnmap.targets.registry import CompileOptions, SimulateOptions, Target
 from dnnmap.workload import zoo
 from dnnmap.workload.importers import import_model, save_network
 from dnnmap.workload.ir import Network
-
-TARGETS = ("nve", "nmp")
 
 
 @user_errors
@@ -45,23 +44,26 @@ def import_command(
               markup=False)
 
 
-def _compile_source(net: str) -> Network | Path:
-    """An NVE XML description is passed on as a path; other files and zoo names become networks."""
+def _compile_source(target: Target, net: str) -> Network | Path:
+    """A file the target reads itself (its ``source_suffixes``, e.g. NVE XML) is passed on as a path; other
+    files and zoo names become networks."""
     path = Path(net)
-    return path if path.suffix.lower() == ".xml" else resolve_network(net)
+    return path if path.suffix.lower() in target.source_suffixes else resolve_network(net)
 
 
 @user_errors
 def compile_command(
-    net: Annotated[str, typer.Argument(help="network: NVE XML description, dnnmap network file, model file or "
-                                            "zoo name")],
+    net: Annotated[str, typer.Argument(help="network: dnnmap network file, model file or zoo name (nve: also an "
+                                            "NVE XML description)")],
     output: Annotated[Path, typer.Option("--output", "-o", parser=output_path, help="output directory")],
-    target: Annotated[str, typer.Option(help=f"code generator; one of {', '.join(TARGETS)}")] = "nve",
+    target: Annotated[str, typer.Option(help=f"code generator; one of {', '.join(registry.names())}")] = "nve",
+    spec: Annotated[Optional[Path], typer.Option(help="nve: the NVE machine spec YAML (default the built-in "
+                                                      "spec; docs/nve.md section 2)")] = None,
+    arch: Annotated[Optional[str], typer.Option(help="nmp: the architecture, a preset name or YAML file "
+                                                     "(default the nmp preset)")] = None,
     opt_level: Annotated[Optional[int], typer.Option("--opt-level", "-O", help="nve: optimization level 0-3 "
                                                      "(default 3)")] = None,
-    spec: Annotated[Optional[Path], typer.Option(help="target spec YAML (default: the built-in NVE spec; "
-                                                          "nmp: an architecture YAML, default the nmp preset)")] = None,
-    skip_unsupported: Annotated[bool, typer.Option(help="skip layers the target cannot run instead of "
+    skip_unsupported: Annotated[bool, typer.Option(help="nve: skip layers the target cannot run instead of "
                                                         "failing")] = False,
     bits: Annotated[Optional[int], typer.Option(help="nmp: fixed-point width, 8 or 16 (default 16)")] = None,
     seed: Annotated[Optional[int], typer.Option(help="nmp: seed of the random weights (default 0)")] = None,
@@ -69,70 +71,31 @@ def compile_command(
                                                         "optional LAYER/bn_*) instead of random ones")] = None,
 ) -> None:
     """Compile a network into programs, binaries and a manifest for an accelerator target."""
-    if target not in TARGETS:
-        raise UnknownNameError(f"unknown target {target!r}; targets: {', '.join(TARGETS)}")
-    if target == "nmp":
-        if opt_level is not None or skip_unsupported:
-            raise DnnmapError("--opt-level and --skip-unsupported apply to --target nve only (the NMP target "
-                              "compiles every layer or refuses the network)")
-        _compile_nmp(net, output, spec, bits, seed, params)
-        return
-    if bits is not None or seed is not None or params is not None:
-        raise DnnmapError("--bits, --seed and --params apply to --target nmp only")
-    from dnnmap.targets.nve import compile_network
-
-    result = compile_network(_compile_source(net), output, spec, 3 if opt_level is None else opt_level,
-                             skip_unsupported)
+    chosen = registry.get(target)
+    options = CompileOptions(spec=spec, arch=arch, opt_level=opt_level, skip_unsupported=skip_unsupported,
+                             bits=bits, seed=seed, params=params)
+    registry.check_options(chosen, options)
+    if seed is not None:
+        check_seed(seed)
+    result = chosen.compile(_compile_source(chosen, net), output, options)
     stdout_console().print(result.summary(), markup=False)
-
-
-def _compile_nmp(net: str, output: Path, spec: Path | None, bits: int | None, seed: int | None,
-                 params: Path | None) -> None:
-    from dnnmap.arch.spec import load_arch
-    from dnnmap.targets.nmp import compile_network as compile_nmp
-
-    check_seed(seed or 0)
-    arch = load_arch(spec) if spec is not None else None
-    result = compile_nmp(resolve_network(net), output, 16 if bits is None else bits, seed or 0, arch, params)
-    stdout_console().print(result.summary(), markup=False)
-
-
-def _is_nmp_output(out_dir: Path) -> bool:
-    """Whether ``out_dir`` holds an NMP compilation (its manifest's format), else it is treated as NVE's."""
-    from dnnmap.fileio import load_data
-
-    path = out_dir / "manifest.json"
-    if not path.is_file():
-        return False
-    data = load_data(path, "manifest", fmt="json")
-    return isinstance(data, dict) and str(data.get("format", "")).startswith("dnnmap-nmp/")
 
 
 @user_errors
 def simulate_command(
-    out_dir: Annotated[Path, typer.Argument(help="directory written by `dnnmap compile`")],
-    full_frame: Annotated[bool, typer.Option(help="simulate the compiled frame size (seconds per layer) instead of a "
-                                                  "reduced frame")] = False,
+    out_dir: Annotated[Path, typer.Argument(help="directory written by `dnnmap compile` (its manifest names the "
+                                                 "target)")],
+    full_frame: Annotated[bool, typer.Option(help="nve: simulate the compiled frame size (seconds per layer) "
+                                                  "instead of a reduced frame")] = False,
     seed: Annotated[int, typer.Option(help="seed of the random pixels and weights")] = 0,
 ) -> None:
-    """Run compiled programs (NVE or NMP) on their simulator and check outputs bit-exactly (exit 1 if not)."""
-    from dnnmap.targets.nve import run_compiled
-
+    """Run compiled programs on the simulator of the target that wrote them and check outputs bit-exactly
+    (exit 1 if not)."""
     check_seed(seed)
-    if not (out_dir / "manifest.json").is_file():
-        raise InputFileError(f"{out_dir / 'manifest.json'}: no manifest; run the compiler first "
-                             "(`dnnmap compile NET --target nve|nmp -o DIR`)")
-    if _is_nmp_output(out_dir):
-        if full_frame:
-            raise DnnmapError("--full-frame applies to NVE outputs; an NMP run always simulates the whole network")
-        from dnnmap.targets.nmp import run_compiled as run_nmp
-
-        nmp = run_nmp(out_dir, seed=seed)
-        stdout_console().print(nmp.summary(), markup=False)
-        if not (nmp.bit_exact and nmp.within_tolerance):
-            raise typer.Exit(1)
-        return
-    result = run_compiled(out_dir, full_frame=full_frame, seed=seed)
+    target = registry.target_of_folder(out_dir)
+    options = SimulateOptions(seed=seed, full_frame=full_frame)
+    registry.check_options(target, options)
+    result = target.simulate(out_dir, options)
     stdout_console().print(result.summary(), markup=False)
-    if not result.bit_exact:
+    if not result.passed:
         raise typer.Exit(1)

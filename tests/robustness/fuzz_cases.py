@@ -684,7 +684,7 @@ def hw_option_case(b: Bases, rng: random.Random, i: int) -> Outcome:
         ["compile", "lenet5", "--target", "nmp", "-o", str(out / "c"), "--bits", value],
         ["compile", "lenet5", "--target", "nmp", "-o", str(out / "c"), "--seed", value],
         ["compile", "lenet5", "--target", "nmp", "-o", str(out / "c"), "-O", value],
-        ["compile", "lenet5", "--target", "nmp", "-o", str(out / "c"), "--spec", rng.choice(["eyeriss", "nmp", path])],
+        ["compile", "lenet5", "--target", "nmp", "-o", str(out / "c"), "--arch", rng.choice(["eyeriss", "nmp", path])],
         ["compile", "lenet5", "--target", "nmp", "-o", str(out / "c"), "--params",
          rng.choice([str(b.nmp / "params.npz"), str(b.nmp / "weights.bin"), path])],
         ["simulate", rng.choice([str(b.nmp), path]), "--seed", value],

@@ -75,6 +75,11 @@ class NmpSimulation:
     def within_tolerance(self) -> bool:
         return self.run.float_error <= FLOAT_TOLERANCE[self.compiled.quant.bits]
 
+    @property
+    def passed(self) -> bool:
+        """Every layer bit-exact and the output within the float tolerance (``dnnmap simulate`` exits 0)."""
+        return self.bit_exact and self.within_tolerance
+
     def summary(self) -> str:
         c, r = self.compiled, self.run
         m = c.machine

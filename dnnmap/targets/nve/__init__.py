@@ -71,6 +71,11 @@ class IssRunResult:
     def bit_exact(self) -> bool:
         return all(s.bit_exact for s in self.layers)
 
+    @property
+    def passed(self) -> bool:
+        """The verdict ``dnnmap simulate`` exits on: every output bit-exact."""
+        return self.bit_exact
+
     def summary(self) -> str:
         lines = [f"ISS run of {self.out_dir}: {'all outputs bit-exact' if self.bit_exact else 'MISMATCHES'}"]
         for s in self.layers:
