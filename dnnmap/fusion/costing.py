@@ -1,12 +1,17 @@
-"""Cost of a fused layer: the core mapper's result on its share, with Eq. 6 as its DRAM traffic.
+"""Cost of a fused layer: the core mapper's result on its share, with Eq. 6 as its off-chip traffic.
 
 HW-Flow-Fusion Sec. 3.8/5.2: fusion changes only the off-chip communication; intermediate maps
 still pass through the on-chip buffer. So a fused layer costs what the core cost model says
-for its mapping on its hardware share (MACs, register files, NoC, buffer), minus that mapping's
-own DRAM energy and time, plus the layer's part of the group's Eq. 6 volume priced with the
-same DRAM energies and transfer model. Latency is ``max(compute, on-chip level cycles, DRAM
-cycles)`` as in the core model (``overlap: true``; their sum otherwise); a group's latency is the
-sum of its layers' (Table 5 sums per-layer contributions, G2), also for spatial fusion.
+for its mapping on its hardware share (MACs, register files, NoC, buffer reads to the array and
+updates from it), except the transfers between the chip and DRAM: those are exactly the layer's
+part of the group's Eq. 6 volume, on both sides of the boundary. DRAM reads and writes those
+words, and the buffer fills and drains only those words (:func:`fused_counts`): a map produced
+inside the group is neither drained to DRAM by its producer nor filled from DRAM at its consumer.
+Energy and level cycles are the core model's prices of these counts. Latency is ``max(compute,
+on-chip level cycles, DRAM cycles)`` as in the core model (``overlap: true``; their sum
+otherwise); a group's latency is the sum of its layers' (Table 5 sums per-layer contributions,
+G2), also for spatial fusion. ``tests/fusion/test_proof.py`` checks these counts against the
+literal executor's.
 """
 
 from __future__ import annotations
@@ -14,10 +19,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.transfer import dram_transfer_seconds
 from dnnmap.fusion.volume import LayerTraffic
+from dnnmap.mapping.mapping import Mapping
 from dnnmap.search.mappers import SearchResult
+from dnnmap.sim.metrics import bandwidth_cycles
 
 
 @dataclass(frozen=True)
@@ -77,26 +86,80 @@ def dram_terms(arch: ArchSpec, traffic: LayerTraffic) -> tuple[DramTerm, ...]:
                           words[role] * arch.dram.energy_of(role, action)) for role, action in DRAM_TERMS)
 
 
-def fused_cycle_parts(result: SearchResult, arch: ArchSpec, dram_bytes: float) -> dict[str, float]:
-    """The fused layer's latency parts: ``compute``, its busiest on-chip level and the DRAM level moving
-    ``dram_bytes`` (keys are level names). Latency is their maximum (``overlap: true``) or their sum."""
-    c = result.cost
-    parts = {"compute": float(c.compute_cycles[0])}
-    onchip = c.level_cycles[0, :-1]
-    if onchip.size:
-        busiest = int(onchip.argmax())
-        parts[arch.levels[busiest].name] = float(onchip[busiest])
-    parts[arch.levels[-1].name] = dram_cycles(arch, dram_bytes)
+def _eq6_words(result: SearchResult, traffic: LayerTraffic) -> list[int]:
+    """Per tensor of the operator, the words it moves across the chip boundary under Eq. 6: each input
+    tensor its map's fetch (0 for an on-chip map), the weights, the output when it is a group output."""
+    inputs = iter(traffic.input_fetch)
+    by_role = {"weight": traffic.weight_words, "output": traffic.output_words}
+    return [next(inputs, 0) if t.role == "input" else by_role.get(t.role, 0) for t in result.op.tensors]
+
+
+def fused_counts(result: SearchResult, arch: ArchSpec, traffic: LayerTraffic) -> dict[str, np.ndarray]:
+    """The fused layer's (L, T) access counts by kind: the core mapping's, except every transfer between the
+    chip and DRAM, which is replaced by the layer's Eq. 6 words. For each tensor, the on-chip level below
+    DRAM that keeps it (the buffer) fills only the words Eq. 6 fetches (none for a map a group layer
+    produced: it is already there) and drains only the group-output words (none for a map a later group
+    layer reads, and no partial sums, ``T_if = N_if``); DRAM reads and updates exactly those words."""
+    counts = {kind: values[0].copy() for kind, values in result.cost.counts.items()}
+    top, op, mapping = len(arch.levels) - 1, result.op, result.mapping
+    for t, (tensor, words) in enumerate(zip(op.tensors, _eq6_words(result, traffic))):
+        child = max((i for i in range(top) if tensor.name in mapping.kept_tensors(i, op, arch)), default=None)
+        written = tensor.role == "output"
+        for kind in ("reads", "updates", "fills", "drains", "accumulate_reads"):
+            counts[kind][top, t] = 0.0
+        counts["updates" if written else "reads"][top, t] = words
+        if child is not None:
+            counts["fills"][child, t] = 0.0 if written else words
+            counts["drains"][child, t] = words if written else 0.0
+    return counts
+
+
+def _instances(mapping: Mapping, level: int) -> int:
+    """Instances of ``level`` the mapping uses: the spatial factors of the levels above it."""
+    return math.prod(f for lv in mapping.levels[level + 1:] for _, f in lv.spatial)
+
+
+def fused_level_cycles(result: SearchResult, arch: ArchSpec, counts: dict[str, np.ndarray]) -> np.ndarray:
+    """(L,) bandwidth cycles of each level moving ``counts`` (busiest instance); DRAM: the transfer model."""
+    cycles = result.cost.level_cycles[0].copy()
+    top = len(arch.levels) - 1
+    for i, lv in enumerate(arch.levels[:top]):
+        n = _instances(result.mapping, i)
+        reads = (counts["reads"][i] + counts["drains"][i] + counts["accumulate_reads"][i]).sum() / n
+        writes = (counts["fills"][i] + counts["updates"][i]).sum() / n
+        cycles[i] = bandwidth_cycles(lv, np.array([reads]), np.array([writes]))
+    nbytes = sum((counts["reads"][top, t] + counts["updates"][top, t]) * arch.bytes_of(x.role)
+                 for t, x in enumerate(result.op.tensors))
+    cycles[top] = dram_cycles(arch, float(nbytes))
+    return cycles
+
+
+def fused_cycle_parts(result: SearchResult, arch: ArchSpec, traffic: LayerTraffic) -> dict[str, float]:
+    """The fused layer's latency parts: ``compute``, its busiest on-chip level and the DRAM level (keys are
+    level names), each moving the fused counts. Latency is their maximum (``overlap: true``) or their sum."""
+    levels = fused_level_cycles(result, arch, fused_counts(result, arch, traffic))
+    parts = {"compute": float(result.cost.compute_cycles[0])}
+    if levels.size > 1:
+        busiest = int(levels[:-1].argmax())
+        parts[arch.levels[busiest].name] = float(levels[busiest])
+    parts[arch.levels[-1].name] = float(levels[-1])
     return parts
 
 
+def fused_energy_breakdown(result: SearchResult, arch: ArchSpec, traffic: LayerTraffic) -> np.ndarray:
+    """(L + 2,) energy of each level moving the fused counts, then the core mapping's network hops and MACs."""
+    counts = fused_counts(result, arch, traffic)
+    words = np.stack([counts["reads"] + counts["drains"] + counts["accumulate_reads"], counts["fills"],
+                      counts["updates"]], axis=-1)
+    breakdown = result.cost.energy_breakdown[0].copy()
+    breakdown[:len(arch.levels)] = (words * result.cost.action_energy).sum(axis=(1, 2))
+    return breakdown
+
+
 def fused_cost(result: SearchResult, arch: ArchSpec, traffic: LayerTraffic) -> Cost:
-    """The layer's core cost on its share with its DRAM part replaced by its Eq. 6 traffic."""
-    c, terms = result.cost, dram_terms(arch, traffic)
-    nbytes = sum(t.bytes for t in terms)
-    energy = float(c.energy[0]) - float(c.energy_breakdown[0, len(arch.levels) - 1])
-    for term in terms:  # added one by one: the same rounding as summing the three terms onto the on-chip energy
-        energy += term.energy
-    parts = fused_cycle_parts(result, arch, nbytes).values()
+    """The layer's core cost on its share with its chip-DRAM transfers replaced by its Eq. 6 traffic."""
+    nbytes = sum(t.bytes for t in dram_terms(arch, traffic))
+    energy = float(fused_energy_breakdown(result, arch, traffic).sum())
+    parts = fused_cycle_parts(result, arch, traffic).values()
     cycles = max(parts) if arch.overlap else sum(parts)
     return Cost(energy, cycles, nbytes)

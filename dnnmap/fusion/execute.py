@@ -8,8 +8,10 @@ buffer holds. The buffer is explicit: one store per map holding only pixels that
 reader. Reading a pixel that is not held is an error (the schedule would recompute or re-fetch).
 
 It counts what the model predicts: MACs (Eq. 13, zero recomputation), words fetched from and
-written to DRAM (Eq. 6), and the peak number of words held (maps, resident weights, the bottom
-output block), which must stay within Eq. 5 + the Eq. 8 reuse buffers.
+written to DRAM (Eq. 6), the buffer's side of those transfers (words filled from DRAM by role,
+words drained to DRAM) and its on-chip traffic (words of computed blocks written, words of
+windows read), and the peak number of words held (maps, resident weights, the bottom output
+block), which must stay within Eq. 5 + the Eq. 8 reuse buffers.
 """
 
 from __future__ import annotations
@@ -54,6 +56,13 @@ class MapStore:
             out[:, ys.start - y0:ys.stop - y0, xs.start - x0:xs.stop - x0] = self.data[:, ys, xs]
         return out
 
+    def held_words(self, start: tuple[int, int], shape: tuple[int, int]) -> int:
+        """Words of the window of ``shape`` at ``start`` that lie inside the map (padding is not read)."""
+        (y0, x0), (h, w) = start, shape
+        rows = min(y0 + h, self.held.shape[0]) - max(y0, 0)
+        cols = min(x0 + w, self.held.shape[1]) - max(x0, 0)
+        return self.data.shape[0] * max(rows, 0) * max(cols, 0)
+
     def evict(self, dead: np.ndarray) -> None:
         self.held &= ~dead
 
@@ -68,6 +77,10 @@ class ExecutionCounts:
     dram_write_words: int = 0
     peak_words: int = 0
     peak_map_words: dict[str, int] = field(default_factory=dict)
+    buffer_fills: dict[str, int] = field(default_factory=lambda: {"input": 0, "weight": 0})  # from DRAM, by role
+    buffer_drains: int = 0  # words the buffer sends to DRAM (group outputs)
+    buffer_writes: int = 0  # words of computed blocks written into the buffer
+    buffer_reads: int = 0  # held words the layers' windows read
 
     @property
     def dram_words(self) -> int:
@@ -124,6 +137,7 @@ class FusedExecutor:
             if layer.has_weights and not (streamed and layer is self.group.bottom):
                 self.resident_weights += layer.weight_words
         self.counts.dram_read_words += self.resident_weights
+        self.counts.buffer_fills["weight"] += self.resident_weights
 
     def _streams_bottom_weights(self) -> bool:
         return self.plan.out_channel_tile < self.group.bottom.out_channels
@@ -135,7 +149,9 @@ class FusedExecutor:
             (y0, y1), (x0, x1) = box
             if y1 > y0 and x1 > x0:
                 self.stores[m].write(box, self.inputs[m][:, y0:y1, x0:x1])
-                self.counts.dram_read_words += self.stores[m].data.shape[0] * (y1 - y0) * (x1 - x0)
+                words = self.stores[m].data.shape[0] * (y1 - y0) * (x1 - x0)
+                self.counts.dram_read_words += words
+                self.counts.buffer_fills["input"] += words
         self._observe(0)
         self._evict(k * len(self.group) - 1)  # pixels of an input no layer reads leave at once
 
@@ -159,7 +175,9 @@ class FusedExecutor:
             if layer is self.group.bottom and self._streams_bottom_weights():
                 streamed = weights.size
                 self.counts.dram_read_words += streamed
+                self.counts.buffer_fills["weight"] += streamed
         block = compute_block(layer, windows, weights, shape)
+        self.counts.buffer_writes += block.size
         self.counts.macs += block_macs(layer, c1 - c0, shape)
         self.counts.operations += self._operations(layer, c1 - c0, shape)
         if layer.name in self.stores:
@@ -170,6 +188,7 @@ class FusedExecutor:
         if layer.name in self.outputs:
             self.outputs[layer.name][c0:c1, y0:y1, x0:x1] = block
             self.counts.dram_write_words += block.size
+            self.counts.buffer_drains += block.size
             written = 0 if layer.name in self.stores else block.size
         self._observe(streamed + written)
 
@@ -178,7 +197,9 @@ class FusedExecutor:
         wy, wx = layer.windows
         start = (wy.start(y0), wx.start(x0))
         shape = (wy.stride * (y1 - y0 - 1) + wy.kernel, wx.stride * (x1 - x0 - 1) + wx.kernel)
-        return self.stores[src].read_window(start, shape, pad_value(layer))
+        window = self.stores[src].read_window(start, shape, pad_value(layer))
+        self.counts.buffer_reads += self.stores[src].held_words(start, shape)
+        return window
 
     @staticmethod
     def _operations(layer: LayerGeometry, channels: int, shape: tuple[int, int]) -> int:

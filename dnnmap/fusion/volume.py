@@ -50,14 +50,18 @@ def offchip_volume(plan: TilePlan) -> OffChipVolume:
     return OffChipVolume(inputs, weights, outputs)
 
 
-
 @dataclass(frozen=True)
 class LayerTraffic:
-    """A layer's part of Eq. 6: the external inputs it reads first, its weights, its group outputs."""
+    """A layer's part of Eq. 6: the words fetched for each of its input maps (in the order of its inputs;
+    an external input is charged to its first reader, an on-chip map is 0), its weights, its group outputs."""
 
-    input_words: int
+    input_fetch: tuple[int, ...]
     weight_words: int
     output_words: int
+
+    @property
+    def input_words(self) -> int:
+        return sum(self.input_fetch)
 
 
 def traffic_by_layer(plan: TilePlan) -> dict[str, LayerTraffic]:
@@ -66,11 +70,14 @@ def traffic_by_layer(plan: TilePlan) -> dict[str, LayerTraffic]:
     charged: set[str] = set()
     out: dict[str, LayerTraffic] = {}
     for g in group.layers:
-        fresh = [m for m in g.inputs if m in group.external_inputs and m not in charged]
-        charged.update(fresh)
+        fetch = []
+        for m in g.inputs:
+            fresh = m in group.external_inputs and m not in charged
+            charged.add(m)
+            fetch.append(group.maps[m].words if fresh else 0)
         weights = g.weight_words
         if g is group.bottom:
             weights = total.weight_words - sum(x.weight_words for x in group.layers[:-1])
         written = group.maps[g.name].words if g.name in group.outputs else 0
-        out[g.name] = LayerTraffic(sum(group.maps[m].words for m in fresh), weights, written)
+        out[g.name] = LayerTraffic(tuple(fetch), weights, written)
     return out

@@ -11,11 +11,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from dnnmap.fusion.costing import Cost, dram_terms, fused_cycle_parts
+import numpy as np
+
+from dnnmap.fusion.costing import (
+    Cost,
+    dram_terms,
+    fused_counts,
+    fused_cycle_parts,
+    fused_energy_breakdown,
+    fused_level_cycles,
+)
 from dnnmap.fusion.network import FusionResult
 from dnnmap.fusion.schedule import Schedule
 from dnnmap.fusion.search import GroupSchedule, LayerCost
-from dnnmap.report.json_report import bottleneck, layer_to_dict, run_header, split_latency
+from dnnmap.report.json_report import (
+    bottleneck,
+    counts_dict,
+    energy_by_action_dict,
+    layer_to_dict,
+    run_header,
+    split_latency,
+)
 from dnnmap.report.summary import latency_ms
 from dnnmap.search.network import LayerResult
 from dnnmap.workload.ir import Network
@@ -25,30 +41,39 @@ def _cost_dict(cost: Cost) -> dict[str, float]:
     return {"energy": cost.energy, "cycles": cost.cycles, "dram_bytes": cost.dram_bytes}
 
 
+def _on_chip(per_level: dict[str, Any], top: str) -> dict[str, Any]:
+    return {level: value for level, value in per_level.items() if level != top}
+
+
 def fused_layer_to_dict(lc: LayerCost, network: Network) -> dict[str, Any]:
     """One layer of the schedule: :func:`layer_to_dict` of its mapping on its share, with the fused costing's
-    latency, energy and backing-store traffic where the layer is fused."""
+    counts, latency, energy and backing-store traffic where the layer is fused."""
     op = network.layer(lc.layer).op
     arch = lc.result.arch
     data = layer_to_dict(LayerResult(lc.layer, op.kind, op.macs, lc.result), arch, network)
     if lc.traffic is None:
         return data
-    top, terms = arch.levels[-1].name, dram_terms(arch, lc.traffic)
-    parts = fused_cycle_parts(lc.result, arch, lc.cost.dram_bytes)
-    level_cycles = {**data["level_cycles"], top: parts[top]}
-    onchip_energy = data["energy"] - data["energy_breakdown"].get(top, 0.0)
+    traffic = lc.traffic
+    top, terms = arch.levels[-1].name, dram_terms(arch, traffic)
+    counts = fused_counts(lc.result, arch, traffic)
+    cycles = fused_level_cycles(lc.result, arch, counts)
+    parts = fused_cycle_parts(lc.result, arch, traffic)
+    breakdown = fused_energy_breakdown(lc.result, arch, traffic)
+    names = [lv.name for lv in arch.levels]
+    energy = np.stack([counts["reads"] + counts["drains"] + counts["accumulate_reads"], counts["fills"],
+                       counts["updates"]], axis=-1) * lc.result.cost.action_energy
     data.update({
         "cycles": lc.cost.cycles,
         "latency_ms": latency_ms(lc.cost.cycles, arch),
-        "level_cycles": level_cycles,
+        "level_cycles": {name: float(c) for name, c in zip(names, cycles)},
         "latency_parts": split_latency(parts["compute"], {k: v for k, v in parts.items() if k != "compute"},
                                        lc.cost.cycles, arch.overlap),
         "bottleneck": bottleneck(parts["compute"], {k: v for k, v in parts.items() if k != "compute"}),
         "energy": lc.cost.energy,
-        "energy_breakdown": {**data["energy_breakdown"], top: lc.cost.energy - onchip_energy},
-        "energy_by_action": {**{k: v for k, v in data["energy_by_action"].items() if k != top},
+        "energy_breakdown": {**data["energy_breakdown"], **{n: float(e) for n, e in zip(names, breakdown)}},
+        "energy_by_action": {**_on_chip(energy_by_action_dict(energy, op, arch), top),
                              top: {t.role: {t.action: t.energy} for t in terms if t.energy}},
-        "counts": {**{k: v for k, v in data["counts"].items() if k != top},
+        "counts": {**_on_chip(counts_dict(counts, op, arch), top),
                    top: {t.role: {"reads" if t.action == "read" else "updates": float(t.words)}
                          for t in terms if t.words}},
         "dram_bytes": lc.cost.dram_bytes,

@@ -11,13 +11,15 @@ import datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+import numpy as np
+
 from dnnmap.arch.spec import ACTIONS, ArchSpec
 from dnnmap.cost.model import COUNT_KINDS, CostBatch
 from dnnmap.mapping.io import mapping_to_dict
 from dnnmap.mapping.printer import format_loop_nest
 from dnnmap.report.summary import latency_ms
 from dnnmap.search.network import LayerResult, NetworkResult
-from dnnmap.workload.ir import Network
+from dnnmap.workload.ir import Network, Operator
 
 COMPUTE = "compute"  # the bottleneck name of a layer limited by its MAC steps rather than a level's bandwidth
 
@@ -35,9 +37,12 @@ def _breakdown(layer: LayerResult, arch: ArchSpec) -> dict[str, float]:
 
 
 def _energy_by_action(layer: LayerResult, arch: ArchSpec) -> dict[str, dict[str, dict[str, float]]]:
-    """level -> tensor -> action -> energy, the non-zero entries."""
-    energy = layer.search.cost.energy_by_action()[0]
-    tensors = [t.name for t in layer.search.op.tensors]
+    return energy_by_action_dict(layer.search.cost.energy_by_action()[0], layer.search.op, arch)
+
+
+def energy_by_action_dict(energy: np.ndarray, op: Operator, arch: ArchSpec) -> dict[str, dict[str, dict[str, float]]]:
+    """(L, T, 3) energies -> level -> tensor -> action -> energy, the non-zero entries."""
+    tensors = [t.name for t in op.tensors]
     return {lv.name: {t: {a: float(energy[i, j, k]) for k, a in enumerate(ACTIONS) if energy[i, j, k]}
                       for j, t in enumerate(tensors) if energy[i, j].any()}
             for i, lv in enumerate(arch.levels) if energy[i].any()}
@@ -77,12 +82,15 @@ def _per_level_tensor(values: Any, layer: LayerResult, arch: ArchSpec) -> dict[s
 
 
 def _counts(layer: LayerResult, arch: ArchSpec) -> dict[str, dict[str, dict[str, float]]]:
-    """level -> tensor -> count kind -> words, the non-zero entries."""
-    cost = layer.search.cost
-    tensors = [t.name for t in layer.search.op.tensors]
-    return {lv.name: {t: {k: float(cost.counts[k][0, i, j]) for k in COUNT_KINDS if cost.counts[k][0, i, j]}
-                      for j, t in enumerate(tensors) if any(cost.counts[k][0, i, j] for k in COUNT_KINDS)}
-            for i, lv in enumerate(arch.levels) if any(cost.counts[k][0, i].any() for k in COUNT_KINDS)}
+    return counts_dict({k: v[0] for k, v in layer.search.cost.counts.items()}, layer.search.op, arch)
+
+
+def counts_dict(counts: dict[str, np.ndarray], op: Operator, arch: ArchSpec) -> dict[str, dict[str, dict[str, float]]]:
+    """Count kind -> (L, T) words -> level -> tensor -> count kind -> words, the non-zero entries."""
+    tensors = [t.name for t in op.tensors]
+    return {lv.name: {t: {k: float(counts[k][i, j]) for k in COUNT_KINDS if counts[k][i, j]}
+                      for j, t in enumerate(tensors) if any(counts[k][i, j] for k in COUNT_KINDS)}
+            for i, lv in enumerate(arch.levels) if any(counts[k][i].any() for k in COUNT_KINDS)}
 
 
 def _dram_bytes_by_tensor(layer: LayerResult, arch: ArchSpec) -> dict[str, float]:

@@ -48,7 +48,7 @@ class SimMetrics:
     valid: bool  # every partition fits
 
 
-def _bandwidth_cycles(lv: Level, reads: np.ndarray, writes: np.ndarray) -> float:
+def bandwidth_cycles(lv: Level, reads: np.ndarray, writes: np.ndarray) -> float:
     """Cycles of the busiest instance: the largest of reads / read bandwidth, writes / write
     bandwidth and (reads + writes) / bandwidth, for the bandwidths given (section 2b)."""
     cycles = np.zeros(len(reads))
@@ -101,7 +101,7 @@ def sim_metrics(result: SimResult, op: Operator, arch: ArchSpec, mapping: Mappin
     if transfer is not None:  # TSO Alg. 4: bytes / bandwidth, plus CAS per burst in the burst model
         seconds = dram_bytes / (transfer.bandwidth_gbps * 1e9) + bursts * transfer.cas_ns * 1e-9
         transfer_cycles = seconds * arch.clock_mhz * 1e6
-    level_cycles = {lv.name: _bandwidth_cycles(lv, result.instance_reads[lv.name], result.instance_writes[lv.name])
+    level_cycles = {lv.name: bandwidth_cycles(lv, result.instance_reads[lv.name], result.instance_writes[lv.name])
                     for lv in arch.levels}
     level_cycles[arch.dram.name] = max(level_cycles[arch.dram.name], transfer_cycles)
     network_cycles = {lv.name: _network_cycles(lv.fanout, result.network_ingress[lv.name],

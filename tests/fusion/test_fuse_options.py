@@ -49,6 +49,9 @@ def test_json_is_the_fused_schedule(fused_outputs: tuple[Path, str]) -> None:
         assert sum(layer["energy_breakdown"].values()) == pytest.approx(layer["energy"], rel=1e-9)
         assert sum(layer["latency_parts"].values()) == pytest.approx(layer["cycles"], rel=1e-9)
         assert sum(layer["dram_bytes_by_tensor"].values()) == pytest.approx(layer["dram_bytes"], rel=1e-9)
+        for level, by_tensor in layer["energy_by_action"].items():  # the fused counts' energies, level by level
+            spent = sum(e for actions in by_tensor.values() for e in actions.values())
+            assert spent == pytest.approx(layer["energy_breakdown"][level], rel=1e-9)
     # the DP schedule printed on stdout is the one saved
     assert f"{data['totals']['cycles']:,.0f} cycles" in stdout
 

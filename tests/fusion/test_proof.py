@@ -2,7 +2,8 @@
 
 Every case checks the four claims separately: bit-exact outputs against the operator reference,
 MACs equal to the unfused network's (Eq. 13), peak buffer occupancy within Eq. 5 + Eq. 8, and
-DRAM words equal to the model's Eq. 6 volume.
+DRAM words equal to the model's Eq. 6 volume. The fused costing's counts at the chip boundary
+(buffer fills from DRAM by role, buffer drains to DRAM, DRAM reads and writes) equal the executor's.
 """
 
 from __future__ import annotations
@@ -11,13 +12,19 @@ import numpy as np
 import pytest
 from nets import resnet_blocks, vgg16_e_prefix
 
+from dnnmap.arch.spec import load_arch
 from dnnmap.fusion import execute
+from dnnmap.fusion.costing import fused_counts
 from dnnmap.fusion.execute import FusedExecutor
 from dnnmap.fusion.geometry import FusionError
 from dnnmap.fusion.group import build_group
 from dnnmap.fusion.proof import prove, random_operands, reference_maps
+from dnnmap.fusion.partition import ArchLayout, temporal_share
 from dnnmap.fusion.tiling import plan_tiles
+from dnnmap.fusion.volume import traffic_by_layer
+from dnnmap.search.network import map_layer
 
+ARCH = load_arch("hwff_config1")
 VGG = vgg16_e_prefix()
 RESNET = resnet_blocks()
 VGG_LAYERS = [layer.name for layer in VGG.layers]
@@ -62,6 +69,63 @@ def test_peak_occupancy_within_eq5_plus_reuse(proof) -> None:  # noqa: ANN001
 
 def test_dram_traffic_equals_eq6(proof) -> None:  # noqa: ANN001
     assert proof.counts.dram_words == proof.volume.total_words
+
+
+def _boundary(counts: dict[str, np.ndarray], op, buffer: int) -> dict[str, float]:  # noqa: ANN001
+    """Words crossing the chip boundary: buffer fills by role, buffer drains, DRAM reads and writes."""
+    out = {"input": 0.0, "weight": 0.0, "drains": 0.0, "dram_reads": 0.0, "dram_writes": 0.0}
+    for t, tensor in enumerate(op.tensors):
+        if tensor.role == "output":
+            out["drains"] += counts["drains"][buffer, t]
+            out["dram_writes"] += counts["updates"][-1, t]
+        else:
+            out[tensor.role] += counts["fills"][buffer, t]
+            out["dram_reads"] += counts["reads"][-1, t]
+    return out
+
+
+@pytest.mark.parametrize("case", [CASES[i] for i in (0, 3, 4, 5, 7, 8)], ids=_ids)
+def test_fused_costing_counts_the_executors_transfers(case) -> None:  # noqa: ANN001
+    """Eq. 6 at both ends: the costing's buffer fills and drains and DRAM words, summed over the group's
+    layers, equal the literal executor's; every other count is the core mapping's. The core mapping's own
+    counts (DRAM as every tensor's parent) would not match: the test can fail."""
+    net, names, toy, tox, tof = case
+    plan = plan_tiles(build_group(net, names), toy, tox, tof)
+    inputs, weights = random_operands(net, plan.group)
+    executed = FusedExecutor(plan, inputs, weights).run().counts
+    traffic = traffic_by_layer(plan)
+    arch = temporal_share(ARCH, len(names))
+    buffer = ArchLayout.of(arch).buffer
+    fused = dict.fromkeys(("input", "weight", "drains", "dram_reads", "dram_writes"), 0.0)
+    core = dict(fused)
+    for g in plan.group.layers:
+        result = map_layer(net.layer(g.name).op, arch, "energy")
+        counts = fused_counts(result, arch, traffic[g.name])
+        for key, words in _boundary(counts, result.op, buffer).items():
+            fused[key] += words
+        for key, words in _boundary({k: v[0] for k, v in result.cost.counts.items()}, result.op, buffer).items():
+            core[key] += words
+        for kind, values in counts.items():  # on-chip counts other than the boundary's are the core model's
+            same = np.ones(values.shape, dtype=bool)
+            same[-1] = False
+            if kind in ("fills", "drains"):
+                same[buffer] = False
+            assert np.array_equal(values[same], result.cost.counts[kind][0][same])
+    assert fused == {"input": executed.buffer_fills["input"], "weight": executed.buffer_fills["weight"],
+                     "drains": executed.buffer_drains, "dram_reads": executed.dram_read_words,
+                     "dram_writes": executed.dram_write_words}
+    assert core != fused
+
+
+def test_executor_counts_on_chip_buffer_traffic() -> None:
+    """Every computed word is written into the buffer once; windows read at least every map word they use."""
+    plan = plan_tiles(build_group(VGG, VGG_LAYERS[:3]), 2, 2)
+    inputs, weights = random_operands(VGG, plan.group)
+    counts = FusedExecutor(plan, inputs, weights).run().counts
+    maps = plan.group.maps
+    assert counts.buffer_writes == sum(maps[g.name].words for g in plan.group.layers)
+    assert counts.buffer_reads >= sum(maps[m].words for g in plan.group.layers for m in g.inputs)
+    assert counts.buffer_drains == maps["pool1"].words
 
 
 @pytest.mark.parametrize("seed", range(6))
