@@ -23,13 +23,13 @@ from dnnmap.errors import DnnmapError
 from dnnmap.fileio import write_text_atomic
 from dnnmap.fusion.network import fuse_network
 from dnnmap.report.fusion import group_table, totals_lines
-from dnnmap.fusion.trace import timeline_png, trace_json
+from dnnmap.report.fusion_trace import timeline_png, trace_json
 from dnnmap.mapping.io import save_mapping, write_atomic
 from dnnmap.report.html.runs import run_from_dict
 from dnnmap.report.json_report import to_dict
 from dnnmap.report.tables import layer_table, totals_line
 from dnnmap.search.mappers import OBJECTIVES
-from dnnmap.search.tso.arch_views import with_dram_model
+from dnnmap.arch.variants import with_dram_model
 from dnnmap.report.tso import tso_comparison
 from dnnmap.search.network import (IMPERFECT_MAPPERS, MAPPERS, SUNSTONE_MAPPERS, NetworkResult,
                                    check_search_limits, search_network, select_layers)

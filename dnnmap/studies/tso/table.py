@@ -18,7 +18,7 @@ import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.network import shape_key
-from dnnmap.search.tso.arch_views import with_dram_model
+from dnnmap.arch.variants import with_dram_model
 from dnnmap.search.tso.core_mapping import price, pricing_arch, schedule_mapping
 from dnnmap.search.tso.layer import tso_layer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
