@@ -35,7 +35,6 @@ from dnnmap.mapping.mapping import LevelMapping, Mapping
 from dnnmap.search.marvel.db_model import block_bytes, db_tables
 from dnnmap.search.marvel.offchip import OffchipResult
 from dnnmap.studies.marvel.roofline import touched_words
-from dnnmap.workload.ir import Operator
 
 
 def dram_trips(result: OffchipResult) -> dict[str, int]:
