@@ -24,16 +24,16 @@ import numpy as np
 
 from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.cost.model import CostModel
-from dnnmap.search.marvel.compare import MARVEL, compare_layer, compare_network, geomean, uniform_dataflow
-from dnnmap.search.marvel.crosscheck import crosscheck
+from dnnmap.studies.marvel.compare import MARVEL, compare_layer, compare_network, geomean, uniform_dataflow
+from dnnmap.studies.marvel.crosscheck import crosscheck
 from dnnmap.search.marvel.dataflows import BASELINES
 from dnnmap.search.marvel.mapper import marvel_search
 from dnnmap.search.marvel.onchip import MarvelOptions
 from dnnmap.search.optimal import optimal_search
 from dnnmap.search.marvel.db_model import DbSettings
 from dnnmap.search.marvel.offchip import OffchipResult, offchip_search, tile_cost
-from dnnmap.search.marvel.table3 import MARVEL_LETTERS, TABLE3, Table3Row, paper_tile, table3_op
-from dnnmap.search.marvel.uniform import PAPER_UNIFORM, uniform_layout_study
+from dnnmap.studies.marvel.table3 import MARVEL_LETTERS, TABLE3, Table3Row, paper_tile, table3_op
+from dnnmap.studies.marvel.uniform import PAPER_UNIFORM, uniform_layout_study
 from dnnmap.search.sampling import CandidateSampler
 from dnnmap.search.space import MapSpace
 from dnnmap.workload import zoo

@@ -13,9 +13,9 @@ import argparse
 import time
 
 from dnnmap.arch.spec import load_arch
-from dnnmap.search.tso.arch_views import with_dram_constants
+from dnnmap.arch.variants import with_dram_constants
 from dnnmap.search.tso.machine import FIG1_BANDWIDTH_GBPS, FIG1_CAS_NS, TsoMachine, TsoOptions
-from dnnmap.search.tso.table import COLUMNS, MODELS, PAPER, PAPER_NOBURST_LOADSTORE, model_row
+from dnnmap.studies.tso.table import COLUMNS, MODELS, PAPER, PAPER_NOBURST_LOADSTORE, model_row
 from dnnmap.workload import zoo
 
 HEAD = {"burst": "TSO-burst", "noburst": "noburst"}

@@ -318,9 +318,9 @@ def test_conv_shapes_match_keras_applications(keras_name: str, zoo_name: str):
 
     model = getattr(tf.keras.applications, keras_name)(weights=None)
     conv_types = (tf.keras.layers.Conv2D, tf.keras.layers.DepthwiseConv2D)
-    keras = Counter((tuple(l.kernel_size), l.input.shape[-1], l.output.shape[-1], tuple(l.strides),
-                     tuple(l.output.shape[1:3])) for l in model.layers if isinstance(l, conv_types))
-    ours = Counter(((l.op.bound("R"), l.op.bound("S")), l.op.attr("in_channels"), l.output_shape[1],
-                    l.op.attr("stride"), l.output_shape[2:]) for l in zoo.get(zoo_name).layers
-                   if l.op.kind in CONV_KINDS)
+    keras = Counter((tuple(k.kernel_size), k.input.shape[-1], k.output.shape[-1], tuple(k.strides),
+                     tuple(k.output.shape[1:3])) for k in model.layers if isinstance(k, conv_types))
+    ours = Counter(((x.op.bound("R"), x.op.bound("S")), x.op.attr("in_channels"), x.output_shape[1],
+                    x.op.attr("stride"), x.output_shape[2:]) for x in zoo.get(zoo_name).layers
+                   if x.op.kind in CONV_KINDS)
     assert ours == keras

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+import dnnmap
 from dnnmap.cli.catalog import archs_command, models_command
 from dnnmap.cli.generate_hw_command import generate_hw_command
 from dnnmap.cli.map_command import map_command
@@ -15,6 +16,21 @@ from dnnmap.cli.toolchain import compile_command, import_command, simulate_comma
 
 app = typer.Typer(help="dnnmap: map convolutional neural networks onto DNN accelerators.", no_args_is_help=True,
                   pretty_exceptions_enable=False, add_completion=False)
+
+
+def _print_version(value: bool) -> None:
+    """``--version``: print the installed version and stop before any command runs."""
+    if value:
+        typer.echo(f"dnnmap {dnnmap.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """dnnmap: map convolutional neural networks onto DNN accelerators."""
+
+
 app.command("map")(map_command)
 app.command("report")(report_command)
 app.command("models")(models_command)

@@ -17,8 +17,8 @@ from dnnmap.cli.progress import count_progress, item_progress
 from dnnmap.cli.report_command import PNG_DIR_HELP, write_report
 from dnnmap.errors import DnnmapError
 from dnnmap.fileio import write_text_atomic
-from dnnmap.fusion.trace import timeline_png, trace_json
 from dnnmap.report.fusion import group_table, totals_lines
+from dnnmap.report.fusion_trace import timeline_png, trace_json
 from dnnmap.report.tables import layer_table, totals_line
 from dnnmap.report.tso import tso_comparison
 from dnnmap.search.constraints import load_constraints

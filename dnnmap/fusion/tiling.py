@@ -110,10 +110,6 @@ class TilePlan:
     def n_tiles(self) -> int:
         return self.rows.n_tiles * self.cols.n_tiles
 
-    @property
-    def channel_chunks(self) -> int:
-        return -(-self.group.bottom.out_channels // self.out_channel_tile)
-
     def tiles(self) -> list[tuple[int, int]]:
         """Bottom tiles in execution order: left to right, top to bottom (Fig. 9)."""
         return [(i, j) for i in range(self.rows.n_tiles) for j in range(self.cols.n_tiles)]

@@ -21,6 +21,7 @@ from dnnmap.errors import InputFileError
 from dnnmap.fileio import as_tuples, load_data, write_text_atomic
 from dnnmap.mapping.mapping import LevelMapping, Mapping
 from dnnmap.workload.ir import Axis, Operator, Tensor
+from dnnmap.workload.validate import operator_problem
 
 Positive = Annotated[StrictInt, Field(ge=1, le=limits.MAX_DIM)]
 Name = Annotated[StrictStr, Field(min_length=1, max_length=200)]
@@ -110,8 +111,6 @@ def operator_to_dict(op: Operator) -> dict[str, Any]:
 
 
 def _operator(spec: OperatorSpec, origin: str) -> Operator:
-    from dnnmap.workload.validate import operator_problem
-
     tensors = tuple(Tensor(t.name, t.role, tuple(Axis(a.name, tuple(a.terms.items())) for a in t.axes))
                     for t in spec.tensors)
     attrs = tuple((k, as_tuples(v)) for k, v in spec.attrs.items())

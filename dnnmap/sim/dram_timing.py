@@ -45,10 +45,6 @@ class DramTimings:
     banks: int = 8
     row_bytes: int = 8192
 
-    @property
-    def peak_gbps(self) -> float:
-        return self.burst_bytes / (self.tccd * self.tck_ns)
-
 
 DDR3_2133 = DramTimings()
 

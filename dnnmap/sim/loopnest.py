@@ -139,10 +139,6 @@ class SimResult:
         words = self.instance_words(level)
         return int(words.max()) if len(words) else 0
 
-    def role_of(self, tensor: str) -> Role:
-        """Role of ``tensor`` (every tensor reaches the backing store, so its transfers name it)."""
-        return next(log.role for log in self.dram_log if log.tensor == tensor)
-
 
 @dataclass(frozen=True)
 class _Moves:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -232,3 +233,10 @@ def test_savedmodel_directory_import_and_map(tmp_path: Path) -> None:
     broken.mkdir()
     (broken / "saved_model.pb").write_bytes(b"\x08\x01 not a protobuf \xff\xff")
     assert_user_error(run("map", broken, "--arch", "eyeriss"), str(broken), "cannot load the TensorFlow SavedModel")
+
+
+def test_version_option_prints_the_project_version() -> None:
+    declared = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]["version"]
+    result = run("--version")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"dnnmap {declared}" == f"dnnmap {dnnmap.__version__}"

@@ -19,7 +19,7 @@ from dnnmap.fusion.proof import random_operands
 from dnnmap.fusion.schedule import Schedule
 from dnnmap.fusion.tile_search import TileChoice
 from dnnmap.fusion.tiling import plan_tiles
-from dnnmap.fusion.trace import schedule_trace, timeline_png, trace_events
+from dnnmap.report.fusion_trace import schedule_trace, timeline_png, trace_events
 from dnnmap.fusion.volume import offchip_volume
 from dnnmap.workload.importers.netfile import save_network
 

@@ -10,12 +10,13 @@ import pytest
 from dnnmap.arch.spec import load_arch
 from dnnmap.cost.model import CostModel
 from dnnmap.mapping.mapping import validate_mapping
-from dnnmap.search.marvel.compare import MARVEL, compare_layer, compare_operators, uniform_dataflow
+from dnnmap.studies.marvel.compare import MARVEL, compare_layer, compare_operators, uniform_dataflow
 from dnnmap.search.marvel.dataflows import BASELINES, DLA_LIKE, RS_LIKE, SHIDIANNAO_LIKE, ir_dim
 from dnnmap.search.marvel.mapper import marvel_search
 from dnnmap.search.marvel.offchip import offchip_search
-from dnnmap.search.marvel.onchip import MarvelOptions, OnchipSpace, buffered_view
-from dnnmap.search.marvel.table3 import row, table3_op
+from dnnmap.arch.variants import buffered_view
+from dnnmap.search.marvel.onchip import MarvelOptions, OnchipSpace
+from dnnmap.studies.marvel.table3 import row, table3_op
 from dnnmap.sim import verify
 from dnnmap.workload.ops import conv2d, depthwise, fully_connected
 

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 from dnnmap.arch.spec import load_arch
-from dnnmap.search.marvel.crosscheck import crosscheck, offchip_mapping, touched_words
+from dnnmap.studies.marvel.crosscheck import crosscheck, offchip_mapping
 from dnnmap.search.marvel.db_model import DbSettings, db_tables
 from dnnmap.search.marvel.offchip import OffchipResult, offchip_search
 from dnnmap.search.marvel.order import dmc_gradient, level3_order
-from dnnmap.search.marvel.table3 import TABLE3, table3_op
+from dnnmap.studies.marvel.roofline import touched_words
+from dnnmap.studies.marvel.table3 import TABLE3, table3_op
 from dnnmap.search.marvel.view import layout_space
 from dnnmap.workload.ops import conv2d, depthwise, pointwise
 

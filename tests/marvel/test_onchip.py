@@ -11,7 +11,8 @@ from dnnmap.cost.model import CostModel
 from dnnmap.errors import DnnmapError
 from dnnmap.search.marvel.mapper import marvel_search
 from dnnmap.search.marvel.offchip import offchip_search
-from dnnmap.search.marvel.onchip import MarvelOptions, OnchipSpace, buffered_view, onchip_search
+from dnnmap.arch.variants import buffered_view
+from dnnmap.search.marvel.onchip import MarvelOptions, OnchipSpace, onchip_search
 from dnnmap.search.network import map_layer
 from dnnmap.workload.ops import conv2d, depthwise, eltwise
 

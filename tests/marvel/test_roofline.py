@@ -12,7 +12,7 @@ from dnnmap.search.mappers import random_search
 from dnnmap.search.marvel.dataflows import BASELINES
 from dnnmap.search.marvel.mapper import marvel_search
 from dnnmap.search.marvel.onchip import MarvelOptions
-from dnnmap.search.marvel.roofline import roofline, touched_words
+from dnnmap.studies.marvel.roofline import roofline, touched_words
 from dnnmap.workload.ops import conv2d, depthwise, eltwise, fully_connected
 
 

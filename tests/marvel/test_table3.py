@@ -15,7 +15,7 @@ import pytest
 from dnnmap.arch.spec import load_arch
 from dnnmap.search.marvel.db_model import DbSettings
 from dnnmap.search.marvel.offchip import offchip_search, tile_cost
-from dnnmap.search.marvel.table3 import TABLE3, paper_tile, row, table3_op
+from dnnmap.studies.marvel.table3 import TABLE3, paper_tile, row, table3_op
 
 ARCH = load_arch("marvel_platform1")
 

@@ -8,8 +8,8 @@ import pytest
 from dnnmap.arch.spec import load_arch
 from dnnmap.search.marvel.db_model import DbSettings
 from dnnmap.search.marvel.offchip import offchip_search
-from dnnmap.search.marvel.table3 import TABLE3, table3_op
-from dnnmap.search.marvel.uniform import PAPER_UNIFORM, uniform_layout_study
+from dnnmap.studies.marvel.table3 import TABLE3, table3_op
+from dnnmap.studies.marvel.uniform import PAPER_UNIFORM, uniform_layout_study
 from dnnmap.workload.ops import eltwise
 
 ARCH = load_arch("marvel_platform1")

@@ -13,7 +13,7 @@ from dnnmap.cli.main import app
 from dnnmap.errors import MappingError
 from dnnmap.mapping.mapping import BOTH_AXES, LevelMapping, Mapping, validate_mapping
 from dnnmap.search.network import map_layer
-from dnnmap.search.tso.arch_views import flat_fanout, with_dram_model
+from dnnmap.arch.variants import flat_fanout, with_dram_model
 from dnnmap.search.tso.core_mapping import price, pricing_arch, schedule_mapping
 from dnnmap.search.tso.layer import tso_layer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions

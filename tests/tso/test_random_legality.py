@@ -12,7 +12,7 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.mapping.mapping import validate_mapping
 from dnnmap.search.network import map_layer
-from dnnmap.search.tso.arch_views import with_dram_model
+from dnnmap.arch.variants import with_dram_model
 from dnnmap.sim import simulate
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator

@@ -4,12 +4,11 @@
 - ``db_model``: the distinct-block cost (Sec. 3.1) of level-3 tiles, vectorized.
 - ``offchip``: exhaustive level-3 tile x layout enumeration under the double-buffered L2 (Sec. 3.1).
 - ``order``: the derivative-based level-3 loop order (Sec. 3.1, Sarkar 1997).
-- ``table3``: the paper's 15 layers and published off-chip mappings (Table 3).
 - ``onchip``: the on-chip step (Sec. 3.2, Algorithm 1): the pruning switches as constraints on the core
   map space, walked exhaustively; ``mapper``: ``--mapper marvel`` (both steps).
 - ``dataflows``: the RS-, DLA- and ShiDianNao-like baselines as parallel-loop constraints (Sec. 4.2).
-- ``roofline``: a layer's compute, NoC and DRAM roofs (Fig. 8's attainable throughput).
-- ``compare``: Marvel vs the baselines per layer (Fig. 8) and per network (Fig. 9); the uniform dataflow.
+
+The paper's studies (Table 3, the roofline, Fig. 6-9, the DB cross-check) are in :mod:`dnnmap.studies.marvel`.
 
 docs/marvel.md describes every choice the paper leaves open.
 """

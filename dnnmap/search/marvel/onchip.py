@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
+from dnnmap.arch.variants import buffered_view
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.errors import DnnmapError, MappingError
@@ -98,14 +99,6 @@ class OnchipResult:
     factor_choices: int  # factor choices left by the switches (before orders and sampling)
     sampled: bool
     utilization_relaxed: bool
-
-
-def buffered_view(arch: ArchSpec, buffers: int) -> ArchSpec:
-    """``arch`` with every level below the one under DRAM holding its tiles ``buffers``-fold (Marvel's
-    double-buffered L1): the core then checks each such tile against capacity / buffers."""
-    levels = tuple(lv.model_copy(update={"buffers": max(lv.buffers, buffers)}) if i < len(arch.levels) - 2 else lv
-                   for i, lv in enumerate(arch.levels))
-    return arch.model_copy(update={"levels": levels})
 
 
 def onchip_constraints(op: Operator, arch: ArchSpec, off: OffchipResult, options: MarvelOptions) -> Constraints:

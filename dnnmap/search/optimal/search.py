@@ -23,8 +23,10 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.errors import MappingError
+from dnnmap.search.mappers import SearchResult, _nothing_fits_message
 from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.search.optimal.expand import Nodes, candidate_tiles, expand_factors, expand_orders
+from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.workload.ir import Operator
 
 EPS = 1e-9  # relative slack: a bound within rounding of the incumbent cannot beat it
@@ -233,11 +235,8 @@ class BranchAndBound:
 
 
 def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_seconds: float | None = None,
-                   incumbent: "SearchResult | None" = None) -> OptimalResult:  # noqa: F821
+                   incumbent: SearchResult | None = None) -> OptimalResult:
     """Optimum of the declared space with its certificate (``budget_seconds``: None = until proven)."""
-    from dnnmap.search.mappers import SearchResult, _nothing_fits_message
-    from dnnmap.search.sunstone.mapper import sunstone_search
-
     t0 = time.perf_counter()
     model = CostModel(op, arch)
     bb = BranchAndBound(op, arch, objective, model)

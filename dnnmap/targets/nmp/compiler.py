@@ -20,7 +20,8 @@ from dnnmap.search.tso.search import TsoSchedule, tso_layer_search
 from dnnmap.targets.nmp.generate import LayerProgram, generate_layer
 from dnnmap.targets.nmp.layers import NmpLayer, nmp_layers
 from dnnmap.targets.nmp.layout import MemoryMap, memory_map
-from dnnmap.targets.nmp.machine import arch_for_bits, nmp_machine
+from dnnmap.arch.variants import arch_for_bits
+from dnnmap.targets.nmp.machine import nmp_machine
 from dnnmap.targets.nmp.params import ConvParams, folded, random_params
 from dnnmap.targets.nmp.quantize import BITS_CHOICES, QuantNet, quantize
 from dnnmap.targets.nmp.simulator import NmpMachine

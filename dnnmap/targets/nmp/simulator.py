@@ -85,9 +85,6 @@ class LayerStats:
     core_cycles: list[int]
     transfers: list[Transfer] = field(default_factory=list)
 
-    def dram_seconds(self, m: NmpMachine) -> float:
-        return sum(t.nbytes / m.bw_bytes_per_s + t.bursts * m.cas_s for t in self.transfers)
-
     def mac_seconds(self, m: NmpMachine) -> float:
         """The busiest core's compute time."""
         return max(self.core_cycles) / m.freq_hz

@@ -77,10 +77,6 @@ class NveSpec(BaseModel):
         return 1 << self.stage_bits
 
     @property
-    def image_registers(self) -> int:
-        return self.lanes + self.extra_image_registers
-
-    @property
     def max_rows_per_phase(self) -> int:
         """Kernel rows one image-register load can serve: ri[0-15] plus the shifted-in ri[16-22]."""
         return 1 + self.extra_image_registers

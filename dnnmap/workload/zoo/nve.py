@@ -84,7 +84,7 @@ def build_nve(name: str, layers: tuple[NveLayer, ...], batch: int = 1, geometry:
             padding = (0, 0, window_h - h, window_w - w)
         b.conv(layer.name, layer.maps, layer.kernel, layer.sub, padding, fused=("sigmoid",),
                connectivity=layer.connectivity)
-    sizes = ", ".join(f"{l.name} {l.out_width}x{l.out_height}" for l in layers)
+    sizes = ", ".join(f"{lay.name} {lay.out_width}x{lay.out_height}" for lay in layers)
     return b.build(notes=(f"NVE thesis Appendix A / Table 1 ({sizes}); geometry={geometry}",))
 
 

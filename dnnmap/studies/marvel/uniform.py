@@ -40,10 +40,6 @@ class UniformStudy:
         i = self.labels.index(label)
         return float(self.total_ratio[i]), float(self.mean_ratio[i])
 
-    @property
-    def best_uniform(self) -> str:
-        return self.labels[int(np.argmin(self.total_ratio))]
-
 
 def uniform_layout_study(results: list[OffchipResult]) -> UniformStudy:
     """Fig. 7 over ``results`` (one off-chip result per layer; every layer must have the same layout names)."""

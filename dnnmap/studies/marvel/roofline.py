@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
+from dnnmap.search.space import touched_lower
 from dnnmap.workload.ir import Operator
 
 
@@ -59,15 +60,10 @@ def dram_bytes_per_cycle(arch: ArchSpec) -> float:
 
 
 def touched_words(op: Operator, tensor: str) -> int:
-    """Distinct elements of ``tensor`` the layer reads or writes: per axis the distinct values of its
-    affine index over the bounds (axes share no dimension in the IR's layers), multiplied."""
-    bounds, n = op.bounds, 1
-    for axis in op.tensor(tensor).axes:
-        values = np.zeros(1, dtype=np.int64)
-        for d, c in axis.terms:
-            values = np.unique((values[:, None] + c * np.arange(bounds[d])[None, :]).reshape(-1))
-        n *= len(values)
-    return n
+    """Distinct elements of ``tensor`` the layer reads or writes: the core's count of the words a tile touches
+    (:func:`~dnnmap.search.space.touched_lower`) over the whole layer, exact there (one range per dimension)."""
+    whole = np.array([[b for _, b in op.dims]], dtype=np.int64)
+    return int(touched_lower(op, whole, contiguous=True)[0, op.tensors.index(op.tensor(tensor))])
 
 
 def roofline(op: Operator, arch: ArchSpec) -> Roofline:

@@ -42,10 +42,6 @@ class Table3Row:
     iterators: int  # level-3 iterators the table shows (1: "t", 2: "tt")
     layout: str  # innermost dimension of W/I/O
 
-    @property
-    def depthwise_like(self) -> bool:
-        return self.kind in ("DSCONV", "RAdd")
-
 
 TABLE3: tuple[Table3Row, ...] = (
     Table3Row("L1", "RAdd", "MBv2 residual", 1, 16, 1, 1, 112, 112, 1, (1, 2, 1, 1, 112, 112), 1, "C/X/P"),

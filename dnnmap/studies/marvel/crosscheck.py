@@ -32,9 +32,9 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.mapping.mapping import LevelMapping, Mapping
-from dnnmap.search.marvel.db_model import axis_count, block_bytes, db_tables
+from dnnmap.search.marvel.db_model import block_bytes, db_tables
 from dnnmap.search.marvel.offchip import OffchipResult
-from dnnmap.workload.ir import Operator
+from dnnmap.studies.marvel.roofline import touched_words
 
 
 def dram_trips(result: OffchipResult) -> dict[str, int]:
@@ -72,12 +72,6 @@ class CrossCheck:
     def ratio(self) -> float:
         """DB / core: how many times the DB model over-counts the core's bursts."""
         return self.db_blocks / self.core_bursts if self.core_bursts else math.inf
-
-
-def touched_words(op: Operator, tensor: str) -> int:
-    """Distinct words of ``tensor`` the layer touches (a stride-2 1x1 layer skips every other input row)."""
-    whole = np.array([[b for _, b in op.dims]], dtype=np.int64)
-    return math.prod(int(axis_count(a, whole, op.dim_names, unit=False)[0]) for a in op.tensor(tensor).axes)
 
 
 def crosscheck(result: OffchipResult, arch: ArchSpec) -> CrossCheck:

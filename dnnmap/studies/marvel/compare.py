@@ -25,7 +25,7 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.marvel.dataflows import BASELINES, Dataflow, two_loop_dataflows
 from dnnmap.search.marvel.mapper import marvel_search_objectives
 from dnnmap.search.marvel.onchip import MarvelOptions
-from dnnmap.search.marvel.roofline import Roofline, roofline
+from dnnmap.studies.marvel.roofline import Roofline, roofline
 from dnnmap.search.network import shape_key
 from dnnmap.workload.ir import Network, Operator
 

@@ -18,14 +18,13 @@ import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.network import shape_key
-from dnnmap.search.tso.arch_views import with_dram_model
+from dnnmap.arch.variants import with_dram_model
 from dnnmap.search.tso.core_mapping import price, pricing_arch, schedule_mapping
 from dnnmap.search.tso.layer import tso_layer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.search import TsoLayerResult, TsoSchedule, tso_layer_search
 from dnnmap.search.tso.slicing import DATAFLOWS, SLICINGS
 from dnnmap.search.tso.timing import Tiles, breakdown
-from dnnmap.workload import zoo
 from dnnmap.workload.ir import Network, Operator
 
 CONV_FAMILY = frozenset({"conv2d", "pointwise", "depthwise", "fc"})
@@ -128,8 +127,3 @@ def model_row(label: str, network: Network, arch: ArchSpec, m: TsoMachine, opts:
             load_store[c] += cols[c][1]
             core_s[c] += core_layer.get(c, 0.0)
     return ModelRow(label, network.name, seconds, load_store, other, core_s, convs)
-
-
-def table_rows(arch: ArchSpec, m: TsoMachine, opts: TsoOptions = TsoOptions(), core: bool = True,
-               workers: int = 1, models: tuple[tuple[str, str], ...] = MODELS) -> list[ModelRow]:
-    return [model_row(label, zoo.get(name), arch, m, opts, core, workers) for label, name in models]
