@@ -20,8 +20,8 @@ from dnnmap.arch.variants import with_dram_model
 from dnnmap.errors import DnnmapError, UnknownNameError
 from dnnmap.search.mappers import OBJECTIVES
 from dnnmap.search.constraints import Constraints, load_constraints
-from dnnmap.search.network import (CONSTRAINED_MAPPERS, IMPERFECT_MAPPERS, MAPPERS, SUNSTONE_MAPPERS, NetworkResult, check_search_limits,
-                                   search_network, select_layers)
+from dnnmap.search.network import (CONSTRAINED_MAPPERS, IMPERFECT_MAPPERS, MAPPERS, SUNSTONE_MAPPERS, NetworkResult,
+                                   check_search_limits, search_network, select_layers)
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS, SearchOptions
 from dnnmap.workload import zoo
 from dnnmap.workload.importers import InputShapes, load_network
