@@ -12,7 +12,8 @@ from dnnmap.cost.model import CostModel
 from dnnmap.mapping.mapping import validate_mapping
 from dnnmap.studies.marvel.compare import MARVEL, compare_layer, compare_operators, uniform_dataflow
 from dnnmap.search.marvel.dataflows import BASELINES, DLA_LIKE, RS_LIKE, SHIDIANNAO_LIKE, ir_dim
-from dnnmap.search.marvel.mapper import marvel_search
+from dnnmap.search.marvel.baseline import maximal
+from dnnmap.search.marvel.mapper import marvel_search, marvel_search_objectives
 from dnnmap.search.marvel.offchip import offchip_search
 from dnnmap.arch.variants import buffered_view
 from dnnmap.search.marvel.onchip import MarvelOptions, OnchipSpace
@@ -111,3 +112,49 @@ def test_comparison_and_uniform_dataflow_on_small_layers():
     assert net.cycles(MARVEL) == pytest.approx(2 * sum(x.cycles[MARVEL] for _, x in net.layers[:2]))
     st = uniform_dataflow(ops, P1, dataflows=BASELINES)
     assert (st.relative <= 1 + 1e-12).all() and st.best == BASELINES[int(np.argmax(st.geomean))].name
+
+
+@pytest.mark.parametrize("df", BASELINES, ids=lambda d: d.name)
+@pytest.mark.parametrize("layer", ["L2", "L5", "L8", "L15"])
+def test_a_full_strength_baseline_is_legal_keeps_its_schedule_and_beats_its_fixed_schedule(df, layer):
+    op = table3_op(row(layer))
+    full = marvel_search_objectives(op, P1, ("latency", "energy"), MarvelOptions(parallel=df))
+    fixed = marvel_search_objectives(op, P1, ("latency", "energy"), MarvelOptions(parallel=df, published_pe_tile=True))
+    for objective, attr in (("latency", "cycles"), ("energy", "energy")):
+        m = full[objective].mapping
+        validate_mapping(m, op, P1)
+        assert full[objective].cost.valid[0]
+        assert getattr(full[objective].cost, attr)[0] <= getattr(fixed[objective].cost, attr)[0]
+        # the schedule the dataflow fixes: parallel loops, the level-2 order, the PE share
+        used = {d for lv in m.levels for d, f in lv.spatial if f > 1}
+        assert used <= df.ir_dims(op)
+        l2 = [d for d in m.levels[1].full_order(op.dim_names) if m.levels[1].t(d) > 1]
+        chain = [ir_dim(op, x) for x in df.order]
+        assert l2 == [d for d in chain if d in l2]
+        for letter in df.whole_in_pe:
+            assert m.levels[0].t(ir_dim(op, letter)) == op.bound(ir_dim(op, letter))
+        for letter in df.one_in_pe + df.whole_across_pes:
+            assert m.levels[0].t(ir_dim(op, letter)) == 1
+        for letter in df.whole_across_pes:
+            assert m.levels[1].s(ir_dim(op, letter)) == op.bound(ir_dim(op, letter))
+    # the published PE tile on Marvel's level-3 tile
+    pe = df.published_pe_tile(op, dict(zip(op.dim_names, fixed["latency"].offchip.tile)))
+    assert all(fixed["latency"].mapping.levels[0].t(d) == f for d, f in pe.items())
+    assert fixed["latency"].offchip.tile == marvel_search(op, P1, "latency").offchip.tile
+
+
+def test_a_baseline_picks_its_own_level3_tile_where_marvels_starves_it():
+    # L8 on platform 1: Marvel's level-3 tile has 6 output rows, so row-parallel RS-like used 18 PEs on it
+    op = table3_op(row("L8"))
+    marvel = marvel_search(op, P1, "latency")
+    rs = marvel_search(op, P1, "latency", MarvelOptions(parallel=RS_LIKE))
+    on_marvels = marvel_search(op, P1, "latency", MarvelOptions(parallel=RS_LIKE, published_pe_tile=True))
+    assert rs.offchip.tile != marvel.offchip.tile
+    assert rs.cost.cycles[0] * 4 < on_marvels.cost.cycles[0]
+    assert rs.cost.utilization[0] > 0.9
+
+
+def test_maximal_tiles_are_the_feasible_tiles_that_cannot_grow():
+    cands = [np.array([1, 2, 4]), np.array([1, 3])]
+    feasible = np.array([[1, 1], [2, 1], [4, 1], [1, 3], [2, 3]])
+    assert maximal(feasible, cands).tolist() == [False, False, True, False, True]

@@ -13,9 +13,10 @@ import time
 from dataclasses import dataclass
 
 from dnnmap.arch.spec import ArchSpec
+from dnnmap.search.mappers import SearchResult
+from dnnmap.search.marvel.baseline import baseline_search_objectives
 from dnnmap.search.marvel.offchip import OffchipResult, offchip_search
 from dnnmap.search.marvel.onchip import MarvelOptions, onchip_search_objectives
-from dnnmap.search.mappers import SearchResult
 from dnnmap.workload.ir import Operator
 
 
@@ -37,19 +38,27 @@ def marvel_search(op: Operator, arch: ArchSpec, objective: str = "edp",
 
 def marvel_search_objectives(op: Operator, arch: ArchSpec, objectives: tuple[str, ...],
                              options: MarvelOptions | None = None) -> dict[str, MarvelSearchResult]:
-    """Marvel's best mapping for each of ``objectives`` from one off-chip step and one on-chip walk."""
+    """Marvel's best mapping for each of ``objectives`` from one off-chip step and one on-chip walk.
+
+    With a baseline dataflow (``options.parallel.fixes_schedule``) the baseline picks its own level-3
+    tile (``baseline.py``), unless ``options.published_pe_tile`` asks for its fixed schedule on
+    Marvel's tile."""
     t0 = time.perf_counter()
     options = options or MarvelOptions()
-    off = offchip_search(op, arch, options.db_settings())
-    found = onchip_search_objectives(op, arch, off, objectives, options)
-    tile = ", ".join(f"{d}={t}" for d, t in zip(op.dim_names, off.tile) if t > 1)
-    note = (f"marvel off-chip: level-3 tile {tile or 'all 1'}; innermost {off.layout}; DRAM order "
-            f"{' '.join(off.order) or '-'}; DMC {float(off.dmc):.4g} blocks/iteration")
-    if options.parallel is not None:
-        note += f"; dataflow {options.parallel.name} ({options.parallel.label})"
+    df = options.parallel
+    if df is not None and df.fixes_schedule and not options.published_pe_tile:
+        found = baseline_search_objectives(op, arch, df, objectives, options)
+    else:
+        off = offchip_search(op, arch, options.db_settings())
+        found = {o: (on, off) for o, on in onchip_search_objectives(op, arch, off, objectives, options).items()}
     seconds = time.perf_counter() - t0
     out = {}
-    for objective, on in found.items():
+    for objective, (on, off) in found.items():
+        tile = ", ".join(f"{d}={t}" for d, t in zip(op.dim_names, off.tile) if t > 1)
+        note = (f"marvel off-chip: level-3 tile {tile or 'all 1'}; innermost {off.layout}; DRAM order "
+                f"{' '.join(off.order) or '-'}; DMC {float(off.dmc):.4g} blocks/iteration")
+        if df is not None:
+            note += f"; dataflow {df.name} ({df.label}{', ' + df.stationary + ' stationary' if df.stationary else ''})"
         mapping = on.batch.mapping(0, op, arch)
         mapping = type(mapping)(mapping.levels, mapping.layouts, mapping.layer, mapping.arch, (note,))
         out[objective] = MarvelSearchResult(op, arch, mapping, on.cost, on.evaluated, on.valid, seconds, "marvel",

@@ -69,6 +69,7 @@ class MarvelOptions:
     prologue_padding: float = 0.15  # with divisor_only off: padded on-chip extent <= (1 + this) x level-3 tile
     symmetry: bool = True
     parallel: Dataflow | None = None  # None: any loop may be split across PEs
+    published_pe_tile: bool = False  # with a baseline ``parallel``: its published PE tile too (the fixed schedule)
     l1_buffers: int = 2
     max_candidates: int = 200_000
     seed: int = 0
@@ -107,7 +108,11 @@ def onchip_constraints(op: Operator, arch: ArchSpec, off: OffchipResult, options
     DRAM (``unroll_rs``), the DRAM loop order and the layouts of ``off``, the padding of the prologue and
     epilogue tiles (``divisor_only`` off)."""
     L, names = len(arch.levels), [lv.name for lv in arch.levels]
-    base = Constraints() if options.parallel is None else options.parallel.constraints(op, arch)
+    if options.parallel is None:
+        base = Constraints()
+    else:
+        pe = options.parallel.published_pe_tile(op, dict(zip(op.dim_names, off.tile))) if options.published_pe_tile else None
+        base = options.parallel.constraints(op, arch, pe)
     dram = [d for d in off.order] + [d for d in op.dim_names if d not in off.order]
     out = base.with_level(names[L - 2], tile=tuple(zip(op.dim_names, (int(t) for t in off.tile))))
     out = out.with_level(names[L - 1], order=tuple(dram))
@@ -234,38 +239,65 @@ def onchip_search_objectives(op: Operator, arch: ArchSpec, off: OffchipResult, o
     """One walk, the best mapping for each of ``objectives`` (Algorithm 1 keeps best[runtime],
     best[energy] and best[EDP] in the same loop)."""
     options = options or MarvelOptions()
-    space = OnchipSpace(op, arch, off, options)
-    model = CostModel(op, buffered_view(arch, options.l1_buffers))
-    keep, relaxed = _surviving(space, options.min_utilization), False
-    if len(keep) == 0:  # the bound is out of reach: keep the best achievable PE use instead
-        keep, relaxed = _surviving(space, 0.0), True
-        if len(keep):
-            used = space.decode(keep)[:, :, space.L:].prod(axis=(1, 2))
-            keep = keep[used == used.max()]
-    n_choices = len(keep)
-    sampled = n_choices > options.max_candidates
-    if sampled:
-        keep = np.sort(np.random.default_rng(options.seed).choice(keep, options.max_candidates, replace=False))
-    best: dict[str, tuple[float, MappingBatch | None]] = {o: (math.inf, None) for o in objectives}
-    evaluated = valid = 0
-    for start in range(0, len(keep), chunk):
-        for batch in space.batches(space.decode(keep[start:start + chunk])):
-            cost = model.evaluate(batch, reuse_buffers=True)
-            evaluated += len(batch)
-            valid += int(cost.valid.sum())
-            for o in objectives:
-                score, idx = _argbest(cost, o)
-                if score < best[o][0]:
-                    best[o] = (score, batch.take([idx]))
-    exact = CostModel(op, arch)
-    out = {}
-    for o, (_, batch) in best.items():
-        if batch is None:
-            raise MappingError(f"layer {op.name!r}: no on-chip mapping of the level-3 tile "
-                               f"{dict(zip(op.dim_names, off.tile))} fits {arch.name!r} under Marvel's switches "
-                               f"(L1 buffered {options.l1_buffers}x; try unroll_rs=False)")
-        out[o] = OnchipResult(batch, exact.evaluate(batch), evaluated, valid, n_choices, sampled, relaxed)
-    return out
+    walk = OnchipWalk(op, arch, objectives, options, chunk)
+    walk.add(OnchipSpace(op, arch, off, options))
+    return walk.results(f"of the level-3 tile {dict(zip(op.dim_names, off.tile))} ")
+
+
+class OnchipWalk:
+    """The exhaustive walk of one or more on-chip spaces (e.g. one per level-3 tile), priced by one
+    ``CostModel`` (L1 buffered ``options.l1_buffers``-fold), keeping the best mapping per objective."""
+
+    def __init__(self, op: Operator, arch: ArchSpec, objectives: tuple[str, ...], options: MarvelOptions,
+                 chunk: int = 100_000) -> None:
+        self.op, self.arch, self.options, self.chunk = op, arch, options, chunk
+        self.model = CostModel(op, buffered_view(arch, options.l1_buffers))
+        self.best: dict[str, tuple[float, MappingBatch | None, int]] = {o: (math.inf, None, -1) for o in objectives}
+        self.evaluated = self.valid = self.factor_choices = 0
+        self.sampled = self.relaxed = False
+        self.spaces = 0
+
+    def add(self, space: OnchipSpace) -> None:
+        """Walk ``space`` (its surviving factor choices, every allowed order); the best of each objective is
+        kept with the index of the space it came from (ties keep the earlier space)."""
+        options = self.options
+        keep, relaxed = _surviving(space, options.min_utilization), False
+        if len(keep) == 0:  # the bound is out of reach: keep the best achievable PE use instead
+            keep, relaxed = _surviving(space, 0.0), True
+            if len(keep):
+                used = space.decode(keep)[:, :, space.L:].prod(axis=(1, 2))
+                keep = keep[used == used.max()]
+        self.factor_choices += len(keep)
+        self.relaxed |= relaxed
+        if len(keep) > options.max_candidates:
+            self.sampled = True
+            keep = np.sort(np.random.default_rng(options.seed).choice(keep, options.max_candidates, replace=False))
+        for start in range(0, len(keep), self.chunk):
+            for batch in space.batches(space.decode(keep[start:start + self.chunk])):
+                cost = self.model.evaluate(batch, reuse_buffers=True)
+                self.evaluated += len(batch)
+                self.valid += int(cost.valid.sum())
+                for o in self.best:
+                    score, idx = _argbest(cost, o)
+                    if score < self.best[o][0]:
+                        self.best[o] = (score, batch.take([idx]), self.spaces)
+        self.spaces += 1
+
+    def source(self, objective: str) -> int:
+        """Index (in the order added) of the space the best mapping for ``objective`` came from."""
+        return self.best[objective][2]
+
+    def results(self, what: str = "") -> dict[str, OnchipResult]:
+        """The best mapping per objective, priced on the architecture itself (not the buffered view)."""
+        exact = CostModel(self.op, self.arch)
+        out = {}
+        for o, (_, batch, _) in self.best.items():
+            if batch is None:
+                raise MappingError(f"layer {self.op.name!r}: no on-chip mapping {what}fits {self.arch.name!r} under "
+                                   f"Marvel's switches (L1 buffered {self.options.l1_buffers}x; try unroll_rs=False)")
+            out[o] = OnchipResult(batch, exact.evaluate(batch), self.evaluated, self.valid, self.factor_choices,
+                                  self.sampled, self.relaxed)
+        return out
 
 
 def _surviving(space: OnchipSpace, min_util: float, chunk: int = 1_000_000) -> np.ndarray:

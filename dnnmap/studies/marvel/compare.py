@@ -41,6 +41,7 @@ class LayerComparison:
     roofline: Roofline
     cycles: dict[str, float]
     energy: dict[str, float]
+    onchip_energy: dict[str, float]  # the energy-optimal mapping's energy without DRAM's
     evaluated: dict[str, int]
     seconds: dict[str, float]
 
@@ -52,24 +53,27 @@ class LayerComparison:
         """Marvel's throughput over the baseline's."""
         return self.cycles[baseline] / self.cycles[MARVEL]
 
-    def energy_gain(self, baseline: str) -> float:
-        """The baseline's energy over Marvel's."""
-        return self.energy[baseline] / self.energy[MARVEL]
+    def energy_gain(self, baseline: str, dram: bool = True) -> float:
+        """The baseline's energy over Marvel's (``dram`` False: without DRAM's energy)."""
+        e = self.energy if dram else self.onchip_energy
+        return e[baseline] / e[MARVEL]
 
 
 def compare_layer(op: Operator, arch: ArchSpec, dataflows: Sequence[Dataflow] = BASELINES,
                   options: MarvelOptions | None = None) -> LayerComparison:
     """Marvel and each of ``dataflows`` on ``op``: the same search over each constrained space."""
     options = options or MarvelOptions()
-    cycles, energy, evaluated, seconds = {}, {}, {}, {}
+    cycles, energy, onchip, evaluated, seconds = {}, {}, {}, {}, {}
     for name, df in ((MARVEL, None), *((d.name, d) for d in dataflows)):
         t0 = time.perf_counter()
         best = marvel_search_objectives(op, arch, ("latency", "energy"), replace(options, parallel=df))
         seconds[name] = time.perf_counter() - t0
         cycles[name] = float(best["latency"].cost.cycles[0])
         energy[name] = float(best["energy"].cost.energy[0])
+        onchip[name] = energy[name] - float(best["energy"].cost.energy_breakdown[0, len(arch.levels) - 1])
         evaluated[name] = best["latency"].evaluated
-    return LayerComparison(op.name, op.iterations, roofline(op, arch), cycles, energy, evaluated, seconds)
+    return LayerComparison(op.name, op.iterations, roofline(op, arch), cycles, energy, onchip, evaluated,
+                           seconds)
 
 
 def geomean(values: Sequence[float]) -> float:
@@ -86,14 +90,14 @@ class NetworkComparison:
     def cycles(self, who: str) -> float:
         return sum(c.cycles[who] for _, c in self.layers)
 
-    def energy(self, who: str) -> float:
-        return sum(c.energy[who] for _, c in self.layers)
+    def energy(self, who: str, dram: bool = True) -> float:
+        return sum((c.energy if dram else c.onchip_energy)[who] for _, c in self.layers)
 
     def speedup(self, baseline: str) -> float:
         return self.cycles(baseline) / self.cycles(MARVEL)
 
-    def energy_gain(self, baseline: str) -> float:
-        return self.energy(baseline) / self.energy(MARVEL)
+    def energy_gain(self, baseline: str, dram: bool = True) -> float:
+        return self.energy(baseline, dram) / self.energy(MARVEL, dram)
 
 
 def compare_network(network: Network, arch: ArchSpec, dataflows: Sequence[Dataflow] = BASELINES,
