@@ -25,7 +25,7 @@ import tempfile
 import numpy as np
 
 from dnnmap.arch.spec import load_arch
-from dnnmap.search.marvel.compare import compare_layer
+from dnnmap.studies.marvel.compare import compare_layer
 from dnnmap.search.marvel.dataflows import BASELINES
 from dnnmap.search.marvel.table3 import TABLE3, table3_op
 
@@ -143,7 +143,10 @@ def main() -> None:
                 print(f"{platform[-1]:>8} {r.id:5} {df.name:15} | {oc:>13,.0f} {mc:>16,.0f} {oc / mc:>6.2f} | "
                       f"{oe:>16.4g} {me:>11.4g} {oe / me:>6.2f} | {c.iterations / oc:>10.1f} {m['pes']:>11}{flag}")
     oc, mc, oe, me = map(np.array, (ours_c, ref_c, ours_e, ref_e))
-    within = lambda a, b: int((np.maximum(a / b, b / a) <= 2).sum())
+
+    def within(a: np.ndarray, b: np.ndarray) -> int:
+        return int((np.maximum(a / b, b / a) <= 2).sum())
+
     print(f"\n{len(oc)} cases: cycles Spearman {spearman(oc, mc):.3f}, median ratio {np.median(oc / mc):.2f}, "
           f"within 2x {within(oc, mc)}; on-chip energy Spearman {spearman(oe, me):.3f}, median ratio "
           f"{np.median(oe / me):.2f}, within 2x {within(oe, me)} (* = more than 2x apart; 'dnnmap PEs' is "
