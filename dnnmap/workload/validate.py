@@ -101,6 +101,10 @@ def _rebuild(op: Operator) -> Operator | None:
         return ops.concat(op.name, b["G"], (b["P"], b["Q"]), b["N"])
     if kind.constructor == "eltwise":
         return ops.eltwise(op.name, b["G"], (b["P"], b["Q"]), len(op.inputs), b["N"], op.kind)
+    if kind.constructor == "vector":
+        return ops.vector(op.name, op.kind, b["P"], b["Q"], b["G"], b["N"])
+    if kind.constructor == "rotary":
+        return ops.rotary(op.name, b["P"], b["G"], b["Q"], b["N"])
     if kind.constructor == "matmul":
         return ops.matmul(op.name, b["M"], b["K"], b["N"], b["B"])
     if kind.constructor == "einsum" and isinstance(op.attr("expr"), str):
