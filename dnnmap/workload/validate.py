@@ -284,6 +284,8 @@ def _graph_problem(op: Operator, inputs: list[tuple[str, tuple[int, ...]]], out:
         return None if tuple(out) == want_out else f"output_shape {list(out)} differs from {list(want_out)}"
     else:  # generic operator or einsum: input tensors match the producers element for element
         tensors = [t for t in op.tensors if t.role == "input"]
+        if kind == "einsum" and len(tensors) < len(inputs) <= len(op.inputs):
+            tensors = list(op.inputs[:len(inputs)])  # producers feed the leading operands (attention's K, V)
         if len(tensors) != len(inputs):
             return f"lists {len(inputs)} inputs but has {len(tensors)} tensors of role 'input'"
         for i, t in enumerate(tensors):
