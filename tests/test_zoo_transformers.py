@@ -15,7 +15,7 @@ NAMES = ("bert_base", "bert_base:seq=512", "gpt2", "gpt2:phase=decode,seq=1024",
 
 
 def _weights(net: Network) -> int:
-    """Words of the trained weights: matmul weights and norm gammas/betas (rotary tables excluded)."""
+    """Words of the trained weights: matmul weights and norm scales (rotary tables excluded)."""
     return sum(t.size(layer.op.bounds) for layer in net.layers for t in layer.op.tensors
                if t.role == "weight" and layer.op.kind in ("matmul", "layernorm", "rmsnorm"))
 
@@ -39,13 +39,15 @@ def test_macs_within_two_percent_of_published(name: str, published: float) -> No
 
 
 def test_weights_add_up_to_the_published_parameter_counts() -> None:
-    """The layers' weights, plus what the IR does not carry (embeddings, biases), equal the published totals."""
+    """The layers' weights, plus what the IR does not carry (embeddings; biases and layer-norm shifts, which
+    are epilogue adds), equal the published totals."""
     d = 768
-    bias_per_layer = 3 * d + d + 4 * d + d  # QKV, output, MLP up and down biases
+    bias_per_layer = 3 * d + d + 4 * d + d + 2 * d  # QKV, output, MLP up and down biases; two norms' shifts
     bert = _weights(zoo.get("bert_base")) + 12 * bias_per_layer
     embeddings = (30522 + 512 + 2) * d + 2 * d + d * d + d  # tokens, positions, segments, their norm, pooler
     assert bert + embeddings == 109_482_240  # bert-base-uncased
-    gpt2 = _weights(zoo.get("gpt2")) + 12 * bias_per_layer + 1024 * d  # the LM head is the tied token embedding
+    gpt2 = _weights(zoo.get("gpt2")) + 12 * bias_per_layer + d + 1024 * d  # final norm's shift, positions; the
+    # LM head is the tied token embedding
     assert gpt2 == 124_439_808  # GPT-2 small ("124M")
     layer = _weights(zoo.get("llama7b_layer"))
     assert 32 * layer + 2 * 32000 * 4096 + 4096 == 6_738_415_616  # Llama-2-7B: 32 layers, embed + head, final norm

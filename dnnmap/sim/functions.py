@@ -31,8 +31,9 @@ def _rotate_half(x: np.ndarray) -> np.ndarray:
 def forward(op: Operator, tensors: dict[str, np.ndarray], eps: float = EPS) -> np.ndarray:
     """The output of ``op`` (float64) for the input and weight ``tensors`` named as in the IR.
 
-    softmax, layernorm, rmsnorm reduce over the last axis ``Q``; rotary's ``sin`` table is the plain
-    sine (the sign of rotate_half is applied here, as in Llama's ``apply_rotary_pos_emb``)."""
+    softmax, layernorm, rmsnorm reduce over the last axis ``Q``; layernorm adds ``tensors["beta"]`` when given
+    (its epilogue shift, not an IR tensor); rotary's table ``rot[P, Q]`` holds ``cos(theta_j)`` then
+    ``sin(theta_j)`` (Llama's ``apply_rotary_pos_emb`` with rotate_half)."""
     x = np.asarray(tensors[op.inputs[0].name], dtype=np.float64)
     if op.kind == "einsum":
         return np.einsum(str(op.attr("expr")), *(np.asarray(tensors[t.name], np.float64) for t in op.inputs))
@@ -42,7 +43,7 @@ def forward(op: Operator, tensors: dict[str, np.ndarray], eps: float = EPS) -> n
     if op.kind == "layernorm":
         centred = x - x.mean(axis=-1, keepdims=True)
         normed = centred / np.sqrt((centred ** 2).mean(axis=-1, keepdims=True) + eps)
-        return normed * tensors["gamma"] + tensors["beta"]
+        return normed * tensors["gamma"] + tensors.get("beta", 0.0)
     if op.kind == "rmsnorm":
         return x / np.sqrt((x ** 2).mean(axis=-1, keepdims=True) + eps) * tensors["gamma"]
     if op.kind == "gelu":
@@ -51,7 +52,9 @@ def forward(op: Operator, tensors: dict[str, np.ndarray], eps: float = EPS) -> n
         return _silu(x)
     if op.kind == "swiglu":
         return _silu(x) * np.asarray(tensors["I1"], dtype=np.float64)
-    if op.kind == "rotary":  # I[N, P, G, Q], tables [P, Q]
-        cos, sin = (np.asarray(tensors[n], np.float64)[None, :, None, :] for n in ("cos", "sin"))
+    if op.kind == "rotary":  # I[N, P, G, Q], rot[P, Q]
+        rot = np.asarray(tensors["rot"], np.float64)
+        half = rot.shape[-1] // 2
+        cos, sin = (np.concatenate([t, t], axis=-1)[None, :, None, :] for t in (rot[:, :half], rot[:, half:]))
         return x * cos + _rotate_half(x) * sin
     raise ValueError(f"layer {op.name!r}: no NumPy forward pass for kind {op.kind!r}")

@@ -70,12 +70,12 @@ KINDS: dict[str, OperatorKind] = {k.name: k for k in (
     # transformer kinds over (N batch, G heads, P tokens, Q the row: features or keys), docs/ir.md; the simulator
     # proves their data movement (one input word per output word, row weights), the NumPy forward pass their values
     _K("softmax", "vector", _MAP_DIMS, (), False, False, False, True, 1, "sum", False, 5),  # over Q
-    _K("layernorm", "vector", _MAP_DIMS, (), True, False, False, True, 1, "product", False, 7),  # gamma, beta [Q]
+    _K("layernorm", "vector", _MAP_DIMS, (), True, False, False, True, 1, "product", False, 7),  # gamma [Q]
     _K("rmsnorm", "vector", _MAP_DIMS, (), True, False, False, True, 1, "product", False, 4),  # gamma [Q]
     _K("gelu", "vector", _MAP_DIMS, (), False, False, False, True, 1, "sum", False, 5),
     _K("silu", "vector", _MAP_DIMS, (), False, False, False, True, 1, "sum", False, 3),
     _K("swiglu", "vector", _MAP_DIMS, (), False, False, False, True, 2, "product", False, 4),  # silu(gate) * up
-    _K("rotary", "rotary", _MAP_DIMS, (), True, False, False, True, 1, "product", False, 3),  # cos, sin [P, Q]
+    _K("rotary", "rotary", _MAP_DIMS, (), True, False, False, True, 1, "product", False, 3),  # rot [P, Q]
 )}
 CONSTRUCTOR_ATTRS = frozenset(a for k in KINDS.values() for a in k.attrs)
 

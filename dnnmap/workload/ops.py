@@ -190,14 +190,16 @@ def einsum(name: str, expr: str, sizes: dict[str, int], tensor_names: tuple[str,
 
 
 _MAP_AXES = (("N", "N"), ("G", "G"), ("P", "P"), ("Q", "Q"))
-_VECTOR_WEIGHTS = {"layernorm": ("gamma", "beta"), "rmsnorm": ("gamma",)}  # per-feature weights, axis [Q]
+# per-feature scale, axis [Q]; layernorm's shift beta is added in the epilogue, like a matmul's bias (not moved)
+_VECTOR_WEIGHTS = {"layernorm": ("gamma",), "rmsnorm": ("gamma",)}
 
 
 def vector(name: str, kind: str, rows: int, cols: int, groups: int = 1, batch: int = 1) -> Operator:
     """A transformer element-wise kind (softmax, layernorm, rmsnorm, gelu, silu, swiglu) on a
     ``batch x groups x rows x cols`` tensor: N batch, G heads (1 for hidden states), P tokens, Q the row
     that softmax and the norms reduce over (keys or features). ``I[N, G, P, Q] -> O[N, G, P, Q]``; swiglu
-    reads the gate ``I`` and the up-projection ``I1``; the norms read ``gamma`` (and ``beta``) ``[Q]``."""
+    reads the gate ``I`` and the up-projection ``I1``; the norms read their scale ``gamma[Q]`` (layernorm's
+    shift ``beta`` is an epilogue add, as a matmul's bias)."""
     if kind not in KINDS or KINDS[kind].constructor != "vector":
         raise ValueError(f"{name}: {kind!r} is not a vector kind "
                          f"({', '.join(k.name for k in KINDS.values() if k.constructor == 'vector')})")
@@ -212,16 +214,16 @@ def rotary(name: str, tokens: int, heads: int, head_dim: int, batch: int = 1) ->
     """Rotary position embedding of queries or keys, element-wise: ``O = I * cos + rotate_half(I) * sin``.
 
     ``I[N, P, G, Q]`` and ``O`` keep the layout the projections write (token, then head, then the head's
-    ``Q = head_dim`` features); ``cos`` and ``sin`` ``[P, Q]`` are the position tables of these tokens (the
-    sign of rotate_half folded into ``sin``). The partner element ``rotate_half`` reads lies in the same
-    head row ``[Q]`` as the element itself."""
+    ``Q = head_dim`` features); ``rot[P, Q]`` is the position table of these tokens: ``cos(theta_j)`` in
+    word ``j`` and ``sin(theta_j)`` in word ``Q/2 + j`` (features ``j`` and ``Q/2 + j`` rotate by the same
+    angle). The partner element and table word an output reads lie in the same head row ``[Q]``."""
     if head_dim % 2:
         raise ValueError(f"{name}: rotary embedding needs an even head dimension, got {head_dim}")
     dims = (("N", batch), ("G", heads), ("P", tokens), ("Q", head_dim))
     axes = (_ax("N", ("N", 1)), _ax("P", ("P", 1)), _ax("G", ("G", 1)), _ax("Q", ("Q", 1)))
     table = (_ax("P", ("P", 1)), _ax("Q", ("Q", 1)))
-    return Operator(name, "rotary", dims, (Tensor("I", "input", axes), Tensor("cos", "weight", table),
-                                           Tensor("sin", "weight", table), Tensor("O", "output", axes)))
+    return Operator(name, "rotary", dims, (Tensor("I", "input", axes), Tensor("rot", "weight", table),
+                                           Tensor("O", "output", axes)))
 
 
 def attention(name: str, part: str, batch: int, heads: int, q_len: int, kv_len: int, head_dim: int,

@@ -7,18 +7,17 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from random_cases import random_arch, random_mapping
 
-from dnnmap.arch.spec import load_arch
+from dnnmap.arch.spec import load_arch, parse_arch
 from dnnmap.arch.units import compute_unit
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.errors import InputFileError
-from dnnmap.arch.spec import parse_arch
 from dnnmap.sim import sim_metrics, simulate
 from dnnmap.sim.functions import forward
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
-from random_cases import random_arch, random_arch_options, random_mapping
 
 
 def _inputs(op: Operator, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -29,21 +28,23 @@ def _torch(x: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(x).double()
 
 
-def test_norms_softmax_and_activations_equal_torch() -> None:
+TORCH = {
+    "softmax": lambda x, t: F.softmax(x, dim=-1),
+    "layernorm": lambda x, t: F.layer_norm(x, (12,), _torch(t["gamma"]), _torch(t["beta"]), eps=1e-5),
+    "rmsnorm": lambda x, t: F.rms_norm(x, (12,), _torch(t["gamma"]), eps=1e-5),
+    "gelu": lambda x, t: F.gelu(x),
+    "silu": lambda x, t: F.silu(x),
+    "swiglu": lambda x, t: F.silu(x) * _torch(t["I1"]),
+}
+
+
+@pytest.mark.parametrize("kind", list(TORCH))
+def test_norms_softmax_and_activations_equal_torch(kind: str) -> None:
     rng = np.random.default_rng(0)
-    for kind in ("softmax", "layernorm", "rmsnorm", "gelu", "silu", "swiglu"):
-        op = ops.vector(kind, kind, rows=5, cols=12, groups=3, batch=2)
-        t = _inputs(op, rng)
-        x = _torch(t["I"])
-        expected = {
-            "softmax": lambda: F.softmax(x, dim=-1),
-            "layernorm": lambda: F.layer_norm(x, (12,), _torch(t["gamma"]), _torch(t["beta"]), eps=1e-5),
-            "rmsnorm": lambda: F.rms_norm(x, (12,), _torch(t["gamma"]), eps=1e-5),
-            "gelu": lambda: F.gelu(x),
-            "silu": lambda: F.silu(x),
-            "swiglu": lambda: F.silu(x) * _torch(t["I1"]),
-        }[kind]()
-        np.testing.assert_allclose(forward(op, t), expected.numpy(), rtol=1e-10, atol=1e-12, err_msg=kind)
+    op = ops.vector(kind, kind, rows=5, cols=12, groups=3, batch=2)
+    t = _inputs(op, rng) | {"beta": rng.standard_normal(12)}  # layernorm's epilogue shift
+    expected = TORCH[kind](_torch(t["I"]), t)
+    np.testing.assert_allclose(forward(op, t), expected.numpy(), rtol=1e-10, atol=1e-12)
 
 
 def test_rotary_equals_llamas_apply_rotary_pos_emb() -> None:
@@ -54,7 +55,7 @@ def test_rotary_equals_llamas_apply_rotary_pos_emb() -> None:
     angles = np.outer(np.arange(tokens), inv)
     emb = np.concatenate([angles, angles], axis=-1)  # [P, Q], as HF Llama builds cos/sin
     x = rng.standard_normal(op.tensor_shape("I"))  # [N, P, G, Q]: the projection's layout
-    got = forward(op, {"I": x, "cos": np.cos(emb), "sin": np.sin(emb)})
+    got = forward(op, {"I": x, "rot": np.concatenate([np.cos(angles), np.sin(angles)], axis=-1)})
     xt = _torch(x).transpose(1, 2)  # HF: [b, heads, tokens, dim]
     cos, sin = _torch(np.cos(emb)), _torch(np.sin(emb))
     half = torch.cat([-xt[..., dim // 2:], xt[..., :dim // 2]], dim=-1)
@@ -124,4 +125,3 @@ def test_vector_unit_fields_are_checked() -> None:
         parse_arch({**data, "vector": {"lanes": 0, "energy": 1.0}}, "x.yaml")
     with pytest.raises(InputFileError, match="vector.energy"):
         parse_arch({**data, "vector": {"lanes": 4}}, "x.yaml")
-    assert random_arch_options is not None

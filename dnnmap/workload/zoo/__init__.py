@@ -57,7 +57,7 @@ def describe(name: str) -> str:
 
 
 def _load_all() -> None:
-    from dnnmap.workload.zoo import classic, mobile, nve, resnet, inception, transformers, yolo  # noqa: F401
+    from dnnmap.workload.zoo import classic, inception, mobile, nve, resnet, transformers, yolo  # noqa: F401
 
 
 __all__ = ["get", "names", "describe", "register", "UnknownModelError"]
