@@ -195,6 +195,17 @@ class Mac(_Strict):
         "lane's word changes between consecutive steps")
 
 
+class VectorUnit(_Strict):
+    """The unit that runs the layers whose operations are not MACs (pooling, element-wise, softmax, norms,
+    activations, rotary embeddings; docs/arch-spec.md). Without one the MAC array runs them, one operation
+    per MAC lane and cycle at the MAC's energy."""
+
+    lanes: int = Field(gt=0, description="operations per cycle")
+    energy: float = Field(ge=0, description="energy per operation")
+    bandwidth: float | None = Field(None, gt=0, description="words per cycle the unit reads and writes (each "
+                                    "input word read once, each output word written once); null = unlimited")
+
+
 class ArchSpec(_Strict):
     name: str
     description: str = ""
@@ -206,6 +217,7 @@ class ArchSpec(_Strict):
     overlap: bool = Field(True, description="compute and transfers overlap (latency = max); false: they add (TSO NMP)")
     sparsity: Sparsity | None = Field(None, description="compressed sparse operand support (docs/sparse.md); "
                                       "null: dense hardware, zeros are stored, moved and multiplied")
+    vector: VectorUnit | None = Field(None, description="the unit running non-MAC layers; null: the MAC array")
     levels: tuple[Level, ...]
 
     @field_validator("word_bits")
@@ -316,6 +328,11 @@ def _limits_problem(spec: ArchSpec) -> tuple[str, str] | None:
         return "levels", f"{spec.num_macs:,} MAC lanes (product of the fan-outs) exceed the limit {limits.MAX_MACS:,}"
     rates = [("clock_mhz", spec.clock_mhz)]
     energies = [("mac.energy", spec.mac.energy)]
+    if spec.vector is not None:
+        energies.append(("vector.energy", spec.vector.energy))
+        rates.append(("vector.bandwidth", spec.vector.bandwidth))
+        if spec.vector.lanes > limits.MAX_MACS:
+            return "vector.lanes", f"{spec.vector.lanes:,} lanes exceed the limit {limits.MAX_MACS:,}"
     for i, lv in enumerate(spec.levels):
         at = f"levels.{i}"
         caps = lv.capacity.values() if isinstance(lv.capacity, dict) else [lv.capacity or 0]

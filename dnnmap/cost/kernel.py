@@ -71,9 +71,11 @@ P_BANDWIDTH, P_READ_BW, P_WRITE_BW, P_HOP_E, P_RMW, P_HALO, P_FANOUT, P_IN_BW, P
 # lane-steps that touch the tensor (docs/sparse.md: the density of the sparse operand when the MACs skip its zeros)
 T_BYTES, T_REGISTER, T_OUTPUT, T_LANE_SCALE = 0, 1, 2, 3
 # columns of ``scalars`` (docs/cost-model.md section 3)
+# (S_MAC_ENERGY and S_NUM_MACS: energy per operation and lanes of the unit running the layer, dnnmap.arch.units;
+# S_LEAST_COMPUTE: the cycles that unit needs at least, the compute cycles' floor)
 (S_BURST_BYTES, S_SEC_PER_BYTE, S_SEC_PER_BURST, S_CLOCK_HZ, S_OPS, S_MAC_ENERGY, S_NUM_MACS,
- S_OVERLAP, S_BURST_MODEL, S_SPARSE, S_STEP_SCALE) = range(11)
-SCALAR_COLUMNS = 11
+ S_OVERLAP, S_BURST_MODEL, S_SPARSE, S_STEP_SCALE, S_LEAST_COMPUTE) = range(12)
+SCALAR_COLUMNS = 12
 # Table CostModel builds per batch (it depends on the bypass choices): ``pairs`` (P, 11), one row per
 # (child, parent) pair of a tensor, innermost first (docs/cost-model.md section 4): tensor, child level
 # (-1: the MAC lanes or their operand registers), parent level, whether every fan-out between them
@@ -1338,7 +1340,8 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
         total_energy = energy(b, counts, hop, level_tensor, level_params, scalars, breakdown)
         bandwidth_cycles(b, counts, level_params, level_nest, level_cycles)
         nbytes = dram_bytes(b, counts, tensor_params)
-        compute = steps * scalars[S_STEP_SCALE]  # effectual steps when the MACs skip zeros (docs/sparse.md)
+        # effectual steps when the MACs skip zeros (docs/sparse.md); at least what the unit running the layer needs
+        compute = max(steps * scalars[S_STEP_SCALE], scalars[S_LEAST_COMPUTE])
         cycles = latency(b, compute, nbytes, bursts, scalars, level_cycles)
         summary[b, O_VALID] = 1.0 if valid else 0.0
         summary[b, O_CYCLES] = cycles

@@ -12,6 +12,7 @@ import numpy as np
 
 from dnnmap.arch.sparsity import sparse_operand
 from dnnmap.arch.spec import ACTIONS, ArchSpec, Fanout
+from dnnmap.arch.units import compute_unit
 from dnnmap.cost import kernel
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.transfer import dram_transfer_seconds
@@ -106,7 +107,8 @@ class CostModel:
         self._out = next(j for j, t in enumerate(op.tensors) if t.role == "output")
         self.sparse = sparse_operand(op, arch)  # the compressed sparse operand, None: dense (docs/sparse.md)
         skip = self.sparse.density if self.sparse is not None and self.sparse.skip_zeros else 1.0
-        self.ops_count = (op.macs or op.iterations) * skip  # executed (effectual) operations
+        self.ops_count = op.operations * skip  # executed (effectual) operations
+        self.unit = compute_unit(op, arch)  # the MAC array, or the vector unit for non-MAC kinds
         self._buffers: tuple[bytes, tuple[np.ndarray, ...]] | None = None
         self._networks = [[self._network_flags(lv.fanout, t.role) for t in op.tensors] for lv in arch.levels]
         self.action_energy = np.array([[[lv.energy_of(t.role, a) for a in ACTIONS] for t in op.tensors]
@@ -141,8 +143,9 @@ class CostModel:
             scalars[kernel.S_SEC_PER_BURST] = float(dram_transfer_seconds(transfer, 0.0, 1.0))
         scalars[kernel.S_CLOCK_HZ] = arch.clock_mhz * 1e6
         scalars[kernel.S_OPS] = self.ops_count
-        scalars[kernel.S_MAC_ENERGY] = arch.mac.energy
-        scalars[kernel.S_NUM_MACS] = arch.num_macs
+        scalars[kernel.S_MAC_ENERGY] = self.unit.energy
+        scalars[kernel.S_NUM_MACS] = self.unit.lanes
+        scalars[kernel.S_LEAST_COMPUTE] = self.unit.least_cycles(self.ops_count)
         scalars[kernel.S_OVERLAP] = float(arch.overlap)
         scalars[kernel.S_BURST_MODEL] = float(burst_model)
         self._burst_model = burst_model  # else the kernel gets no layouts: its burst code is not even compiled

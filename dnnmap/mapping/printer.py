@@ -35,5 +35,5 @@ def format_loop_nest(m: Mapping, op: Operator, arch: ArchSpec) -> str:
                 ax = ("x", "y", "xy")[axes.get(d, 0)] if lv.fanout and len(lv.fanout.shape) == 2 else ""
                 lines.append(f"{'  ' * depth}parallel-for {d.lower()}{i}s in [0:{f}){' (' + ax + ')' if ax else ''}")
                 depth += 1
-    lines.append(f"{'  ' * depth}MAC  # {op.macs or op.iterations} operations")
+    lines.append(f"{'  ' * depth}MAC  # {op.operations} operations")
     return "\n".join(lines)

@@ -109,7 +109,7 @@ def layer_to_dict(layer: LayerResult, arch: ArchSpec, network: Network | None = 
         "name": layer.layer,
         "kind": layer.kind,
         "macs": layer.macs,
-        "operations": op.macs or op.iterations,
+        "operations": op.operations,
         "cycles": layer.cycles,
         "latency_ms": latency_ms(layer.cycles, arch),
         "compute_cycles": float(cost.compute_cycles[0]),

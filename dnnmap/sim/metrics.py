@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dnnmap.arch.spec import Action, ArchSpec, Fanout, Level
+from dnnmap.arch.units import compute_unit
 from dnnmap.mapping.mapping import Mapping
 from dnnmap.sim.loopnest import SimResult
 from dnnmap.sim.transfers import dram_bursts
@@ -30,9 +31,9 @@ class SimMetrics:
     action_energy: dict[tuple[str, str, Action], float]  # (level, tensor, action) -> energy
     level_energy: dict[str, float]  # per level, all tensors and actions
     hop_energy: float  # words through each fan-out x its hop energy
-    mac_energy: float  # executed lane-steps x mac.energy
+    mac_energy: float  # executed operations (lane-steps x operations per iteration) x the unit's energy
     energy: float
-    compute_cycles: int  # temporal steps
+    compute_cycles: float  # temporal steps, at least the cycles the unit running the layer needs
     level_cycles: dict[str, float]  # busiest instance's bandwidth cycles; last level: also its transfer model
     transfer_cycles: float  # the backing store's transfer model alone (0 without one)
     network_cycles: dict[str, float]  # per level with a fan-out: busiest instance's max(ingress / ingress
@@ -42,7 +43,7 @@ class SimMetrics:
     cycles: float  # the one of the two that ``overlap`` selects
     dram_bytes: float  # backing-store reads + updates, each tensor at its own width
     dram_bursts: int  # with a ``burst`` transfer model, else 0
-    utilization: float  # MACs / (cycles x MAC lanes of the architecture)
+    utilization: float  # operations / (cycles x lanes of the unit running the layer)
     tile_words: dict[tuple[str, str], int]  # largest tile of one instance (backing store: the tensor)
     capacity_excess: dict[str, float]  # per level: worst partition's use minus its capacity (0: unbounded)
     valid: bool  # every partition fits
@@ -91,7 +92,10 @@ def sim_metrics(result: SimResult, op: Operator, arch: ArchSpec, mapping: Mappin
     level_energy = {lv.name: sum(e for (name, _, _), e in action_energy.items() if name == lv.name)
                     for lv in arch.levels}
     hop_energy = sum(result.hop_words[lv.name] * lv.fanout.hop_energy for lv in arch.levels if lv.fanout is not None)
-    mac_energy = result.macs * arch.mac.energy
+    unit = compute_unit(op, arch)  # the MAC array, or the vector unit for non-MAC kinds
+    operations = result.macs * unit.ops_per_iteration
+    mac_energy = operations * unit.energy
+    compute = max(float(result.temporal_steps), unit.least_cycles(operations))
 
     dram_bytes = sum((len(log.word) if log.compressed_words is None else log.compressed_words) * arch.bytes_of(log.role)
                      for log in result.dram_log)
@@ -107,8 +111,8 @@ def sim_metrics(result: SimResult, op: Operator, arch: ArchSpec, mapping: Mappin
     network_cycles = {lv.name: _network_cycles(lv.fanout, result.network_ingress[lv.name],
                                                result.network_egress[lv.name])
                       for lv in arch.levels if lv.fanout is not None}
-    latency_overlap = max([float(result.temporal_steps), *level_cycles.values(), *network_cycles.values()])
-    latency_serial = result.temporal_steps + sum(level_cycles.values()) + sum(network_cycles.values())
+    latency_overlap = max([compute, *level_cycles.values(), *network_cycles.values()])
+    latency_serial = compute + sum(level_cycles.values()) + sum(network_cycles.values())
     cycles = latency_overlap if arch.overlap else latency_serial
 
     excess = {lv.name: _capacity_excess(op, arch, lv, {t: n for (name, t), n in result.tile_words.items()
@@ -116,8 +120,8 @@ def sim_metrics(result: SimResult, op: Operator, arch: ArchSpec, mapping: Mappin
     energy = sum(level_energy.values()) + hop_energy + mac_energy
     return SimMetrics(
         action_energy=action_energy, level_energy=level_energy, hop_energy=hop_energy, mac_energy=mac_energy,
-        energy=energy, compute_cycles=result.temporal_steps, level_cycles=level_cycles,
+        energy=energy, compute_cycles=compute, level_cycles=level_cycles,
         transfer_cycles=transfer_cycles, network_cycles=network_cycles, latency_overlap=latency_overlap, latency_serial=latency_serial,
         cycles=cycles, dram_bytes=dram_bytes, dram_bursts=bursts,
-        utilization=result.macs / (cycles * arch.num_macs), tile_words=dict(result.tile_words),
+        utilization=operations / (cycles * unit.lanes), tile_words=dict(result.tile_words),
         capacity_excess=excess, valid=all(e <= 0 for e in excess.values()))

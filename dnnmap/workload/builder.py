@@ -19,6 +19,12 @@ class NetworkBuilder:
         self._shapes: dict[str, tuple[int, ...]] = {input_name: tuple(input_shape)}
         self.last = input_name
 
+    def add_input(self, name: str, shape: tuple[int, ...]) -> str:
+        """Declare a further graph input (e.g. a KV cache); returns its name."""
+        self._inputs.append((name, tuple(shape)))
+        self._shapes[name] = tuple(shape)
+        return name
+
     def shape(self, src: str) -> tuple[int, ...]:
         return self._shapes[src]
 

@@ -118,6 +118,13 @@ class Operator:
             return per_pair * sum(len(c) for c in self.connectivity)
         return self.iterations
 
+    @property
+    def operations(self) -> int:
+        """Operations the layer executes: its MACs, else its iterations times its kind's operations per
+        iteration (a comparison, addition or copy: 1; softmax: 5, ... docs/ir.md "Transformer kinds")."""
+        kind = KINDS.get(self.kind)
+        return self.macs or self.iterations * (kind.ops if kind is not None else 1)
+
     def attr(self, key: str, default: object = None) -> object:
         return dict(self.attrs).get(key, default)
 

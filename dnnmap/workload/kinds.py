@@ -46,6 +46,8 @@ class OperatorKind:
     inputs: int | None  # graph inputs a layer reads (None: one or more)
     combine: CombineRule  # how the operands of one iteration combine (the reference simulator)
     trainable: bool  # backward and weight-update passes are derived (dnnmap.workload.training)
+    ops: int = 1  # operations per iteration: 1 for a MAC, comparison, addition or copy; for the transformer
+    # kinds the elementary operations (transcendentals count one) per element, docs/ir.md "Transformer kinds"
 
 
 _K = OperatorKind
@@ -65,6 +67,15 @@ KINDS: dict[str, OperatorKind] = {k.name: k for k in (
     _K("mul", "eltwise", _MAP_DIMS, (), False, False, False, True, None, "product", False),
     _K("identity", "eltwise", _MAP_DIMS, (), False, False, False, True, 1, "sum", False),
     _K("concat", "concat", _MAP_DIMS, (), False, False, False, True, None, "sum", False),  # a copy
+    # transformer kinds over (N batch, G heads, P tokens, Q the row: features or keys), docs/ir.md; the simulator
+    # proves their data movement (one input word per output word, row weights), the NumPy forward pass their values
+    _K("softmax", "vector", _MAP_DIMS, (), False, False, False, True, 1, "sum", False, 5),  # over Q
+    _K("layernorm", "vector", _MAP_DIMS, (), True, False, False, True, 1, "product", False, 7),  # gamma [Q]
+    _K("rmsnorm", "vector", _MAP_DIMS, (), True, False, False, True, 1, "product", False, 4),  # gamma [Q]
+    _K("gelu", "vector", _MAP_DIMS, (), False, False, False, True, 1, "sum", False, 5),
+    _K("silu", "vector", _MAP_DIMS, (), False, False, False, True, 1, "sum", False, 3),
+    _K("swiglu", "vector", _MAP_DIMS, (), False, False, False, True, 2, "product", False, 4),  # silu(gate) * up
+    _K("rotary", "rotary", _MAP_DIMS, (), True, False, False, True, 1, "product", False, 3),  # rot [P, Q]
 )}
 CONSTRUCTOR_ATTRS = frozenset(a for k in KINDS.values() for a in k.attrs)
 

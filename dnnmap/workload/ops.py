@@ -1,4 +1,4 @@
-"""Constructors for the operator kinds of the IR (conv, depthwise, FC/matmul, pool, add, einsum).
+"""Constructors for the operator kinds of the IR (conv, depthwise, FC/matmul, pool, add, einsum, the transformer kinds).
 
 Dimension names follow Timeloop: N batch, G groups, K output channels per group,
 C input channels per group, P/Q output rows/columns, R/S filter rows/columns.
@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from dnnmap.workload.ir import Axis, Operator, Tensor
+from dnnmap.workload.kinds import KINDS
 
 
 def _ax(name: str, *terms: tuple[str, int]) -> Axis:
@@ -186,3 +187,67 @@ def einsum(name: str, expr: str, sizes: dict[str, int], tensor_names: tuple[str,
         tensors.append(Tensor(names[i], role, tuple(_ax(c.upper(), (c.upper(), 1)) for c in spec)))
     tensors.append(Tensor(names[-1], "output", tuple(_ax(c.upper(), (c.upper(), 1)) for c in out)))
     return Operator(name, "einsum", dims, tuple(tensors), (("expr", expr),))
+
+
+_MAP_AXES = (("N", "N"), ("G", "G"), ("P", "P"), ("Q", "Q"))
+# per-feature scale, axis [Q]; layernorm's shift beta is added in the epilogue, like a matmul's bias (not moved)
+_VECTOR_WEIGHTS = {"layernorm": ("gamma",), "rmsnorm": ("gamma",)}
+
+
+def vector(name: str, kind: str, rows: int, cols: int, groups: int = 1, batch: int = 1) -> Operator:
+    """A transformer element-wise kind (softmax, layernorm, rmsnorm, gelu, silu, swiglu) on a
+    ``batch x groups x rows x cols`` tensor: N batch, G heads (1 for hidden states), P tokens, Q the row
+    that softmax and the norms reduce over (keys or features). ``I[N, G, P, Q] -> O[N, G, P, Q]``; swiglu
+    reads the gate ``I`` and the up-projection ``I1``; the norms read their scale ``gamma[Q]`` (layernorm's
+    shift ``beta`` is an epilogue add, as a matmul's bias)."""
+    if kind not in KINDS or KINDS[kind].constructor != "vector":
+        raise ValueError(f"{name}: {kind!r} is not a vector kind "
+                         f"({', '.join(k.name for k in KINDS.values() if k.constructor == 'vector')})")
+    dims = (("N", batch), ("G", groups), ("P", rows), ("Q", cols))
+    axes = tuple(_ax(a, (d, 1)) for a, d in _MAP_AXES)
+    ins = tuple(Tensor(f"I{i}" if i else "I", "input", axes) for i in range(KINDS[kind].inputs or 1))
+    weights = tuple(Tensor(w, "weight", (_ax("Q", ("Q", 1)),)) for w in _VECTOR_WEIGHTS.get(kind, ()))
+    return Operator(name, kind, dims, (*ins, *weights, Tensor("O", "output", axes)))
+
+
+def rotary(name: str, tokens: int, heads: int, head_dim: int, batch: int = 1) -> Operator:
+    """Rotary position embedding of queries or keys, element-wise: ``O = I * cos + rotate_half(I) * sin``.
+
+    ``I[N, P, G, Q]`` and ``O`` keep the layout the projections write (token, then head, then the head's
+    ``Q = head_dim`` features); ``rot[P, Q]`` is the position table of these tokens: ``cos(theta_j)`` in
+    word ``j`` and ``sin(theta_j)`` in word ``Q/2 + j`` (features ``j`` and ``Q/2 + j`` rotate by the same
+    angle). The partner element and table word an output reads lie in the same head row ``[Q]``."""
+    if head_dim % 2:
+        raise ValueError(f"{name}: rotary embedding needs an even head dimension, got {head_dim}")
+    dims = (("N", batch), ("G", heads), ("P", tokens), ("Q", head_dim))
+    axes = (_ax("N", ("N", 1)), _ax("P", ("P", 1)), _ax("G", ("G", 1)), _ax("Q", ("Q", 1)))
+    table = (_ax("P", ("P", 1)), _ax("Q", ("Q", 1)))
+    return Operator(name, "rotary", dims, (Tensor("I", "input", axes), Tensor("rot", "weight", table),
+                                           Tensor("O", "output", axes)))
+
+
+def attention(name: str, part: str, batch: int, heads: int, q_len: int, kv_len: int, head_dim: int,
+              kv_heads: int | None = None) -> Operator:
+    """Multi-head attention's two batched matmuls as einsums, the head split and transposes folded into
+    the operands' axis orders (the layouts the projections write, ``[b, token, head, d]``):
+
+    - ``part="scores"``: ``S[b,h,q,k] = sum_d Q[b,q,h,d] * K[b,k,h,d]`` (``bqhd,bkhd->bhqk``);
+    - ``part="values"``: ``O[b,q,h,d] = sum_k P[b,h,q,k] * V[b,k,h,d]`` (``bhqk,bkhd->bqhd``).
+
+    Grouped-query attention (``kv_heads < heads``): query head ``h = g*r_n + r`` shares K/V head ``g``,
+    written with the group ``g`` and the rank ``r`` within it (``bqgrd,bkgd->bgrqk``, ``bgrqk,bkgd->bqgrd``):
+    K and V do not depend on ``r``, so each K/V word is reused by ``heads / kv_heads`` query heads.
+    """
+    kv_heads = heads if kv_heads is None else kv_heads
+    if kv_heads < 1 or heads % kv_heads:
+        raise ValueError(f"{name}: {heads} query heads are not a multiple of {kv_heads} K/V heads")
+    sizes = {"b": batch, "q": q_len, "k": kv_len, "d": head_dim, "h": heads, "g": kv_heads, "r": heads // kv_heads}
+    exprs = {("scores", False): ("bqhd,bkhd->bhqk", ("Q", "K", "S")),
+             ("values", False): ("bhqk,bkhd->bqhd", ("P", "V", "O")),
+             ("scores", True): ("bqgrd,bkgd->bgrqk", ("Q", "K", "S")),
+             ("values", True): ("bgrqk,bkgd->bqgrd", ("P", "V", "O"))}
+    key = (part, kv_heads != heads)
+    if key not in exprs:
+        raise ValueError(f"{name}: attention part must be 'scores' or 'values', got {part!r}")
+    expr, tensor_names = exprs[key]
+    return einsum(name, expr, sizes, tensor_names)

@@ -101,6 +101,10 @@ def _rebuild(op: Operator) -> Operator | None:
         return ops.concat(op.name, b["G"], (b["P"], b["Q"]), b["N"])
     if kind.constructor == "eltwise":
         return ops.eltwise(op.name, b["G"], (b["P"], b["Q"]), len(op.inputs), b["N"], op.kind)
+    if kind.constructor == "vector":
+        return ops.vector(op.name, op.kind, b["P"], b["Q"], b["G"], b["N"])
+    if kind.constructor == "rotary":
+        return ops.rotary(op.name, b["P"], b["G"], b["Q"], b["N"])
     if kind.constructor == "matmul":
         return ops.matmul(op.name, b["M"], b["K"], b["N"], b["B"])
     if kind.constructor == "einsum" and isinstance(op.attr("expr"), str):
@@ -280,6 +284,8 @@ def _graph_problem(op: Operator, inputs: list[tuple[str, tuple[int, ...]]], out:
         return None if tuple(out) == want_out else f"output_shape {list(out)} differs from {list(want_out)}"
     else:  # generic operator or einsum: input tensors match the producers element for element
         tensors = [t for t in op.tensors if t.role == "input"]
+        if kind == "einsum" and len(tensors) < len(inputs) <= len(op.inputs):
+            tensors = list(op.inputs[:len(inputs)])  # producers feed the leading operands (attention's K, V)
         if len(tensors) != len(inputs):
             return f"lists {len(inputs)} inputs but has {len(tensors)} tensors of role 'input'"
         for i, t in enumerate(tensors):

@@ -15,7 +15,7 @@ from dnnmap.arch.spec import ALL_ROLES, ArchSpec, Level, TransferModel
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import COUNT_KINDS, CostModel
 from dnnmap.mapping.mapping import LevelMapping, Mapping
-from dnnmap.sim import simulate
+from dnnmap.sim import sim_metrics, simulate
 from random_cases import random_case
 from dnnmap.sim.transfers import dram_bursts
 from dnnmap.workload import ops
@@ -42,7 +42,7 @@ def test_counts_exact_for_perfect_factorizations(chunk: int) -> None:
     cases = _cases(100 + chunk, 60, perfect=True)  # 240 cases in all
     for op, arch, m in cases:
         cost, sim = _model_and_sim(op, arch, m)
-        assert cost.compute_cycles[0] == sim.temporal_steps
+        assert cost.compute_cycles[0] == sim_metrics(sim, op, arch, m).compute_cycles
         for li, lv in enumerate(arch.levels):
             if lv.fanout is not None:
                 assert cost.hop_words[0, li] == sim.hop_words.get(lv.name, 0), f"{op.kind} hop words at {lv.name}"
@@ -63,7 +63,7 @@ def test_words_per_level_bound_for_imperfect_factorizations() -> None:
             sim_words = sum(getattr(c, k) for (lvl, _), c in sim.counts.items() if lvl == lv.name
                             for k in COUNT_KINDS)
             assert model_words >= sim_words, f"{op.kind} {op.dims} {lv.name}: {model_words} < {sim_words}"
-        assert cost.compute_cycles[0] == sim.temporal_steps
+        assert cost.compute_cycles[0] == sim_metrics(sim, op, arch, m).compute_cycles
 
 
 def _with_burst_dram(arch, burst_bytes: int):

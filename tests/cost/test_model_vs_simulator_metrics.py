@@ -117,6 +117,9 @@ def test_the_cases_exercise_the_options(perfect: list[Case]) -> None:
     assert share(lambda c: not c.metrics.valid) > 30 and share(lambda c: c.metrics.valid) > 100
     assert share(lambda c: c.metrics.dram_bursts > 0) > 50
     assert share(lambda c: isinstance(c.arch.word_bits, dict)) > 100
+    # non-MAC layers on a declared vector unit, and the unit's cycles (lanes, bandwidth) binding compute
+    assert share(lambda c: c.arch.vector is not None and c.op.macs == 0) > 40
+    assert share(lambda c: c.metrics.compute_cycles > c.sim.temporal_steps) > 20
     # the network term binds latency (its cycles beat compute and every level), also for pairs crossing
     # several fan-outs with spatial factors on more than one of them
     assert share(lambda c: max(c.metrics.network_cycles.values(), default=0) > 0) > 60
@@ -126,7 +129,7 @@ def test_the_cases_exercise_the_options(perfect: list[Case]) -> None:
 
 def test_counts_tiles_and_hops_exact(perfect: list[Case]) -> None:
     for c in perfect:
-        assert c.cost.compute_cycles[0] == c.sim.temporal_steps
+        assert c.cost.compute_cycles[0] == c.metrics.compute_cycles
         for li, lv in enumerate(c.arch.levels):
             if lv.fanout is not None:
                 assert c.cost.hop_words[0, li] == c.sim.hop_words[lv.name], f"hop words at {lv.name}: {c.where}"

@@ -1,8 +1,9 @@
 """Seeded generator of random small (operator, architecture, legal mapping) triples for the tests (test-only: not part of the package).
 
 Operators: conv2d (stride 1-2, dilation 1-2, padding, groups incl. depthwise), pointwise,
-matmul, max/avg pooling, element-wise add, concat and the MTTKRP einsum
-``ikl,kj,lj->ij``. Architectures: 2-4 levels with unbounded capacities, random 1-D/2-D
+matmul, max/avg pooling, element-wise add, concat, the MTTKRP einsum ``ikl,kj,lj->ij``, the
+transformer kinds (softmax, layer/RMS norm, GELU, SiLU, SwiGLU, rotary) and attention's batched
+matmuls (multi-head and grouped-query). Architectures: 2-4 levels with unbounded capacities, random 1-D/2-D
 fan-outs (on any level, DRAM included) with multicast/reduction on or off, random
 roles kept by the inner levels. Mappings: every bound split into spatial factors that fit
 the fan-out axes and temporal factors per level, mostly exact divisors but sometimes
@@ -53,7 +54,8 @@ def _conv(rng: np.random.Generator, grow: int) -> Operator:
 
 
 def _random_op(rng: np.random.Generator, grow: int) -> Operator:
-    kind = rng.choice(["conv", "conv", "conv", "matmul", "pool", "add", "concat", "mttkrp"])
+    kind = rng.choice(["conv", "conv", "conv", "matmul", "pool", "add", "concat", "mttkrp", "vector", "rotary",
+                       "attention"])
     if kind == "conv":
         return _conv(rng, grow)
     if kind == "matmul":
@@ -68,6 +70,17 @@ def _random_op(rng: np.random.Generator, grow: int) -> Operator:
                            n_inputs=_int(rng, 2, 3))
     if kind == "concat":
         return ops.concat("concat", _int(rng, 1, 4 * grow), (_int(rng, 1, 5 * grow), _int(rng, 1, 5 * grow)))
+    if kind == "vector":
+        vector_kind = str(rng.choice(["softmax", "layernorm", "rmsnorm", "gelu", "silu", "swiglu"]))
+        return ops.vector(vector_kind, vector_kind, _int(rng, 1, 5 * grow), _int(rng, 1, 6 * grow),
+                          _int(rng, 1, 3), _int(rng, 1, 2))
+    if kind == "rotary":
+        return ops.rotary("rope", _int(rng, 1, 5 * grow), _int(rng, 1, 3), 2 * _int(rng, 1, 3 * grow), _int(rng, 1, 2))
+    if kind == "attention":
+        kv_heads = _int(rng, 1, 2)
+        return ops.attention("attn", str(rng.choice(["scores", "values"])), _int(rng, 1, 2),
+                             kv_heads * _int(rng, 1, 2), _int(rng, 1, 4 * grow), _int(rng, 1, 4 * grow),
+                             _int(rng, 1, 3 * grow), kv_heads)
     sizes = {c: _int(rng, 1, 4 * grow) for c in "iklj"}
     return ops.einsum("mttkrp", "ikl,kj,lj->ij", sizes)
 
@@ -221,11 +234,15 @@ def random_arch_options(rng: np.random.Generator, arch: ArchSpec) -> ArchSpec:
     sometimes small enough to make a mapping invalid, also on the backing store), shared and
     read/write bandwidths, buffering depth 1-3, halo reuse and read-modify-write switches, the
     multicast rule, per-role no-multicast and ingress/egress bandwidths of every fan-out, hop and MAC
-    energies, operand registers, overlap, and a volume or burst transfer model on the backing store."""
+    energies, operand registers, overlap, a volume or burst transfer model on the backing store, and half
+    of the time a vector unit (lanes, energy, sometimes a bandwidth) for the non-MAC kinds."""
     word_bits = ({role: int(rng.choice(WIDTHS)) for role in ALL_ROLES} if rng.random() < 0.6
                  else int(rng.choice(WIDTHS)))
     levels = tuple(_options_of_level(rng, lv, i == len(arch.levels) - 1) for i, lv in enumerate(arch.levels))
     mac = arch.mac.model_copy(update={"energy": round(float(rng.uniform(0.5, 3)), 2),
                                       "operand_registers": tuple(r for r in ALL_ROLES if rng.random() < 0.4)})
+    vector = _maybe(rng, 0.5, {"lanes": _int(rng, 1, 8), "energy": round(float(rng.uniform(0.1, 2)), 2),
+                               "bandwidth": _maybe(rng, 0.5, float(rng.choice([0.5, 1.0, 4.0])))})
     return ArchSpec.model_validate({**arch.model_dump(), "word_bits": word_bits, "mac": mac.model_dump(),
-                                    "overlap": bool(rng.random() < 0.6), "levels": [lv.model_dump() for lv in levels]})
+                                    "overlap": bool(rng.random() < 0.6), "vector": vector,
+                                    "levels": [lv.model_dump() for lv in levels]})

@@ -31,6 +31,8 @@ BUILT: dict[str, Operator] = {
     "mul": ops.eltwise("u", 4, 5, kind="mul"),
     "identity": ops.eltwise("i", 4, 5, n_inputs=1, kind="identity"),
     "concat": ops.concat("k", 4, 5),
+    **{k: ops.vector(k, k, 3, 5, 2) for k in ("softmax", "layernorm", "rmsnorm", "gelu", "silu", "swiglu")},
+    "rotary": ops.rotary("r", 3, 2, 4),
 }
 
 
@@ -55,11 +57,12 @@ def test_table_row_matches_its_constructor(name: str) -> None:
 
 def test_property_queries_and_named_subsets() -> None:
     assert names(conv=True) == {"conv2d", "pointwise", "depthwise", "fc"}
-    assert names(macs=False) == {"pool_max", "pool_avg", "add", "mul", "identity", "concat"}
+    assert names(macs=False) == {"pool_max", "pool_avg", "add", "mul", "identity", "concat", "softmax", "layernorm",
+                                 "rmsnorm", "gelu", "silu", "swiglu", "rotary"}
     with pytest.raises(TypeError, match="no kind property"):
         names(colour="red")
     with pytest.raises(ValueError, match="unknown operator kind"):
-        subset("conv2d", "softmax")
+        subset("conv2d", "attention")
 
 
 def test_conv_geometry_reads_the_constructor_arguments() -> None:

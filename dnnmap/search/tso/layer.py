@@ -22,8 +22,9 @@ from dnnmap.workload.ir import Operator
 from dnnmap.workload.kinds import KINDS, ConvGeometry
 
 # TSO's tuple covers convolutions and the channelwise layers of the CNNs it schedules (depthwise, pooling,
-# residual add, concat); element-wise mul and identity are not modelled, nor matmul and einsum.
-TSO_KINDS = frozenset(k.name for k in KINDS.values() if k.conv or k.channelwise) - {"mul", "identity"}
+# residual add, concat); element-wise mul and identity are not modelled, nor matmul and einsum, nor the
+# transformer kinds of several operations per element (softmax, norms, ...: TSO's time is one per iteration).
+TSO_KINDS = frozenset(k.name for k in KINDS.values() if (k.conv or k.channelwise) and k.ops == 1) - {"mul", "identity"}
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dnnmap.errors import UnknownNameError
+from dnnmap import limits
+from dnnmap.errors import DnnmapError, UnknownNameError
 from dnnmap.workload.ir import Network
-from dnnmap.workload.zoo.registry import MODELS, register
+from dnnmap.workload.zoo.registry import MODELS, ZooEntry, register
 
 
 class UnknownModelError(UnknownNameError, KeyError):
@@ -19,13 +20,35 @@ def names() -> list[str]:
     return sorted(MODELS)
 
 
+def _params(name: str, entry: ZooEntry, text: str) -> dict[str, object]:
+    """``key=value,...`` of a zoo name, checked against the model's parameters (their defaults' types)."""
+    defaults = dict(entry.params)
+    given: dict[str, object] = {}
+    for item in (p.strip() for p in text.split(",") if p.strip()):
+        key, sep, value = (s.strip() for s in item.partition("="))
+        if not sep or key not in defaults:
+            allowed = ", ".join(f"{k}={v}" for k, v in entry.params) or "none"
+            raise DnnmapError(f"model {name!r}: {item!r} is not a parameter of {entry.name} (parameters, with "
+                              f"their defaults: {allowed})")
+        if isinstance(defaults[key], int):
+            if not value.isdigit() or not 1 <= int(value) <= limits.MAX_DIM:
+                raise DnnmapError(f"model {name!r}: {key} must be an integer from 1 to {limits.MAX_DIM:,}, "
+                                  f"got {value!r}")
+            given[key] = int(value)
+        else:
+            given[key] = value
+    return given
+
+
 def get(name: str, batch: int = 1) -> Network:
-    """The zoo network ``name`` (case-insensitive, '-' and '_' interchangeable)."""
+    """The zoo network ``name`` (case-insensitive, '-' and '_' interchangeable), optionally with parameters
+    ``name:key=value,...`` (the transformer models' ``phase``, ``seq``, ...; docs/zoo.md)."""
     _load_all()
-    key = name.lower().replace("-", "_")
+    base, _, text = name.partition(":")
+    key = base.lower().replace("-", "_")
     if key not in MODELS:
-        raise UnknownModelError(f"unknown model {name!r}; known models: {', '.join(sorted(MODELS))}")
-    return MODELS[key].build(batch)
+        raise UnknownModelError(f"unknown model {base!r}; known models: {', '.join(sorted(MODELS))}")
+    return MODELS[key].build(batch, **_params(name, MODELS[key], text))
 
 
 def describe(name: str) -> str:
@@ -34,7 +57,7 @@ def describe(name: str) -> str:
 
 
 def _load_all() -> None:
-    from dnnmap.workload.zoo import classic, mobile, nve, resnet, inception, yolo  # noqa: F401
+    from dnnmap.workload.zoo import classic, inception, mobile, nve, resnet, transformers, yolo  # noqa: F401
 
 
 __all__ = ["get", "names", "describe", "register", "UnknownModelError"]
