@@ -11,17 +11,20 @@ can connect them).
 
 Each candidate is costed by mapping every layer with the core mappers on its share
 (:mod:`dnnmap.fusion.partition`) and replacing the DRAM part by Eq. 6
-(:mod:`dnnmap.fusion.costing`). It is kept only when it beats the same layers scheduled singly
+(:mod:`dnnmap.fusion.costing`); a spatial candidate's sub-arrays run concurrently and its latency is
+its pipeline's (:mod:`dnnmap.fusion.pipeline`), which also chooses its partition. It is kept only when it beats the same layers scheduled singly
 on the objective.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.fusion.costing import ZERO, Cost, fused_cost, single_cost
+from dnnmap.fusion.costing import ZERO, Cost, fused_cost, fused_port_cycles, single_cost
 from dnnmap.fusion.geometry import FusionError
 from dnnmap.fusion.group import FusedGroup, build_group
 from dnnmap.fusion.partition import (
@@ -33,7 +36,9 @@ from dnnmap.fusion.partition import (
     temporal_share,
     with_buffer,
 )
+from dnnmap.fusion.pipeline import Pipeline, pipeline, tile_shares
 from dnnmap.fusion.tile_search import TileChoice, best_tiling
+from dnnmap.fusion.tiling import TilePlan
 from dnnmap.fusion.volume import LayerTraffic, traffic_by_layer
 from dnnmap.search.mappers import SearchResult
 from dnnmap.search.network import map_layer, shape_key
@@ -61,6 +66,7 @@ class GroupSchedule:
     layer_costs: tuple[LayerCost, ...]
     singles: tuple[LayerCost, ...]  # the same layers scheduled singly
     tiling: TileChoice | None = None
+    pipeline: Pipeline | None = None  # spatial fusion: the concurrent sub-arrays' timing
 
     @property
     def cost(self) -> Cost:
@@ -187,11 +193,23 @@ class FusionSearch:
                 options[shape] = LayerCost(g.name, fused_cost(result, share, traffic[g.name]),
                                            f"{shape[0]}x{shape[1]}", result, traffic[g.name])
             per_layer.append(options)
-        best = min(partitions, default=None, key=lambda p: layer_score(
-            tuple(per_layer[k][s] for k, s in enumerate(p)), self.objective))
+        shares = tile_shares(choice.plan)
+        timed = [pipelined(choice.plan, tuple(per_layer[k][s] for k, s in enumerate(p)), shares) for p in partitions]
+        best = min(timed, default=None, key=lambda t: layer_score(t[0], self.objective))
         if best is None:
             return None
-        return GroupSchedule(names, "spatial", tuple(per_layer[k][s] for k, s in enumerate(best)), single, choice)
+        return GroupSchedule(names, "spatial", best[0], single, choice, best[1])
+
+
+def pipelined(plan: TilePlan, costs: tuple[LayerCost, ...],
+              shares: np.ndarray) -> tuple[tuple[LayerCost, ...], Pipeline]:
+    """Spatially fused layers with their cycles scaled so that they add up to the group's pipelined latency
+    (each layer keeps its share of the group's latency in proportion to its own), and that pipeline."""
+    ports = {lc.layer: fused_port_cycles(lc.result, lc.result.arch, lc.traffic) for lc in costs if lc.traffic}
+    timing = pipeline(plan, {lc.layer: lc.cost.cycles for lc in costs}, {n: b for n, (b, _) in ports.items()},
+                      {n: d for n, (_, d) in ports.items()}, shares)
+    scale = timing.cycles / timing.serial if timing.serial else 1.0
+    return tuple(replace(lc, cost=replace(lc.cost, cycles=lc.cost.cycles * scale)) for lc in costs), timing
 
 
 def beats_single(schedule: GroupSchedule, objective: str) -> bool:

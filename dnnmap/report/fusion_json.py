@@ -22,6 +22,7 @@ from dnnmap.fusion.costing import (
     fused_level_cycles,
 )
 from dnnmap.fusion.network import FusionResult
+from dnnmap.fusion.pipeline import Pipeline
 from dnnmap.fusion.schedule import Schedule
 from dnnmap.fusion.search import GroupSchedule, LayerCost
 from dnnmap.report.json_report import (
@@ -94,7 +95,17 @@ def _group_dict(index: int, group: GroupSchedule) -> dict[str, Any]:
                                              "buffer_words": tiling.buffer.total_words},
         "cost": _cost_dict(group.cost),
         "single": _cost_dict(group.single),
+        "pipeline": None if group.pipeline is None else _pipeline_dict(group.pipeline),
     }
+
+
+def _pipeline_dict(timing: Pipeline) -> dict[str, Any]:
+    """A spatial group's concurrent sub-arrays: its latency, what bounds it, and the serial sum it replaces.
+    Each layer's ``cycles`` is its share of the group's latency; ``stage_cycles`` its own on its sub-array."""
+    return {"cycles": timing.cycles, "bound": timing.bound, "pipeline_cycles": timing.critical,
+            "buffer_cycles": timing.buffer_floor, "dram_cycles": timing.dram_floor, "serial_cycles": timing.serial,
+            "slowest_layer": timing.layers[timing.slowest], "fill_cycles": timing.fill, "drain_cycles": timing.drain,
+            "stage_cycles": dict(zip(timing.layers, timing.stage_cycles))}
 
 
 def _totals(schedule: Schedule) -> dict[str, float]:
