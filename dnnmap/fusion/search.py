@@ -25,7 +25,8 @@ import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.fusion.costing import ZERO, Cost, fused_cost, fused_port_cycles, single_cost
-from dnnmap.fusion.geometry import FusionError
+from dnnmap.fusion.baseline import BASELINES, ROW_STATIONARY, PaperTiling, paper_tiling
+from dnnmap.fusion.geometry import FusionError, layer_geometry
 from dnnmap.fusion.group import FusedGroup, build_group
 from dnnmap.fusion.partition import (
     Shape,
@@ -93,11 +94,13 @@ class FusionSearch:
 
     def __init__(self, network: Network, arch: ArchSpec, objective: str = "edp", mapper: str = "auto",
                  max_fused: int = 2, on_search: Callable[[str], None] | None = None,
-                 options: SearchOptions = SearchOptions()) -> None:
+                 options: SearchOptions = SearchOptions(), baseline: str = "best") -> None:
         if max_fused < 2:
             raise FusionError(f"--max-fused must be at least 2, got {max_fused}")
+        if baseline not in BASELINES:
+            raise FusionError(f"unknown single-layer baseline {baseline!r}; choose from {', '.join(BASELINES)}")
         self.network, self.arch, self.objective, self.mapper = network, arch, objective, mapper
-        self.options = options
+        self.options, self.baseline = options, baseline
         self.max_fused = max_fused
         self.names = [layer.name for layer in network.layers]
         self.capacity = buffer_words(arch)
@@ -106,17 +109,35 @@ class FusionSearch:
 
     # ---- core mapper calls --------------------------------------------------------
     def _map(self, name: str, arch: ArchSpec) -> SearchResult:
+        """The layer's best mapping on ``arch``; with the paper's baseline, in the row-stationary space (single
+        and fused layers alike, so that the fused-vs-single ratios compare the same dataflow)."""
         op = self.network.layer(name).op
         key = (shape_key(op), arch.name)
         if key not in self._maps:
-            self._maps[key] = map_layer(op, arch, self.objective, self.mapper, self.options)
+            options = self.options
+            if self.baseline == "paper":
+                options = replace(options, constraints=ROW_STATIONARY.constraints(op, arch))
+            self._maps[key] = map_layer(op, arch, self.objective, self.mapper, options)
             if self.on_search:
                 self.on_search(f"{name} on {arch.name}")
         return self._maps[key]
 
     def single(self, name: str) -> LayerCost:
+        """The layer alone on the whole array: the core model's cost, or with the paper's baseline its
+        row-stationary mapping with the Eq. 2/3 off-chip volumes (:mod:`dnnmap.fusion.baseline`)."""
         result = self._map(name, self.arch)
-        return LayerCost(name, single_cost(result), "array", result)
+        tiling = self._paper_tiling(name) if self.baseline == "paper" else None
+        if tiling is None:
+            return LayerCost(name, single_cost(result), "array", result)
+        return LayerCost(name, fused_cost(result, self.arch, tiling.traffic), "array", result, tiling.traffic)
+
+    def _paper_tiling(self, name: str) -> PaperTiling | None:
+        """Eq. 1-3's tiling of a layer with a sliding-window geometry (others keep the core model's traffic)."""
+        try:
+            geometry = layer_geometry(self.network.layer(name))
+        except FusionError:
+            return None
+        return paper_tiling(geometry, self.capacity)
 
     def single_group(self, names: tuple[str, ...]) -> GroupSchedule:
         costs = tuple(self.single(n) for n in names)

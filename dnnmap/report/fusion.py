@@ -55,7 +55,8 @@ def totals_lines(result: FusionResult) -> list[str]:
     kept = sum(1 for g in result.candidates if g.score(result.schedule.objective) <
                g.single_score(result.schedule.objective))
     gain = result.greedy.score - result.schedule.score
-    return [_line("unfused (single layer)", result.unfused, base),
+    single = "single layer" if result.baseline == "best" else "row-stationary"
+    return [_line(f"unfused ({single})", result.unfused, base),
             _line("fused, DP schedule", result.schedule, base),
             _line("fused, greedy restarts", result.greedy, base),
             f"{len(result.candidates)} legal candidates, {kept} beat single-layer scheduling; DP objective is "

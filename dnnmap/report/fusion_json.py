@@ -67,8 +67,7 @@ def fused_layer_to_dict(lc: LayerCost, network: Network) -> dict[str, Any]:
         "cycles": lc.cost.cycles,
         "latency_ms": latency_ms(lc.cost.cycles, arch),
         "level_cycles": {name: float(c) for name, c in zip(names, cycles)},
-        "latency_parts": split_latency(parts["compute"], {k: v for k, v in parts.items() if k != "compute"},
-                                       lc.cost.cycles, arch.overlap),
+        "latency_parts": _latency_parts(parts, lc.cost.cycles, arch.overlap),
         "bottleneck": bottleneck(parts["compute"], {k: v for k, v in parts.items() if k != "compute"}),
         "energy": lc.cost.energy,
         "energy_breakdown": {**data["energy_breakdown"], **{n: float(e) for n, e in zip(names, breakdown)}},
@@ -81,6 +80,15 @@ def fused_layer_to_dict(lc: LayerCost, network: Network) -> dict[str, Any]:
         "dram_bytes_by_tensor": {t.role: t.bytes for t in terms},
     })
     return data
+
+
+def _latency_parts(parts: dict[str, float], cycles: float, overlap: bool) -> dict[str, float]:
+    """The layer's latency split (compute, then the bottleneck's excess or every level); a layer of a pipelined
+    group gets its share of the group's latency, so its parts are scaled by that share over its own latency."""
+    levels = {k: v for k, v in parts.items() if k != "compute"}
+    own = max(parts.values()) if overlap else sum(parts.values())
+    split = split_latency(parts["compute"], levels, own, overlap)
+    return {k: v * cycles / own for k, v in split.items()} if own else split
 
 
 def _group_dict(index: int, group: GroupSchedule) -> dict[str, Any]:
@@ -137,6 +145,7 @@ def fused_to_dict(result: FusionResult, network: Network, mapper: str) -> dict[s
         "fusion": {
             "mode": result.mode,
             "max_fused": result.max_fused,
+            "baseline": result.baseline,
             "groups": [_group_dict(i, g) for i, g in enumerate(schedule.groups)],
             "fused": _totals(schedule),
             "unfused": _totals(result.unfused),
