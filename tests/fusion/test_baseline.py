@@ -22,7 +22,7 @@ from dnnmap.workload.builder import NetworkBuilder
 ARCH = load_arch("hwff_config1")
 
 
-def _conv(size: int, cin: int, cout: int, k: int, s: int, pad: int):  # noqa: ANN202
+def _conv(size: int, cin: int, cout: int, k: int, s: int, pad: int):
     b = NetworkBuilder("one", (1, cin, size, size))
     b.conv("c", cout, k, s, pad)
     b.pool("p", 2, 2)
