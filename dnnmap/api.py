@@ -62,7 +62,8 @@ class MapRequest:
     """Everything ``dnnmap map`` takes. ``passes``: training passes (``"all"``, ``"backward,weight-update"``,
     dnnmap.workload.training); ``densities``: tensor name or role -> density (docs/sparse.md); ``dram_model``:
     ``burst`` or ``volume`` (default: the architecture's); ``fuse``: ``temporal``, ``spatial`` or ``auto``
-    fuses consecutive layers (docs/fusion.md) in groups of at most ``max_fused``."""
+    fuses consecutive layers (docs/fusion.md) in groups of at most ``max_fused``, compared with the single-layer
+    schedule ``fuse_baseline``: ``best`` (the mapper's) or ``paper`` (row-stationary with Eq. 2/3 traffic)."""
 
     model: ModelRef
     arch: ArchRef = "eyeriss"
@@ -76,6 +77,7 @@ class MapRequest:
     dram_model: str | None = None
     fuse: str | None = None
     max_fused: int = 2
+    fuse_baseline: str = "best"
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,21 @@ def check_mapper_options(mapper: str, options: SearchOptions) -> None:
     options.check()
 
 
+def check_fuse_baseline(request: MapRequest) -> None:
+    """``--fuse-baseline``: one of the baselines, only with ``--fuse``; ``paper`` maps in the row-stationary
+    space, so only with a mapper that walks constrained spaces."""
+    from dnnmap.fusion.baseline import BASELINES
+
+    if request.fuse_baseline not in BASELINES:
+        raise UnknownNameError(f"unknown --fuse-baseline {request.fuse_baseline!r}; choose from {', '.join(BASELINES)}")
+    if request.fuse is None and request.fuse_baseline != "best":
+        raise DnnmapError("--fuse-baseline chooses what fused layers are compared with; it needs --fuse")
+    if request.fuse_baseline == "paper" and request.mapper not in CONSTRAINED_MAPPERS:
+        raise DnnmapError(f"--fuse-baseline paper maps layers in the row-stationary space: use one of the "
+                          f"{', '.join(CONSTRAINED_MAPPERS)} mappers (the {request.mapper!r} mapper builds its own "
+                          "candidates)")
+
+
 def prepare_map(request: MapRequest) -> PreparedMap:
     """Resolve the model and architecture and refuse, before any search, options that do not apply."""
     if request.objective not in OBJECTIVES:
@@ -118,6 +135,7 @@ def prepare_map(request: MapRequest) -> PreparedMap:
                               "constraints do not name")
         if request.max_fused < 2:
             raise DnnmapError(f"--max-fused must be at least 2, got {request.max_fused}")
+    check_fuse_baseline(request)
     check_mapper_options(request.mapper, request.options)
     network = training_network(resolve_network(request.model, request.input_shapes), passes)
     network = apply_densities(network, request.densities or {})
@@ -244,7 +262,7 @@ def run_map(prepared: PreparedMap, on_layer: Callable[[str], None] | None = None
     from dnnmap.fusion.network import fuse_network
 
     fusion = fuse_network(prepared.network, prepared.arch, request.fuse, request.max_fused, request.objective,
-                          request.mapper, on_search=on_layer, options=request.options)
+                          request.mapper, on_search=on_layer, options=request.options, baseline=request.fuse_baseline)
     return MapRun(prepared, fusion=fusion)
 
 
@@ -255,7 +273,8 @@ def map_network(model: ModelRef, arch: ArchRef = "eyeriss", objective: str = "ed
                 densities: Mapping[str, float] | None = None,
                 budget_seconds: float | None = DEFAULT_BUDGET_SECONDS, imperfect: float | None = None,
                 tile_first: bool = False, dram_model: str | None = None, fuse: str | None = None,
-                max_fused: int = 2, constraints: Constraints | str | os.PathLike[str] | None = None) -> MapRun:
+                max_fused: int = 2, constraints: Constraints | str | os.PathLike[str] | None = None,
+                fuse_baseline: str = "best") -> MapRun:
     """Map every (selected) layer of ``model`` onto ``arch``, as ``dnnmap map`` does with the same options
     (``imperfect``: the padding fraction, e.g. 0.15 as ``--imperfect``; ``constraints``: a
     :class:`~dnnmap.search.constraints.Constraints` value or a YAML file as ``--constraints``); see :class:`MapRequest` and
@@ -266,5 +285,5 @@ def map_network(model: ModelRef, arch: ArchRef = "eyeriss", objective: str = "ed
     options = SearchOptions(budget=budget, seed=seed, budget_seconds=budget_seconds, imperfect=imperfect,
                             tile_first=tile_first, constraints=constraints or Constraints())
     request = MapRequest(model, arch, objective, mapper, tuple(layers) if layers else None, options, input_shapes,
-                         passes, densities, dram_model, fuse, max_fused)
+                         passes, densities, dram_model, fuse, max_fused, fuse_baseline)
     return run_map(prepare_map(request), on_layer)

@@ -77,6 +77,10 @@ def map_command(
     fuse: Annotated[Optional[str], typer.Option(help="fuse consecutive layers (HW-Flow-Fusion): temporal, "
                                                      "spatial or auto; docs/fusion.md")] = None,
     max_fused: Annotated[int, typer.Option(min=2, help="--fuse: most layers in one fused group")] = 2,
+    fuse_baseline: Annotated[str, typer.Option(help="--fuse: the single-layer schedule fused groups are compared "
+                                               "with: best (the mapper's best mappings) or paper (row-stationary "
+                                               "mappings, tiles re-fetching halos and weights as HW-Flow-Fusion's "
+                                               "baseline); docs/fusion.md")] = "best",
     trace: Annotated[Optional[Path], typer.Option("--trace", parser=output_path, help="--fuse: write the fused "
                                                   "schedule as a Chrome/Perfetto trace-event JSON")] = None,
     trace_png: Annotated[Optional[Path], typer.Option("--trace-png", parser=output_path, help="--fuse: write "
@@ -99,7 +103,7 @@ def map_command(
                              None if constraints is None else load_constraints(constraints))
     request = MapRequest(model, arch, objective, mapper, tuple(parse_layer_list(layers) or ()) or None, options,
                          parse_input_shapes(input_shape), passes, parse_density_options(density or []), dram_model,
-                         fuse, max_fused)
+                         fuse, max_fused, fuse_baseline)
     if (trace is not None or trace_png is not None) and fuse is None:
         raise DnnmapError("--trace and --trace-png export a fused schedule; they need --fuse")
     prepared = prepare_map(request)

@@ -9,8 +9,9 @@ words, and the buffer fills and drains only those words (:func:`fused_counts`): 
 inside the group is neither drained to DRAM by its producer nor filled from DRAM at its consumer.
 Energy and level cycles are the core model's prices of these counts. Latency is ``max(compute,
 on-chip level cycles, DRAM cycles)`` as in the core model (``overlap: true``; their sum
-otherwise); a group's latency is the sum of its layers' (Table 5 sums per-layer contributions,
-G2), also for spatial fusion. ``tests/fusion/test_proof.py`` checks these counts against the
+otherwise). A temporally fused group's latency is the sum of its layers' (one array, interleaved;
+Table 5 sums per-layer contributions, G2); a spatially fused group's is its pipeline's
+(:mod:`dnnmap.fusion.pipeline`: concurrent sub-arrays, bounded by the shared buffer and DRAM). ``tests/fusion/test_proof.py`` checks these counts against the
 literal executor's.
 """
 
@@ -144,6 +145,13 @@ def fused_cycle_parts(result: SearchResult, arch: ArchSpec, traffic: LayerTraffi
         parts[arch.levels[busiest].name] = float(levels[busiest])
     parts[arch.levels[-1].name] = float(levels[-1])
     return parts
+
+
+def fused_port_cycles(result: SearchResult, arch: ArchSpec, traffic: LayerTraffic) -> tuple[float, float]:
+    """The fused layer's cycles on the on-chip buffer (the level below DRAM) and on DRAM: the shared ports
+    that bound a spatially fused group's pipeline (:mod:`dnnmap.fusion.pipeline`)."""
+    levels = fused_level_cycles(result, arch, fused_counts(result, arch, traffic))
+    return float(levels[-2]), float(levels[-1])
 
 
 def fused_energy_breakdown(result: SearchResult, arch: ArchSpec, traffic: LayerTraffic) -> np.ndarray:

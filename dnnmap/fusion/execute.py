@@ -11,7 +11,10 @@ It counts what the model predicts: MACs (Eq. 13, zero recomputation), words fetc
 written to DRAM (Eq. 6), the buffer's side of those transfers (words filled from DRAM by role,
 words drained to DRAM) and its on-chip traffic (words of computed blocks written, words of
 windows read), and the peak number of words held (maps, resident weights, the bottom output
-block), which must stay within Eq. 5 + the Eq. 8 reuse buffers.
+block), which must stay within Eq. 5 + the Eq. 8 reuse buffers. It also records, for every step
+(a layer computing its block at a tile), the latest tile of each group layer whose pixels the step
+read: :func:`replay_finish` replays the schedule on concurrent sub-arrays from those measured
+dependencies, the check of :mod:`dnnmap.fusion.pipeline`.
 """
 
 from __future__ import annotations
@@ -87,10 +90,33 @@ class ExecutionCounts:
         return self.dram_read_words + self.dram_write_words
 
 
+@dataclass(frozen=True)
+class Step:
+    """One layer computing its new block at bottom tile ``tile``; ``reads``: (group layer, latest tile of it read)."""
+
+    tile: int
+    layer: str
+    reads: tuple[tuple[str, int], ...]
+
+
 @dataclass
 class ExecutionResult:
     outputs: dict[str, np.ndarray]
     counts: ExecutionCounts
+    steps: list[Step] = field(default_factory=list)
+
+
+def replay_finish(steps: list[Step], duration: dict[tuple[int, str], float]) -> float:
+    """Event replay of the executed steps with one sub-array per layer: a step starts when its sub-array is
+    free and every pixel it read has been written (the finish of the step that wrote it); returns the last
+    finish. ``duration[(tile, layer)]`` is the step's cycles. The executor's order lists a step after all it
+    read and after its sub-array's previous step, so one pass in that order is the event simulation."""
+    finish: dict[tuple[int, str], float] = {}
+    free: dict[str, float] = {}
+    for s in steps:
+        ready = max([free.get(s.layer, 0.0)] + [finish[(t, m)] for m, t in s.reads])
+        finish[(s.tile, s.layer)] = free[s.layer] = ready + duration[(s.tile, s.layer)]
+    return max(finish.values(), default=0.0)
 
 
 def last_reads(plan: TilePlan) -> dict[str, np.ndarray]:
@@ -119,15 +145,17 @@ class FusedExecutor:
         self.last = last_reads(plan)
         self.counts = ExecutionCounts(peak_map_words={m: 0 for m in self.stores})
         self.resident_weights = 0
+        self.writer = {g.name: np.full(g.out_hw, -1, dtype=np.int64) for g in self.group.layers}
+        self.steps: list[Step] = []
 
     def run(self) -> ExecutionResult:
         self._load_resident_weights()
         for k, (i, j) in enumerate(self.plan.tiles()):
             self._fetch_inputs(i, j, k)
             for p, layer in enumerate(self.group.layers):
-                self._run_layer(layer, i, j)
+                self._run_layer(layer, i, j, k)
                 self._evict(k * len(self.group) + p)
-        return ExecutionResult(self.outputs, self.counts)
+        return ExecutionResult(self.outputs, self.counts, self.steps)
 
     # ---- steps -------------------------------------------------------------------
     def _load_resident_weights(self) -> None:
@@ -155,12 +183,15 @@ class FusedExecutor:
         self._observe(0)
         self._evict(k * len(self.group) - 1)  # pixels of an input no layer reads leave at once
 
-    def _run_layer(self, layer: LayerGeometry, i: int, j: int) -> None:
+    def _run_layer(self, layer: LayerGeometry, i: int, j: int, k: int) -> None:
         box = self.plan.new_box(layer.name, i, j)
         (y0, y1), (x0, x1) = box
         if y1 <= y0 or x1 <= x0:
             return
         windows = [self._window(layer, src, box) for src in layer.inputs]
+        latest = ((src, self._latest_writer(layer, src, box)) for src in layer.inputs if src in self.writer)
+        self.steps.append(Step(k, layer.name, tuple((src, t) for src, t in latest if t >= 0)))
+        self.writer[layer.name][y0:y1, x0:x1] = k
         chunk = self.plan.out_channel_tile if layer is self.group.bottom else layer.out_channels
         for c0 in range(0, layer.out_channels, chunk):
             self._run_chunk(layer, box, windows, c0, min(c0 + chunk, layer.out_channels))
@@ -200,6 +231,13 @@ class FusedExecutor:
         window = self.stores[src].read_window(start, shape, pad_value(layer))
         self.counts.buffer_reads += self.stores[src].held_words(start, shape)
         return window
+
+    def _latest_writer(self, layer: LayerGeometry, src: str, box: Box) -> int:
+        """The latest tile at which ``src``'s producer wrote a pixel of ``layer``'s window over ``box``."""
+        (y0, y1), (x0, x1) = box
+        wy, wx = layer.windows
+        rows, cols = slice(max(wy.start(y0), 0), max(wy.reach(y1), 0)), slice(max(wx.start(x0), 0), max(wx.reach(x1), 0))
+        return int(self.writer[src][rows, cols].max(initial=-1))
 
     @staticmethod
     def _operations(layer: LayerGeometry, channels: int, shape: tuple[int, int]) -> int:

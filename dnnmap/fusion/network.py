@@ -25,6 +25,7 @@ class FusionResult:
     arch: ArchSpec
     mode: str
     max_fused: int
+    baseline: str
     unfused: Schedule
     schedule: Schedule  # dynamic programming
     greedy: Schedule
@@ -35,16 +36,17 @@ class FusionResult:
 def fuse_network(network: Network, arch: ArchSpec, mode: str = "auto", max_fused: int = 2,
                  objective: str = "edp", mapper: str = "auto",
                  on_search: Callable[[str], None] | None = None,
-                 options: SearchOptions = SearchOptions()) -> FusionResult:
-    """Fused schedule of ``network`` on ``arch`` (see the module docstring)."""
+                 options: SearchOptions = SearchOptions(), baseline: str = "best") -> FusionResult:
+    """Fused schedule of ``network`` on ``arch`` (see the module docstring); ``baseline``: the single-layer
+    schedule fusion is compared with, ``best`` (the core mapper's) or ``paper`` (:mod:`dnnmap.fusion.baseline`)."""
     if mode not in FUSE_MODES:
         raise FusionError(f"unknown fusion mode {mode!r}; choose from {', '.join(FUSE_MODES)}")
     t0 = time.perf_counter()
-    search = FusionSearch(network, arch, objective, mapper, max_fused, on_search, options)
+    search = FusionSearch(network, arch, objective, mapper, max_fused, on_search, options, baseline)
     singles = [search.single_group((name,)) for name in search.names]
     index = {name: i for i, name in enumerate(search.names)}
     evaluated = [search.fused(names, choice, mode) for names, choice in search.candidates()]
     kept = {(index[g.layers[0]], index[g.layers[-1]] + 1): g for g in evaluated if beats_single(g, objective)}
-    return FusionResult(network.name, arch, mode, max_fused, Schedule(tuple(singles), objective),
+    return FusionResult(network.name, arch, mode, max_fused, baseline, Schedule(tuple(singles), objective),
                         dp_schedule(singles, kept, objective), greedy_schedule(singles, kept, objective),
                         tuple(evaluated), time.perf_counter() - t0)

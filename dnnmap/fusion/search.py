@@ -11,18 +11,22 @@ can connect them).
 
 Each candidate is costed by mapping every layer with the core mappers on its share
 (:mod:`dnnmap.fusion.partition`) and replacing the DRAM part by Eq. 6
-(:mod:`dnnmap.fusion.costing`). It is kept only when it beats the same layers scheduled singly
+(:mod:`dnnmap.fusion.costing`); a spatial candidate's sub-arrays run concurrently and its latency is
+its pipeline's (:mod:`dnnmap.fusion.pipeline`), which also chooses its partition. It is kept only when it beats the same layers scheduled singly
 on the objective.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.fusion.costing import ZERO, Cost, fused_cost, single_cost
-from dnnmap.fusion.geometry import FusionError
+from dnnmap.fusion.costing import ZERO, Cost, fused_cost, fused_port_cycles, single_cost
+from dnnmap.fusion.baseline import BASELINES, ROW_STATIONARY, PaperTiling, paper_tiling
+from dnnmap.fusion.geometry import FusionError, layer_geometry
 from dnnmap.fusion.group import FusedGroup, build_group
 from dnnmap.fusion.partition import (
     Shape,
@@ -33,7 +37,9 @@ from dnnmap.fusion.partition import (
     temporal_share,
     with_buffer,
 )
+from dnnmap.fusion.pipeline import Pipeline, pipeline, tile_shares
 from dnnmap.fusion.tile_search import TileChoice, best_tiling
+from dnnmap.fusion.tiling import TilePlan
 from dnnmap.fusion.volume import LayerTraffic, traffic_by_layer
 from dnnmap.search.mappers import SearchResult
 from dnnmap.search.network import map_layer, shape_key
@@ -61,6 +67,7 @@ class GroupSchedule:
     layer_costs: tuple[LayerCost, ...]
     singles: tuple[LayerCost, ...]  # the same layers scheduled singly
     tiling: TileChoice | None = None
+    pipeline: Pipeline | None = None  # spatial fusion: the concurrent sub-arrays' timing
 
     @property
     def cost(self) -> Cost:
@@ -87,11 +94,13 @@ class FusionSearch:
 
     def __init__(self, network: Network, arch: ArchSpec, objective: str = "edp", mapper: str = "auto",
                  max_fused: int = 2, on_search: Callable[[str], None] | None = None,
-                 options: SearchOptions = SearchOptions()) -> None:
+                 options: SearchOptions = SearchOptions(), baseline: str = "best") -> None:
         if max_fused < 2:
             raise FusionError(f"--max-fused must be at least 2, got {max_fused}")
+        if baseline not in BASELINES:
+            raise FusionError(f"unknown single-layer baseline {baseline!r}; choose from {', '.join(BASELINES)}")
         self.network, self.arch, self.objective, self.mapper = network, arch, objective, mapper
-        self.options = options
+        self.options, self.baseline = options, baseline
         self.max_fused = max_fused
         self.names = [layer.name for layer in network.layers]
         self.capacity = buffer_words(arch)
@@ -100,17 +109,35 @@ class FusionSearch:
 
     # ---- core mapper calls --------------------------------------------------------
     def _map(self, name: str, arch: ArchSpec) -> SearchResult:
+        """The layer's best mapping on ``arch``; with the paper's baseline, in the row-stationary space (single
+        and fused layers alike, so that the fused-vs-single ratios compare the same dataflow)."""
         op = self.network.layer(name).op
         key = (shape_key(op), arch.name)
         if key not in self._maps:
-            self._maps[key] = map_layer(op, arch, self.objective, self.mapper, self.options)
+            options = self.options
+            if self.baseline == "paper":
+                options = replace(options, constraints=ROW_STATIONARY.constraints(op, arch))
+            self._maps[key] = map_layer(op, arch, self.objective, self.mapper, options)
             if self.on_search:
                 self.on_search(f"{name} on {arch.name}")
         return self._maps[key]
 
     def single(self, name: str) -> LayerCost:
+        """The layer alone on the whole array: the core model's cost, or with the paper's baseline its
+        row-stationary mapping with the Eq. 2/3 off-chip volumes (:mod:`dnnmap.fusion.baseline`)."""
         result = self._map(name, self.arch)
-        return LayerCost(name, single_cost(result), "array", result)
+        tiling = self._paper_tiling(name) if self.baseline == "paper" else None
+        if tiling is None:
+            return LayerCost(name, single_cost(result), "array", result)
+        return LayerCost(name, fused_cost(result, self.arch, tiling.traffic), "array", result, tiling.traffic)
+
+    def _paper_tiling(self, name: str) -> PaperTiling | None:
+        """Eq. 1-3's tiling of a layer with a sliding-window geometry (others keep the core model's traffic)."""
+        try:
+            geometry = layer_geometry(self.network.layer(name))
+        except FusionError:
+            return None
+        return paper_tiling(geometry, self.capacity)
 
     def single_group(self, names: tuple[str, ...]) -> GroupSchedule:
         costs = tuple(self.single(n) for n in names)
@@ -187,11 +214,23 @@ class FusionSearch:
                 options[shape] = LayerCost(g.name, fused_cost(result, share, traffic[g.name]),
                                            f"{shape[0]}x{shape[1]}", result, traffic[g.name])
             per_layer.append(options)
-        best = min(partitions, default=None, key=lambda p: layer_score(
-            tuple(per_layer[k][s] for k, s in enumerate(p)), self.objective))
+        shares = tile_shares(choice.plan)
+        timed = [pipelined(choice.plan, tuple(per_layer[k][s] for k, s in enumerate(p)), shares) for p in partitions]
+        best = min(timed, default=None, key=lambda t: layer_score(t[0], self.objective))
         if best is None:
             return None
-        return GroupSchedule(names, "spatial", tuple(per_layer[k][s] for k, s in enumerate(best)), single, choice)
+        return GroupSchedule(names, "spatial", best[0], single, choice, best[1])
+
+
+def pipelined(plan: TilePlan, costs: tuple[LayerCost, ...],
+              shares: np.ndarray) -> tuple[tuple[LayerCost, ...], Pipeline]:
+    """Spatially fused layers with their cycles scaled so that they add up to the group's pipelined latency
+    (each layer keeps its share of the group's latency in proportion to its own), and that pipeline."""
+    ports = {lc.layer: fused_port_cycles(lc.result, lc.result.arch, lc.traffic) for lc in costs if lc.traffic}
+    timing = pipeline(plan, {lc.layer: lc.cost.cycles for lc in costs}, {n: b for n, (b, _) in ports.items()},
+                      {n: d for n, (_, d) in ports.items()}, shares)
+    scale = timing.cycles / timing.serial if timing.serial else 1.0
+    return tuple(replace(lc, cost=replace(lc.cost, cycles=lc.cost.cycles * scale)) for lc in costs), timing
 
 
 def beats_single(schedule: GroupSchedule, objective: str) -> bool:

@@ -35,7 +35,8 @@ def group_table(result: FusionResult) -> Table:
                          else "right", no_wrap=True)
     for g in result.schedule.fused:
         c, s = g.cost, g.single
-        table.add_row(escape(" + ".join(g.layers)), g.mode, " ".join(lc.share for lc in g.layer_costs), _tiles(g),
+        mode = g.mode if g.pipeline is None else f"{g.mode}, overlapped ({g.pipeline.bound}-bound)"
+        table.add_row(escape(" + ".join(g.layers)), mode, " ".join(lc.share for lc in g.layer_costs), _tiles(g),
                       si(c.energy), _ratio(c.energy, s.energy), f"{c.cycles:,.0f}", _ratio(c.cycles, s.cycles),
                       si(c.dram_bytes), _ratio(c.dram_bytes, s.dram_bytes))
     return table
@@ -54,7 +55,8 @@ def totals_lines(result: FusionResult) -> list[str]:
     kept = sum(1 for g in result.candidates if g.score(result.schedule.objective) <
                g.single_score(result.schedule.objective))
     gain = result.greedy.score - result.schedule.score
-    return [_line("unfused (single layer)", result.unfused, base),
+    single = "single layer" if result.baseline == "best" else "row-stationary"
+    return [_line(f"unfused ({single})", result.unfused, base),
             _line("fused, DP schedule", result.schedule, base),
             _line("fused, greedy restarts", result.greedy, base),
             f"{len(result.candidates)} legal candidates, {kept} beat single-layer scheduling; DP objective is "

@@ -22,6 +22,7 @@ from dnnmap.fusion.costing import (
     fused_level_cycles,
 )
 from dnnmap.fusion.network import FusionResult
+from dnnmap.fusion.pipeline import Pipeline
 from dnnmap.fusion.schedule import Schedule
 from dnnmap.fusion.search import GroupSchedule, LayerCost
 from dnnmap.report.json_report import (
@@ -66,8 +67,7 @@ def fused_layer_to_dict(lc: LayerCost, network: Network) -> dict[str, Any]:
         "cycles": lc.cost.cycles,
         "latency_ms": latency_ms(lc.cost.cycles, arch),
         "level_cycles": {name: float(c) for name, c in zip(names, cycles)},
-        "latency_parts": split_latency(parts["compute"], {k: v for k, v in parts.items() if k != "compute"},
-                                       lc.cost.cycles, arch.overlap),
+        "latency_parts": _latency_parts(parts, lc.cost.cycles, arch.overlap),
         "bottleneck": bottleneck(parts["compute"], {k: v for k, v in parts.items() if k != "compute"}),
         "energy": lc.cost.energy,
         "energy_breakdown": {**data["energy_breakdown"], **{n: float(e) for n, e in zip(names, breakdown)}},
@@ -82,6 +82,15 @@ def fused_layer_to_dict(lc: LayerCost, network: Network) -> dict[str, Any]:
     return data
 
 
+def _latency_parts(parts: dict[str, float], cycles: float, overlap: bool) -> dict[str, float]:
+    """The layer's latency split (compute, then the bottleneck's excess or every level); a layer of a pipelined
+    group gets its share of the group's latency, so its parts are scaled by that share over its own latency."""
+    levels = {k: v for k, v in parts.items() if k != "compute"}
+    own = max(parts.values()) if overlap else sum(parts.values())
+    split = split_latency(parts["compute"], levels, own, overlap)
+    return {k: v * cycles / own for k, v in split.items()} if own else split
+
+
 def _group_dict(index: int, group: GroupSchedule) -> dict[str, Any]:
     tiling = group.tiling
     return {
@@ -94,7 +103,17 @@ def _group_dict(index: int, group: GroupSchedule) -> dict[str, Any]:
                                              "buffer_words": tiling.buffer.total_words},
         "cost": _cost_dict(group.cost),
         "single": _cost_dict(group.single),
+        "pipeline": None if group.pipeline is None else _pipeline_dict(group.pipeline),
     }
+
+
+def _pipeline_dict(timing: Pipeline) -> dict[str, Any]:
+    """A spatial group's concurrent sub-arrays: its latency, what bounds it, and the serial sum it replaces.
+    Each layer's ``cycles`` is its share of the group's latency; ``stage_cycles`` its own on its sub-array."""
+    return {"cycles": timing.cycles, "bound": timing.bound, "pipeline_cycles": timing.critical,
+            "buffer_cycles": timing.buffer_floor, "dram_cycles": timing.dram_floor, "serial_cycles": timing.serial,
+            "slowest_layer": timing.layers[timing.slowest], "fill_cycles": timing.fill, "drain_cycles": timing.drain,
+            "stage_cycles": dict(zip(timing.layers, timing.stage_cycles))}
 
 
 def _totals(schedule: Schedule) -> dict[str, float]:
@@ -126,6 +145,7 @@ def fused_to_dict(result: FusionResult, network: Network, mapper: str) -> dict[s
         "fusion": {
             "mode": result.mode,
             "max_fused": result.max_fused,
+            "baseline": result.baseline,
             "groups": [_group_dict(i, g) for i, g in enumerate(schedule.groups)],
             "fused": _totals(schedule),
             "unfused": _totals(result.unfused),

@@ -15,9 +15,11 @@ schedule (the DP one) as:
 Timing is an approximation, not a cycle simulation. Tiles run in the schedule's own order
 (the executor's: bottom tiles row-major, every layer top first within a tile). A layer's
 event at tile ``k`` lasts its mapped cycles (the cost the search used) times the share of
-the layer's output pixels that tile produces. Layers of a group therefore run one after the
-other, as the cost model sums them (G2), for spatial fusion too (no pipelining between
-sub-arrays is drawn). Cycles become microseconds with the architecture's clock.
+the layer's output pixels that tile produces. In temporal fusion the layers run one after the
+other, as the cost model sums them (G2). In spatial fusion each event starts where the group's
+pipeline (:mod:`dnnmap.fusion.pipeline`) starts it, so sub-arrays overlap, and the group lasts the
+pipeline's latency; the buffer counter keeps the executor's order of samples, each at the latest
+time seen so far. Cycles become microseconds with the architecture's clock.
 
 The occupancy counter replays :class:`~dnnmap.fusion.execute.FusedExecutor`'s bookkeeping
 without computing values: held map pixels, resident weights and the block in flight, sampled at
@@ -142,6 +144,7 @@ def _trace_group(index: int, g: GroupSchedule, start: float, events: list[TileEv
     occ = _Occupancy(plan)
     steps = len(plan.group)
     t = start
+    timing = g.pipeline
     for k, (i, j) in enumerate(plan.tiles()):
         occ.fetch(i, j)
         trace.buffer.append((t, occ.words()))
@@ -150,17 +153,21 @@ def _trace_group(index: int, g: GroupSchedule, start: float, events: list[TileEv
             (y0, y1), (x0, x1) = plan.new_box(layer.name, i, j)
             if y1 > y0 and x1 > x0:
                 dur = layer_cycles[layer.name] * (y1 - y0) * (x1 - x0) / area[layer.name]
+                begin = t
+                if timing is not None:  # spatial fusion: the pipeline's start; the buffer samples stay in order
+                    begin, dur = start + float(timing.start[k, p]), float(timing.duration[k, p])
+                    t = max(t, begin)
                 chunks = occ.chunk_transients(layer.name, i, j)
                 for c, words in enumerate(chunks):
                     trace.buffer.append((t + dur * c / len(chunks), words))
                 channels = plan.out_channel_tile if layer is plan.group.bottom else layer.out_channels
-                events.append(TileEvent(index, p, layer.name, k, t, dur, {
+                events.append(TileEvent(index, p, layer.name, k, begin, dur, {
                     "tile": k, "bottom_tile": [i, j], "rows": [y0, y1], "cols": [x0, x1],
                     "out_channels": layer.out_channels, "channel_chunk": channels, "cycles": dur}))
-                t += dur
+                t = max(t, begin + dur) if timing is not None else t + dur
             occ.evict(k * steps + p)
             trace.buffer.append((t, occ.words()))
-    trace.cycles = t - start
+    trace.cycles = timing.cycles if timing is not None else t - start
     return trace
 
 

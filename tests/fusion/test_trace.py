@@ -78,11 +78,17 @@ def check_trace(result: FusionResult) -> dict:
             assert not counter
         else:
             assert counter and 0 <= min(counter) and max(counter) <= g.tiling.buffer.total_words
-    # tile durations add up to each layer's mapped cycles (ts/dur in microseconds at the arch clock)
+    # tile durations add up to each layer's mapped cycles (ts/dur in microseconds at the arch clock); a spatial
+    # group's layers to their own latency on their sub-array, the group's events end by its pipelined latency
     for pid, g in enumerate(result.schedule.groups, start=1):
-        for lc in g.layer_costs:
+        for p, lc in enumerate(g.layer_costs):
             total = sum(e["dur"] for e in complete if e["pid"] == pid and e["name"].split(" tile ")[0] == lc.layer)
-            assert total == pytest.approx(lc.cost.cycles / ARCH.clock_mhz)
+            own = lc.cost.cycles if g.pipeline is None else g.pipeline.stage_cycles[p]
+            assert total == pytest.approx(own / ARCH.clock_mhz)
+        if g.pipeline is not None:
+            spans = [(e["ts"], e["ts"] + e["dur"]) for e in complete if e["pid"] == pid]
+            first = min(a for a, _ in spans)
+            assert max(b for _, b in spans) - first == pytest.approx(g.pipeline.critical / ARCH.clock_mhz)
     return data
 
 
