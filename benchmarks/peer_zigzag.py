@@ -24,7 +24,10 @@ from dnnmap.cost.model import CostModel
 from dnnmap.fileio import load_data
 from dnnmap.mapping.zigzag_map import mapping_entry, zigzag_mapping
 from dnnmap.search.network import map_layer
-from dnnmap.workload.importers.zigzag_workload import common_precision, load_zigzag_workload
+from dnnmap.workload.importers.zigzag_workload import (
+    common_precision,
+    load_zigzag_workload,
+)
 
 FIX = Path(__file__).resolve().parents[1] / "tests" / "zigzag" / "fixtures"
 
@@ -78,11 +81,12 @@ def main() -> None:
     for layer in wl.network.layers[:args.layers]:
         op = layer.op
         best = map_layer(op, core.spec, "energy")
-        tot["dd_e"] += best.cost.energy
-        tot["dd_c"] += best.cost.cycles
+        energy, cycles = float(best.cost.energy[0]), float(best.cost.cycles[0])
+        tot["dd_e"] += energy
+        tot["dd_c"] += cycles
         tot["evals"] += best.evaluated
         z = theirs.get(op.name)
-        row = [op.name, f"{best.cost.energy:.4g}", f"{best.cost.cycles:.0f}"]
+        row = [op.name, f"{energy:.4g}", f"{cycles:.0f}"]
         if z is not None:
             entry = [{"name": op.name, "spatial_mapping": mapping_entry(mapping_data, op.name, str(mp))[0]["spatial_mapping"],
                       "temporal_ordering": z["loops"]}]

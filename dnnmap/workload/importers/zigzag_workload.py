@@ -68,7 +68,7 @@ def _axes(indices: str, dims: dict[str, int], rel: dict[str, tuple[tuple[str, in
 
 def _layer(raw: object, at: Where, notes: list[str]) -> tuple[Operator, dict[Role, int]] | None:
     layer = mapping_at(raw, at)
-    name = str(layer.get("name") or f"layer{layer.get('id', at.path)}")
+    name = str(layer.get("name") or f"Layer{layer.get('id', at.path)}")  # ZigZag's own default name
     eq_at = at / "equation"
     eq = layer.get("equation")
     m = _EQUATION.match(eq) if isinstance(eq, str) else None
