@@ -73,7 +73,12 @@ def _checked_float(value: float, text: str, line: int = 0) -> float:
 
 
 class _StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """Safe YAML loader that refuses duplicate keys, integers beyond 64 bits and non-finite floats."""
+    """Safe YAML loader that refuses duplicate keys, integers beyond 64 bits and non-finite floats.
+
+    ``duplicates``: None refuses a duplicate key; a list collects one message per duplicate and the last value is
+    kept (as YAML itself and the tools whose published inputs rely on it do)."""
+
+    duplicates: list[str] | None = None
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -87,8 +92,11 @@ class _StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
             except TypeError:
                 raise _Problem(f"a mapping key must be a scalar, not {type(key).__name__}", line) from None
             if first is not None:
-                raise _Problem(f"duplicate key {key!r} (first given on line {first}); YAML would silently keep "
-                               "the last value", line)
+                if self.duplicates is None:
+                    raise _Problem(f"duplicate key {key!r} (first given on line {first}); YAML would silently "
+                                   "keep the last value", line)
+                self.duplicates.append(f"line {line}: duplicate key {key!r} (first given on line {first}); "
+                                       "the last value is used")
             seen[key] = line
         return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
 
@@ -226,11 +234,17 @@ def _measure(root: Any) -> None:
         done[key] = (values, depth)
 
 
-def parse_yaml(text: str, origin: str) -> Any:
-    """Parse YAML ``text`` with the strict loader; problems become InputFileErrors naming ``origin``."""
+def parse_yaml(text: str, origin: str, duplicates: list[str] | None = None) -> Any:
+    """Parse YAML ``text`` with the strict loader; problems become InputFileErrors naming ``origin``.
+    ``duplicates``: a list to collect duplicate keys in (the last value is kept) instead of refusing them."""
     try:
         _scan_yaml_events(text)
-        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        loader = _StrictLoader(text)
+        loader.duplicates = duplicates
+        try:
+            data = loader.get_single_data()
+        finally:
+            loader.dispose()
         _measure(data)
     except _Problem as err:
         raise InputFileError(f"{origin}: {'line ' + str(err.line) + ': ' if err.line else ''}{err}") from None
@@ -270,11 +284,13 @@ def parse_json(text: str, origin: str) -> Any:
     return data
 
 
-def load_data(path: str | os.PathLike[str], what: str = "file", fmt: str | None = None) -> Any:
-    """The parsed content of a YAML or JSON file (``fmt`` "yaml"/"json"; default: by suffix, .json is JSON)."""
+def load_data(path: str | os.PathLike[str], what: str = "file", fmt: str | None = None,
+              duplicates: list[str] | None = None) -> Any:
+    """The parsed content of a YAML or JSON file (``fmt`` "yaml"/"json"; default: by suffix, .json is JSON).
+    ``duplicates`` (YAML only): collect duplicate keys there, keeping the last value, instead of refusing them."""
     text = read_text(path, what)
     fmt = fmt or ("json" if Path(path).suffix.lower() == ".json" else "yaml")
-    return parse_json(text, str(path)) if fmt == "json" else parse_yaml(text, str(path))
+    return parse_json(text, str(path)) if fmt == "json" else parse_yaml(text, str(path), duplicates)
 
 
 def field_path(loc: tuple[Any, ...]) -> str:

@@ -1,4 +1,5 @@
-"""``dnnmap import-arch timeloop``: a Timeloop design (and optionally its problem and mapping) in dnnmap's files.
+"""``dnnmap import-arch timeloop|zigzag``: a Timeloop design (and optionally its problem and mapping) or a ZigZag
+core (:mod:`dnnmap.cli.zigzag_import`) in dnnmap's files.
 
 ``show --timeloop-map`` (in :mod:`dnnmap.cli.show_verify`) writes the other direction through
 :func:`write_timeloop_map`.
@@ -10,33 +11,30 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-import yaml
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.arch.timeloop import ErtMode, import_timeloop_arch
 from dnnmap.cli.console import stdout_console
 from dnnmap.cli.errors import user_errors
+from dnnmap.cli.zigzag_import import import_zigzag, spec_yaml
 from dnnmap.errors import DnnmapError
 from dnnmap.mapping.io import save_mapping, write_atomic
 from dnnmap.mapping.mapping import Mapping, validate_mapping
 from dnnmap.mapping.timeloop_map import load_timeloop_mapping, save_timeloop_mapping
 from dnnmap.workload.importers import save_network
-from dnnmap.workload.importers.timeloop_problem import load_timeloop_problem, problem_network
+from dnnmap.workload.importers.timeloop_problem import (
+    load_timeloop_problem,
+    problem_network,
+)
 from dnnmap.workload.ir import Operator
 
-FORMATS = ("timeloop",)
-
-
-def _spec_yaml(spec: ArchSpec) -> str:
-    data = spec.model_dump(mode="json", exclude_defaults=True)
-    data["clock_mhz"] = spec.clock_mhz  # required even when it equals nothing's default
-    return yaml.safe_dump(data, sort_keys=False)
+FORMATS = ("timeloop", "zigzag")
 
 
 @user_errors
 def import_arch_command(
     fmt: Annotated[str, typer.Argument(metavar="FORMAT", help=f"input format; one of {', '.join(FORMATS)}")],
-    arch: Annotated[Path, typer.Argument(help="Timeloop architecture YAML (v0.2-v0.4)")],
+    arch: Annotated[Path, typer.Argument(help="Timeloop architecture YAML (v0.2-v0.4) or ZigZag hardware YAML")],
     components: Annotated[Optional[list[Path]], typer.Argument(
         help="further Timeloop/Accelergy YAML files: ERT, architecture constraints, components")] = None,
     output: Annotated[Path, typer.Option("--output", "-o", help="dnnmap architecture spec to write (.yaml)")] = Path(
@@ -44,18 +42,31 @@ def import_arch_command(
     problem: Annotated[Optional[Path], typer.Option(help="Timeloop problem YAML: also write a network file")] = None,
     network_output: Annotated[Optional[Path], typer.Option(
         help="network file for --problem (default: PROBLEM's name with .net.yaml beside --output)")] = None,
+    workload: Annotated[Optional[Path], typer.Option(
+        help="zigzag: ZigZag workload YAML: also write a network file (its precisions set the word widths)")] = None,
     mapping: Annotated[Optional[Path], typer.Option(
-        help="Timeloop mapping (or fully specified constraints) YAML; needs --problem")] = None,
+        help="Timeloop mapping (or fully specified constraints) YAML, needs --problem; zigzag: ZigZag mapping "
+             "YAML, needs --workload")] = None,
     mapping_output: Annotated[Optional[Path], typer.Option(
-        help="dnnmap mapping file for --mapping (default: MAPPING's name with .mapping.yaml beside --output)")] = None,
+        help="dnnmap mapping file for --mapping (default: MAPPING's name with .mapping.yaml beside --output); "
+             "zigzag: a directory of one file per layer (default: MAPPING's name with .mappings)")] = None,
     ert_energy: Annotated[str, typer.Option(
         help="per-action: ERT read/write/update energies per action; max: every action costs the level's "
              "largest energy (Timeloop 2020's single vector access energy)")] = "per-action",
-    clock_mhz: Annotated[float, typer.Option(help="clock of the imported design (Timeloop has none)")] = 1000.0,
+    clock_mhz: Annotated[float, typer.Option(help="clock of the imported design (Timeloop/ZigZag give none)")] = 1000.0,
 ) -> None:
-    """Import a Timeloop design (architecture, ERT, constraints; optionally problem and mapping) into dnnmap files."""
+    """Import a Timeloop design (architecture, ERT, constraints; optionally problem and mapping) or a ZigZag
+    hardware file (optionally workload and mapping) into dnnmap files."""
     if fmt not in FORMATS:
         raise DnnmapError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
+    if fmt == "zigzag":
+        if components or problem is not None or ert_energy != "per-action":
+            raise DnnmapError("zigzag takes one hardware file, --workload and --mapping (not further files, "
+                              "--problem or --ert-energy)")
+        import_zigzag(arch, output, workload, mapping, network_output, mapping_output, clock_mhz)
+        return
+    if workload is not None:
+        raise DnnmapError("--workload is an option of zigzag; timeloop takes --problem")
     if ert_energy not in ("per-action", "max"):
         raise DnnmapError(f"--ert-energy must be per-action or max, got {ert_energy!r}")
     if mapping is not None and problem is None:
@@ -63,7 +74,7 @@ def import_arch_command(
     mode: ErtMode = "per-action" if ert_energy == "per-action" else "max"
     imported = import_timeloop_arch([arch, *(components or [])], mode, clock_mhz)
     out = stdout_console()
-    write_atomic(output, _spec_yaml(imported.spec))
+    write_atomic(output, spec_yaml(imported.spec))
     out.print(f"wrote {output}: architecture {imported.spec.name!r}, {len(imported.spec.levels)} levels, "
               f"{imported.spec.num_macs} MACs", markup=False)
     for note in imported.notes:

@@ -1,0 +1,122 @@
+"""ZigZag beside dnnmap on ZigZag's own inputs: ZigZag (run in its own Python environment) maps its workload on
+its hardware with its mapping file; dnnmap imports the same three files (``import-arch zigzag``), evaluates
+ZigZag's chosen mappings in its own model and searches its own. Not part of the test run.
+
+Run: ``python benchmarks/peer_zigzag.py [--zigzag-python /work/zzvenv/bin/python] [--hardware tpu_like]
+[--layers 21]``. ZigZag is installed into a separate venv (``python -m venv /work/zzvenv &&
+/work/zzvenv/bin/pip install zigzag-dse six``); without it the ZigZag columns are skipped with the reason.
+dnnmap's mappings cannot be fed back into ZigZag's model here (ZigZag takes no fixed temporal mapping from
+a file), so that cell is n/a.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from dnnmap.arch.zigzag import import_zigzag_arch
+from dnnmap.cost.batch import MappingBatch
+from dnnmap.cost.model import CostModel
+from dnnmap.fileio import load_data
+from dnnmap.mapping.zigzag_map import mapping_entry, zigzag_mapping
+from dnnmap.search.network import map_layer
+from dnnmap.workload.importers.zigzag_workload import (
+    common_precision,
+    load_zigzag_workload,
+)
+
+FIX = Path(__file__).resolve().parents[1] / "tests" / "zigzag" / "fixtures"
+
+_ZIGZAG_RUN = r"""
+import json, sys, time, logging
+logging.disable(logging.CRITICAL)
+from zigzag.api import get_hardware_performance_zigzag
+wl, hw, mp, out = sys.argv[1:5]
+t0 = time.perf_counter()
+energy, latency, cmes = get_hardware_performance_zigzag(wl, hw, mp, opt="energy", dump_folder=out,
+                                                        loma_show_progress_bar=False)
+seconds = time.perf_counter() - t0
+layers = []
+for cme, _ in cmes[0][1]:
+    tm = cme.temporal_mapping.mapping_dic_stationary
+    op = next(iter(tm))
+    loops = [[str(d), int(s)] for level in tm[op] for d, s in level]
+    layers.append({"name": cme.layer.name, "energy": cme.energy_total, "cycles": cme.latency_total2,
+                   "loops": loops})
+json.dump({"seconds": seconds, "energy": energy, "cycles": latency, "layers": layers}, sys.stdout)
+"""
+
+
+def run_zigzag(python: str, workload: Path, hardware: Path, mapping: Path) -> dict | str:
+    """ZigZag's results, or the reason it could not run."""
+    if not Path(python).exists():
+        return f"no ZigZag Python at {python}"
+    with tempfile.TemporaryDirectory() as out:
+        proc = subprocess.run([python, "-c", _ZIGZAG_RUN, str(workload), str(hardware), str(mapping), out],
+                              capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return f"ZigZag failed: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode}"
+    return json.loads(proc.stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--zigzag-python", default="/work/zzvenv/bin/python")
+    ap.add_argument("--hardware", default="tpu_like")
+    ap.add_argument("--layers", type=int, default=21)
+    args = ap.parse_args()
+    hw, mp, wl_path = FIX / "hardware" / f"{args.hardware}.yaml", FIX / "mapping" / f"{args.hardware}.yaml", \
+        FIX / "workload" / "resnet18.yaml"
+    wl = load_zigzag_workload(wl_path)
+    core = import_zigzag_arch(hw, word_bits=common_precision(wl)[0])
+    mapping_data = load_data(mp)
+    zz = run_zigzag(args.zigzag_python, wl_path, hw, mp)
+    theirs = {x["name"]: x for x in zz["layers"]} if isinstance(zz, dict) else {}
+    rows, tot = [], {k: 0.0 for k in ("zz_e", "zz_c", "dz_e", "dz_c", "dd_e", "dd_c", "evals")}
+    t0 = time.perf_counter()
+    for layer in wl.network.layers[:args.layers]:
+        op = layer.op
+        best = map_layer(op, core.spec, "energy")
+        energy, cycles = float(best.cost.energy[0]), float(best.cost.cycles[0])
+        tot["dd_e"] += energy
+        tot["dd_c"] += cycles
+        tot["evals"] += best.evaluated
+        z = theirs.get(op.name)
+        row = [op.name, f"{energy:.4g}", f"{cycles:.0f}"]
+        if z is not None:
+            entry = [{"name": op.name, "spatial_mapping": mapping_entry(mapping_data, op.name, str(mp))[0]["spatial_mapping"],
+                      "temporal_ordering": z["loops"]}]
+            m = zigzag_mapping(entry, "zigzag", op, core)
+            c = CostModel(op, core.spec).evaluate(MappingBatch.from_mappings(op, core.spec, [m]))
+            tot["zz_e"] += z["energy"]
+            tot["zz_c"] += z["cycles"]
+            tot["dz_e"] += float(c.energy[0])
+            tot["dz_c"] += float(c.cycles[0])
+            row += [f"{z['energy']:.4g}", f"{z['cycles']:.0f}", f"{float(c.energy[0]):.4g}{'' if c.valid[0] else '*'}",
+                    f"{float(c.cycles[0]):.0f}"]
+        rows.append(row)
+    dnnmap_seconds = time.perf_counter() - t0
+    print("| layer | dnnmap mapping: energy pJ (dnnmap model) | cycles | ZigZag mapping: energy pJ (ZigZag model) | "
+          "cycles | ZigZag mapping: energy pJ (dnnmap model) | cycles |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print("| " + " | ".join(r + ["-"] * (7 - len(r))) + " |")
+    print(f"| total | {tot['dd_e']:.4g} | {tot['dd_c']:.0f} | {tot['zz_e']:.4g} | {tot['zz_c']:.0f} | "
+          f"{tot['dz_e']:.4g} | {tot['dz_c']:.0f} |")
+    print(f"\ndnnmap: {dnnmap_seconds:.1f} s, {tot['evals']:.0f} mappings evaluated (import, search, evaluation)")
+    if isinstance(zz, dict):
+        print(f"ZigZag: {zz['seconds']:.1f} s (LOMA, lpf_limit 6, its default); dnnmap's mappings in ZigZag's model: "
+              "n/a (ZigZag reads no fixed temporal mapping)")
+        print(f"ratios over the layers: ZigZag mapping, dnnmap/ZigZag model: energy {tot['dz_e'] / tot['zz_e']:.4f}, "
+              f"cycles {tot['dz_c'] / tot['zz_c']:.4f}; dnnmap's mapping / ZigZag's (dnnmap model): energy "
+              f"{tot['dd_e'] / tot['dz_e']:.4f}, cycles {tot['dd_c'] / tot['dz_c']:.4f}")
+    else:
+        print(f"ZigZag skipped: {zz}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,304 @@
+"""ZigZag hardware YAML (``memories``, ``operational_array``) -> :class:`ArchSpec`.
+
+What is read (docs/zigzag.md has the full correspondence and what differs):
+
+- ``memories`` in file order (ZigZag lists them lowest first): ``size`` in bits (capacity counted in bits),
+  ``operands`` (I1, I2, O; through the operand links I1 -> input, I2 -> weight, O -> output unless a
+  mapping file links them otherwise) = what the level keeps, everything else bypasses it;
+  ``served_dimensions`` = the array dimensions one instance serves: a level's fan-out is the dimensions
+  it serves beyond those of the level below it, so the served sets must nest (one chain of levels);
+- energies: ``r_cost``/``w_cost`` are per access of the port's ``bandwidth_max`` bits. ZigZag counts
+  ``ceil(words * bits / bandwidth_min) * bandwidth_min / bandwidth_max`` accesses per transfer, so a word costs
+  ``cost * bits / bandwidth_max``; a memory serving one MAC lane (no served dimension) moves one word per
+  transfer, which costs whole ``bandwidth_min`` accesses: ``cost * ceil(bits / min) * min / max``.
+  Reads take the port allocated to ``tl`` (to the level below), fills ``fh``, updates ``fl``;
+- bandwidth: ports' ``bandwidth_max`` bits per cycle in words of the widest operand the level keeps
+  (read ports -> read_bandwidth, write ports -> write_bandwidth, read_write ports -> bandwidth);
+- ``operational_array``: ``unit_energy`` per MAC, ``dimensions``/``sizes``; array dimensions of size 1 vanish,
+  a fan-out over more than two dimensions keeps the first as x and folds the rest into y.
+
+Refused with the construct named: in-memory-computing arrays (``is_imc``), CACTI cost extraction
+(``auto_cost_extraction``), served sets that do not nest, an outermost memory that does not serve the whole
+array or does not hold every operand.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dnnmap.arch.spec import ALL_ROLES, ArchSpec, parse_arch
+from dnnmap.fileio import load_data
+from dnnmap.workload.importers.timeloop_yaml import (
+    Where,
+    integer,
+    list_at,
+    mapping_at,
+    names_at,
+    number,
+)
+from dnnmap.workload.ir import Role
+
+DEFAULT_LINKS: dict[str, Role] = {"I1": "input", "I2": "weight", "O": "output"}
+DEFAULT_BITS: dict[Role, int] = {"input": 8, "weight": 8, "output": 16}  # ZigZag's shipped workloads
+_DIRECTIONS = ("tl", "th", "fh", "fl")
+_PORT_TYPES = ("read", "write", "read_write")
+
+
+@dataclass(frozen=True)
+class Port:
+    """One memory port: its type and bandwidths in bits per cycle."""
+
+    name: str
+    kind: str
+    bw_min: int
+    bw_max: int
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One ZigZag memory as read from the file."""
+
+    name: str
+    size: int
+    r_cost: float
+    w_cost: float
+    operands: tuple[str, ...]
+    ports: tuple[Port, ...]
+    allocation: dict[tuple[str, str], Port]  # (memory operand, direction) -> port
+    served: frozenset[str]
+    where: Where
+
+
+@dataclass(frozen=True)
+class ImportedZigzag:
+    """An imported ZigZag core: the spec, notes on what differs, and where each array dimension went."""
+
+    spec: ArchSpec
+    notes: tuple[str, ...]
+    array_dims: dict[str, tuple[int, int]]  # array dimension -> (level index, fan-out axis)
+    links: dict[str, Role]  # memory operand -> role
+
+
+def _port(raw: object, at: Where) -> Port:
+    p = mapping_at(raw, at)
+    name = p.get("name")
+    if not isinstance(name, str) or not name:
+        raise (at / "name").error("a port needs a name")
+    kind = p.get("type")
+    if kind not in _PORT_TYPES:
+        raise (at / "type").error(f"port type must be one of {', '.join(_PORT_TYPES)}, got {kind!r}")
+    bw_max = integer(p.get("bandwidth_max"), at / "bandwidth_max")
+    bw_min = integer(p.get("bandwidth_min", bw_max), at / "bandwidth_min")
+    if not 1 <= bw_min <= bw_max:
+        raise at.error(f"need 1 <= bandwidth_min ({bw_min}) <= bandwidth_max ({bw_max})")
+    return Port(name, kind, bw_min, bw_max)
+
+
+def _allocation(ports: dict[str, Port], raw_ports: list[Any], operands: tuple[str, ...],
+                at: Where) -> dict[tuple[str, str], Port]:
+    out: dict[tuple[str, str], Port] = {}
+    for i, raw in enumerate(raw_ports):
+        p_at = at / i / "allocation"
+        for j, alloc in enumerate(list_at(raw.get("allocation", []), p_at)):
+            parts = [x.strip() for x in alloc.split(",")] if isinstance(alloc, str) else []
+            if len(parts) != 2 or parts[0] not in operands or parts[1] not in _DIRECTIONS:
+                raise (p_at / j).error(f"expected 'OPERAND, DIRECTION' with an operand of {list(operands)} and a "
+                                       f"direction of {', '.join(_DIRECTIONS)}, got {alloc!r}")
+            out[(parts[0], parts[1])] = ports[raw["name"]]
+    return out
+
+
+def _memory(name: str, raw: object, dims: tuple[str, ...], at: Where) -> Memory:
+    m = mapping_at(raw, at)
+    if m.get("auto_cost_extraction"):
+        raise (at / "auto_cost_extraction").error("ZigZag asks CACTI for this memory's energies; dnnmap does not "
+                                                  "run CACTI: give r_cost and w_cost (pJ per access)")
+    size = integer(m.get("size"), at / "size")
+    if size < 1:
+        raise (at / "size").error(f"must be >= 1 bit, got {size}")
+    costs = [number(m.get(k), at / k) for k in ("r_cost", "w_cost")]
+    if any(c < 0 for c in costs):
+        raise at.error("r_cost and w_cost must be >= 0")
+    operands = names_at(m.get("operands"), at / "operands")
+    unknown = [o for o in operands if o not in DEFAULT_LINKS]
+    if unknown or not operands:
+        raise (at / "operands").error(f"operands must be among I1, I2, O, got {list(operands)}")
+    raw_ports = list_at(m.get("ports"), at / "ports")
+    ports = {p.name: p for p in (_port(r, at / "ports" / i) for i, r in enumerate(raw_ports))}
+    if not ports:
+        raise (at / "ports").error("a memory needs at least one port")
+    served = names_at(m.get("served_dimensions", []), at / "served_dimensions")
+    bad = [d for d in served if d not in dims]
+    if bad:
+        raise (at / "served_dimensions").error(f"{bad} are not dimensions of the operational array ({list(dims)})")
+    return Memory(name, size, costs[0], costs[1], operands, tuple(ports.values()),
+                  _allocation(ports, raw_ports, operands, at / "ports"), frozenset(served), at)
+
+
+def _array(data: dict[str, Any], at: Where) -> tuple[float, dict[str, int]]:
+    oa = mapping_at(data.get("operational_array"), at)
+    if oa.get("is_imc") or "imc_type" in oa:
+        raise (at / "is_imc").error("in-memory computing arrays (is_imc, imc_type) cannot be expressed: dnnmap "
+                                    "models digital MAC arrays fed by memory levels")
+    dims = names_at(oa.get("dimensions"), at / "dimensions")
+    sizes = list_at(oa.get("sizes"), at / "sizes")
+    if len(sizes) != len(dims) or len(set(dims)) != len(dims):
+        raise at.error("'dimensions' and 'sizes' must list the same number of distinct dimensions")
+    shape = {d: integer(s, at / "sizes" / i) for i, (d, s) in enumerate(zip(dims, sizes))}
+    if any(s < 1 for s in shape.values()):
+        raise (at / "sizes").error("array sizes must be >= 1")
+    energy = number(oa.get("unit_energy", 0.0), at / "unit_energy")
+    if energy < 0:
+        raise (at / "unit_energy").error("must be >= 0")
+    return energy, shape
+
+
+def _chain(memories: list[Memory], shape: dict[str, int]) -> list[Memory]:
+    """The memories innermost first as one chain: stable by served-set size, each set within the next."""
+    chain = sorted(memories, key=lambda m: len(m.served))
+    for inner, outer in zip(chain, chain[1:]):
+        if not inner.served <= outer.served:
+            raise outer.where.error(
+                f"serves {sorted(outer.served) or 'no dimension'} while {inner.name} below it serves "
+                f"{sorted(inner.served)}: the memories' served dimensions do not nest, so they do not form one "
+                "chain of fan-outs (dnnmap's levels); a register shared across some array dimensions beside one "
+                "shared across others cannot be expressed")
+    for op in DEFAULT_LINKS:
+        in_file = [m.name for m in memories if op in m.operands]
+        if in_file != [m.name for m in chain if op in m.operands]:
+            raise memories[0].where.error(f"operand {op}: its memories {in_file} would change order")
+    top = chain[-1]
+    if set(top.operands) != set(DEFAULT_LINKS):
+        raise (top.where / "operands").error("the outermost memory is the backing store and must hold I1, I2 and O")
+    if top.served != set(shape):
+        raise (top.where / "served_dimensions").error(
+            f"the outermost memory serves {sorted(top.served)} of the array's {list(shape)}: it would have "
+            f"{_instances(top, shape)} instances; dnnmap's backing store is one")
+    return chain
+
+
+def _instances(m: Memory, shape: dict[str, int]) -> int:
+    return math.prod(s for d, s in shape.items() if d not in m.served)
+
+
+def _per_word(cost: float, port: Port, bits: int, one_lane: bool) -> float:
+    """ZigZag's energy of moving one ``bits``-bit word through ``port`` (module docstring)."""
+    moved = math.ceil(bits / port.bw_min) * port.bw_min if one_lane else bits
+    return cost * moved / port.bw_max
+
+
+def _port_for(m: Memory, op: str, directions: tuple[str, ...], kinds: tuple[str, ...]) -> Port | None:
+    for d in directions:
+        if (op, d) in m.allocation:
+            return m.allocation[(op, d)]
+    return next((p for p in m.ports if p.kind in kinds), None)
+
+
+def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int]) -> dict[Role, dict[str, float]]:
+    out: dict[Role, dict[str, float]] = {}
+    one_lane = not m.served
+    for op in m.operands:
+        role = roles[op]
+        read = _port_for(m, op, ("tl", "th"), ("read", "read_write"))
+        fill = _port_for(m, op, ("fh",), ("write", "read_write"))
+        update = _port_for(m, op, ("fl", "fh"), ("write", "read_write"))
+        if read is None or fill is None or update is None:
+            raise (m.where / "ports").error(f"no read or write port for operand {op}")
+        out[role] = {"read": _per_word(m.r_cost, read, bits[role], one_lane),
+                     "fill": _per_word(m.w_cost, fill, bits[role], one_lane),
+                     "update": _per_word(m.w_cost, update, bits[role], one_lane)}
+    return out
+
+
+def _bandwidths(m: Memory, widest: int) -> dict[str, float]:
+    total = {k: sum(p.bw_max for p in m.ports if p.kind == k) for k in _PORT_TYPES}
+    if total["read_write"]:
+        return {"bandwidth": sum(total.values()) / widest}
+    return {"read_bandwidth": total["read"] / widest, "write_bandwidth": total["write"] / widest}
+
+
+def _fanout(dims: list[str], shape: dict[str, int]) -> tuple[dict[str, Any] | None, dict[str, int]]:
+    """The fan-out over ``dims`` (size-1 dimensions dropped; a third and further fold into y) and each
+    dimension's axis."""
+    dims = [d for d in dims if shape[d] > 1]
+    if not dims:
+        return None, {}
+    sizes = [shape[dims[0]]] + ([math.prod(shape[d] for d in dims[1:])] if len(dims) > 1 else [])
+    return {"shape": sizes}, {d: min(i, 1) for i, d in enumerate(dims)}
+
+
+def _level(m: Memory, roles: dict[str, Role], bits: dict[Role, int], last: bool) -> dict[str, Any]:
+    kept = [roles[o] for o in m.operands]
+    energies = _energies(m, roles, bits)
+    base = energies[kept[0]]
+    level: dict[str, Any] = {"name": m.name, "keeps": [r for r in ALL_ROLES if r in kept]}
+    if not last:
+        level.update(capacity=m.size, capacity_unit="bits")
+    level.update(read_energy=base["read"], write_energy=base["fill"])
+    overrides = {role: {a: e[a] for a in ("read", "fill", "update") if e[a] != base["read" if a == "read" else "fill"]}
+                 for role, e in energies.items()}
+    overrides = {role: e for role, e in overrides.items() if e}
+    if overrides:
+        level["energy"] = overrides
+    level.update(_bandwidths(m, max(bits[r] for r in kept)))
+    return level
+
+
+def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = None,
+                     word_bits: dict[Role, int] | None = None, clock_mhz: float = 1000.0,
+                     notes: list[str] | None = None) -> ImportedZigzag:
+    """The :class:`ArchSpec` of a parsed ZigZag hardware file (``origin``: its path, for messages)."""
+    notes = list(notes or [])
+    where = Where(origin)
+    top = mapping_at(data, where)
+    roles = dict(links or DEFAULT_LINKS)
+    bits = dict(word_bits or DEFAULT_BITS)
+    mac_energy, shape = _array(top, where / "operational_array")
+    raw = mapping_at(top.get("memories"), where / "memories")
+    memories = [_memory(str(n), m, tuple(shape), where / "memories" / str(n)) for n, m in raw.items()]
+    if not memories:
+        raise (where / "memories").error("no memories")
+    chain = _chain(memories, shape)
+    levels: list[dict[str, Any]] = []
+    array_dims: dict[str, tuple[int, int]] = {}
+    below: frozenset[str] = frozenset()
+    for i, m in enumerate(chain):
+        level = _level(m, roles, bits, i == len(chain) - 1)
+        new = [d for d in shape if d in m.served and d not in below]
+        fanout, axes = _fanout(new, shape)
+        if fanout is not None:
+            level["fanout"] = fanout
+            array_dims.update({d: (i, a) for d, a in axes.items()})
+            if len(new) > 2:
+                notes.append(f"{m.name}: its fan-out over {new} is [x, y] = [{new[0]}, {' x '.join(new[1:])}]")
+        levels.append(level)
+        below = m.served
+    if len(levels) == 1:
+        raise (where / "memories").error("only one memory: dnnmap needs an inner level beside the backing store")
+    name = top.get("name")
+    spec = {
+        "name": name if isinstance(name, str) and name else Path(origin).stem,
+        "description": "imported from ZigZag",
+        "source": f"zigzag import of {origin}",
+        "clock_mhz": clock_mhz,
+        "word_bits": bits["input"] if len(set(bits.values())) == 1 else bits,
+        "mac": {"energy": mac_energy, "precision_bits": max(bits["input"], bits["weight"])},
+        "levels": levels,
+    }
+    return ImportedZigzag(parse_arch(spec, f"{origin} (imported)"), tuple(notes), array_dims, roles)
+
+
+def import_zigzag_arch(path: str | Path, links: dict[str, Role] | None = None,
+                       word_bits: dict[Role, int] | None = None, clock_mhz: float = 1000.0) -> ImportedZigzag:
+    """Read a ZigZag hardware YAML file. Duplicate keys keep the last value, as ZigZag's YAML reader does
+    (the published ``tpu_like.yaml`` gives its SRAM's ``ports`` twice), each with a note."""
+    duplicates: list[str] = []
+    data = load_data(path, "ZigZag hardware file", duplicates=duplicates)
+    notes = [f"{path}: {d}" for d in duplicates]
+    if word_bits is None:
+        notes.append("word widths: input 8, weight 8, output 16 bits (ZigZag's shipped workloads); "
+                     "give the workload file to take its operand precisions")
+    return arch_from_zigzag(data, str(path), links, word_bits, clock_mhz, notes)

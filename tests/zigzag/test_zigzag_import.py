@@ -1,0 +1,196 @@
+"""`dnnmap import-arch zigzag`: ZigZag's shipped hardware, workload and mapping files (copied unedited into
+fixtures/, each citing its source) import or are refused naming the construct; energies per word are ZigZag's
+per-access costs at the port's width; imported specs map ResNet-18 layers; bad files exit 2 naming file and field."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dnnmap.arch.spec import load_arch
+from dnnmap.arch.zigzag import import_zigzag_arch
+from dnnmap.cli.main import app
+from dnnmap.cost.batch import MappingBatch
+from dnnmap.cost.model import CostModel
+from dnnmap.errors import InputFileError
+from dnnmap.fileio import load_data
+from dnnmap.mapping.io import load_mapping_file
+from dnnmap.mapping.zigzag_map import zigzag_mapping
+from dnnmap.search.network import map_layer
+from dnnmap.workload.importers import load_network
+from dnnmap.workload.importers.zigzag_workload import (
+    common_precision,
+    load_zigzag_workload,
+)
+
+FIX = Path(__file__).parent / "fixtures"
+HW, WL, MP = FIX / "hardware", FIX / "workload", FIX / "mapping"
+runner = CliRunner()
+
+NOT_NESTED = "served dimensions do not nest"
+SHIPPED = {  # file -> None (imports) or the construct its refusal names
+    "tpu_like": None, "eyeriss_like": None, "tesla_npu_like": None, "gemm_l1": None, "gemm_l1_l3": None,
+    "generic_array_cacti": None, "edge_tpu_like": NOT_NESTED, "meta_prototype": NOT_NESTED,
+    "ascend_like": NOT_NESTED, "aimc": "in-memory computing", "dimc": "in-memory computing",
+}
+
+
+def run(*args: str | Path):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_every_shipped_hardware_file_is_listed() -> None:
+    assert {p.stem for p in HW.glob("*.yaml")} == set(SHIPPED)
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_shipped_hardware_imports_or_names_the_construct(name: str) -> None:
+    refusal = SHIPPED[name]
+    if refusal is None:
+        core = import_zigzag_arch(HW / f"{name}.yaml")
+        oa = load_data(HW / f"{name}.yaml", duplicates=[])["operational_array"]
+        assert core.spec.num_macs == math.prod(oa["sizes"])
+        assert [lv.name for lv in core.spec.levels][-1] in load_data(HW / f"{name}.yaml", duplicates=[])["memories"]
+    else:
+        with pytest.raises(InputFileError, match=refusal):
+            import_zigzag_arch(HW / f"{name}.yaml")
+
+
+def test_tpu_like_energies_are_per_access_of_the_ports_width() -> None:
+    spec = import_zigzag_arch(HW / "tpu_like.yaml").spec
+    sram, dram = spec.levels[spec.level_index("sram_2MB")], spec.dram
+    assert sram.energy_of("input", "read") == pytest.approx(416.16 * 8 / 2048)  # not per 64-bit access
+    assert sram.energy_of("output", "read") == pytest.approx(416.16 * 16 / 2048)
+    assert sram.energy_of("output", "update") == pytest.approx(378.4 * 16 / 2048)
+    assert dram.energy_of("weight", "fill") == pytest.approx(750 * 8 / 64)
+    assert spec.levels[0].energy_of("weight", "read") == pytest.approx(0.095)
+    assert sram.fanout is not None and sram.fanout.shape == (32, 32)
+    assert sram.capacity == 16777216 and sram.capacity_unit == "bits"
+    assert set(spec.levels[0].keeps) == {"weight"} and set(sram.keeps) == {"input", "output"}
+
+
+def test_a_single_lane_register_charges_whole_accesses() -> None:
+    """Eyeriss-like rf_16B moves one 16-bit partial sum through a 24-bit port: ZigZag charges a whole access."""
+    spec = import_zigzag_arch(HW / "eyeriss_like.yaml").spec
+    assert spec.levels[spec.level_index("rf_16B")].energy_of("output", "read") == pytest.approx(1.5)
+    shared = spec.levels[spec.level_index("sram_8KB")]
+    assert shared.energy_of("output", "read") == pytest.approx(10.0 * 16 / 128)
+    assert shared.fanout is not None and shared.fanout.shape == (14, 12)
+
+
+def test_workload_layers_and_precisions() -> None:
+    wl = load_zigzag_workload(WL / "resnet18.yaml")
+    ops = [layer.op for layer in wl.network.layers]
+    assert len(ops) == 21 and len(wl.notes) == 10  # 20 convolutions and the classifier; pooling and adds skipped
+    conv1 = ops[0]
+    assert conv1.bounds == {"B": 1, "K": 64, "C": 3, "OY": 112, "OX": 112, "FY": 7, "FX": 7}
+    assert conv1.tensors[1].shape(conv1.bounds) == (1, 3, 229, 229)  # ix = 2*ox + fx
+    assert common_precision(wl)[0] == {"input": 8, "weight": 8, "output": 16}
+    gemm = load_zigzag_workload(WL / "gemm_layer.yaml").network.layers[0].op
+    assert gemm.macs == 128 ** 3 and common_precision(load_zigzag_workload(WL / "gemm_layer.yaml"))[0]["output"] == 32
+
+
+def test_imported_core_maps_a_resnet18_layer_and_zigzags_mapping_is_valid() -> None:
+    wl = load_zigzag_workload(WL / "resnet18.yaml")
+    core = import_zigzag_arch(HW / "tpu_like.yaml", word_bits=common_precision(wl)[0])
+    op = wl.network.layers[1].op  # conv2_1: 64 -> 64, 56x56, 3x3
+    m = zigzag_mapping(load_data(MP / "tpu_like.yaml"), "tpu_like.yaml", op, core)
+    sram = core.spec.level_index("sram_2MB")
+    assert dict(m.levels[sram].spatial) == {"K": 32, "C": 32}
+    assert dict(m.levels[sram].spatial_axis) == {"K": 0, "C": 1}
+    theirs = CostModel(op, core.spec).evaluate(MappingBatch.from_mappings(op, core.spec, [m]))
+    assert bool(theirs.valid[0])
+    ours = map_layer(op, core.spec, "energy")
+    assert ours.cost.valid and 0 < ours.cost.energy <= float(theirs.energy[0]) * 1.0001
+
+
+def test_unrolling_that_does_not_divide_pads_the_temporal_loop() -> None:
+    """ZigZag's conv1 entry unrolls C by 32 on a layer with 3 channels: clipped to 3, as ZigZag clips it."""
+    wl = load_zigzag_workload(WL / "resnet18.yaml")
+    core = import_zigzag_arch(HW / "eyeriss_like.yaml", word_bits=common_precision(wl)[0])
+    data = [{"name": "default", "spatial_mapping": {"D1": ["K, 14"], "D2": ["OY, 12"]}}]
+    op = wl.network.layers[1].op  # K 64 = 4.57 x 14, OY 56 = 4.67 x 12
+    m = zigzag_mapping(data, "inline", op, core)
+    assert m.total("K") == 14 * 5 and m.total("OY") == 12 * 5
+    conv1 = zigzag_mapping(load_data(MP / "tpu_like.yaml"), "tpu_like.yaml", wl.network.layers[0].op,
+                           import_zigzag_arch(HW / "tpu_like.yaml"))
+    assert dict(conv1.levels[2].spatial) == {"C": 3, "K": 32}
+
+
+def test_cli_writes_spec_network_and_mappings(tmp_path: Path) -> None:
+    out = tmp_path / "arch.yaml"
+    result = run("import-arch", "zigzag", HW / "tpu_like.yaml", "--workload", WL / "resnet18.yaml",
+                 "--mapping", MP / "tpu_like.yaml", "-o", out, "--clock-mhz", "700")
+    assert result.exit_code == 0, result.output
+    assert "duplicate key 'ports'" in result.output  # the published file gives the SRAM's ports twice
+    assert load_arch(out).levels == import_zigzag_arch(HW / "tpu_like.yaml", word_bits={
+        "input": 8, "weight": 8, "output": 16}).spec.levels
+    net = load_network(tmp_path / "resnet18.net.yaml")
+    files = sorted((tmp_path / "tpu_like.mappings").glob("*.yaml"))
+    assert len(files) == len(net.layers) == 21
+    m, op, _ = load_mapping_file(files[1])
+    assert op is not None and op.name == net.layers[1].name and m.total("K") == 64
+
+
+BAD_HW = """name: bad
+memories:
+  rf:
+    size: 8
+    r_cost: 0.1
+    w_cost: 0.1
+    operands: [I2]
+    ports:
+      - {name: p, type: read_write, bandwidth_min: 8, bandwidth_max: 8, allocation: [I2, tl]}
+    served_dimensions: [D9]
+  dram:
+    size: 100
+    r_cost: 1
+    w_cost: 1
+    operands: [I1, I2, O]
+    ports: [{name: p, type: read_write, bandwidth_min: 8, bandwidth_max: 8}]
+    served_dimensions: [D1]
+operational_array: {unit_energy: 0.1, dimensions: [D1], sizes: [4]}
+"""
+
+
+@pytest.mark.parametrize("text, words", [
+    (BAD_HW.replace("[D9]", "[]"), ["memories.rf.ports[0].allocation[0]", "OPERAND, DIRECTION"]),
+    (BAD_HW.replace("[I2, tl]", "['I2, tl']"), ["memories.rf.served_dimensions", "D9"]),
+    (BAD_HW.replace("r_cost: 0.1", "r_cost: -1").replace("[I2, tl]", "['I2, tl']").replace("[D9]", "[]"),
+     ["memories.rf", "r_cost and w_cost must be >= 0"]),
+    (BAD_HW.replace("operational_array: {", "operational_array: {is_imc: true, "), ["is_imc"]),
+    ("memories: [1, 2]\n", ["operational_array", "expected a mapping"]),
+    ("a: &a [1]\nb: *a\nc: {x: 1, x: 2}\n", ["operational_array"]),
+    ("\xff\xfe", ["UTF-8"]),
+])
+def test_bad_hardware_files_exit_2_naming_file_and_field(tmp_path: Path, text: str, words: list[str]) -> None:
+    path = tmp_path / "hw.yaml"
+    path.write_bytes(text.encode("latin-1") if text.startswith("\xff") else text.encode())
+    result = run("import-arch", "zigzag", path, "-o", tmp_path / "out.yaml")
+    assert result.exit_code == 2, result.output
+    assert "error:" in result.output and str(path) in result.output and "Traceback" not in result.output
+    for w in words:
+        assert w in result.output
+
+
+def test_bad_workload_and_option_misuse_exit_2(tmp_path: Path) -> None:
+    wl = tmp_path / "wl.yaml"
+    wl.write_text("- {id: 0, equation: 'O[k]+=W[k][q]*I[q]', loop_dims: [K, C], loop_sizes: [4, 4],\n"
+                  "   operand_precision: {W: 8, I: 8, O: 16}}\n")
+    result = run("import-arch", "zigzag", HW / "tpu_like.yaml", "--workload", wl, "-o", tmp_path / "a.yaml")
+    assert result.exit_code == 2 and "[0].equation" in result.output and "'q'" in result.output, result.output
+    result = run("import-arch", "zigzag", HW / "tpu_like.yaml", "--mapping", MP / "tpu_like.yaml",
+                 "-o", tmp_path / "a.yaml")
+    assert result.exit_code == 2 and "--mapping needs --workload" in result.output
+
+
+def test_tpu_like_preset_is_the_import_of_zigzags_file() -> None:
+    """The preset claims ZigZag's tpu_like.yaml as its source: it is that file imported (700 MHz our choice)."""
+    preset = load_arch("tpu_like")
+    imported = import_zigzag_arch(HW / "tpu_like.yaml", word_bits={"input": 8, "weight": 8, "output": 16},
+                                  clock_mhz=700).spec
+    assert preset.levels == imported.levels and preset.mac == imported.mac
+    assert preset.word_bits == imported.word_bits and preset.clock_mhz == 700
