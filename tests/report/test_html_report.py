@@ -56,11 +56,11 @@ def test_comparison_page(run_files: tuple[Path, Path], pages: dict[str, str]) ->
     runs = [load_run(path) for path in run_files]
     html = pages["comparison"]
     keys = figure_keys(html)
-    assert keys[:3] == ["compare-cycles", "compare-energy", "compare-dram_bytes"]
+    assert keys[:3] == ["compare-latency", "compare-energy", "compare-dram_bytes"]
     assert keys[3:] == [f"run{i}-{key}" for i in (1, 2) for key in SINGLE_FIGURES]
     assert_self_contained(html)
     base, other = runs
-    expected = (other.totals["cycles"] - base.totals["cycles"]) / base.totals["cycles"]
+    expected = (other.totals["cycles"] - base.totals["cycles"]) / base.totals["cycles"]  # same clock
     summary = html.split('id="comparison-summary"', 1)[1].split("</section>", 1)[0]
     assert f"{expected:+.1%}" in summary
     layers = html.split('id="comparison-layers"', 1)[1].split("</section>", 1)[0]
@@ -72,8 +72,24 @@ def test_comparison_with_different_energy_units(run_files: tuple[Path, Path], tp
     runs = [load_run(run_files[0]), load_run(tpu_file)]
     assert runs[0].energy_unit != runs[1].energy_unit
     html = build_report(runs)
-    assert "compare-energy" not in figure_keys(html) and "units differ" in html
-    assert "No per-layer comparison: the runs share no layer names or use different energy units." in html
+    assert "compare-energy" not in figure_keys(html) and "not compared" in html
+    assert "Energy is not compared: the runs report it in different units (edp in x MAC, tpu in pJ)" in html
+    assert "No per-layer comparison" not in html
+    assert figure_keys(html)[:2] == ["compare-latency", "compare-dram_bytes"]
+
+
+def test_energy_in_convertible_units_is_compared_in_the_baselines_unit(tpu_file: Path) -> None:
+    data = json.loads(tpu_file.read_text())
+    nano = json.loads(tpu_file.read_text())
+    nano["energy_unit"] = "nJ"
+    nano["totals"]["energy"] *= 2e-3  # twice the energy, in nJ
+    for layer in nano["layers"]:
+        layer["energy"] *= 2e-3
+    runs = [run_from_dict(data, "a", "pj"), run_from_dict(nano, "b", "nj")]
+    html = build_report(runs)
+    assert "Energy is compared in pJ (pj in pJ, nj in nJ, converted)." in html
+    summary = html.split('id="comparison-summary"', 1)[1].split("</section>", 1)[0]
+    assert "+100.0%" in summary and "compare-energy" in figure_keys(html)
 
 
 def test_layout_rows_are_longest_paths_and_chains_keep_their_column() -> None:

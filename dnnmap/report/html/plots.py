@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from dnnmap.report.html.compare import delta_figure
+from dnnmap.report.html.compare import METRICS, delta_figure, energy_note
 from dnnmap.report.html.graph import graph_figure
 from dnnmap.report.html.layer_figures import dram_figure, energy_figure, latency_figure, utilization_figure
 from dnnmap.report.html.roofline import roofline_figure
@@ -23,13 +23,16 @@ class PlotSpec:
 
 
 def comparison_plots(runs: list[Run], names: list[str]) -> list[PlotSpec]:
-    """Per-layer change figures of a comparison (the layers all runs share)."""
+    """Per-layer change figures of a comparison (the layers the runs share, matched by name)."""
+    def missing(key: str) -> str:
+        if not names:
+            return "The runs share no layer names: no per-layer changes to draw."
+        return energy_note(runs) if key == "energy" else ""
+
     return [PlotSpec(f"compare-{key}", f"Per layer, the change in {label} of each run against {runs[0].label}; "
                      "bars to the left (negative) are improvements.",
-                     lambda key=key, label=label: delta_figure(runs, names, key, label),
-                     "No per-layer comparison: the runs share no layer names"
-                     + (" or use different energy units." if key == "energy" else "."))
-            for key, label in (("cycles", "cycles"), ("energy", "energy"), ("dram_bytes", "DRAM bytes"))]
+                     lambda key=key, label=label: delta_figure(runs, names, key, label), missing(key))
+            for key, label, _ in METRICS]
 
 
 def run_plots(run: Run, prefix: str = "") -> list[PlotSpec]:
