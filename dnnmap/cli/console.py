@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from dnnmap.arch.spec import ArchSpec
+from dnnmap.cli.progress import phase
 
 PIPE_WIDTH = 200
 
@@ -21,5 +22,5 @@ def load_kernels(err: Console, arch: ArchSpec | None = None) -> None:
     compiles it, ~25-35 s; later runs load numba's cache)."""
     from dnnmap.search.network import compile_kernels
 
-    with err.status("loading the compiled cost model (the first run on a machine compiles it: ~30 s)"):
+    with phase(err, "loading the compiled cost model (the first run on a machine compiles it: ~30 s)"):
         compile_kernels(arch)
