@@ -1,7 +1,7 @@
 """The report in a real browser: headless Chromium (Debian's package) driven by Playwright.
 
 Checks that the page loads without console errors or network requests, that every figure is
-drawn with a real size, that the loop-nest sections expand, and saves a screenshot."""
+drawn with a real size and real text, that the loop-nest sections expand, and saves a screenshot."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_report_in_chromium(browser: sync_api.Browser, pages: dict[str, str], ru
     page.on("request", lambda request: requests.append(request.url))
     page.goto(report.as_uri(), wait_until="load")
 
-    expected = 6 * len(runs) + (3 if mode == "comparison" else 0)  # latency, energy, DRAM changes
+    expected = 7 * len(runs) + (3 if mode == "comparison" else 0)  # latency, energy, DRAM changes
     figures = page.locator("figure.plot")
     assert figures.count() == expected
     for i in range(expected):
@@ -54,7 +54,8 @@ def test_report_in_chromium(browser: sync_api.Browser, pages: dict[str, str], ru
         box = svg.bounding_box()
         key = figures.nth(i).get_attribute("data-figure")
         assert box is not None and box["width"] > 200 and box["height"] > 100, (key, box)
-        assert svg.locator("path").count() > 20, key  # drawn content, not an empty frame
+        assert svg.locator("path, use").count() > 5, key  # drawn content, not an empty frame
+        assert svg.locator("text").count() > 3 and svg.locator("text").first.text_content(), key  # real text
 
     details = page.locator("details.layer")
     assert details.count() == sum(len(run.layers) for run in runs)

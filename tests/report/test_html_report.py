@@ -14,7 +14,7 @@ from dnnmap.report.html.page import num
 from dnnmap.report.html.report import build_report
 from dnnmap.report.html.runs import load_run, run_from_dict
 
-SINGLE_FIGURES = ["energy", "latency", "dram", "utilization", "roofline", "graph"]
+SINGLE_FIGURES = ["energy", "latency", "dram", "utilization", "roofline", "graph", "arch"]
 
 
 def figure_keys(html: str) -> list[str]:
@@ -33,6 +33,7 @@ def test_single_run_page(run_files: tuple[Path, Path], tmp_path: Path) -> None:
     for key in SINGLE_FIGURES:
         body = html.split(f'id="fig-{key}"', 1)[1].split("</figure>", 1)[0]
         assert "<svg" in body and "<path" in body, key
+        assert "<text" in body and 'id="DejaVuSans' not in body, key  # real text, not glyph outlines
         png = (tmp_path / "png" / f"{key}.png").read_bytes()
         assert png.startswith(b"\x89PNG") and len(png) > 5000
     assert_self_contained(html)
@@ -41,6 +42,26 @@ def test_single_run_page(run_files: tuple[Path, Path], tmp_path: Path) -> None:
     for (_, body), layer in zip(details, run.layers):
         assert layer.loop_nest in unescape(body)
     assert "lenet5 on eyeriss" in html and f"dnnmap {run.tool_version}" in html
+
+
+def test_every_bar_and_point_has_a_tooltip(run_files: tuple[Path, Path]) -> None:
+    run = load_run(run_files[0])
+    html = build_report([run])
+
+    def titles(key: str) -> list[str]:
+        body = html.split(f'id="fig-{key}"', 1)[1].split("</figure>", 1)[0]
+        return [unescape(t) for t in re.findall(r"<title>([^<]*)</title>", body)]
+
+    for layer in run.layers:
+        assert f"{layer.name}: utilization {layer.utilization:.1%}" in " ".join(titles("utilization"))
+        assert any(t.startswith(f"{layer.name} ({layer.kind}): {layer.cycles:,.0f} cycles") for t in titles("graph"))
+    roofline = titles("roofline")
+    assert len(roofline) == sum(layer.dram_bytes > 0 and layer.cycles > 0 for layer in run.layers)
+    latency = titles("latency")
+    assert f"{run.layers[0].name}: compute-bound {run.layers[0].latency_parts['compute']:.4g} cycles" in latency
+    arch = titles("arch")
+    assert [t.split(":")[0] for t in arch] == [*reversed(run.machine.levels), "MAC array"]
+    assert "168 instances" in arch[-2] and "fan-out 14 x 12" in html
 
 
 def test_graph_needs_layer_inputs(run_files: tuple[Path, Path]) -> None:

@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from dnnmap.report.html.page import num, section, table
 from dnnmap.report.html.runs import LayerRun, Run
-from dnnmap.report.html.style import layer_bar_figure, legend_on_top
+from dnnmap.report.html.style import bars, layer_bar_figure, legend_on_top
 
 # energy units that convert into each other, in pJ
 SI_ENERGY_PJ = {"fJ": 1e-3, "pJ": 1.0, "nJ": 1e3, "uJ": 1e6, "µJ": 1e6, "mJ": 1e9, "J": 1e12}
@@ -146,7 +146,9 @@ def delta_figure(runs: list[Run], names: list[str], key: str, label: str) -> Fig
     height = 0.8 / (len(runs) - 1)
     for r, run in enumerate(runs[1:], start=1):
         deltas = [100 * (change(v, b) or 0.0) for v, b in zip(values[r], values[0])]
-        ax.barh(np.arange(len(names)) - 0.4 + height * (r - 0.5), deltas, height=height, label=run.label)
+        bars(ax, np.arange(len(names)) - 0.4 + height * (r - 0.5), deltas,
+             [f"{n}: {label} {d:+.1f}% in {run.label}" for n, d in zip(names, deltas)], f"C{r - 1}", run.label,
+             height=height)
     ax.axvline(0, color="black", linewidth=0.8)
     legend_on_top(fig, ax)
     return fig

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
+from dnnmap.report.html.arch_figure import arch_figure
 from dnnmap.report.html.compare import METRICS, delta_figure, energy_note
 from dnnmap.report.html.graph import graph_figure
 from dnnmap.report.html.layer_figures import dram_figure, energy_figure, latency_figure, utilization_figure
@@ -58,4 +59,9 @@ def run_plots(run: Run, prefix: str = "") -> list[PlotSpec]:
         PlotSpec(f"{prefix}graph", "The network's layers from input (top) to output, each coloured by "
                  "its bottleneck: compute or the bandwidth of a memory level.", lambda: graph_figure(run),
                  "No layer graph: the JSON lists no layer inputs (it was written without the network)."),
+        PlotSpec(f"{prefix}arch", f"The architecture {run.arch}: its memory levels from {dram} (top) down to the "
+                 "MAC array, each with its capacity per instance, the tensors it keeps and how many instances "
+                 "there are; the fan-outs say how many instances of the level below each one feeds.",
+                 lambda: arch_figure(run), "No architecture picture: the JSON does not describe the memory levels "
+                 "(written by an older dnnmap)."),
     ]
