@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dnnmap.errors import UnknownNameError
+from dnnmap.errors import UnknownNameError, unknown_name_message
 from dnnmap.workload.ir import Network
 from dnnmap.workload.zoo.registry import MODELS, register
 
@@ -24,7 +24,7 @@ def get(name: str, batch: int = 1) -> Network:
     _load_all()
     key = name.lower().replace("-", "_")
     if key not in MODELS:
-        raise UnknownModelError(f"unknown model {name!r}; known models: {', '.join(sorted(MODELS))}")
+        raise UnknownModelError(unknown_name_message("model", name, sorted(MODELS), "known models:"))
     return MODELS[key].build(batch)
 
 
