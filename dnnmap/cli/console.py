@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
 
 from dnnmap.arch.spec import ArchSpec
@@ -24,3 +26,8 @@ def load_kernels(err: Console, arch: ArchSpec | None = None) -> None:
 
     with phase(err, "loading the compiled cost model (the first run on a machine compiles it: ~30 s)"):
         compile_kernels(arch)
+
+
+def shown(path: Path) -> str:
+    """An output path as the user gave it, plus the folder it landed in when it is relative."""
+    return str(path) if path.is_absolute() else f"{path} (in {Path.cwd()})"
