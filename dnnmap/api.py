@@ -17,7 +17,7 @@ from typing import Any
 
 from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.arch.variants import with_dram_model
-from dnnmap.errors import DnnmapError, UnknownNameError
+from dnnmap.errors import DnnmapError, UnknownNameError, unknown_name_message
 from dnnmap.search.mappers import OBJECTIVES
 from dnnmap.search.constraints import Constraints, load_constraints
 from dnnmap.search.network import (CONSTRAINED_MAPPERS, IMPERFECT_MAPPERS, MAPPERS, SUNSTONE_MAPPERS, NetworkResult,
@@ -94,7 +94,7 @@ def check_mapper_options(mapper: str, options: SearchOptions) -> None:
     """Refuse, before any work, an unknown mapper, ``--imperfect``/``--tile-first`` with a mapper that ignores
     them, and budgets, seeds or time limits the mappers cannot honour."""
     if mapper not in MAPPERS:
-        raise UnknownNameError(f"unknown mapper {mapper!r}; choose from {', '.join(MAPPERS)}")
+        raise UnknownNameError(unknown_name_message("mapper", mapper, MAPPERS))
     if options.imperfect is not None and mapper not in IMPERFECT_MAPPERS:
         raise DnnmapError(f"--imperfect applies to the {', '.join(IMPERFECT_MAPPERS)} mappers")
     if options.tile_first and mapper not in SUNSTONE_MAPPERS:
@@ -123,7 +123,7 @@ def check_fuse_baseline(request: MapRequest) -> None:
 def prepare_map(request: MapRequest) -> PreparedMap:
     """Resolve the model and architecture and refuse, before any search, options that do not apply."""
     if request.objective not in OBJECTIVES:
-        raise UnknownNameError(f"unknown objective {request.objective!r}; choose from {', '.join(OBJECTIVES)}")
+        raise UnknownNameError(unknown_name_message("objective", request.objective, OBJECTIVES))
     passes = parse_passes(request.passes)
     if request.fuse is not None:
         if passes != ("forward",):

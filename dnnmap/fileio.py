@@ -293,6 +293,34 @@ def load_data(path: str | os.PathLike[str], what: str = "file", fmt: str | None 
     return parse_json(text, str(path)) if fmt == "json" else parse_yaml(text, str(path), duplicates)
 
 
+def yaml_line(origin: str | os.PathLike[str], loc: tuple[Any, ...]) -> int | None:
+    """The line (1-based) of the YAML node at the pydantic error location ``loc`` in the file ``origin``,
+    or of its deepest existing parent (a missing field: the mapping that lacks it); None when ``origin``
+    is not a readable YAML file. Called only on the error path: it reads and composes the file again."""
+    path = Path(origin)
+    if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file():
+        return None
+    try:
+        node = yaml.compose(read_text(path), Loader=_BaseLoader)
+    except (InputFileError, yaml.YAMLError, RecursionError):
+        return None
+    for part in loc:
+        if isinstance(node, MappingNode):
+            child = next((v for k, v in node.value if isinstance(k, ScalarNode) and k.value == str(part)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            child = node.value[part]
+        else:
+            child = None  # a pydantic tag (a union member's type) or a missing field: keep the parent
+        if child is not None:
+            node = child
+    return None if node is None else node.start_mark.line + 1
+
+
+def at_line(line: int | None) -> str:
+    """`` (line N)`` or ``""``."""
+    return f" (line {line})" if line else ""
+
+
 def field_path(loc: tuple[Any, ...]) -> str:
     """A pydantic error location as a field path: ``layers[2].kind``, or ``(top level)``."""
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "(top level)"
@@ -310,7 +338,8 @@ def validate_strict(model: type[BaseModel], data: Any, origin: str | os.PathLike
     try:
         return model.model_validate(data, strict=True)
     except ValidationError as e:
-        problems = "; ".join(f"field '{field_path(x['loc'])}': {x['msg']}" for x in e.errors()[:3])
+        problems = "; ".join(f"field '{field_path(x['loc'])}'{at_line(yaml_line(origin, x['loc']))}: {x['msg']}"
+                             for x in e.errors()[:3])
         raise InputFileError(f"{origin}: invalid {what}: {problems}") from e
 
 

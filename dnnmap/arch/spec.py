@@ -16,8 +16,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dnnmap import limits
-from dnnmap.errors import InputFileError, UnknownNameError
-from dnnmap.fileio import as_tuples, load_data
+from dnnmap.errors import InputFileError, UnknownNameError, did_you_mean, unknown_name_message
+from dnnmap.fileio import as_tuples, at_line, load_data, yaml_line
 
 Role = Literal["input", "weight", "output"]
 ALL_ROLES: tuple[Role, ...] = ("input", "weight", "output")
@@ -278,7 +278,8 @@ class ArchSpec(_Strict):
         for i, lv in enumerate(self.levels):
             if lv.name == name:
                 return i
-        raise UnknownNameError(f"architecture {self.name!r} has no level {name!r}; levels: "
+        raise UnknownNameError(f"architecture {self.name!r} has no level {name!r};"
+                               f"{did_you_mean(name, (lv.name for lv in self.levels))} levels: "
                                f"{', '.join(lv.name for lv in self.levels)}")
 
     @property
@@ -315,7 +316,7 @@ def _format_validation_error(path: str, err: ValidationError) -> str:
             msg = f"{msg}, got {type(shown).__name__} {shown!r:.40}"
         if (loc, msg) not in seen:
             seen.add((loc, msg))
-            lines.append(f"  field '{loc}': {msg}")
+            lines.append(f"  field '{loc}'{at_line(yaml_line(path, e['loc']))}: {msg}")
     return "\n".join(lines)
 
 
@@ -393,8 +394,8 @@ def load_arch(name_or_path: str | Path) -> ArchSpec:
     if not (p.suffix.lower() in (".yaml", ".yml", ".json") or p.exists()):
         p = PRESET_DIR / f"{str(name_or_path).lower()}.yaml"
         if not p.is_file():
-            raise UnknownNameError(f"unknown architecture {str(name_or_path)!r}; presets: "
-                                   f"{', '.join(preset_names())} (or give a path to a .yaml spec)")
+            raise UnknownNameError(unknown_name_message("architecture", str(name_or_path), preset_names(), "presets:")
+                                   + " (or give a path to a .yaml spec)")
     data = load_data(p, "architecture file")
     _check_complete(data, str(p))
     return parse_arch(data, str(p))

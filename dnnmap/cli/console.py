@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
 
 from dnnmap.arch.spec import ArchSpec
+from dnnmap.cli.progress import phase
 
 PIPE_WIDTH = 200
 
@@ -21,5 +24,10 @@ def load_kernels(err: Console, arch: ArchSpec | None = None) -> None:
     compiles it, ~25-35 s; later runs load numba's cache)."""
     from dnnmap.search.network import compile_kernels
 
-    with err.status("loading the compiled cost model (the first run on a machine compiles it: ~30 s)"):
+    with phase(err, "loading the compiled cost model (the first run on a machine compiles it: ~30 s)"):
         compile_kernels(arch)
+
+
+def shown(path: Path) -> str:
+    """An output path as the user gave it, plus the folder it landed in when it is relative."""
+    return str(path) if path.is_absolute() else f"{path} (in {Path.cwd()})"

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from dnnmap.api import check_mapper_options
-from dnnmap.cli.console import load_kernels, stdout_console
+from dnnmap.cli.console import load_kernels, shown, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
 from dnnmap.cli.options import (BudgetOption, BudgetSecondsOption, ImperfectOption, SeedOption, TileFirstOption,
@@ -69,9 +69,11 @@ def generate_hw_command(
     imperfect: ImperfectOption = False,
     tile_first: TileFirstOption = False,
     yaml_path: Annotated[Path, typer.Option("--yaml", parser=output_path, help="architecture YAML of the chosen "
-                                            "point (loadable by dnnmap map --arch)")] = Path("generated_hw.yaml"),
+                                            "point (loadable by dnnmap map --arch); written into the current "
+                                            "folder unless a path is given")] = Path("generated_hw.yaml"),
     verilog_path: Annotated[Path, typer.Option("--verilog", parser=output_path, help="Verilog parameter header "
-                                               "of the chosen point")] = Path("generated_hw.vh"),
+                                               "of the chosen point; written into the current folder unless a "
+                                               "path is given")] = Path("generated_hw.vh"),
 ) -> None:
     """Generate sparse SIMD hardware for MODELS under an area (--area-mm2) or PE (--pes) budget."""
     area_budget = Budget(area_mm2, pes)
@@ -97,4 +99,5 @@ def generate_hw_command(
             f"{gen.chosen.energy_j * 1e3:.3f} mJ")
     write_text_atomic(yaml_path, arch_yaml(gen.chosen.params, note))
     write_text_atomic(verilog_path, verilog_header(gen.chosen.params, note))
-    out.print(f"wrote {yaml_path} (dnnmap map MODEL --arch {yaml_path}) and {verilog_path}")
+    out.print(f"wrote the architecture YAML to {shown(yaml_path)} (use it: dnnmap map MODEL --arch {yaml_path})")
+    out.print(f"wrote the Verilog parameter header to {shown(verilog_path)}")

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
-from dnnmap.cli.console import stdout_console
+from dnnmap.cli.console import shown, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.progress import item_progress
 from dnnmap.mapping.io import write_atomic
@@ -26,7 +26,7 @@ def write_report(runs: list[Run], html_path: Path | None, png_dir: Path | None, 
         html = build_report(runs, png_dir, on_figure=done)
     if html_path is not None:
         write_atomic(html_path, html)
-        out.print(f"wrote {html_path}")
+        out.print(f"wrote {shown(html_path)}")
     if png_dir is not None:
         written = sum((png_dir / f"{key}.png").exists() for key in keys)
         out.print(f"wrote {written} PNG figures to {png_dir}/")
@@ -36,7 +36,8 @@ def write_report(runs: list[Run], html_path: Path | None, png_dir: Path | None, 
 def report_command(
     runs: Annotated[list[Path], typer.Argument(help="JSON files from `dnnmap map --json`; with several, the "
                                                     "report compares them against the first", show_default=False)],
-    output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write")] = Path("report.html"),
+    output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write (into the current folder "
+                                                                "unless a path is given)")] = Path("report.html"),
     png_dir: Annotated[Optional[Path], typer.Option(help=PNG_DIR_HELP)] = None,
 ) -> None:
     """Write a self-contained HTML report (figures, loop nests, comparison) of saved map runs."""

@@ -12,7 +12,7 @@ from rich.table import Table
 from dnnmap.api import check_mapper_options, resolve_arch
 from dnnmap.arch.area import area_of
 from dnnmap.arch.templates.sparse_simd import sparse_simd_spec
-from dnnmap.cli.console import load_kernels, stdout_console
+from dnnmap.cli.console import load_kernels, shown, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
 from dnnmap.cli.options import (BudgetOption, BudgetSecondsOption, ImperfectOption, SeedOption, TileFirstOption,
@@ -57,7 +57,8 @@ def sweep_command(
                                         "all")] = "forward",
     density: Annotated[Optional[list[str]], typer.Option("--density", help=DENSITY_HELP)] = None,
     store: Annotated[Path, typer.Option(parser=output_path, help="SQLite result store; rerunning the same "
-                                        "command skips what it holds")] = Path("sweep.sqlite"),
+                                        "command skips what it holds; written into the current folder unless a "
+                                        "path is given")] = Path("sweep.sqlite"),
     workers: Annotated[Optional[int], typer.Option(help="Dask LocalCluster worker processes [default: "
                                                    f"{DEFAULT_WORKERS}]; not with --serial or --scheduler")] = None,
     scheduler: Annotated[Optional[str], typer.Option(help="an existing Dask scheduler, tcp://host:port")] = None,
@@ -121,4 +122,7 @@ def sweep_command(
     for path, text in ((csv_path, rows_to_csv), (json_path, rows_to_json)):
         if path is not None:
             write_text_atomic(path, text(rows))
-    out.print(f"results in {store}" + "".join(f", {p}" for p in (csv_path, json_path) if p))
+    out.print(f"results stored in {shown(store)}")
+    for path, kind in ((csv_path, "CSV"), (json_path, "JSON")):
+        if path is not None:
+            out.print(f"wrote the {kind} table to {shown(path)}")

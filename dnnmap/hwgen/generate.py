@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from dnnmap.arch.area import area_of
 from dnnmap.arch.templates.params import SparseSimdParams
-from dnnmap.errors import DnnmapError
+from dnnmap.errors import DnnmapError, unknown_name_message
 from dnnmap.hwgen.evaluate import DesignPoint, evaluate_point
 from dnnmap.hwgen.pareto import pareto_front
 from dnnmap.hwgen.space import ARRAY_SIDES, GRIDS, Budget, array_shapes, neighbours
@@ -51,7 +51,7 @@ def generate_hardware(networks: Sequence[Network], budget: Budget, objective: st
                       progress: Progress | None = None, options: SearchOptions = SearchOptions()) -> Generation:
     """Search template points meeting ``budget`` for ``networks``; see the module docstring."""
     if objective not in GENERATION_OBJECTIVES:
-        raise DnnmapError(f"unknown objective {objective!r}; choose from {', '.join(GENERATION_OBJECTIVES)}")
+        raise DnnmapError(unknown_name_message("objective", objective, GENERATION_OBJECTIVES))
     if not 1 <= max_candidates <= 10_000:
         raise DnnmapError(f"--max-candidates {max_candidates}: must be in 1..10000")
     shapes = array_shapes(budget, reference)

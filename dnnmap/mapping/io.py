@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from dnnmap import limits
 from dnnmap.errors import InputFileError
-from dnnmap.fileio import as_tuples, load_data, write_text_atomic
+from dnnmap.fileio import as_tuples, at_line, load_data, write_text_atomic, yaml_line
 from dnnmap.mapping.mapping import LevelMapping, Mapping
 from dnnmap.workload.ir import Axis, Operator, Tensor
 from dnnmap.workload.validate import operator_problem
@@ -89,7 +89,7 @@ def _validation_message(origin: str, what: str, err: ValidationError) -> str:
     for e in err.errors()[:4]:
         got = f", got {_shown(e['input'])}" if e["type"] != "missing" else ""
         msg = "unknown field" if e["type"] == "extra_forbidden" else e["msg"]
-        problems.append(f"field '{_field(e['loc'])}': {msg}{got}")
+        problems.append(f"field '{_field(e['loc'])}'{at_line(yaml_line(origin, e['loc']))}: {msg}{got}")
     more = f" (and {err.error_count() - 4} more)" if err.error_count() > 4 else ""
     return f"{origin}: invalid {what}: " + "; ".join(problems) + more
 

@@ -29,7 +29,7 @@ def group_table(result: FusionResult) -> Table:
     unit = result.arch.energy_unit
     table = Table(title=f"{result.network} on {result.arch.name}: fused groups (--fuse {result.mode}, "
                   f"--max-fused {result.max_fused}, objective {result.schedule.objective})", title_justify="left")
-    for header in ("group", "mode", "shares", "tile (Toy x Tox), Eq.5+8 words", f"energy ({unit})", "vs single",
+    for header in ("group", "mode", "shares", "output tile (rows x columns), buffer words", f"energy ({unit})", "vs single",
                    "cycles", "vs single", "DRAM bytes", "vs single"):
         table.add_column(header, justify="left" if header in ("group", "mode", "shares") or header.startswith("tile")
                          else "right", no_wrap=True)

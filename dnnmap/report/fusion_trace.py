@@ -234,7 +234,7 @@ def timeline_png(result: FusionResult) -> bytes:
                       linestyles="dotted", linewidth=0.8)
     bx.set_ylabel("buffer words", fontsize=8)
     bx.set_xlabel("time (us)", fontsize=8)
-    bx.set_title("fusion buffer occupancy (dotted: Eq. 5 + Eq. 8)", fontsize=8)
+    bx.set_title("fusion buffer occupancy (dotted: the buffer the tile search reserved)", fontsize=8)
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)

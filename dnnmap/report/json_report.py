@@ -137,7 +137,8 @@ def layer_to_dict(layer: LayerResult, arch: ArchSpec, network: Network | None = 
 
 def machine_to_dict(arch: ArchSpec) -> dict[str, Any]:
     """What a roofline needs: peak operations per second and the DRAM transfer model's bandwidth
-    (null without a transfer model), plus the level names innermost first."""
+    (null without a transfer model), plus the level names innermost first and, for the architecture's
+    picture, every level's capacity, kept tensors, instances and fan-out (``hierarchy``)."""
     transfer = arch.dram.transfer
     return {
         "num_macs": arch.num_macs,
@@ -146,6 +147,9 @@ def machine_to_dict(arch: ArchSpec) -> dict[str, Any]:
         "dram_transfer_model": transfer.model if transfer is not None else None,
         "overlap": arch.overlap,
         "levels": [lv.name for lv in arch.levels],
+        "hierarchy": [{"name": lv.name, "capacity": lv.capacity, "capacity_unit": lv.capacity_unit,
+                       "keeps": list(lv.keeps), "instances": arch.instances(i),
+                       "fanout": list(lv.fanout.shape) if lv.fanout else None} for i, lv in enumerate(arch.levels)],
     }
 
 

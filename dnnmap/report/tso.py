@@ -11,8 +11,8 @@ from dnnmap.search.network import NetworkResult
 def tso_comparison(result: NetworkResult) -> Table:
     """Per layer: the TSO schedule, TSO's Eq. 6 terms and total, and the core model's latency of the same mapping."""
     clock = result.arch.clock_mhz * 1e6
-    table = Table(title="TSO estimate (Eq. 6) vs the core cost model, same schedule (docs/tso.md says why they "
-                        "differ)", title_justify="left")
+    table = Table(title="TSO mapper's time estimate vs the core cost model, same schedule (docs/tso.md says why "
+                        "they differ)", title_justify="left")
     for header in ("layer", "TSO schedule", "MAC us", "LOAD+STORE us", "TSO us", "core us", "core/TSO"):
         table.add_column(header, justify="left" if header in ("layer", "TSO schedule") else "right", no_wrap=True)
     tso_total = core_total = 0.0

@@ -12,7 +12,7 @@ from dnnmap import limits
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
-from dnnmap.errors import DnnmapError, UnknownNameError
+from dnnmap.errors import DnnmapError, UnknownNameError, did_you_mean, unknown_name_message
 from dnnmap.search.marvel.mapper import marvel_search
 from dnnmap.search.mappers import OBJECTIVES, SearchResult, SearchSpaceTooLarge, exhaustive_search, random_search
 from dnnmap.search.optimal import optimal_search
@@ -113,9 +113,9 @@ def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str 
     mappings (random) instead of running Sunstone when the space is too large to enumerate."""
     imperfect, tile_first = options.imperfect, options.tile_first
     if objective not in OBJECTIVES:
-        raise UnknownNameError(f"unknown objective {objective!r}; choose from {', '.join(OBJECTIVES)}")
+        raise UnknownNameError(unknown_name_message("objective", objective, OBJECTIVES))
     if mapper not in MAPPERS:
-        raise UnknownNameError(f"unknown mapper {mapper!r}; choose from {', '.join(MAPPERS)}")
+        raise UnknownNameError(unknown_name_message("mapper", mapper, MAPPERS))
     if imperfect is not None and mapper not in IMPERFECT_MAPPERS:
         raise DnnmapError(f"imperfect factorization is an option of the {', '.join(IMPERFECT_MAPPERS)} mappers, "
                           f"not of {mapper!r}")
@@ -154,7 +154,8 @@ def select_layers(network: Network, names: list[str] | None) -> list[Operator]:
     missing = [n for n in names if n not in known]
     if missing:
         sample = ", ".join(list(known)[:12])
-        raise UnknownNameError(f"network {network.name!r} has no layer(s) {missing}; layers include: {sample}, ... "
+        hint = "".join(did_you_mean(n, known) for n in missing)
+        raise UnknownNameError(f"network {network.name!r} has no layer(s) {missing};{hint} layers include: {sample}, ... "
                                "(`dnnmap models --layers NAME` lists them all)")
     return [known[n] for n in names]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
-from dnnmap.errors import DnnmapError, InputFileError, UnknownNameError
+from dnnmap.errors import DnnmapError, InputFileError, UnknownNameError, unknown_name_message
 from dnnmap.fileio import load_data
 from dnnmap.workload.ir import Network
 
@@ -113,7 +113,7 @@ def get(name: str) -> Target:
     if name not in _REGISTERED and name in BUILTIN:
         importlib.import_module(BUILTIN[name])
     if name not in _REGISTERED:
-        raise UnknownNameError(f"unknown target {name!r}; targets: {', '.join(names())}")
+        raise UnknownNameError(unknown_name_message("target", name, names(), "targets:"))
     return _REGISTERED[name]
 
 

@@ -68,7 +68,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from dnnmap.errors import DnnmapError
+from dnnmap.errors import DnnmapError, unknown_name_message
 from dnnmap.workload.ir import Axis, Layer, Network, Operator, Tensor
 from dnnmap.workload.kinds import KINDS, ConvGeometry
 
@@ -235,7 +235,7 @@ def derive(op: Operator, which: Pass) -> tuple[Operator, ...]:
         return backward_data(op)
     if which == "weight-update":
         return (weight_update(op),)
-    raise DnnmapError(f"unknown training pass {which!r}; choose from {', '.join(PASS_CHOICES)}")
+    raise DnnmapError(unknown_name_message("training pass", which, PASS_CHOICES))
 
 
 def parse_passes(value: str | Sequence[str] | None) -> tuple[Pass, ...]:

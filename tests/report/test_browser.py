@@ -1,7 +1,7 @@
 """The report in a real browser: headless Chromium (Debian's package) driven by Playwright.
 
 Checks that the page loads without console errors or network requests, that every figure is
-drawn with a real size, that the loop-nest sections expand, and saves a screenshot."""
+drawn with a real size and real text, that the loop-nest sections expand, and saves a screenshot."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dnnmap.report.html.runs import load_run
+from dnnmap.report.html.runs import Run, load_run
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -45,7 +45,7 @@ def test_report_in_chromium(browser: sync_api.Browser, pages: dict[str, str], ru
     page.on("request", lambda request: requests.append(request.url))
     page.goto(report.as_uri(), wait_until="load")
 
-    expected = 6 * len(runs) + (3 if mode == "comparison" else 0)
+    expected = 7 * len(runs) + (3 if mode == "comparison" else 0)  # latency, energy, DRAM changes
     figures = page.locator("figure.plot")
     assert figures.count() == expected
     for i in range(expected):
@@ -54,7 +54,8 @@ def test_report_in_chromium(browser: sync_api.Browser, pages: dict[str, str], ru
         box = svg.bounding_box()
         key = figures.nth(i).get_attribute("data-figure")
         assert box is not None and box["width"] > 200 and box["height"] > 100, (key, box)
-        assert svg.locator("path").count() > 20, key  # drawn content, not an empty frame
+        assert svg.locator("path, use").count() > 5, key  # drawn content, not an empty frame
+        assert svg.locator("text").count() > 3 and svg.locator("text").first.text_content(), key  # real text
 
     details = page.locator("details.layer")
     assert details.count() == sum(len(run.layers) for run in runs)
@@ -70,4 +71,49 @@ def test_report_in_chromium(browser: sync_api.Browser, pages: dict[str, str], ru
     assert (tmp_path / "report.png").stat().st_size > 10_000
     assert errors == []
     assert requests == [report.as_uri()]  # self-contained: nothing fetched but the page itself
+    page.close()
+
+
+def column(page: sync_api.Page, table: str, header: str) -> list[str]:
+    """The rendered text of one column of a table (found by its header) as the browser shows it."""
+    return page.evaluate(
+        """([table, header]) => {
+            const t = document.querySelector(table);
+            const i = [...t.querySelectorAll('thead th')].findIndex(th => th.innerText === header);
+            return [...t.querySelectorAll('tbody tr')].map(tr => tr.children[i].innerText);
+        }""", [table, header])
+
+
+def test_latency_deltas_across_clocks(browser: sync_api.Browser, run_files: tuple[Path, Path], tpu_file: Path,
+                                      tmp_path: Path) -> None:
+    """Eyeriss (200 MHz) against the TPU-like preset (700 MHz): the deltas are of seconds, not cycles."""
+    from dnnmap.report.html.report import build_report
+
+    eyeriss, tpu = load_run(run_files[0]), load_run(tpu_file)
+    assert (eyeriss.clock_mhz, tpu.clock_mhz) == (200, 700)
+    report = tmp_path / "compare.html"
+    report.write_text(build_report([eyeriss, tpu]))
+    page = browser.new_page()
+    page.goto(report.as_uri(), wait_until="load")
+
+    def seconds(cycles: float, run: Run) -> float:
+        return cycles / (run.clock_mhz * 1e6)
+
+    total = (seconds(tpu.totals["cycles"], tpu) / seconds(eyeriss.totals["cycles"], eyeriss)) - 1
+    by_cycles = tpu.totals["cycles"] / eyeriss.totals["cycles"] - 1
+    assert f"{total:+.1%}" != f"{by_cycles:+.1%}"  # the clocks matter to the test
+    summary = "#comparison-summary table"
+    latency_deltas = page.evaluate(
+        """(table) => [...document.querySelectorAll(table + ' tbody tr')].map(tr => {
+               const heads = [...document.querySelectorAll(table + ' thead th')].map(th => th.innerText);
+               return tr.children[heads.indexOf('latency (ms)') + 1].innerText; })""", summary)
+    assert latency_deltas == ["+0.0%", f"{total:+.1%}"]
+    assert column(page, summary, "clock (MHz)") == ["200", "700"]
+
+    layers = {layer.name: layer for layer in tpu.layers}
+    expected = [f"{seconds(layers[a.name].cycles, tpu) / seconds(a.cycles, eyeriss) - 1:+.1%}"
+                for a in eyeriss.layers]
+    assert column(page, "#comparison-layers table", "tpu latency Δ") == expected
+    assert set(column(page, "#comparison-layers table", "tpu energy Δ")) == {"not compared"}
+    assert "Energy is not compared" in page.locator("#comparison-layers").inner_text()
     page.close()

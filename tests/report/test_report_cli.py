@@ -6,6 +6,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -23,10 +24,19 @@ def test_report_compares_two_runs(run_files: tuple[Path, Path], tmp_path: Path) 
     out = tmp_path / "out" / "report.html"
     result = run("report", *run_files, "-o", out, "--png-dir", tmp_path / "png")
     assert result.exit_code == 0, result.output
-    assert f"wrote {out}" in result.stdout and "wrote 15 PNG figures" in result.stdout
-    assert "drawing the report: 15 of 15 figures in" in result.stderr  # not a terminal: one summary line
+    assert f"wrote {out}" in result.stdout and "wrote 17 PNG figures" in result.stdout
+    assert "drawing the report: 17 of 17 figures in" in result.stderr  # not a terminal: one summary line
     assert "Comparison of 2 runs" in out.read_text()
-    assert len(list((tmp_path / "png").glob("*.png"))) == 15
+    assert len(list((tmp_path / "png").glob("*.png"))) == 17
+
+
+def test_relative_outputs_say_which_folder(run_files: tuple[Path, Path], tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run("report", run_files[0])  # default output: report.html in the current folder
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == f"wrote report.html (in {tmp_path})"
+    assert (tmp_path / "report.html").is_file()
 
 
 def test_map_writes_html_and_graph_json(tmp_path: Path) -> None:

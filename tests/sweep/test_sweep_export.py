@@ -29,6 +29,8 @@ def test_exports_hold_every_row_and_a_rerun_starts_no_cluster(tmp_path: Path,
     for r, d in zip(rows, data):
         assert float(r["latency_s"]) == d["latency_s"] > 0 and r["area_mm2"] == "" and d["area_mm2"] is None
         assert f"{d['latency_s'] * 1e3:.4g}" in first.stdout
+    assert first.stdout.splitlines()[-3:] == [f"results stored in {store}", f"wrote the CSV table to {out_csv}",
+                                              f"wrote the JSON table to {out_json}"]
 
     def no_cluster(*_args: object) -> None:
         raise AssertionError("a rerun with nothing to compute must not start Dask")

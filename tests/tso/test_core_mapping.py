@@ -117,7 +117,7 @@ def test_volume_model_switches_tso_to_noburst(nmp) -> None:
 def test_cli_map_with_tso_prints_both_estimates() -> None:
     result = CliRunner().invoke(app, ["map", "lenet5", "--arch", "nmp", "--mapper", "tso", "--dram-model", "volume"])
     assert result.exit_code == 0, result.output
-    assert "TSO estimate (Eq. 6) vs the core cost model" in result.output
+    assert "TSO mapper's time estimate vs the core cost model" in result.output
     assert "OFM+IS" in result.output or "KS+IS" in result.output
     bad = CliRunner().invoke(app, ["map", "lenet5", "--arch", "eyeriss", "--mapper", "tso"])
     assert bad.exit_code != 0 and "NMP-like" in bad.output

@@ -51,7 +51,7 @@ def sparse_simd_dict(p: SparseSimdParams, tech: Technology = GF12_CLASS) -> dict
         "name": p.name,
         "description": f"RTML sparse SIMD template: {p.rows} x {p.cols} PEs, row SRAM {p.row_sram_words} words, "
                        f"GLB {p.glb_words} words in {p.glb_banks} banks",
-        "source": "seed 003 section 3.1 (structure); sizes, clock and energies: docs/hwgen.md",
+        "source": "RTML sparse SIMD chip, section 3.1 (structure); sizes, clock and energies: docs/hwgen.md",
         "clock_mhz": p.clock_mhz,
         "word_bits": {"input": wb, "weight": wb, "output": pb},
         "energy_unit": "pJ",

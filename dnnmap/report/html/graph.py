@@ -8,7 +8,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from dnnmap.report.html.runs import Run
-from dnnmap.report.html.style import level_color
+from dnnmap.report.html.style import level_color, tip
 
 INPUT_COLOR = "#ffffff"
 ROW_INCHES = 0.22
@@ -57,10 +57,11 @@ def graph_figure(run: Run) -> Figure | None:
     levels = run.machine.levels
     for key in ["compute", *levels]:
         group = [layer for layer in run.layers if layer.bottleneck == key]
-        if group:
-            ax.scatter([pos[g.name][0] for g in group], [pos[g.name][1] for g in group], s=45,
-                       color=level_color(levels, key), edgecolors="black", linewidths=0.4, zorder=2,
-                       label="compute-bound" if key == "compute" else f"{key} bandwidth-bound")
+        label = "compute-bound" if key == "compute" else f"{key} bandwidth-bound"
+        for n, g in enumerate(group):  # one collection per node: each gets its tooltip
+            ax.scatter(*pos[g.name], s=45, color=level_color(levels, key), edgecolors="black", linewidths=0.4,
+                       zorder=2, label=label if n == 0 else "_nolegend_",
+                       gid=tip(f"{g.name} ({g.kind}): {g.cycles:,.0f} cycles, {label}"))
     kinds = {layer.name: f" ({layer.kind})" for layer in run.layers}
     for name, (x, y) in pos.items():
         ax.annotate(f"{name}{kinds.get(name, '')}", (x, y), xytext=(6, 0), textcoords="offset points", va="center",

@@ -8,15 +8,17 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
 from dnnmap.report.html.runs import Run
-from dnnmap.report.html.style import (MAC_COLOR, NETWORK_COLOR, RGBA, layer_bar_figure, legend_on_top, level_color,
-                                      shade)
+from dnnmap.report.html.style import (MAC_COLOR, NETWORK_COLOR, RGBA, bars, layer_bar_figure, legend_on_top,
+                                      level_color, shade)
 
 
-def _stacked(ax: Axes, values: dict[str, np.ndarray], colors: dict[str, RGBA]) -> None:
-    left = np.zeros(len(next(iter(values.values()))))
+def _stacked(ax: Axes, names: list[str], values: dict[str, np.ndarray], colors: dict[str, RGBA], unit: str) -> None:
+    """Stacked bars, one per layer; each segment's tooltip names the layer, the segment and its value."""
+    left = np.zeros(len(names))
     for label, widths in values.items():
         if widths.any():
-            ax.barh(range(len(widths)), widths, left=left, height=0.8, color=colors[label], label=label)
+            bars(ax, range(len(names)), widths, [f"{n}: {label} {w:.4g} {unit}" for n, w in zip(names, widths)],
+                 colors[label], label, left)
             left = left + widths
 
 
@@ -38,7 +40,7 @@ def energy_figure(run: Run) -> Figure:
             colors[label] = NETWORK_COLOR if level == "network" else MAC_COLOR
     fig, ax = layer_bar_figure(names, f"Energy per layer by memory level and tensor ({run.energy_unit})",
                                f"energy ({run.energy_unit})")
-    _stacked(ax, values, colors)
+    _stacked(ax, names, values, colors, run.energy_unit)
     legend_on_top(fig, ax, columns=5)
     return fig
 
@@ -51,7 +53,8 @@ def latency_figure(run: Run) -> Figure:
     values = {key: np.array([layer.latency_parts.get(key, 0.0) for layer in run.layers]) for key in keys}
     labels = {key: "compute-bound" if key == "compute" else f"{key} bandwidth-bound" for key in keys}
     fig, ax = layer_bar_figure(names, "Latency per layer: compute-bound and bandwidth-bound cycles", "cycles")
-    _stacked(ax, {labels[k]: v for k, v in values.items()}, {labels[k]: level_color(levels, k) for k in keys})
+    _stacked(ax, names, {labels[k]: v for k, v in values.items()}, {labels[k]: level_color(levels, k) for k in keys},
+             "cycles")
     legend_on_top(fig, ax)
     return fig
 
@@ -64,7 +67,7 @@ def dram_figure(run: Run) -> Figure:
     values = {t: np.array([layer.dram_bytes_by_tensor.get(t, 0.0) for layer in run.layers]) for t in tensors}
     fig, ax = layer_bar_figure(names, f"{run.machine.levels[-1]} traffic per layer by tensor (bytes)", "bytes")
     ax.xaxis.set_major_formatter(EngFormatter(unit="B"))
-    _stacked(ax, values, {t: shade(dram, i, len(tensors)) for i, t in enumerate(tensors)})
+    _stacked(ax, names, values, {t: shade(dram, i, len(tensors)) for i, t in enumerate(tensors)}, "bytes")
     legend_on_top(fig, ax)
     return fig
 
@@ -77,8 +80,10 @@ def utilization_figure(run: Run) -> Figure:
     for key in ["compute", *levels]:
         rows = [i for i, layer in enumerate(run.layers) if layer.bottleneck == key]
         if rows:
-            ax.barh(rows, [100 * run.layers[i].utilization for i in rows], height=0.8, color=level_color(levels, key),
-                    label="compute-bound" if key == "compute" else f"{key} bandwidth-bound")
+            label = "compute-bound" if key == "compute" else f"{key} bandwidth-bound"
+            bars(ax, rows, [100 * run.layers[i].utilization for i in rows],
+                 [f"{names[i]}: utilization {run.layers[i].utilization:.1%}, {label}" for i in rows],
+                 level_color(levels, key), label)
     ax.set_xlim(0, 100)
     legend_on_top(fig, ax)
     return fig

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from dnnmap.report.html.compare import delta_figure
+from dnnmap.report.html.arch_figure import arch_figure
+from dnnmap.report.html.compare import METRICS, delta_figure, energy_note
 from dnnmap.report.html.graph import graph_figure
 from dnnmap.report.html.layer_figures import dram_figure, energy_figure, latency_figure, utilization_figure
 from dnnmap.report.html.roofline import roofline_figure
@@ -23,13 +24,16 @@ class PlotSpec:
 
 
 def comparison_plots(runs: list[Run], names: list[str]) -> list[PlotSpec]:
-    """Per-layer change figures of a comparison (the layers all runs share)."""
+    """Per-layer change figures of a comparison (the layers the runs share, matched by name)."""
+    def missing(key: str) -> str:
+        if not names:
+            return "The runs share no layer names: no per-layer changes to draw."
+        return energy_note(runs) if key == "energy" else ""
+
     return [PlotSpec(f"compare-{key}", f"Per layer, the change in {label} of each run against {runs[0].label}; "
                      "bars to the left (negative) are improvements.",
-                     lambda key=key, label=label: delta_figure(runs, names, key, label),
-                     "No per-layer comparison: the runs share no layer names"
-                     + (" or use different energy units." if key == "energy" else "."))
-            for key, label in (("cycles", "cycles"), ("energy", "energy"), ("dram_bytes", "DRAM bytes"))]
+                     lambda key=key, label=label: delta_figure(runs, names, key, label), missing(key))
+            for key, label, _ in METRICS]
 
 
 def run_plots(run: Run, prefix: str = "") -> list[PlotSpec]:
@@ -55,4 +59,9 @@ def run_plots(run: Run, prefix: str = "") -> list[PlotSpec]:
         PlotSpec(f"{prefix}graph", "The network's layers from input (top) to output, each coloured by "
                  "its bottleneck: compute or the bandwidth of a memory level.", lambda: graph_figure(run),
                  "No layer graph: the JSON lists no layer inputs (it was written without the network)."),
+        PlotSpec(f"{prefix}arch", f"The architecture {run.arch}: its memory levels from {dram} (top) down to the "
+                 "MAC array, each with its capacity per instance, the tensors it keeps and how many instances "
+                 "there are; the fan-outs say how many instances of the level below each one feeds.",
+                 lambda: arch_figure(run), "No architecture picture: the JSON does not describe the memory levels "
+                 "(written by an older dnnmap)."),
     ]

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import matplotlib
 from matplotlib.figure import Figure
 
+from dnnmap.report.html.style import TIP_PREFIX
+
 PNG_DPI = 150
-_RC = {"svg.hashsalt": "dnnmap-report", "svg.fonttype": "path"}  # text as glyph paths: no fonts needed
+# text as SVG text (searchable, selectable, small and fast to write), drawn in the reader's sans-serif font
+_RC = {"svg.hashsalt": "dnnmap-report", "svg.fonttype": "none"}
+_TIP = re.compile(f'<g id="{re.escape(TIP_PREFIX)}([^"]*)">')
 
 
 def svg_of(fig: Figure) -> str:
@@ -18,7 +23,8 @@ def svg_of(fig: Figure) -> str:
     with matplotlib.rc_context(_RC):
         fig.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
-    return text[text.index("<svg"):]
+    # gids of the form "tip:TEXT" (style.tip) become tooltips; the text is already XML-escaped
+    return _TIP.sub(r"<g><title>\1</title>", text[text.index("<svg"):])
 
 
 def save_png(fig: Figure, path: Path) -> None:

@@ -7,7 +7,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, FuncFormatter, NullFormatter
 
 from dnnmap.report.html.runs import Run
-from dnnmap.report.html.style import level_color
+from dnnmap.report.html.style import level_color, tip
 
 LABELLED_LAYERS = 12  # networks up to this many layers get their points labelled
 
@@ -44,10 +44,12 @@ def roofline_figure(run: Run) -> Figure:
     levels = run.machine.levels
     for key in ["compute", *levels]:
         rows = [i for i, layer in enumerate(layers) if layer.bottleneck == key]
-        if rows:
-            ax.scatter(x[rows], y[rows], s=15 + 600 * share[rows], color=level_color(levels, key), alpha=0.75,
-                       edgecolors="black", linewidths=0.4,
-                       label="compute-bound" if key == "compute" else f"{key} bandwidth-bound")
+        label = "compute-bound" if key == "compute" else f"{key} bandwidth-bound"
+        for n, i in enumerate(rows):  # one collection per point: each gets its tooltip
+            ax.scatter(x[i], y[i], s=15 + 600 * share[i], color=level_color(levels, key), alpha=0.75,
+                       edgecolors="black", linewidths=0.4, label=label if n == 0 else "_nolegend_",
+                       gid=tip(f"{layers[i].name}: {x[i]:.3g} operations/byte, {y[i]:.3g} operations/s, "
+                               f"{share[i]:.1%} of the latency, {label}"))
     if len(layers) <= LABELLED_LAYERS:
         for layer, xi, yi in zip(layers, x, y):
             ax.annotate(layer.name, (xi, yi), xytext=(4, 3), textcoords="offset points", fontsize=7)

@@ -17,6 +17,7 @@ class Machine:
     peak_ops_per_second: float
     dram_bytes_per_second: float | None  # null when the architecture has no DRAM transfer model
     levels: tuple[str, ...]  # innermost first, the last one is the backing store (DRAM)
+    hierarchy: tuple[dict[str, Any], ...] = ()  # per level: capacity, keeps, instances, fanout (newer files only)
 
 
 @dataclass(frozen=True)
@@ -154,5 +155,6 @@ def run_from_dict(data: Any, source: str, label: str) -> Run:
         energy_unit=r.get(data, "energy_unit", str, "top level"), clock_mhz=r.number(data, "clock_mhz", "top level"),
         tool_version=r.get(tool, "version", str, "tool"), created=r.get(data, "created", str, "top level"),
         machine=Machine(r.number(machine, "peak_ops_per_second", "machine"),
-                        None if bandwidth is None else r.number(machine, "dram_bytes_per_second", "machine"), levels),
+                        None if bandwidth is None else r.number(machine, "dram_bytes_per_second", "machine"), levels,
+                        tuple(r.get(machine, "hierarchy", list, "machine")) if "hierarchy" in machine else ()),
         layers=layers, totals=r.numbers(data, "totals", "top level"))

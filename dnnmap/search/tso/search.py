@@ -64,8 +64,10 @@ class TsoSchedule:
                               m.elem_bytes, m.burst_bytes))
 
     def describe(self) -> str:
-        return (f"{self.p}+{self.q} IN {self.in_depth}x{self.TH}x{self.TL} (T_N x T_H x T_L), T_M={self.TM}, "
-                f"T_R={self.TR}, T_C={self.TC}")
+        """The schedule in the user's words: slice and dataflow, input tile (channels x rows x columns), filters
+        per tile, output tile (rows x columns)."""
+        return (f"{self.p}+{self.q}, input tile {self.in_depth}x{self.TH}x{self.TL}, {self.TM} filters, "
+                f"output tile {self.TR}x{self.TC}")
 
 
 @dataclass(frozen=True)

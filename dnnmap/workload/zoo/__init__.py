@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dnnmap import limits
-from dnnmap.errors import DnnmapError, UnknownNameError
+from dnnmap.errors import DnnmapError, UnknownNameError, unknown_name_message
 from dnnmap.workload.ir import Network
 from dnnmap.workload.zoo.registry import MODELS, ZooEntry, register
 
@@ -47,7 +47,7 @@ def get(name: str, batch: int = 1) -> Network:
     base, _, text = name.partition(":")
     key = base.lower().replace("-", "_")
     if key not in MODELS:
-        raise UnknownModelError(f"unknown model {base!r}; known models: {', '.join(sorted(MODELS))}")
+        raise UnknownModelError(unknown_name_message("model", base, sorted(MODELS), "known models:"))
     return MODELS[key].build(batch, **_params(name, MODELS[key], text))
 
 

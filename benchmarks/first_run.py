@@ -1,0 +1,52 @@
+"""CPU cost of the README's first command, cold (numba's kernel cache empty) and warm.
+
+Run: ``python benchmarks/first_run.py [MODEL] [--arch ARCH]``. Runs ``dnnmap map MODEL --arch ARCH``
+(default ``resnet18`` on ``eyeriss``) twice in fresh interpreters with ``NUMBA_CACHE_DIR`` pointing at a
+new empty folder: the first run compiles the cost kernel (cold), the second loads it from that cache
+(warm). The project's own cache (``__pycache__`` next to the kernels) is not touched. Prints the CPU
+seconds (user + system of the child process) and the wall seconds of each run, and the goal (8 s CPU)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GOAL_CPU_SECONDS = 8.0
+
+
+def timed_run(args: list[str], cache: Path) -> tuple[float, float]:
+    """CPU and wall seconds of one ``dnnmap`` run in a fresh interpreter using the kernel cache ``cache``."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache),
+           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "dnnmap.cli.main", *args], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        raise SystemExit(f"dnnmap {' '.join(args)} failed:\n{done.stderr}")
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model", nargs="?", default="resnet18")
+    parser.add_argument("--arch", default="eyeriss")
+    args = parser.parse_args()
+    command = ["map", args.model, "--arch", args.arch]
+    with tempfile.TemporaryDirectory(prefix="dnnmap-numba-") as cache:
+        for label in ("cold (empty kernel cache)", "warm (cached kernel)"):
+            cpu, wall = timed_run(command, Path(cache))
+            print(f"dnnmap {' '.join(command)}, {label}: {cpu:.1f} s CPU, {wall:.1f} s wall "
+                  f"(goal {GOAL_CPU_SECONDS:g} s CPU: {'met' if cpu <= GOAL_CPU_SECONDS else 'not met'})")
+
+
+if __name__ == "__main__":
+    main()
