@@ -26,6 +26,7 @@ from dnnmap.search.network import MAPPERS
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS
 from dnnmap.sweep.candidates import GRID_FIELDS, template_points
 from dnnmap.sweep.engine import check_dask, check_workers, dask_client, pending_tasks, run_sweep
+from dnnmap.sweep.scheduler_probe import check_scheduler
 from dnnmap.sweep.store import ResultStore
 from dnnmap.sweep.tasks import SweepRow, SweepTask
 
@@ -90,6 +91,8 @@ def sweep_command(
     check_workers(workers)
     if not serial:
         check_dask()
+    if scheduler is not None:
+        check_scheduler(scheduler)  # before the store exists: a peer that is not a Dask scheduler is refused
     networks = networks_of(models, passes, density)
     candidates = [(a, resolve_arch(a), None) for a in arch or []]
     candidates += [(p.name, sparse_simd_spec(p), area_of(p).total) for p in template_points(param or [])]

@@ -1,0 +1,213 @@
+"""Issue 25's failure classes, each over generated hostile inputs: special files refused before they are read,
+schedulers that are not Dask refused within a bounded time, run JSON checked against its schema, Timeloop files
+through the strict loader, outputs checked before any work. Every refusal: exit 2, ``error:`` naming the file or
+option, no traceback, no hang, nothing written."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from dnnmap.errors import DnnmapError
+from dnnmap.sweep.scheduler_probe import check_scheduler
+from fuzz_cases import Bases, make_bases, run_case
+
+
+@pytest.fixture(scope="module")
+def b(tmp_path_factory: pytest.TempPathFactory) -> Bases:
+    return make_bases(tmp_path_factory.mktemp("issue25"))
+
+
+def assert_refused(kind: str, args: list[str], root: Path, names: tuple[str, ...], outputs: tuple[Path, ...] = ()
+                   ) -> None:
+    o = run_case(kind, args, root, outputs=outputs)
+    assert o.problem is None, f"{args}: {o.problem} ({o.message})"
+    assert o.exit_code == 2, f"{args}: exit {o.exit_code} ({o.message})"
+    for name in names:
+        assert name in o.message, f"{args}: {o.message}"
+
+
+# ---- 1. special files are refused before they are opened for reading ----------------------------------------
+def _special(path: Path, kind: str) -> Path:
+    """A FIFO, a listening Unix socket or a character device (a symlink to /dev/zero, which never ends) at
+    ``path``."""
+    path.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(path))
+        sock.listen(1)
+        _SOCKETS.append(sock)
+    else:
+        path.symlink_to("/dev/zero")
+    return path
+
+
+_SOCKETS: list[socket.socket] = []
+SPECIAL_READERS: dict[str, Callable[[Path, Path], tuple[list[str], str]]] = {
+    # name -> (folder, output folder) -> (command line, the special file's suffix)
+    "arch": lambda d, o: (["map", "lenet5", "--arch", str(d / "x.yaml")], "x.yaml"),
+    "network": lambda d, o: (["map", str(d / "x.yaml"), "--mapper", "random", "--budget", "5"], "x.yaml"),
+    "onnx": lambda d, o: (["import", str(d / "x.onnx"), "-o", str(o / "n.yaml")], "x.onnx"),
+    "mapping": lambda d, o: (["show", str(d / "x.yaml")], "x.yaml"),
+    "npz-params": lambda d, o: (["compile", "lenet5", "--target", "nmp", "--params", str(d / "x.npz"), "-o",
+                                 str(o / "c")], "x.npz"),
+    "nve-xml": lambda d, o: (["compile", str(d / "x.xml"), "-o", str(o / "c")], "x.xml"),
+    "timeloop": lambda d, o: (["import-arch", "timeloop", str(d / "x.yaml"), "-o", str(o / "a.yaml")], "x.yaml"),
+    "run-json": lambda d, o: (["report", str(d / "x.json"), "-o", str(o / "r.html")], "x.json"),
+}
+
+
+@pytest.mark.parametrize("special", ["fifo", "socket", "device"])
+@pytest.mark.parametrize("reader", list(SPECIAL_READERS))
+def test_special_files_refused_before_reading(b: Bases, reader: str, special: str) -> None:
+    folder = b.root / f"special_{reader}_{special}"
+    out = folder / "out"
+    folder.mkdir()
+    args, name = SPECIAL_READERS[reader](folder, out)
+    path = _special(folder / name, special)
+    assert_refused("special", args, b.root, (str(path),), outputs=(out,))
+
+
+@pytest.mark.parametrize("special", ["fifo", "device"])
+def test_nmp_folder_with_a_special_file(b: Bases, special: str) -> None:
+    import shutil
+
+    folder = b.root / f"nmp_special_{special}"
+    shutil.copytree(b.nmp, folder)
+    victim = random.Random(special).choice(["manifest.json", "network.yaml", "params.npz", "programs.bin"])
+    path = _special(folder / victim, special)
+    assert_refused("special", ["simulate", str(folder)], b.root, (str(path),))
+
+
+# ---- 1. schedulers that are not Dask: refused within a bounded time, before the store exists -------------------
+@contextmanager
+def serving(reply: Callable[[socket.socket], None]) -> Iterator[str]:
+    """A loopback TCP server that answers every connection with ``reply``; yields its tcp:// address."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    stop = threading.Event()
+
+    def loop() -> None:
+        server.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                try:
+                    reply(conn)
+                    conn.settimeout(3)
+                    conn.recv(1)  # hold the connection open until the client closes it
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
+def dask_greeting(frames: list[bytes]) -> bytes:
+    """A message framed as Dask frames it (total length, frame count, frame lengths, frames)."""
+    body = struct.pack(f"<Q{len(frames)}Q", len(frames), *map(len, frames)) + b"".join(frames)
+    return struct.pack("<Q", len(body)) + body
+
+
+def hostile_replies(rng: random.Random, n: int) -> list[bytes]:
+    """Greetings of other protocols, random bytes and damaged Dask greetings."""
+    fixed = [b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", b"SSH-2.0-OpenSSH_9.6\r\n",
+             b"220 smtp ready\r\n", b"\xff" * 8, struct.pack("<Q", 0), struct.pack("<Q", 2**62) + b"x" * 64]
+    out = list(fixed)
+    while len(out) < n:
+        frames = [rng.randbytes(rng.randrange(1, 40)) for _ in range(rng.randrange(1, 4))]
+        good = dask_greeting(frames)
+        cut = rng.randrange(1, len(good))
+        choice = rng.randrange(3)
+        if choice == 0:
+            out.append(rng.randbytes(rng.randrange(1, 64)))
+        elif choice == 1:  # a bit of the total length, the frame count or a frame length flipped
+            pos = rng.randrange(8 * (len(frames) + 2))
+            out.append(good[:pos] + bytes([good[pos] ^ (1 << rng.randrange(8))]) + good[pos + 1:])
+        else:
+            out.append(good[:cut])  # truncated, then silence
+    return out
+
+
+def test_scheduler_probe_refuses_what_is_not_dask() -> None:
+    rng = random.Random(25)
+    for reply in hostile_replies(rng, 30):
+        with serving(lambda conn, r=reply: conn.sendall(r)) as address:
+            start = time.monotonic()
+            with pytest.raises(DnnmapError, match=f"--scheduler {address}"):
+                check_scheduler(address, seconds=1.0)
+            assert time.monotonic() - start < 3.0, reply
+
+
+def test_scheduler_probe_accepts_a_dask_greeting() -> None:
+    with serving(lambda conn: conn.sendall(dask_greeting([b"\x80" * 30, b"meta"]))) as address:
+        check_scheduler(address)
+
+
+@pytest.mark.parametrize("address", ["garbage", "tcp://127.0.0.1", "tcp://127.0.0.1:0", "tcp://127.0.0.1:99999",
+                                     "http://127.0.0.1:80", "tcp://127.0.0.1:8786 ", "tcp://:8786", ""])
+def test_malformed_scheduler_addresses(b: Bases, address: str) -> None:
+    store = b.root / "sched_store.sqlite"
+    assert_refused("scheduler", ["sweep", "lenet5", "--arch", "eyeriss", "--scheduler", address, "--store",
+                                 str(store)], b.root, ("--scheduler",), outputs=(store,))
+
+
+def test_http_server_as_scheduler_refused_without_store(b: Bases) -> None:
+    store = b.root / "http_store.sqlite"
+    reply = b"HTTP/1.0 400 Bad request\r\n\r\n"
+    with serving(lambda conn: (conn.recv(64), conn.sendall(reply))) as address:
+        start = time.monotonic()
+        assert_refused("scheduler", ["sweep", "lenet5", "--arch", "eyeriss", "--scheduler", address, "--store",
+                                     str(store)], b.root, (address, "not a Dask scheduler"), outputs=(store,))
+        assert time.monotonic() - start < 10.0
+
+
+def test_closed_port_refused(b: Bases) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound, not listening: connections are refused
+        store = b.root / "closed_store.sqlite"
+        assert_refused("scheduler", ["sweep", "lenet5", "--arch", "eyeriss", "--scheduler",
+                                     f"tcp://127.0.0.1:{port}", "--store", str(store)], b.root,
+                       ("cannot connect",), outputs=(store,))
+
+
+# ---- 1. a report's work is bounded ------------------------------------------------------------------------------
+def test_report_of_too_many_layers_refused_at_once(b: Bases, tmp_path: Path) -> None:
+    from dnnmap.report.html.runs import MAX_REPORT_LAYERS
+
+    run = b.root / "run.json"
+    if not run.exists():
+        o = run_case("run", ["map", "lenet5", "--mapper", "random", "--budget", "5", "--json", str(run)], b.root)
+        assert o.exit_code == 0, o.message
+    data = json.loads(run.read_text())
+    layers = [dict(data["layers"][i % len(data["layers"])], name=f"l{i}", inputs=["input"])
+              for i in range(MAX_REPORT_LAYERS + 1)]
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({**data, "layers": layers}))
+    start = time.process_time()
+    assert_refused("run-json", ["report", str(big), "-o", str(tmp_path / "r.html")], tmp_path,
+                   (str(big), f"at most {MAX_REPORT_LAYERS}"), outputs=(tmp_path / "r.html",))
+    assert time.process_time() - start < 5.0
