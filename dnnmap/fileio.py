@@ -29,10 +29,10 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Annotated, Any, BinaryIO
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, StrictInt, ValidationError
 from yaml.nodes import MappingNode, ScalarNode
 
 from dnnmap.errors import InputFileError
@@ -106,6 +106,7 @@ class _StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
 
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
 _StrictLoader.add_constructor("tag:yaml.org,2002:float", _StrictLoader.construct_yaml_float)
+StrictLoader = _StrictLoader  # to subclass for formats with tags of their own (Timeloop's !Component)
 
 
 # ---- reading ---------------------------------------------------------------------
@@ -251,11 +252,12 @@ def _measure(root: Any) -> None:
         done[key] = (values, depth)
 
 
-def parse_yaml(text: str, origin: str) -> Any:
-    """Parse YAML ``text`` with the strict loader; problems become InputFileErrors naming ``origin``."""
+def parse_yaml(text: str, origin: str, loader: type[StrictLoader] = StrictLoader) -> Any:
+    """Parse YAML ``text`` with the strict loader (or a subclass of it that knows a format's tags); problems
+    become InputFileErrors naming ``origin``."""
     try:
         _scan_yaml_events(text)
-        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
         _measure(data)
     except _Problem as err:
         raise InputFileError(f"{origin}: {'line ' + str(err.line) + ': ' if err.line else ''}{err}") from None
@@ -311,6 +313,15 @@ class StrictModel(BaseModel):
     """Base of the compiler output manifests' schemas: no unknown field, no type coercion, immutable."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def int_choice(*values: int) -> Any:
+    """A strict integer field that must be one of ``values`` (pydantic's ``Literal[8, 16]`` accepts 16.0)."""
+    def check(value: int) -> int:
+        if value not in values:
+            raise ValueError(f"must be one of {', '.join(map(str, values))}")
+        return value
+    return Annotated[StrictInt, AfterValidator(check)]
 
 
 def validate_strict(model: type[BaseModel], data: Any, origin: str | os.PathLike[str], what: str) -> BaseModel:

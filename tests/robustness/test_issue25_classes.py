@@ -211,3 +211,110 @@ def test_report_of_too_many_layers_refused_at_once(b: Bases, tmp_path: Path) -> 
     assert_refused("run-json", ["report", str(big), "-o", str(tmp_path / "r.html")], tmp_path,
                    (str(big), f"at most {MAX_REPORT_LAYERS}"), outputs=(tmp_path / "r.html",))
     assert time.process_time() - start < 5.0
+
+
+# ---- 2. Timeloop files go through the strict loader -----------------------------------------------------------
+TIMELOOP = Path(__file__).parents[1] / "timeloop" / "fixtures"
+TIMELOOP_ROLES = {  # a valid 3-level import, and where each of its files goes on the command line
+    "arch": "3levelspatial.arch.yaml", "ert": "3level.ert.yaml", "problem": "conv1d+oc+ic.prob.yaml",
+    "mapping": "04-kp.map.yaml",
+}
+
+
+def hostile_yaml(rng: random.Random, text: str) -> str:
+    """A valid Timeloop file with one of the strict loader's refusals spliced in."""
+    n = rng.choice([70, 300, 3000])
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdefg", "bcdefgh"))
+    kind = rng.choice(["flow", "block", "int", "bomb", "duplicate", "inf"])
+    extra = {"flow": "deep: " + "[" * n + "]" * n + "\n",
+             "block": "deep:\n" + "".join(" " * (2 * i) + f"- k{i}:\n" for i in range(n)) + " " * (2 * n) + "- 1\n",
+             "int": f"huge: {rng.choice(['9' * 5000, str(2**64), '-' + '1' * 30])}\n",
+             "bomb": bomb, "duplicate": "x: 1\nx: 2\n",
+             "inf": "big: .inf\n"}[kind]
+    return text + ("\n" if not text.endswith("\n") else "") + extra
+
+
+@pytest.mark.parametrize("role", list(TIMELOOP_ROLES))
+def test_timeloop_files_get_the_strict_loaders_limits(b: Bases, role: str) -> None:
+    rng = random.Random(role)
+    for i in range(6):
+        files = {r: TIMELOOP / name for r, name in TIMELOOP_ROLES.items()}
+        bad = b.root / f"tl_{role}_{i}.yaml"
+        bad.write_text(hostile_yaml(rng, files[role].read_text()))
+        files[role] = bad
+        out = b.root / f"tl_out_{role}_{i}"
+        args = ["import-arch", "timeloop", str(files["arch"]), str(files["ert"]), "-o", str(out / "a.yaml"),
+                "--problem", str(files["problem"]), "--mapping", str(files["mapping"]),
+                "--network-output", str(out / "n.yaml"), "--mapping-output", str(out / "m.yaml")]
+        assert_refused("timeloop", args, b.root, (str(bad),), outputs=(out,))
+
+
+# ---- 2. NMP manifests: strict types and ranges, cross-checked with the folder ---------------------------------
+def _edit_manifest(folder: Path, rng: random.Random) -> str:
+    """One hostile edit of the manifest (returned as a label): an int field as a float or bool, a Q-point out
+    of range, a layer kind changed, a digest for another file."""
+    path = folder / "manifest.json"
+    doc = json.loads(path.read_text())
+    layer = rng.choice(doc["layers"])
+    edit = rng.randrange(6)
+    if edit == 0:
+        doc["bits"] = rng.choice([16.0, 8.0, True, "16", 32])
+    elif edit == 1:
+        doc["frac"][rng.choice(list(doc["frac"]))] = rng.choice([100, -100, 31, -17, 2**40, 4.0])
+    elif edit == 2:
+        layer["w_frac"] = rng.choice([100, -100, 31, 4.0, True])
+    elif edit == 3:
+        layer["kind"] = rng.choice(["pool_max", "fc", "conv2d", "add", "depthwise"])
+        if layer["kind"] == json.loads(path.read_text())["layers"][doc["layers"].index(layer)]["kind"]:
+            layer["kind"] = "identity"
+    elif edit == 4:
+        doc["sha256"][rng.choice(["../x", "listing.txt", "/etc/passwd"])] = "0" * 64
+    else:
+        doc["memory_map"]["regions"][0]["elem_bytes"] = rng.choice([2.0, 1.0, True, 3])
+    path.write_text(json.dumps(doc))
+    return ["bits", "frac", "w_frac", "kind", "sha256", "elem_bytes"][edit]
+
+
+def test_nmp_manifest_schema(b: Bases) -> None:
+    import shutil
+
+    rng = random.Random(2025)
+    for i in range(12):
+        folder = b.root / f"nmp_manifest_{i}"
+        shutil.copytree(b.nmp, folder)
+        field = _edit_manifest(folder, rng)
+        assert_refused("nmp-manifest", ["simulate", str(folder)], b.root, (str(folder / "manifest.json"),))
+        assert field in run_case("nmp-manifest", ["simulate", str(folder)], b.root).message or field == "kind"
+
+
+# ---- 2. integer options take integers only --------------------------------------------------------------------
+@pytest.mark.parametrize("option", ["--bits", "--seed"])
+def test_integer_options_are_not_coerced(b: Bases, option: str) -> None:
+    out = b.root / "int_option_out"
+    for spelling in ["16.0", "+16", "1_6", " 16", "16 ", "\uff11\uff16", "0x10", "1e1", "", "16.5", "9" * 30]:
+        assert_refused("options", ["compile", "lenet5", "--target", "nmp", option, spelling, "-o", str(out)],
+                       b.root, (), outputs=(out,))
+    for spelling in ["8.0", "+3", "1_0"]:
+        assert_refused("options", ["map", "lenet5", "--mapper", "random", "--budget", spelling], b.root, ())
+
+
+# ---- 2. network file attributes: values, not nested structures --------------------------------------------------
+def test_nested_attributes_refused_at_load(b: Bases) -> None:
+    import copy
+
+    import yaml
+
+    rng = random.Random(50)
+    for i in range(10):
+        doc = copy.deepcopy(b.network)
+        value: object = rng.choice([1, "x", [1, 2]])
+        for _ in range(rng.choice([4, 5, 20, 50])):
+            value = rng.choice([{"a": value}, [value]])
+        if not isinstance(value, dict) and "{" not in json.dumps(value) and json.dumps(value).count("[") <= 3:
+            value = {"a": value}
+        layer = rng.choice(doc["layers"])
+        layer["attrs"][rng.choice(["deep", "stride", "densities"])] = value
+        path = b.root / f"attrs_{i}.yaml"
+        path.write_text(yaml.safe_dump(doc))
+        assert_refused("network", ["map", str(path), "--mapper", "sunstone"], b.root, (str(path), layer["name"]))
