@@ -318,3 +318,66 @@ def test_nested_attributes_refused_at_load(b: Bases) -> None:
         path = b.root / f"attrs_{i}.yaml"
         path.write_text(yaml.safe_dump(doc))
         assert_refused("network", ["map", str(path), "--mapper", "sunstone"], b.root, (str(path), layer["name"]))
+
+
+# ---- 3. outputs: checked before any work, distinct from each other and from the inputs --------------------------
+def collision_cases(b: Bases, rng: random.Random, root: Path) -> list[tuple[list[str], list[Path]]]:
+    """Command lines where two outputs share a path or an output is an input file (returned with the inputs,
+    which must not change)."""
+    run = b.root / "run.json"
+    tl = {r: str(TIMELOOP / n) for r, n in TIMELOOP_ROLES.items()}
+    net = b.root / "lenet.yaml"
+    commands = [  # (fixed arguments, {output option: is a directory}, inputs)
+        (["map", str(net), "--arch", "eyeriss", "--mapper", "random", "--budget", "5", "--layers", "conv1"],
+         {"--json": False, "--html": False, "--save-mappings": True, "--png-dir": True}, [net]),
+        (["map", "lenet5", "--fuse", "rows", "--mapper", "random", "--budget", "5"],
+         {"--trace": False, "--trace-png": False, "--json": False}, []),
+        (["report", str(run)], {"-o": False, "--png-dir": True}, [run]),
+        (["sweep", "lenet5", "--arch", "eyeriss", "--serial"], {"--store": False, "--csv": False, "--json": False}, []),
+        (["import-arch", "timeloop", tl["arch"], tl["ert"], "--problem", tl["problem"], "--mapping", tl["mapping"]],
+         {"-o": False, "--network-output": False, "--mapping-output": False},
+         [Path(tl[r]) for r in ("arch", "ert", "problem", "mapping")]),
+    ]
+    out = []
+    for fixed, options, inputs in commands:
+        names = list(options)
+        for _ in range(3):
+            paths = {o: root / f"o{len(out)}_{i}{'' if options[o] else '.out'}" for i, o in enumerate(names)}
+            first, second = rng.sample(names, 2)
+            if inputs and rng.random() < 0.4:
+                paths[first] = rng.choice(inputs)  # an output onto an input file
+            else:
+                paths[second] = paths[first]  # two outputs onto one path
+            args = list(fixed)
+            for option, path in paths.items():
+                args += [option, str(path)]
+            out.append((args, inputs))
+    return out
+
+
+def test_output_collisions_refused_before_any_work(b: Bases, tmp_path: Path) -> None:
+    import hashlib
+
+    run = b.root / "run.json"
+    if not run.exists():
+        assert run_case("run", ["map", "lenet5", "--mapper", "random", "--budget", "5", "--json", str(run)],
+                        b.root).exit_code == 0
+    for args, inputs in collision_cases(b, random.Random(3), tmp_path):
+        before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in inputs}
+        o = run_case("outputs", args, tmp_path)
+        assert o.problem is None and o.exit_code == 2, f"{args}: {o.problem} exit {o.exit_code} ({o.message})"
+        assert "same path" in o.message or "input file" in o.message or "is a directory" in o.message \
+            or "not a directory" in o.message, f"{args}: {o.message}"
+        assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in inputs} == before
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith("o")], f"{args}: output left behind"
+
+
+@pytest.mark.parametrize("args", [["report", "RUN", "--png-dir", ""], ["report", "RUN", "-o", ""],
+                                  ["report", "RUN", "-o", " "]])
+def test_empty_output_names(b: Bases, tmp_path: Path, args: list[str]) -> None:
+    run = b.root / "run.json"
+    if not run.exists():
+        assert run_case("run", ["map", "lenet5", "--mapper", "random", "--budget", "5", "--json", str(run)],
+                        b.root).exit_code == 0
+    assert_refused("outputs", [str(run) if a == "RUN" else a for a in args], tmp_path, ())
+    assert not list(tmp_path.iterdir())
