@@ -29,10 +29,10 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, BinaryIO
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, StrictInt, ValidationError
 from yaml.nodes import MappingNode, ScalarNode
 
 from dnnmap.errors import InputFileError
@@ -114,23 +114,49 @@ class _StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
 
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
 _StrictLoader.add_constructor("tag:yaml.org,2002:float", _StrictLoader.construct_yaml_float)
+StrictLoader = _StrictLoader  # to subclass for formats with tags of their own (Timeloop's !Component)
 
 
 # ---- reading ---------------------------------------------------------------------
-def read_bytes(path: str | os.PathLike[str], what: str = "file", limit: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of ``path`` (at most ``limit``); missing, unreadable or oversized files are InputFileErrors."""
+NONBLOCKING = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO for reading must not wait for a writer
+
+
+@contextmanager
+def open_regular(path: str | os.PathLike[str], what: str = "file") -> Iterator[BinaryIO]:
+    """``path`` opened for reading in binary mode, refused unless it is a regular file: a FIFO, device or
+    socket is opened non-blocking and refused before anything reads it (an ordinary open of a FIFO waits for a
+    writer forever); missing or unreadable files are InputFileErrors naming ``path`` and ``what``."""
     p = Path(path)
     try:
-        with open(p, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                raise InputFileError(f"{p}: not a regular file (expected a {what})")
-            data = fh.read(limit + 1)
+        fd = os.open(p, os.O_RDONLY | NONBLOCKING)
     except IsADirectoryError:
         raise InputFileError(f"{p}: is a directory, expected a {what}") from None
     except FileNotFoundError:
         raise InputFileError(f"{p}: {what} not found") from None
-    except OSError as err:
+    except OSError as err:  # ENXIO: a socket; EACCES, ELOOP...
         raise InputFileError(f"{p}: cannot read the {what} ({err.strerror or err})") from None
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise InputFileError(f"{p}: is a directory, expected a {what}")
+        if not stat.S_ISREG(mode):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) \
+                else "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+            raise InputFileError(f"{p}: {kind}, not a regular file (expected a {what})")
+        if NONBLOCKING:
+            os.set_blocking(fd, True)
+        yield fh
+
+
+def read_bytes(path: str | os.PathLike[str], what: str = "file", limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of ``path`` (at most ``limit``); missing, unreadable, special (see :func:`open_regular`) or
+    oversized files are InputFileErrors."""
+    p = Path(path)
+    with open_regular(p, what) as fh:
+        try:
+            data = fh.read(limit + 1)
+        except OSError as err:
+            raise InputFileError(f"{p}: cannot read the {what} ({err.strerror or err})") from None
     if len(data) > limit:
         raise InputFileError(f"{p}: larger than {limit // 2**20} MiB, the limit for a {what}")
     return data
@@ -234,17 +260,19 @@ def _measure(root: Any) -> None:
         done[key] = (values, depth)
 
 
-def parse_yaml(text: str, origin: str, duplicates: list[str] | None = None) -> Any:
-    """Parse YAML ``text`` with the strict loader; problems become InputFileErrors naming ``origin``.
-    ``duplicates``: a list to collect duplicate keys in (the last value is kept) instead of refusing them."""
+def parse_yaml(text: str, origin: str, duplicates: list[str] | None = None,
+               loader: type[StrictLoader] = StrictLoader) -> Any:
+    """Parse YAML ``text`` with the strict loader (or a subclass of it that knows a format's tags); problems
+    become InputFileErrors naming ``origin``. ``duplicates``: a list to collect duplicate keys in (the last value
+    is kept) instead of refusing them."""
     try:
         _scan_yaml_events(text)
-        loader = _StrictLoader(text)
-        loader.duplicates = duplicates
+        parser = loader(text)
+        parser.duplicates = duplicates
         try:
-            data = loader.get_single_data()
+            data = parser.get_single_data()
         finally:
-            loader.dispose()
+            parser.dispose()
         _measure(data)
     except _Problem as err:
         raise InputFileError(f"{origin}: {'line ' + str(err.line) + ': ' if err.line else ''}{err}") from None
@@ -330,6 +358,15 @@ class StrictModel(BaseModel):
     """Base of the compiler output manifests' schemas: no unknown field, no type coercion, immutable."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def int_choice(*values: int) -> Any:
+    """A strict integer field that must be one of ``values`` (pydantic's ``Literal[8, 16]`` accepts 16.0)."""
+    def check(value: int) -> int:
+        if value not in values:
+            raise ValueError(f"must be one of {', '.join(map(str, values))}")
+        return value
+    return Annotated[StrictInt, AfterValidator(check)]
 
 
 def validate_strict(model: type[BaseModel], data: Any, origin: str | os.PathLike[str], what: str) -> BaseModel:

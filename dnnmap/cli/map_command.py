@@ -11,7 +11,7 @@ from dnnmap.api import MapRequest, MapRun, prepare_map, run_map
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.options import (INPUT_SHAPE_HELP, BudgetOption, BudgetSecondsOption, ImperfectOption, SeedOption,
-                                TileFirstOption, check_writable, output_path, parse_input_shapes, parse_layer_list,
+                                TileFirstOption, check_outputs, output_path, parse_input_shapes, parse_layer_list,
                                 search_options)
 from dnnmap.cli.progress import count_progress, item_progress
 from dnnmap.cli.report_command import PNG_DIR_HELP, write_report
@@ -111,11 +111,9 @@ def map_command(
     if density and spec.sparsity is None:
         stderr_console().print(f"note: architecture {spec.name!r} has no sparsity support: the layers run dense, "
                                "zeros included (docs/sparse.md)")
-    for path, option, is_dir in ((json_path, "--json", False), (html, "--html", False), (trace, "--trace", False),
-                                 (trace_png, "--trace-png", False), (save_mappings, "--save-mappings", True),
-                                 (png_dir, "--png-dir", True)):
-        if path is not None:
-            check_writable(path, option, directory=is_dir)
+    check_outputs([(json_path, "--json", False), (html, "--html", False), (trace, "--trace", False),
+                   (trace_png, "--trace-png", False), (save_mappings, "--save-mappings", True),
+                   (png_dir, "--png-dir", True)], inputs=[Path(model), Path(arch), constraints])
     err = stderr_console()
     load_kernels(err, spec)
     if fuse is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Annotated, Optional
@@ -33,9 +34,19 @@ def parse_input_shapes(values: list[str] | None) -> dict[str, tuple[int, ...]] |
     return shapes
 
 
+def strict_int(value: str | int) -> int:
+    """Parser of integer options: ASCII digits with an optional leading minus, nothing else (typer's own
+    conversion takes ``16.0``, ``+16``, ``1_6``, `` 16`` and full-width digits as 16)."""
+    if isinstance(value, int):
+        return value
+    if not re.fullmatch(r"-?[0-9]{1,100}", value):  # longer ones: beyond every limit (int() refuses 4,300)
+        raise typer.BadParameter(f"{value!r} is not an integer (ASCII digits only)")
+    return int(value)
+
+
 # The search options every command that maps layers takes (map, generate-hw, sweep): one definition each.
-BudgetOption = Annotated[int, typer.Option(min=1, help="random mapper: mappings sampled per layer")]
-SeedOption = Annotated[int, typer.Option(help="random mapper seed")]
+BudgetOption = Annotated[int, typer.Option(parser=strict_int, help="random mapper: mappings sampled per layer")]
+SeedOption = Annotated[int, typer.Option(parser=strict_int, help="random mapper seed")]
 BudgetSecondsOption = Annotated[Optional[float], typer.Option(min=0.0, help="optimal mapper: seconds per layer "
                                                               "before it stops with a certified gap")]
 ImperfectOption = Annotated[bool, typer.Option("--imperfect", help="imperfect factorization: factors may pad a "
@@ -88,3 +99,26 @@ def check_writable(path: Path, option: str, directory: bool = False) -> None:
         os.unlink(probe)
     except OSError as err:
         raise InputFileError(f"{option} {path}: cannot write into {existing} ({err.strerror or err})") from None
+
+
+Output = tuple[Optional[Path], str, bool]  # (path or None when not asked for, option name, is a directory)
+
+
+def check_outputs(outputs: list[Output], inputs: list[Optional[Path]] = ()) -> None:  # type: ignore[assignment]
+    """Refuse, before any work, a command's outputs that cannot all be written as asked: an empty name, one
+    that cannot be written (:func:`check_writable`), two options naming the same path (the last write would
+    win) or an output that is one of the command's input files (it would be overwritten)."""
+    seen: dict[Path, str] = {}
+    read = {p.resolve(): p for p in inputs if p is not None and p.exists()}
+    for path, option, is_dir in outputs:
+        if path is None:
+            continue
+        if not str(path).strip():
+            raise DnnmapError(f"{option}: needs a file or directory name, got an empty string")
+        check_writable(path, option, directory=is_dir)
+        real = path.resolve()
+        if real in seen:
+            raise DnnmapError(f"{option} {path}: the same path as {seen[real]}; give each output its own name")
+        if real in read:
+            raise DnnmapError(f"{option} {path}: is the input file {read[real]}; refusing to overwrite an input")
+        seen[real] = option

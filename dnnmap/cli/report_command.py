@@ -10,6 +10,7 @@ from rich.console import Console
 
 from dnnmap.cli.console import shown, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
+from dnnmap.cli.options import check_outputs, output_path
 from dnnmap.cli.progress import item_progress
 from dnnmap.mapping.io import write_atomic
 from dnnmap.report.html.runs import Run, load_run
@@ -36,9 +37,11 @@ def write_report(runs: list[Run], html_path: Path | None, png_dir: Path | None, 
 def report_command(
     runs: Annotated[list[Path], typer.Argument(help="JSON files from `dnnmap map --json`; with several, the "
                                                     "report compares them against the first", show_default=False)],
-    output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write (into the current folder "
-                                                                "unless a path is given)")] = Path("report.html"),
-    png_dir: Annotated[Optional[Path], typer.Option(help=PNG_DIR_HELP)] = None,
+    output: Annotated[Path, typer.Option("--output", "-o", parser=output_path, help="HTML file to write (into the "
+                                                                               "current folder unless a path is "
+                                                                               "given)")] = Path("report.html"),
+    png_dir: Annotated[Optional[Path], typer.Option(parser=output_path, help=PNG_DIR_HELP)] = None,
 ) -> None:
     """Write a self-contained HTML report (figures, loop nests, comparison) of saved map runs."""
+    check_outputs([(output, "--output", False), (png_dir, "--png-dir", True)], inputs=list(runs))
     write_report([load_run(path) for path in runs], output, png_dir, stdout_console())

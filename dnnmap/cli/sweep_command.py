@@ -16,7 +16,7 @@ from dnnmap.cli.console import load_kernels, shown, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
 from dnnmap.cli.options import (BudgetOption, BudgetSecondsOption, ImperfectOption, SeedOption, TileFirstOption,
-                                check_writable, output_path, search_options)
+                                check_outputs, output_path, search_options)
 from dnnmap.cli.progress import item_progress
 from dnnmap.errors import DnnmapError
 from dnnmap.fileio import write_text_atomic
@@ -26,6 +26,7 @@ from dnnmap.search.network import MAPPERS
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS
 from dnnmap.sweep.candidates import GRID_FIELDS, template_points
 from dnnmap.sweep.engine import check_dask, check_workers, dask_client, pending_tasks, run_sweep
+from dnnmap.sweep.scheduler_probe import check_scheduler
 from dnnmap.sweep.store import ResultStore
 from dnnmap.sweep.tasks import SweepRow, SweepTask
 
@@ -91,16 +92,15 @@ def sweep_command(
     check_workers(workers)
     if not serial:
         check_dask()
+    if scheduler is not None:
+        check_scheduler(scheduler)  # before the store exists: a peer that is not a Dask scheduler is refused
     networks = networks_of(models, passes, density)
     candidates = [(a, resolve_arch(a), None) for a in arch or []]
     candidates += [(p.name, sparse_simd_spec(p), area_of(p).total) for p in template_points(param or [])]
     tasks = [SweepTask(label, spec, net, obj, mapper, area, options) for label, spec, area in candidates
              for net in networks for obj in objectives]
-    outputs = [(store, "--store"), *((p, o) for p, o in ((csv_path, "--csv"), (json_path, "--json")) if p)]
-    for path, option in outputs:
-        check_writable(path, option)
-    if len({path.resolve() for path, _ in outputs}) < len(outputs):
-        raise DnnmapError("--store, --csv and --json must name different files")
+    check_outputs([(store, "--store", False), (csv_path, "--csv", False), (json_path, "--json", False)],
+                  inputs=[Path(m) for m in models] + [Path(a) for a in arch or []])
     store.parent.mkdir(parents=True, exist_ok=True)  # like every other output (SQLite creates no folders)
     results = ResultStore(store)
     err = stderr_console()

@@ -16,6 +16,7 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.arch.timeloop import ErtMode, import_timeloop_arch
 from dnnmap.cli.console import stdout_console
 from dnnmap.cli.errors import user_errors
+from dnnmap.cli.options import check_outputs
 from dnnmap.cli.zigzag_import import import_zigzag, spec_yaml
 from dnnmap.errors import DnnmapError
 from dnnmap.mapping.io import save_mapping, write_atomic
@@ -72,22 +73,26 @@ def import_arch_command(
     if mapping is not None and problem is None:
         raise DnnmapError("--mapping needs --problem (the mapping's dimensions and data spaces)")
     mode: ErtMode = "per-action" if ert_energy == "per-action" else "max"
+    net_path = None if problem is None else (network_output
+                                             or output.parent / f"{problem.name.split('.')[0]}.net.yaml")
+    map_path = None if mapping is None else (mapping_output
+                                             or output.parent / f"{mapping.name.split('.')[0]}.mapping.yaml")
+    check_outputs([(output, "--output", False), (net_path, "--network-output", False),
+                   (map_path, "--mapping-output", False)], inputs=[arch, *(components or []), problem, mapping])
+    # every input is read and checked before the first file is written
     imported = import_timeloop_arch([arch, *(components or [])], mode, clock_mhz)
+    op = None if problem is None else load_timeloop_problem(problem)
+    m = None if mapping is None or op is None else _imported_mapping(mapping, op, imported.spec, output)
     out = stdout_console()
     write_atomic(output, spec_yaml(imported.spec))
     out.print(f"wrote {output}: architecture {imported.spec.name!r}, {len(imported.spec.levels)} levels, "
               f"{imported.spec.num_macs} MACs", markup=False)
     for note in imported.notes:
         out.print(f"note: {note}", markup=False)
-    if problem is None:
-        return
-    op = load_timeloop_problem(problem)
-    net_path = network_output or output.parent / f"{problem.name.split('.')[0]}.net.yaml"
-    save_network(problem_network(op), net_path)
-    out.print(f"wrote {net_path}: layer {op.name!r}, {op.macs} MACs", markup=False)
-    if mapping is not None:
-        m = _imported_mapping(mapping, op, imported.spec, output)
-        map_path = mapping_output or output.parent / f"{mapping.name.split('.')[0]}.mapping.yaml"
+    if op is not None and net_path is not None:
+        save_network(problem_network(op), net_path)
+        out.print(f"wrote {net_path}: layer {op.name!r}, {op.macs} MACs", markup=False)
+    if m is not None and map_path is not None and op is not None:
         save_mapping(map_path, m, [lv.name for lv in imported.spec.levels], op)
         out.print(f"wrote {map_path}: mapping of {op.name!r} on {output}", markup=False)
 

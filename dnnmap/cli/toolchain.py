@@ -10,7 +10,7 @@ import typer
 from dnnmap.api import resolve_network
 from dnnmap.cli.console import stdout_console
 from dnnmap.cli.errors import user_errors
-from dnnmap.cli.options import INPUT_SHAPE_HELP, output_path, parse_input_shapes
+from dnnmap.cli.options import INPUT_SHAPE_HELP, output_path, parse_input_shapes, strict_int
 from dnnmap.limits import check_seed
 from dnnmap.report.tables import si
 from dnnmap.targets import registry
@@ -61,12 +61,15 @@ def compile_command(
                                                       "spec; docs/nve.md section 2)")] = None,
     arch: Annotated[Optional[str], typer.Option(help="nmp: the architecture, a preset name or YAML file "
                                                      "(default the nmp preset)")] = None,
-    opt_level: Annotated[Optional[int], typer.Option("--opt-level", "-O", help="nve: optimization level 0-3 "
+    opt_level: Annotated[Optional[int], typer.Option("--opt-level", "-O", parser=strict_int,
+                                                     help="nve: optimization level 0-3 "
                                                      "(default 3)")] = None,
     skip_unsupported: Annotated[bool, typer.Option(help="nve: skip layers the target cannot run instead of "
                                                         "failing")] = False,
-    bits: Annotated[Optional[int], typer.Option(help="nmp: fixed-point width, 8 or 16 (default 16)")] = None,
-    seed: Annotated[Optional[int], typer.Option(help="nmp: seed of the random weights (default 0)")] = None,
+    bits: Annotated[Optional[int], typer.Option(parser=strict_int, help="nmp: fixed-point width, 8 or 16 "
+                                                "(default 16)")] = None,
+    seed: Annotated[Optional[int], typer.Option(parser=strict_int, help="nmp: seed of the random weights "
+                                                "(default 0)")] = None,
     params: Annotated[Optional[Path], typer.Option(help="nmp: float weights .npz (LAYER/weight, LAYER/bias, "
                                                         "optional LAYER/bn_*) instead of random ones")] = None,
 ) -> None:

@@ -18,8 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from dnnmap import limits
 from dnnmap.errors import InputFileError
-from dnnmap.fileio import as_tuples, at_line, load_data, write_text_atomic, yaml_line
+from dnnmap.fileio import as_tuples, at_line, int_choice, load_data, write_text_atomic, yaml_line
 from dnnmap.mapping.mapping import LevelMapping, Mapping
+from dnnmap.workload.importers.netfile import Attrs
 from dnnmap.workload.ir import Axis, Operator, Tensor
 from dnnmap.workload.validate import operator_problem
 
@@ -47,7 +48,7 @@ class OperatorSpec(_Spec):
     kind: Name
     dims: dict[Name, Positive] = Field(min_length=1, max_length=limits.MAX_TENSOR_AXES)
     tensors: tuple[TensorSpec, ...] = Field(min_length=1, max_length=limits.MAX_TENSOR_AXES)
-    attrs: dict[Name, Any] = Field(default_factory=dict)
+    attrs: Attrs = Field(default_factory=dict)
     connectivity: tuple[tuple[Annotated[StrictInt, Field(ge=0)], ...], ...] | None = None
 
 
@@ -55,7 +56,8 @@ class LevelSpec(_Spec):
     temporal: dict[Name, Positive] = Field(default_factory=dict)
     order: tuple[Name, ...] = ()
     spatial: dict[Name, Positive] = Field(default_factory=dict)
-    spatial_axis: dict[Name, Literal[0, 1, 2]] = Field(default_factory=dict)  # 2: both axes (BOTH_AXES)
+    # 0: x, 1: y, 2: both axes (BOTH_AXES); int_choice: Literal[0, 1, 2] would accept 1.0
+    spatial_axis: dict[Name, int_choice(0, 1, 2)] = Field(default_factory=dict)  # type: ignore[valid-type]
     keeps: tuple[Name, ...] | None = None
 
 

@@ -47,17 +47,18 @@ def is_named_workload(model: str) -> bool:
 
 def _sizes(text: str, spec: str) -> dict[str, int]:
     sizes: dict[str, int] = {}
-    for item in (p.strip() for p in text.split(",")):
+    items = [p.strip() for p in text.split(",")]
+    if items and not items[-1]:
+        items.pop()  # one trailing comma is harmless
+    for item in items:
         if not item:
-            continue
+            raise DnnmapError(f"workload {spec!r}: an empty size between two commas (e.g. {EXAMPLES})")
         name, sep, value = (s.strip() for s in item.partition("="))
         if not sep or not re.fullmatch(r"[A-Za-z]", name or ""):
             raise DnnmapError(f"workload {spec!r}: size {item!r} is not NAME=INT with a one-letter index name "
                               f"(e.g. {EXAMPLES})")
-        try:
-            size = int(value)
-        except ValueError:
-            size = 0
+        # ASCII digits only: int() would also take '+8', '1_000' and full-width digits
+        size = int(value) if re.fullmatch(r"[0-9]{1,7}", value) else 0
         if size < 1 or size > limits.MAX_DIM:
             raise DnnmapError(f"workload {spec!r}: size {item!r} must be an integer from 1 to {limits.MAX_DIM:,}")
         if name.lower() in sizes:

@@ -116,7 +116,8 @@ def make_bases(root: Path) -> Bases:
     root.mkdir(parents=True, exist_ok=True)
     runner = CliRunner()
     maps = root / "maps"
-    done = runner.invoke(app, ["map", "lenet5", "--layers", "conv1", "--save-mappings", str(maps)])
+    done = runner.invoke(app, ["map", "lenet5", "--layers", "conv1,conv2", "--save-mappings", str(maps), "--json",
+                               str(root / "maps_run.json")])
     assert done.exit_code == 0, done.output
     mapping = yaml.safe_load((maps / "00_conv1.yaml").read_text())
     (root / "tiny.xml").write_text(TINY_XML)
@@ -739,11 +740,51 @@ def directives_case(b: Bases, rng: random.Random, i: int) -> Outcome:
     return Outcome("directives", args, code, time.perf_counter() - start, message[:200], problem)
 
 
+def run_json_case(b: Bases, rng: random.Random, i: int) -> Outcome:
+    """A saved run (``map --json``) mutated structurally or damaged as text, drawn by ``report``: accepted only
+    if it still meets the run schema (non-negative numbers, utilization a share, totals the layers' sums)."""
+    path = b.root / f"run_{i}.json"
+    base = json.loads((b.root / "maps_run.json").read_text())
+    doc = write_mutant(path, base, "json", rng)
+    out = b.root / f"report_{i}.html"
+
+    def schema_kept() -> str | None:  # an independent check of what an accepted run must satisfy
+        accepted = doc if doc is not None else json.loads(path.read_text(encoding="utf-8-sig"))
+        layers, totals = accepted["layers"], accepted["totals"]
+        for layer in layers:
+            if type(layer["macs"]) is not int or layer["macs"] < 0 or not 0 <= layer["utilization"] <= 1 \
+                    or min(layer["cycles"], layer["energy"], layer["dram_bytes"]) < 0:
+                return f"accepted layer {layer.get('name')!r} with a negative, fractional or out-of-range value"
+        if totals["macs"] != sum(x["macs"] for x in layers):
+            return "accepted totals that are not the layers' sums"
+        return None
+
+    return run_case("run-json", ["report", str(path), "-o", str(out)], b.root, outputs=(out,), check=schema_kept)
+
+
+WORKLOAD_VALUES = ["8", "+8", "-8", "0", "\uff18", "1_0", "8.0", "0x8", "8e0", " 8", "", "2097152", "9" * 40, "I"]
+
+
+def workload_spec_case(b: Bases, rng: random.Random, i: int) -> Outcome:
+    """Named workload specs with hostile sizes, separators and index names: exit 0 only for ASCII sizes."""
+    sizes = [f"{d}={rng.choice(['4', '8'])}" for d in "IJKL"]
+    k = rng.randrange(len(sizes))
+    sizes[k] = f"{'IJKL'[k]}={rng.choice(WORKLOAD_VALUES)}"
+    if rng.random() < 0.3:
+        sizes.insert(rng.randrange(len(sizes) + 1), rng.choice(["", "Z=4", "I=4", "ij=4", "=4"]))
+    spec = "mttkrp:" + rng.choice([",", ", ", ",,"]).join(sizes)
+    size = r"\s*[IJKL]\s*=\s*[1-9][0-9]{0,5}\s*"  # blanks around names and numbers are allowed
+    plain = re.fullmatch(rf"mttkrp:(?:{size},){{3}}{size}", spec)
+    return run_case("workload-spec", ["map", spec, *QUICK_MAP], b.root,
+                    check=lambda: None if plain else f"accepted {spec!r}")
+
+
 KINDS: dict[str, Callable[[Bases, random.Random, int], Outcome]] = {
     "arch": arch_case, "network": network_case, "mapping": mapping_case, "nve-spec": nve_spec_case,
     "nve-xml": xml_case, "nve-manifest": manifest_case, "nve-binary": binary_case, "options": option_case,
     "sparse-arch": sparse_arch_case, "density": density_case, "nmp-dir": nmp_dir_case,
     "sweep-store": sweep_store_case, "hw-options": hw_option_case, "directives": directives_case,
+    "run-json": run_json_case, "workload-spec": workload_spec_case,
 }
 
 

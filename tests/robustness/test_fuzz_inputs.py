@@ -11,7 +11,8 @@ import pytest
 from fuzz_cases import KINDS, Bases, fuzz, make_bases
 
 CASES_PER_KIND = 30
-CASES = {**dict.fromkeys(KINDS, CASES_PER_KIND), "sweep-store": 20, "hw-options": 20}  # ~0.4 s per case
+CASES = {**dict.fromkeys(KINDS, CASES_PER_KIND), "sweep-store": 20, "hw-options": 20,
+         "run-json": 20, "workload-spec": 20}  # ~0.4 s per case
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,8 @@ from pydantic import Field, StrictInt, StrictStr
 
 from dnnmap.arch.spec import parse_arch
 from dnnmap.errors import DnnmapError, InputFileError
-from dnnmap.fileio import StrictModel, is_manifest_dir, load_data, publish_dir, read_bytes, validate_strict
+from dnnmap.fileio import (StrictModel, int_choice, is_manifest_dir, load_data, publish_dir, read_bytes,
+                           validate_strict)
 from dnnmap.search.tso.layer import tso_layer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.search import TsoSchedule
@@ -37,7 +38,7 @@ from dnnmap.targets.nmp.layers import nmp_layers
 from dnnmap.targets.nmp.layout import memory_map
 from dnnmap.targets.nmp.machine import nmp_machine
 from dnnmap.targets.nmp.params import folded, load_params, save_params
-from dnnmap.targets.nmp.quantize import BITS_CHOICES, with_qpoints
+from dnnmap.targets.nmp.quantize import BITS_CHOICES, FRAC_RANGE, with_qpoints
 from dnnmap.workload.importers import load_network, save_network
 
 FORMAT = "dnnmap-nmp/1"
@@ -104,7 +105,7 @@ def write_output(out_dir: Path, c: NmpCompiled) -> Path:
 
 
 # ---- reading ---------------------------------------------------------------------
-Int = Annotated[StrictInt, Field(ge=-(2**31), lt=2**31)]
+QPoint = Annotated[StrictInt, Field(ge=FRAC_RANGE[0], le=FRAC_RANGE[1])]  # what the shift fields can express
 Nat = Annotated[StrictInt, Field(ge=0, lt=2**40)]
 
 
@@ -118,7 +119,7 @@ class LayerEntry(StrictModel):
     TN: Annotated[StrictInt, Field(ge=1, le=2**20)]
     TM: Annotated[StrictInt, Field(ge=1, le=2**20)]
     estimate_us: float
-    w_frac: Int | None
+    w_frac: QPoint | None
     ops: Nat
 
 
@@ -126,7 +127,7 @@ class RegionEntry(StrictModel):
     name: StrictStr
     kind: Literal["input", "activation", "weights", "bias"]
     addr: Nat
-    elem_bytes: Literal[1, 2, 4]
+    elem_bytes: int_choice(1, 2, 4)  # type: ignore[valid-type]
     shape: Annotated[list[Nat], Field(min_length=3, max_length=3)]
     border: Annotated[list[Nat], Field(min_length=2, max_length=2)]
 
@@ -140,10 +141,10 @@ class MemoryEntry(StrictModel):
 class Manifest(StrictModel):
     format: Literal["dnnmap-nmp/1"]
     network: StrictStr
-    bits: Literal[BITS_CHOICES]  # type: ignore[valid-type]
+    bits: int_choice(*BITS_CHOICES)  # type: ignore[valid-type]
     arch: dict[StrictStr, Any]
     tso_options: dict[StrictStr, Any]
-    frac: dict[StrictStr, Int]
+    frac: dict[StrictStr, QPoint]
     layers: Annotated[list[LayerEntry], Field(min_length=1)]
     memory_map: MemoryEntry
     sha256: dict[StrictStr, Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]]
@@ -193,6 +194,9 @@ def load_compiled(out_dir: str | Path) -> tuple[NmpCompiled, bytes]:
     out = Path(out_dir)
     man = _manifest(out)
     mpath = out / "manifest.json"
+    if sorted(man["sha256"]) != sorted(FILES):
+        raise InputFileError(f"{mpath}: field 'sha256' must list exactly {', '.join(FILES)}, got "
+                             f"{', '.join(sorted(man['sha256'])) or 'none'}")
     blobs = {}
     for f in FILES:
         blobs[f] = read_bytes(out / f, f"NMP {f}")
@@ -207,8 +211,10 @@ def load_compiled(out_dir: str | Path) -> tuple[NmpCompiled, bytes]:
         opts = TsoOptions(**man["tso_options"])
     except (DnnmapError, TypeError, ValueError) as e:
         raise InputFileError(f"{out}: the compiled network cannot be rebuilt: {e}") from e
-    if [ly.name for ly in layers] != [x["name"] for x in man["layers"]] or machine.bits != man["bits"]:
-        raise InputFileError(f"{mpath}: field 'layers' / 'bits' disagree with network.yaml and the architecture")
+    if [(ly.name, ly.kind) for ly in layers] != [(x["name"], x["kind"]) for x in man["layers"]] \
+            or machine.bits != man["bits"]:
+        raise InputFileError(f"{mpath}: field 'layers' (names, kinds) / 'bits' disagree with network.yaml and the "
+                             "architecture")
     params = load_params(out / "params.npz", layers)
     frac, w_frac = man["frac"], {x["name"]: x["w_frac"] for x in man["layers"] if x["w_frac"] is not None}
     needed = {network.inputs[0][0], *(ly.name for ly in layers)}

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from dnnmap.errors import InputFileError
+from dnnmap.fileio import open_regular
 from dnnmap.targets.nmp.layers import NmpLayer
 
 BN_EPS = 1e-5
@@ -84,13 +85,16 @@ def save_params(params: dict[str, ConvParams], path: Path) -> None:
 
 def load_params(path: Path, layers: tuple[NmpLayer, ...]) -> dict[str, ConvParams]:
     """Parameters of every convolution of ``layers`` from ``path``, shapes checked."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            raw = {k: z[k] for k in z.files}
-    except FileNotFoundError:
-        raise InputFileError(f"{path}: no parameter file") from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
-        raise InputFileError(f"{path}: not a readable .npz parameter file ({e})") from e
+    with open_regular(path, ".npz parameter file") as fh:  # special files refused before reading
+        try:
+            loaded = np.load(fh, allow_pickle=False)
+            if not isinstance(loaded, np.lib.npyio.NpzFile):
+                raise InputFileError(f"{path}: a single .npy array, not a .npz archive of named parameters "
+                                     "(LAYER/weight, LAYER/bias, ...); save them with numpy.savez")
+            with loaded as z:
+                raw = {k: z[k] for k in z.files}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+            raise InputFileError(f"{path}: not a readable .npz parameter file ({e})") from e
     not_real = sorted(k for k, a in raw.items() if a.dtype.kind not in "fiu")
     if not_real:
         raise InputFileError(f"{path}: field '{not_real[0]}' holds {raw[not_real[0]].dtype} values; parameters are "

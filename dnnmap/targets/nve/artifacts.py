@@ -23,7 +23,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from dnnmap.errors import InputFileError
-from dnnmap.fileio import StrictModel, is_manifest_dir, load_data, publish_dir, read_bytes, validate_strict
+from dnnmap.fileio import (StrictModel, int_choice, is_manifest_dir, load_data, publish_dir, read_bytes,
+                           validate_strict)
 from dnnmap.targets.nve.codegen import LoopAct, LoopWrite, StreamLayout
 from dnnmap.targets.nve.compiler import OPT_LEVELS, CompiledLayer
 from dnnmap.targets.nve.encoding import FieldWidths, decode_program, encode_program
@@ -149,7 +150,7 @@ class SkippedEntry(StrictModel):
 class ManifestSpec(StrictModel):
     format: Literal["dnnmap-nve/1"]
     network: StrictStr
-    opt_level: Literal[0, 1, 2, 3]
+    opt_level: int_choice(0, 1, 2, 3)  # type: ignore[valid-type]
     optimizations: StrictStr
     spec: dict[StrictStr, StrictInt | float | StrictBool]
     layers: list[LayerEntry]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dnnmap.errors import InputFileError
+from dnnmap.fileio import open_regular
 from dnnmap.workload.importers.channels_last import (
     InputShapes,
     Shape,
@@ -39,6 +40,8 @@ SUPPORTED_LAYERS: tuple[str, ...] = tuple(sorted(
 
 def read_keras_model(path: Path) -> Any:
     keras = tensorflow_module("keras", path)
+    with open_regular(path, "Keras model"):  # a FIFO, device or socket refused before Keras opens it
+        pass
     try:
         return keras.models.load_model(path, compile=False)
     except Exception as exc:  # keras raises ValueError/TypeError/OSError... for unreadable or custom-layer files

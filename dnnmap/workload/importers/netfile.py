@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from dnnmap import limits
 from dnnmap.errors import InputFileError
-from dnnmap.fileio import as_tuples, load_data, write_text_atomic
+from dnnmap.fileio import as_tuples, int_choice, load_data, write_text_atomic
 from dnnmap.workload.ir import Axis, Layer, Network, Operator, Tensor
 from dnnmap.workload.validate import validate_network
 
@@ -58,6 +58,31 @@ class _Strict(BaseModel):
 Size = Annotated[StrictInt, Field(ge=1, le=limits.MAX_ITERATIONS)]
 Shape = Annotated[list[Size], Field(min_length=1, max_length=8)]
 Name = Annotated[StrictStr, Field(min_length=1, max_length=500)]
+MAX_ATTR_DEPTH = 3  # list nesting of an attribute value: densities are [[TENSOR, DENSITY], ...]
+
+
+def _attr_depth(value: Any) -> int:
+    """List nesting of an attribute value; a mapping (which the IR's hashable attributes cannot hold) is
+    refused."""
+    if isinstance(value, dict):
+        raise ValueError("attribute values are numbers, strings, booleans or lists of them, not mappings")
+    if isinstance(value, (list, tuple)):
+        return 1 + max((_attr_depth(v) for v in value), default=0)
+    return 0
+
+
+def _check_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    for key, value in attrs.items():
+        try:
+            depth = _attr_depth(value)
+        except ValueError as err:
+            raise ValueError(f"attribute {key!r}: {err}") from None
+        if depth > MAX_ATTR_DEPTH:
+            raise ValueError(f"attribute {key!r} nests lists more than {MAX_ATTR_DEPTH} deep")
+    return attrs
+
+
+Attrs = Annotated[dict[Name, Any], AfterValidator(_check_attrs)]  # an operator's attributes (also mapping files)
 
 
 class TensorSpec(_Strict):
@@ -75,13 +100,13 @@ class LayerSpec(_Strict):
     dims: Annotated[dict[Name, Annotated[StrictInt, Field(ge=1, le=limits.MAX_DIM)]],
                     Field(min_length=1, max_length=limits.MAX_TENSOR_AXES)]
     tensors: Annotated[list[TensorSpec], Field(min_length=2, max_length=limits.MAX_TENSOR_AXES)]
-    attrs: dict[Name, Any] = Field(default_factory=dict)
+    attrs: Attrs = Field(default_factory=dict)
     connectivity: list[list[Annotated[StrictInt, Field(ge=0)]]] | None = None
 
 
 class NetworkSpec(_Strict):
     format: Literal["dnnmap-network"]
-    version: Literal[1]
+    version: int_choice(1)  # type: ignore[valid-type]
     name: StrictStr
     source: StrictStr = "file"
     notes: list[StrictStr] = Field(default_factory=list)

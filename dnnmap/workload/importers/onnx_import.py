@@ -20,6 +20,7 @@ import onnx
 from onnx import helper, numpy_helper, shape_inference
 
 from dnnmap.errors import DnnmapNote, InputFileError
+from dnnmap.fileio import read_bytes
 from dnnmap.workload.importers.graph import (
     InputShapes,
     NotConstantError,
@@ -43,15 +44,13 @@ ACTIVATIONS = {
 PASSTHROUGH = frozenset({"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Identity", "Dropout", "QuantizeLinear",
                          "DequantizeLinear", "Cast"})
 SMALL_CONSTANT = 64  # initializers up to this many elements keep their values for shape inference
+PROTOBUF_LIMIT = 2**31 - 1  # the largest serialized protobuf message (bigger models keep weights outside)
 BINARY = {"Add": "add", "Sum": "add", "Sub": "add", "Mul": "mul", "Div": "mul"}
 
 
 def read_model(path: Path) -> onnx.ModelProto:
     """Parse ``path`` as an ONNX protobuf; any failure is an :class:`InputFileError` naming the file."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputFileError(f"{path}: cannot read file: {exc.strerror or exc}") from exc
+    data = read_bytes(path, "ONNX model", limit=PROTOBUF_LIMIT)  # special files refused before opening
     if not data:
         raise InputFileError(f"{path}: file is empty, expected an ONNX model")
     model = onnx.ModelProto()

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from dnnmap.errors import InputFileError
-from dnnmap.fileio import read_text
+from dnnmap.fileio import StrictLoader, parse_yaml, read_text
 from dnnmap.workload.ir import Role
 
 TAG_KEY = "!"
@@ -27,11 +27,12 @@ _RANGE = re.compile(r"\[\s*(\d+)\s*\.\.\s*(\d+)\s*\]\s*$")
 _ANY_RANGE = re.compile(r"\[\s*\d+\s*\.\.\s*\d+\s*\]")
 
 
-class _TaggedLoader(yaml.SafeLoader):
-    """A safe loader that accepts any ``!Tag`` and records it instead of failing."""
+class _TaggedLoader(StrictLoader):
+    """The strict loader (docs/robustness.md: depth, size, integer and alias limits, duplicate keys) that also
+    accepts any ``!Tag`` and records it instead of failing."""
 
 
-def _construct_tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> object:
+def _construct_tagged(loader: StrictLoader, suffix: str, node: yaml.Node) -> object:
     if isinstance(node, yaml.MappingNode):
         data = loader.construct_mapping(node, deep=True)
         return {**data, TAG_KEY: suffix}
@@ -66,15 +67,15 @@ def load_timeloop_files(paths: Sequence[str | Path]) -> tuple[dict[str, Any], di
     origin: dict[str, str] = {}
     for raw in paths:
         path = Path(raw)
-        text = read_text(path, "file")  # size limit and UTF-8 check (docs/robustness.md)
+        text = read_text(path, "Timeloop YAML file")
         try:
-            data = yaml.load(text, Loader=_TaggedLoader)  # noqa: S506 - a SafeLoader subclass
-        except (yaml.YAMLError, UnicodeDecodeError) as err:
-            if "{%" in text or "{{" in text:
+            data = parse_yaml(text, str(path), loader=_TaggedLoader)  # the strict loader's limits
+        except InputFileError as err:
+            if "not valid YAML" in str(err) and ("{%" in text or "{{" in text):
                 raise InputFileError(f"{path}: a Jinja2 template ({{% ... %}} / {{{{ ... }}}}), not YAML: render it "
                                      "first, or give Timeloop's parsed-processed-input.yaml from its output "
                                      "directory") from err
-            raise InputFileError(f"{path}: not valid YAML: {err}") from err
+            raise
         if data is None:
             continue
         if not isinstance(data, dict):
