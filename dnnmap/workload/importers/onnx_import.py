@@ -32,7 +32,7 @@ from dnnmap.workload.importers.graph import (
     unique_name,
     zero_stuffed_window,
 )
-from dnnmap.workload.importers.onnx_patterns import Pattern, find_patterns
+from dnnmap.workload.importers.onnx_patterns import find_patterns
 from dnnmap.workload.importers.onnx_weights import ModelWeights
 from dnnmap.workload.sparsity import measured_density
 
