@@ -225,8 +225,29 @@ def _nchw(shape: tuple[int, ...]) -> tuple[int, ...]:
     return (*shape, 1, 1) if len(shape) == 2 else shape
 
 
-def _graph_problem(op: Operator, inputs: list[tuple[str, tuple[int, ...]]], out: tuple[int, ...]) -> str | None:
-    """Shapes: what the layer reads from its producers and the output shape it declares."""
+def _graph_problem(op: Operator, inputs: list[tuple[str, tuple[int, ...]]], out: tuple[int, ...],
+                   views: bool = False) -> str | None:
+    """Shapes: what the layer reads from its producers and the output shape it declares. With ``views`` (an
+    import that removed layout nodes: reshapes, transposes, splits of heads), a layer other than a convolution or
+    pooling (whose inputs include padding) may read its producer through them: each input tensor then holds the
+    producer's elements, or an equal part of them (a split), in another order."""
+    problem = _shape_problem(op, inputs, out)
+    if not problem or not views or _family(op.kind) in ("conv2d", "pool"):
+        return problem
+    b = op.bounds
+    tensors = [t for t in op.tensors if t.role == "input"] or list(op.inputs)
+    tensors = list(op.inputs[:len(inputs)]) if len(tensors) < len(inputs) else tensors
+    for (src, shape), t in zip(inputs, tensors):
+        if math.prod(shape) % t.size(b):
+            return (f"reads {src!r} of shape {list(shape)} ({math.prod(shape):,} elements), which is neither a view "
+                    f"of its tensor {t.name} {list(t.shape(b))} nor splits into parts of its size")
+    if math.prod(out) != op.output.size(b):
+        return f"output_shape {list(out)} has {math.prod(out):,} elements, its output tensor {op.output.size(b):,}"
+    return None
+
+
+def _shape_problem(op: Operator, inputs: list[tuple[str, tuple[int, ...]]], out: tuple[int, ...]) -> str | None:
+    """The exact shape checks of :func:`_graph_problem`."""
     b, kind = op.bounds, op.kind
     shapes = [s for _, s in inputs]
 
@@ -305,9 +326,15 @@ def _skipped_nodes(network: Network) -> bool:
     return any(note.startswith("skipped ") and "unsupported node" in note for note in network.notes)
 
 
+def _folded_layouts(network: Network) -> bool:
+    """An import removed layout nodes (its notes say so): layers may read their producers through them."""
+    return any(note.startswith("removed ") and "layout/no-op node(s)" in note for note in network.notes)
+
+
 def network_problem(network: Network) -> str | None:
     """Why ``network`` is not consistent (naming the layer and field), or None."""
     check_edges = not _skipped_nodes(network)
+    views = _folded_layouts(network)
     if not network.layers:
         return "the network has no layers"
     shapes: dict[str, tuple[int, ...]] = {}
@@ -322,7 +349,7 @@ def network_problem(network: Network) -> str | None:
             return f"{where}: output_shape {list(out)} must have 1-8 positive sizes within the limits"
         problem = operator_problem(layer.op)
         if check_edges and not problem:
-            problem = _graph_problem(layer.op, [(s, shapes[s]) for s in layer.inputs], out)
+            problem = _graph_problem(layer.op, [(s, shapes[s]) for s in layer.inputs], out, views)
         if problem:
             return f"{where}: {problem}"
         shapes[layer.name] = out

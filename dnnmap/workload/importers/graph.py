@@ -16,12 +16,16 @@ pool           mode (max/avg), kernel, stride, padding, ceil_mode
 global_pool    mode
 add, mul       element-wise over two or more feature maps
 concat         along channels
-eltwise_unary  function (relu, clip, sigmoid, softmax, bias_add, scale, batchnorm, ...): fusable
+eltwise_unary  function (relu, clip, sigmoid, softmax, bias_add, scale, batchnorm, mask, ...): fusable;
+               scalar=True for a product by (or quotient by) one constant, which may also move onto a linear consumer
+vector         kind (softmax, layernorm, rmsnorm, gelu, silu, swiglu): a transformer vector layer over the last axis
+einsum         a product of two activations: attention (scores / values with batch, heads, q_len, kv_len,
+               head_dim, kv_heads: ``ops.attention``) or expr and sizes (a broadcasting batched matmul)
 bias           constant per-channel add (TensorFlow BiasAdd): folded into the producing conv/fc/matmul, or
                becomes ``eltwise_unary`` bias_add
 batchnorm      folded into the producing conv/fc/matmul, or becomes ``eltwise_unary`` batchnorm
 pad            padding (top, left, bottom, right): folded into the consuming conv/pool
-passthrough    reshape/flatten/identity/dropout/squeeze/quantize: no loop-nest meaning, removed
+passthrough    reshape/flatten/transpose/split/expand/identity/dropout/squeeze/quantize: layouts, removed
 unsupported    reason: listed in one error, or skipped with ``skip_unsupported``
 =============  =============================================================================
 """
@@ -35,7 +39,7 @@ from typing import Any
 from dnnmap.errors import InputFileError
 
 SEMANTIC_OPS = frozenset({"conv", "fc", "matmul", "pool", "global_pool", "add", "mul", "concat", "eltwise_unary",
-                          "bias", "batchnorm", "pad", "passthrough", "unsupported"})
+                          "bias", "batchnorm", "pad", "passthrough", "unsupported", "vector", "einsum"})
 
 
 InputShapes = dict[str, tuple[int, ...]]  # --input-shape overrides: input name -> shape in the model's layout

@@ -17,6 +17,7 @@ from dnnmap.workload.importers.report import FoldedNode, ImportReport, SourceOp,
 
 WINDOW_OPS = ("conv", "pool")
 FOLD_TARGETS = ("conv", "fc", "matmul")
+LINEAR = ("conv", "fc", "matmul", "einsum")  # a scale of one operand is a scale of the output
 UNFOLDED_FUNCTION = {"bias": "bias_add", "batchnorm": "batchnorm"}
 
 
@@ -34,10 +35,11 @@ def clean_up(graph: SourceGraph, supported: tuple[str, ...], skip_unsupported: b
     graph, biases = fold_into_producers(graph, "bias")
     graph, bns = fold_into_producers(graph, "batchnorm")
     graph, fused = fuse_unary(graph)
+    graph, gated = merge_gated_units(graph)
     graph, merged = merge_nested_concats(graph)
     zero_stuffed = tuple(SourceOp(n.name, n.source_op) for n in graph.nodes if "stuffed_hw" in n.attrs)
     report = ImportReport(graph.path, skipped=skipped, folded_batchnorms=bns, folded_pads=pads, fused_activations=fused,
-                          removed=removed + merged, assumptions=graph.notes, folded_biases=biases,
+                          removed=removed + merged + gated, assumptions=graph.notes, folded_biases=biases,
                           zero_stuffed=zero_stuffed)
     return CleanedGraph(graph, report)
 
@@ -147,21 +149,49 @@ def fold_into_producers(graph: SourceGraph, op: str) -> tuple[SourceGraph, tuple
 
 
 def fuse_unary(graph: SourceGraph) -> tuple[SourceGraph, tuple[FoldedNode, ...]]:
-    """Move each unary element-wise op onto its producer's ``fused`` list when the producer has one consumer."""
+    """Move each unary element-wise op onto its producer's ``fused`` list when the producer has one consumer; a
+    scale by one constant whose producer has several consumers moves onto its only consumer when that is linear
+    (conv, fc, matmul, einsum: ViT's ``q * scale`` before QK^T)."""
     fused = []
     for op in [n for n in graph.nodes if n.op == "eltwise_unary"]:
         current = graph_node(graph, op.name)
         consumers = graph.consumers()
         producer = _producer(graph, current)
         function = current.attrs["function"]
-        if producer is None or len(consumers.get(producer.name, [])) != 1 or producer.name in graph.outputs:
+        users = consumers.get(current.name, [])
+        if producer is not None and len(consumers.get(producer.name, [])) == 1 and producer.name not in graph.outputs:
+            merged, source = producer.with_(fused=producer.fused + (function,) + current.fused), producer.name
+        elif (current.attrs.get("scalar") and not current.fused and len(users) == 1 and users[0].op in LINEAR
+              and current.name not in graph.outputs and current.inputs):
+            # a constant scale of one operand of a linear layer is the same scale of its output
+            merged, source = users[0].with_(fused=(function,) + users[0].fused), current.inputs[0]
+        else:
             continue  # stays an element-wise (identity) layer carrying the function
-        merged = producer.with_(fused=producer.fused + (function,) + current.fused)
-        nodes = [merged if n.name == producer.name else n for n in graph.nodes if n.name != current.name]
-        graph = replace(graph, nodes=tuple(_rewire(nodes, current.name, producer.name)),
-                        outputs=_rewire_outputs(graph, current.name, producer.name))
-        fused.append(FoldedNode(current.name, function, producer.name))
+        nodes = [merged if n.name == merged.name else n for n in graph.nodes if n.name != current.name]
+        graph = replace(graph, nodes=tuple(_rewire(nodes, current.name, source)),
+                        outputs=_rewire_outputs(graph, current.name, source))
+        fused.append(FoldedNode(current.name, function, merged.name))
     return graph, tuple(fused)
+
+
+def merge_gated_units(graph: SourceGraph) -> tuple[SourceGraph, tuple[SourceOp, ...]]:
+    """``silu(gate) * up`` (a product of a silu layer feeding only it and another tensor) is one ``swiglu`` layer
+    reading the gate's and the up-projection's producers (Llama's MLP)."""
+    merged = []
+    for name in [n.name for n in graph.nodes if n.op == "mul" and len(n.inputs) == 2]:
+        mul = graph_node(graph, name)
+        consumers = graph.consumers()
+        gates = [n for n in graph.nodes if n.name in mul.inputs and n.op == "vector" and n.attrs["kind"] == "silu"
+                 and len(consumers.get(n.name, [])) == 1 and n.name not in graph.outputs and not n.fused]
+        if not gates or mul.input_shapes[0] != mul.input_shapes[1]:
+            continue
+        gate = gates[0]
+        up = next(src for src in mul.inputs if src != gate.name)
+        swiglu = mul.with_(op="vector", attrs={"kind": "swiglu"}, inputs=(gate.inputs[0], up),
+                           input_shapes=(gate.input_shapes[0], mul.input_shapes[mul.inputs.index(up)]))
+        graph = graph.with_nodes([swiglu if n.name == name else n for n in graph.nodes if n.name != gate.name])
+        merged.append(SourceOp(gate.name, f"{gate.source_op} (merged into swiglu {name})"))
+    return graph, tuple(merged)
 
 
 def merge_nested_concats(graph: SourceGraph) -> tuple[SourceGraph, tuple[SourceOp, ...]]:

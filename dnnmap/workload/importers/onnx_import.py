@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,17 +33,21 @@ from dnnmap.workload.importers.graph import (
     unique_name,
     zero_stuffed_window,
 )
+from dnnmap.workload.importers.onnx_patterns import find_patterns
 from dnnmap.workload.importers.onnx_weights import ModelWeights
 from dnnmap.workload.sparsity import measured_density
 
 STATIC_SOURCES = frozenset({"Constant", "ConstantOfShape", "Shape", "Size"})
 ACTIVATIONS = {
     "Relu": "relu", "LeakyRelu": "leaky_relu", "PRelu": "prelu", "Sigmoid": "sigmoid", "Tanh": "tanh",
-    "HardSigmoid": "hard_sigmoid", "HardSwish": "hard_swish", "Softmax": "softmax", "LogSoftmax": "log_softmax",
-    "Elu": "elu", "Selu": "selu", "Gelu": "gelu", "Softplus": "softplus", "Clip": "clip", "LRN": "lrn",
+    "HardSigmoid": "hard_sigmoid", "HardSwish": "hard_swish", "LogSoftmax": "log_softmax",
+    "Elu": "elu", "Selu": "selu", "Softplus": "softplus", "Clip": "clip", "LRN": "lrn",
 }
+# layouts (docs/import.md "Transformer blocks"): a consumer reads its producer's words in another order or view
 PASSTHROUGH = frozenset({"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Identity", "Dropout", "QuantizeLinear",
-                         "DequantizeLinear", "Cast"})
+                         "DequantizeLinear", "Cast", "Transpose", "Split", "Expand"})
+REPEATS = frozenset({"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Identity", "Cast", "Expand"})
+VECTOR_OPS = {"LayerNormalization": "layernorm", "RMSNormalization": "rmsnorm", "Gelu": "gelu"}
 SMALL_CONSTANT = 64  # initializers up to this many elements keep their values for shape inference
 PROTOBUF_LIMIT = 2**31 - 1  # the largest serialized protobuf message (bigger models keep weights outside)
 BINARY = {"Add": "add", "Sum": "add", "Sub": "add", "Mul": "mul", "Div": "mul"}
@@ -84,6 +89,9 @@ class OnnxFrontEnd:
         self.static = self._static_tensors()
         self.producer: dict[str, str] = {n: n for n in self.graph_inputs}
         self.taken: set[str] = set(self.graph_inputs)
+        self.node_of = {o: n for n in self.graph.node for o in n.output if o}
+        self.patterns = find_patterns(self.graph.node, self.static, {o.name for o in self.graph.output})
+        self.embeddings: dict[str, tuple[int, ...]] = {}  # embedding lookups: network input name -> shape
 
     # ---- checks ------------------------------------------------------------------
     def _input_shapes(self, overrides: InputShapes) -> dict[str, tuple[int, ...]]:
@@ -181,12 +189,22 @@ class OnnxFrontEnd:
         for node in self.graph.node:
             if all(o in self.static for o in node.output if o):
                 continue
+            pattern = self.patterns.get(node.output[0])
+            if pattern is not None and pattern.output != node.output[0]:
+                continue  # an inner node of a decomposed function, translated with its last node
             name = unique_name(node.name or node.output[0], self.taken)
-            activations = [i for i in node.input if i and i not in self.static]
+            if self._is_embedding(node):
+                self._embed(node, name)
+                continue
+            activations = [pattern.root] if pattern else [i for i in node.input if i and i not in self.static]
             attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
             op_type = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}:{node.op_type}"
-            op, source_op, fields = translate_node(f"{self.path}: node {name!r} ({node.op_type})", op_type,
-                                                   lambda: self._translate(node, attrs, activations))
+            if pattern:
+                op, source_op, fields = "vector", f"decomposed {pattern.kind} ({len(pattern.members)} nodes)", {
+                    "kind": pattern.kind}
+            else:
+                op, source_op, fields = translate_node(f"{self.path}: node {name!r} ({node.op_type})", op_type,
+                                                       lambda: self._translate(node, attrs, activations))
             nodes.append(SourceNode(
                 name=name, op=op, source_op=source_op,
                 inputs=tuple(self.producer[i] for i in activations),
@@ -196,7 +214,62 @@ class OnnxFrontEnd:
             for out in node.output:
                 self.producer[out] = name
         outputs = tuple(dict.fromkeys(self.producer[o.name] for o in self.graph.output if o.name in self.producer))
-        return SourceGraph(self.path.stem, str(self.path), tuple(self.graph_inputs.items()), tuple(nodes), outputs)
+        read = {src for n in nodes for src in n.inputs}
+        inputs = [(n, s) for n, s in self.graph_inputs.items() if n in read or n in outputs]
+        return SourceGraph(self.path.stem, str(self.path), (*inputs, *self.embeddings.items()), tuple(nodes), outputs,
+                           notes=self._notes())
+
+    # ---- transformer blocks (docs/import.md "Transformer blocks") -------------------------
+    def _notes(self) -> tuple[str, ...]:
+        notes = [f"embedding lookup {name!r}: a table lookup without MACs; its result {list(shape)} is the "
+                 "network's input" for name, shape in self.embeddings.items()]
+        kinds = Counter(p.kind for p in {id(p): p for p in self.patterns.values()}.values())
+        if kinds:
+            notes.append("recognised decomposed functions as one layer each: "
+                         + ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items())))
+        return tuple(notes)
+
+    def _is_embedding(self, node: onnx.NodeProto) -> bool:
+        """A Gather of rows of a constant 2-D table by computed indices (token ids)."""
+        return (node.op_type == "Gather" and node.input[0] in self.static and node.input[1] not in self.static
+                and len(self.shape(node.input[0])) == 2 and int(_attr(node, "axis", 0)) == 0)
+
+    def _embed(self, node: onnx.NodeProto, name: str) -> None:
+        """The lookup's result becomes a network input (hidden states ``[N, 1, tokens, features]`` as the zoo's)."""
+        shape = self.shape(node.output[0])
+        self.embeddings[name] = (shape[0], 1, *shape[1:]) if len(shape) == 3 else shape
+        self.producer[node.output[0]] = name
+
+    def _through_layouts(self, tensor: str) -> tuple[onnx.NodeProto | None, int]:
+        """The first non-layout node producing ``tensor`` through layout ops, and how many times ``tensor``
+        repeats the words that node writes (``repeat_kv`` of grouped-query attention expands K/V heads)."""
+        source = tensor
+        node = self.node_of.get(source)
+        while node is not None and node.op_type in REPEATS:
+            source = node.input[0]
+            node = self.node_of.get(source)
+        words, read = math.prod(self.shape(source)), math.prod(self.shape(tensor))
+        return node, (read // words if self.shape(source) and self.shape(tensor) and read % words == 0 else 1)
+
+    def _products(self, node: onnx.NodeProto, a_name: str, b_name: str) -> tuple[str, dict]:
+        """A product of two activations: attention's QK^T or AV (``ops.attention``), else a batched einsum."""
+        a, b = self.shape(a_name), self.shape(b_name)
+        if len(a) < 2 or len(b) < 2 or a[-1] != b[-2]:
+            return "unsupported", {"reason": "product of two activations of unknown or mismatched shapes"}
+        if len(a) == len(b) == 4 and a[:2] == b[:2]:
+            _, repeat = self._through_layouts(b_name)
+            if a[1] % repeat == 0:
+                scores = self._reaches(a_name, "Softmax") is None
+                batch, heads, q_len, inner = a
+                return "einsum", {"attention": "scores" if scores else "values", "batch": batch, "heads": heads,
+                                  "q_len": q_len, "kv_len": b[3] if scores else inner,
+                                  "head_dim": inner if scores else b[3], "kv_heads": heads // repeat}
+        return "einsum", _batched_einsum(a, b)
+
+    def _reaches(self, tensor: str, op_type: str) -> onnx.NodeProto | None:
+        """The ``op_type`` node producing ``tensor`` through layouts and casts, if any."""
+        source, _ = self._through_layouts(tensor)
+        return source if source is not None and source.op_type == op_type else None
 
     def _translate(self, node: onnx.NodeProto, attrs: dict[str, Any],
                    activations: list[str]) -> tuple[str, dict[str, Any]]:
@@ -307,15 +380,57 @@ class OnnxFrontEnd:
     def _matmul(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
         a_name, b_name = (node.input[0], node.input[3]) if node.op_type == "QLinearMatMul" else node.input[:2]
         b = self.shape(b_name)
-        if b_name not in self.static or len(b) != 2:
-            return "unsupported", {"reason": "product of two activations"}
+        if node.op_type == "MatMul" and a_name not in self.static and b_name not in self.static:
+            return self._products(node, a_name, b_name)
+        if b_name not in self.static or len(b) != 2 or a_name in self.static:
+            return "unsupported", {"reason": "constant first operand or batched constant second operand"}
         return ("fc" if len(self.shape(a_name)) == 2 else "matmul"), {"out_features": b[1],
                                                                       **self._weight_density(b_name)}
 
     def _binary(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
         if len(activations) >= 2:
             return BINARY[node.op_type], {}
-        return "eltwise_unary", {"function": f"{node.op_type.lower()}_const"}
+        constant = next((self.shape(i) for i in node.input if i not in activations), ())
+        if node.op_type == "Add" and self._is_bias(activations[0], constant):
+            return "bias", {}
+        scalar = math.prod(constant) == 1 and node.op_type in ("Mul", "Div")
+        return "eltwise_unary", {"function": f"{node.op_type.lower()}_const", **({"scalar": True} if scalar else {})}
+
+    def _is_bias(self, tensor: str, constant: tuple[int, ...]) -> bool:
+        """A per-feature constant (one value per output column) added to a matrix product's result."""
+        producer = self.node_of.get(tensor)
+        return (producer is not None and producer.op_type in ("MatMul", "Gemm") and len(constant) == 1
+                and constant[0] == self.shape(tensor)[-1] and producer.input[1] in self.static)
+
+    def _softmax(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
+        """A softmax of a 2-D (classifier) output fuses as an activation; over the rows of a higher-rank tensor
+        (attention scores) it is a ``softmax`` vector layer. Only the last axis."""
+        rank = len(self.shape(node.input[0]))
+        if rank == 2:
+            return "eltwise_unary", {"function": "softmax"}
+        if int(attrs.get("axis", -1)) % max(rank, 1) != rank - 1:
+            return "unsupported", {"reason": f"axis {attrs.get('axis')} is not the last of a rank-{rank} tensor"}
+        return "vector", {"kind": "softmax"}
+
+    def _vector(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
+        """LayerNormalization, RMSNormalization (last axis) and Gelu: vector layers."""
+        rank = len(self.shape(node.input[0]))
+        if "axis" in attrs and int(attrs["axis"]) % max(rank, 1) != rank - 1:
+            return "unsupported", {"reason": f"normalizes from axis {attrs['axis']}, not over the last axis only"}
+        return "vector", {"kind": VECTOR_OPS[node.op_type]}
+
+    def _where(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
+        """``Where(mask, x, fill)`` with a constant mask and fill: a mask applied to ``x`` (fused, as an additive
+        mask), not a layer."""
+        if activations != [node.input[1]]:
+            return "unsupported", {"reason": "condition or fill computed, only a constant mask on one operand"}
+        return "eltwise_unary", {"function": "mask"}
+
+    def _gather(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
+        """Constant indices into an activation (``unbind`` of a fused QKV): a layout; embeddings: translate()."""
+        if node.input[1] in self.static:
+            return "passthrough", {}
+        return "unsupported", {"reason": "computed indices into a computed or non-2-D tensor"}
 
     def _concat(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
         rank = len(self.shape(node.output[0]))
@@ -347,10 +462,6 @@ class OnnxFrontEnd:
             return "unsupported", {"reason": "only non-negative H/W padding of 4-D maps"}
         return "pad", {"padding": (pads[2], pads[3], pads[6], pads[7])}
 
-    def _unsupported_transpose(self, node: onnx.NodeProto, attrs: dict[str, Any],
-                               activations: list[str]) -> tuple[str, dict]:
-        return "unsupported", {"reason": "of activations; only constant weights may be transposed"}
-
 
 def _text(value: str | bytes) -> str:
     """A string attribute (onnx.helper returns bytes)."""
@@ -375,6 +486,31 @@ def _window(attrs: dict[str, Any], spatial: tuple[int, ...], kernel: tuple[int, 
                          f"dilations={dilation}")
     return {"kernel": (int(kernel[0]), int(kernel[1])), "stride": stride, "padding": padding,
             "dilation": dilation}
+
+
+def _attr(node: onnx.NodeProto, name: str, default: Any) -> Any:
+    return next((helper.get_attribute_value(a) for a in node.attribute if a.name == name), default)
+
+
+def _batched_einsum(a: tuple[int, ...], b: tuple[int, ...]) -> dict[str, Any]:
+    """``A[..., m, k] x B[..., k, n]`` with numpy broadcasting of the leading (batch) axes as an einsum: an
+    operand whose batch axis is 1 (broadcast) does not carry that axis' letter (each of its words is reused)."""
+    lead = max(len(a), len(b)) - 2
+    if lead > 8:
+        raise ValueError(f"{lead} batch axes; at most 8")
+    letters = "abcdefgh"[:lead]
+    pad_a, pad_b = ((1,) * (lead - len(s) + 2) + tuple(s[:-2]) for s in (a, b))
+    sizes = {"m": a[-2], "k": a[-1], "n": b[-1]}
+    spec_a = spec_b = ""
+    for letter, x, y in zip(letters, pad_a, pad_b):
+        if x != y and 1 not in (x, y):
+            raise ValueError(f"batch axes of {a} and {b} do not broadcast")
+        if max(x, y) > 1:
+            sizes[letter] = max(x, y)
+            spec_a += letter if x > 1 else ""
+            spec_b += letter if y > 1 else ""
+    out = "".join(c for c in letters if c in sizes)
+    return {"expr": f"{spec_a}mk,{spec_b}kn->{out}mn", "sizes": sizes}
 
 
 def _without_weights(model: onnx.ModelProto, weights: ModelWeights) -> onnx.ModelProto:
@@ -419,11 +555,12 @@ HANDLERS: dict[str, Handler] = {
     "Gemm": OnnxFrontEnd._gemm, "MatMul": OnnxFrontEnd._matmul, "QLinearMatMul": OnnxFrontEnd._matmul,
     **{op: OnnxFrontEnd._binary for op in BINARY},
     "Concat": OnnxFrontEnd._concat, "BatchNormalization": OnnxFrontEnd._batchnorm, "Pad": OnnxFrontEnd._pad,
-    "Transpose": OnnxFrontEnd._unsupported_transpose,
+    "Softmax": OnnxFrontEnd._softmax, **{op: OnnxFrontEnd._vector for op in VECTOR_OPS},
+    "Where": OnnxFrontEnd._where, "Gather": OnnxFrontEnd._gather,
 }
 SUPPORTED_OPS: tuple[str, ...] = tuple(sorted(
-    {op for op in HANDLERS if op != "Transpose"} | set(ACTIVATIONS) | PASSTHROUGH
-    | {"Transpose (of constants)", "Constant", "Shape"}))
+    set(HANDLERS) | set(ACTIVATIONS) | PASSTHROUGH | {"Constant", "Shape"}
+    | {f"{op} (decomposed)" for op in ("LayerNorm", "RMSNorm", "GELU", "SiLU")}))
 
 
 def load_onnx_graph(path: Path, input_shapes: InputShapes | None = None) -> SourceGraph:

@@ -1,0 +1,185 @@
+"""Small torch transformer blocks written the way their reference implementations are, for ONNX export tests.
+
+- :class:`BertLayer`: post-norm encoder layer with a hand-written LayerNorm and the erf GELU (the original
+  BERT code), so the export carries their decomposed forms;
+- :class:`Gpt2Block`: pre-norm decoder layer with GPT-2's Conv1D (``addmm``: a Gemm), one fused QKV
+  projection split in three, a causal mask from a buffer (``Where``) and the tanh GELU, preceded by the
+  token and position embeddings (``Gather``);
+- :class:`VitBlock`: patch embedding (a convolution with kernel = stride), position embedding and a pre-norm
+  encoder layer with ``nn.LayerNorm``, ``nn.GELU`` and a fused QKV projection unbound per head;
+- :class:`LlamaLayer`: RMSNorm (decomposed, as Llama's code), SwiGLU MLP and grouped-query attention whose
+  K/V heads are repeated with ``repeat_kv`` (expand + reshape), as Hugging Face's Llama.
+
+Only imported inside tests that have torch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+
+@dataclass(frozen=True)
+class Dims:
+    batch: int = 2
+    tokens: int = 8
+    hidden: int = 32
+    heads: int = 4
+    ffn: int = 64
+    kv_heads: int = 4
+    vocab: int = 50
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden // self.heads
+
+
+def _split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
+    b, t, _ = x.shape
+    return x.view(b, t, heads, -1).transpose(1, 2)
+
+
+def _merge_heads(x: torch.Tensor) -> torch.Tensor:
+    b, h, t, d = x.shape
+    return x.transpose(1, 2).reshape(b, t, h * d)
+
+
+class BertLayerNorm(nn.Module):
+    """The original BERT code's LayerNorm (exported as ReduceMean, Sub, Pow, Sqrt, Div, Mul, Add)."""
+
+    def __init__(self, hidden: int, eps: float = 1e-12) -> None:
+        super().__init__()
+        self.weight, self.bias, self.eps = nn.Parameter(torch.ones(hidden)), nn.Parameter(torch.zeros(hidden)), eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        u = x.mean(-1, keepdim=True)
+        s = (x - u).pow(2).mean(-1, keepdim=True)
+        return self.weight * ((x - u) / torch.sqrt(s + self.eps)) + self.bias
+
+
+def erf_gelu(x: torch.Tensor) -> torch.Tensor:
+    return x * 0.5 * (1.0 + torch.erf(x / math.sqrt(2.0)))
+
+
+def tanh_gelu(x: torch.Tensor) -> torch.Tensor:
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class BertLayer(nn.Module):
+    def __init__(self, d: Dims) -> None:
+        super().__init__()
+        self.d = d
+        self.q, self.k, self.v, self.o = (nn.Linear(d.hidden, d.hidden) for _ in range(4))
+        self.ln1, self.ln2 = BertLayerNorm(d.hidden), BertLayerNorm(d.hidden)
+        self.fc1, self.fc2 = nn.Linear(d.hidden, d.ffn), nn.Linear(d.ffn, d.hidden)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.d.heads
+        q, k, v = _split_heads(self.q(x), h), _split_heads(self.k(x), h), _split_heads(self.v(x), h)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(self.d.head_dim)
+        a = _merge_heads(scores.softmax(-1) @ v)
+        x = self.ln1(x + self.o(a))
+        return self.ln2(x + self.fc2(erf_gelu(self.fc1(x))))
+
+
+class Conv1D(nn.Module):
+    """GPT-2's projection: ``addmm`` on the flattened tokens (a Gemm), viewed back to [batch, tokens, out]."""
+
+    def __init__(self, n_in: int, n_out: int) -> None:
+        super().__init__()
+        self.weight, self.bias = nn.Parameter(torch.randn(n_in, n_out)), nn.Parameter(torch.zeros(n_out))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return out.view(*x.shape[:-1], -1)
+
+
+class Gpt2Block(nn.Module):
+    def __init__(self, d: Dims) -> None:
+        super().__init__()
+        self.d = d
+        self.wte, self.wpe = nn.Embedding(d.vocab, d.hidden), nn.Embedding(d.tokens, d.hidden)
+        self.ln_1, self.ln_2 = nn.LayerNorm(d.hidden), nn.LayerNorm(d.hidden)
+        self.c_attn, self.c_proj = Conv1D(d.hidden, 3 * d.hidden), Conv1D(d.hidden, d.hidden)
+        self.c_fc, self.mlp_proj = Conv1D(d.hidden, d.ffn), Conv1D(d.ffn, d.hidden)
+        self.register_buffer("bias", torch.tril(torch.ones(d.tokens, d.tokens, dtype=torch.bool))
+                             .view(1, 1, d.tokens, d.tokens))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        t = ids.size(1)
+        x = self.wte(ids) + self.wpe(torch.arange(t))
+        q, k, v = self.c_attn(self.ln_1(x)).split(self.d.hidden, dim=2)
+        q, k, v = (_split_heads(z, self.d.heads) for z in (q, k, v))
+        w = q @ k.transpose(-1, -2) / math.sqrt(self.d.head_dim)
+        w = torch.where(self.bias[:, :, :t, :t], w, torch.tensor(torch.finfo(w.dtype).min))
+        x = x + self.c_proj(_merge_heads(w.softmax(-1) @ v))
+        return x + self.mlp_proj(tanh_gelu(self.c_fc(self.ln_2(x))))
+
+
+class VitBlock(nn.Module):
+    def __init__(self, d: Dims, image: int, patch: int) -> None:
+        super().__init__()
+        self.d = d
+        self.patch_embed = nn.Conv2d(3, d.hidden, patch, stride=patch)
+        self.pos_embed = nn.Parameter(torch.zeros(1, (image // patch) ** 2, d.hidden))
+        self.norm1, self.norm2 = nn.LayerNorm(d.hidden), nn.LayerNorm(d.hidden)
+        self.qkv, self.proj = nn.Linear(d.hidden, 3 * d.hidden), nn.Linear(d.hidden, d.hidden)
+        self.fc1, self.fc2, self.act = nn.Linear(d.hidden, d.ffn), nn.Linear(d.ffn, d.hidden), nn.GELU()
+
+    def forward(self, img: torch.Tensor) -> torch.Tensor:
+        x = self.patch_embed(img).flatten(2).transpose(1, 2) + self.pos_embed
+        b, n, c = x.shape
+        qkv = self.qkv(self.norm1(x)).reshape(b, n, 3, self.d.heads, self.d.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        attn = (q * self.d.head_dim ** -0.5) @ k.transpose(-2, -1)
+        x = x + self.proj((attn.softmax(-1) @ v).transpose(1, 2).reshape(b, n, c))
+        return x + self.fc2(self.act(self.fc1(self.norm2(x))))
+
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, hidden: int, eps: float = 1e-6) -> None:
+        super().__init__()
+        self.weight, self.eps = nn.Parameter(torch.ones(hidden)), eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        variance = x.to(torch.float32).pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(variance + self.eps)).to(x.dtype)
+
+
+def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
+    b, kvh, t, d = x.shape
+    return x[:, :, None, :, :].expand(b, kvh, n_rep, t, d).reshape(b, kvh * n_rep, t, d)
+
+
+class LlamaLayer(nn.Module):
+    def __init__(self, d: Dims) -> None:
+        super().__init__()
+        self.d = d
+        kv = d.kv_heads * d.head_dim
+        self.q_proj, self.o_proj = nn.Linear(d.hidden, d.hidden, bias=False), nn.Linear(d.hidden, d.hidden, bias=False)
+        self.k_proj, self.v_proj = nn.Linear(d.hidden, kv, bias=False), nn.Linear(d.hidden, kv, bias=False)
+        self.gate_proj, self.up_proj = nn.Linear(d.hidden, d.ffn, bias=False), nn.Linear(d.hidden, d.ffn, bias=False)
+        self.down_proj = nn.Linear(d.ffn, d.hidden, bias=False)
+        self.input_layernorm, self.post_attention_layernorm = LlamaRMSNorm(d.hidden), LlamaRMSNorm(d.hidden)
+        self.register_buffer("causal", torch.triu(torch.full((d.tokens, d.tokens), float("-inf")), 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        d, rep = self.d, self.d.heads // self.d.kv_heads
+        h = self.input_layernorm(x)
+        q = _split_heads(self.q_proj(h), d.heads)
+        k = repeat_kv(_split_heads(self.k_proj(h), d.kv_heads), rep)
+        v = repeat_kv(_split_heads(self.v_proj(h), d.kv_heads), rep)
+        w = q @ k.transpose(2, 3) / math.sqrt(d.head_dim) + self.causal
+        x = x + self.o_proj(_merge_heads(nn.functional.softmax(w, dim=-1, dtype=torch.float32) @ v))
+        h = self.post_attention_layernorm(x)
+        return x + self.down_proj(nn.functional.silu(self.gate_proj(h)) * self.up_proj(h))
+
+
+def export_block(model: nn.Module, example: torch.Tensor, path: str, input_name: str = "input") -> str:
+    """Export ``model`` (eval mode) with the TorchScript exporter, constants not folded (as export_module)."""
+    torch.onnx.export(model.eval(), (example,), path, dynamo=False, input_names=[input_name], output_names=["out"],
+                      do_constant_folding=False)
+    return path
