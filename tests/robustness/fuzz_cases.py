@@ -599,8 +599,10 @@ def nmp_dir_case(b: Bases, rng: random.Random, i: int) -> Outcome:
     manifest = folder / "manifest.json"
     doc = json.loads(manifest.read_text())
     target = rng.choice(["manifest", "manifest", "programs.bin", "programs.bin", "weights.bin", "network.yaml",
-                         "params.npz", "missing"])
-    if target == "manifest":
+                         "params.npz", "missing", "reformatted"])
+    if target == "reformatted":  # the same manifest written another way: must still simulate (exit 0)
+        manifest.write_text(json.dumps(doc, indent=rng.choice([None, 2, 4]), sort_keys=rng.random() < 0.5))
+    elif target == "manifest":
         if rng.random() < 0.85:
             manifest.write_bytes(dump(mutate_doc(doc, rng, rng.choice([1, 1, 2])), "json"))
         else:
