@@ -15,10 +15,11 @@ from dnnmap.api import resolve_arch, resolve_network
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
-from dnnmap.cli.options import (INPUT_SHAPE_HELP, check_writable, output_path, parse_input_shapes,
+from dnnmap.cli.options import (INPUT_SHAPE_HELP, check_writable, mapper_help, output_path, parse_input_shapes,
                                 parse_layer_list)
 from dnnmap.cli.progress import item_progress
 from dnnmap.cli.report_command import PNG_DIR_HELP, write_report
+from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.errors import DnnmapError
 from dnnmap.fileio import write_text_atomic
 from dnnmap.fusion.network import fuse_network
@@ -28,11 +29,10 @@ from dnnmap.mapping.io import save_mapping, write_atomic
 from dnnmap.report.html.runs import run_from_dict
 from dnnmap.report.json_report import to_dict
 from dnnmap.report.tables import layer_table, totals_line
-from dnnmap.search.mappers import OBJECTIVES
 from dnnmap.search.tso.arch_views import with_dram_model
 from dnnmap.report.tso import tso_comparison
-from dnnmap.search.network import (IMPERFECT_MAPPERS, MAPPERS, SUNSTONE_MAPPERS, NetworkResult,
-                                   check_search_limits, search_network, select_layers)
+from dnnmap.search import registry
+from dnnmap.search.network import NetworkResult, check_search_limits, search_network, select_layers
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_WASTE, SearchOptions
 from dnnmap.workload.ir import Network
 from dnnmap.workload.sparsity import apply_densities, parse_density_options
@@ -81,7 +81,7 @@ def map_command(
     arch: Annotated[str, typer.Option("--arch", "-a", help="architecture preset (see `dnnmap archs`) or a "
                                                            "YAML spec")] = "eyeriss",
     objective: Annotated[str, typer.Option(help=f"one of {', '.join(OBJECTIVES)}")] = "edp",
-    mapper: Annotated[str, typer.Option(help=f"one of {', '.join(MAPPERS)}")] = "auto",
+    mapper: Annotated[str, typer.Option(help=mapper_help())] = "auto",
     layers: Annotated[Optional[str], typer.Option(help="comma-separated layer names (default: all)")] = None,
     budget: Annotated[int, typer.Option(min=1, help="random mapper: mappings sampled per layer")] = DEFAULT_BUDGET,
     seed: Annotated[int, typer.Option(help="random mapper seed")] = 0,
@@ -141,10 +141,13 @@ def map_command(
             check_writable(path, option, directory=is_dir)
     err = stderr_console()
     load_kernels(err, spec)
-    if imperfect and (fuse is not None or mapper not in IMPERFECT_MAPPERS):
-        raise DnnmapError(f"--imperfect applies to the {', '.join(IMPERFECT_MAPPERS)} mappers without --fuse")
-    if tile_first and (fuse is not None or mapper not in SUNSTONE_MAPPERS):
-        raise DnnmapError(f"--tile-first applies to the {', '.join(SUNSTONE_MAPPERS)} mappers without --fuse")
+    chosen = registry.get(mapper)
+    if imperfect and (fuse is not None or not chosen.takes_imperfect):
+        raise DnnmapError(f"--imperfect applies to the {', '.join(registry.names(registry.takes_imperfect))} "
+                          "mappers without --fuse")
+    if tile_first and (fuse is not None or not chosen.takes_tile_first):
+        raise DnnmapError(f"--tile-first applies to the {', '.join(registry.names(registry.takes_tile_first))} "
+                          "mappers without --fuse")
     if (trace is not None or trace_png is not None) and fuse is None:
         raise DnnmapError("--trace and --trace-png export a fused schedule; they need --fuse")
     if fuse is not None:

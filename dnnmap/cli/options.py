@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from dnnmap.errors import DnnmapError, InputFileError
-from dnnmap.search.network import MAPPERS
+from dnnmap.search import registry
 
 INPUT_SHAPE_HELP = "graph input shape, e.g. input=1x3x224x224 (repeat for several inputs)"
 
@@ -32,9 +32,13 @@ def parse_input_shapes(values: list[str] | None) -> dict[str, tuple[int, ...]] |
 
 
 def check_mapper(mapper: str) -> None:
-    """Refuse, before any work, a ``--mapper`` that is not one of :data:`MAPPERS`."""
-    if mapper not in MAPPERS:
-        raise DnnmapError(f"unknown mapper {mapper!r}; choose from {', '.join(MAPPERS)}")
+    """Refuse, before any work, a ``--mapper`` that is not a registered mapper (dnnmap.search.registry)."""
+    registry.get(mapper)
+
+
+def mapper_help(prefix: str = "") -> str:
+    """``--mapper`` help: every registered mapper with its one-line description."""
+    return prefix + "; ".join(f"{name}: {registry.get(name).description}" for name in registry.names())
 
 
 def parse_layer_list(value: str | None) -> list[str] | None:

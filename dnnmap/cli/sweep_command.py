@@ -15,11 +15,10 @@ from dnnmap.arch.templates.sparse_simd import sparse_simd_spec
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
-from dnnmap.cli.options import check_mapper, check_writable, output_path
+from dnnmap.cli.options import check_mapper, check_writable, mapper_help, output_path
 from dnnmap.cli.progress import item_progress
+from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.errors import DnnmapError
-from dnnmap.search.mappers import OBJECTIVES
-from dnnmap.search.network import MAPPERS
 from dnnmap.sweep.candidates import GRID_FIELDS, template_points
 from dnnmap.sweep.engine import check_dask, check_workers, dask_client, pending_tasks, run_sweep
 from dnnmap.sweep.store import ResultStore
@@ -48,7 +47,7 @@ def sweep_command(
                      ] = None,
     objective: Annotated[Optional[list[str]], typer.Option(help=f"mapping objective (repeat for several): "
                                                            f"{', '.join(OBJECTIVES)}")] = None,
-    mapper: Annotated[str, typer.Option(help=f"one of {', '.join(MAPPERS)}")] = "auto",
+    mapper: Annotated[str, typer.Option(help=mapper_help())] = "auto",
     passes: Annotated[str, typer.Option("--pass", help="training passes: forward, backward, weight-update or "
                                         "all")] = "forward",
     density: Annotated[Optional[list[str]], typer.Option("--density", help=DENSITY_HELP)] = None,

@@ -19,7 +19,8 @@ class SearchOptions:
     ``budget``/``seed``: the random mapper's samples per layer and seed. ``budget_seconds``: the optimal
     mapper's time per layer (None: no limit). ``imperfect``: factors may pad each dimension by up to this
     fraction of its bound (imperfect factorization; None: exact factors). ``tile_first``: Sunstone also walks
-    the tile-first order. ``exhaustive_limit``: ``auto`` enumerates spaces up to this many mappings."""
+    the tile-first order. ``exhaustive_limit``: ``auto`` enumerates spaces up to this many mappings
+    (the ``exhaustive`` mapper: up to the larger of this and 5e6)."""
 
     budget: int = DEFAULT_BUDGET
     seed: int = 0

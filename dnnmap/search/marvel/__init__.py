@@ -13,3 +13,8 @@
 
 docs/marvel.md describes every choice the paper leaves open.
 """
+
+from dnnmap.search.marvel.mapper import MarvelMapper
+from dnnmap.search.registry import register
+
+register(MarvelMapper())

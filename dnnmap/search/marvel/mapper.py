@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.marvel.offchip import OffchipResult, offchip_search
 from dnnmap.search.marvel.onchip import MarvelOptions, onchip_search_objectives
-from dnnmap.search.mappers import SearchResult
+from dnnmap.search.mappers import Progress, SearchResult
+from dnnmap.search.options import SearchOptions
 from dnnmap.workload.ir import Operator
 
 
@@ -55,3 +56,14 @@ def marvel_search_objectives(op: Operator, arch: ArchSpec, objectives: tuple[str
         out[objective] = MarvelSearchResult(op, arch, mapping, on.cost, on.evaluated, on.valid, seconds, "marvel",
                                             off, on.factor_choices, on.sampled, on.utilization_relaxed)
     return out
+
+
+class MarvelMapper:
+    name = "marvel"
+    description = "Marvel's decoupled search: off-chip tiles and layouts first, then the on-chip mapping"
+    takes_imperfect = False
+    takes_tile_first = False
+
+    def search(self, op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
+               progress: Progress | None = None) -> SearchResult:
+        return marvel_search(op, arch, objective)

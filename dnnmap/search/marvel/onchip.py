@@ -50,7 +50,7 @@ from dnnmap.errors import DnnmapError, MappingError
 from dnnmap.search.marvel.dataflows import Dataflow
 from dnnmap.search.marvel.db_model import DbSettings
 from dnnmap.search.marvel.offchip import OffchipResult
-from dnnmap.search.mappers import _decode
+from dnnmap.search.mappers import decode_candidates
 from dnnmap.search.space import touched_lower
 from dnnmap.search.space import MapSpace, ceil_factorizations, level_orders, ordered_factorizations, padded_cap
 from dnnmap.workload.ir import Operator
@@ -150,7 +150,7 @@ class OnchipSpace:
 
     def decode(self, idx: np.ndarray) -> np.ndarray:
         """Mixed-radix indices -> (n, D, slots) factors (the exhaustive mapper's decoding)."""
-        return _decode(idx, self.tables)
+        return decode_candidates(idx, self.tables)
 
     def prune(self, fac: np.ndarray, min_util: float) -> np.ndarray:
         """Rows passing the fan-out, parallel-loop, utilization and capacity-lower-bound switches."""
@@ -239,13 +239,6 @@ def _not_after_mirror(fac: np.ndarray, mirrored: np.ndarray) -> np.ndarray:
     return ~nonzero.any(axis=1) | (diff[np.arange(len(fac)), first] < 0)
 
 
-def _argbest(cost: CostBatch, objective: str) -> tuple[float, int]:
-    score = cost.objective(objective)
-    tie = np.where(cost.valid, cost.energy + 1e-9 * cost.cycles, np.inf)  # as the core mappers break ties
-    idx = int(np.lexsort((tie, score))[0])
-    return float(score[idx]), idx
-
-
 def onchip_search(op: Operator, arch: ArchSpec, off: OffchipResult, objective: str = "edp",
                   options: MarvelOptions | None = None, chunk: int = 100_000) -> OnchipResult:
     """The best on-chip completion of ``off`` (Marvel Sec. 3.2) priced by the core model on ``arch``
@@ -279,7 +272,7 @@ def onchip_search_objectives(op: Operator, arch: ArchSpec, off: OffchipResult, o
             evaluated += len(batch)
             valid += int(cost.valid.sum())
             for o in objectives:
-                score, idx = _argbest(cost, o)
+                score, idx = cost.best(o)
                 if score < best[o][0]:
                     best[o] = (score, batch.take([idx]))
     exact = CostModel(op, arch)

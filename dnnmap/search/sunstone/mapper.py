@@ -7,16 +7,17 @@ import time
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostModel
 from dnnmap.errors import MappingError
+from dnnmap.search.mappers import Progress, SearchResult, nothing_fits_message
+from dnnmap.search.options import SearchOptions
 from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.sunstone.walk import SunstoneWalk
 from dnnmap.workload.ir import Operator
 
 
-
 def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats: SunstoneStats | None = None,
                     model: CostModel | None = None,
                     imperfect: float | None = None,
-                    tile_first: bool = False) -> "SearchResult":  # noqa: F821 - avoids an import cycle
+                    tile_first: bool = False) -> SearchResult:
     """Best mapping the Sunstone walk finds; ``stats`` (if given) accumulates its pruning statistics.
 
     ``tile_first``: also pair each maximal tile of the whole residual with the maximal unrollings of
@@ -28,8 +29,6 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
     a worse objective: the walk's pruning is lossy, and without the incumbent a padded maximal tile
     or unrolling could crowd out the exact divisor that was best.
     """
-    from dnnmap.search.mappers import SearchResult, _nothing_fits_message
-
     if imperfect is not None and not imperfect >= 0:
         raise ValueError(f"imperfect waste must be >= 0, got {imperfect!r}")
     t0 = time.perf_counter()
@@ -48,9 +47,20 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
         if stats is not None:
             stats.merge(padded.stats)
     if best is None:
-        raise MappingError(_nothing_fits_message(op, arch, model))
+        raise MappingError(nothing_fits_message(op, arch, model))
     cost = model.evaluate(best)
     if not cost.valid[0]:
-        raise MappingError(_nothing_fits_message(op, arch, model))
+        raise MappingError(nothing_fits_message(op, arch, model))
     return SearchResult(op, arch, best.mapping(0, op, arch), cost, evaluated, evaluated,
                         time.perf_counter() - t0, "sunstone")
+
+
+class SunstoneMapper:
+    name = "sunstone"
+    description = "level-by-level walk over maximal tiles and unrollings with pruning (fast, near optimal)"
+    takes_imperfect = True
+    takes_tile_first = True
+
+    def search(self, op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
+               progress: Progress | None = None) -> SearchResult:
+        return sunstone_search(op, arch, objective, imperfect=options.imperfect, tile_first=options.tile_first)
