@@ -12,7 +12,7 @@ from dnnmap.workload.ir import Operator
 
 class ExhaustiveMapper:
     name = "exhaustive"
-    description = "every mapping of the declared space (the optimum; refuses spaces over 5e6 mappings)"
+    description = "every mapping of the declared space (the optimum), up to 5e6 mappings"
     takes_imperfect = True
     takes_tile_first = False
 

@@ -60,7 +60,7 @@ def marvel_search_objectives(op: Operator, arch: ArchSpec, objectives: tuple[str
 
 class MarvelMapper:
     name = "marvel"
-    description = "Marvel's decoupled search: off-chip tiles and layouts first, then the on-chip mapping"
+    description = "off-chip tiles and layouts first, then the on-chip mapping (Marvel)"
     takes_imperfect = False
     takes_tile_first = False
 

@@ -57,7 +57,7 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
 
 class SunstoneMapper:
     name = "sunstone"
-    description = "level-by-level walk over maximal tiles and unrollings with pruning (fast, near optimal)"
+    description = "a level-by-level walk over maximal tiles and unrollings (fast, near the optimum)"
     takes_imperfect = True
     takes_tile_first = True
 

@@ -55,7 +55,7 @@ def tso_search(op: Operator, arch: ArchSpec, objective: str = "latency",
 
 class TsoMapper:
     name = "tso"
-    description = "TSO's tensor slicing and tiling for multicore NPUs; minimizes its own time estimate"
+    description = "tensor slicing and tiling for multicore NPUs (TSO; minimizes its own time estimate)"
     takes_imperfect = False
     takes_tile_first = False
 
