@@ -22,7 +22,8 @@ from pathlib import Path
 from dnnmap.arch.spec import load_arch
 from dnnmap.arch.templates.params import SparseSimdParams
 from dnnmap.arch.templates.sparse_simd import sparse_simd_spec
-from dnnmap.search.network import compile_kernels, search_network
+from dnnmap.cost.warmup import compile_kernels
+from dnnmap.search.network import search_network
 from dnnmap.sweep.engine import dask_client, run_sweep
 from dnnmap.sweep.store import ResultStore
 from dnnmap.sweep.tasks import SweepTask

@@ -17,11 +17,11 @@ from typing import Any
 
 from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.arch.variants import with_dram_model
+from dnnmap.cost.objective import check_objective
 from dnnmap.errors import DnnmapError, UnknownNameError, unknown_name_message
-from dnnmap.search.mappers import OBJECTIVES
+from dnnmap.search import registry
 from dnnmap.search.constraints import Constraints, load_constraints
-from dnnmap.search.network import (CONSTRAINED_MAPPERS, IMPERFECT_MAPPERS, MAPPERS, SUNSTONE_MAPPERS, NetworkResult,
-                                   check_search_limits, search_network, select_layers)
+from dnnmap.search.network import NetworkResult, check_search_limits, search_network, select_layers
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS, SearchOptions
 from dnnmap.workload import zoo
 from dnnmap.workload.importers import InputShapes, load_network
@@ -91,17 +91,16 @@ class PreparedMap:
 
 
 def check_mapper_options(mapper: str, options: SearchOptions) -> None:
-    """Refuse, before any work, an unknown mapper, ``--imperfect``/``--tile-first`` with a mapper that ignores
-    them, and budgets, seeds or time limits the mappers cannot honour."""
-    if mapper not in MAPPERS:
-        raise UnknownNameError(unknown_name_message("mapper", mapper, MAPPERS))
-    if options.imperfect is not None and mapper not in IMPERFECT_MAPPERS:
-        raise DnnmapError(f"--imperfect applies to the {', '.join(IMPERFECT_MAPPERS)} mappers")
-    if options.tile_first and mapper not in SUNSTONE_MAPPERS:
-        raise DnnmapError(f"--tile-first applies to the {', '.join(SUNSTONE_MAPPERS)} mappers")
-    if options.constraints != Constraints() and mapper not in CONSTRAINED_MAPPERS:
-        raise DnnmapError(f"--constraints applies to the {', '.join(CONSTRAINED_MAPPERS)} mappers (the {mapper!r} "
-                          "mapper builds its own candidates)")
+    """Refuse, before any work, an unknown mapper (dnnmap.search.registry), options it would ignore
+    (``--imperfect``, ``--tile-first``, ``--constraints``), naming the mappers that take them, and budgets,
+    seeds or time limits the mappers cannot honour."""
+    chosen = registry.get(mapper)
+    for given, takes, flag in ((options.imperfect is not None, registry.takes_imperfect, "--imperfect"),
+                               (options.tile_first, registry.takes_tile_first, "--tile-first"),
+                               (not options.constraints.empty, registry.takes_constraints, "--constraints")):
+        if given and not takes(chosen):
+            raise DnnmapError(f"{flag} applies to the {', '.join(registry.names(takes))} mappers, not to "
+                              f"{mapper!r}")
     options.check()
 
 
@@ -111,26 +110,25 @@ def check_fuse_baseline(request: MapRequest) -> None:
     from dnnmap.fusion.baseline import BASELINES
 
     if request.fuse_baseline not in BASELINES:
-        raise UnknownNameError(f"unknown --fuse-baseline {request.fuse_baseline!r}; choose from {', '.join(BASELINES)}")
+        raise UnknownNameError(unknown_name_message("--fuse-baseline", request.fuse_baseline, BASELINES))
     if request.fuse is None and request.fuse_baseline != "best":
         raise DnnmapError("--fuse-baseline chooses what fused layers are compared with; it needs --fuse")
-    if request.fuse_baseline == "paper" and request.mapper not in CONSTRAINED_MAPPERS:
+    if request.fuse_baseline == "paper" and not registry.get(request.mapper).takes_constraints:
         raise DnnmapError(f"--fuse-baseline paper maps layers in the row-stationary space: use one of the "
-                          f"{', '.join(CONSTRAINED_MAPPERS)} mappers (the {request.mapper!r} mapper builds its own "
-                          "candidates)")
+                          f"{', '.join(registry.names(registry.takes_constraints))} mappers (the {request.mapper!r} "
+                          "mapper builds its own candidates)")
 
 
 def prepare_map(request: MapRequest) -> PreparedMap:
     """Resolve the model and architecture and refuse, before any search, options that do not apply."""
-    if request.objective not in OBJECTIVES:
-        raise UnknownNameError(unknown_name_message("objective", request.objective, OBJECTIVES))
+    check_objective(request.objective)
     passes = parse_passes(request.passes)
     if request.fuse is not None:
         if passes != ("forward",):
             raise DnnmapError("--fuse applies to the forward pass only (--pass forward)")
         if request.layers:
             raise DnnmapError("--layers does not apply with --fuse: fusion schedules the whole layer sequence")
-        if request.options.constraints != Constraints():
+        if not request.options.constraints.empty:
             raise DnnmapError("--constraints does not apply with --fuse: fusion maps layers on hardware shares the "
                               "constraints do not name")
         if request.max_fused < 2:

@@ -22,7 +22,7 @@ def stdout_console() -> Console:
 def load_kernels(err: Console, arch: ArchSpec | None = None) -> None:
     """Load the compiled cost kernel as ``arch`` needs it under a status line (the first run on a machine
     compiles it, ~25-35 s; later runs load numba's cache)."""
-    from dnnmap.search.network import compile_kernels
+    from dnnmap.cost.warmup import compile_kernels
 
     with phase(err, "loading the compiled cost model (the first run on a machine compiles it: ~30 s)"):
         compile_kernels(arch)

@@ -14,7 +14,7 @@ from dnnmap.cli.console import load_kernels, shown, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
 from dnnmap.cli.options import (BudgetOption, BudgetSecondsOption, ImperfectOption, SeedOption, TileFirstOption,
-                                check_writable, output_path, search_options)
+                                check_writable, mapper_help, output_path, search_options)
 from dnnmap.cli.progress import count_progress
 from dnnmap.errors import DnnmapError
 from dnnmap.fileio import write_text_atomic
@@ -22,7 +22,6 @@ from dnnmap.hwgen.evaluate import DesignPoint
 from dnnmap.hwgen.generate import GENERATION_OBJECTIVES, Generation, generate_hardware
 from dnnmap.hwgen.outputs import arch_yaml, verilog_header
 from dnnmap.hwgen.space import Budget
-from dnnmap.search.network import MAPPERS
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS
 
 
@@ -58,7 +57,7 @@ def generate_hw_command(
     pes: Annotated[Optional[int], typer.Option("--pes", help="PE budget: at most this many PEs")] = None,
     objective: Annotated[str, typer.Option(help=f"mapping and selection objective: "
                                                 f"{', '.join(GENERATION_OBJECTIVES)}")] = "edp",
-    mapper: Annotated[str, typer.Option(help=f"per-layer mapper: one of {', '.join(MAPPERS)}")] = "auto",
+    mapper: Annotated[str, typer.Option(help=mapper_help("per-layer mapper: "))] = "auto",
     passes: Annotated[str, typer.Option("--pass", help="training passes to map: forward, backward, "
                                         "weight-update or all (docs/ir.md)")] = "forward",
     density: Annotated[Optional[list[str]], typer.Option("--density", help=DENSITY_HELP)] = None,

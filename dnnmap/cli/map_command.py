@@ -11,10 +11,11 @@ from dnnmap.api import MapRequest, MapRun, prepare_map, run_map
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.options import (INPUT_SHAPE_HELP, BudgetOption, BudgetSecondsOption, ImperfectOption, SeedOption,
-                                TileFirstOption, check_outputs, output_path, parse_input_shapes, parse_layer_list,
+                                TileFirstOption, check_outputs, mapper_help, output_path, parse_input_shapes, parse_layer_list,
                                 search_options)
 from dnnmap.cli.progress import count_progress, item_progress
 from dnnmap.cli.report_command import PNG_DIR_HELP, write_report
+from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.errors import DnnmapError
 from dnnmap.fileio import write_text_atomic
 from dnnmap.report.fusion import group_table, totals_lines
@@ -22,8 +23,6 @@ from dnnmap.report.fusion_trace import timeline_png, trace_json
 from dnnmap.report.tables import layer_table, totals_line
 from dnnmap.report.tso import tso_comparison
 from dnnmap.search.constraints import load_constraints
-from dnnmap.search.mappers import OBJECTIVES
-from dnnmap.search.network import MAPPERS
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS
 from dnnmap.workload.sparsity import parse_density_options
 
@@ -59,7 +58,7 @@ def map_command(
     arch: Annotated[str, typer.Option("--arch", "-a", help="architecture preset (see `dnnmap archs`) or a "
                                                            "YAML spec")] = "eyeriss",
     objective: Annotated[str, typer.Option(help=f"one of {', '.join(OBJECTIVES)}")] = "edp",
-    mapper: Annotated[str, typer.Option(help=f"one of {', '.join(MAPPERS)}")] = "auto",
+    mapper: Annotated[str, typer.Option(help=mapper_help())] = "auto",
     layers: Annotated[Optional[str], typer.Option(help="comma-separated layer names (default: all)")] = None,
     budget: BudgetOption = DEFAULT_BUDGET,
     seed: SeedOption = 0,

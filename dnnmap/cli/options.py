@@ -13,6 +13,7 @@ import typer
 from dnnmap.errors import DnnmapError, InputFileError
 from dnnmap.search.constraints import Constraints
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS, DEFAULT_WASTE, SearchOptions
+from dnnmap.search import registry
 
 INPUT_SHAPE_HELP = "graph input shape, e.g. input=1x3x224x224 (repeat for several inputs)"
 
@@ -64,6 +65,11 @@ def search_options(budget: int = DEFAULT_BUDGET, seed: int = 0,
     return SearchOptions(budget=budget, seed=seed, budget_seconds=budget_seconds,
                          imperfect=DEFAULT_WASTE if imperfect else None, tile_first=tile_first,
                          constraints=constraints or Constraints())
+
+
+def mapper_help(prefix: str = "") -> str:
+    """``--mapper`` help: every registered mapper with its one-line description."""
+    return prefix + "; ".join(f"{name}: {registry.get(name).description}" for name in registry.names())
 
 
 def parse_layer_list(value: str | None) -> list[str] | None:

@@ -16,13 +16,12 @@ from dnnmap.cli.console import load_kernels, shown, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
 from dnnmap.cli.options import (BudgetOption, BudgetSecondsOption, ImperfectOption, SeedOption, TileFirstOption,
-                                check_outputs, output_path, search_options)
+                                check_outputs, mapper_help, output_path, search_options)
 from dnnmap.cli.progress import item_progress
+from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.errors import DnnmapError
 from dnnmap.fileio import write_text_atomic
 from dnnmap.report.sweep_export import rows_to_csv, rows_to_json
-from dnnmap.search.mappers import OBJECTIVES
-from dnnmap.search.network import MAPPERS
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS
 from dnnmap.sweep.candidates import GRID_FIELDS, template_points
 from dnnmap.sweep.engine import check_dask, check_workers, dask_client, pending_tasks, run_sweep
@@ -53,7 +52,7 @@ def sweep_command(
                      ] = None,
     objective: Annotated[Optional[list[str]], typer.Option(help=f"mapping objective (repeat for several): "
                                                            f"{', '.join(OBJECTIVES)}")] = None,
-    mapper: Annotated[str, typer.Option(help=f"one of {', '.join(MAPPERS)}")] = "auto",
+    mapper: Annotated[str, typer.Option(help=mapper_help())] = "auto",
     passes: Annotated[str, typer.Option("--pass", help="training passes: forward, backward, weight-update or "
                                         "all")] = "forward",
     density: Annotated[Optional[list[str]], typer.Option("--density", help=DENSITY_HELP)] = None,

@@ -15,6 +15,7 @@ from dnnmap.arch.spec import ACTIONS, ArchSpec, Fanout
 from dnnmap.arch.units import compute_unit
 from dnnmap.cost import kernel
 from dnnmap.cost.batch import MappingBatch
+from dnnmap.cost.objective import best_index, objective_value, tie_break
 from dnnmap.cost.transfer import dram_transfer_seconds
 from dnnmap.workload.ir import Operator
 
@@ -57,10 +58,19 @@ class CostBatch:
         return self.energy * self.cycles
 
     def objective(self, name: str) -> np.ndarray:
-        values = {"latency": self.cycles, "energy": self.energy, "edp": self.edp, "dram": self.dram_bytes}
-        if name not in values:
-            raise ValueError(f"unknown objective {name!r}; choose from {', '.join(values)}")
-        return np.where(self.valid, values[name].astype(float), np.inf)
+        """Each mapping's value of the objective ``name`` (dnnmap.cost.objective); inf where it does not fit."""
+        value = objective_value(name, self.energy, self.cycles, self.dram_bytes)
+        return np.where(self.valid, value.astype(float), np.inf)
+
+    def tie_break(self) -> np.ndarray:
+        """Each mapping's second ranking key (:func:`dnnmap.cost.objective.tie_break`)."""
+        return tie_break(self.energy, self.cycles)
+
+    def best(self, objective: str) -> tuple[float, int]:
+        """The best mapping's objective value and index: the objective, then the tie-break, then batch order."""
+        score = self.objective(objective)
+        idx = best_index(score, self.tie_break())
+        return float(score[idx]), idx
 
 
 class CostModel:

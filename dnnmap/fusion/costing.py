@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
+from dnnmap.cost.objective import objective_value
 from dnnmap.cost.transfer import dram_transfer_seconds
 from dnnmap.fusion.volume import LayerTraffic
 from dnnmap.mapping.mapping import Mapping
@@ -43,8 +44,7 @@ class Cost:
 
     def objective(self, name: str) -> float:
         """The value a schedule minimizes: ``latency``, ``energy``, ``edp`` or ``dram``."""
-        return {"latency": self.cycles, "energy": self.energy, "edp": self.energy * self.cycles,
-                "dram": self.dram_bytes}[name]
+        return objective_value(name, self.energy, self.cycles, self.dram_bytes)
 
 
 ZERO = Cost(0.0, 0.0, 0.0)

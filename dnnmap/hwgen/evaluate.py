@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from dnnmap.arch.area import AreaBreakdown, area_of
 from dnnmap.arch.templates.params import SparseSimdParams
+from dnnmap.cost.objective import objective_value
 from dnnmap.arch.templates.sparse_simd import sparse_simd_spec
 from dnnmap.search.network import NetworkResult, search_network
 from dnnmap.search.options import SearchOptions
@@ -49,7 +50,7 @@ class DesignPoint:
 
     def objective(self, name: str) -> float:
         """The value to minimise: ``latency``, ``energy`` or ``edp`` (their product)."""
-        return {"latency": self.latency_s, "energy": self.energy_j, "edp": self.latency_s * self.energy_j}[name]
+        return objective_value(name, self.energy_j, self.latency_s)
 
 
 def evaluate_point(params: SparseSimdParams, networks: Sequence[Network], objective: str = "edp",

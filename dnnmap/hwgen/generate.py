@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from dnnmap.arch.area import area_of
 from dnnmap.arch.templates.params import SparseSimdParams
-from dnnmap.errors import DnnmapError, unknown_name_message
+from dnnmap.cost.objective import check_objective
+from dnnmap.errors import DnnmapError
 from dnnmap.hwgen.evaluate import DesignPoint, evaluate_point
 from dnnmap.hwgen.pareto import pareto_front
 from dnnmap.hwgen.space import ARRAY_SIDES, GRIDS, Budget, array_shapes, neighbours
@@ -50,8 +51,7 @@ def generate_hardware(networks: Sequence[Network], budget: Budget, objective: st
                       max_candidates: int = 40, reference: SparseSimdParams = SparseSimdParams(),
                       progress: Progress | None = None, options: SearchOptions = SearchOptions()) -> Generation:
     """Search template points meeting ``budget`` for ``networks``; see the module docstring."""
-    if objective not in GENERATION_OBJECTIVES:
-        raise DnnmapError(unknown_name_message("objective", objective, GENERATION_OBJECTIVES))
+    check_objective(objective, GENERATION_OBJECTIVES)
     if not 1 <= max_candidates <= 10_000:
         raise DnnmapError(f"--max-candidates {max_candidates}: must be in 1..10000")
     shapes = array_shapes(budget, reference)

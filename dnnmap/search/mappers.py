@@ -28,8 +28,8 @@ from dnnmap.search.sampling import CandidateSampler
 from dnnmap.search.space import MapSpace, decode
 from dnnmap.workload.ir import Operator
 
-OBJECTIVES = ("latency", "energy", "edp", "dram")
 Progress = Callable[[int], None]
+EXHAUSTIVE_LIMIT = 5e6  # the exhaustive mapper refuses larger declared spaces
 
 
 class SearchSpaceTooLarge(DnnmapError):
@@ -50,11 +50,8 @@ class SearchResult:
 
 def _best_of(model: CostModel, batch: MappingBatch, objective: str) -> tuple[float, int, int]:
     cost = model.evaluate(batch, reuse_buffers=True)  # read here, before the next evaluation
-    score = cost.objective(objective)
-    # tie-break on energy then latency so results do not depend on enumeration order
-    tie = np.where(cost.valid, cost.energy + 1e-9 * cost.cycles, np.inf)
-    idx = int(np.lexsort((tie, score))[0])
-    return float(score[idx]), idx, int(cost.valid.sum())
+    score, idx = cost.best(objective)
+    return score, idx, int(cost.valid.sum())
 
 
 class _Best:
@@ -76,12 +73,12 @@ class _Best:
 
     def result(self, op: Operator, arch: ArchSpec, model: CostModel, t0: float, mapper: str) -> SearchResult:
         if self.batch is None or not math.isfinite(self.score):
-            raise MappingError(_nothing_fits_message(op, arch, model))
+            raise MappingError(nothing_fits_message(op, arch, model))
         return SearchResult(op, arch, self.batch.mapping(0, op, arch), model.evaluate(self.batch), self.evaluated,
                             self.valid, time.perf_counter() - t0, mapper)
 
 
-def _nothing_fits_message(op: Operator, arch: ArchSpec, model: CostModel) -> str:
+def nothing_fits_message(op: Operator, arch: ArchSpec, model: CostModel) -> str:
     """Name the level and tensor that is too small, using the smallest possible tile (all factors 1)."""
     L, D = len(arch.levels), len(op.dim_names)
     ones = np.ones((1, L, D), dtype=np.int64)
@@ -98,7 +95,13 @@ def _nothing_fits_message(op: Operator, arch: ArchSpec, model: CostModel) -> str
     return f"layer {op.name!r}: no legal mapping found on {arch.name!r} within the search budget"
 
 
-def exhaustive_search(op: Operator, arch: ArchSpec, objective: str = "edp", max_space: float = 5e6,
+def exhaustive_size(tables: list[np.ndarray], space: MapSpace) -> float:
+    """Estimated number of mappings the exhaustive mapper evaluates over ``space``'s factor ``tables``
+    (:meth:`MapSpace.tables`): factorizations x loop orders."""
+    return math.prod(len(t) for t in tables) * _mean_orders_estimate(tables, space)
+
+
+def exhaustive_search(op: Operator, arch: ArchSpec, objective: str = "edp", max_space: float = EXHAUSTIVE_LIMIT,
                       chunk: int = 200_000, progress: Progress | None = None,
                       space: MapSpace | None = None) -> SearchResult:
     """Evaluate every candidate of ``space`` (default: the declared space; its factorizations x non-trivial loop
@@ -107,9 +110,8 @@ def exhaustive_search(op: Operator, arch: ArchSpec, objective: str = "edp", max_
     space = space or MapSpace(op, arch)
     model = CostModel(op, arch)
     tables = space.tables()
-    sizes = [len(t) for t in tables]
-    n_factor = math.prod(sizes)
-    estimate = n_factor * _mean_orders_estimate(tables, space)
+    n_factor = math.prod(len(t) for t in tables)
+    estimate = exhaustive_size(tables, space)
     if estimate > max_space:
         raise SearchSpaceTooLarge(
             f"layer {op.name!r}: the exhaustive space has about {estimate:.2e} mappings (limit {max_space:.0e}); "

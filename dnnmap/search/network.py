@@ -4,29 +4,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-
-import numpy as np
+from dataclasses import dataclass
 
 from dnnmap import limits
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.cost.batch import MappingBatch
-from dnnmap.cost.model import CostModel
-from dnnmap.errors import DnnmapError, UnknownNameError, did_you_mean, unknown_name_message
-from dnnmap.search.marvel.mapper import marvel_search
-from dnnmap.search.mappers import OBJECTIVES, SearchResult, SearchSpaceTooLarge, exhaustive_search, random_search
-from dnnmap.search.optimal import optimal_search
+from dnnmap.cost.objective import check_objective
+from dnnmap.errors import UnknownNameError, did_you_mean
+from dnnmap.search import registry
+from dnnmap.search.mappers import SearchResult
 from dnnmap.search.options import SearchOptions
-from dnnmap.search.space import MapSpace
-from dnnmap.search.sunstone.mapper import sunstone_search
-from dnnmap.search.tso.mapper import tso_search
 from dnnmap.workload.ir import Network, Operator
 from dnnmap.workload.sparsity import op_densities
-
-MAPPERS = ("auto", "exhaustive", "random", "sunstone", "optimal", "tso", "marvel")
-IMPERFECT_MAPPERS = ("auto", "exhaustive", "random", "sunstone")  # take map_layer's ``imperfect``
-SUNSTONE_MAPPERS = ("auto", "sunstone")  # run the Sunstone walk, so take map_layer's ``tile_first``
-CONSTRAINED_MAPPERS = ("auto", "exhaustive", "random")  # walk the map space, so honour its constraints
 
 
 @dataclass(frozen=True)
@@ -102,49 +90,13 @@ def shape_key(op: Operator) -> tuple:
 def map_layer(op: Operator, arch: ArchSpec, objective: str = "edp", mapper: str = "auto",
               options: SearchOptions = SearchOptions(),
               progress: Callable[[int], None] | None = None) -> SearchResult:
-    """Best mapping of one operator. ``auto``: exhaustive when the declared space is at most
-    ``options.exhaustive_limit`` mappings, else the Sunstone mapper (better than ``budget`` random samples on
-    every network and preset of ``benchmarks/sunstone_bench.py``, in a third of the time or less).
-    ``options.imperfect``: factors may pad each dimension by up to this fraction of its bound (imperfect
-    factorization, docs/search.md); the auto, exhaustive, random and sunstone mappers take it.
-    ``options.tile_first``: Sunstone (also under ``auto``) also walks the report's tile-first order
-    (docs/search.md: closes its last 1-2% gaps at ~2.7x the search time). ``options.constraints``: the
-    auto, exhaustive and random mappers walk the constrained map space; ``auto`` then samples ``budget``
-    mappings (random) instead of running Sunstone when the space is too large to enumerate."""
-    imperfect, tile_first = options.imperfect, options.tile_first
-    if objective not in OBJECTIVES:
-        raise UnknownNameError(unknown_name_message("objective", objective, OBJECTIVES))
-    if mapper not in MAPPERS:
-        raise UnknownNameError(unknown_name_message("mapper", mapper, MAPPERS))
-    if imperfect is not None and mapper not in IMPERFECT_MAPPERS:
-        raise DnnmapError(f"imperfect factorization is an option of the {', '.join(IMPERFECT_MAPPERS)} mappers, "
-                          f"not of {mapper!r}")
-    if tile_first and mapper not in SUNSTONE_MAPPERS:
-        raise DnnmapError(f"tile_first is an option of the {', '.join(SUNSTONE_MAPPERS)} mappers, not of {mapper!r}")
-    constrained = not options.constraints.empty
-    if constrained and mapper not in CONSTRAINED_MAPPERS:
-        raise DnnmapError(f"map-space constraints apply to the {', '.join(CONSTRAINED_MAPPERS)} mappers; the "
-                          f"{mapper!r} mapper builds its own candidates and would ignore them")
-    if mapper == "sunstone":
-        return sunstone_search(op, arch, objective, imperfect=imperfect, tile_first=tile_first)
-    if mapper == "tso":
-        return tso_search(op, arch, objective)
-    if mapper == "marvel":
-        return marvel_search(op, arch, objective)
-    if mapper == "optimal":
-        return optimal_search(op, arch, objective, budget_seconds=options.budget_seconds).result
-    space = MapSpace(op, arch, replace(options.constraints, waste=imperfect))
-    if mapper in ("auto", "exhaustive"):
-        try:
-            return exhaustive_search(op, arch, objective, max_space=options.exhaustive_limit if mapper == "auto" else 5e6,
-                                     progress=progress, space=space)
-        except SearchSpaceTooLarge:
-            if mapper == "exhaustive":
-                raise
-            if not constrained:
-                return sunstone_search(op, arch, objective, imperfect=imperfect, tile_first=tile_first)
-    return random_search(op, arch, objective, budget=options.budget, seed=options.seed, progress=progress,
-                         space=space)
+    """Best mapping of one operator by the mapper registered as ``mapper`` (dnnmap.search.registry;
+    ``auto``: exhaustive when the declared space is at most ``options.exhaustive_limit`` mappings, else
+    Sunstone). ``options.imperfect`` (imperfect factorization, docs/search.md) and ``options.tile_first``
+    (Sunstone also walks the report's tile-first order) are refused by mappers that do not take them.
+    ``progress``: candidates evaluated, for the exhaustive and random mappers."""
+    check_objective(objective)
+    return registry.check_options(mapper, options).search(op, arch, objective, options, progress)
 
 
 def select_layers(network: Network, names: list[str] | None) -> list[Operator]:
@@ -193,22 +145,3 @@ def search_network(network: Network, arch: ArchSpec, objective: str = "edp", map
         if on_layer:
             on_layer(op.name)
     return NetworkResult(network.name, arch, objective, mapper, tuple(results), time.perf_counter() - t0)
-
-
-def compile_kernels(arch: ArchSpec | None = None) -> None:
-    """Compile (first run) or load from numba's on-disk cache the cost kernel as ``arch`` (default: the
-    Eyeriss preset) needs it - with or without the burst code, and the network pass when a fan-out has a
-    network bandwidth (docs/cost-model.md section 5) - by evaluating one mapping of a tiny layer. The first
-    run on a machine takes about 25 s (Eyeriss; with the burst code about 35 s), later runs well under 1 s;
-    the random mapper's sampler compiles on its first use (~2 s)."""
-    from dnnmap.arch.spec import load_arch
-    from dnnmap.workload.ops import conv2d
-
-    arch = arch or load_arch("eyeriss")
-    op = conv2d("warm-up", 2, 2, (2, 2), 1)
-    L, D = len(arch.levels), len(op.dim_names)
-    temporal = np.ones((1, L, D), dtype=np.int64)
-    temporal[0, L - 1] = [op.bounds[d] for d in op.dim_names]  # the whole layer at the backing store
-    order = np.broadcast_to(np.arange(D), (1, L, D))
-    batch = MappingBatch(temporal, np.ones_like(temporal), order, MappingBatch.default_keeps(op, arch))
-    CostModel(op, arch).evaluate(batch)

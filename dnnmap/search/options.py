@@ -3,7 +3,7 @@ mapper that runs: ``SearchOptions(budget=2000, seed=1, imperfect=0.15)``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dnnmap import limits
 from dnnmap.search.constraints import Constraints
@@ -20,9 +20,10 @@ class SearchOptions:
     ``budget``/``seed``: the random mapper's samples per layer and seed. ``budget_seconds``: the optimal
     mapper's time per layer (None: no limit). ``imperfect``: factors may pad each dimension by up to this
     fraction of its bound (imperfect factorization; None: exact factors). ``tile_first``: Sunstone also walks
-    the tile-first order. ``exhaustive_limit``: ``auto`` enumerates spaces up to this many mappings.
-    ``constraints``: the map space's constraints (a dataflow, docs/search.md "Constraints"); the auto, exhaustive
-    and random mappers walk the constrained space."""
+    the tile-first order. ``exhaustive_limit``: ``auto`` enumerates spaces up to this many mappings
+    (the ``exhaustive`` mapper: up to the larger of this and 5e6). ``constraints``: the map space's
+    constraints (a dataflow, docs/search.md "Constraints"); the auto, exhaustive and random mappers walk the
+    constrained space."""
 
     budget: int = DEFAULT_BUDGET
     seed: int = 0
@@ -31,6 +32,10 @@ class SearchOptions:
     tile_first: bool = False
     exhaustive_limit: float = 2e5
     constraints: Constraints = field(default_factory=Constraints)
+
+    def space_constraints(self) -> Constraints:
+        """The constraints the map space is walked under: the user's, with ``imperfect`` as the allowed padding."""
+        return replace(self.constraints, waste=self.imperfect)
 
     def check(self) -> None:
         """Refuse budgets, seeds and time limits the mappers cannot honour (dnnmap.limits), naming the option."""

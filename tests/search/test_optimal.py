@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dnnmap.search.mappers import OBJECTIVES, exhaustive_search
+from dnnmap.cost.objective import OBJECTIVES
+from dnnmap.search.mappers import exhaustive_search
 from dnnmap.search.optimal import optimal_search
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator

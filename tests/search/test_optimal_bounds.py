@@ -18,7 +18,7 @@ import pytest
 from dnnmap.arch.spec import ArchSpec, parse_arch
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
-from dnnmap.search.mappers import OBJECTIVES
+from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.search.optimal import optimal_search
 from dnnmap.search.optimal.expand import Nodes
 from dnnmap.search.optimal.search import BranchAndBound

@@ -14,7 +14,8 @@ import pytest
 from dnnmap.arch.spec import ArchSpec, parse_arch
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostBatch, CostModel
-from dnnmap.search.mappers import OBJECTIVES, exhaustive_search
+from dnnmap.cost.objective import OBJECTIVES
+from dnnmap.search.mappers import exhaustive_search
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
 from brute_force import all_mappings

@@ -14,7 +14,8 @@ from dnnmap.arch.spec import load_arch, parse_arch
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.mapping.mapping import LevelMapping, Mapping
-from dnnmap.search.mappers import OBJECTIVES, exhaustive_search, random_search
+from dnnmap.cost.objective import OBJECTIVES
+from dnnmap.search.mappers import exhaustive_search, random_search
 from dnnmap.search.space import window_extent
 from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.search.sunstone.orders import build_trie

@@ -12,7 +12,8 @@ from dnnmap.arch.spec import load_arch, parse_arch
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import COUNT_KINDS, CostModel
 from dnnmap.errors import MappingError
-from dnnmap.search.network import MAPPERS, map_layer
+from dnnmap.search import registry
+from dnnmap.search.network import map_layer
 from dnnmap.search.options import SearchOptions
 from dnnmap.sim import simulate
 from dnnmap.workload import ops, training
@@ -84,7 +85,7 @@ ARCH = {"tso": "nmp"}  # TSO schedules one scratchpad level above DRAM only
 REFUSING = {"tso": "TSO's analytical model schedules forward conv/FC/channel-wise layers only"}
 
 
-@pytest.mark.parametrize("mapper", MAPPERS)
+@pytest.mark.parametrize("mapper", registry.names())
 @pytest.mark.parametrize("case", list(CASES))
 def test_every_mapper_maps_training_passes_and_mttkrp(mapper: str, case: str) -> None:
     op = CASES[case]

@@ -12,3 +12,8 @@ The paper's studies (Table 3, the roofline, Fig. 6-9, the DB cross-check) are in
 
 docs/marvel.md describes every choice the paper leaves open.
 """
+
+from dnnmap.search.marvel.mapper import MarvelMapper
+from dnnmap.search.registry import register
+
+register(MarvelMapper())

@@ -17,6 +17,8 @@ from dnnmap.search.mappers import SearchResult
 from dnnmap.search.marvel.baseline import baseline_search_objectives
 from dnnmap.search.marvel.offchip import OffchipResult, offchip_search
 from dnnmap.search.marvel.onchip import MarvelOptions, onchip_search_objectives
+from dnnmap.search.mappers import Progress
+from dnnmap.search.options import SearchOptions
 from dnnmap.workload.ir import Operator
 
 
@@ -64,3 +66,15 @@ def marvel_search_objectives(op: Operator, arch: ArchSpec, objectives: tuple[str
         out[objective] = MarvelSearchResult(op, arch, mapping, on.cost, on.evaluated, on.valid, seconds, "marvel",
                                             off, on.factor_choices, on.sampled, on.utilization_relaxed)
     return out
+
+
+class MarvelMapper:
+    name = "marvel"
+    description = "off-chip tiles and layouts first, then the on-chip mapping (Marvel)"
+    takes_imperfect = False
+    takes_tile_first = False
+    takes_constraints = False
+
+    def search(self, op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
+               progress: Progress | None = None) -> SearchResult:
+        return marvel_search(op, arch, objective)

@@ -219,13 +219,6 @@ def _not_after_mirror(fac: np.ndarray, mirrored: np.ndarray) -> np.ndarray:
     return ~nonzero.any(axis=1) | (diff[np.arange(len(fac)), first] < 0)
 
 
-def _argbest(cost: CostBatch, objective: str) -> tuple[float, int]:
-    score = cost.objective(objective)
-    tie = np.where(cost.valid, cost.energy + 1e-9 * cost.cycles, np.inf)  # as the core mappers break ties
-    idx = int(np.lexsort((tie, score))[0])
-    return float(score[idx]), idx
-
-
 def onchip_search(op: Operator, arch: ArchSpec, off: OffchipResult, objective: str = "edp",
                   options: MarvelOptions | None = None, chunk: int = 100_000) -> OnchipResult:
     """The best on-chip completion of ``off`` (Marvel Sec. 3.2) priced by the core model on ``arch``
@@ -278,7 +271,7 @@ class OnchipWalk:
                 self.evaluated += len(batch)
                 self.valid += int(cost.valid.sum())
                 for o in self.best:
-                    score, idx = _argbest(cost, o)
+                    score, idx = cost.best(o)
                     if score < self.best[o][0]:
                         self.best[o] = (score, batch.take([idx]), self.spaces)
         self.spaces += 1

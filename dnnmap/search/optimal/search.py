@@ -21,11 +21,14 @@ import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.batch import MappingBatch
-from dnnmap.cost.model import CostModel
+from dnnmap.cost.model import CostBatch, CostModel
+from dnnmap.cost.objective import best_index
 from dnnmap.errors import MappingError
-from dnnmap.search.mappers import SearchResult, _nothing_fits_message
+from dnnmap.search.mappers import SearchResult, nothing_fits_message
 from dnnmap.search.optimal.bounds import LowerBound
+from dnnmap.search.mappers import Progress
 from dnnmap.search.optimal.expand import Nodes, candidate_tiles, expand_factors, expand_orders
+from dnnmap.search.options import SearchOptions
 from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.workload.ir import Operator
 
@@ -53,7 +56,7 @@ class Certificate:
 
 @dataclass(frozen=True)
 class OptimalResult:
-    result: "SearchResult"  # noqa: F821
+    result: SearchResult
     certificate: Certificate
 
 
@@ -84,19 +87,18 @@ class BranchAndBound:
 
     def offer(self, batch: MappingBatch) -> None:
         cost = self.model.evaluate(batch)
-        score = cost.objective(self.objective)
-        tie = cost.energy + 1e-9 * cost.cycles
-        j = int(np.lexsort((tie, score))[0])
-        if (score[j], tie[j]) < (self.incumbent, self.tie):
-            self.incumbent, self.tie, self.best = float(score[j]), float(tie[j]), batch.take([j])
+        score, j = cost.best(self.objective)
+        tie = float(cost.tie_break()[j])
+        if (score, tie) < (self.incumbent, self.tie):
+            self.incumbent, self.tie, self.best = score, tie, batch.take([j])
 
-    def _consider(self, nodes: Nodes, cost: "CostBatch") -> np.ndarray:  # noqa: F821
+    def _consider(self, nodes: Nodes, cost: CostBatch) -> np.ndarray:
         """Scores of ``nodes`` as complete mappings, updating the incumbent. A node's completion (the
         levels below its stage: all iterations left in level 0's temporal loops, no spatial factors, the
         root's orders) is itself a mapping of the declared space, so any that fits may be the incumbent."""
         score = cost.objective(self.objective).copy()
-        tie = cost.energy + 1e-9 * cost.cycles
-        k = int(np.lexsort((tie, score))[0])
+        tie = cost.tie_break()
+        k = best_index(score, tie)
         if (score[k], tie[k]) < (self.incumbent, self.tie):
             self.incumbent, self.tie = float(score[k]), float(tie[k])
             self.best = self._batch(nodes.take(np.array([k])))
@@ -250,7 +252,7 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
     deadline = t0 + budget_seconds if budget_seconds is not None else math.inf
     lower = bb.run(deadline)
     if bb.best is None:
-        raise MappingError(_nothing_fits_message(op, arch, model))
+        raise MappingError(nothing_fits_message(op, arch, model))
     seconds = time.perf_counter() - t0
     proven = lower >= bb.incumbent * (1 - EPS)
     cert = Certificate(bb.incumbent if proven else lower, bb.incumbent, proven, bb.nodes, seconds)
@@ -258,3 +260,15 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
     label = "optimal (proven)" if proven else f"optimal, gap {cert.gap:.1%} to bound {cert.lower_bound:.4g}"
     result = SearchResult(op, arch, bb.best.mapping(0, op, arch), cost, bb.nodes, bb.nodes, seconds, label)
     return OptimalResult(result, cert)
+
+
+class OptimalMapper:
+    name = "optimal"
+    description = "branch and bound to the proven optimum, or a certified gap when --budget-seconds runs out"
+    takes_imperfect = False
+    takes_tile_first = False
+    takes_constraints = False
+
+    def search(self, op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
+               progress: Progress | None = None) -> SearchResult:
+        return optimal_search(op, arch, objective, budget_seconds=options.budget_seconds).result

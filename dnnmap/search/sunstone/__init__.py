@@ -5,3 +5,8 @@ Modules: :mod:`.reuse` (Table 1), :mod:`.orders` (the loop-order trie), :mod:`.t
 alpha-beta), :mod:`.mapper` (the entry the search layer calls). Every candidate is priced by
 :class:`dnnmap.cost.model.CostModel`.
 """
+
+from dnnmap.search.registry import register
+from dnnmap.search.sunstone.mapper import SunstoneMapper
+
+register(SunstoneMapper())

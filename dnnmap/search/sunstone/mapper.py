@@ -7,7 +7,8 @@ import time
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostModel
 from dnnmap.errors import MappingError
-from dnnmap.search.mappers import SearchResult, _nothing_fits_message
+from dnnmap.search.mappers import Progress, SearchResult, nothing_fits_message
+from dnnmap.search.options import SearchOptions
 from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.sunstone.walk import SunstoneWalk
 from dnnmap.workload.ir import Operator
@@ -46,9 +47,21 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
         if stats is not None:
             stats.merge(padded.stats)
     if best is None:
-        raise MappingError(_nothing_fits_message(op, arch, model))
+        raise MappingError(nothing_fits_message(op, arch, model))
     cost = model.evaluate(best)
     if not cost.valid[0]:
-        raise MappingError(_nothing_fits_message(op, arch, model))
+        raise MappingError(nothing_fits_message(op, arch, model))
     return SearchResult(op, arch, best.mapping(0, op, arch), cost, evaluated, evaluated,
                         time.perf_counter() - t0, "sunstone")
+
+
+class SunstoneMapper:
+    name = "sunstone"
+    description = "a level-by-level walk over maximal tiles and unrollings (fast, near the optimum)"
+    takes_imperfect = True
+    takes_tile_first = True
+    takes_constraints = False
+
+    def search(self, op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
+               progress: Progress | None = None) -> SearchResult:
+        return sunstone_search(op, arch, objective, imperfect=options.imperfect, tile_first=options.tile_first)

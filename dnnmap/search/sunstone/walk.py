@@ -43,6 +43,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
+from dnnmap.cost.objective import best_index, objective_value, rank
 from dnnmap.search.sunstone.orders import order_candidates
 from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.space import padded_cap
@@ -248,9 +249,9 @@ class SunstoneWalk:
             score = cost.objective(self.objective)
         else:
             ok = (cost.capacity_excess[:, :i + 1] <= 0).all(axis=1)
-            raw = {"latency": cost.cycles, "energy": cost.energy, "edp": cost.edp, "dram": cost.dram_bytes}
-            score = np.where(ok, raw[self.objective].astype(float), np.inf)
-        return score.copy(), cost.energy + 1e-9 * cost.cycles
+            raw = objective_value(self.objective, cost.energy, cost.cycles, cost.dram_bytes)
+            score = np.where(ok, raw.astype(float), np.inf)
+        return score.copy(), cost.tie_break()
 
     def _best_order_only(self, parts: Partials, score: np.ndarray, tie: np.ndarray, i: int) -> np.ndarray:
         """Indices keeping, per (parent, unrolling, tile), the order with the best score."""
@@ -258,7 +259,7 @@ class SunstoneWalk:
                                  parts.spatial[:, :i + 2].reshape(len(parts), -1)], axis=1)
         weights = np.random.default_rng(0).integers(1, 2**62, size=fields.shape[1], dtype=np.int64)
         key = fields @ weights  # wraps around: a 64-bit hash of the group, collisions negligible
-        idx = np.lexsort((tie, score))
+        idx = rank(score, tie)
         _, first = np.unique(key[idx], return_index=True)
         return idx[first]
 
@@ -270,7 +271,7 @@ class SunstoneWalk:
         score, tie = self.price(cands, i)
         self.stats.level_candidates[i] += len(cands)
         if i == self.L - 2:
-            j = int(np.lexsort((tie, score))[0])
+            j = best_index(score, tie)
             if (score[j], tie[j]) < (self.best_score, self.best_tie):
                 self.best_score, self.best_tie = float(score[j]), float(tie[j])
                 self.best = MappingBatch(cands.temporal[[j]], cands.spatial[[j]], cands.order[[j]], self.keeps,

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostModel
-from dnnmap.search.mappers import SearchResult
+from dnnmap.search.mappers import Progress, SearchResult
+from dnnmap.search.options import SearchOptions
 from dnnmap.search.tso.core_mapping import price, pricing_arch, schedule_mapping
 from dnnmap.search.tso.layer import tso_layer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
@@ -50,3 +51,15 @@ def tso_search(op: Operator, arch: ArchSpec, objective: str = "latency",
     cost = price(mapping, op, on, CostModel(op, on))
     return TsoSearchResult(op, arch, mapping, cost, found.evaluated, found.evaluated, time.perf_counter() - t0,
                            "tso", found.best)
+
+
+class TsoMapper:
+    name = "tso"
+    description = "tensor slicing and tiling for multicore NPUs (TSO; minimizes its own time estimate)"
+    takes_imperfect = False
+    takes_tile_first = False
+    takes_constraints = False
+
+    def search(self, op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
+               progress: Progress | None = None) -> SearchResult:
+        return tso_search(op, arch, objective)
