@@ -1,15 +1,15 @@
 """Sweep throughput (serial vs Dask with 2 workers) and the RTML 192-PE reproduction (docs/hwgen.md).
 
 Run: ``python benchmarks/sweep_bench.py [--model resnet18] [--points 8] [--train-batch 1] [--density W=0.1]
-[--skip-throughput] [--skip-repro]``.
+[--skip-throughput] [--skip-repro] [--inference-only]``.
 
 1. Throughput: ``--points`` template points (rows x cols grid) x ``--model`` mapped with the auto mapper,
    once serially and once on a Dask LocalCluster of 2 single-threaded worker processes, each into a fresh
    SQLite store (``dnnmap.sweep``); configurations per minute with and without the cluster's start-up.
 2. Reproduction: the ``rtml_192pe`` preset (16 x 12 PEs, dense form) on ResNet-50 inference (batch 1) and
    training (forward, backward-data and weight-update passes at ``--train-batch``), per image, beside
-   the report's Tables 2-3 (seed 003: 21.1 ms / 8.9 mJ; 52 ms / 15.8 mJ), with the wall time. "on-chip"
-   is the energy without the off-chip link's (the report measured the chip's GDSII, not its FPGA memory).
+   the report's Tables 2-3 (seed 003: 21.1 ms / 8.9 mJ; 52 ms / 15.8 mJ), with the wall time, the energy
+   split into on-chip and off-chip (the link: the report measured the chip's GDSII, not its FPGA memory).
 """
 
 from __future__ import annotations
@@ -60,34 +60,33 @@ def throughput(model: str, points: int) -> None:
     print(f"  speed-up {t_serial / t_dask:.2f}x with start-up, {t_serial / t_run:.2f}x without")
 
 
-def reproduction(train_batch: int, densities: dict[str, float]) -> None:
+def reproduction(train_batch: int, densities: dict[str, float], inference_only: bool) -> None:
     arch = load_arch("rtml_192pe")
     t0 = time.perf_counter()
     rows = []
-    for name, passes, batch in (("inference", ("forward",), 1), ("forward", ("forward",), train_batch),
-                                ("backward", ("backward",), train_batch),
-                                ("weight-update", ("weight-update",), train_batch)):
+    runs = (("inference", ("forward",), 1), ("forward", ("forward",), train_batch),
+            ("backward", ("backward",), train_batch), ("weight-update", ("weight-update",), train_batch))
+    for name, passes, batch in runs[:1] if inference_only else runs:
         net = training_network(zoo.get("resnet50", batch=batch), passes)
         names = {t.name for op in net.operators for t in op.inputs}  # weight-update has no W input: dense
         net = apply_densities(net, {k: d for k, d in densities.items() if k in names or k in ROLE_ALIASES})
         result = search_network(net, arch, "edp")
         ms = result.cycles / (arch.clock_mhz * 1e3) / batch
-        mj = result.energy * 1e-9 / batch
-        link = sum(float(layer.search.cost.energy_breakdown[0, len(arch.levels) - 1]) for layer in result.layers)
-        rows.append((name, batch, ms, mj, (result.energy - link) * 1e-9 / batch, result.utilization,
-                     result.dram_bytes / batch / 1e6))
+        rows.append((name, batch, ms, result.energy * 1e-9 / batch, result.energy_onchip * 1e-9 / batch,
+                     result.energy_offchip * 1e-9 / batch, result.utilization, result.dram_bytes / batch / 1e6))
     wall = time.perf_counter() - t0
     form = ", ".join(f"density {k}={v:g}" for k, v in densities.items()) or "dense form"
     print(f"RTML 192-PE point (rtml_192pe, {form}) on ResNet-50, per image; wall time {wall:.1f} s")
-    print(f"  {'pass':<14}{'batch':>6}{'ms':>9}{'report':>9}{'mJ':>9}{'on-chip':>9}{'report':>9}{'util':>7}"
-          f"{'DRAM MB':>9}")
-    for name, batch, ms, mj, chip, util, mb in rows:
+    print(f"  {'pass':<14}{'batch':>6}{'ms':>9}{'report':>9}{'mJ':>9}{'on-chip':>9}{'off-chip':>9}{'report':>9}"
+          f"{'util':>7}{'DRAM MB':>9}")
+    for name, batch, ms, mj, chip, link, util, mb in rows:
         rep_ms, rep_mj = REPORT[name]
-        print(f"  {name:<14}{batch:>6}{ms:>9.2f}{rep_ms:>9.2f}{mj:>9.2f}{chip:>9.2f}{rep_mj:>9.2f}{util:>7.1%}"
-              f"{mb:>9.1f}")
-    train = [sum(r[i] for r in rows[1:]) for i in (2, 3, 4)]
-    print(f"  {'training':<14}{train_batch:>6}{train[0]:>9.2f}{52.07:>9.2f}{train[1]:>9.2f}{train[2]:>9.2f}"
-          f"{15.84:>9.2f}")
+        print(f"  {name:<14}{batch:>6}{ms:>9.2f}{rep_ms:>9.2f}{mj:>9.2f}{chip:>9.2f}{link:>9.2f}{rep_mj:>9.2f}"
+              f"{util:>7.1%}{mb:>9.1f}")
+    if not inference_only:
+        train = [sum(r[i] for r in rows[1:]) for i in (2, 3, 4, 5)]
+        print(f"  {'training':<14}{train_batch:>6}{train[0]:>9.2f}{52.07:>9.2f}{train[1]:>9.2f}{train[2]:>9.2f}"
+              f"{train[3]:>9.2f}{15.84:>9.2f}")
 
 
 def main() -> None:
@@ -99,12 +98,13 @@ def main() -> None:
                         "e.g. W=0.1 (the weights of the passes that read them)")
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--skip-repro", action="store_true")
+    parser.add_argument("--inference-only", action="store_true", help="reproduce only the batch-1 inference row")
     args = parser.parse_args()
     compile_kernels()
     if not args.skip_throughput:
         throughput(args.model, args.points)
     if not args.skip_repro:
-        reproduction(args.train_batch, parse_density_options(args.density))
+        reproduction(args.train_batch, parse_density_options(args.density), args.inference_only)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from dnnmap.arch.spec import ACTIONS, ArchSpec, Fanout
 from dnnmap.arch.units import compute_unit
 from dnnmap.cost import kernel
 from dnnmap.cost.batch import MappingBatch
+from dnnmap.cost.imbalance import imbalance_factor
 from dnnmap.cost.objective import best_index, objective_value, tie_break
 from dnnmap.cost.transfer import dram_transfer_seconds
 from dnnmap.workload.ir import Operator
@@ -76,7 +77,10 @@ class CostBatch:
 class CostModel:
     """Evaluates batches of mappings of one operator on one architecture."""
 
-    def __init__(self, op: Operator, arch: ArchSpec) -> None:
+    def __init__(self, op: Operator, arch: ArchSpec, imbalance: bool = True) -> None:
+        """``imbalance``: zero-skipping lanes pay the expected load-imbalance overhead of unstructured sparsity
+        (:mod:`dnnmap.cost.imbalance`, RTML 3.2.11); False: perfectly balanced lanes, exact for N:M
+        structured sparsity (docs/sparse.md section 4)."""
         self.op, self.arch = op, arch
         self.dims = op.dim_names
         self.L, self.D, self.T = len(arch.levels), len(self.dims), len(op.tensors)
@@ -116,6 +120,7 @@ class CostModel:
                 self._sizes[ti, xi] = a.extent(bounds)
         self._out = next(j for j, t in enumerate(op.tensors) if t.role == "output")
         self.sparse = sparse_operand(op, arch)  # the compressed sparse operand, None: dense (docs/sparse.md)
+        self.imbalance = imbalance and self.sparse is not None and self.sparse.skip_zeros
         skip = self.sparse.density if self.sparse is not None and self.sparse.skip_zeros else 1.0
         self.ops_count = op.operations * skip  # executed (effectual) operations
         self.unit = compute_unit(op, arch)  # the MAC array, or the vector unit for non-MAC kinds
@@ -293,12 +298,20 @@ class CostModel:
         if self._backing_excess > -np.inf:  # a bounded backing store must hold the whole tensors
             excess[:, L - 1] = self._backing_excess
             valid = valid & (self._backing_excess <= 0)
+        compute, cycles, utilization = (summary[:, kernel.O_STEPS], summary[:, kernel.O_CYCLES],
+                                        summary[:, kernel.O_UTILIZATION])
+        if self.imbalance:  # the lanes wait for the slowest at every event (docs/sparse.md section 5)
+            slower = compute * imbalance_factor(self.op, self.sparse, batch)
+            # compute only grows: with overlap the latency is the max of its terms, else their sum
+            cycles = np.maximum(cycles, slower) if self.arch.overlap else cycles + slower - compute
+            utilization = utilization * summary[:, kernel.O_CYCLES] / cycles
+            compute = slower
         return CostBatch(
-            valid=valid, cycles=summary[:, kernel.O_CYCLES],
-            compute_cycles=summary[:, kernel.O_STEPS], level_cycles=level_cycles,
+            valid=valid, cycles=cycles,
+            compute_cycles=compute, level_cycles=level_cycles,
             network_cycles=network_cycles, energy=summary[:, kernel.O_ENERGY],
             energy_breakdown=breakdown, dram_bytes=summary[:, kernel.O_DRAM_BYTES],
-            utilization=summary[:, kernel.O_UTILIZATION],
+            utilization=utilization,
             counts={k: counts[:, i] for i, k in enumerate(COUNT_KINDS)}, tile_words=tile_words,
             capacity_excess=excess, dram_bursts=summary[:, kernel.O_BURSTS], hop_words=hop_words,
             action_energy=self.action_energy)

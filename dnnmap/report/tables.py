@@ -23,18 +23,19 @@ def layer_table(result: NetworkResult) -> Table:
     table = Table(title=f"{result.network} on {arch.name} (objective {result.objective}, mapper {result.mapper})",
                   title_justify="left")
     for header in ("layer", "kind", "MACs", "mapping (spatial | DRAM loops)", "cycles",
-                   f"energy ({arch.energy_unit})", "DRAM bytes", "util", "mapper"):
-        numeric = header in ("MACs", "cycles", "DRAM bytes", "util") or header.startswith("energy")
+                   f"energy ({arch.energy_unit})", "on-chip", "off-chip", "DRAM bytes", "util", "mapper"):
+        numeric = header in ("MACs", "cycles", "on-chip", "off-chip", "DRAM bytes", "util") or header.startswith("energy")
         table.add_column(header, justify="right" if numeric else "left", no_wrap=True)
     for layer in result.layers:
         op = layer.search.op
         mapper = f"= {escape(layer.reused_from)}" if layer.reused_from else layer.search.mapper
         table.add_row(escape(layer.layer), layer.kind, si(layer.macs), mapping_summary(layer.search.mapping, op, arch),
-                      f"{layer.cycles:,.0f}", si(layer.energy), si(layer.dram_bytes), f"{layer.utilization:.0%}",
+                      f"{layer.cycles:,.0f}", si(layer.energy), si(layer.energy_onchip), si(layer.energy_offchip),
+                      si(layer.dram_bytes), f"{layer.utilization:.0%}",
                       mapper)
     table.add_section()
     table.add_row("total", "", si(result.macs), "", f"{result.cycles:,.0f}", si(result.energy),
-                  si(result.dram_bytes), f"{result.utilization:.0%}", "", style="bold")
+                  si(result.energy_onchip), si(result.energy_offchip), si(result.dram_bytes), f"{result.utilization:.0%}", "", style="bold")
     return table
 
 
@@ -42,6 +43,7 @@ def totals_line(result: NetworkResult) -> str:
     arch = result.arch
     return (f"{len(result.layers)} layers: {result.cycles:,.0f} cycles = "
             f"{latency_ms(result.cycles, arch):.3f} ms at {arch.clock_mhz:g} MHz, "
-            f"energy {format_energy(result.energy, arch)}, DRAM {result.dram_bytes / 1e6:.2f} MB, "
+            f"energy {format_energy(result.energy, arch)} (on-chip {format_energy(result.energy_onchip, arch)}, "
+            f"off-chip {format_energy(result.energy_offchip, arch)}), DRAM {result.dram_bytes / 1e6:.2f} MB, "
             f"utilization {result.utilization:.1%}, {result.evaluated:,} mappings evaluated in "
             f"{result.seconds:.1f} s")

@@ -34,6 +34,16 @@ class LayerResult:
         return float(self.search.cost.energy[0])
 
     @property
+    def energy_offchip(self) -> float:
+        """Energy of the backing-store level (the off-chip memory or link: its reads, fills and updates)."""
+        return float(self.search.cost.energy_breakdown[0, -3])  # columns: the levels, network hops, MACs
+
+    @property
+    def energy_onchip(self) -> float:
+        """Every other level's energy, the on-chip networks' hops and the MACs: ``energy - energy_offchip``."""
+        return self.energy - self.energy_offchip
+
+    @property
     def dram_bytes(self) -> float:
         return float(self.search.cost.dram_bytes[0])
 
@@ -58,6 +68,14 @@ class NetworkResult:
     @property
     def energy(self) -> float:
         return sum(r.energy for r in self.layers)
+
+    @property
+    def energy_offchip(self) -> float:
+        return sum(r.energy_offchip for r in self.layers)
+
+    @property
+    def energy_onchip(self) -> float:
+        return sum(r.energy_onchip for r in self.layers)
 
     @property
     def latency_s(self) -> float:

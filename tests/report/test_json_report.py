@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import dnnmap
 from dnnmap.arch.spec import load_arch
 from dnnmap.mapping.printer import format_loop_nest
 from dnnmap.report.json_report import bottleneck, to_dict
+from dnnmap.search.network import search_network
+from dnnmap.search.options import SearchOptions
 from dnnmap.workload import zoo
+from dnnmap.workload.ir import Layer, Network
+from random_cases import random_op
 
 
 @pytest.mark.parametrize("arch", ["eyeriss", "nmp"])  # nmp: transfers do not overlap compute
@@ -50,3 +55,26 @@ def test_bottleneck_ties_go_to_compute() -> None:
     assert bottleneck(10.0, {"RF": 3.0, "DRAM": 10.0}) == "compute"
     assert bottleneck(10.0, {"RF": 3.0, "DRAM": 12.0}) == "DRAM"
     assert bottleneck(1.0, {}) == "compute"
+
+
+def test_onchip_and_offchip_energy_split_the_total_on_random_runs() -> None:
+    """Random layers on the presets (random mapper): per layer and in the totals, the off-chip
+    energy is the backing-store level's (the sum of its energy by action) and on-chip + off-chip = energy."""
+    rng = np.random.default_rng(8)
+    checked = 0
+    for i in range(12):
+        op, arch = random_op(rng), load_arch(("eyeriss", "tpu_like", "rtml_192pe", "nmp")[i % 4])
+        first = op.inputs[0]
+        network = Network("n", (Layer(op, (first.name,), op.tensor_shape(op.output.name)),),
+                          ((first.name, op.tensor_shape(first.name)),))
+        data = to_dict(search_network(network, arch, "edp", "random", options=SearchOptions(budget=50)), network)
+        top = arch.levels[-1].name
+        for layer in data["layers"]:
+            by_action = sum(sum(actions.values()) for actions in layer["energy_by_action"].get(top, {}).values())
+            assert layer["energy_offchip"] == pytest.approx(by_action, rel=1e-9, abs=1e-9)
+            assert layer["energy_onchip"] + layer["energy_offchip"] == pytest.approx(layer["energy"], rel=1e-12)
+            checked += layer["energy_offchip"] > 0 and layer["energy_onchip"] > 0
+        totals = data["totals"]
+        assert totals["energy_onchip"] + totals["energy_offchip"] == pytest.approx(totals["energy"], rel=1e-12)
+        assert totals["energy_offchip"] == pytest.approx(sum(lay["energy_offchip"] for lay in data["layers"]))
+    assert checked >= 6

@@ -3,9 +3,11 @@ force over every perfect matching, never worse than the original tiles, and the 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from dnnmap.mapping.load_balance import balance, imbalance, pair_halves, tile_halves, waves
+from dnnmap.mapping.load_balance import balance, expected_overhead, imbalance, pair_halves, tile_halves, waves
 from dnnmap.sim.sparse import uneven_pattern
 
 
@@ -60,3 +62,14 @@ def test_balancing_cuts_the_overhead_of_uneven_sparse_weights() -> None:
     before, after = balance(tile_halves(mask, (4, 16, 3, 3), split_axis=1), rows=16)
     assert imbalance(before).overhead > 0.3
     assert imbalance(after).overhead < imbalance(before).overhead / 2
+
+
+def test_expected_overhead_is_the_mean_overhead_of_random_waves() -> None:
+    """expected_overhead(n, d, rows) is what imbalance() measures on many waves of rows tiles whose non-zero
+    counts are Binomial(n, d) draws; one row or a dense tile has none."""
+    rng = np.random.default_rng(3)
+    for n, d, rows in ((9, 0.1, 16), (288, 0.1, 16), (32, 0.5, 4), (3, 0.25, 2), (4000, 0.05, 64)):
+        measured = imbalance(waves(rng.binomial(n, d, size=20000 * rows), rows)).overhead
+        assert math.isclose(expected_overhead(n, d, rows), measured, rel_tol=0.02), (n, d, rows)
+    assert expected_overhead(100, 0.1, 1) == 0.0 == expected_overhead(100, 1.0, 8)
+    assert expected_overhead(100, 0.1, 16) > expected_overhead(100, 0.1, 4) > expected_overhead(1000, 0.1, 4)

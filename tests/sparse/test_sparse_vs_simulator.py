@@ -16,9 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from dnnmap.arch.spec import ArchSpec, Level, Sparsity
+from dnnmap.arch.spec import ArchSpec, Fanout, Level, Sparsity
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import COUNT_KINDS, CostBatch, CostModel
+from dnnmap.mapping.load_balance import expected_overhead
 from dnnmap.mapping.mapping import LevelMapping, Mapping
 from dnnmap.sim import SimMetrics, SimResult, sim_metrics, simulate
 from dnnmap.sim.sparse import structured_pattern
@@ -40,13 +41,15 @@ class Run:
         return f"{c.structure} {c.op.kind} {c.op.dims} on {c.arch.levels}, {c.arch.sparsity} with {c.mapping}"
 
 
-def _runs(seed: int, n: int, exact: bool) -> list[Run]:
+def _runs(seed: int, n: int, exact: bool, imbalance: bool = False) -> list[Run]:
+    """``imbalance``: the model's expected load-imbalance overhead (off: the perfectly balanced lanes, exact
+    for N:M sparsity)."""
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(n):
         c = random_sparse_case(rng, exact)
         sim = simulate(c.op, c.arch, c.mapping, nonzero=c.nonzero)
-        cost = CostModel(c.op, c.arch).evaluate(MappingBatch.from_mappings(c.op, c.arch, [c.mapping]))
+        cost = CostModel(c.op, c.arch, imbalance).evaluate(MappingBatch.from_mappings(c.op, c.arch, [c.mapping]))
         out.append(Run(c, cost, sim, sim_metrics(sim, c.op, c.arch, c.mapping)))
     return out
 
@@ -116,6 +119,49 @@ def test_unstructured_sparsity_bounds() -> None:
         assert r.sim.temporal_steps >= r.cost.compute_cycles[0] - 1e-9, r.where
         assert r.sim.output_matches, r.where
     assert any(r.sim.temporal_steps > r.cost.compute_cycles[0] + 1 for r in skipping)  # imbalance is real
+
+
+def test_imbalance_overhead_matches_the_simulator_on_average() -> None:
+    """RTML 3.2.11 in the model: O[m, n] += I[m, k] W[k, n] with W's columns split over 4 lanes, each lane
+    walking 16 positions of W per event of the PE. Over 200 weight tensors drawn at density 0.25, the
+    simulator's lanes (waiting for the slowest at every event) take on average what the model charges:
+    the balanced cycles times 1 + load_balance.expected_overhead(16, 0.25, 4); the balanced ones fall short."""
+    op = with_densities(ops.matmul("mm", 2, 64, 16), {"W": 0.25})
+    arch = ArchSpec(name="rows", clock_mhz=100.0, sparsity=Sparsity(),
+                    levels=(Level(name="PE"), Level(name="DRAM", read_energy=1.0, fanout=Fanout(shape=(4,)))))
+    m = Mapping(levels=(LevelMapping(temporal=(("K", 16), ("M", 2))),
+                        LevelMapping(temporal=(("K", 4), ("N", 4)), spatial=(("N", 4),))))
+    batch = MappingBatch.from_mappings(op, arch, [m])
+    charged = CostModel(op, arch).evaluate(batch)
+    balanced = CostModel(op, arch, imbalance=False).evaluate(batch)
+    factor = 1 + expected_overhead(16, 0.25, 4)
+    assert factor > 1.3 and _close(charged.compute_cycles[0], balanced.compute_cycles[0] * factor)
+    assert charged.cycles[0] > balanced.cycles[0]
+    rng = np.random.default_rng(5)
+    sims = [simulate(op, arch, m, nonzero=rng.random((64, 16)) < 0.25) for _ in range(200)]
+    slowest, even = sum(s.temporal_steps for s in sims) / 200, sum(s.balanced_steps for s in sims) / 200
+    assert math.isclose(even, balanced.compute_cycles[0], rel_tol=0.03)
+    assert math.isclose(slowest, charged.compute_cycles[0], rel_tol=0.03)
+    assert slowest > balanced.compute_cycles[0] * 1.2
+
+
+def test_imbalance_brings_the_model_closer_to_the_simulator() -> None:
+    """Random unstructured cases with zero-skipping lanes: the charged compute cycles are never below the
+    balanced ones, and on the cases where the simulator's lanes are imbalanced they are closer to its cycles
+    (mean log error) than the balanced ones."""
+    runs = [r for r in _runs(14, 60, exact=False, imbalance=True)
+            if all(r.case.mapping.total(d) == b for d, b in r.case.op.dims)
+            and r.case.arch.sparsity.decompress_below is None]
+    balanced = {id(r): CostModel(r.case.op, r.case.arch, imbalance=False).evaluate(
+        MappingBatch.from_mappings(r.case.op, r.case.arch, [r.case.mapping])) for r in runs}
+    assert all(r.cost.compute_cycles[0] >= balanced[id(r)].compute_cycles[0] for r in runs)
+    assert any(r.cost.compute_cycles[0] > balanced[id(r)].compute_cycles[0] * 1.05 for r in runs)
+
+    def error(cost: CostBatch, r: Run) -> float:
+        return abs(math.log(cost.compute_cycles[0] / r.sim.temporal_steps))
+    uneven = [r for r in runs if r.sim.temporal_steps > r.sim.balanced_steps]
+    assert len(uneven) > 5
+    assert np.mean([error(r.cost, r) for r in uneven]) < 0.5 * np.mean([error(balanced[id(r)], r) for r in uneven])
 
 
 def test_hand_derived_bitmap_matmul() -> None:

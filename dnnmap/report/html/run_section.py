@@ -29,7 +29,8 @@ def summary_html(run: Run, anchor: str) -> str:
         (f"energy ({run.energy_unit})", f"{t['energy']:.4g}"), (f"{run.machine.levels[-1]} traffic",
                                                                 f"{t['dram_bytes'] / 1e6:.4g} MB"),
         ("MAC utilization", f"{t['utilization']:.1%}"), ("MACs", num(t["macs"])),
-    ])
+    ] + ([(f"on-chip / off-chip energy ({run.energy_unit})", f"{t['energy_onchip']:.4g} / {t['energy_offchip']:.4g}")]
+         if "energy_offchip" in t else []))  # runs saved before the split lack it
     return section(anchor, "Summary", f'<div class="overview">{totals}{table(["run", "value"], metadata)}</div>')
 
 

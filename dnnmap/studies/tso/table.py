@@ -25,6 +25,7 @@ from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.search import TsoLayerResult, TsoSchedule, tso_layer_search
 from dnnmap.search.tso.slicing import DATAFLOWS, SLICINGS
 from dnnmap.search.tso.timing import Tiles, breakdown
+from dnnmap.search.tso.transfers import schedule_transfers, trace_replay
 from dnnmap.workload.ir import Network, Operator
 
 CONV_FAMILY = frozenset({"conv2d", "pointwise", "depthwise", "fc"})
@@ -54,10 +55,22 @@ class ModelRow:
     other_seconds: float  # pooling, add, concat (TSO-burst)
     core_seconds: dict[str, float]  # the burst and noburst schedules priced by the core model
     layers: int
+    trace_seconds: dict[str, float]  # every column's schedules with their DRAM time replayed on DDR3 (empty: not run)
 
     def speedup(self, column: str) -> float:
         """time(column) / time(TSO-burst) - 1 (the paper's Figs. 8, 12, 13)."""
         return self.seconds[column] / self.seconds["burst"] - 1.0
+
+    def trace_speedup(self, column: str) -> float:
+        """:meth:`speedup` with every schedule timed on the DDR3 trace."""
+        return self.trace_seconds[column] / self.trace_seconds["burst"] - 1.0
+
+
+def trace_timed(s: TsoSchedule, m: TsoMachine) -> float:
+    """Eq. 6 with its DRAM term replaced by the schedule's tile transfers replayed as byte addresses through
+    the DDR3-2133 channel simulator (:func:`dnnmap.search.tso.transfers.trace_replay`; MAC and software
+    terms as estimated): the schedule timed as on a board."""
+    return float(s.time.mac[0] + s.time.sw[0]) + trace_replay(schedule_transfers(s, m), m).seconds
 
 
 def _retime(s: TsoSchedule, m: TsoMachine, opts: TsoOptions) -> TsoSchedule:
@@ -92,19 +105,22 @@ def layer_columns(op: Operator, arch: ArchSpec, m: TsoMachine, opts: TsoOptions,
     return cols, core_s
 
 
-def _layer_job(args: tuple) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
-    op, arch, m, opts, core = args
+def _layer_job(args: tuple) -> tuple[dict[str, tuple[float, float, float]], dict[str, float]]:
+    op, arch, m, opts, core, trace = args
     cols, core_s = layer_columns(op, arch, m, opts, core)
-    return {k: (s.seconds, float(s.time.dram[0])) for k, s in cols.items()}, core_s
+    timed = trace and op.kind in CONV_FAMILY
+    return {k: (s.seconds, float(s.time.dram[0]), trace_timed(s, m) if timed else 0.0)
+            for k, s in cols.items()}, core_s
 
 
 def model_row(label: str, network: Network, arch: ArchSpec, m: TsoMachine, opts: TsoOptions = TsoOptions(),
-              core: bool = True, workers: int = 1) -> ModelRow:
-    """Table I row of ``network``; layers of identical shape are searched once (``workers`` processes)."""
+              core: bool = True, workers: int = 1, trace: bool = False) -> ModelRow:
+    """Table I row of ``network``; layers of identical shape are searched once (``workers`` processes).
+    ``trace``: also time every column's schedules on the DDR3 trace (:func:`trace_timed`)."""
     unique: dict[tuple, Operator] = {}
     for op in network.operators:
         unique.setdefault(shape_key(op), op)
-    jobs = [(op, arch, m, opts, core) for op in unique.values()]
+    jobs = [(op, arch, m, opts, core, trace) for op in unique.values()]
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
             results = list(pool.map(_layer_job, jobs))
@@ -112,6 +128,7 @@ def model_row(label: str, network: Network, arch: ArchSpec, m: TsoMachine, opts:
         results = [_layer_job(j) for j in jobs]
     by_key = dict(zip(unique, results))
     seconds = dict.fromkeys(COLUMNS, 0.0)
+    traced = dict.fromkeys(COLUMNS, 0.0)
     load_store = {"burst": 0.0, "noburst": 0.0}
     core_s = {"burst": 0.0, "noburst": 0.0}
     other, convs = 0.0, 0
@@ -123,7 +140,8 @@ def model_row(label: str, network: Network, arch: ArchSpec, m: TsoMachine, opts:
         convs += 1
         for c in COLUMNS:
             seconds[c] += cols[c][0]
+            traced[c] += cols[c][2]
         for c in load_store:
             load_store[c] += cols[c][1]
             core_s[c] += core_layer.get(c, 0.0)
-    return ModelRow(label, network.name, seconds, load_store, other, core_s, convs)
+    return ModelRow(label, network.name, seconds, load_store, other, core_s, convs, traced if trace else {})
