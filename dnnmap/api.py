@@ -63,7 +63,9 @@ class MapRequest:
     dnnmap.workload.training); ``densities``: tensor name or role -> density (docs/sparse.md); ``dram_model``:
     ``burst`` or ``volume`` (default: the architecture's); ``fuse``: ``temporal``, ``spatial`` or ``auto``
     fuses consecutive layers (docs/fusion.md) in groups of at most ``max_fused``, compared with the single-layer
-    schedule ``fuse_baseline``: ``best`` (the mapper's) or ``paper`` (row-stationary with Eq. 2/3 traffic)."""
+    schedule ``fuse_baseline``: ``best`` (the mapper's) or ``paper`` (row-stationary with Eq. 2/3 traffic);
+    ``workers`` (a new local Dask cluster of that many processes) or ``scheduler`` (``tcp://host:port``)
+    searches the distinct layer shapes in parallel (dnnmap.sweep.network; None and None: in this process)."""
 
     model: ModelRef
     arch: ArchRef = "eyeriss"
@@ -78,6 +80,8 @@ class MapRequest:
     fuse: str | None = None
     max_fused: int = 2
     fuse_baseline: str = "best"
+    workers: int | None = None
+    scheduler: str | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,7 @@ def prepare_map(request: MapRequest) -> PreparedMap:
             raise DnnmapError(f"--max-fused must be at least 2, got {request.max_fused}")
     check_fuse_baseline(request)
     check_mapper_options(request.mapper, request.options)
+    check_engine(request)
     network = training_network(resolve_network(request.model, request.input_shapes), passes)
     network = apply_densities(network, request.densities or {})
     spec = resolve_arch(request.arch)
@@ -143,6 +148,24 @@ def prepare_map(request: MapRequest) -> PreparedMap:
     selected = tuple(select_layers(network, list(request.layers) if request.layers else None))
     check_search_limits(selected, spec, request.options)
     return PreparedMap(request, network, spec, selected)
+
+
+def check_engine(request: MapRequest) -> None:
+    """Refuse, before any work, a parallel run that cannot happen: ``workers`` with ``scheduler`` or ``fuse``, a
+    local cluster size outside 1..256, Dask not installed."""
+    if request.workers is None and request.scheduler is None:
+        return
+    from dnnmap.sweep.engine import check_dask, check_workers
+
+    if request.workers is not None and request.scheduler is not None:
+        raise DnnmapError("--workers sizes a new local Dask cluster; it does not apply with --scheduler (give one "
+                          "of them)")
+    if request.fuse is not None:
+        raise DnnmapError(f"--{'workers' if request.workers is not None else 'scheduler'} does not apply with "
+                          "--fuse: the fused schedule is searched in this process")
+    if request.workers is not None:
+        check_workers(request.workers)
+    check_dask()
 
 
 def mapping_file_name(index: int, layer: str) -> str:
@@ -252,6 +275,15 @@ def run_map(prepared: PreparedMap, on_layer: Callable[[str], None] | None = None
     """Run a prepared request: the per-layer search, or the fused schedule (``on_layer`` is called after each
     layer search; for fusion, after each search on a hardware share, with ``"layer on share"``)."""
     request = prepared.request
+    if request.fuse is None and (request.workers is not None or request.scheduler is not None):
+        from dnnmap.sweep.engine import dask_client
+        from dnnmap.sweep.network import search_network_dask
+
+        with dask_client(request.workers or 1, request.scheduler) as client:
+            search = search_network_dask(prepared.network, prepared.arch, client, request.objective, request.mapper,
+                                         list(request.layers) if request.layers else None, request.options,
+                                         on_layer=on_layer)
+        return MapRun(prepared, search=search)
     if request.fuse is None:
         search = search_network(prepared.network, prepared.arch, request.objective, request.mapper,
                                 list(request.layers) if request.layers else None, request.options,
@@ -272,10 +304,12 @@ def map_network(model: ModelRef, arch: ArchRef = "eyeriss", objective: str = "ed
                 budget_seconds: float | None = DEFAULT_BUDGET_SECONDS, imperfect: float | None = None,
                 tile_first: bool = False, dram_model: str | None = None, fuse: str | None = None,
                 max_fused: int = 2, constraints: Constraints | str | os.PathLike[str] | None = None,
-                fuse_baseline: str = "best") -> MapRun:
+                fuse_baseline: str = "best", workers: int | None = None, scheduler: str | None = None) -> MapRun:
     """Map every (selected) layer of ``model`` onto ``arch``, as ``dnnmap map`` does with the same options
     (``imperfect``: the padding fraction, e.g. 0.15 as ``--imperfect``; ``constraints``: a
-    :class:`~dnnmap.search.constraints.Constraints` value or a YAML file as ``--constraints``); see :class:`MapRequest` and
+    :class:`~dnnmap.search.constraints.Constraints` value or a YAML file as ``--constraints``; ``workers`` /
+    ``scheduler``: the distinct layers searched in parallel on Dask, as ``--workers`` / ``--scheduler``); see
+    :class:`MapRequest` and
     :class:`dnnmap.search.options.SearchOptions`. ``run.save_json(path)``, ``run.save_mappings(dir)`` and
     ``run.to_dict()`` write or give what the CLI's ``--json`` and ``--save-mappings`` write."""
     if constraints is not None and not isinstance(constraints, Constraints):
@@ -283,5 +317,5 @@ def map_network(model: ModelRef, arch: ArchRef = "eyeriss", objective: str = "ed
     options = SearchOptions(budget=budget, seed=seed, budget_seconds=budget_seconds, imperfect=imperfect,
                             tile_first=tile_first, constraints=constraints or Constraints())
     request = MapRequest(model, arch, objective, mapper, tuple(layers) if layers else None, options, input_shapes,
-                         passes, densities, dram_model, fuse, max_fused, fuse_baseline)
+                         passes, densities, dram_model, fuse, max_fused, fuse_baseline, workers, scheduler)
     return run_map(prepare_map(request), on_layer)

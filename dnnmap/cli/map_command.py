@@ -96,13 +96,17 @@ def map_command(
                                                         "(a dataflow: fixed factors, spatial loops, loop order, "
                                                         "bypass per level); auto, exhaustive and random mappers; "
                                                         "docs/search.md")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="search the distinct layers in parallel on a new local "
+                                                   "Dask cluster of this many processes; not with --fuse")] = None,
+    scheduler: Annotated[Optional[str], typer.Option(help="search the distinct layers in parallel on an existing "
+                                                     "Dask scheduler, tcp://host:port")] = None,
 ) -> None:
     """Map every layer of MODEL onto ARCH and print per-layer and total cost."""
     options = search_options(budget, seed, budget_seconds, imperfect, tile_first,
                              None if constraints is None else load_constraints(constraints))
     request = MapRequest(model, arch, objective, mapper, tuple(parse_layer_list(layers) or ()) or None, options,
                          parse_input_shapes(input_shape), passes, parse_density_options(density or []), dram_model,
-                         fuse, max_fused, fuse_baseline)
+                         fuse, max_fused, fuse_baseline, workers, scheduler)
     if (trace is not None or trace_png is not None) and fuse is None:
         raise DnnmapError("--trace and --trace-png export a fused schedule; they need --fuse")
     prepared = prepare_map(request)

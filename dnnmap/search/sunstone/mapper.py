@@ -24,10 +24,12 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
     what it leaves (the report's order, tile then unrolling; docs/search.md), about 2-3x slower.
 
     ``imperfect``: also walk the imperfect-factorization space whose factors may pad each dimension
-    by up to this fraction of its bound (docs/search.md). The exact walk runs first and its result
-    is the incumbent of the imperfect walk (alpha-beta cuts against it), so the option never returns
-    a worse objective: the walk's pruning is lossy, and without the incumbent a padded maximal tile
-    or unrolling could crowd out the exact divisor that was best.
+    by up to this fraction of its bound (docs/search.md), and return the better of the two walks'
+    results, so the option never returns a worse objective (the walk's pruning is lossy: a padded
+    maximal tile or unrolling can crowd out the exact divisor that was best). The padded walk is not
+    seeded with the exact result: a step's completed candidate is no lower bound of what the later
+    steps reach (the fan-outs above it are still idle in the completion), so on an architecture
+    with fan-outs at two levels an exact incumbent cut every padded candidate at the first step.
     """
     if imperfect is not None and not imperfect >= 0:
         raise ValueError(f"imperfect waste must be >= 0, got {imperfect!r}")
@@ -40,9 +42,8 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
         stats.merge(walk.stats)
     if imperfect is not None and imperfect > 0:
         padded = SunstoneWalk(op, arch, objective, model, waste=imperfect)
-        if best is not None:
-            padded.best, padded.best_score, padded.best_tie = best, walk.best_score, walk.best_tie
-        best = padded.run()
+        if padded.run() is not None and (padded.best_score, padded.best_tie) < (walk.best_score, walk.best_tie):
+            best = padded.best
         evaluated += padded.stats.evaluated
         if stats is not None:
             stats.merge(padded.stats)
