@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from dnnmap.errors import DnnmapError, UnknownNameError, unknown_name_message
@@ -22,25 +23,29 @@ if TYPE_CHECKING:
     from dnnmap.workload.ir import Operator
 
 
-class Mapper(Protocol):
-    """A search for the best mapping of one operator on one architecture.
-
-    ``name``: the ``--mapper`` value; ``description``: one line for listings. ``takes_imperfect`` /
-    ``takes_tile_first`` / ``takes_constraints``: whether :meth:`search` honours ``options.imperfect`` /
-    ``options.tile_first`` / ``options.constraints`` (walks the constrained map space; map_layer refuses them
-    otherwise)."""
-
-    name: str
-    description: str
-    takes_imperfect: bool
-    takes_tile_first: bool
-    takes_constraints: bool
-
-    def search(self, op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
-               progress: Progress | None = None) -> SearchResult:
+class SearchFn(Protocol):
+    def __call__(self, op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
+                 progress: Progress | None = None) -> SearchResult:
         """The best mapping found for ``objective`` under ``options`` (``progress``: candidates evaluated,
         for mappers that count them); raises :class:`dnnmap.errors.MappingError` when nothing fits."""
         ...
+
+
+@dataclass(frozen=True)
+class Mapper:
+    """A search for the best mapping of one operator on one architecture.
+
+    ``name``: the ``--mapper`` value; ``description``: one line for listings; ``search``: the search.
+    ``takes_imperfect`` / ``takes_tile_first`` / ``takes_constraints``: whether ``search`` honours
+    ``options.imperfect`` / ``options.tile_first`` / ``options.constraints`` (walks the constrained map space;
+    map_layer refuses them otherwise)."""
+
+    name: str
+    description: str
+    search: SearchFn
+    takes_imperfect: bool = False
+    takes_tile_first: bool = False
+    takes_constraints: bool = False
 
 
 _MAPPERS: dict[str, Mapper] = {}
@@ -50,8 +55,8 @@ _discovered = False
 def register(mapper: Mapper) -> Mapper:
     """Make ``mapper`` available under ``mapper.name``; a different mapper may not take a registered name."""
     known = _MAPPERS.get(mapper.name)
-    if known is not None and type(known) is not type(mapper):
-        raise ValueError(f"mapper name {mapper.name!r} is taken by {type(known).__name__}")
+    if known is not None and known != mapper:
+        raise ValueError(f"mapper name {mapper.name!r} is taken: {known.description}")
     _MAPPERS[mapper.name] = mapper
     return mapper
 

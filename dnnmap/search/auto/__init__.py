@@ -5,28 +5,25 @@ from __future__ import annotations
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.mappers import Progress, SearchResult, exhaustive_size
 from dnnmap.search.options import SearchOptions
-from dnnmap.search.registry import get, register
+from dnnmap.search.registry import Mapper, get, register
 from dnnmap.search.space import MapSpace
 from dnnmap.workload.ir import Operator
 
 
-class AutoMapper:
-    name = "auto"
-    description = "exhaustive on small spaces, else sunstone"
-    takes_imperfect = True
-    takes_tile_first = True
-    takes_constraints = True
-
-    def search(self, op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
-               progress: Progress | None = None) -> SearchResult:
-        """The exhaustive mapper when the declared space has at most ``options.exhaustive_limit`` mappings,
-        else the Sunstone mapper (better than ``budget`` random samples on every network and preset of
-        ``benchmarks/sunstone_bench.py``, in a third of the time or less); under map-space constraints, which
-        Sunstone does not walk, ``budget`` mappings sampled from the constrained space (random)."""
-        space = MapSpace(op, arch, options.space_constraints())
-        small = exhaustive_size(space.tables(), space) <= options.exhaustive_limit
-        large = "sunstone" if options.constraints.empty else "random"
-        return get("exhaustive" if small else large).search(op, arch, objective, options, progress)
+def search_auto(op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
+                progress: Progress | None = None) -> SearchResult:
+    """The exhaustive mapper when the declared space has at most ``options.exhaustive_limit`` mappings,
+    else the Sunstone mapper (better than ``budget`` random samples on every network and preset of
+    ``benchmarks/sunstone_bench.py``, in a third of the time or less); under map-space constraints, which
+    Sunstone does not walk, ``budget`` mappings sampled from the constrained space (random)."""
+    space = MapSpace(op, arch, options.space_constraints())
+    small = exhaustive_size(space.tables(), space) <= options.exhaustive_limit
+    large = "sunstone" if options.constraints.empty else "random"
+    return get("exhaustive" if small else large).search(op, arch, objective, options, progress)
 
 
-register(AutoMapper())
+MAPPER = Mapper("auto",
+                "exhaustive on small spaces, else sunstone",
+                search_auto, takes_imperfect=True, takes_tile_first=True, takes_constraints=True)
+
+register(MAPPER)

@@ -5,23 +5,20 @@ from __future__ import annotations
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.mappers import EXHAUSTIVE_LIMIT, Progress, SearchResult, exhaustive_search
 from dnnmap.search.options import SearchOptions
-from dnnmap.search.registry import register
+from dnnmap.search.registry import Mapper, register
 from dnnmap.search.space import MapSpace
 from dnnmap.workload.ir import Operator
 
 
-class ExhaustiveMapper:
-    name = "exhaustive"
-    description = "every mapping of the declared space (the optimum), up to 5e6 mappings"
-    takes_imperfect = True
-    takes_tile_first = False
-    takes_constraints = True
-
-    def search(self, op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
-               progress: Progress | None = None) -> SearchResult:
-        """Enumerate up to the larger of :data:`EXHAUSTIVE_LIMIT` and ``options.exhaustive_limit`` mappings."""
-        return exhaustive_search(op, arch, objective, max_space=max(EXHAUSTIVE_LIMIT, options.exhaustive_limit),
-                                 progress=progress, space=MapSpace(op, arch, options.space_constraints()))
+def search_exhaustive(op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
+                      progress: Progress | None = None) -> SearchResult:
+    """Enumerate up to the larger of :data:`EXHAUSTIVE_LIMIT` and ``options.exhaustive_limit`` mappings."""
+    return exhaustive_search(op, arch, objective, max_space=max(EXHAUSTIVE_LIMIT, options.exhaustive_limit),
+                             progress=progress, space=MapSpace(op, arch, options.space_constraints()))
 
 
-register(ExhaustiveMapper())
+MAPPER = Mapper("exhaustive",
+                "every mapping of the declared space (the optimum), up to 5e6 mappings",
+                search_exhaustive, takes_imperfect=True, takes_constraints=True)
+
+register(MAPPER)

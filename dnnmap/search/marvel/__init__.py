@@ -13,7 +13,7 @@ The paper's studies (Table 3, the roofline, Fig. 6-9, the DB cross-check) are in
 docs/marvel.md describes every choice the paper leaves open.
 """
 
-from dnnmap.search.marvel.mapper import MarvelMapper
+from dnnmap.search.marvel.mapper import MAPPER
 from dnnmap.search.registry import register
 
-register(MarvelMapper())
+register(MAPPER)

@@ -19,6 +19,7 @@ from dnnmap.search.marvel.offchip import OffchipResult, offchip_search
 from dnnmap.search.marvel.onchip import MarvelOptions, onchip_search_objectives
 from dnnmap.search.mappers import Progress
 from dnnmap.search.options import SearchOptions
+from dnnmap.search.registry import Mapper
 from dnnmap.workload.ir import Operator
 
 
@@ -68,13 +69,9 @@ def marvel_search_objectives(op: Operator, arch: ArchSpec, objectives: tuple[str
     return out
 
 
-class MarvelMapper:
-    name = "marvel"
-    description = "off-chip tiles and layouts first, then the on-chip mapping (Marvel)"
-    takes_imperfect = False
-    takes_tile_first = False
-    takes_constraints = False
+def search_marvel(op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
+                  progress: Progress | None = None) -> SearchResult:
+    return marvel_search(op, arch, objective)
 
-    def search(self, op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
-               progress: Progress | None = None) -> SearchResult:
-        return marvel_search(op, arch, objective)
+
+MAPPER = Mapper("marvel", "off-chip tiles and layouts first, then the on-chip mapping (Marvel)", search_marvel)

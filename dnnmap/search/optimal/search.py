@@ -30,6 +30,7 @@ from dnnmap.search.mappers import Progress
 from dnnmap.search.optimal.expand import Nodes, candidate_tiles, expand_factors, expand_orders
 from dnnmap.search.options import SearchOptions
 from dnnmap.search.sunstone.mapper import sunstone_search
+from dnnmap.search.registry import Mapper
 from dnnmap.workload.ir import Operator
 
 EPS = 1e-9  # relative slack: a bound within rounding of the incumbent cannot beat it
@@ -262,13 +263,11 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
     return OptimalResult(result, cert)
 
 
-class OptimalMapper:
-    name = "optimal"
-    description = "branch and bound to the proven optimum, or a certified gap when --budget-seconds runs out"
-    takes_imperfect = False
-    takes_tile_first = False
-    takes_constraints = False
+def search_optimal(op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
+                   progress: Progress | None = None) -> SearchResult:
+    return optimal_search(op, arch, objective, budget_seconds=options.budget_seconds).result
 
-    def search(self, op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
-               progress: Progress | None = None) -> SearchResult:
-        return optimal_search(op, arch, objective, budget_seconds=options.budget_seconds).result
+
+MAPPER = Mapper("optimal",
+                "branch and bound to the proven optimum, or a certified gap when --budget-seconds runs out",
+                search_optimal)

@@ -5,22 +5,19 @@ from __future__ import annotations
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.mappers import Progress, SearchResult, random_search
 from dnnmap.search.options import SearchOptions
-from dnnmap.search.registry import register
+from dnnmap.search.registry import Mapper, register
 from dnnmap.search.space import MapSpace
 from dnnmap.workload.ir import Operator
 
 
-class RandomMapper:
-    name = "random"
-    description = "the best of --budget mappings sampled from the declared space (seeded)"
-    takes_imperfect = True
-    takes_tile_first = False
-    takes_constraints = True
-
-    def search(self, op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
-               progress: Progress | None = None) -> SearchResult:
-        return random_search(op, arch, objective, budget=options.budget, seed=options.seed, progress=progress,
-                             space=MapSpace(op, arch, options.space_constraints()))
+def search_random(op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
+                  progress: Progress | None = None) -> SearchResult:
+    return random_search(op, arch, objective, budget=options.budget, seed=options.seed, progress=progress,
+                         space=MapSpace(op, arch, options.space_constraints()))
 
 
-register(RandomMapper())
+MAPPER = Mapper("random",
+                "the best of --budget mappings sampled from the declared space (seeded)",
+                search_random, takes_imperfect=True, takes_constraints=True)
+
+register(MAPPER)

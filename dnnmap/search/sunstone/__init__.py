@@ -7,6 +7,6 @@ alpha-beta), :mod:`.mapper` (the entry the search layer calls). Every candidate 
 """
 
 from dnnmap.search.registry import register
-from dnnmap.search.sunstone.mapper import SunstoneMapper
+from dnnmap.search.sunstone.mapper import MAPPER
 
-register(SunstoneMapper())
+register(MAPPER)

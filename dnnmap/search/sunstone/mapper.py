@@ -11,6 +11,7 @@ from dnnmap.search.mappers import Progress, SearchResult, nothing_fits_message
 from dnnmap.search.options import SearchOptions
 from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.sunstone.walk import SunstoneWalk
+from dnnmap.search.registry import Mapper
 from dnnmap.workload.ir import Operator
 
 
@@ -56,13 +57,11 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
                         time.perf_counter() - t0, "sunstone")
 
 
-class SunstoneMapper:
-    name = "sunstone"
-    description = "a level-by-level walk over maximal tiles and unrollings (fast, near the optimum)"
-    takes_imperfect = True
-    takes_tile_first = True
-    takes_constraints = False
+def search_sunstone(op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
+                    progress: Progress | None = None) -> SearchResult:
+    return sunstone_search(op, arch, objective, imperfect=options.imperfect, tile_first=options.tile_first)
 
-    def search(self, op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
-               progress: Progress | None = None) -> SearchResult:
-        return sunstone_search(op, arch, objective, imperfect=options.imperfect, tile_first=options.tile_first)
+
+MAPPER = Mapper("sunstone",
+                "a level-by-level walk over maximal tiles and unrollings (fast, near the optimum)",
+                search_sunstone, takes_imperfect=True, takes_tile_first=True)

@@ -20,6 +20,7 @@ from dnnmap.search.tso.core_mapping import price, pricing_arch, schedule_mapping
 from dnnmap.search.tso.layer import tso_layer
 from dnnmap.search.tso.machine import TsoMachine, TsoOptions
 from dnnmap.search.tso.search import TsoSchedule, tso_layer_search
+from dnnmap.search.registry import Mapper
 from dnnmap.workload.ir import Operator
 
 
@@ -53,13 +54,11 @@ def tso_search(op: Operator, arch: ArchSpec, objective: str = "latency",
                            "tso", found.best)
 
 
-class TsoMapper:
-    name = "tso"
-    description = "tensor slicing and tiling for multicore NPUs (TSO; minimizes its own time estimate)"
-    takes_imperfect = False
-    takes_tile_first = False
-    takes_constraints = False
-
-    def search(self, op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
+def search_tso(op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
                progress: Progress | None = None) -> SearchResult:
-        return tso_search(op, arch, objective)
+    return tso_search(op, arch, objective)
+
+
+MAPPER = Mapper("tso",
+                "tensor slicing and tiling for multicore NPUs (TSO; minimizes its own time estimate)",
+                search_tso)
