@@ -45,5 +45,5 @@ def test_exports_hold_every_row_and_a_rerun_starts_no_cluster(tmp_path: Path,
 def test_outputs_must_differ(tmp_path: Path) -> None:
     same = tmp_path / "x.sqlite"
     result = CliRunner().invoke(app, [*ARGS, "--serial", "--store", str(same), "--csv", str(same)])
-    assert result.exit_code == 2 and "different files" in result.stderr
+    assert result.exit_code == 2 and "the same path as --store" in result.stderr
     assert not same.exists()
