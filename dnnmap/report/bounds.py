@@ -54,7 +54,8 @@ def bounds_table(op: Operator, points: list[BoundPoint], objective: str, arch: A
             table.add_row(f"{p.capacity:,}", "-", status(p), "-", "-", "-", "-")
             continue
         res = p.found.result
-        table.add_row(f"{p.capacity:,}", f"{p.value:,.6g}", status(p), si(float(res.cost.dram_bytes[0])),
+        value = f"{p.value:,.0f}" if p.value >= 1e3 else f"{p.value:.4g}"
+        table.add_row(f"{p.capacity:,}", value, status(p), si(float(res.cost.dram_bytes[0])),
                       si(float(res.cost.energy[0])), f"{p.found.certificate.seconds:.1f}",
                       escape(mapping_summary(res.mapping, op, p.arch)))
     return table
