@@ -12,6 +12,7 @@ Every mapper, target and study prices on these views instead of editing a spec i
 - :func:`buffered_view`: the levels below the one under DRAM holding their tiles n-fold (Marvel's
   double-buffered L1).
 - :func:`arch_for_bits`: another word width on the same datapath and scratchpad bytes (the NMP at 8 bits).
+- :func:`with_capacity`: another capacity of one level (``dnnmap bounds``: the on-chip buffer swept).
 """
 
 from __future__ import annotations
@@ -79,3 +80,20 @@ def arch_for_bits(arch: ArchSpec, bits: int) -> ArchSpec:
     new_mb = mb.model_copy(update={"capacity": cap, "fanout": fan})
     return arch.model_copy(update={"word_bits": bits, "levels": (new_mb, *arch.levels[1:]),
                                    "mac": arch.mac.model_copy(update={"precision_bits": bits})})
+
+
+def with_capacity(arch: ArchSpec, level: int, capacity: int) -> ArchSpec:
+    """``arch`` with level ``level`` holding ``capacity`` (in the level's ``capacity_unit``) per instance.
+
+    A level partitioned per role keeps its partition: each role gets its share of ``capacity`` (rounded
+    down), in the proportions of the original partition."""
+    if capacity < 1:
+        raise DnnmapError(f"capacity of level {arch.levels[level].name!r} must be >= 1, got {capacity}")
+    lv = arch.levels[level]
+    if isinstance(lv.capacity, dict):
+        total = sum(lv.capacity.values())
+        new: int | dict = {role: capacity * c // total for role, c in lv.capacity.items()}
+    else:
+        new = capacity
+    levels = arch.levels[:level] + (lv.model_copy(update={"capacity": new}),) + arch.levels[level + 1:]
+    return arch.model_copy(update={"levels": levels})

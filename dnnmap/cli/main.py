@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 import dnnmap
+from dnnmap.cli.bounds_command import bounds_command
 from dnnmap.cli.catalog import archs_command, models_command
 from dnnmap.cli.generate_hw_command import generate_hw_command
 from dnnmap.cli.map_command import map_command
@@ -43,6 +44,7 @@ app.command("simulate")(simulate_command)
 app.command("import-arch")(import_arch_command)
 app.command("generate-hw")(generate_hw_command)
 app.command("sweep")(sweep_command)
+app.command("bounds")(bounds_command)
 
 if __name__ == "__main__":
     app()

@@ -35,7 +35,9 @@ class LevelConstraints:
     the level's fan-out). ``tile``: dimension -> the extent one instance of the level holds (the slots at
     and below the level split it, the slots above split what it leaves, ``ceil(bound / tile)``).
     ``spatial_dims``: only these dimensions may be split across the level's fan-out (None: any).
-    ``axes``: dimension -> the one fan-out axis it may use. ``order``: these loops of the level run in
+    ``axes``: dimension -> the one fan-out axis it may use. ``both_axes``: a dimension may be split over both
+    axes of the level's 2-D fan-out at once (K12 as 4 rows x 3 columns; off: each dimension uses one axis,
+    the declared space). ``order``: these loops of the level run in
     this relative order, outermost first; when it names every dimension of a layer the order is fixed as
     written. ``keep``: the tensor roles the level stores, the others bypass it (None: the architecture's)."""
 
@@ -46,6 +48,7 @@ class LevelConstraints:
     axes: Pairs = ()
     order: tuple[str, ...] | None = None
     keep: tuple[Role, ...] | None = None
+    both_axes: bool = False
 
     def __post_init__(self) -> None:  # one spelling per value: pairs sorted by dimension
         for name in ("temporal", "spatial", "tile", "axes"):
@@ -106,6 +109,9 @@ class Constraints:
             lv = arch.levels[names.index(name)]
             if lv.fanout is None and (c.spatial or c.spatial_dims is not None or c.axes):
                 raise DnnmapError(f"{self._field(name)}: level {name} has no fan-out, so no dimension can be spatial there")
+            if c.both_axes and (lv.fanout is None or len(lv.fanout.shape) != 2):
+                raise DnnmapError(f"{self._field(name, '.both_axes')}: level {name} has no 2-D fan-out to split a "
+                                  "dimension over both axes of")
             for d, a in c.axes:
                 if lv.fanout is not None and not 0 <= a < len(lv.fanout.shape):
                     raise DnnmapError(f"{self._field(name, f'.axes.{d}')}: axis {a} does not exist; the fan-out of {name} has "
@@ -138,6 +144,7 @@ class _LevelFile(BaseModel):
     axes: dict[str, int] = Field(default_factory=dict, description="dimension -> the fan-out axis it uses")
     order: tuple[str, ...] | None = Field(None, description="relative loop order, outermost first")
     keep: tuple[Role, ...] | None = Field(None, description="tensor roles the level stores")
+    both_axes: bool = Field(False, description="a dimension may split over both axes of the 2-D fan-out")
 
 
 class _ConstraintsFile(BaseModel):
@@ -157,5 +164,5 @@ def load_constraints(path: str | os.PathLike[str]) -> Constraints:
     parsed = validate_strict(_ConstraintsFile, as_tuples(data), path, "constraints file")
     assert isinstance(parsed, _ConstraintsFile)
     levels = tuple((name, LevelConstraints(_pairs(c.temporal), _pairs(c.spatial), _pairs(c.tile), c.spatial_dims,
-                                           _pairs(c.axes), c.order, c.keep)) for name, c in parsed.levels.items())
+                                           _pairs(c.axes), c.order, c.keep, c.both_axes)) for name, c in parsed.levels.items())
     return Constraints(levels, name=parsed.name, source=str(path))

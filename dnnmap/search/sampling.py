@@ -3,7 +3,8 @@
 A candidate draws, for every dimension, one row of its factorization table (temporal factor
 per level, then one spatial factor per fan-out axis) and, for every level, a uniformly random
 loop order (Fisher-Yates). Draws whose spatial factors overflow a fan-out axis, or that split
-one dimension over both axes of a 2-D fan-out, are rejected and redrawn - the same space and
+one dimension over both axes of a 2-D fan-out (unless the level's constraints allow ``both_axes``), are
+rejected and redrawn - the same space and
 distribution as :meth:`MapSpace.spatial_legal` describes. Writing the mapping arrays directly
 keeps sampling as cheap as evaluating (docs/search.md). The space's constraints shrink the factor tables
 (:meth:`MapSpace.factor_table`); a level's constrained loop order is kept by putting its loops back in that
@@ -16,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from dnnmap.cost.batch import MappingBatch
+from dnnmap.mapping.mapping import BOTH_AXES
 from dnnmap.search.space import MapSpace
 
 
@@ -39,13 +41,13 @@ def _below(state: np.uint64, n: int) -> int:
 
 @njit(cache=True)
 def _sample(rows: np.ndarray, offsets: np.ndarray, L: int, slot_level: np.ndarray, slot_axis: np.ndarray,
-            slot_size: np.ndarray, chains: np.ndarray, chain_len: np.ndarray, n: int, max_draws: int,
+            slot_size: np.ndarray, slot_both: np.ndarray, chains: np.ndarray, chain_len: np.ndarray, n: int, max_draws: int,
             seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """Up to ``n`` legal candidates as (temporal, spatial, order, axes) arrays, and the draws made.
 
     ``chains[j, :chain_len[j]]``: the dimensions whose relative order level ``j`` keeps (outermost first);
     after the shuffle they are put back, in that order, on the positions they drew (uniform over the
-    orders that keep it)."""
+    orders that keep it). ``slot_both[k]``: slot ``k``'s level lets a dimension use both its axes."""
     state = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) | np.uint64(1)
     D = offsets.shape[0] - 1
     S = slot_level.shape[0]
@@ -75,7 +77,7 @@ def _sample(rows: np.ndarray, offsets: np.ndarray, L: int, slot_level: np.ndarra
                 f = rows[row, L + k]
                 if f > 1:
                     used[k] *= f
-                    if used[k] > slot_size[k] or split_level == slot_level[k]:
+                    if used[k] > slot_size[k] or (split_level == slot_level[k] and not slot_both[k]):
                         legal = False  # overflow, or one dimension on two axes of the same fan-out
                     split_level = slot_level[k]
             if not legal:
@@ -88,9 +90,9 @@ def _sample(rows: np.ndarray, offsets: np.ndarray, L: int, slot_level: np.ndarra
                 tf[count, j, d] = rows[row, j]
             for k in range(S):
                 f = rows[row, L + k]
-                if f > 1:
+                if f > 1:  # a dimension already split on another axis of the level spans both
+                    axes[count, slot_level[k], d] = BOTH_AXES if sf[count, slot_level[k], d] > 1 else slot_axis[k]
                     sf[count, slot_level[k], d] *= f
-                    axes[count, slot_level[k], d] = slot_axis[k]
         for j in range(L):
             for d in range(D):
                 order[count, j, d] = d
@@ -120,6 +122,8 @@ class CandidateSampler:
         self._slot_level = np.array([s.level for s in slots], dtype=np.int64)
         self._slot_axis = np.array([s.axis for s in slots], dtype=np.int64)
         self._slot_size = np.array([s.size for s in slots], dtype=np.int64)
+        self._slot_both = np.array([space.constraints.level(space.arch.levels[s.level].name).both_axes for s in slots],
+                                   dtype=np.bool_)
         self._L = len(space.arch.levels)
         D = len(space.op.dim_names)
         self._chains = np.zeros((self._L, D), dtype=np.int64)
@@ -138,7 +142,7 @@ class CandidateSampler:
         """Up to ``n`` legal candidates (fewer when 50 x ``n`` draws find fewer legal ones)."""
         self._calls += 1
         tf, sf, order, axes, drawn = _sample(self._rows, self._offsets, self._L, self._slot_level,
-                                             self._slot_axis, self._slot_size, self._chains, self._chain_len,
+                                             self._slot_axis, self._slot_size, self._slot_both, self._chains, self._chain_len,
                                              n, 50 * n,
                                              (self._seed * 1_000_003 + self._calls) % (2**31))
         self.drawn += drawn

@@ -27,6 +27,7 @@ from dnnmap import limits
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.errors import DnnmapError, MappingError
+from dnnmap.mapping.mapping import BOTH_AXES
 from dnnmap.search.constraints import Constraints, LevelConstraints
 from dnnmap.workload.ir import Operator
 
@@ -224,22 +225,24 @@ class MapSpace:
         temporal = np.transpose(factors[:, :, :L], (0, 2, 1)).copy()
         spatial = np.ones((B, L, D), dtype=np.int64)
         axes = np.zeros((B, L, D), dtype=np.int64)
-        for k, slot in enumerate(self.spatial_slots):
+        for k, slot in enumerate(self.spatial_slots):  # a dimension split on two axes spans both
             f = factors[:, :, L + k]
+            axis = np.where(spatial[:, slot.level, :] > 1, BOTH_AXES, slot.axis)
+            axes[:, slot.level, :] = np.where(f > 1, axis, axes[:, slot.level, :])
             spatial[:, slot.level, :] *= f
-            axes[:, slot.level, :] = np.where(f > 1, slot.axis, axes[:, slot.level, :])
         return MappingBatch(temporal, spatial, order, self.keeps, self.constraints.layouts, axes)
 
     def spatial_legal(self, factors: np.ndarray) -> np.ndarray:
-        """Rows whose spatial slot factors fit each fan-out axis; a dim is split on one axis per level."""
+        """Rows whose spatial slot factors fit each fan-out axis; a dim is split on one axis per level unless
+        the level's constraints allow ``both_axes``."""
         L = len(self.arch.levels)
         ok = np.ones(factors.shape[0], dtype=bool)
         per_level: dict[int, list[int]] = {}
         for k, slot in enumerate(self.spatial_slots):
             ok &= factors[:, :, L + k].prod(axis=1) <= slot.size
             per_level.setdefault(slot.level, []).append(L + k)
-        for cols in per_level.values():
-            if len(cols) > 1:  # a dimension may use only one axis of a 2-D fan-out
+        for level, cols in per_level.items():
+            if len(cols) > 1 and not self._level(level).both_axes:  # a dimension may use only one axis of a 2-D fan-out
                 ok &= ((factors[:, :, cols] > 1).sum(axis=2) <= 1).all(axis=1)
         return ok
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,7 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.objective import best_index
 from dnnmap.errors import MappingError
+from dnnmap.mapping.mapping import Mapping
 from dnnmap.search.mappers import SearchResult, nothing_fits_message
 from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.search.mappers import Progress
@@ -238,8 +240,11 @@ class BranchAndBound:
 
 
 def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_seconds: float | None = None,
-                   incumbent: SearchResult | None = None) -> OptimalResult:
-    """Optimum of the declared space with its certificate (``budget_seconds``: None = until proven)."""
+                   incumbent: SearchResult | None = None, seeds: Sequence[Mapping] = ()) -> OptimalResult:
+    """Optimum of the declared space with its certificate (``budget_seconds``: None = until proven).
+
+    The search starts from ``incumbent`` (None: Sunstone's result) and the better of ``seeds``, further
+    mappings of the space known beforehand (e.g. an optimum on a smaller buffer, which fits a larger one)."""
     t0 = time.perf_counter()
     model = CostModel(op, arch)
     bb = BranchAndBound(op, arch, objective, model)
@@ -250,6 +255,8 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
             incumbent = None
     if incumbent is not None:
         bb.offer(MappingBatch.from_mappings(op, arch, [incumbent.mapping]))
+    for seed in seeds:
+        bb.offer(MappingBatch.from_mappings(op, arch, [seed]))
     deadline = t0 + budget_seconds if budget_seconds is not None else math.inf
     lower = bb.run(deadline)
     if bb.best is None:

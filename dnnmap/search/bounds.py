@@ -1,0 +1,104 @@
+"""Attainable bounds of one layer (``dnnmap bounds``): for a range of capacities of the on-chip buffer (the
+level under the backing store), the proven minimum off-chip traffic (DRAM bytes) or energy of the layer and
+the mapping that attains it.
+
+Each point is the optimal mapper (:func:`~dnnmap.search.optimal.optimal_search`) on the architecture with
+that capacity (:func:`~dnnmap.arch.variants.with_capacity`), so each value carries its certificate: proven,
+or the certified lower bound and the gap when the time budget ran out. Capacities are walked in increasing
+order and the best mapping found so far seeds the next search: only the capacity grows, so it still fits,
+and the curve of incumbents never rises even where a point is not proven.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.arch.variants import with_capacity
+from dnnmap.errors import DnnmapError, MappingError
+from dnnmap.search.optimal import OptimalResult, optimal_search
+from dnnmap.workload.ir import Operator
+
+BOUND_OBJECTIVES = ("dram", "energy")
+AUTO_POINTS = 8  # capacities of `auto`: powers of two, the largest holding every tensor the level keeps
+
+
+@dataclass(frozen=True)
+class BoundPoint:
+    """One capacity of the curve: the architecture variant and the optimal mapper's result on it (None
+    when no mapping of the layer fits that capacity)."""
+
+    capacity: int
+    arch: ArchSpec
+    found: OptimalResult | None
+
+    @property
+    def value(self) -> float:
+        """The best objective value found (the proven minimum when :attr:`proven`); inf when nothing fits."""
+        return self.found.certificate.incumbent if self.found else math.inf
+
+    @property
+    def proven(self) -> bool:
+        return self.found is not None and self.found.certificate.proven
+
+
+def buffer_level(arch: ArchSpec) -> int:
+    """Index of the on-chip buffer: the level under the backing store."""
+    if len(arch.levels) < 2:
+        raise DnnmapError(f"architecture {arch.name!r} has no on-chip level under its backing store "
+                          f"{arch.dram.name!r}")
+    return len(arch.levels) - 2
+
+
+def whole_layer_capacity(op: Operator, arch: ArchSpec) -> int:
+    """The smallest capacity of the buffer level (in its capacity unit) that holds every tensor it keeps
+    whole: above it, the off-chip traffic is the compulsory one. A partitioned level keeps its proportions
+    (:func:`with_capacity`), so it is the largest over roles of (tensor size / the role's share)."""
+    b = buffer_level(arch)
+    lv = arch.levels[b]
+    need: dict[str, int] = {}
+    for t in op.tensors:
+        if t.role in lv.keeps:
+            need[t.role] = need.get(t.role, 0) + t.size(op.bounds) * arch.capacity_units_of(lv, t.role)
+    if not need:
+        raise DnnmapError(f"level {lv.name!r} of {arch.name!r} keeps no tensor of layer {op.name!r}")
+    if isinstance(lv.capacity, dict):
+        total = sum(lv.capacity.values())
+        return max(math.ceil(n * total / lv.capacity[r]) if lv.capacity.get(r) else math.inf
+                   for r, n in need.items())
+    return sum(need.values())
+
+
+def auto_capacities(op: Operator, arch: ArchSpec, points: int = AUTO_POINTS) -> tuple[int, ...]:
+    """``points`` capacities a factor of two apart, the largest the first power of two at which the level
+    holds every tensor of the layer it keeps (:func:`whole_layer_capacity`)."""
+    top = 1 << max(0, math.ceil(math.log2(whole_layer_capacity(op, arch))))
+    return tuple(top >> k for k in reversed(range(points)) if top >> k >= 1)
+
+
+def attainable_bounds(op: Operator, arch: ArchSpec, capacities: Sequence[int], objective: str = "dram",
+                      budget_seconds: float | None = None,
+                      on_point: Callable[[BoundPoint], None] | None = None) -> list[BoundPoint]:
+    """The curve of ``op`` on ``arch`` over ``capacities`` of the buffer level (sorted increasing, repeats
+    dropped): per capacity the optimal mapper's result under ``objective`` (``dram`` or ``energy``),
+    ``budget_seconds`` per point (None: until proven)."""
+    if objective not in BOUND_OBJECTIVES:
+        raise DnnmapError(f"objective {objective!r}: bounds are computed for {' or '.join(BOUND_OBJECTIVES)}")
+    b = buffer_level(arch)
+    points: list[BoundPoint] = []
+    seeds: list = []
+    for capacity in sorted(set(capacities)):
+        variant = with_capacity(arch, b, capacity)
+        try:
+            found: OptimalResult | None = optimal_search(op, variant, objective, budget_seconds, seeds=seeds)
+        except MappingError:  # nothing fits this capacity
+            found = None
+        if found is not None:
+            seeds = [found.result.mapping]
+        point = BoundPoint(capacity, variant, found)
+        points.append(point)
+        if on_point is not None:
+            on_point(point)
+    return points
