@@ -16,7 +16,9 @@ class MappingBatch:
     """``B`` mappings of one operator sharing bypass choices and DRAM layouts.
 
     temporal, spatial: (B, L, D) factors; order: (B, L, D) dim indices outermost first;
-    keeps: (L, T) bool, tensor ``j`` stored at level ``i``; axes: (B, L, D) spatial axis.
+    keeps: (L, T) bool, tensor ``j`` stored at level ``i``; axes: (B, L, D) spatial axis;
+    above: (B, L, T) per-tensor placement, the level's non-trivial loops (outermost first) above tensor
+    ``j``'s tile (``LevelMapping.loops_above``), or None: every tile holds all of its level's loops.
     """
 
     temporal: np.ndarray
@@ -25,6 +27,7 @@ class MappingBatch:
     keeps: np.ndarray
     layouts: tuple[tuple[str, tuple[str, ...]], ...] = ()
     axes: np.ndarray | None = None
+    above: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self.temporal.shape[0]
@@ -32,7 +35,8 @@ class MappingBatch:
     def take(self, idx: np.ndarray | list[int]) -> "MappingBatch":
         idx = np.asarray(idx)
         return MappingBatch(self.temporal[idx], self.spatial[idx], self.order[idx], self.keeps, self.layouts,
-                            None if self.axes is None else self.axes[idx])
+                            None if self.axes is None else self.axes[idx],
+                            None if self.above is None else self.above[idx])
 
     @staticmethod
     def default_keeps(op: Operator, arch: ArchSpec) -> np.ndarray:
@@ -49,6 +53,8 @@ class MappingBatch:
         spatial = np.ones((B, L, D), dtype=np.int64)
         order = np.empty((B, L, D), dtype=np.int64)
         axes = np.zeros((B, L, D), dtype=np.int64)
+        names = [t.name for t in op.tensors]
+        above = np.zeros((B, L, len(names)), dtype=np.int64) if any(m.placed for m in mappings) else None
         keeps = None
         layouts = mappings[0].layouts if mappings else ()
         for b, m in enumerate(mappings):
@@ -63,9 +69,11 @@ class MappingBatch:
                 order[b, i] = [dims.index(d) for d in lm.full_order(dims)]
                 ax = dict(lm.spatial_axis)
                 axes[b, i] = [ax.get(d, 0) for d in dims]
+                if above is not None:
+                    above[b, i] = [lm.above(t) for t in names]
         if keeps is None:
             keeps = cls.default_keeps(op, arch)
-        return cls(temporal, spatial, order, keeps, layouts, axes)
+        return cls(temporal, spatial, order, keeps, layouts, axes, above)
 
     def mapping(self, b: int, op: Operator, arch: ArchSpec) -> Mapping:
         """Row ``b`` as a :class:`Mapping`."""
@@ -86,5 +94,7 @@ class MappingBatch:
                 spatial_axis=tuple((d, int(axes[k])) for k, d in enumerate(dims)
                                    if self.spatial[b, i, k] > 1 and axes[k]),
                 keeps=keeps,
+                loops_above=() if self.above is None else tuple(
+                    (t.name, int(self.above[b, i, j])) for j, t in enumerate(op.tensors) if self.above[b, i, j] > 0),
             ))
         return Mapping(tuple(levels), self.layouts, op.name, arch.name)

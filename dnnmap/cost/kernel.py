@@ -702,21 +702,42 @@ def lane_bursts(pairs: np.ndarray, pi: int, steps: int, lanes: int, inst_p: int,
     return float(steps) * lanes * word_bursts
 
 
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def placed_tile(above: np.ndarray, b: int, t: int, c: int, level_nest: np.ndarray, loops: np.ndarray,
+                cover: np.ndarray, tile_cover: np.ndarray) -> int:
+    """Per-tensor placement (docs/cost-model.md section 1b): the tile of tensor ``t`` at child level ``c``
+    lies below the level's ``above[b, c, t]`` outermost loops of trip > 1 (at most all of them), which
+    then step it like the loops of the levels above. Returns how many loops that is; when any, writes
+    the tile's coverage into ``tile_cover[0]``: the level's coverage without those loops' factors. The
+    tile's events start that many loops before the next level's first loop in ``loops`` (innermost
+    first)."""
+    end = level_nest[c + 1, LN_FIRST_LOOP]
+    n = min(above[b, c, t], end - level_nest[c, LN_FIRST_LOOP])
+    if n > 0:
+        for d in range(cover.shape[1]):
+            tile_cover[0, d] = cover[c + 1, d]
+        for m in range(end - n, end):
+            tile_cover[0, loops[m, LP_DIM]] //= loops[m, LP_TRIP]
+    return n
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
-def tile_bitmap(t: int, c: int, x: int, cover: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray,
+def tile_bitmap(t: int, row: int, x: int, cover: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray,
                 tile: np.ndarray, work: np.ndarray, base: int) -> None:
-    """``tile[x] := base + A_x``: the index set along axis ``x`` of tensor ``t`` of one instance of child level
-    ``c``, the Minkowski sum of its terms' progressions ``{0, coef, ..., (coverage - 1) coef}``."""
+    """``tile[x] := base + A_x``: the index set along axis ``x`` of tensor ``t`` of one instance of a child
+    tile whose coverage is ``cover[row]`` (``row = c + 1`` for child level ``c``, :func:`placed_tile`), the
+    Minkowski sum of its terms' progressions ``{0, coef, ..., (coverage - 1) coef}``."""
     bm_single(tile, x, base)
     for k in range(ax_nterm[t, x]):
-        bm_dilate(tile, x, ax_terms[t, x, k, TERM_COEF], cover[c + 1, ax_terms[t, x, k, TERM_DIM]], work, TMP)
+        bm_dilate(tile, x, ax_terms[t, x, k, TERM_COEF], cover[row, ax_terms[t, x, k, TERM_DIM]], work, TMP)
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def tile_sets(t: int, c: int, nax: int, cover: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray,
+def tile_sets(t: int, row: int, nax: int, cover: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray,
               grid: np.ndarray, grid_n: np.ndarray, axis_sets: np.ndarray, sets: np.ndarray, work: np.ndarray,
               base: int, need_sets: bool) -> tuple[int, int, int, int]:
-    """Per axis of tensor ``t``, the index set ``A_x`` of one instance of child level ``c`` (its tile) and the
+    """Per axis of tensor ``t``, the index set ``A_x`` of one instance of a child tile of coverage ``cover[row]``
+    (``row = c + 1`` for child level ``c``; :func:`placed_tile` for a placed tensor) and the
     union ``U_x`` over the instances under one parent instance (docs/cost-model.md section 4): sizes in
     ``axis_sets`` (closed forms for single-dimension axes and for window axes while they stay progressions
     or disjoint copies, :func:`_grow`), exact bitmaps in ``sets`` otherwise or when ``need_sets`` (DRAM
@@ -730,7 +751,7 @@ def tile_sets(t: int, c: int, nax: int, cover: np.ndarray, ax_nterm: np.ndarray,
     for x in range(nax):
         nt = ax_nterm[t, x]
         if nt == 1:
-            a = cover[c + 1, ax_terms[t, x, 0, TERM_DIM]]
+            a = cover[row, ax_terms[t, x, 0, TERM_DIM]]
             u = a * grid_n[x, GN_PROD]
             axis_sets[x, AS_TILE] = a
             axis_sets[x, AS_UNION] = u
@@ -743,7 +764,7 @@ def tile_sets(t: int, c: int, nax: int, cover: np.ndarray, ax_nterm: np.ndarray,
             ok, prog, step, count, size, extent = True, True, 1, 1, 1, 1  # {0} + the tile's terms
             for k in range(nt):  # in ascending coefficient (CostModel sorts them)
                 coef = ax_terms[t, x, k, TERM_COEF]
-                extent_k = cover[c + 1, ax_terms[t, x, k, TERM_DIM]]
+                extent_k = cover[row, ax_terms[t, x, k, TERM_DIM]]
                 span += coef * (extent_k - 1)
                 if ok:
                     ok, prog, step, count, size, extent = _grow(prog, step, count, size, extent, coef, extent_k)
@@ -759,7 +780,7 @@ def tile_sets(t: int, c: int, nax: int, cover: np.ndarray, ax_nterm: np.ndarray,
                 axis_sets[x, AS_UNION] = size
             axis_sets[x, AS_CLOSED] = closed
         if need_sets or not closed:
-            tile_bitmap(t, c, x, cover, ax_nterm, ax_terms, tile, work, base)
+            tile_bitmap(t, row, x, cover, ax_nterm, ax_terms, tile, work, base)
             bm_copy(union, x, tile, x)
             _grid_dilate(union, x, grid, grid_n, x, work)
             if nt > 1:
@@ -771,7 +792,7 @@ def tile_sets(t: int, c: int, nax: int, cover: np.ndarray, ax_nterm: np.ndarray,
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def axis_move(t: int, c: int, x: int, no_halo: bool, cover: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray,
+def axis_move(t: int, row: int, x: int, no_halo: bool, cover: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray,
               grid: np.ndarray, grid_n: np.ndarray, axis_sets: np.ndarray, sets: np.ndarray, work: np.ndarray,
               base: int, need_sets: bool) -> None:
     """One event's effect on window axis ``x`` moved by ``axis_sets[x, AS_DELTA]`` (non-zero): writes the
@@ -808,7 +829,7 @@ def axis_move(t: int, c: int, x: int, no_halo: bool, cover: np.ndarray, ax_nterm
             axis_sets[x, AS_NEW] = size
             return
         # the closed form does not cover this step: exact bitmaps of the tile
-        tile_bitmap(t, c, x, cover, ax_nterm, ax_terms, tile, work, base)
+        tile_bitmap(t, row, x, cover, ax_nterm, ax_terms, tile, work, base)
     bm_shifted(work, SHIFT, tile, x, delta)
     axis_sets[x, AS_OVERLAP] = bm_and_count(work, SHIFT, tile, x)
     bm_and_not(new, x, work, SHIFT, tile, x)
@@ -818,13 +839,14 @@ def axis_move(t: int, c: int, x: int, no_halo: bool, cover: np.ndarray, ax_nterm
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def event_walk(pairs: np.ndarray, pi: int, loops: np.ndarray, first: int, n_loops: int, tensor_axes: np.ndarray,
+def event_walk(pairs: np.ndarray, pi: int, row: int, loops: np.ndarray, first: int, n_loops: int,
+               tensor_axes: np.ndarray,
                dim_rel: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray, cover: np.ndarray, grid: np.ndarray,
                grid_n: np.ndarray, axis_sets: np.ndarray, sets: np.ndarray, work: np.ndarray, wrap: np.ndarray,
                base: int, totals: tuple[int, int, int, int], full_u: float, full_a: float, sizes: np.ndarray,
                layout: np.ndarray, word_bytes: float, burst_bytes: float) -> tuple[float, float, float, float]:
-    """The events of pair ``pi``'s child: the temporal loops above it (``loops[first:n_loops]``), innermost
-    first (docs/cost-model.md section 4). Loop ``m`` advances ``(trip - 1) * outer`` times, moving the tile
+    """The events of pair ``pi``'s child: the temporal loops above its tile (``loops[first:n_loops]``), innermost
+    first, the tile's coverage in ``cover[row]`` (docs/cost-model.md section 4; :func:`placed_tile`). Loop ``m`` advances ``(trip - 1) * outer`` times, moving the tile
     by its stride along its dimension while the loops inside it wrap; per event one instance fills
     ``prod(A) - prod(O)`` words and the parent sends ``prod(U) - prod(U - N)`` (``totals``: ``prod(A)``,
     ``prod(U)`` and both over the single-dimension axes, :func:`tile_sets`). The first loop on a
@@ -833,7 +855,6 @@ def event_walk(pairs: np.ndarray, pi: int, loops: np.ndarray, first: int, n_loop
     parent instance for the union, and DRAM bursts of those transfers for the union and for one instance,
     ``full_u``/``full_a`` being the bursts of a whole tile), all including the first event."""
     t = pairs[pi, PR_TENSOR]
-    c = pairs[pi, PR_CHILD]
     need_sets = pairs[pi, PR_SETS] != 0
     halo_mode = pairs[pi, PR_HALO]
     a_prod, u_prod, a_single, u_single = totals
@@ -881,7 +902,7 @@ def event_walk(pairs: np.ndarray, pi: int, loops: np.ndarray, first: int, n_loop
             else:
                 axis_sets[x, AS_MOVED] = 1
                 n_moved += 1
-                axis_move(t, c, x, no_halo, cover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
+                axis_move(t, row, x, no_halo, cover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
                           need_sets)
             prod_o *= axis_sets[x, AS_OVERLAP]
             prod_un *= axis_sets[x, AS_UNION] - axis_sets[x, AS_NEW]
@@ -1009,14 +1030,14 @@ def add_hops(hop: np.ndarray, b: int, c: int, p: int, level_params: np.ndarray, 
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def network_words(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, level_params: np.ndarray,
-                  level_nest: np.ndarray, sf: np.ndarray, spatial: np.ndarray, n_spatial: int, cover: np.ndarray,
+def network_words(pairs: np.ndarray, pi: int, b: int, above: np.ndarray, counts: np.ndarray,
+                  level_params: np.ndarray, level_nest: np.ndarray, sf: np.ndarray, spatial: np.ndarray, n_spatial: int, cover: np.ndarray,
                   loops: np.ndarray, n_loops: int, tensor_axes: np.ndarray, dim_rel: np.ndarray,
                   dim_terms: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray, grid: np.ndarray,
                   grid_n: np.ndarray, fan_grid: np.ndarray, fan_grid_n: np.ndarray, axis_sets: np.ndarray,
                   sets: np.ndarray, work: np.ndarray, wrap: np.ndarray, base: int, sizes: np.ndarray,
                   layout: np.ndarray, steps: int, lanes: int, o_size: float, net_pair: np.ndarray,
-                  net_counts: np.ndarray, net_words: np.ndarray, scale: float) -> None:
+                  net_counts: np.ndarray, net_words: np.ndarray, scale: float, tile_cover: np.ndarray) -> None:
     """Adds pair ``pi``'s words to the ingress and egress of every fan-out with a network bandwidth that it
     crosses (those of levels ``j = c + 1 .. p``; docs/cost-model.md section 2b): the parent-side words (its
     reads, its updates, under the pair's network rule) grouped by the level-``j`` instance they pass through.
@@ -1025,7 +1046,7 @@ def network_words(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, level_
     ``j`` as its parent (the grid of the children under one level-``j`` instance), into ``net_counts``.
     Needs the pair's counts (written by :func:`evaluate_range`) and overwrites the pair scratch; runs in
     :func:`network_range`, only when a fan-out has a network bandwidth. ``scale``: the pair's words per dense word
-    (:func:`pair_scale`)."""
+    (:func:`pair_scale`); ``above``: per-tensor placement or None (:func:`placed_tile`, into ``tile_cover``)."""
     t = pairs[pi, PR_TENSOR]
     c = pairs[pi, PR_CHILD]
     p = pairs[pi, PR_PARENT]
@@ -1054,11 +1075,16 @@ def network_words(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, level_
                 else grid_offsets(grid, grid_n, ax_nterm, t, nax, sets[BM_UNION], work, base)
             lane_counts(net_pair, 0, 0, steps, lanes, inst_j, lane_words, o_size, rep_j, net_counts)
         else:
-            totals = tile_sets(t, c, nax, cover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
+            tcover, row, first = cover, c + 1, level_nest[c + 1, LN_FIRST_LOOP]
+            if above is not None and c >= 0:  # a tensor placed inside its level's loops
+                placed = placed_tile(above, b, t, c, level_nest, loops, cover, tile_cover)
+                if placed > 0:
+                    tcover, row, first = tile_cover, 0, first - placed
+            totals = tile_sets(t, row, nax, tcover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
                                False)
             child_total, union_total, _, _ = event_walk(
-                net_pair, 0, loops, level_nest[c + 1, LN_FIRST_LOOP], n_loops, tensor_axes, dim_rel, ax_nterm,
-                ax_terms, cover, grid, grid_n, axis_sets, sets, work, wrap, base, totals, 0.0, 0.0, sizes, layout,
+                net_pair, 0, row, loops, first, n_loops, tensor_axes, dim_rel, ax_nterm,
+                ax_terms, tcover, grid, grid_n, axis_sets, sets, work, wrap, base, totals, 0.0, 0.0, sizes, layout,
                 1.0, 1.0)
             inst_c = level_nest[c, LN_INST] if c >= 0 else lanes
             tiles = 0.0
@@ -1196,6 +1222,7 @@ def scratch_arrays(L: int, D: int, T: int, X: int, K: int, base: int) -> tuple:
     LLVM would optimise and generate the whole kernel a second time inside it (docs/cost-model.md
     section 5)."""
     cover = np.empty((L + 1, D), np.int64)
+    tile_cover = np.empty((1, D), np.int64)  # a placed tensor's tile (placed_tile)
     level_nest = np.zeros((L + 1, 3), np.int64)
     spatial = np.empty((L * D, 2), np.int64)
     loops = np.empty((L * D + 1, 4), np.int64)
@@ -1215,12 +1242,12 @@ def scratch_arrays(L: int, D: int, T: int, X: int, K: int, base: int) -> tuple:
     net_counts = np.zeros((1, 5, L, T), np.float64)
     net_words = np.zeros((L, 2), np.float64)
     return (cover, level_nest, spatial, loops, grid, grid_n, fan_grid, fan_grid_n, axis_sets, wrap, part_used,
-            sets, work, net_pair, net_counts, net_words)
+            sets, work, net_pair, net_counts, net_words, tile_cover)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.ndarray, layout: np.ndarray,
-                   operator: tuple, arch: tuple, outputs: tuple, scratch: tuple, start: int,
+                   above: np.ndarray, operator: tuple, arch: tuple, outputs: tuple, scratch: tuple, start: int,
                    base: int) -> tuple[int, int]:
     """Evaluate mappings ``start ..`` of the batch into ``outputs`` (zero, or left by an earlier call on a
     batch with the same ``pairs``: see the loop's first comment). Compiled without numba's runtime (no
@@ -1234,7 +1261,8 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
     first); ``pairs`` the (child, parent) pairs and their network rules (``PR_*`` columns), ``layout[t]``
     the DRAM axis order of tensor ``t`` (outermost first), or None when no pair needs DRAM bursts: the
     burst code is then pruned before typing (numba's dead-branch pruning of ``layout is not None``) and
-    never compiled, a specialization of its own in numba's cache;
+    never compiled, a specialization of its own in numba's cache; ``above`` (B, L, T) per-tensor placement
+    (:func:`placed_tile`), or None when no mapping of the batch places a tensor (pruned the same way);
     ``operator = (bounds, ax_nterm, ax_terms, tensor_axes, dim_rel, dim_terms, sizes)``: the dimensions'
     bounds, tensor ``t``'s axis ``x`` as the sum over its ``ax_nterm[t, x]`` terms ``ax_terms[t, x, k]``
     of coefficient x dimension, each tensor's (window) axes, each dimension's terms, the axis extents;
@@ -1250,7 +1278,7 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
     level_params, level_tensor, tensor_params, cap_part, cap, scalars = arch
     counts, tile_words, hop, excess, breakdown, level_cycles, summary, net_cycles = outputs
     cover, level_nest, spatial, loops, grid, grid_n, fan_grid, fan_grid_n, axis_sets, wrap, part_used, sets, work, \
-        net_pair, net_counts, net_words = scratch
+        net_pair, net_counts, net_words, tile_cover = scratch
     B, L, D = tf.shape
     T = tensor_axes.shape[0]
     burst_bytes = scalars[S_BURST_BYTES]
@@ -1302,7 +1330,12 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
                     bursts += scale * lane_bursts(pairs, pi, steps, lanes, inst_p, lane_words, grid, grid_n, nax, sets,
                                                   work, base, sizes, layout, tensor_params[t, T_BYTES], burst_bytes)
                 continue
-            totals = tile_sets(t, c, nax, cover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
+            tcover, row, first = cover, c + 1, level_nest[c + 1, LN_FIRST_LOOP]
+            if above is not None and c >= 0:  # a tensor placed inside its level's loops
+                placed = placed_tile(above, b, t, c, level_nest, loops, cover, tile_cover)
+                if placed > 0:
+                    tcover, row, first = tile_cover, 0, first - placed
+            totals = tile_sets(t, row, nax, tcover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
                                need_sets)
             if c >= 0:
                 tile_words[b, c, t] = totals[0]
@@ -1314,8 +1347,8 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
                 full_u = product_bursts(union_bm, sizes, t, nax, layout, tensor_params[t, T_BYTES], burst_bytes)
                 full_a = product_bursts(tile_bm, sizes, t, nax, layout, tensor_params[t, T_BYTES], burst_bytes)
             child_total, union_total, bursts_u, bursts_a = event_walk(
-                pairs, pi, loops, level_nest[c + 1, LN_FIRST_LOOP], n_loops, tensor_axes, dim_rel, ax_nterm, ax_terms,
-                cover, grid, grid_n, axis_sets, sets, work, wrap, base, totals, full_u, full_a, sizes, layout,
+                pairs, pi, row, loops, first, n_loops, tensor_axes, dim_rel, ax_nterm, ax_terms,
+                tcover, grid, grid_n, axis_sets, sets, work, wrap, base, totals, full_u, full_a, sizes, layout,
                 tensor_params[t, T_BYTES], burst_bytes)
             inst_c = level_nest[c, LN_INST] if c >= 0 else lanes  # child -1 here: the lanes' operand registers
             tiles = 0.0
@@ -1355,7 +1388,7 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def network_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.ndarray, layout: np.ndarray,
-                  operator: tuple, arch: tuple, outputs: tuple, scratch: tuple, start: int,
+                  above: np.ndarray, operator: tuple, arch: tuple, outputs: tuple, scratch: tuple, start: int,
                   base: int) -> tuple[int, int]:
     """The network term of mappings ``start ..`` (docs/cost-model.md sections 2b, 3), after
     :func:`evaluate_range` wrote their counts and latency into ``outputs``: the nest again, every pair's
@@ -1368,7 +1401,7 @@ def network_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.n
     level_params, level_tensor, tensor_params, cap_part, cap, scalars = arch
     counts, tile_words, hop, excess, breakdown, level_cycles, summary, net_cycles = outputs
     cover, level_nest, spatial, loops, grid, grid_n, fan_grid, fan_grid_n, axis_sets, wrap, part_used, sets, work, \
-        net_pair, net_counts, net_words = scratch
+        net_pair, net_counts, net_words, tile_cover = scratch
     B, L, D = tf.shape
     T = tensor_axes.shape[0]
     o_t = 0
@@ -1389,10 +1422,10 @@ def network_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.n
             o_size *= axis_extent(ax_nterm, ax_terms, o_t, x, cover, L)
         for pi in range(pairs.shape[0]):
             scale = pair_scale(pairs, pi, level_tensor, tensor_params) if sparse else 1.0
-            network_words(pairs, pi, b, counts, level_params, level_nest, sf, spatial, n_spatial, cover, loops,
+            network_words(pairs, pi, b, above, counts, level_params, level_nest, sf, spatial, n_spatial, cover, loops,
                           n_loops, tensor_axes, dim_rel, dim_terms, ax_nterm, ax_terms, grid, grid_n, fan_grid,
                           fan_grid_n, axis_sets, sets, work, wrap, base, sizes, layout, steps, lanes, o_size,
-                          net_pair, net_counts, net_words, scale)
+                          net_pair, net_counts, net_words, scale, tile_cover)
         network_cycles(b, net_words, level_params, level_nest, net_cycles)
         cycles = summary[b, O_CYCLES]
         for j in range(L):

@@ -287,7 +287,9 @@ class CostModel:
         args = (np.ascontiguousarray(batch.temporal, dtype=np.int64),
                 np.ascontiguousarray(batch.spatial, dtype=np.int64),
                 np.ascontiguousarray(batch.order, dtype=np.int64), self._pairs(np.asarray(batch.keeps, dtype=bool)),
-                self._layouts(batch) if self._burst_model else None, self._operator, self._arch, outputs)
+                self._layouts(batch) if self._burst_model else None,
+                None if batch.above is None else np.ascontiguousarray(batch.above, dtype=np.int64),
+                self._operator, self._arch, outputs)
         done, base = 0, int(self._sizes.max())
         while done < B:  # more than one call only when an imperfect factorization needs larger bitmaps
             done, base = kernel.evaluate_range(*args, self._scratch(base), done, base)

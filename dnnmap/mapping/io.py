@@ -59,6 +59,9 @@ class LevelSpec(_Spec):
     # 0: x, 1: y, 2: both axes (BOTH_AXES); int_choice: Literal[0, 1, 2] would accept 1.0
     spatial_axis: dict[Name, int_choice(0, 1, 2)] = Field(default_factory=dict)  # type: ignore[valid-type]
     keeps: tuple[Name, ...] | None = None
+    # per-tensor placement: tensor -> the level's non-trivial loops (outermost first) above its tile
+    loops_above: dict[Name, Annotated[StrictInt, Field(ge=0, le=limits.MAX_TENSOR_AXES)]] = Field(
+        default_factory=dict)
 
 
 class MappingFileSpec(_Spec):
@@ -149,6 +152,8 @@ def mapping_to_dict(m: Mapping, level_names: list[str], op: Operator | None = No
             entry["spatial_axis"] = {d: a for d, a in lm.spatial_axis}
         if lm.keeps is not None:
             entry["keeps"] = list(lm.keeps)
+        if any(n > 0 for _, n in lm.loops_above):
+            entry["loops_above"] = {t: n for t, n in lm.loops_above if n > 0}
         levels[name] = entry
     out: dict[str, Any] = {"layer": m.layer, "arch": m.arch, "levels": levels}
     if m.layouts:
@@ -180,7 +185,8 @@ def _mapping(spec: MappingFileSpec, level_names: list[str] | None, origin: str) 
         if e.keeps is not None and len(set(e.keeps)) != len(e.keeps):
             raise InputFileError(f"{origin}: field 'levels.{name}.keeps': lists a tensor twice: {list(e.keeps)}")
         levels.append(LevelMapping(tuple(e.temporal.items()), e.order, tuple(e.spatial.items()),
-                                   tuple(e.spatial_axis.items()), e.keeps))
+                                   tuple(e.spatial_axis.items()), e.keeps,
+                                   tuple((t, n) for t, n in e.loops_above.items() if n > 0)))
     for d in {d for e in spec.levels.values() if e for d in (*e.temporal, *e.spatial)}:
         total = math.prod(e.temporal.get(d, 1) * e.spatial.get(d, 1) for e in spec.levels.values() if e)
         if total > limits.MAX_DIM:
@@ -201,9 +207,9 @@ def _check_names(m: Mapping, op: Operator, origin: str) -> None:
             if d not in dims:
                 raise InputFileError(f"{origin}: field 'levels': unknown dimension {d!r}; operator {op.name!r} has "
                                      f"{', '.join(op.dim_names)}")
-        unknown = [t for t in lm.keeps or () if t not in tensors]
+        unknown = [t for t in (*(lm.keeps or ()), *dict(lm.loops_above)) if t not in tensors]
         if unknown:
-            raise InputFileError(f"{origin}: field 'levels': keeps unknown tensor(s) {unknown}; tensors: "
+            raise InputFileError(f"{origin}: field 'levels': keeps or places unknown tensor(s) {unknown}; tensors: "
                                  f"{', '.join(tensors)}")
 
 

@@ -13,7 +13,9 @@ Written outermost first, the nest is
                 MAC
 
 The tile a level instance holds covers the product of all temporal and spatial
-factors at that level and below. The product over all levels of a dimension's
+factors at that level and below, unless the mapping places a tensor's tile lower
+(``LevelMapping.loops_above``: the level's outermost loops then lie above that tensor's
+tile, so they refill it). The product over all levels of a dimension's
 factors must be >= its bound; a product larger than the bound is an imperfect
 factorization whose edge tiles are clipped.
 """
@@ -41,7 +43,10 @@ class LevelMapping:
     axis 0 (x) or 1 (y) of a 2-D fan-out, or to :data:`BOTH_AXES` (x and y: the dim spans the
     instances the other dims leave free, as on a hierarchical fan-out such as the NMP's TLEs x
     TLTs); ``keeps`` names the tensors stored at this level (None = every tensor whose role the
-    architecture level keeps).
+    architecture level keeps); ``loops_above`` places a kept tensor's tile boundary inside the
+    level's loop nest (per-tensor placement, docs/cost-model.md section 1b): tensor -> how many of
+    the level's non-trivial temporal loops (factor > 1), outermost first in ``order``, lie above
+    the tensor's tile. Absent or 0: the tile holds all of the level's loops.
     """
 
     temporal: tuple[tuple[str, int], ...] = ()
@@ -49,6 +54,7 @@ class LevelMapping:
     spatial: tuple[tuple[str, int], ...] = ()
     spatial_axis: tuple[tuple[str, int], ...] = ()
     keeps: tuple[str, ...] | None = None
+    loops_above: tuple[tuple[str, int], ...] = ()
 
     def t(self, dim: str) -> int:
         return dict(self.temporal).get(dim, 1)
@@ -60,6 +66,14 @@ class LevelMapping:
         """Temporal loop order outer -> inner over all ``dims``."""
         listed = [d for d in self.order if d in dims]
         return tuple(listed + [d for d in dims if d not in listed])
+
+    def above(self, tensor: str) -> int:
+        """How many of the level's non-trivial temporal loops (outermost first) lie above ``tensor``'s tile."""
+        return dict(self.loops_above).get(tensor, 0)
+
+    def loops(self, dims: tuple[str, ...]) -> tuple[str, ...]:
+        """The level's non-trivial temporal loops (factor > 1), outermost first."""
+        return tuple(d for d in self.full_order(dims) if self.t(d) > 1)
 
 
 @dataclass(frozen=True)
@@ -78,6 +92,11 @@ class Mapping:
 
     def total(self, dim: str) -> int:
         return self.coverage(dim, len(self.levels) - 1)
+
+    @property
+    def placed(self) -> bool:
+        """Whether some tensor's tile boundary lies inside its level's loops (per-tensor placement)."""
+        return any(n > 0 for lm in self.levels for _, n in lm.loops_above)
 
     def layout(self, tensor: str, default: tuple[str, ...]) -> tuple[str, ...]:
         return dict(self.layouts).get(tensor, default)
@@ -144,6 +163,7 @@ def validate_mapping(m: Mapping, op: Operator, arch: ArchSpec) -> None:
                 if names[t] not in lv.keeps:
                     raise MappingError(f"{where}: level {lv.name} cannot store {t} (role {names[t]}); "
                                        f"it keeps {list(lv.keeps)}")
+        _check_placement(m, i, op, arch, where)
     for d, b in op.dims:
         if m.total(d) < b:
             raise MappingError(f"{where}: factors of {d} multiply to {m.total(d)}, less than its bound {b}")
@@ -151,3 +171,24 @@ def validate_mapping(m: Mapping, op: Operator, arch: ArchSpec) -> None:
         axes = [a.name for a in op.tensor(tname).axes]
         if sorted(layout) != sorted(axes):
             raise MappingError(f"{where}: layout of {tname} must be a permutation of {axes}, got {list(layout)}")
+
+
+def _check_placement(m: Mapping, level: int, op: Operator, arch: ArchSpec, where: str) -> None:
+    """A tensor placed inside a level's loops (``loops_above``) must be kept there, not at the backing
+    store, and can have at most the level's non-trivial loops above its tile."""
+    lm, name = m.levels[level], arch.levels[level].name
+    if not lm.loops_above:
+        return
+    if len({t for t, _ in lm.loops_above}) != len(lm.loops_above):
+        raise MappingError(f"{where}: level {name}: loops_above names a tensor twice")
+    if level == len(m.levels) - 1:
+        raise MappingError(f"{where}: level {name} is the backing store: it holds whole tensors, so loops_above "
+                           "does not apply there")
+    kept, loops = m.kept_tensors(level, op, arch), lm.loops(op.dim_names)
+    for t, n in lm.loops_above:
+        if t not in kept:
+            raise MappingError(f"{where}: level {name}: loops_above places {t!r}, which the level does not keep "
+                               f"(it keeps {list(kept)})")
+        if not 0 <= n <= len(loops):
+            raise MappingError(f"{where}: level {name}: loops_above of {t} is {n}; the level has {len(loops)} "
+                               f"loops with a factor > 1 ({', '.join(loops) or 'none'})")

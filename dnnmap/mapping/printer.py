@@ -7,27 +7,33 @@ from dnnmap.mapping.mapping import Mapping
 from dnnmap.workload.ir import Operator
 
 
-def tile_shape(m: Mapping, op: Operator, level: int) -> dict[str, int]:
-    """Tile extent of every dimension at ``level`` (clipped to the bound)."""
-    return {d: min(b, m.coverage(d, level)) for d, b in op.dims}
+def tile_shape(m: Mapping, op: Operator, level: int, above: int = 0) -> dict[str, int]:
+    """Tile extent of every dimension at ``level`` (clipped to the bound); ``above``: of a tensor placed
+    below that many of the level's loops (their factors are then outside the tile)."""
+    outside = m.levels[level].loops(op.dim_names)[:above]
+    return {d: min(b, m.coverage(d, level) // (m.levels[level].t(d) if d in outside else 1)) for d, b in op.dims}
 
 
 def format_loop_nest(m: Mapping, op: Operator, arch: ArchSpec) -> str:
-    """The loop nest outermost first. Trivial loops (factor 1) are omitted."""
+    """The loop nest outermost first. Trivial loops (factor 1) are omitted. A tensor placed inside a
+    level's loops (``loops_above``) gets its own line where its tile boundary sits."""
     lines = [f"# {op.name or 'layer'} ({op.kind}) on {arch.name}: "
              + " ".join(f"{d}={b}" for d, b in op.dims)]
     depth = 0
     for i in range(len(arch.levels) - 1, -1, -1):
         lv, lm = arch.levels[i], m.levels[i]
-        tile = tile_shape(m, op, i)
         kept = m.kept_tensors(i, op, arch)
-        sizes = ", ".join(f"{t}:{op.tensor(t).size(tile)}" for t in kept)
-        lines.append(f"{'  ' * depth}[{lv.name}] keeps {sizes or 'nothing (bypass)'} words")
-        for d in lm.full_order(op.dim_names):
-            f = lm.t(d)
-            if f > 1:
-                lines.append(f"{'  ' * depth}for {d.lower()}{i} in [0:{f})")
-                depth += 1
+        placed = {t: lm.above(t) for t in kept} if i < len(arch.levels) - 1 else {t: 0 for t in kept}
+
+        def sizes(n: int) -> str:
+            return ", ".join(f"{t}:{op.tensor(t).size(tile_shape(m, op, i, n))}" for t in kept if placed[t] == n)
+        header = f"{sizes(0)} words" if sizes(0) else "tiles placed below its loops" if kept else "nothing (bypass)"
+        lines.append(f"{'  ' * depth}[{lv.name}] keeps {header}")
+        for n, d in enumerate(lm.loops(op.dim_names), start=1):
+            lines.append(f"{'  ' * depth}for {d.lower()}{i} in [0:{lm.t(d)})")
+            depth += 1
+            if sizes(n):
+                lines.append(f"{'  ' * depth}[{lv.name}] keeps {sizes(n)} words (tile below the loops above)")
         axes = dict(lm.spatial_axis)
         for d in op.dim_names:
             f = lm.s(d)

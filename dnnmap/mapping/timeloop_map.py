@@ -160,6 +160,11 @@ def mapping_to_timeloop(m: Mapping, op: Operator, arch: ArchSpec) -> dict[str, A
     last = len(arch.levels) - 1
     for i in range(last, -1, -1):
         lm, name = m.levels[i], arch.levels[i].name
+        placed = [t for t, n in lm.loops_above if n > 0]
+        if placed:
+            raise MappingError(f"level {name}: {', '.join(placed)} placed below some of the level's loops "
+                               "(loops_above, per-tensor placement) has no Timeloop mapping: Timeloop puts "
+                               "every tensor a level keeps at the same tiling boundary")
         if name == PASS_THROUGH and not arch.levels[i].keeps and all(
                 lm.t(d) == 1 and lm.s(d) == 1 for d in dims):
             continue  # the importer's stand-in below a one-level design: Timeloop has no such level

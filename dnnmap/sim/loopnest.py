@@ -206,15 +206,17 @@ def _neighbour_pairs(pairs: np.ndarray, n_inst: int) -> tuple[np.ndarray, np.nda
     return previous, following
 
 
-def _innermost_trip(nest: LoopNest, level: int) -> int:
-    """Trip count of the innermost temporal loop above ``level`` with more than one iteration (1: none)."""
+def _innermost_trip(nest: LoopNest, level: int, above: int) -> int:
+    """Trip count of the innermost temporal loop above the tile of ``level`` (placed below ``above`` of
+    its loops) with more than one iteration (1: none)."""
     trips = [lp.factor for lp in nest.loops if not lp.spatial and lp.level > level and lp.factor > 1]
+    trips += [lp.factor for lp in nest.level_loops(level)[:above]] if level >= 0 else []
     return trips[-1] if trips else 1
 
 
 def _residency(nest: LoopNest, level: int, it: ActiveIterations, word: np.ndarray, size: int,
                first_touch: np.ndarray | None, halo_reuse: bool | str,
-               word_cost: np.ndarray | None = None) -> tuple[_Copies, int | float]:
+               word_cost: np.ndarray | None = None, above: int = 0) -> tuple[_Copies, int | float]:
     """The copies of one tensor at one level (``LANES``: the operand registers), and the largest tile.
 
     Tiles are the words touched per (event, instance). At an event with a non-empty tile the
@@ -224,8 +226,10 @@ def _residency(nest: LoopNest, level: int, it: ActiveIterations, word: np.ndarra
     loop above the level, i.e. from event ``e - 1`` to ``e`` with ``e`` not a multiple of that
     loop's trip count). An instance whose iterations are all skipped in an event (edge
     tile) moves nothing and keeps R. ``first_touch`` (outputs only) is each word's first step.
+    ``above``: the tensor's tile is placed below that many of the level's outermost loops, which then
+    make events of their own (per-tensor placement).
     """
-    per_event = nest.steps_per_event(level)
+    per_event = nest.steps_per_tile(level, above) if level >= 0 else nest.steps_per_event(level)
     n_inst = nest.instances(level)
     members = _unique((it.step // per_event * n_inst + it.lane // nest.lanes_per_instance(level)) * size + word)
     pair, member_word = members // size, members % size
@@ -241,7 +245,7 @@ def _residency(nest: LoopNest, level: int, it: ActiveIterations, word: np.ndarra
         unchanged &= tile[previous] == tile
         if halo_reuse == "innermost":  # ... or one reached by a step of the innermost loop above
             event = pairs // n_inst
-            trip = _innermost_trip(nest, level)
+            trip = _innermost_trip(nest, level, above)
             unchanged |= (previous >= 0) & (pairs[previous] // n_inst == event - 1) & (event % trip != 0)
         in_previous &= unchanged[at]
     held = tile if word_cost is None else np.bincount(at, word_cost[member_word], len(pairs))  # compressed words
@@ -513,7 +517,8 @@ def _count_tensor(tally: _Tally, op: Operator, mapping: Mapping, it: ActiveItera
         copies[LANES] = _residency(nest, LANES, lane_it, lane_word, size, first_touch, halo_reuse=True)[0]
     for c in chain[:-1]:
         copies[c], tally.tile_words[(arch.levels[c].name, t.name)] = _residency(
-            nest, c, it, word, size, first_touch, arch.levels[c].halo_reuse, tally.word_cost.get(c))
+            nest, c, it, word, size, first_touch, arch.levels[c].halo_reuse, tally.word_cost.get(c),
+            mapping.levels[c].above(t.name))
     whole = tally.word_cost.get(len(arch.levels) - 1)
     tally.tile_words[(arch.levels[-1].name, t.name)] = size if whole is None else float(whole.sum())
     for child, parent in zip([LANES] + chain[:-1], chain):
@@ -597,7 +602,8 @@ def simulate(op: Operator, arch: ArchSpec, mapping: Mapping, seed: int = 0, comp
     balanced = None
     if effectual is not None:  # lanes walk their effectual steps, synchronised per event of the operand's level
         level = min(i for i in range(len(arch.levels)) if sparse.tensor in mapping.kept_tensors(i, op, arch))
-        steps, balanced = sync_cycles(executed_it.step, executed_it.lane, nest.steps_per_event(level), nest.lanes)
+        per_tile = nest.steps_per_tile(level, mapping.levels[level].above(sparse.tensor))
+        steps, balanced = sync_cycles(executed_it.step, executed_it.lane, per_tile, nest.lanes)
 
     return SimResult(
         output_matches=output_matches,

@@ -70,6 +70,15 @@ class LoopNest:
         """Steps between two events of ``level`` (product of temporal factors at levels <= level)."""
         return math.prod(self.temporal_per_level[: level + 1])
 
+    def level_loops(self, level: int) -> tuple[Loop, ...]:
+        """The temporal loops of ``level`` (factor > 1), outermost first."""
+        return tuple(lp for lp in self.loops if lp.level == level and not lp.spatial)
+
+    def steps_per_tile(self, level: int, above: int = 0) -> int:
+        """Steps between two events of a tile of ``level`` placed below the level's ``above`` outermost
+        loops (per-tensor placement; 0: :meth:`steps_per_event`): those loops step it too."""
+        return self.steps_per_event(level) // math.prod(lp.factor for lp in self.level_loops(level)[:above])
+
     def lanes_per_instance(self, level: int) -> int:
         """Lanes below one instance of ``level`` (product of spatial factors at levels <= level)."""
         return math.prod(self.spatial_per_level[: level + 1])

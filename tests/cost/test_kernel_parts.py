@@ -47,6 +47,23 @@ def test_nest_structure_of_a_two_level_mapping() -> None:
     assert nest["level_nest"][:, k.LN_FIRST_LOOP].tolist() == [0, 1, 2]
 
 
+def test_placed_tile_of_a_tensor_below_its_levels_outer_loop() -> None:
+    # level 0: K 2 then C 3 (order K, C: K outermost), C 2 more over the lanes; level 1 (DRAM): K 5
+    nest = _nest(tf=[[2, 3], [5, 1]], sf=[[1, 2], [1, 1]], order=[[K_, C_], [K_, C_]])
+    tile_cover = np.zeros((1, 2), np.int64)
+    above = np.zeros((1, 2, 1), np.int64)
+    # nothing placed: the level's own coverage (K 2, C 6) and its events from DRAM's first loop
+    assert k.placed_tile(above, 0, 0, 0, nest["level_nest"], nest["loops"], nest["cover"], tile_cover) == 0
+    # below K (the outermost loop): the tile leaves K's 2 out, and its events start at K's loop (index 1)
+    above[0, 0, 0] = 1
+    assert k.placed_tile(above, 0, 0, 0, nest["level_nest"], nest["loops"], nest["cover"], tile_cover) == 1
+    assert tile_cover.tolist() == [[1, 6]] and nest["loops"][1, k.LP_DIM] == K_
+    # more than the level's loops: all of them (the tile is what the lanes cover)
+    above[0, 0, 0] = 7
+    assert k.placed_tile(above, 0, 0, 0, nest["level_nest"], nest["loops"], nest["cover"], tile_cover) == 2
+    assert tile_cover.tolist() == [[1, 2]]
+
+
 def _window_tables(coef_p: int = 1) -> tuple[np.ndarray, ...]:
     """One tensor, one axis ``coef_p * p + r`` (a 1-D convolution input): ax_nterm, ax_terms, tensor_axes,
     dim_rel, dim_terms."""
@@ -131,8 +148,8 @@ def _walk(tf: list[list[int]], sf: list[list[int]], halo: int = 1, coef_p: int =
     work = np.zeros((2, 4), np.uint64)
     sizes = np.array([[64]], dtype=np.int64)
     layout = np.zeros((1, 1), dtype=np.int64)
-    totals = k.tile_sets(0, 0, 1, nest["cover"], ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, 64, False)
-    walk = k.event_walk(pairs, 0, loops, nest["level_nest"][1, k.LN_FIRST_LOOP], nest["n_loops"], tensor_axes,
+    totals = k.tile_sets(0, 1, 1, nest["cover"], ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, 64, False)
+    walk = k.event_walk(pairs, 0, 1, loops, nest["level_nest"][1, k.LN_FIRST_LOOP], nest["n_loops"], tensor_axes,
                         dim_rel, ax_nterm, ax_terms, nest["cover"], grid, grid_n, axis_sets, sets, work,
                         np.zeros(D, np.int64), 64, totals, 0.0, 0.0, sizes, layout, 2.0, 8.0)
     return totals, axis_sets[0].copy(), walk
@@ -191,9 +208,9 @@ def test_single_dimension_axis_refills_from_the_first_loop_on_it() -> None:
     work = np.zeros((2, 4), np.uint64)
     grid_n = np.array([[0, 1]], dtype=np.int64)
     grid = np.zeros((1, 8, 2), np.int64)
-    totals = k.tile_sets(0, 0, 1, nest["cover"], ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, 64, False)
+    totals = k.tile_sets(0, 1, 1, nest["cover"], ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, 64, False)
     assert totals == (4, 4, 4, 4)
-    walk = k.event_walk(_pair(output=True), 0, nest["loops"], first, nest["n_loops"], tensor_axes, dim_rel, ax_nterm,
+    walk = k.event_walk(_pair(output=True), 0, 1, nest["loops"], first, nest["n_loops"], tensor_axes, dim_rel, ax_nterm,
                         ax_terms, nest["cover"], grid, grid_n, axis_sets, sets, work, np.zeros(2, np.int64), 64,
                         totals, 0.0, 0.0, np.array([[8]]), np.zeros((1, 1), np.int64), 2.0, 8.0)
     assert walk[:2] == (24.0, 24.0)

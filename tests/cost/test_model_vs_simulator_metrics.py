@@ -49,14 +49,16 @@ def _identical_everywhere(arch: ArchSpec) -> ArchSpec:
         for lv in arch.levels]})
 
 
-def _draw(seed: int, n: int, perfect: bool, mid: bool = False, identical: bool = False) -> list[Case]:
+def _draw(seed: int, n: int, perfect: bool, mid: bool = False, identical: bool = False,
+          placement: bool = False) -> list[Case]:
     """``n`` random cases; ``identical``: only those whose fan-outs, all made to multicast by the identical
-    rule, have an input pair crossing two or more of them with spatial factors (:func:`_identical_across_fan_outs`)."""
+    rule, have an input pair crossing two or more of them with spatial factors (:func:`_identical_across_fan_outs`);
+    ``placement``: only mappings that place some tensor inside its level's loops (per-tensor placement)."""
     rng = np.random.default_rng(seed)
     out = []
     while len(out) < n:
-        op, arch, m = random_case(rng, mid=mid, options=True)
-        if all(m.total(d) == b for d, b in op.dims) != perfect:
+        op, arch, m = random_case(rng, mid=mid, options=True, placement=placement)
+        if all(m.total(d) == b for d, b in op.dims) != perfect or (placement and not m.placed):
             continue
         if identical:
             arch = _identical_everywhere(arch)
@@ -74,6 +76,13 @@ def perfect() -> list[Case]:
     ones where the identical rule decides fan-out by fan-out (docs/cost-model.md 2b)."""
     return (_draw(2024, 260, perfect=True) + _draw(2026, 40, perfect=True, mid=True)
             + _draw(2027, 20, perfect=True, identical=True))
+
+
+@pytest.fixture(scope="module")
+def placed() -> list[Case]:
+    """160 small and 20 mid-size cases whose mappings place tensors inside their levels' loops (per-tensor
+    placement, docs/cost-model.md section 1b), with random section 2b options."""
+    return _draw(2028, 160, perfect=True, placement=True) + _draw(2029, 20, perfect=True, mid=True, placement=True)
 
 
 @pytest.fixture(scope="module")
@@ -228,3 +237,24 @@ def test_imperfect_factorizations_are_bounded(imperfect: list[Case]) -> None:
         assert c.cost.dram_bytes[0] >= c.metrics.dram_bytes, c.where
         assert c.metrics.valid or not c.cost.valid[0], c.where
     assert checked >= 20
+
+
+def _unplaced(m: Mapping) -> Mapping:
+    """``m`` with every tile holding all of its level's loops."""
+    return Mapping(tuple(LevelMapping(lm.temporal, lm.order, lm.spatial, lm.spatial_axis, lm.keeps)
+                         for lm in m.levels), m.layouts, m.layer, m.arch)
+
+
+def test_placement_exact(placed: list[Case]) -> None:
+    """Per-tensor placement: every number above equals the simulator's, on cases where the placement
+    changes what moves (the same mappings without it fill, drain or hold other amounts)."""
+    changed = 0
+    for c in placed:
+        shared = simulate(c.op, c.arch, _unplaced(c.mapping), compute=False)
+        changed += shared.counts != c.sim.counts or shared.tile_words != c.sim.tile_words
+    assert changed > 100
+    assert sum(1 for c in placed if c.metrics.dram_bursts > 0) > 20
+    assert sum(1 for c in placed if not all(lv.halo_reuse is True for lv in c.arch.levels)) > 50
+    for check in (test_counts_tiles_and_hops_exact, test_energy_exact, test_latency_and_utilization_exact,
+                  test_dram_bytes_exact, test_dram_bursts_exact, test_capacity_exact):
+        check(placed)

@@ -128,9 +128,10 @@ def _factor(rng: np.random.Generator, remaining: int, cap: int) -> int:
     return int(rng.choice([f for f in _divisors(remaining) if f <= cap]))
 
 
-def random_mapping(rng: np.random.Generator, op: Operator, arch: ArchSpec) -> Mapping:
+def random_mapping(rng: np.random.Generator, op: Operator, arch: ArchSpec, placement: bool = False) -> Mapping:
     """A random legal mapping of ``op`` on ``arch`` (validated before it is returned), with a random
-    DRAM layout in a share ``LAYOUT_PROBABILITY`` of the draws."""
+    DRAM layout in a share ``LAYOUT_PROBABILITY`` of the draws; ``placement``: then a random per-tensor
+    placement (:func:`random_placement`)."""
     n_levels = len(arch.levels)
     temporal: list[dict[str, int]] = [{} for _ in range(n_levels)]
     spatial: list[dict[str, int]] = [{} for _ in range(n_levels)]
@@ -170,18 +171,35 @@ def random_mapping(rng: np.random.Generator, op: Operator, arch: ArchSpec) -> Ma
         layouts = tuple((t.name, tuple(str(a) for a in rng.permutation([a.name for a in t.axes])))
                         for t in op.tensors)
     mapping = Mapping(levels=tuple(levels), layouts=layouts, layer=op.name, arch=arch.name)
+    if placement:
+        mapping = random_placement(rng, op, arch, mapping)
     validate_mapping(mapping, op, arch)
     return mapping
 
 
-def random_case(rng: np.random.Generator, mid: bool = False,
-                options: bool = False) -> tuple[Operator, ArchSpec, Mapping]:
+def random_placement(rng: np.random.Generator, op: Operator, arch: ArchSpec, mapping: Mapping) -> Mapping:
+    """``mapping`` with each tensor kept at an on-chip level placed, with probability 1/2, below a random
+    number (1 .. all) of the level's non-trivial loops (``LevelMapping.loops_above``); levels without
+    such loops stay as they are."""
+    levels = list(mapping.levels)
+    for i, lm in enumerate(levels[:-1]):
+        loops = lm.loops(op.dim_names)
+        if loops:
+            above = tuple((t, _int(rng, 1, len(loops))) for t in mapping.kept_tensors(i, op, arch)
+                          if rng.random() < 0.5)
+            levels[i] = LevelMapping(lm.temporal, lm.order, lm.spatial, lm.spatial_axis, lm.keeps, above)
+    return Mapping(tuple(levels), mapping.layouts, mapping.layer, mapping.arch, mapping.notes)
+
+
+def random_case(rng: np.random.Generator, mid: bool = False, options: bool = False,
+                placement: bool = False) -> tuple[Operator, ArchSpec, Mapping]:
     """A random (operator, architecture, legal mapping) triple drawn from ``rng``; ``mid``: a mid-size
     operator, and half of the time a preset architecture; ``options``: the architecture then gets
-    random section 2b options (:func:`random_arch_options`, drawn after the mapping)."""
+    random section 2b options (:func:`random_arch_options`, drawn after the mapping); ``placement``: the
+    mapping places tensors inside their levels' loops (:func:`random_placement`, drawn with the mapping)."""
     op = random_op(rng, mid)
     arch = random_arch(rng, mid)
-    mapping = random_mapping(rng, op, arch)
+    mapping = random_mapping(rng, op, arch, placement)
     return op, random_arch_options(rng, arch) if options else arch, mapping
 
 
