@@ -61,13 +61,14 @@ TIMING_MASKS = (
                 r"\s?(/s|per second|/min)"), "<rate>"),
     (re.compile(r"(?<![\w.])\d+(\.\d+)?\s?(s|sec|seconds|min)\b(?!/)"), "<time>"),
 )
+PADDING = (re.compile(r"\s+<time>"), " <time>")  # a column's padding depends on the timing's width
 # Marvel tables: the Fig. 8 seconds column, the switches' time ratio and their summary
 MARVEL_MASKS = (
     (re.compile(r"^(L\d+ .*\| energy .*\|\s*)\d+(\.\d+)?\s*$"), r"\1<time>"),
     (re.compile(r"^(L\d+\s+[\d,]+\s+[\d,]+\s+\w+ \|.*\s)\d+(\.\d+)?\s*$"), r"\1<time>"),
     (re.compile(r"search \d+(\.\d+)?x slower"), "search <time>x slower"),
 )
-EXCLUDED_KEYS = frozenset({"created", "seconds", "runtime_s"})  # JSON fields skipped by --compare
+EXCLUDED_KEYS = frozenset({"created", "seconds", "compile_seconds", "runtime_s"})  # JSON fields --compare skips
 TEXT_KEYS = frozenset({"stdout", "stderr"})
 
 
@@ -84,7 +85,7 @@ class Run:
     """A named sequence of steps sharing one working directory."""
     id: str
     steps: tuple[Step, ...]
-    hash_dir: str | None = None  # sha256 of every file written under this directory
+    hash_dir: str | None = None  # every file written under this directory: JSON data or sha256
     text_files: tuple[str, ...] = ()  # files recorded line by line
     masks: tuple[tuple[re.Pattern[str], str], ...] = field(default=())
 
@@ -159,7 +160,7 @@ def masked_lines(text: str, masks: tuple[tuple[re.Pattern[str], str], ...]) -> l
     """``text`` as lines with trailing blanks dropped and timings, dates and speeds masked."""
     lines = []
     for line in text.splitlines():
-        for pattern, repl in (*TIMING_MASKS, *masks):
+        for pattern, repl in (*TIMING_MASKS, *masks, PADDING):
             line = pattern.sub(repl, line)
         lines.append(line.rstrip())
     return lines
@@ -191,6 +192,13 @@ def layer_retries(step: Step, record: dict) -> list[Step]:
             for layer in argv[at].split(",") if layer not in refused]
 
 
+def file_record(path: Path) -> Any:
+    """A written file: its data if JSON (so that timing fields can be skipped), else its sha256."""
+    if path.suffix == ".json":
+        return json.loads(path.read_text())
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def record_run(run: Run) -> dict:
     """Execute ``run`` in a fresh directory and return its record."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
@@ -205,7 +213,7 @@ def record_run(run: Run) -> dict:
         result: dict[str, Any] = {"steps": steps}
         if run.hash_dir is not None:
             base = cwd / run.hash_dir
-            result["files"] = {p.relative_to(base).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            result["files"] = {p.relative_to(base).as_posix(): file_record(p)
                                for p in sorted(base.rglob("*")) if p.is_file()}
         if run.text_files:
             result["texts"] = {name: masked_lines((cwd / name).read_text(), run.masks) if (cwd / name).is_file()
