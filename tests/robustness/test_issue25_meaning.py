@@ -75,3 +75,98 @@ def test_mappings_that_do_not_fit(b: Bases, tmp_path: Path) -> None:
         else:
             assert "DOES NOT FIT" not in shown.message and verified.exit_code == 0, verified.message
     assert seen[True] and seen[False], seen  # both outcomes generated
+
+
+# ---- 2. Timeloop files: fields of the wrong kind or range are refused, naming file and field ------------------
+TIMELOOP = Path(__file__).parents[1] / "timeloop" / "fixtures"
+HOSTILE_INTS = ["4", "0x10", 4.0, 2.5, True, 0, -8, 2**21, 10**30, None]
+
+
+def _problem_edit(doc: dict, rng: random.Random) -> str:
+    """One hostile edit of conv1d+oc+ic's problem; returns the field the refusal must name."""
+    problem = doc["problem"]
+    edit = rng.randrange(4)
+    if edit == 0:
+        dim = rng.choice(list(problem["instance"]))
+        problem["instance"][dim] = rng.choice(HOSTILE_INTS)
+        return f"problem.instance.{dim}"
+    if edit == 1:
+        name = rng.choice(["X", "k", "Kk", "densities"])
+        problem["instance"][name] = rng.choice([4, {"Weights": 0.5}]) if name == "densities" else 4
+        if name == "densities" and not problem["instance"][name]:
+            problem["instance"][name] = {"Weights": 0.5}
+        return f"problem.instance.{name}"
+    if edit == 2:
+        problem["shape"]["data-spaces"][1]["projection"][1] = [["R"], ["P", rng.choice([2**21, 10**30, 0, -2])]]
+        return "problem.shape.data-spaces[1].projection[1]"
+    problem["version"] = rng.choice(["0.1", 1, "5.0", True, "v0.4", 0.5])
+    return "problem.version"
+
+
+def _arch_edit(doc: dict, rng: random.Random) -> str:
+    """One hostile edit of 3levelspatial's architecture (v0.2 tree)."""
+    chip = doc["architecture"]["subtree"][0]["subtree"][0]
+    buffer, regfile = chip["local"][0], chip["subtree"][0]["local"][0]
+    edit = rng.randrange(4)
+    if edit == 0:
+        regfile["attributes"]["depth"] = rng.choice([0, -1, 2.5, "0"])
+        return "depth"
+    if edit == 1:
+        buffer["attributes"]["width"] = rng.choice([0, -8, 2.5, "0"])
+        return "width"
+    if edit == 2:
+        regfile["attributes"]["word-bits"] = rng.choice([0, -8, 2.5, 10**6])
+        return "word-bits"
+    doc["architecture"]["version"] = rng.choice(["0.1", 1, "5.0", True, 0.5])
+    return "architecture.version"
+
+
+def _ert_edit(doc: dict, rng: random.Random) -> str:
+    tables = doc["ERT"]["tables"]
+    edit = rng.randrange(3)
+    if edit == 0:
+        doc["ERT"]["tables"] = rng.choice([{}, [], None])
+        return "ERT.tables"
+    victim = rng.choice(list(tables))
+    if edit == 1:
+        del tables[victim]
+        return "ERT.tables"
+    tables[victim] = {}
+    return "ERT.tables"
+
+
+def _constraints_edit(doc: dict, rng: random.Random) -> str:
+    targets = doc["architecture_constraints"]["targets"]
+    i = rng.randrange(len(targets))
+    edit = rng.randrange(3)
+    if edit == 0:
+        targets[i]["type"] = rng.choice(["bypas", "keep", "", None, 3])
+        return f"architecture_constraints.targets[{i}].type"
+    targets[i]["target"] = rng.choice(["", None, 7]) if edit == 1 else rng.choice(["GlobalBufer", "PE", "DRAM"])
+    return f"architecture_constraints.targets[{i}].target"
+
+
+TIMELOOP_EDITS = {  # role -> (base files, the role's file, its edit)
+    "problem": (("3levelspatial.arch.yaml", "3level.ert.yaml"), "conv1d+oc+ic.prob.yaml", _problem_edit),
+    "arch": (("3level.ert.yaml",), "3levelspatial.arch.yaml", _arch_edit),
+    "ert": (("3levelspatial.arch.yaml",), "3level.ert.yaml", _ert_edit),
+    "constraints": (("eyeriss.arch.yaml", "eyeriss.ert.yaml"), "eyeriss.constraints.yaml", _constraints_edit),
+}
+
+
+@pytest.mark.parametrize("role", list(TIMELOOP_EDITS))
+def test_timeloop_fields_of_the_wrong_kind_or_range(tmp_path: Path, role: str) -> None:
+    rng = random.Random(f"tl-{role}")
+    others, name, edit = TIMELOOP_EDITS[role]
+    for i in range(8):
+        doc = yaml.safe_load((TIMELOOP / name).read_text())
+        field = edit(doc, rng)
+        bad = tmp_path / f"{i}_{name}"
+        bad.write_text(yaml.safe_dump(doc, sort_keys=False))
+        out = tmp_path / f"out{i}"
+        files = [str(TIMELOOP / o) for o in others]
+        args = ["import-arch", "timeloop", *files, "-o", str(out / "a.yaml")]
+        args += ["--problem", str(bad), "--network-output", str(out / "n.yaml")] if role == "problem" else [str(bad)]
+        o = run_case("timeloop-meaning", args, tmp_path, outputs=(out,))
+        assert o.problem is None and o.exit_code == 2, f"{field}: {o.problem} exit {o.exit_code} ({o.message})"
+        assert str(bad) in o.message and field in o.message, f"{field}: {o.message}"
