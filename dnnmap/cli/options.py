@@ -25,12 +25,13 @@ def parse_input_shapes(values: list[str] | None) -> dict[str, tuple[int, ...]] |
     shapes: dict[str, tuple[int, ...]] = {}
     for value in values:
         name, sep, dims = value.partition("=")
-        try:
-            shape = tuple(int(d) for d in dims.lower().split("x"))
-        except ValueError:
-            shape = ()
-        if not sep or not name or not shape or any(d < 1 for d in shape):
-            raise DnnmapError(f"--input-shape {value!r}: expected NAME=DIMxDIMx..., e.g. input=1x3x224x224")
+        parts = dims.lower().split("x")  # ASCII digits only (int() takes "+3", "1_0", " 3", full-width digits)
+        shape = tuple(int(d) for d in parts) if all(re.fullmatch(r"[0-9]{1,9}", d) for d in parts) else ()
+        if not sep or not name.strip() or name != name.strip() or not shape or any(d < 1 for d in shape):
+            raise DnnmapError(f"--input-shape {value!r}: expected NAME=DIMxDIMx... (positive ASCII integers), "
+                              "e.g. input=1x3x224x224")
+        if name in shapes and shapes[name] != shape:
+            raise DnnmapError(f"--input-shape {name!r} is given twice with different shapes")
         shapes[name] = shape
     return shapes
 

@@ -170,3 +170,50 @@ def test_timeloop_fields_of_the_wrong_kind_or_range(tmp_path: Path, role: str) -
         o = run_case("timeloop-meaning", args, tmp_path, outputs=(out,))
         assert o.problem is None and o.exit_code == 2, f"{field}: {o.problem} exit {o.exit_code} ({o.message})"
         assert str(bad) in o.message and field in o.message, f"{field}: {o.message}"
+
+
+# ---- 3. --input-shape: a well-formed shape for an input the model has, else refused ----------------------------
+def _tiny_onnx(path: Path) -> Path:
+    """A one-convolution ONNX model with the input ``x`` of shape 1x3x8x8."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.ones((4, 3, 3, 3), dtype=np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"])], "tiny",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])], [w])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def hostile_shapes(rng: random.Random, n: int) -> list[str]:
+    """Malformed shapes, shapes for inputs that do not exist, and the one right shape ``x=1x3x8x8``."""
+    fixed = ["garbage", "=1x3x8x8", "x=", "x", "x=1x0x8x8", "x=1x-3x8x8", "x=1x3.0x8x8", "x=+1x3x8x8",
+             "x=1_0x3x8x8", "x= 1x3x8x8", " x=1x3x8x8", "x=\uff11x3x8x8", "x=1xx8", "x=1x3x8x8x", "nosuch=1x3x8x8",
+             "x=1x3x8x8"]
+    out = list(fixed)
+    while len(out) < n:
+        dims = [rng.choice(["1", "3", "8", "0", "-1", "", "1e1", "٣", "99999999999"]) for _ in range(rng.randrange(1, 5))]
+        out.append(rng.choice(["x", "y", "input", "X"]) + rng.choice(["=", ":", "=="]) + rng.choice("xX*").join(dims))
+    return out
+
+
+def test_input_shapes_a_model_cannot_take(b: Bases, tmp_path: Path) -> None:
+    onnx_path = _tiny_onnx(tmp_path / "tiny.onnx")
+    models = ["lenet5", "mttkrp:I=8,J=8,K=8,L=8", str(b.root / "lenet.yaml"), str(onnx_path)]
+    accepted = 0
+    for i, shape in enumerate(hostile_shapes(random.Random(3), 40)):
+        for model in models:
+            out = tmp_path / f"n{i}.yaml"
+            o = run_case("input-shape", ["import", model, "-o", str(out), "--input-shape", shape], tmp_path,
+                         outputs=(out,))
+            assert o.problem is None, f"{model} {shape!r}: {o.problem} ({o.message})"
+            right = model == str(onnx_path) and shape == "x=1x3x8x8"
+            assert o.exit_code == (0 if right else 2), f"{model} {shape!r}: exit {o.exit_code} ({o.message})"
+            if right:
+                accepted += 1
+                out.unlink()
+            else:
+                assert "--input-shape" in o.message, o.message
+    assert accepted == 1
