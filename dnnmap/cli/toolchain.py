@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from dnnmap.api import resolve_network
+from dnnmap.api import model_path, resolve_network
 from dnnmap.cli.console import stdout_console
 from dnnmap.cli.errors import user_errors
 from dnnmap.cli.options import INPUT_SHAPE_HELP, check_outputs, output_path, parse_input_shapes, strict_int
@@ -31,9 +31,9 @@ def import_command(
     """Import a model into a dnnmap network file (what `dnnmap map` and `dnnmap compile` read)."""
     out = stdout_console()
     shapes = parse_input_shapes(input_shape)  # checked first, whatever the model
-    path = Path(model)
-    check_outputs([(output, "--output", False)], [path if path.exists() else None])
-    if path.exists() or path.suffix:
+    path = model_path(model)
+    check_outputs([(output, "--output", False)], [path])
+    if path is not None:
         imported = import_model(path, shapes, skip_unsupported)
         network = imported.network
         for line in imported.report.lines():

@@ -217,3 +217,39 @@ def test_input_shapes_a_model_cannot_take(b: Bases, tmp_path: Path) -> None:
             else:
                 assert "--input-shape" in o.message, o.message
     assert accepted == 1
+
+
+# ---- 4. a file or folder named like a preset or zoo model does not shadow it ------------------------------------
+def test_preset_and_zoo_names_are_not_shadowed(b: Bases, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from itertools import product
+
+    from dnnmap.arch.spec import PRESET_DIR
+
+    monkeypatch.chdir(tmp_path)
+    decoy_arch = (PRESET_DIR / "eyeriss.yaml").read_text().replace("name: eyeriss", "name: decoy", 1)
+    preset = "eyeriss"  # its kernels are compiled by make_bases (another preset's first run compiles for ~20 s)
+    for i, (arch_kind, model_kind, model) in enumerate(product(["folder", "decoy", "garbage"], ["folder", "garbage"],
+                                                               ["lenet5", "LeNet5"])):
+        for name, kind in ((preset, arch_kind), (model, model_kind)):
+            shadow = tmp_path / name
+            if kind == "folder":
+                shadow.mkdir()
+            else:
+                shadow.write_text(decoy_arch if kind == "decoy" else "\x00 not a model")
+        out = tmp_path / f"run{i}.json"
+        o = run_case("shadow", ["map", model, "--arch", preset, "--layers", "conv1", "--mapper", "random",
+                                "--budget", "5", "--json", str(out)], tmp_path)
+        assert o.problem is None and o.exit_code == 0, f"{preset} {model}: {o.problem} ({o.message})"
+        run = json.loads(out.read_text())
+        assert (run["arch"], run["network"]) == (preset, model.lower())
+        assert f"give ./{model}" in o.message or f"give ./{preset}" in o.message, o.message
+        if (tmp_path / preset).is_file() and (tmp_path / preset).read_text() == decoy_arch:
+            o = run_case("shadow", ["map", model, "--arch", f"./{preset}", "--layers", "conv1", "--mapper",
+                                    "random", "--budget", "5", "--json", str(out)], tmp_path)
+            assert o.exit_code == 0 and json.loads(out.read_text())["arch"] == "decoy", o.message
+        o = run_case("shadow", ["map", f"./{model}", "--arch", preset], tmp_path)  # the path: not the zoo model
+        assert o.problem is None and o.exit_code == 2 and f"{model}" in o.message, o.message
+        for name in (preset, model):
+            (tmp_path / name).rmdir() if (tmp_path / name).is_dir() else (tmp_path / name).unlink()
