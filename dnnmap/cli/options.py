@@ -111,10 +111,12 @@ def check_writable(path: Path, option: str, directory: bool = False) -> None:
 Output = tuple[Optional[Path], str, bool]  # (path or None when not asked for, option name, is a directory)
 
 
-def check_outputs(outputs: list[Output], inputs: list[Optional[Path]] = ()) -> None:  # type: ignore[assignment]
+def check_outputs(outputs: list[Output], inputs: list[Optional[Path]] = (),  # type: ignore[assignment]
+                  replaces_dirs: bool = False) -> None:
     """Refuse, before any work, a command's outputs that cannot all be written as asked: an empty name, one
     that cannot be written (:func:`check_writable`), two options naming the same path (the last write would
-    win) or an output that is one of the command's input files (it would be overwritten)."""
+    win) or an output that is one of the command's input files (it would be overwritten). ``replaces_dirs``:
+    the command replaces its directory outputs whole (``compile``), so no input may lie inside one."""
     seen: dict[Path, str] = {}
     read = {p.resolve(): p for p in inputs if p is not None and p.exists()}
     for path, option, is_dir in outputs:
@@ -128,4 +130,8 @@ def check_outputs(outputs: list[Output], inputs: list[Optional[Path]] = ()) -> N
             raise DnnmapError(f"{option} {path}: the same path as {seen[real]}; give each output its own name")
         if real in read:
             raise DnnmapError(f"{option} {path}: is the input file {read[real]}; refusing to overwrite an input")
+        inside = [p for r, p in read.items() if real in r.parents] if is_dir and replaces_dirs else []
+        if inside:
+            raise DnnmapError(f"{option} {path}: holds the input {inside[0]}, and the folder is replaced whole; "
+                              "write the output elsewhere")
         seen[real] = option

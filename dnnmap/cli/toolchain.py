@@ -81,6 +81,9 @@ def compile_command(
     registry.check_options(chosen, options)
     if seed is not None:
         check_seed(seed)
+    source = Path(net) if Path(net).suffix.lower() in chosen.source_suffixes else model_path(net)
+    arch_file = Path(arch) if arch is not None and ("/" in arch or Path(arch).suffix) else None
+    check_outputs([(output, "--output", True)], [source, spec, arch_file, params], replaces_dirs=True)
     result = chosen.compile(_compile_source(chosen, net), output, options)
     stdout_console().print(result.summary(), markup=False)
 

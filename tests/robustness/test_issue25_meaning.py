@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -253,3 +254,51 @@ def test_preset_and_zoo_names_are_not_shadowed(b: Bases, tmp_path: Path, monkeyp
         assert o.problem is None and o.exit_code == 2 and f"{model}" in o.message, o.message
         for name in (preset, model):
             (tmp_path / name).rmdir() if (tmp_path / name).is_dir() else (tmp_path / name).unlink()
+
+
+# ---- 5. generate-hw and compile: outputs checked before any work -------------------------------------------------
+def output_cases(b: Bases, rng: random.Random, root: Path) -> list[tuple[list[str], list[Path]]]:
+    """generate-hw and compile command lines whose outputs collide with each other or with an input (a file, or
+    for compile a file inside the output folder, which compile replaces whole); returned with their inputs."""
+    cases = []
+    for i in range(12):
+        folder = root / f"case{i}"
+        folder.mkdir()
+        net, xml, params = folder / "net.yaml", folder / "net.xml", folder / "w.npz"
+        net.write_text((b.root / "lenet.yaml").read_text())
+        xml.write_text(b.xml)
+        params.write_bytes(b"PK not read")
+        if rng.random() < 0.5:
+            yaml_out, verilog_out = folder / "o.yaml", folder / "o.vh"
+            which = rng.randrange(3)
+            if which == 0:
+                verilog_out = yaml_out
+            else:
+                (yaml_out, verilog_out)[which - 1].unlink(missing_ok=True)
+                yaml_out, verilog_out = (net, verilog_out) if which == 1 else (yaml_out, net)
+            args = ["generate-hw", str(net), "--pes", "64", "--yaml", str(yaml_out), "--verilog", str(verilog_out)]
+            cases.append((args, [net]))
+        else:
+            target, source = rng.choice([("nmp", net), ("nve", xml), ("nve", net)])
+            out = rng.choice([folder, source, params if target == "nmp" else source])
+            args = ["compile", str(source), "--target", target, "-o", str(out)]
+            if target == "nmp":
+                args += ["--params", str(params)]
+            cases.append((args, [source, params]))
+    return cases
+
+
+def test_generate_hw_and_compile_outputs_checked_first(b: Bases, tmp_path: Path) -> None:
+    import hashlib
+
+    for args, inputs in output_cases(b, random.Random(5), tmp_path):
+        before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in inputs}
+        listing = sorted(tmp_path.rglob("*"))
+        start = time.process_time()
+        o = run_case("outputs", args, tmp_path)
+        assert o.problem is None and o.exit_code == 2, f"{args}: {o.problem} exit {o.exit_code} ({o.message})"
+        assert time.process_time() - start < 1.0, args
+        assert any(s in o.message for s in ("same path", "input file", "holds the input", "not a directory")), \
+            f"{args}: {o.message}"
+        assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in inputs} == before
+        assert sorted(tmp_path.rglob("*")) == listing, f"{args}: files written"
