@@ -100,7 +100,7 @@ def check_writable(path: Path, option: str, directory: bool = False) -> None:
     existing = next((d for d in (folder, *folder.parents) if d.exists()), Path("."))
     try:
         if not existing.is_dir():
-            raise NotADirectoryError(f"{existing} is not a directory")
+            raise NotADirectoryError(f"{existing} is a file, not a directory")
         fd, probe = tempfile.mkstemp(dir=existing, prefix=f".{path.name}.", suffix=".probe")
         os.close(fd)
         os.unlink(probe)

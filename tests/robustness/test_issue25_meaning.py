@@ -58,7 +58,7 @@ def _independent_excess(path: Path) -> dict[str, float]:
 def test_mappings_that_do_not_fit(b: Bases, tmp_path: Path) -> None:
     rng = random.Random(251)
     seen = {True: 0, False: 0}
-    for i in range(12):
+    for i in range(8):
         path = tmp_path / f"m{i}.yaml"
         path.write_text(yaml.safe_dump(_move_factors(b.mapping, rng), sort_keys=False))
         shown = run_case("show", ["show", str(path)], tmp_path)
@@ -204,7 +204,7 @@ def test_input_shapes_a_model_cannot_take(b: Bases, tmp_path: Path) -> None:
     onnx_path = _tiny_onnx(tmp_path / "tiny.onnx")
     models = ["lenet5", "mttkrp:I=8,J=8,K=8,L=8", str(b.root / "lenet.yaml"), str(onnx_path)]
     accepted = 0
-    for i, shape in enumerate(hostile_shapes(random.Random(3), 40)):
+    for i, shape in enumerate(hostile_shapes(random.Random(3), 24)):
         for model in models:
             out = tmp_path / f"n{i}.yaml"
             o = run_case("input-shape", ["import", model, "-o", str(out), "--input-shape", shape], tmp_path,
