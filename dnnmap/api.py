@@ -19,6 +19,7 @@ from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.arch.variants import with_dram_model
 from dnnmap.cost.objective import check_objective
 from dnnmap.errors import DnnmapError, UnknownNameError, unknown_name_message
+from dnnmap.fileio import builtin_wins
 from dnnmap.search import registry
 from dnnmap.search.constraints import Constraints, load_constraints
 from dnnmap.search.network import NetworkResult, check_search_limits, search_network, select_layers
@@ -34,22 +35,31 @@ ModelRef = Network | str | os.PathLike[str]
 ArchRef = ArchSpec | str | os.PathLike[str]
 
 
+def model_path(model: str | os.PathLike[str]) -> Path | None:
+    """The model file ``model`` names, or None when it names a zoo model or a named workload. A zoo model's
+    name is the zoo model even when a file or folder of that name is in the current directory (``./NAME``
+    reads that; :func:`dnnmap.fileio.builtin_wins`); an existing path or a name with a suffix is a file."""
+    path = Path(model)
+    if builtin_wins(model, isinstance(model, str) and zoo.has(model), "zoo model"):
+        return None
+    if not path.exists() and is_named_workload(str(model)):
+        return None
+    return path if path.exists() or path.suffix else None
+
+
 def resolve_network(model: ModelRef, input_shapes: InputShapes | None = None,
                     skip_unsupported: bool = False) -> Network:
-    """A network object as is; an existing path (or any name with a suffix) as a model file; a named
-    workload (``mttkrp:I=..``, ``ttmc:..``, ``einsum:EXPR:..``, dnnmap.workload.named); else a zoo name."""
+    """A network object as is; a model file (:func:`model_path`); a named workload (``mttkrp:I=..``,
+    ``ttmc:..``, ``einsum:EXPR:..``, dnnmap.workload.named); else a zoo name."""
     if isinstance(model, Network):
         return model
-    path = Path(model)
-    if not path.exists() and is_named_workload(str(model)):
-        if input_shapes:
-            raise DnnmapError(f"--input-shape applies to model files only, not to the workload {str(model)!r}")
-        return parse_workload(str(model))
-    if path.exists() or path.suffix:
+    path = model_path(model)
+    if path is not None:
         return load_network(path, input_shapes, skip_unsupported)
+    what = "workload" if is_named_workload(str(model)) else "zoo model"
     if input_shapes:
-        raise DnnmapError(f"--input-shape applies to model files only, not to the zoo model {str(model)!r}")
-    return zoo.get(str(model))
+        raise DnnmapError(f"--input-shape applies to model files only, not to the {what} {str(model)!r}")
+    return parse_workload(str(model)) if what == "workload" else zoo.get(str(model))
 
 
 def resolve_arch(arch: ArchRef) -> ArchSpec:

@@ -26,6 +26,7 @@ import re
 import shutil
 import stat
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,7 +36,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, StrictInt, ValidationError
 from yaml.nodes import MappingNode, ScalarNode
 
-from dnnmap.errors import InputFileError
+from dnnmap.errors import DnnmapNote, InputFileError
 
 MAX_FILE_BYTES = 64 * 2**20  # the largest file the loaders read (a ResNet-50 network file is ~60 KB)
 MAX_DEPTH = 64  # nesting of lists/mappings; dnnmap's formats need at most 8
@@ -115,6 +116,19 @@ class _StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
 _StrictLoader.add_constructor("tag:yaml.org,2002:float", _StrictLoader.construct_yaml_float)
 StrictLoader = _StrictLoader  # to subclass for formats with tags of their own (Timeloop's !Component)
+
+
+# ---- names that may be built-ins or paths ------------------------------------------
+def builtin_wins(ref: object, builtin: bool, what: str) -> bool:
+    """Whether ``ref`` (a command-line name) means the built-in ``what`` (a preset, a zoo model): a string
+    without a folder separator that names a built-in is the built-in, even when a file or folder of that name
+    is in the current directory (a note says so and that ``./NAME`` reads it); anything else is not."""
+    if not (builtin and isinstance(ref, str) and "/" not in ref and os.sep not in ref):
+        return False
+    if Path(ref).exists():
+        warnings.warn(DnnmapNote(f"{ref!r} is the {what}; a file or folder {ref!r} is here too: give ./{ref} to "
+                                 "read it instead"), stacklevel=2)
+    return True
 
 
 # ---- reading ---------------------------------------------------------------------

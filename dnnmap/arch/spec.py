@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from dnnmap import limits
 from dnnmap.errors import InputFileError, UnknownNameError, did_you_mean, unknown_name_message
-from dnnmap.fileio import as_tuples, at_line, load_data, yaml_line
+from dnnmap.fileio import as_tuples, at_line, builtin_wins, load_data, yaml_line
 
 Role = Literal["input", "weight", "output"]
 ALL_ROLES: tuple[Role, ...] = ("input", "weight", "output")
@@ -389,10 +389,14 @@ def _check_complete(data: object, origin: str) -> None:
 
 
 def load_arch(name_or_path: str | Path) -> ArchSpec:
-    """A preset by name (``eyeriss``) or a YAML file path."""
+    """A preset by name (``eyeriss``) or a YAML file path. A preset's name is the preset even when a file or
+    folder of that name is in the current directory (``./eyeriss`` reads that; :func:`fileio.builtin_wins`)."""
     p = Path(name_or_path)
-    if not (p.suffix.lower() in (".yaml", ".yml", ".json") or p.exists()):
-        p = PRESET_DIR / f"{str(name_or_path).lower()}.yaml"
+    preset = PRESET_DIR / f"{str(name_or_path).lower()}.yaml"
+    if builtin_wins(name_or_path, preset.is_file(), "architecture preset"):
+        p = preset
+    elif not (p.suffix.lower() in (".yaml", ".yml", ".json") or p.exists()):
+        p = preset
         if not p.is_file():
             raise UnknownNameError(unknown_name_message("architecture", str(name_or_path), preset_names(), "presets:")
                                    + " (or give a path to a .yaml spec)")

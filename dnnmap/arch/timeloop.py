@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from dnnmap import limits
 from dnnmap.arch.spec import ALL_ROLES, ArchSpec, parse_arch
 from dnnmap.errors import InputFileError
 from dnnmap.workload.importers.timeloop_yaml import (
@@ -49,6 +50,8 @@ _SIZE_KEYS = ("entries", "depth", "memory_depth", "sizeKB")
 _MAC_ACTIONS = ("mac_random", "compute", "mac", "multiply_add")
 DUMMY_CLASS = "dummy_storage"  # Timeloop's stand-in storage above a container's fan-out
 _KEEP_TYPES = ("bypass", "datatype", "dataspace")
+_OTHER_CONSTRAINT_TYPES = ("temporal", "spatial", "utilization", "parallelism", "max_overbooked_proportion")
+MAX_WORD_BITS = 1024
 PASS_THROUGH = "PassThrough"
 
 
@@ -248,18 +251,25 @@ def read_ert(data: dict[str, Any], origin: str) -> dict[str, dict[str, float]]:
     """Accelergy ERT (v0.2-v0.4) -> component base name -> action -> energy per access."""
     where = Where(origin, "ERT")
     tables = mapping_at(data.get("ERT"), where).get("tables")
+    if not tables:
+        raise (where / "tables").error("the ERT has no tables (an empty or truncated file?); every component "
+                                       "needs its action energies")
     out: dict[str, dict[str, float]] = {}
     if isinstance(tables, dict):
         for key, actions in tables.items():
             at = where / "tables" / key
-            out[leaf_name(str(key))] = {
-                str(a): _ert_energy(e, at / a) for a, e in mapping_at(actions, at).items()}
+            if not mapping_at(actions, at):
+                raise at.error(f"table {key!r} lists no actions (a truncated ERT?)")
+            out[leaf_name(str(key))] = {str(a): _ert_energy(e, at / a) for a, e in actions.items()}
     else:
         for i, table in enumerate(list_at(tables, where / "tables")):
             at = where / "tables" / i
             table = mapping_at(table, at)
             energies: dict[str, float] = {}
-            for j, action in enumerate(list_at(table.get("actions") or [], at / "actions")):
+            actions = list_at(table.get("actions") or [], at / "actions")
+            if not actions:
+                raise (at / "actions").error(f"table {table.get('name')!r} lists no actions (a truncated ERT?)")
+            for j, action in enumerate(actions):
                 action = mapping_at(action, at / "actions" / j)
                 name = str(action.get("name"))
                 value = _ert_energy(action, at / "actions" / j)
@@ -268,8 +278,11 @@ def read_ert(data: dict[str, Any], origin: str) -> dict[str, dict[str, float]]:
     return out
 
 
-def read_keeps(data: dict[str, Any], origin: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
-    """``architecture_constraints`` keep/bypass directives: level name -> (keep, bypass) data spaces."""
+def read_keeps(data: dict[str, Any], origin: str, levels: Sequence[str]
+               ) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """``architecture_constraints`` keep/bypass directives: level name -> (keep, bypass) data spaces. Every
+    entry needs a known ``type`` and a ``target``; a keep/bypass target must be one of the storage ``levels``
+    (or a v0.4 container, whose placeholder level is above its fan-out), so that no bypass is lost."""
     where = Where(origin, "architecture_constraints")
     raw = data.get("architecture_constraints")
     if raw is None:
@@ -279,9 +292,20 @@ def read_keeps(data: dict[str, Any], origin: str) -> dict[str, tuple[tuple[str, 
     for i, t in enumerate(list_at(targets, where / "targets")):
         at = where / "targets" / i
         t = mapping_at(t, at)
-        if t.get("type") in _KEEP_TYPES:
-            target = base_name(str(t.get("target", "")))[0]
-            out[target] = (names_at(t.get("keep") or [], at / "keep"), names_at(t.get("bypass") or [], at / "bypass"))
+        kind = t.get("type")
+        if kind not in _KEEP_TYPES + _OTHER_CONSTRAINT_TYPES:
+            raise (at / "type").error(f"unknown constraint type {kind!r}; expected one of "
+                                      f"{', '.join(_KEEP_TYPES + _OTHER_CONSTRAINT_TYPES)}")
+        raw_target = t.get("target")
+        if not isinstance(raw_target, str) or not base_name(raw_target)[0]:
+            raise (at / "target").error(f"a constraint needs the name of its target level, got {raw_target!r}")
+        target = base_name(raw_target)[0]
+        if kind not in _KEEP_TYPES:
+            continue
+        if target not in levels and spatial_placeholder(target) not in levels:
+            raise (at / "target").error(f"unknown level {target!r} (a keep/bypass would be lost); the storage "
+                                        f"levels are {list(levels)}")
+        out[target] = (names_at(t.get("keep") or [], at / "keep"), names_at(t.get("bypass") or [], at / "bypass"))
     return out
 
 
@@ -295,9 +319,7 @@ def _roles_of(names: tuple[str, ...], where: Where) -> set[Role]:
     return roles
 
 
-def _keeps(c: Component, extra: tuple[tuple[str, ...], tuple[str, ...]] | None, size: int | None) -> list[Role]:
-    if size == 0:
-        return []
+def _keeps(c: Component, extra: tuple[tuple[str, ...], tuple[str, ...]] | None) -> list[Role]:
     keep, bypass = extra if extra is not None else (c.keep, c.bypass)
     kept = set(ALL_ROLES) - _roles_of(bypass, c.where)
     kept |= _roles_of(keep, c.where)
@@ -305,14 +327,19 @@ def _keeps(c: Component, extra: tuple[tuple[str, ...], tuple[str, ...]] | None, 
 
 
 def _size(c: Component, word_bits: int, block: int) -> int | None:
+    """The level's capacity in its words (None: not given); a size below one word is refused (a level that
+    can hold nothing is not a storage level; leave it out of the design instead)."""
     a, at = c.attrs, c.where / "attributes"
     if "entries" in a:
-        return integer(a["entries"], at / "entries", a)
+        return integer(a["entries"], at / "entries", a, 1, limits.MAX_CAPACITY)
     for key in ("depth", "memory_depth"):
         if key in a:
-            return integer(a[key], at / key, a) * block
+            return integer(a[key], at / key, a, 1, limits.MAX_CAPACITY) * block
     if "sizeKB" in a:
-        return int(number(a["sizeKB"], at / "sizeKB", a) * 1024 * 8 // word_bits)
+        size_kb = number(a["sizeKB"], at / "sizeKB", a)
+        if not 0 < size_kb * 1024 * 8 / word_bits <= limits.MAX_CAPACITY:
+            raise (at / "sizeKB").error(f"must hold 1..{limits.MAX_CAPACITY:,} words, got {a['sizeKB']!r}")
+        return max(1, int(size_kb * 1024 * 8 // word_bits))
     return None
 
 
@@ -320,20 +347,22 @@ def _word_bits(c: Component, default: int = 16) -> int:
     """The component's own word width (Timeloop counts its capacity, bandwidth and accesses in these words)."""
     for key in ("word-bits", "word_width", "datawidth"):
         if key in c.attrs:
-            return integer(c.attrs[key], c.where / "attributes" / key, c.attrs)
+            return integer(c.attrs[key], c.where / "attributes" / key, c.attrs, 1, MAX_WORD_BITS)
     return default
 
 
 def _block(c: Component, word_bits: int, v4: bool) -> int:
     a, at = c.attrs, c.where / "attributes"
+    width = integer(a["width"], at / "width", a, 1, MAX_WORD_BITS * 2**16) if "width" in a else None
     for key in ("block-size", "n_words", "block_size"):
         if key in a:
             block = integer(a[key], at / key, a)
             break
     else:
-        block = integer(a["width"], at / "width", a) // word_bits if v4 and "width" in a else 1
+        block = width // word_bits if v4 and width is not None else 1
     if block < 1:
-        raise at.error(f"block size must be >= 1, got {block}")
+        raise at.error(f"block size must be >= 1, got {block}" + (f" (width {width} bits < one {word_bits}-bit word)"
+                                                                  if width is not None and width < word_bits else ""))
     return block
 
 
@@ -341,9 +370,10 @@ def _is_dram(c: Component) -> bool:
     return "dram" in c.cls.lower() or str(c.attrs.get("technology", "")).upper() == "DRAM"
 
 
-def _level_energy(c: Component, ert: dict[str, dict[str, float]], block: int, mode: ErtMode,
+def _level_energy(c: Component, ert: dict[str, dict[str, float]], ert_file: str | None, block: int, mode: ErtMode,
                   notes: list[str]) -> dict[str, float]:
-    """Per-word read/fill/update energies of a storage level."""
+    """Per-word read/fill/update energies of a storage level. A given ERT must price every level (its
+    read and its write or fill and update actions): a missing entry or action is a truncated ERT."""
     actions = ert.get(c.name)
     if actions:
         pick = {"read": ("random_read", "read"), "fill": ("random_fill", "fill", "write"),
@@ -351,12 +381,18 @@ def _level_energy(c: Component, ert: dict[str, dict[str, float]], block: int, mo
         energies = {}
         for kind, names in pick.items():
             found = [actions[n] for n in names if n in actions]
-            energies[kind] = found[0] if found else 0.0
+            if not found:
+                raise InputFileError(f"{ert_file}: field 'ERT.tables': the table of {c.name} has none of the "
+                                     f"actions {', '.join(names)} (a truncated ERT?); it lists {sorted(actions)}")
+            energies[kind] = found[0]
         if mode == "max":
             energies = dict.fromkeys(energies, max(energies.values()))
     elif "vector-access-energy" in c.attrs:
         e = number(c.attrs["vector-access-energy"], c.where / "attributes" / "vector-access-energy", c.attrs)
         energies = dict.fromkeys(("read", "fill", "update"), e)
+    elif ert_file is not None:
+        raise InputFileError(f"{ert_file}: field 'ERT.tables': no table for storage level {c.name} (a truncated "
+                             f"ERT?); it has tables for {sorted(ert)}")
     else:
         notes.append(f"{c.name}: no ERT entry or vector-access-energy; its accesses cost 0")
         energies = dict.fromkeys(("read", "fill", "update"), 0.0)
@@ -379,7 +415,7 @@ def _fanout(parent: Component, child: Component) -> dict[str, Any] | None:
 
 
 def _level(c: Component, child: Component, keeps: dict[str, tuple[tuple[str, ...], tuple[str, ...]]],
-           ert: dict[str, dict[str, float]], mode: ErtMode, word_bits: int, v4: bool, last: bool,
+           ert: dict[str, dict[str, float]], ert_file: str | None, mode: ErtMode, word_bits: int, v4: bool, last: bool,
            notes: list[str]) -> dict[str, Any]:
     if c.dummy:
         return {"name": c.name, "keeps": [], "capacity": 0, **({"fanout": f} if (f := _fanout(c, child)) else {})}
@@ -393,10 +429,10 @@ def _level(c: Component, child: Component, keeps: dict[str, tuple[tuple[str, ...
         if size is not None and not _is_dram(c):
             level["capacity"] = size
     else:
-        level["keeps"] = _keeps(c, keeps.get(c.name), size)
+        level["keeps"] = _keeps(c, keeps.get(c.name))
         if size is not None:
             level["capacity"] = size
-    e = _level_energy(c, ert, block, mode, notes)
+    e = _level_energy(c, ert, ert_file, block, mode, notes)
     level["read_energy"], level["write_energy"] = e["read"], e["fill"]
     if e["update"] != e["fill"] and "output" in level["keeps"]:
         level["energy"] = {"output": {"update": e["update"]}}
@@ -435,8 +471,10 @@ def arch_from_timeloop(data: dict[str, Any], origin: dict[str, str], ert_energy:
                              "'architecture' key")
     arch_file = origin["architecture"]
     storage, mac = read_components(data, arch_file)
-    ert = read_ert(data, origin["ERT"]) if "ERT" in data else {}
-    keeps = read_keeps(data, origin["architecture_constraints"]) if "architecture_constraints" in data else {}
+    ert_file = origin.get("ERT")
+    ert = read_ert(data, ert_file) if ert_file is not None else {}
+    keeps = read_keeps(data, origin["architecture_constraints"], [c.name for c in storage]) \
+        if "architecture_constraints" in data else {}
     word_bits = _word_bits(storage[0])
     notes: list[str] = [
         f"{c.name} holds {_word_bits(c, word_bits)}-bit words: its capacity and bandwidth are counted in its own words, "
@@ -446,13 +484,16 @@ def arch_from_timeloop(data: dict[str, Any], origin: dict[str, str], ert_energy:
     v4 = "nodes" in data["architecture"] or version.startswith("0.4")
     inner_first = list(reversed(storage))
     children = [mac, *inner_first[:-1]]
-    levels = [_level(c, child, keeps, ert, ert_energy, word_bits, v4, i == len(inner_first) - 1, notes)
+    levels = [_level(c, child, keeps, ert, ert_file, ert_energy, word_bits, v4, i == len(inner_first) - 1, notes)
               for i, (c, child) in enumerate(zip(inner_first, children))]
     if len(levels) == 1:  # dnnmap needs an inner level beside the backing store: an empty one
         levels.insert(0, {"name": PASS_THROUGH, "keeps": [], "capacity": 0, **_fanout_field(levels[0])})
         notes.append(f"one storage level: an empty level {PASS_THROUGH!r} (keeps nothing, no loops) sits "
                      "between it and the MACs")
     mac_actions = ert.get(mac.name, {})
+    if ert_file is not None and not mac_actions:
+        raise InputFileError(f"{ert_file}: field 'ERT.tables': no table for the compute component {mac.name} "
+                             f"(a truncated ERT?); it has tables for {sorted(ert)}")
     found = [mac_actions[a] for a in _MAC_ACTIONS if a in mac_actions]
     mac_energy = found[0] if found else max(mac_actions.values(), default=0.0)
     if not mac_actions:

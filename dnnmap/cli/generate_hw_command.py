@@ -9,14 +9,13 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from dnnmap.api import check_mapper_options
+from dnnmap.api import check_mapper_options, model_path
 from dnnmap.cli.console import load_kernels, shown, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
 from dnnmap.cli.options import (BudgetOption, BudgetSecondsOption, ImperfectOption, SeedOption, TileFirstOption,
-                                check_writable, mapper_help, output_path, search_options)
+                                check_outputs, mapper_help, output_path, search_options)
 from dnnmap.cli.progress import count_progress
-from dnnmap.errors import DnnmapError
 from dnnmap.fileio import write_text_atomic
 from dnnmap.hwgen.evaluate import DesignPoint
 from dnnmap.hwgen.generate import GENERATION_OBJECTIVES, Generation, generate_hardware
@@ -78,11 +77,9 @@ def generate_hw_command(
     area_budget = Budget(area_mm2, pes)
     options = search_options(budget, seed, budget_seconds, imperfect, tile_first)
     check_mapper_options(mapper, options)
+    check_outputs([(yaml_path, "--yaml", False), (verilog_path, "--verilog", False)],
+                  [model_path(m) for m in models])
     networks = networks_of(models, passes, density)
-    check_writable(yaml_path, "--yaml")
-    check_writable(verilog_path, "--verilog")
-    if yaml_path.resolve() == verilog_path.resolve():
-        raise DnnmapError("--yaml and --verilog name the same file")
     err = stderr_console()
     load_kernels(err)
     with count_progress(err, f"generating hardware for {', '.join(n.name for n in networks)}", "points") as update:

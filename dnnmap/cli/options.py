@@ -25,12 +25,13 @@ def parse_input_shapes(values: list[str] | None) -> dict[str, tuple[int, ...]] |
     shapes: dict[str, tuple[int, ...]] = {}
     for value in values:
         name, sep, dims = value.partition("=")
-        try:
-            shape = tuple(int(d) for d in dims.lower().split("x"))
-        except ValueError:
-            shape = ()
-        if not sep or not name or not shape or any(d < 1 for d in shape):
-            raise DnnmapError(f"--input-shape {value!r}: expected NAME=DIMxDIMx..., e.g. input=1x3x224x224")
+        parts = dims.lower().split("x")  # ASCII digits only (int() takes "+3", "1_0", " 3", full-width digits)
+        shape = tuple(int(d) for d in parts) if all(re.fullmatch(r"[0-9]{1,9}", d) for d in parts) else ()
+        if not sep or not name.strip() or name != name.strip() or not shape or any(d < 1 for d in shape):
+            raise DnnmapError(f"--input-shape {value!r}: expected NAME=DIMxDIMx... (positive ASCII integers), "
+                              "e.g. input=1x3x224x224")
+        if name in shapes and shapes[name] != shape:
+            raise DnnmapError(f"--input-shape {name!r} is given twice with different shapes")
         shapes[name] = shape
     return shapes
 
@@ -99,7 +100,7 @@ def check_writable(path: Path, option: str, directory: bool = False) -> None:
     existing = next((d for d in (folder, *folder.parents) if d.exists()), Path("."))
     try:
         if not existing.is_dir():
-            raise NotADirectoryError(f"{existing} is not a directory")
+            raise NotADirectoryError(f"{existing} is a file, not a directory")
         fd, probe = tempfile.mkstemp(dir=existing, prefix=f".{path.name}.", suffix=".probe")
         os.close(fd)
         os.unlink(probe)
@@ -110,10 +111,12 @@ def check_writable(path: Path, option: str, directory: bool = False) -> None:
 Output = tuple[Optional[Path], str, bool]  # (path or None when not asked for, option name, is a directory)
 
 
-def check_outputs(outputs: list[Output], inputs: list[Optional[Path]] = ()) -> None:  # type: ignore[assignment]
+def check_outputs(outputs: list[Output], inputs: list[Optional[Path]] = (),  # type: ignore[assignment]
+                  replaces_dirs: bool = False) -> None:
     """Refuse, before any work, a command's outputs that cannot all be written as asked: an empty name, one
     that cannot be written (:func:`check_writable`), two options naming the same path (the last write would
-    win) or an output that is one of the command's input files (it would be overwritten)."""
+    win) or an output that is one of the command's input files (it would be overwritten). ``replaces_dirs``:
+    the command replaces its directory outputs whole (``compile``), so no input may lie inside one."""
     seen: dict[Path, str] = {}
     read = {p.resolve(): p for p in inputs if p is not None and p.exists()}
     for path, option, is_dir in outputs:
@@ -127,4 +130,8 @@ def check_outputs(outputs: list[Output], inputs: list[Optional[Path]] = ()) -> N
             raise DnnmapError(f"{option} {path}: the same path as {seen[real]}; give each output its own name")
         if real in read:
             raise DnnmapError(f"{option} {path}: is the input file {read[real]}; refusing to overwrite an input")
+        inside = [p for r, p in read.items() if real in r.parents] if is_dir and replaces_dirs else []
+        if inside:
+            raise DnnmapError(f"{option} {path}: holds the input {inside[0]}, and the folder is replaced whole; "
+                              "write the output elsewhere")
         seen[real] = option

@@ -7,15 +7,14 @@ from typing import Annotated, Optional
 
 import typer
 
-from dnnmap.api import resolve_network
+from dnnmap.api import model_path, resolve_network
 from dnnmap.cli.console import stdout_console
 from dnnmap.cli.errors import user_errors
-from dnnmap.cli.options import INPUT_SHAPE_HELP, output_path, parse_input_shapes, strict_int
+from dnnmap.cli.options import INPUT_SHAPE_HELP, check_outputs, output_path, parse_input_shapes, strict_int
 from dnnmap.limits import check_seed
 from dnnmap.report.tables import si
 from dnnmap.targets import registry
 from dnnmap.targets.registry import CompileOptions, SimulateOptions, Target
-from dnnmap.workload import zoo
 from dnnmap.workload.importers import import_model, save_network
 from dnnmap.workload.ir import Network
 
@@ -31,14 +30,16 @@ def import_command(
 ) -> None:
     """Import a model into a dnnmap network file (what `dnnmap map` and `dnnmap compile` read)."""
     out = stdout_console()
-    path = Path(model)
-    if path.exists() or path.suffix:
-        imported = import_model(path, parse_input_shapes(input_shape), skip_unsupported)
+    shapes = parse_input_shapes(input_shape)  # checked first, whatever the model
+    path = model_path(model)
+    check_outputs([(output, "--output", False)], [path])
+    if path is not None:
+        imported = import_model(path, shapes, skip_unsupported)
         network = imported.network
         for line in imported.report.lines():
             out.print(line, markup=False)
     else:
-        network = zoo.get(model)
+        network = resolve_network(model, shapes)  # a zoo name or named workload: no --input-shape
     save_network(network, output)
     out.print(f"wrote {output}: network {network.name!r}, {len(network.layers)} layers, {si(network.macs)} MACs",
               markup=False)
@@ -80,6 +81,9 @@ def compile_command(
     registry.check_options(chosen, options)
     if seed is not None:
         check_seed(seed)
+    source = Path(net) if Path(net).suffix.lower() in chosen.source_suffixes else model_path(net)
+    arch_file = Path(arch) if arch is not None and ("/" in arch or Path(arch).suffix) else None
+    check_outputs([(output, "--output", True)], [source, spec, arch_file, params], replaces_dirs=True)
     result = chosen.compile(_compile_source(chosen, net), output, options)
     stdout_console().print(result.summary(), markup=False)
 

@@ -55,16 +55,23 @@ def test_one_level_design_gets_an_empty_inner_level() -> None:
 
 
 def test_ert_update_action_and_missing_energies(tmp_path: Path) -> None:
-    ert = _write(tmp_path, "ert.yaml", {"ERT": {"tables": {"System.PE.Buffer": {
-        "read": {"energy": 1.0}, "write": {"energy": 2.0}, "update": {"energy": 3.0}}}}})
+    tables = {"System.PE.Buffer": {"read": {"energy": 1.0}, "write": {"energy": 2.0}, "update": {"energy": 3.0}},
+              "System.MainMemory": {"read": {"energy": 10.0}, "write": {"energy": 10.0}},
+              "System.PE.MACC": {"mac_random": {"energy": 0.5}}}
+    ert = _write(tmp_path, "ert.yaml", {"ERT": {"tables": tables}})
     imported = import_timeloop_arch([FIXTURES / "2level.arch.yaml", ert])
     buf = imported.spec.levels[0]
     assert [buf.energy_of("output", a) for a in ("read", "fill", "update")] == [1.0, 2.0, 3.0]
     assert buf.energy_of("input", "update") == 2.0
-    assert any("MainMemory" in n for n in imported.notes) and any("MACC" in n for n in imported.notes)
     maxed = import_timeloop_arch([FIXTURES / "2level.arch.yaml", ert], "max").spec.levels[0]
     assert {buf_action: maxed.energy_of("output", buf_action) for buf_action in ("read", "fill", "update")} == \
         dict.fromkeys(("read", "fill", "update"), 3.0)
+    for missing in ("System.MainMemory", "System.PE.MACC"):  # a truncated ERT is refused, not priced at 0
+        partial = _write(tmp_path, "partial.yaml", {"ERT": {"tables": {k: v for k, v in tables.items() if k != missing}}})
+        with pytest.raises(InputFileError, match=f"partial.yaml: .*no table for .*{missing.split('.')[-1]}"):
+            import_timeloop_arch([FIXTURES / "2level.arch.yaml", partial])
+    without = import_timeloop_arch([FIXTURES / "2level.arch.yaml"])  # no ERT at all: notes say what costs 0
+    assert any("MainMemory" in n for n in without.notes) and any("MACC" in n for n in without.notes)
 
 
 def test_problem_coefficients_and_string_projections(tmp_path: Path) -> None:

@@ -43,6 +43,9 @@ def import_model(path: str | os.PathLike[str], input_shapes: InputShapes | None 
     if not path.exists():
         raise InputFileError(f"{path}: no such file or directory")
     if suffix in NETFILE_SUFFIXES:
+        if input_shapes:
+            raise InputFileError(f"{path}: --input-shape applies to model files (ONNX, Keras, SavedModel), not to "
+                                 "a network file, whose shapes are fixed")
         return ImportResult(load_netfile(path), ImportReport(str(path)))
     if suffix in ONNX_SUFFIXES:
         from dnnmap.workload.importers.onnx_import import SUPPORTED_OPS, load_onnx_graph

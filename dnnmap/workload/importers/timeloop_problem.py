@@ -12,26 +12,31 @@ dimension names are kept, so Timeloop mappings name the same loops and tensors.
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
-from dnnmap.errors import InputFileError
+from dnnmap import limits
+from dnnmap.errors import DnnmapNote, InputFileError
 from dnnmap.workload.importers.timeloop_yaml import (
     Where,
-    integer,
     list_at,
     load_timeloop_files,
     mapping_at,
     names_at,
+    plain_integer,
     role_from_name,
 )
 from dnnmap.workload.ir import Axis, Layer, Network, Operator, Role, Tensor
 
 _CNN_DIMS = frozenset("RSPQCN")
+_INPUT_SIZES = ("H", "W", "Hpad", "Wpad")  # Timeloop's CNN-layer problems also state the input size and padding
 _TERM = re.compile(r"^\s*(?:([A-Za-z_]\w*|\d+)\s*\*\s*)?([A-Za-z_]\w*|\d+)\s*$")
 
 
-def _coefficients(shape: dict[str, Any], instance: dict[str, Any], where: Where) -> dict[str, int]:
+def _coefficients(shape: dict[str, Any], instance: dict[str, Any], where: Where, instance_at: Where
+                  ) -> dict[str, int]:
+    """Coefficient name -> value: the instance's, else the declared default (1 without one)."""
     values: dict[str, int] = {}
     for i, c in enumerate(list_at(shape.get("coefficients") or [], where / "coefficients")):
         at = where / "coefficients" / i
@@ -39,7 +44,9 @@ def _coefficients(shape: dict[str, Any], instance: dict[str, Any], where: Where)
         name = c.get("name")
         if not isinstance(name, str):
             raise (at / "name").error("a coefficient needs a name")
-        values[name] = integer(instance.get(name, c.get("default", 1)), at / "default")
+        given = name in instance
+        values[name] = plain_integer(instance[name] if given else c.get("default", 1),
+                                     instance_at / name if given else at / "default", 1, limits.MAX_DIM)
     return values
 
 
@@ -66,8 +73,9 @@ def _term(term: object, dims: tuple[str, ...], coefs: dict[str, int], where: Whe
             coef *= coefs[p]
         else:
             raise where.error(f"unknown coefficient {p!r} in term {term!r}; declare it under shape.coefficients")
-    if coef < 1:
-        raise where.error(f"coefficient of {dim[0]} must be >= 1, got {coef}")
+    if not 1 <= coef <= limits.MAX_DIM:
+        raise where.error(f"coefficient of {dim[0]} must be in 1..{limits.MAX_DIM:,} (the limit of an axis "
+                          f"coefficient), got {coef:,}")
     return dim[0], coef
 
 
@@ -117,6 +125,30 @@ def _roles(spaces: list[tuple[str, tuple[Axis, ...], bool]], where: Where) -> li
     return [r if r is not None else "weight" for r in roles]
 
 
+def _check_instance_keys(instance: dict[str, Any], dims: tuple[str, ...], coefs: list[str], inline: bool,
+                         where: Where) -> None:
+    """Every key of the instance is a dimension or a coefficient: an unknown dimension is refused, not
+    ignored. Accepted besides: empty ``densities`` (dense), and the input sizes of Timeloop's CNN-layer
+    problems (``H``, ``W``, ``Hpad``, ``Wpad``: the input follows from the projections), with a note."""
+    unread = []
+    for key, value in instance.items():
+        if key in dims or key in coefs or (inline and key in ("shape", "version")):
+            continue
+        if key == "densities":
+            if mapping_at(value, where / key):
+                raise (where / key).error("densities are not read from a Timeloop problem; give them to "
+                                          "`dnnmap map --density TENSOR=D`")
+        elif key in _INPUT_SIZES and _CNN_DIMS <= set(dims):
+            plain_integer(value, where / key, 0, limits.MAX_DIM)
+            unread.append(key)
+        else:
+            raise (where / key).error(f"unknown dimension {key!r}; the problem's dimensions are {list(dims)}"
+                                      + (f" and its coefficients {coefs}" if coefs else ""))
+    if unread:
+        warnings.warn(DnnmapNote(f"{where.file}: {', '.join(unread)} not read: the input's size follows from the "
+                                 "projections and bounds"), stacklevel=2)
+
+
 def operator_from_problem(data: dict[str, Any], origin: str) -> Operator:
     """The operator a parsed Timeloop problem describes."""
     where = Where(origin, "problem")
@@ -130,17 +162,16 @@ def operator_from_problem(data: dict[str, Any], origin: str) -> Operator:
     dims = names_at(shape.get("dimensions"), shape_at / "dimensions")
     if len(set(dims)) != len(dims) or not dims:
         raise (shape_at / "dimensions").error("dimension names must be distinct and at least one")
-    instance = problem.get("instance", problem)
-    instance = mapping_at(instance, where / "instance")
+    inline = "instance" not in problem  # v0.2: the bounds beside 'shape'
+    instance_at = where if inline else where / "instance"
+    instance = mapping_at(problem.get("instance", problem), instance_at)
     bounds = []
     for d in dims:
         if d not in instance:
-            raise (where / "instance").error(f"no bound given for dimension {d}")
-        b = integer(instance[d], where / "instance" / d)
-        if b < 1:
-            raise (where / "instance" / d).error(f"bound must be >= 1, got {b}")
-        bounds.append((d, b))
-    coefs = _coefficients(shape, instance, shape_at)
+            raise instance_at.error(f"no bound given for dimension {d}")
+        bounds.append((d, plain_integer(instance[d], instance_at / d, 1, limits.MAX_DIM)))
+    coefs = _coefficients(shape, instance, shape_at, instance_at)
+    _check_instance_keys(instance, dims, list(coefs), inline, instance_at)
     key = "data-spaces" if "data-spaces" in shape else "data_spaces"
     spaces_at = shape_at / key
     spaces = []

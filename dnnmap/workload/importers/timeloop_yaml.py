@@ -25,6 +25,7 @@ from dnnmap.workload.ir import Role
 TAG_KEY = "!"
 _RANGE = re.compile(r"\[\s*(\d+)\s*\.\.\s*(\d+)\s*\]\s*$")
 _ANY_RANGE = re.compile(r"\[\s*\d+\s*\.\.\s*\d+\s*\]")
+SUPPORTED_VERSIONS = ("0.2", "0.3", "0.4")
 
 
 class _TaggedLoader(StrictLoader):
@@ -83,10 +84,19 @@ def load_timeloop_files(paths: Sequence[str | Path]) -> tuple[dict[str, Any], di
                                  "(architecture, problem, mapping, ERT, ...)")
         for key, value in data.items():
             key = str(key)
+            if isinstance(value, dict) and "version" in value:
+                check_version(value["version"], Where(str(path), f"{key}.version"))
             if key in merged:
                 raise InputFileError(f"{path}: top-level key '{key}' is also given in {origin[key]}")
             merged[key], origin[key] = value, str(path)
     return merged, origin
+
+
+def check_version(value: object, where: Where) -> None:
+    """A section's ``version``: one of :data:`SUPPORTED_VERSIONS` (``0.4`` or ``'0.4'``, also ``0.4.2``)."""
+    text = str(value) if isinstance(value, (str, float, int)) and not isinstance(value, bool) else ""
+    if ".".join(text.split(".")[:2]) not in SUPPORTED_VERSIONS:
+        raise where.error(f"unsupported version {value!r}; supported: {', '.join(SUPPORTED_VERSIONS)}")
 
 
 def mapping_at(value: object, where: Where) -> dict[str, Any]:
@@ -161,11 +171,26 @@ def number(value: object, where: Where, scope: dict[str, Any] | None = None, dep
     return walk(tree.body)
 
 
-def integer(value: object, where: Where, scope: dict[str, Any] | None = None) -> int:
+def integer(value: object, where: Where, scope: dict[str, Any] | None = None, low: int | None = None,
+            high: int | None = None) -> int:
+    """An integer (or an attribute expression worth one, :func:`number`) within ``low``..``high`` when given."""
     x = number(value, where, scope)
     if x != int(x):
         raise where.error(f"expected an integer, got {value!r}")
+    if (low is not None and x < low) or (high is not None and x > high):
+        bounds = f"at least {low:,}" if high is None else f"in {low if low is not None else '-inf'}..{high:,}"
+        raise where.error(f"must be an integer {bounds}, got {value!r}")
     return int(x)
+
+
+def plain_integer(value: object, where: Where, low: int, high: int) -> int:
+    """A YAML integer in ``low``..``high``: no string (``'4'``), float or boolean (problem bounds and
+    coefficients, where Timeloop takes integers only)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise where.error(f"expected an integer, got {value!r} ({type(value).__name__})")
+    if not low <= value <= high:
+        raise where.error(f"must be in {low:,}..{high:,}, got {value:,}")
+    return value
 
 
 _ROLE_WORDS: tuple[tuple[Role, tuple[str, ...]], ...] = (

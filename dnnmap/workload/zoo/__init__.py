@@ -40,6 +40,12 @@ def _params(name: str, entry: ZooEntry, text: str) -> dict[str, object]:
     return given
 
 
+def has(name: str) -> bool:
+    """Whether ``name`` (``get``'s spelling, parameters included) names a zoo model."""
+    _load_all()
+    return name.partition(":")[0].lower().replace("-", "_") in MODELS
+
+
 def get(name: str, batch: int = 1) -> Network:
     """The zoo network ``name`` (case-insensitive, '-' and '_' interchangeable), optionally with parameters
     ``name:key=value,...`` (the transformer models' ``phase``, ``seq``, ...; docs/zoo.md)."""
