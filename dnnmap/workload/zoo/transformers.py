@@ -122,10 +122,16 @@ def _network(b: NetworkBuilder, phase: str, seq: int) -> Network:
           params=(("seq", 128),))
 def bert_base(batch: int = 1, seq: int = 128) -> Network:
     """12 post-norm encoder layers on ``seq`` token embeddings (the embedding lookup is the graph input)."""
-    b = NetworkBuilder("bert_base", (batch, 1, seq, BERT_BASE.hidden))
-    s = _Stack(b, BERT_BASE, batch, seq, seq, False)
+    return encoder("bert_base", BERT_BASE, 12, seq, batch)
+
+
+def encoder(name: str, cfg: Config, layers: int, seq: int, batch: int = 1) -> Network:
+    """``layers`` encoder layers of ``cfg`` (named ``layer0``, ...) on ``seq`` token embeddings: BERT's stack, or a
+    reduced one for tests (e.g. ``Config(16, 2, 2, 64, "layernorm", False, False, False)``)."""
+    b = NetworkBuilder(name, (batch, 1, seq, cfg.hidden))
+    s = _Stack(b, cfg, batch, seq, seq, False)
     x = b.last
-    for i in range(12):
+    for i in range(layers):
         x = s.layer(f"layer{i}", x)
     return _network(b, "prefill", seq)
 
