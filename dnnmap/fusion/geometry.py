@@ -100,7 +100,7 @@ def layer_geometry(layer: Layer) -> LayerGeometry:
 
 def group_layout(layers: list[Layer]) -> str:
     """``tokens`` when the layers include a transformer kind (projection or vector kind), else ``maps``."""
-    return "tokens" if any(l.op.kind in TOKEN_KINDS - FUSABLE_KINDS for l in layers) else "maps"
+    return "tokens" if any(layer.op.kind in TOKEN_KINDS - FUSABLE_KINDS for layer in layers) else "maps"
 
 
 def token_geometry(layer: Layer) -> LayerGeometry:
