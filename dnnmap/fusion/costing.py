@@ -121,17 +121,19 @@ def _instances(mapping: Mapping, level: int) -> int:
 
 
 def fused_level_cycles(result: SearchResult, arch: ArchSpec, counts: dict[str, np.ndarray]) -> np.ndarray:
-    """(L,) bandwidth cycles of each level moving ``counts`` (busiest instance); DRAM: the transfer model."""
+    """(L,) bandwidth cycles of each level moving ``counts`` (busiest instance); DRAM: its transfer model, else
+    its word bandwidth as every other level's (as the core model prices it)."""
     cycles = result.cost.level_cycles[0].copy()
     top = len(arch.levels) - 1
-    for i, lv in enumerate(arch.levels[:top]):
+    for i, lv in enumerate(arch.levels):
         n = _instances(result.mapping, i)
         reads = (counts["reads"][i] + counts["drains"][i] + counts["accumulate_reads"][i]).sum() / n
         writes = (counts["fills"][i] + counts["updates"][i]).sum() / n
         cycles[i] = bandwidth_cycles(lv, np.array([reads]), np.array([writes]))
-    nbytes = sum((counts["reads"][top, t] + counts["updates"][top, t]) * arch.bytes_of(x.role)
-                 for t, x in enumerate(result.op.tensors))
-    cycles[top] = dram_cycles(arch, float(nbytes))
+    if arch.dram.transfer is not None:
+        nbytes = sum((counts["reads"][top, t] + counts["updates"][top, t]) * arch.bytes_of(x.role)
+                     for t, x in enumerate(result.op.tensors))
+        cycles[top] = dram_cycles(arch, float(nbytes))
     return cycles
 
 

@@ -243,7 +243,7 @@ class FusedExecutor:
     def _operations(layer: LayerGeometry, channels: int, shape: tuple[int, int]) -> int:
         """Loop iterations of the block (for an add: one per output word and input)."""
         ky, kx = (w.kernel for w in layer.windows)
-        per_pixel = layer.in_channels * ky * kx if layer.has_weights else ky * kx
+        per_pixel = layer.in_channels * ky * kx if layer.has_macs else ky * kx
         return channels * per_pixel * shape[0] * shape[1]
 
     def _observe(self, transient: int) -> None:

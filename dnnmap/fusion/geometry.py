@@ -8,6 +8,13 @@ its input and output maps (unpadded), and the weight volume of Eq. 1's ``Weight_
 Fusable kinds: dense 2-D convolution (``conv2d``, ``pointwise``; groups 1, batch 1), max and
 average pooling, and the element-wise residual ``add`` (a 1x1 window of stride 1 over each of
 its inputs). Anything else ends a fusion sequence (Sec. 4.4).
+
+Transformer layers on hidden states ``[1, 1, tokens, features]`` fuse as *token maps*
+(:func:`token_geometry`): the features are the channels and the tokens the rows of a one-column map,
+so a ``matmul`` is a 1x1 convolution over the tokens (``K`` in, ``N`` out, weights ``K x N``), and
+GELU/SiLU/SwiGLU, the norms and the residual ``add`` are 1x1 windows over their inputs (a norm's scale
+``gamma`` is one weight per channel; its row of features is a pixel's channels, which a tile never
+splits). A group is in one layout or the other (:func:`group_layout`).
 """
 
 from __future__ import annotations
@@ -21,6 +28,9 @@ from dnnmap.workload.kinds import KINDS, ConvGeometry, subset
 # HW-Flow-Fusion's tile equations (Sec. 4) cover dense 2-D convolutions, pooling and the residual add; FC,
 # depthwise (grouped), mul, concat, matmul and einsum end a fusion sequence.
 FUSABLE_KINDS = subset("conv2d", "pointwise", "pool_max", "pool_avg", "add")
+# Token maps: projections (matmul) and the element-wise and per-token kinds on hidden states. softmax (on the
+# attention scores, one row per head), the attention einsums and rotary (a head layout) end a sequence.
+TOKEN_KINDS = subset("matmul", "gelu", "silu", "swiglu", "layernorm", "rmsnorm", "add")
 
 
 class FusionError(DnnmapError):
@@ -65,6 +75,11 @@ class LayerGeometry:
     def has_weights(self) -> bool:
         return self.weight_words > 0
 
+    @property
+    def has_macs(self) -> bool:
+        """A convolution or projection: its weights multiply every input channel (only it may slice T_of)."""
+        return self.macs > 0
+
 
 def layer_geometry(layer: Layer) -> LayerGeometry:
     """The geometry of ``layer``; :class:`FusionError` when its kind cannot be fused."""
@@ -81,3 +96,31 @@ def layer_geometry(layer: Layer) -> LayerGeometry:
     weights = g.out_channels * g.in_per_group * g.kernel[0] * g.kernel[1] if KINDS[op.kind].weights else 0
     return LayerGeometry(op.name, op.kind, layer.inputs, windows, g.in_channels, g.out_channels, g.in_hw, g.out_hw,
                          weights, op.macs, op.iterations, relu)
+
+
+def group_layout(layers: list[Layer]) -> str:
+    """``tokens`` when the layers include a transformer kind (projection or vector kind), else ``maps``."""
+    return "tokens" if any(layer.op.kind in TOKEN_KINDS - FUSABLE_KINDS for layer in layers) else "maps"
+
+
+def token_geometry(layer: Layer) -> LayerGeometry:
+    """A transformer layer as a token map (module docstring); :class:`FusionError` when it cannot be fused."""
+    op = layer.op
+    if op.kind not in TOKEN_KINDS:
+        raise FusionError(f"layer {op.name!r} ({op.kind}) cannot be fused with transformer layers; fusable "
+                          f"kinds: {sorted(TOKEN_KINDS)}")
+    b = op.bounds
+    if op.kind == "matmul":
+        batch, tokens, cin, cout = b["B"], b["M"], b["K"], b["N"]
+        weights = cin * cout
+    else:
+        if b["G"] != 1:
+            raise FusionError(f"layer {op.name!r} ({op.kind}) cannot be fused: it has {b['G']} head rows, token "
+                              "maps hold hidden states (one row per token)")
+        batch, tokens, cin = b["N"], b["P"], b["Q"]
+        cout, weights = cin, cin if KINDS[op.kind].weights else 0
+    if batch != 1:
+        raise FusionError(f"layer {op.name!r}: fusion is modelled at batch size 1 (HW-Flow-Fusion Sec. 5)")
+    one = AxisWindow(1, 1, 0)
+    return LayerGeometry(op.name, op.kind, layer.inputs, (one, one), cin, cout, (tokens, 1), (tokens, 1), weights,
+                         op.macs, op.iterations, "relu" in layer.fused)

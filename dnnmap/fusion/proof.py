@@ -18,6 +18,7 @@ import numpy as np
 
 from dnnmap.fusion.buffers import FusionBuffer, fusion_buffer
 from dnnmap.fusion.execute import ExecutionCounts, FusedExecutor
+from dnnmap.fusion.geometry import group_layout
 from dnnmap.fusion.group import FusedGroup
 from dnnmap.fusion.tile_ops import LOWEST
 from dnnmap.fusion.tiling import TilePlan
@@ -56,14 +57,16 @@ class ProofReport:
 
 def random_operands(network: Network, group: FusedGroup, seed: int = 0,
                     low: int = -3, high: int = 3) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Random int64 external input maps ``(C, H, W)`` and weights ``(K, C, R, S)`` of the group."""
+    """Random int64 external input maps ``(C, H, W)`` and weights of the group: ``(K, C, R, S)`` for a convolution
+    or projection (``(N, K, 1, 1)``), one scale per channel for a norm."""
     rng = np.random.default_rng(seed)
     inputs = {m: rng.integers(low, high + 1, size=(group.maps[m].channels, *group.maps[m].hw), dtype=np.int64)
               for m in group.external_inputs}
     weights = {}
     for g in group.layers:
         if g.has_weights:
-            shape = network.layer(g.name).op.tensor_shape("W")[1:]  # drop the group axis G = 1
+            shape = ((g.out_channels, g.in_channels, *(w.kernel for w in g.windows)) if g.has_macs
+                     else (g.out_channels,))
             weights[g.name] = rng.integers(low, high + 1, size=shape, dtype=np.int64)
     return inputs, weights
 
@@ -72,16 +75,25 @@ def reference_maps(network: Network, group: FusedGroup, inputs: dict[str, np.nda
                    weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every map of the group computed whole, layer after layer, with :func:`reference_output`."""
     maps = dict(inputs)
+    tokens = group_layout([network.layer(n) for n in group.names]) == "tokens"
     for g in group.layers:
         op = network.layer(g.name).op
-        tensors = {t.name: _as_tensor(op, t.name, maps[src], g.kind == "pool_max")
+        tensors = {t.name: _token_tensor(op, t.name, maps[src]) if tokens else
+                   _as_tensor(op, t.name, maps[src], g.kind == "pool_max")
                    for t, src in zip(op.inputs, g.inputs) if t.role == "input"}
         if g.has_weights:
-            tensors["W"] = weights[g.name][None]
+            (name,) = (t.name for t in op.inputs if t.role == "weight")
+            w = weights[g.name]
+            tensors[name] = w[:, :, 0, 0].T if tokens and g.has_macs else w if tokens else w[None]
         out = reference_output(op, tensors)
-        out = out.reshape(g.out_channels, *out.shape[-2:])
+        out = out.reshape(-1, g.out_channels).T[:, :, None] if tokens else out.reshape(g.out_channels, *out.shape[-2:])
         maps[g.name] = np.maximum(out, 0) if g.relu else out
     return maps
+
+
+def _token_tensor(op: Operator, name: str, fmap: np.ndarray) -> np.ndarray:
+    """A token map ``(features, tokens, 1)`` as the operator's hidden-state tensor (``[.., tokens, features]``)."""
+    return fmap[:, :, 0].T.reshape(op.tensor_shape(name))
 
 
 def _as_tensor(op: Operator, name: str, fmap: np.ndarray, max_pool: bool) -> np.ndarray:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from dnnmap.fusion.geometry import LayerGeometry
+from dnnmap.workload.kinds import KINDS
 
 LOWEST = np.iinfo(np.int64).min
 
@@ -27,16 +28,25 @@ def compute_block(layer: LayerGeometry, windows: list[np.ndarray], weights: np.n
     ``windows[0]`` starts at the input position of the block's first output (``S*o - P``); for an
     add every window is the block itself.
     """
-    if layer.kind == "add":
-        out = windows[0].copy()
-        for other in windows[1:]:
-            out = out + other
+    if layer.has_macs:
+        out = _convolve(layer, windows[0], weights, shape)
     elif layer.kind.startswith("pool"):
         slices = _window_slices(layer, windows[0], shape)
         out = np.maximum.reduce(slices) if layer.kind == "pool_max" else np.add.reduce(slices)
     else:
-        out = _convolve(layer, windows[0], weights, shape)
+        out = _elementwise(layer, windows, weights)
     return np.maximum(out, 0) if layer.relu else out
+
+
+def _elementwise(layer: LayerGeometry, windows: list[np.ndarray], weights: np.ndarray | None) -> np.ndarray:
+    """An add (the sum of its inputs) or a transformer vector kind by its combine rule: a copy (GELU, SiLU), gate
+    times up (SwiGLU), the input times the per-channel scale (the norms), as the reference simulator runs them."""
+    operands = [*windows, *([] if weights is None else [weights[:, None, None]])]
+    product = KINDS[layer.kind].combine == "product"
+    out = operands[0].copy()
+    for other in operands[1:]:
+        out = out * other if product else out + other
+    return out
 
 
 def _window_slices(layer: LayerGeometry, window: np.ndarray, shape: tuple[int, int]) -> list[np.ndarray]:
@@ -60,7 +70,7 @@ def _convolve(layer: LayerGeometry, window: np.ndarray, weights: np.ndarray | No
 
 def block_macs(layer: LayerGeometry, out_channels: int, shape: tuple[int, int]) -> int:
     """MACs of one output block (Eq. 13's ``N_of * N_if * N_kx * N_ky`` per output pixel)."""
-    if not layer.has_weights:
+    if not layer.has_macs:
         return 0
     ky, kx = (w.kernel for w in layer.windows)
     return out_channels * layer.in_channels * ky * kx * shape[0] * shape[1]

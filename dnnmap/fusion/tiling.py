@@ -137,7 +137,7 @@ class TilePlan:
     def multi_tile_macs(self, layer: LayerGeometry) -> int:
         """Eq. 13's compute_multi: ``N_of * N_if * N_kx * N_ky * sum(Tile_n * Repetitions_n)``."""
         pixels = sum(h * w * reps for (h, w), reps in self.multi_tile_sets[layer.name].items())
-        if not layer.has_weights:
+        if not layer.has_macs:
             return 0
         ky, kx = (w.kernel for w in layer.windows)
         return layer.out_channels * layer.in_channels * ky * kx * pixels
@@ -149,8 +149,8 @@ def plan_tiles(group: FusedGroup, toy: int, tox: int, tof: int | None = None) ->
     tof = nof if tof is None else tof
     if not 1 <= tof <= nof:
         raise FusionError(f"output-channel tile {tof} outside 1..{nof}")
-    if tof < nof and not group.bottom.has_weights:
-        raise FusionError(f"layer {group.bottom.name!r} has no weights; only a convolution may tile T_of")
+    if tof < nof and not group.bottom.has_macs:
+        raise FusionError(f"layer {group.bottom.name!r} has no MACs; only a convolution or projection may tile T_of")
     if tof < nof and group.outputs != (group.bottom.name,):
         raise FusionError(f"group {list(group.names)}: T_of < N_of needs the bottom layer's map to be the "
                           "group's only output")

@@ -130,7 +130,7 @@ def fused_to_dict(result: FusionResult, network: Network, mapper: str) -> dict[s
     cycles = sum(layer["cycles"] for layer in layers)
     busy = sum(layer["utilization"] * layer["cycles"] for layer in layers)
     return {
-        **run_header(result.network, arch, schedule.objective, mapper),
+        **run_header(result.network, arch, schedule.objective, mapper, network.phase),
         "layers": layers,
         "totals": {
             "macs": sum(layer["macs"] for layer in layers),

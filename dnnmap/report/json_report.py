@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from dnnmap.arch.spec import ACTIONS, ArchSpec
+from dnnmap.arch.spec import ACTIONS, ALL_ROLES, ArchSpec
 from dnnmap.cost.model import COUNT_KINDS, CostBatch
 from dnnmap.mapping.io import mapping_to_dict
 from dnnmap.mapping.printer import format_loop_nest
 from dnnmap.report.summary import latency_ms
 from dnnmap.search.network import LayerResult, NetworkResult
-from dnnmap.workload.ir import Network, Operator
+from dnnmap.workload.ir import Network, Operator, Phase
 
 COMPUTE = "compute"  # the bottleneck name of a layer limited by its MAC steps rather than a level's bandwidth
 
@@ -137,15 +137,30 @@ def layer_to_dict(layer: LayerResult, arch: ArchSpec, network: Network | None = 
     return data
 
 
+def dram_bytes_per_second(arch: ArchSpec) -> float | None:
+    """The roofline's sloped roof: the DRAM transfer model's bandwidth, else the DRAM level's word bandwidth
+    (``bandwidth``, or ``read_bandwidth + write_bandwidth``) in words per cycle at the widest word and the
+    clock, an upper bound on the bytes per second a layer can move; None when DRAM is unlimited."""
+    dram = arch.dram
+    if dram.transfer is not None:
+        return dram.transfer.bandwidth_gbps * 1e9
+    words = dram.bandwidth
+    if words is None and dram.read_bandwidth is not None and dram.write_bandwidth is not None:
+        words = dram.read_bandwidth + dram.write_bandwidth
+    if words is None:
+        return None
+    return words * max(arch.bytes_of(role) for role in ALL_ROLES) * arch.clock_mhz * 1e6
+
+
 def machine_to_dict(arch: ArchSpec) -> dict[str, Any]:
-    """What a roofline needs: peak operations per second and the DRAM transfer model's bandwidth
-    (null without a transfer model), plus the level names innermost first and, for the architecture's
+    """What a roofline needs: peak operations per second and the DRAM bandwidth (:func:`dram_bytes_per_second`,
+    null when DRAM is unlimited), plus the level names innermost first and, for the architecture's
     picture, every level's capacity, kept tensors, instances and fan-out (``hierarchy``)."""
     transfer = arch.dram.transfer
     return {
         "num_macs": arch.num_macs,
         "peak_ops_per_second": arch.peak_macs_per_second,
-        "dram_bytes_per_second": transfer.bandwidth_gbps * 1e9 if transfer is not None else None,
+        "dram_bytes_per_second": dram_bytes_per_second(arch),
         "dram_transfer_model": transfer.model if transfer is not None else None,
         "overlap": arch.overlap,
         "levels": [lv.name for lv in arch.levels],
@@ -155,10 +170,21 @@ def machine_to_dict(arch: ArchSpec) -> dict[str, Any]:
     }
 
 
-def run_header(network: str, arch: ArchSpec, objective: str, mapper: str) -> dict[str, Any]:
-    """The fields every saved run starts with: what was mapped onto what, how, by which tool, when."""
+def phase_to_dict(phase: Phase | None) -> dict[str, Any] | None:
+    """A transformer's inference phase (``name`` prefill or decode, new ``tokens``, ``kv_cache`` tokens cached, and
+    the ``description`` the tables print); None for other networks."""
+    if phase is None:
+        return None
+    return {"name": phase.name, "tokens": phase.tokens, "kv_cache": phase.cached, "description": str(phase)}
+
+
+def run_header(network: str, arch: ArchSpec, objective: str, mapper: str,
+               phase: Phase | None = None) -> dict[str, Any]:
+    """The fields every saved run starts with: what was mapped onto what (and in which phase), how, by which
+    tool, when."""
     return {
         "network": network,
+        "phase": phase_to_dict(phase),
         "arch": arch.name,
         "objective": objective,
         "mapper": mapper,
@@ -176,7 +202,7 @@ def to_dict(result: NetworkResult, network: Network | None = None) -> dict[str, 
     With ``network`` each layer also lists its ``inputs`` (the graph the report draws)."""
     arch = result.arch
     return {
-        **run_header(result.network, arch, result.objective, result.mapper),
+        **run_header(result.network, arch, result.objective, result.mapper, result.phase),
         "layers": [layer_to_dict(layer, arch, network) for layer in result.layers],
         "totals": {
             "macs": result.macs,

@@ -17,10 +17,16 @@ def si(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.3g}"
 
 
+def network_label(result: NetworkResult) -> str:
+    """The network's name with its inference phase when it has one: ``gpt2 (decode, 1 new token, KV cache 128 tokens)``."""
+    return f"{result.network} ({result.phase})" if result.phase else result.network
+
+
 def layer_table(result: NetworkResult) -> Table:
     """One row per layer, then a totals row."""
     arch = result.arch
-    table = Table(title=f"{result.network} on {arch.name} (objective {result.objective}, mapper {result.mapper})",
+    table = Table(title=f"{escape(network_label(result))} on {arch.name} (objective {result.objective}, "
+                        f"mapper {result.mapper})",
                   title_justify="left")
     for header in ("layer", "kind", "MACs", "mapping (spatial | DRAM loops)", "cycles",
                    f"energy ({arch.energy_unit})", "on-chip", "off-chip", "DRAM bytes", "util", "mapper"):
@@ -41,7 +47,8 @@ def layer_table(result: NetworkResult) -> Table:
 
 def totals_line(result: NetworkResult) -> str:
     arch = result.arch
-    return (f"{len(result.layers)} layers: {result.cycles:,.0f} cycles = "
+    phase = f" ({result.phase})" if result.phase else ""
+    return (f"{len(result.layers)} layers{phase}: {result.cycles:,.0f} cycles = "
             f"{latency_ms(result.cycles, arch):.3f} ms at {arch.clock_mhz:g} MHz, "
             f"energy {format_energy(result.energy, arch)} (on-chip {format_energy(result.energy_onchip, arch)}, "
             f"off-chip {format_energy(result.energy_offchip, arch)}), DRAM {result.dram_bytes / 1e6:.2f} MB, "

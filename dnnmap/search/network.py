@@ -13,7 +13,7 @@ from dnnmap.errors import UnknownNameError, did_you_mean
 from dnnmap.search import registry
 from dnnmap.search.mappers import SearchResult
 from dnnmap.search.options import SearchOptions
-from dnnmap.workload.ir import Network, Operator
+from dnnmap.workload.ir import Network, Operator, Phase
 from dnnmap.workload.sparsity import op_densities
 
 
@@ -60,6 +60,7 @@ class NetworkResult:
     mapper: str
     layers: tuple[LayerResult, ...]
     seconds: float
+    phase: Phase | None = None  # the network's inference phase (transformers)
 
     @property
     def cycles(self) -> float:
@@ -162,4 +163,5 @@ def search_network(network: Network, arch: ArchSpec, objective: str = "edp", map
             results.append(LayerResult(op.name, op.kind, op.macs, res))
         if on_layer:
             on_layer(op.name)
-    return NetworkResult(network.name, arch, objective, mapper, tuple(results), time.perf_counter() - t0)
+    return NetworkResult(network.name, arch, objective, mapper, tuple(results), time.perf_counter() - t0,
+                         network.phase)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dnnmap.workload import ops
-from dnnmap.workload.ir import Layer, Network, Operator
+from dnnmap.workload.ir import Layer, Network, Operator, Phase
 
 
 class NetworkBuilder:
@@ -100,5 +100,5 @@ class NetworkBuilder:
         op = ops.fully_connected(name, features, out_features, n)
         return self.add_layer(op, (src,), (n, out_features, 1, 1), fused)
 
-    def build(self, notes: tuple[str, ...] = (), source: str = "zoo") -> Network:
-        return Network(self.name, tuple(self._layers), tuple(self._inputs), source, notes)
+    def build(self, notes: tuple[str, ...] = (), source: str = "zoo", phase: Phase | None = None) -> Network:
+        return Network(self.name, tuple(self._layers), tuple(self._inputs), source, notes, phase)

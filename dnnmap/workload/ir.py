@@ -184,14 +184,31 @@ class Layer:
 
 
 @dataclass(frozen=True)
+class Phase:
+    """The inference phase of a transformer network: ``prefill`` (``tokens`` tokens attend to one another) or
+    ``decode`` (``tokens`` new tokens attend to a KV cache of ``cached`` tokens and to themselves)."""
+
+    name: str
+    tokens: int
+    cached: int = 0
+
+    def __str__(self) -> str:
+        if self.name == "decode":
+            return f"decode, {self.tokens} new token{'s' * (self.tokens != 1)}, KV cache {self.cached} tokens"
+        return f"{self.name}, {self.tokens} tokens"
+
+
+@dataclass(frozen=True)
 class Network:
-    """A DAG of layers in topological order. ``inputs`` maps graph input names to shapes."""
+    """A DAG of layers in topological order. ``inputs`` maps graph input names to shapes; ``phase``: the
+    inference phase of a transformer (None for other networks)."""
 
     name: str
     layers: tuple[Layer, ...]
     inputs: tuple[tuple[str, tuple[int, ...]], ...]
     source: str = "zoo"
     notes: tuple[str, ...] = field(default=())
+    phase: Phase | None = None
 
     def __post_init__(self) -> None:
         seen = {n for n, _ in self.inputs}

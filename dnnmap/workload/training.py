@@ -311,4 +311,5 @@ def training_network(network: Network, passes: Iterable[Pass]) -> Network:
                           f"{' or '.join(p for p in chosen if p != 'forward')} pass to map")
     label = "+".join(chosen)
     notes = (*network.notes, f"training passes {label} derived by dnnmap.workload.training")
-    return Network(f"{network.name}[{label}]", tuple(layers), tuple(inputs), network.source, notes)
+    return Network(f"{network.name}[{label}]", tuple(layers), tuple(inputs), network.source, notes,
+                   network.phase)

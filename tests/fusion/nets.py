@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dnnmap.workload.builder import NetworkBuilder
 from dnnmap.workload.ir import Network
+from dnnmap.workload.zoo.transformers import Config, encoder
 
 
 def vgg16_e_prefix(size: int = 18, widths: tuple[int, int, int] = (4, 6, 8)) -> Network:
@@ -33,3 +34,8 @@ def resnet_blocks(size: int = 20, width: int = 4) -> Network:
     short = b.conv("l2.downsample", 2 * width, 1, 2, 0, src=block1, fused=())
     b.add("l2.add", main, short, fused=("relu",))
     return b.build()
+
+
+def tiny_bert(seq: int = 8, hidden: int = 16, heads: int = 2, layers: int = 1) -> Network:
+    """A BERT-style post-norm encoder reduced to ``seq`` tokens, ``hidden`` features, ``heads`` heads, MLP 4x."""
+    return encoder("tiny_bert", Config(hidden, heads, heads, 4 * hidden, "layernorm", False, False, False), layers, seq)

@@ -48,7 +48,7 @@ def build_report(runs: list[Run], png_dir: Path | None = None,
     version = runs[0].tool_version
     if len(runs) == 1:
         run = runs[0]
-        title = f"dnnmap report: {run.network} on {run.arch}"
+        title = f"dnnmap report: {run.model} on {run.arch}"
         subtitle = (f"{len(run.layers)} layers mapped by the {run.mapper} mapper for {run.objective}, "
                     f"{run.totals['latency_ms']:.4g} ms, {run.totals['energy']:.4g} {run.energy_unit}")
         return page(title, subtitle, run_html(run, draw(groups[0])), f"dnnmap {version} · {run.source}")
@@ -57,7 +57,7 @@ def build_report(runs: list[Run], png_dir: Path | None = None,
     body = (compare.summary_html(runs) + section("comparison-figures", "Per-layer changes (figures)", figures)
             + compare.layer_deltas_html(runs, names))
     for i, (run, specs) in enumerate(zip(runs, groups[1:]), start=1):
-        body += (f'<h1 id="run{i}">Run {i}: {escape(run.label)} ({escape(run.network)} on {escape(run.arch)})</h1>'
+        body += (f'<h1 id="run{i}">Run {i}: {escape(run.label)} ({escape(run.model)} on {escape(run.arch)})</h1>'
                  + run_html(run, draw(specs), f"run{i}-"))
     title = "dnnmap comparison: " + " vs ".join(run.label for run in runs)
     return page(title, f"{len(runs)} runs, baseline {runs[0].label}", body,

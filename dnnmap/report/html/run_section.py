@@ -16,11 +16,11 @@ def bottleneck_text(name: str) -> str:
 def summary_html(run: Run, anchor: str) -> str:
     t = run.totals
     metadata = [
-        ("model", run.network), ("architecture", run.arch), ("mapper", run.mapper), ("objective", run.objective),
+        ("model", run.network), *([("phase", run.phase)] if run.phase else []), ("architecture", run.arch), ("mapper", run.mapper), ("objective", run.objective),
         ("mappings evaluated", num(t["evaluated"])), ("search time", f"{t['seconds']:.2f} s"),
         ("layers", str(len(run.layers))), ("clock", f"{run.clock_mhz:g} MHz"),
         ("peak", f"{run.machine.peak_ops_per_second:.4g} operations/s"),
-        (f"{run.machine.levels[-1]} bandwidth", "no transfer model" if run.machine.dram_bytes_per_second is None
+        (f"{run.machine.levels[-1]} bandwidth", "unlimited" if run.machine.dram_bytes_per_second is None
          else f"{run.machine.dram_bytes_per_second / 1e9:.4g} GB/s"),
         ("tool", f"dnnmap {run.tool_version}"), ("created", run.created), ("source", run.source),
     ]

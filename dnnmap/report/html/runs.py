@@ -20,7 +20,7 @@ REL_TOLERANCE = 1e-6  # totals are sums of the layers' floats, written with full
 @dataclass(frozen=True)
 class Machine:
     peak_ops_per_second: float
-    dram_bytes_per_second: float | None  # null when the architecture has no DRAM transfer model
+    dram_bytes_per_second: float | None  # null when DRAM bandwidth is unlimited
     levels: tuple[str, ...]  # innermost first, the last one is the backing store (DRAM)
     hierarchy: tuple[dict[str, Any], ...] = ()  # per level: capacity, keeps, instances, fanout (newer files only)
 
@@ -63,6 +63,12 @@ class Run:
     machine: Machine
     layers: tuple[LayerRun, ...]
     totals: dict[str, float]
+    phase: str | None = None  # a transformer's inference phase, e.g. "decode, 1 new token, KV cache 128 tokens"
+
+    @property
+    def model(self) -> str:
+        """The network's name with its phase when it has one."""
+        return f"{self.network} ({self.phase})" if self.phase else self.network
 
 
 class _Reader:
@@ -194,7 +200,13 @@ def run_from_dict(data: Any, source: str, label: str) -> Run:
                         None if bandwidth is None else
                         r.number(machine, "dram_bytes_per_second", "machine", limits.MIN_RATE, math.inf), levels,
                         tuple(r.get(machine, "hierarchy", list, "machine")) if "hierarchy" in machine else ()),
-        layers=layers, totals=totals)
+        layers=layers, totals=totals, phase=_phase(r, data))
+
+
+def _phase(r: _Reader, data: dict[str, Any]) -> str | None:
+    """The phase's description; None for other networks and for runs saved before phases were written."""
+    phase = data.get("phase")
+    return None if phase is None else r.get(r.get(data, "phase", dict, "top level"), "description", str, "phase")
 
 
 def _close(a: float, b: float) -> bool:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from dnnmap.errors import DnnmapError
 from dnnmap.workload import ops
 from dnnmap.workload.builder import NetworkBuilder
-from dnnmap.workload.ir import Network
+from dnnmap.workload.ir import Network, Phase
 from dnnmap.workload.zoo.registry import register
 
 PHASES = ("prefill", "decode")
@@ -113,20 +113,27 @@ def _phase(model: str, phase: str, seq: int) -> tuple[int, int, bool]:
     return (1, seq + 1, True) if phase == "decode" else (seq, seq, False)
 
 
-def _network(name: str, b: NetworkBuilder, phase: str, seq: int) -> Network:
-    return b.build(notes=(f"phase {phase}, {'KV cache' if phase == 'decode' else 'sequence'} {seq} tokens",))
+def _network(b: NetworkBuilder, phase: str, seq: int) -> Network:
+    """The built network with its phase: ``seq`` tokens in prefill, one new token on a cache of ``seq`` in decode."""
+    return b.build(phase=Phase("decode", 1, seq) if phase == "decode" else Phase(phase, seq))
 
 
 @register("bert_base", "BERT-base encoder (Devlin et al. 2019): 12 layers, 768 hidden, 12 heads; seq tokens",
           params=(("seq", 128),))
 def bert_base(batch: int = 1, seq: int = 128) -> Network:
     """12 post-norm encoder layers on ``seq`` token embeddings (the embedding lookup is the graph input)."""
-    b = NetworkBuilder("bert_base", (batch, 1, seq, BERT_BASE.hidden))
-    s = _Stack(b, BERT_BASE, batch, seq, seq, False)
+    return encoder("bert_base", BERT_BASE, 12, seq, batch)
+
+
+def encoder(name: str, cfg: Config, layers: int, seq: int, batch: int = 1) -> Network:
+    """``layers`` encoder layers of ``cfg`` (named ``layer0``, ...) on ``seq`` token embeddings: BERT's stack, or a
+    reduced one for tests (e.g. ``Config(16, 2, 2, 64, "layernorm", False, False, False)``)."""
+    b = NetworkBuilder(name, (batch, 1, seq, cfg.hidden))
+    s = _Stack(b, cfg, batch, seq, seq, False)
     x = b.last
-    for i in range(12):
+    for i in range(layers):
         x = s.layer(f"layer{i}", x)
-    return _network("bert_base", b, "prefill", seq)
+    return _network(b, "prefill", seq)
 
 
 @register("gpt2", "GPT-2 124M (Radford et al. 2019): 12 layers, 768 hidden; phase=prefill|decode, seq tokens",
@@ -140,7 +147,7 @@ def gpt2(batch: int = 1, phase: str = "prefill", seq: int = 1024) -> Network:
     for i in range(12):
         x = s.layer(f"h{i}", x)
     s.matmul("lm_head", s.vector("ln_f", "layernorm", x), GPT2_VOCAB)
-    return _network("gpt2", b, phase, seq)
+    return _network(b, phase, seq)
 
 
 @register("vit_b16", "ViT-B/16 (Dosovitskiy et al. 2021): 16x16 patches of 3 x image x image, 197 tokens at 224",
@@ -160,7 +167,7 @@ def vit_b16(batch: int = 1, image: int = 224) -> Network:
     for i in range(12):
         x = s.layer(f"blocks{i}", x)
     s.vector("norm", "layernorm", x)
-    return _network("vit_b16", b, "prefill", tokens)
+    return _network(b, "prefill", tokens)
 
 
 @register("llama7b_layer", "one decoder layer of Llama-2-7B (Touvron et al. 2023): 4096 hidden, 32 heads, "
@@ -174,4 +181,4 @@ def llama7b_layer(batch: int = 1, phase: str = "prefill", seq: int = 2048, kv_he
     cfg = Config(**{**LLAMA2_7B.__dict__, "kv_heads": kv_heads})
     b = NetworkBuilder("llama7b_layer", (batch, 1, tokens, cfg.hidden))
     _Stack(b, cfg, batch, tokens, kv, decode).layer("layer0", b.last)
-    return _network("llama7b_layer", b, phase, seq)
+    return _network(b, phase, seq)
