@@ -6,13 +6,16 @@ applies every placement to every mapping of ``brute_force.all_mappings`` and pri
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 from dnnmap.arch.spec import ArchSpec, parse_arch
+from dnnmap.cli.main import app
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.errors import DnnmapError
@@ -131,3 +134,16 @@ def test_the_option_in_files_and_its_refusals(tmp_path: Path) -> None:
     with pytest.raises(DnnmapError, match="exhaustive"):
         check_options("sunstone", SearchOptions(placement=True))
     check_options("random", SearchOptions(placement=True))
+
+
+def test_map_command_places_tensors_and_refuses_other_mappers(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    args = ["map", "resnet18", "--arch", "eyeriss", "--layers", "layer1.0.conv1", "--budget", "3000", "--placement"]
+    res = CliRunner().invoke(app, [*args, "--mapper", "random", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(out.read_text())["layers"][0]["mapper"] == "random"
+    for extra in (["--mapper", "sunstone"], ["--mapper", "optimal"]):
+        res = CliRunner().invoke(app, [*args, *extra])
+        assert res.exit_code == 2 and "error: --placement applies to the auto, exhaustive, random mappers" in res.output
+    res = CliRunner().invoke(app, ["map", "resnet18", "--placement", "--fuse", "temporal"])
+    assert res.exit_code == 2 and "error: --placement does not apply with --fuse" in res.output
