@@ -106,11 +106,12 @@ class PreparedMap:
 
 def check_mapper_options(mapper: str, options: SearchOptions) -> None:
     """Refuse, before any work, an unknown mapper (dnnmap.search.registry), options it would ignore
-    (``--imperfect``, ``--tile-first``, ``--constraints``), naming the mappers that take them, and budgets,
+    (``--imperfect``, ``--tile-first``, ``--placement``, ``--constraints``), naming the mappers that take them, and budgets,
     seeds or time limits the mappers cannot honour."""
     chosen = registry.get(mapper)
     for given, takes, flag in ((options.imperfect is not None, registry.takes_imperfect, "--imperfect"),
                                (options.tile_first, registry.takes_tile_first, "--tile-first"),
+                               (options.placement, registry.takes_constraints, "--placement"),
                                (not options.constraints.empty, registry.takes_constraints, "--constraints")):
         if given and not takes(chosen):
             raise DnnmapError(f"{flag} applies to the {', '.join(registry.names(takes))} mappers, not to "
@@ -145,6 +146,8 @@ def prepare_map(request: MapRequest) -> PreparedMap:
         if not request.options.constraints.empty:
             raise DnnmapError("--constraints does not apply with --fuse: fusion maps layers on hardware shares the "
                               "constraints do not name")
+        if request.options.placement:
+            raise DnnmapError("--placement does not apply with --fuse: fusion maps layers in the shared-boundary space")
         if request.max_fused < 2:
             raise DnnmapError(f"--max-fused must be at least 2, got {request.max_fused}")
     check_fuse_baseline(request)
@@ -314,18 +317,20 @@ def map_network(model: ModelRef, arch: ArchRef = "eyeriss", objective: str = "ed
                 budget_seconds: float | None = DEFAULT_BUDGET_SECONDS, imperfect: float | None = None,
                 tile_first: bool = False, dram_model: str | None = None, fuse: str | None = None,
                 max_fused: int = 2, constraints: Constraints | str | os.PathLike[str] | None = None,
-                fuse_baseline: str = "best", workers: int | None = None, scheduler: str | None = None) -> MapRun:
+                fuse_baseline: str = "best", workers: int | None = None, scheduler: str | None = None,
+                placement: bool = False) -> MapRun:
     """Map every (selected) layer of ``model`` onto ``arch``, as ``dnnmap map`` does with the same options
     (``imperfect``: the padding fraction, e.g. 0.15 as ``--imperfect``; ``constraints``: a
     :class:`~dnnmap.search.constraints.Constraints` value or a YAML file as ``--constraints``; ``workers`` /
-    ``scheduler``: the distinct layers searched in parallel on Dask, as ``--workers`` / ``--scheduler``); see
+    ``scheduler``: the distinct layers searched in parallel on Dask, as ``--workers`` / ``--scheduler``;
+    ``placement``: per-tensor placements in the map space, as ``--placement``); see
     :class:`MapRequest` and
     :class:`dnnmap.search.options.SearchOptions`. ``run.save_json(path)``, ``run.save_mappings(dir)`` and
     ``run.to_dict()`` write or give what the CLI's ``--json`` and ``--save-mappings`` write."""
     if constraints is not None and not isinstance(constraints, Constraints):
         constraints = load_constraints(Path(constraints))
     options = SearchOptions(budget=budget, seed=seed, budget_seconds=budget_seconds, imperfect=imperfect,
-                            tile_first=tile_first, constraints=constraints or Constraints())
+                            tile_first=tile_first, constraints=constraints or Constraints(), placement=placement)
     request = MapRequest(model, arch, objective, mapper, tuple(layers) if layers else None, options, input_shapes,
                          passes, densities, dram_model, fuse, max_fused, fuse_baseline, workers, scheduler)
     return run_map(prepare_map(request), on_layer)

@@ -10,9 +10,9 @@ import typer
 from dnnmap.api import MapRequest, MapRun, prepare_map, run_map
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
-from dnnmap.cli.options import (INPUT_SHAPE_HELP, BudgetOption, BudgetSecondsOption, ImperfectOption, SeedOption,
-                                TileFirstOption, check_outputs, mapper_help, output_path, parse_input_shapes, parse_layer_list,
-                                search_options)
+from dnnmap.cli.options import (INPUT_SHAPE_HELP, BudgetOption, BudgetSecondsOption, ImperfectOption,
+                                PlacementOption, SeedOption, TileFirstOption, check_outputs, mapper_help, output_path,
+                                parse_input_shapes, parse_layer_list, search_options)
 from dnnmap.cli.progress import count_progress, item_progress
 from dnnmap.cli.report_command import PNG_DIR_HELP, write_report
 from dnnmap.cost.objective import OBJECTIVES
@@ -92,6 +92,7 @@ def map_command(
                                                          "activations); repeatable; docs/sparse.md")] = None,
     imperfect: ImperfectOption = False,
     tile_first: TileFirstOption = False,
+    placement: PlacementOption = False,
     constraints: Annotated[Optional[Path], typer.Option("--constraints", help="YAML file of map-space constraints "
                                                         "(a dataflow: fixed factors, spatial loops, loop order, "
                                                         "bypass per level); auto, exhaustive and random mappers; "
@@ -103,7 +104,7 @@ def map_command(
 ) -> None:
     """Map every layer of MODEL onto ARCH and print per-layer and total cost."""
     options = search_options(budget, seed, budget_seconds, imperfect, tile_first,
-                             None if constraints is None else load_constraints(constraints))
+                             None if constraints is None else load_constraints(constraints), placement)
     request = MapRequest(model, arch, objective, mapper, tuple(parse_layer_list(layers) or ()) or None, options,
                          parse_input_shapes(input_shape), passes, parse_density_options(density or []), dram_model,
                          fuse, max_fused, fuse_baseline, workers, scheduler)

@@ -61,11 +61,17 @@ TileFirstOption = Annotated[bool, typer.Option("--tile-first", help="Sunstone (a
 
 def search_options(budget: int = DEFAULT_BUDGET, seed: int = 0,
                    budget_seconds: float | None = DEFAULT_BUDGET_SECONDS, imperfect: bool = False,
-                   tile_first: bool = False, constraints: Constraints | None = None) -> SearchOptions:
+                   tile_first: bool = False, constraints: Constraints | None = None,
+                   placement: bool = False) -> SearchOptions:
     """The search options value of the command-line flags (``--imperfect`` pads by up to 15%)."""
     return SearchOptions(budget=budget, seed=seed, budget_seconds=budget_seconds,
                          imperfect=DEFAULT_WASTE if imperfect else None, tile_first=tile_first,
-                         constraints=constraints or Constraints())
+                         constraints=constraints or Constraints(), placement=placement)
+
+
+PlacementOption = Annotated[bool, typer.Option("--placement", help="per-tensor placement: the map space also "
+                                               "places each tensor a level keeps below some of the level's loops "
+                                               "(auto, exhaustive and random mappers; docs/search.md)")]
 
 
 def mapper_help(prefix: str = "") -> str:

@@ -64,13 +64,17 @@ class LevelConstraints:
 class Constraints:
     """Per-level constraints (level name -> :class:`LevelConstraints`), the allowed padding ``waste``
     (imperfect factorization: padded extent up to ``(1 + waste) x bound``; None: exact factors), the
-    DRAM ``layouts`` (tensor -> axes outermost first; empty: row-major), and where they were read from."""
+    DRAM ``layouts`` (tensor -> axes outermost first; empty: row-major), ``placement`` (the space also holds
+    every per-tensor placement: each tensor a level keeps may have its tile below 0..n of the level's n
+    non-trivial loops, ``LevelMapping.loops_above``, docs/cost-model.md section 1b; off: one shared tile
+    boundary per level, the declared space), and where they were read from."""
 
     levels: tuple[tuple[str, LevelConstraints], ...] = ()
     waste: float | None = None
     layouts: tuple[tuple[str, tuple[str, ...]], ...] = ()
     name: str = ""
     source: str = ""  # the file the constraints were read from, for error messages
+    placement: bool = False
 
     def __post_init__(self) -> None:  # one spelling per value: levels sorted by name
         object.__setattr__(self, "levels", tuple(sorted(self.levels, key=lambda x: x[0])))
@@ -86,8 +90,8 @@ class Constraints:
 
     @property
     def empty(self) -> bool:
-        """True when nothing is constrained beyond the padding (the declared space)."""
-        return not self.layouts and all(c == LevelConstraints() for _, c in self.levels)
+        """True when nothing is constrained or widened beyond the padding (the declared space)."""
+        return not self.layouts and not self.placement and all(c == LevelConstraints() for _, c in self.levels)
 
     def prefix(self) -> str:
         """Where error messages say the constraints come from."""
@@ -152,6 +156,7 @@ class _ConstraintsFile(BaseModel):
 
     name: str = ""
     levels: dict[str, _LevelFile] = Field(default_factory=dict)
+    placement: bool = Field(False, description="also enumerate per-tensor placements (loops_above)")
 
 
 def _pairs(d: dict[str, int]) -> Pairs:
@@ -165,4 +170,4 @@ def load_constraints(path: str | os.PathLike[str]) -> Constraints:
     assert isinstance(parsed, _ConstraintsFile)
     levels = tuple((name, LevelConstraints(_pairs(c.temporal), _pairs(c.spatial), _pairs(c.tile), c.spatial_dims,
                                            _pairs(c.axes), c.order, c.keep, c.both_axes)) for name, c in parsed.levels.items())
-    return Constraints(levels, name=parsed.name, source=str(path))
+    return Constraints(levels, name=parsed.name, source=str(path), placement=parsed.placement)

@@ -121,8 +121,8 @@ def exhaustive_search(op: Operator, arch: ArchSpec, objective: str = "edp", max_
         idx = np.arange(start, min(n_factor, start + chunk))
         factors = decode(idx, tables)
         factors = factors[space.spatial_legal(factors)]
-        for fac, order in space.expand_orders(factors):
-            best.offer(model, space.to_batch(fac, order), objective)
+        for fac, order, above in space.expand_orders(factors):
+            best.offer(model, space.to_batch(fac, order, above), objective)
         if progress:
             progress(len(idx))
     return best.result(op, arch, model, t0, "exhaustive")
@@ -153,16 +153,16 @@ def random_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget: 
 
 
 def _mean_orders_estimate(tables: list[np.ndarray], space: MapSpace) -> float:
-    """Expected number of loop orders per factor candidate (levels whose order is not fixed; a relative
-    order constraint is not counted: an upper bound), for the size check."""
+    """Expected number of (loop order, placement) choices per factor candidate (:meth:`MapSpace.choice_count`
+    of each level; a relative order constraint is not counted: an upper bound), for the size check."""
     total = 1.0
     for level in range(len(space.arch.levels)):
-        if space.fixed_order(level) is not None:
+        if space.fixed_order(level) is not None and not space.placeable(level).any():
             continue
         probs = [float((t[:, level] > 1).mean()) for t in tables]
         expected = 0.0
         for mask in itertools.product((0, 1), repeat=len(probs)):
             p = math.prod(pr if m else 1 - pr for pr, m in zip(probs, mask))
-            expected += p * math.factorial(sum(mask))
+            expected += p * space.choice_count(level, sum(mask))
         total *= expected
     return total

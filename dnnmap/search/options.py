@@ -23,7 +23,8 @@ class SearchOptions:
     the tile-first order. ``exhaustive_limit``: ``auto`` enumerates spaces up to this many mappings
     (the ``exhaustive`` mapper: up to the larger of this and 5e6). ``constraints``: the map space's
     constraints (a dataflow, docs/search.md "Constraints"); the auto, exhaustive and random mappers walk the
-    constrained space."""
+    constrained space. ``placement``: the space also holds every per-tensor placement (``--placement``; the
+    auto, exhaustive and random mappers, like constraints)."""
 
     budget: int = DEFAULT_BUDGET
     seed: int = 0
@@ -32,10 +33,12 @@ class SearchOptions:
     tile_first: bool = False
     exhaustive_limit: float = 2e5
     constraints: Constraints = field(default_factory=Constraints)
+    placement: bool = False
 
     def space_constraints(self) -> Constraints:
-        """The constraints the map space is walked under: the user's, with ``imperfect`` as the allowed padding."""
-        return replace(self.constraints, waste=self.imperfect)
+        """The constraints the map space is walked under: the user's, with ``imperfect`` as the allowed padding
+        and ``placement`` (or the constraints') widening it to per-tensor placements."""
+        return replace(self.constraints, waste=self.imperfect, placement=self.constraints.placement or self.placement)
 
     def check(self) -> None:
         """Refuse budgets, seeds and time limits the mappers cannot honour (dnnmap.limits), naming the option."""

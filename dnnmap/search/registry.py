@@ -102,7 +102,8 @@ def takes_constraints(mapper: Mapper) -> bool:
 
 
 def check_options(name: str, options: SearchOptions) -> Mapper:
-    """The mapper ``name``, refusing options it does not take (imperfect, tile_first), naming those that do."""
+    """The mapper ``name``, refusing options it does not take (imperfect, tile_first, constraints or placement),
+    naming those that do."""
     mapper = get(name)
     if options.imperfect is not None and not mapper.takes_imperfect:
         raise DnnmapError(f"imperfect factorization is an option of the {', '.join(names(takes_imperfect))} "
@@ -110,7 +111,7 @@ def check_options(name: str, options: SearchOptions) -> Mapper:
     if options.tile_first and not mapper.takes_tile_first:
         raise DnnmapError(f"tile_first is an option of the {', '.join(names(takes_tile_first))} mappers, "
                           f"not of {name!r}")
-    if not options.constraints.empty and not mapper.takes_constraints:
+    if not options.space_constraints().empty and not mapper.takes_constraints:
         raise DnnmapError(f"map-space constraints apply to the {', '.join(names(takes_constraints))} mappers; the "
                           f"{name!r} mapper builds its own candidates and would ignore them")
     return mapper

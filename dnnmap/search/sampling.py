@@ -8,7 +8,9 @@ rejected and redrawn - the same space and
 distribution as :meth:`MapSpace.spatial_legal` describes. Writing the mapping arrays directly
 keeps sampling as cheap as evaluating (docs/search.md). The space's constraints shrink the factor tables
 (:meth:`MapSpace.factor_table`); a level's constrained loop order is kept by putting its loops back in that
-order on the positions the shuffle gave them.
+order on the positions the shuffle gave them. With ``placement`` each tensor a level keeps (not the backing
+store) then draws, uniformly, how many of the level's non-trivial loops lie above its tile (0..k); without it
+no draw is made, so the candidates are those of the shared-boundary space for the same seed.
 """
 
 from __future__ import annotations
@@ -41,13 +43,15 @@ def _below(state: np.uint64, n: int) -> int:
 
 @njit(cache=True)
 def _sample(rows: np.ndarray, offsets: np.ndarray, L: int, slot_level: np.ndarray, slot_axis: np.ndarray,
-            slot_size: np.ndarray, slot_both: np.ndarray, chains: np.ndarray, chain_len: np.ndarray, n: int, max_draws: int,
-            seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """Up to ``n`` legal candidates as (temporal, spatial, order, axes) arrays, and the draws made.
+            slot_size: np.ndarray, slot_both: np.ndarray, chains: np.ndarray, chain_len: np.ndarray,
+            placeable: np.ndarray, n: int, max_draws: int,
+            seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """Up to ``n`` legal candidates as (temporal, spatial, order, axes, placement) arrays, and the draws made.
 
     ``chains[j, :chain_len[j]]``: the dimensions whose relative order level ``j`` keeps (outermost first);
     after the shuffle they are put back, in that order, on the positions they drew (uniform over the
-    orders that keep it). ``slot_both[k]``: slot ``k``'s level lets a dimension use both its axes."""
+    orders that keep it). ``slot_both[k]``: slot ``k``'s level lets a dimension use both its axes.
+    ``placeable[j, t]``: tensor ``t``'s tile at level ``j`` draws its placement (all False: none drawn)."""
     state = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) | np.uint64(1)
     D = offsets.shape[0] - 1
     S = slot_level.shape[0]
@@ -55,6 +59,8 @@ def _sample(rows: np.ndarray, offsets: np.ndarray, L: int, slot_level: np.ndarra
     sf = np.ones((n, L, D), np.int64)
     order = np.empty((n, L, D), np.int64)
     axes = np.zeros((n, L, D), np.int64)
+    T = placeable.shape[1]
+    above = np.zeros((n, L, T), np.int64)
     pick = np.empty(D, np.int64)
     in_chain = np.zeros((L, D), np.bool_)
     for j in range(L):
@@ -107,8 +113,16 @@ def _sample(rows: np.ndarray, offsets: np.ndarray, L: int, slot_level: np.ndarra
                 if in_chain[j, order[count, j, p]]:
                     order[count, j, p] = chains[j, r]
                     r += 1
+            loops = 0
+            for d in range(D):
+                if tf[count, j, d] > 1:
+                    loops += 1
+            for t in range(T):
+                if placeable[j, t]:
+                    state = _next(state)
+                    above[count, j, t] = _below(state, loops + 1)
         count += 1
-    return tf[:count], sf[:count], order[:count], axes[:count], drawn
+    return tf[:count], sf[:count], order[:count], axes[:count], above[:count], drawn
 
 
 class CandidateSampler:
@@ -133,6 +147,7 @@ class CandidateSampler:
             self._chains[j, :len(chain)] = chain
             self._chain_len[j] = len(chain)
         self._keeps = space.keeps
+        self._placeable = np.array([space.placeable(j) for j in range(self._L)], dtype=np.bool_).reshape(self._L, -1)
         self._layouts = space.constraints.layouts
         self._seed = seed
         self._calls = 0
@@ -141,9 +156,10 @@ class CandidateSampler:
     def sample(self, n: int) -> MappingBatch:
         """Up to ``n`` legal candidates (fewer when 50 x ``n`` draws find fewer legal ones)."""
         self._calls += 1
-        tf, sf, order, axes, drawn = _sample(self._rows, self._offsets, self._L, self._slot_level,
-                                             self._slot_axis, self._slot_size, self._slot_both, self._chains, self._chain_len,
-                                             n, 50 * n,
-                                             (self._seed * 1_000_003 + self._calls) % (2**31))
+        tf, sf, order, axes, above, drawn = _sample(self._rows, self._offsets, self._L, self._slot_level,
+                                                    self._slot_axis, self._slot_size, self._slot_both, self._chains,
+                                                    self._chain_len, self._placeable, n, 50 * n,
+                                                    (self._seed * 1_000_003 + self._calls) % (2**31))
         self.drawn += drawn
-        return MappingBatch(tf, sf, order, self._keeps, self._layouts, axes)
+        return MappingBatch(tf, sf, order, self._keeps, self._layouts, axes,
+                            above if self._placeable.any() else None)

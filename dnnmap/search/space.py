@@ -218,8 +218,9 @@ class MapSpace:
                 keeps[i] = [t.role in keep for t in self.op.tensors]
         return keeps
 
-    def to_batch(self, factors: np.ndarray, order: np.ndarray) -> MappingBatch:
-        """Slot factors (B, D, slots) and orders (B, L, D) -> a :class:`MappingBatch` (the space's bypass and layouts)."""
+    def to_batch(self, factors: np.ndarray, order: np.ndarray, above: np.ndarray | None = None) -> MappingBatch:
+        """Slot factors (B, D, slots), orders (B, L, D) and placements (B, L, T, or None: shared boundaries)
+        -> a :class:`MappingBatch` (the space's bypass and layouts)."""
         B, D, _ = factors.shape
         L = len(self.arch.levels)
         temporal = np.transpose(factors[:, :, :L], (0, 2, 1)).copy()
@@ -230,7 +231,7 @@ class MapSpace:
             axis = np.where(spatial[:, slot.level, :] > 1, BOTH_AXES, slot.axis)
             axes[:, slot.level, :] = np.where(f > 1, axis, axes[:, slot.level, :])
             spatial[:, slot.level, :] *= f
-        return MappingBatch(temporal, spatial, order, self.keeps, self.constraints.layouts, axes)
+        return MappingBatch(temporal, spatial, order, self.keeps, self.constraints.layouts, axes, above)
 
     def spatial_legal(self, factors: np.ndarray) -> np.ndarray:
         """Rows whose spatial slot factors fit each fan-out axis; a dim is split on one axis per level unless
@@ -259,25 +260,74 @@ class MapSpace:
             return chain + tuple(d for d in range(len(self.op.dim_names)) if d not in chain)
         return None
 
-    def expand_orders(self, factors: np.ndarray):  # noqa: ANN201 - generator of arrays
-        """Yield (factors, orders) groups: every candidate paired with every allowed order of the
-        non-trivial loops of each level whose order is not fixed (trivial loops innermost: lossless)."""
+    def placeable(self, level: int) -> np.ndarray:
+        """(T,) bool: tensors whose tile the space may place below some of ``level``'s loops (placement on, the
+        level keeps the tensor and is not the backing store, which holds whole tensors)."""
+        if not self.constraints.placement or level == len(self.arch.levels) - 1:
+            return np.zeros(len(self.op.tensors), dtype=bool)
+        return self.keeps[level].copy()
+
+    def _level0_free(self) -> bool:
+        """Level 0's order is fixed only because no count depends on it; a tensor placed there makes it matter."""
+        return bool(self.placeable(0).any()) and len(self.order_chain(0)) < len(self.op.dim_names)
+
+    def level_choices(self, level: int, nontrivial: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """Every (loop order, placement) of ``level`` for candidates whose non-trivial loops there are
+        ``nontrivial``: orders (n, D) and placements (n, T), each placeable tensor below 0..k of the k loops.
+
+        Lossless pruning as for orders: on level 0 every order but the fixed one is taken only with some
+        tensor placed there (otherwise its order changes no count)."""
+        D, T = len(self.op.dim_names), len(self.op.tensors)
+        fixed = self.fixed_order(level)
+        placeable = self.placeable(level)
+        aboves = list(itertools.product(*[range(len(nontrivial) + 1) if p else (0,) for p in placeable]))
+        if level == 0 and self._level0_free():
+            free = level_orders(nontrivial, D, self.order_chain(0))
+            pairs = [(fixed, (0,) * T)] + [(o, a) for o in free for a in aboves if any(a)]
+        else:
+            orders = [fixed] if fixed is not None else level_orders(nontrivial, D, self.order_chain(level))
+            pairs = [(o, a) for o in orders for a in aboves]
+        return (np.array([o for o, _ in pairs], dtype=np.int64).reshape(-1, D),
+                np.array([a for _, a in pairs], dtype=np.int64).reshape(-1, T))
+
+    def choice_count(self, level: int, k: int) -> int:
+        """How many (order, placement) pairs :meth:`level_choices` gives a level with ``k`` non-trivial loops
+        (a relative order constraint not counted: an upper bound), for the exhaustive size estimate."""
+        orders = 1 if self.fixed_order(level) is not None else math.factorial(k)
+        places = (k + 1) ** int(self.placeable(level).sum())
+        if level == 0 and self._level0_free():
+            return 1 + math.factorial(k) * (places - 1)
+        return orders * places
+
+    def expand_orders(self, factors: np.ndarray, chunk: int = 200_000):  # noqa: ANN201 - generator of arrays
+        """Yield (factors, orders, placements) groups: every candidate paired with every allowed order of the
+        non-trivial loops of each level whose order is not fixed (trivial loops innermost: lossless) and, with
+        ``placement``, every placement of each kept tensor (:meth:`level_choices`; pieces of at most ``chunk``
+        mappings); placements None without it."""
         if len(factors) == 0:
             return
-        L, D = len(self.arch.levels), len(self.op.dim_names)
-        fixed = [self.fixed_order(lv) for lv in range(L)]
-        free = [lv for lv in range(L) if fixed[lv] is None]
+        L = len(self.arch.levels)
+        placed = self.constraints.placement
+        varied = [lv for lv in range(L) if placed or self.fixed_order(lv) is None]
         nontrivial = factors[:, :, :L] > 1  # (B, D, L)
-        keys = np.packbits(nontrivial[:, :, free].reshape(len(factors), -1), axis=1)
+        keys = np.packbits(nontrivial[:, :, varied].reshape(len(factors), -1), axis=1)
         _, inverse = np.unique(keys, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
         for g in range(inverse.max() + 1):
             rows = np.nonzero(inverse == g)[0]
             mask = nontrivial[rows[0]]
-            per_level = [[fixed[lv]] if fixed[lv] is not None else
-                         level_orders(tuple(np.nonzero(mask[:, lv])[0]), D, self.order_chain(lv)) for lv in range(L)]
-            combos = np.array(list(itertools.product(*per_level)), dtype=np.int64)  # (n_orders, L, D)
-            yield np.repeat(factors[rows], len(combos), axis=0), np.tile(combos, (len(rows), 1, 1))
+            per_level = [self.level_choices(lv, tuple(np.nonzero(mask[:, lv])[0])) for lv in range(L)]
+            pick = np.stack(np.meshgrid(*[np.arange(len(o)) for o, _ in per_level], indexing="ij"), -1).reshape(-1, L)
+            combos = np.stack([per_level[lv][0][pick[:, lv]] for lv in range(L)], axis=1)  # (n_orders, L, D)
+            if not placed:
+                yield np.repeat(factors[rows], len(combos), axis=0), np.tile(combos, (len(rows), 1, 1)), None
+                continue
+            above = np.stack([per_level[lv][1][pick[:, lv]] for lv in range(L)], axis=1)  # (n_orders, L, T)
+            step = max(1, chunk // len(combos))
+            for start in range(0, len(rows), step):
+                part = rows[start:start + step]
+                yield (np.repeat(factors[part], len(combos), axis=0), np.tile(combos, (len(part), 1, 1)),
+                       np.tile(above, (len(part), 1, 1)))
 
 
 def decode(idx: np.ndarray, tables: list[np.ndarray]) -> np.ndarray:

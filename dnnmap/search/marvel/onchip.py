@@ -183,8 +183,8 @@ class OnchipSpace:
 
     def batches(self, fac: np.ndarray):  # noqa: ANN201 - generator of MappingBatch
         """Every row with every order of the non-trivial loops of the levels between L1 and DRAM."""
-        for f, order in self.space.expand_orders(fac):
-            yield self.space.to_batch(f, order)
+        for f, order, above in self.space.expand_orders(fac):
+            yield self.space.to_batch(f, order, above)
 
 
 def mirror_permutation(op: Operator, off: OffchipResult, parallel: frozenset[str] | None) -> np.ndarray | None:
