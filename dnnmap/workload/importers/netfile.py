@@ -40,7 +40,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, St
 from dnnmap import limits
 from dnnmap.errors import InputFileError
 from dnnmap.fileio import as_tuples, int_choice, load_data, write_text_atomic
-from dnnmap.workload.ir import Axis, Layer, Network, Operator, Tensor
+from dnnmap.workload.ir import Axis, Layer, Network, Operator, Phase, Tensor
 from dnnmap.workload.validate import validate_network
 
 FORMAT = "dnnmap-network"
@@ -104,6 +104,14 @@ class LayerSpec(_Strict):
     connectivity: list[list[Annotated[StrictInt, Field(ge=0)]]] | None = None
 
 
+class PhaseSpec(_Strict):
+    """A transformer network's inference phase (dnnmap.workload.ir.Phase)."""
+
+    name: Literal["prefill", "decode"]
+    tokens: Annotated[StrictInt, Field(ge=1, le=limits.MAX_DIM)]
+    cached: Annotated[StrictInt, Field(ge=0, le=limits.MAX_DIM)] = 0
+
+
 class NetworkSpec(_Strict):
     format: Literal["dnnmap-network"]
     version: int_choice(1)  # type: ignore[valid-type]
@@ -112,6 +120,7 @@ class NetworkSpec(_Strict):
     notes: list[StrictStr] = Field(default_factory=list)
     inputs: Annotated[dict[Name, Shape], Field(min_length=1)]
     layers: Annotated[list[LayerSpec], Field(min_length=1)]
+    phase: PhaseSpec | None = None
 
 
 # ---- writing ---------------------------------------------------------------------
@@ -155,7 +164,9 @@ def network_to_dict(network: Network) -> dict[str, Any]:
             entry["connectivity"] = _plain(op.connectivity)
         layers.append(entry)
     return {"format": FORMAT, "version": VERSION, "name": network.name, "source": network.source,
-            "notes": list(network.notes), "inputs": _Flow((n, list(s)) for n, s in network.inputs), "layers": layers}
+            "notes": list(network.notes), "inputs": _Flow((n, list(s)) for n, s in network.inputs), "layers": layers,
+            **({"phase": {"name": p.name, "tokens": p.tokens, "cached": p.cached}}
+               if (p := network.phase) is not None else {})}
 
 
 def dumps(network: Network, fmt: Literal["yaml", "json"] = "yaml") -> str:
@@ -233,8 +244,9 @@ def network_from_dict(data: Any, path: str) -> Network:
             raise InputFileError(f"{where}: {exc}") from exc
         layers.append(Layer(op, tuple(ls.inputs), tuple(ls.output_shape), tuple(ls.fused)))
     try:
+        phase = None if spec.phase is None else Phase(spec.phase.name, spec.phase.tokens, spec.phase.cached)
         network = Network(spec.name, tuple(layers), tuple((n, tuple(s)) for n, s in spec.inputs.items()),
-                          spec.source, tuple(spec.notes))
+                          spec.source, tuple(spec.notes), phase)
     except ValueError as exc:
         raise InputFileError(f"{path}: {exc}") from exc
     return validate_network(network, path)
