@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+
+from cli_runs import assert_user_error, run
 
 from dnnmap.arch.spec import PRESET_DIR
-from dnnmap.cli.main import app
 from dnnmap.errors import UnknownNameError
 from dnnmap.targets import registry
 from dnnmap.targets.nmp import compile_network as compile_nmp
@@ -19,19 +19,6 @@ from dnnmap.targets.nmp.artifacts import FORMAT as NMP_FORMAT
 from dnnmap.targets.nve.artifacts import FORMAT as NVE_FORMAT
 from dnnmap.workload import zoo
 from dnnmap.workload.ir import Network
-
-runner = CliRunner()
-
-
-def run(*args: str | Path):
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def assert_user_error(result, *fragments: str) -> None:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    for fragment in fragments:
-        assert fragment in result.stderr, result.stderr
 
 
 @pytest.fixture(scope="module")

@@ -8,26 +8,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from dnnmap.cli.main import app
+from cli_runs import assert_user_error, run
+
 from dnnmap.targets.nmp.artifacts import HEADER, decode_programs, encode_programs, load_compiled
 from dnnmap.targets.nmp.isa import FLAG_MULTICAST, RECORD
 from dnnmap.workload.builder import NetworkBuilder
 from dnnmap.workload.importers import save_network
-
-runner = CliRunner()
-
-
-def run(*args: str | Path):
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def assert_user_error(result, *fragments: str) -> None:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    for fragment in fragments:
-        assert fragment in result.stderr, result.stderr
 
 
 @pytest.fixture(scope="module")
