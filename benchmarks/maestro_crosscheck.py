@@ -25,9 +25,9 @@ import tempfile
 import numpy as np
 
 from dnnmap.arch.spec import load_arch
-from dnnmap.studies.marvel.compare import compare_layer
 from dnnmap.search.marvel.dataflows import BASELINES
-from dnnmap.search.marvel.table3 import TABLE3, table3_op
+from dnnmap.studies.marvel.compare import LayerComparison, compare_layer
+from dnnmap.studies.marvel.table3 import TABLE3, table3_op
 
 STORE = os.path.join(os.path.dirname(__file__), "data", "maestro_marvel.csv")
 PLATFORMS = {"marvel_platform1": (168, 12), "marvel_platform2": (1024, 128)}
@@ -114,23 +114,25 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.corrcoef(ranks(a), ranks(b))[0, 1])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--maestro", help="a MAESTRO binary to run (else the stored figures)")
-    args = ap.parse_args()
-    if args.maestro:
-        rows = run_maestro(args.maestro)
-    else:
-        with open(STORE) as f:
-            rows = list(csv.DictReader(f))
+def stored_rows() -> list[dict[str, str]]:
+    """MAESTRO's figures as stored by the last ``--maestro`` run."""
+    with open(STORE) as f:
+        return list(csv.DictReader(f))
+
+
+def maestro_table(rows: list[dict[str, str]], compared: dict[tuple[str, str], LayerComparison] | None = None) -> None:
+    """Print every (platform, layer, baseline) case beside MAESTRO's and the agreement summary; ``compared``:
+    comparisons already computed (platform name, layer id) -> :func:`compare_layer`, the rest are computed."""
+    compared = compared or {}
     ref = {(x["platform"], x["layer"], x["dataflow"]): x for x in rows}
     ours_c, ref_c, ours_e, ref_e = [], [], [], []
+    print("MAESTRO cross-check (benchmarks/data/maestro_marvel.csv; docs/marvel.md)")
     print("platform layer baseline        | dnnmap cycles   MAESTRO cycles  ratio | dnnmap on-chip E   MAESTRO E  ratio"
           " | dnnmap PEs MAESTRO PEs")
     for platform in PLATFORMS:
         arch = load_arch(platform)
         for r in TABLE3:
-            c = compare_layer(table3_op(r), arch)
+            c = compared.get((platform, r.id)) or compare_layer(table3_op(r), arch)
             for df in BASELINES:
                 m = ref[(platform, r.id, df.name)]
                 if not m["cycles"]:
@@ -150,7 +152,14 @@ def main() -> None:
     print(f"\n{len(oc)} cases: cycles Spearman {spearman(oc, mc):.3f}, median ratio {np.median(oc / mc):.2f}, "
           f"within 2x {within(oc, mc)}; on-chip energy Spearman {spearman(oe, me):.3f}, median ratio "
           f"{np.median(oe / me):.2f}, within 2x {within(oe, me)} (* = more than 2x apart; 'dnnmap PEs' is "
-          f"iterations per cycle)")
+          f"iterations per cycle)\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--maestro", help="a MAESTRO binary to run (else the stored figures)")
+    args = ap.parse_args()
+    maestro_table(run_maestro(args.maestro) if args.maestro else stored_rows())
 
 
 if __name__ == "__main__":

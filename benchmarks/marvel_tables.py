@@ -5,7 +5,8 @@
 Off-chip (platform-independent, ``--arch``): Table 3, DB vs core, Fig. 6/7. On-chip on both
 platforms: Fig. 8 (the 15 layers: Marvel vs the RS-, DLA- and ShiDianNao-like baselines and the
 roofline), the pruning switches (symmetry, prologue/epilogue), the best uniform dataflow, Fig. 9
-(whole models) and the search cost against the random and optimal mappers. ``--quick`` skips
+(whole models), the MAESTRO cross-check of the baselines (``maestro_crosscheck.py``, from MAESTRO's
+stored figures) and the search cost against the random and optimal mappers. ``--quick`` skips
 Fig. 9, runs the switches and the search cost on two layers (L2, L9) with smaller budgets and
 the uniform dataflow on platform 1 only; ``--sections`` picks parts (e.g. ``--sections fig8``).
 
@@ -37,6 +38,7 @@ from dnnmap.studies.marvel.uniform import PAPER_UNIFORM, uniform_layout_study
 from dnnmap.search.sampling import CandidateSampler
 from dnnmap.search.space import MapSpace
 from dnnmap.workload import zoo
+from maestro_crosscheck import maestro_table, stored_rows
 
 
 def marvel_tile(res: OffchipResult) -> tuple[int, ...]:
@@ -132,6 +134,7 @@ def fig8(arch: ArchSpec) -> tuple[list[float], list[float], list[float]]:
     pointwise: list[float] = []
     for r in TABLE3:
         c = compare_layer(table3_op(r), arch)
+        COMPARED[(arch.name, r.id)] = c
         speed += [c.speedup(n) for n in names]
         energy += [c.energy_gain(n) for n in names]
         onchip += [c.energy_gain(n, dram=False) for n in names]
@@ -276,7 +279,8 @@ def search_cost(arch: ArchSpec, layers: tuple[str, ...], cap: int, optimal_secon
           "after Marvel's wall time / Marvel's\n")
 
 
-SECTIONS = ("offchip", "fig8", "switches", "uniform", "fig9", "cost")
+SECTIONS = ("offchip", "fig8", "maestro", "switches", "uniform", "fig9", "cost")
+COMPARED: dict = {}  # (platform, layer id) -> compare_layer result of Fig. 8, reused by the MAESTRO table
 
 
 def main() -> None:
@@ -302,6 +306,8 @@ def main() -> None:
         speed, energy, onchip = both_platforms(fig8)
         print(f"Fig. 8, both platforms: geomean throughput {geomean(speed):.2f}x (paper {PAPER_FIG8[0]}x), energy "
               f"{geomean(energy):.3f}x, without DRAM {geomean(onchip):.3f}x (paper {PAPER_FIG8[1]}x)\n")
+    if "maestro" in sections:
+        maestro_table(stored_rows(), COMPARED)
     p1 = load_arch(PLATFORMS[0])
     few = ("L2", "L9") if args.quick else ("L2", "L5", "L9", "L13")
     if "switches" in sections:
