@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from dnnmap.cost.batch import MappingBatch
-from dnnmap.cost.model import COUNT_KINDS, CostModel
+from dnnmap.cost.model import CostModel
 from dnnmap.mapping.mapping import BOTH_AXES, validate_mapping
 from dnnmap.search.constraints import Constraints, LevelConstraints
 from dnnmap.search.sampling import CandidateSampler
 from dnnmap.search.space import MapSpace
-from dnnmap.sim import sim_metrics, simulate
+from dnnmap.sim import simulate
+from model_checks import assert_counts_equal
 from random_cases import random_arch, random_op
 
 
@@ -40,14 +41,4 @@ def test_counts_hops_and_cycles_exact_with_both_axis_unrolling() -> None:
         assert any(a == BOTH_AXES for lm in m.levels for _, a in lm.spatial_axis)
         cost = CostModel(op, arch).evaluate(MappingBatch.from_mappings(op, arch, [m]))
         sim = simulate(op, arch, m, compute=False)
-        assert cost.compute_cycles[0] == sim_metrics(sim, op, arch, m).compute_cycles
-        for li, lv in enumerate(arch.levels):
-            if lv.fanout is not None:
-                assert cost.hop_words[0, li] == sim.hop_words.get(lv.name, 0), f"{op.dims} hop words at {lv.name}"
-            for ti, t in enumerate(op.tensors):
-                s = sim.counts.get((lv.name, t.name))
-                for kind in COUNT_KINDS:
-                    expected = getattr(s, kind) if s else 0
-                    assert cost.counts[kind][0, li, ti] == expected, (
-                        f"{op.kind} {op.dims} {m} level {lv.name} tensor {t.name} {kind}: "
-                        f"model {cost.counts[kind][0, li, ti]} simulator {expected}")
+        assert_counts_equal(cost, sim, op, arch, m)

@@ -16,6 +16,7 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import COUNT_KINDS, CostModel
 from dnnmap.mapping.mapping import LevelMapping, Mapping
 from dnnmap.sim import sim_metrics, simulate
+from model_checks import assert_counts_equal
 from random_cases import random_case
 from dnnmap.sim.transfers import dram_bursts
 from dnnmap.workload import ops
@@ -42,17 +43,7 @@ def test_counts_exact_for_perfect_factorizations(chunk: int) -> None:
     cases = _cases(100 + chunk, 60, perfect=True)  # 240 cases in all
     for op, arch, m in cases:
         cost, sim = _model_and_sim(op, arch, m)
-        assert cost.compute_cycles[0] == sim_metrics(sim, op, arch, m).compute_cycles
-        for li, lv in enumerate(arch.levels):
-            if lv.fanout is not None:
-                assert cost.hop_words[0, li] == sim.hop_words.get(lv.name, 0), f"{op.kind} hop words at {lv.name}"
-            for ti, t in enumerate(op.tensors):
-                s = sim.counts.get((lv.name, t.name))
-                for kind in COUNT_KINDS:
-                    expected = getattr(s, kind) if s else 0
-                    assert cost.counts[kind][0, li, ti] == expected, (
-                        f"{op.kind} {op.dims} level {lv.name} tensor {t.name} {kind}: "
-                        f"model {cost.counts[kind][0, li, ti]} simulator {expected}")
+        assert_counts_equal(cost, sim, op, arch, m)
 
 
 def test_words_per_level_bound_for_imperfect_factorizations() -> None:
