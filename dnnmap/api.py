@@ -93,6 +93,11 @@ class MapRequest:
     workers: int | None = None
     scheduler: str | None = None
 
+    @property
+    def layer_names(self) -> list[str] | None:
+        """The selected layers as the search takes them (None: every layer)."""
+        return list(self.layers) if self.layers else None
+
 
 @dataclass(frozen=True)
 class PreparedMap:
@@ -158,7 +163,7 @@ def prepare_map(request: MapRequest) -> PreparedMap:
     spec = resolve_arch(request.arch)
     if request.dram_model is not None:
         spec = with_dram_model(spec, request.dram_model)
-    selected = tuple(select_layers(network, list(request.layers) if request.layers else None))
+    selected = tuple(select_layers(network, request.layer_names))
     check_search_limits(selected, spec, request.options)
     return PreparedMap(request, network, spec, selected)
 
@@ -215,16 +220,21 @@ class MapRun:
         return self.search.layers
 
     @property
+    def _totals(self) -> Any:
+        """What the totals are read from: the per-layer search, or the fused schedule's cost."""
+        return self.search if self.search is not None else self.fusion.schedule.cost
+
+    @property
     def cycles(self) -> float:
-        return self.search.cycles if self.search is not None else self.fusion.schedule.cost.cycles
+        return self._totals.cycles
 
     @property
     def energy(self) -> float:
-        return self.search.energy if self.search is not None else self.fusion.schedule.cost.energy
+        return self._totals.energy
 
     @property
     def dram_bytes(self) -> float:
-        return self.search.dram_bytes if self.search is not None else self.fusion.schedule.cost.dram_bytes
+        return self._totals.dram_bytes
 
     @property
     def latency_s(self) -> float:
@@ -294,12 +304,12 @@ def run_map(prepared: PreparedMap, on_layer: Callable[[str], None] | None = None
 
         with dask_client(request.workers or 1, request.scheduler) as client:
             search = search_network_dask(prepared.network, prepared.arch, client, request.objective, request.mapper,
-                                         list(request.layers) if request.layers else None, request.options,
+                                         request.layer_names, request.options,
                                          on_layer=on_layer)
         return MapRun(prepared, search=search)
     if request.fuse is None:
         search = search_network(prepared.network, prepared.arch, request.objective, request.mapper,
-                                list(request.layers) if request.layers else None, request.options,
+                                request.layer_names, request.options,
                                 on_layer=on_layer)
         return MapRun(prepared, search=search)
     from dnnmap.fusion.network import fuse_network
