@@ -722,6 +722,20 @@ def placed_tile(above: np.ndarray, b: int, t: int, c: int, level_nest: np.ndarra
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
+def tile_walk_start(above: np.ndarray | None, b: int, t: int, c: int, level_nest: np.ndarray, loops: np.ndarray,
+                    cover: np.ndarray, tile_cover: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """Where the events of tensor ``t`` at child level ``c`` start: (coverage, first row, first loop) - the
+    level's coverage from the next row, or, for a tensor placed inside its level's loops (``placed_tile``),
+    its tile's coverage from row 0 with that many loops more."""
+    first = level_nest[c + 1, LN_FIRST_LOOP]
+    if above is not None and c >= 0:
+        placed = placed_tile(above, b, t, c, level_nest, loops, cover, tile_cover)
+        if placed > 0:
+            return tile_cover, 0, first - placed
+    return cover, c + 1, first
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def tile_bitmap(t: int, row: int, x: int, cover: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray,
                 tile: np.ndarray, work: np.ndarray, base: int) -> None:
     """``tile[x] := base + A_x``: the index set along axis ``x`` of tensor ``t`` of one instance of a child
@@ -1075,11 +1089,7 @@ def network_words(pairs: np.ndarray, pi: int, b: int, above: np.ndarray, counts:
                 else grid_offsets(grid, grid_n, ax_nterm, t, nax, sets[BM_UNION], work, base)
             lane_counts(net_pair, 0, 0, steps, lanes, inst_j, lane_words, o_size, rep_j, net_counts)
         else:
-            tcover, row, first = cover, c + 1, level_nest[c + 1, LN_FIRST_LOOP]
-            if above is not None and c >= 0:  # a tensor placed inside its level's loops
-                placed = placed_tile(above, b, t, c, level_nest, loops, cover, tile_cover)
-                if placed > 0:
-                    tcover, row, first = tile_cover, 0, first - placed
+            tcover, row, first = tile_walk_start(above, b, t, c, level_nest, loops, cover, tile_cover)
             totals = tile_sets(t, row, nax, tcover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
                                False)
             child_total, union_total, _, _ = event_walk(
@@ -1330,11 +1340,7 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
                     bursts += scale * lane_bursts(pairs, pi, steps, lanes, inst_p, lane_words, grid, grid_n, nax, sets,
                                                   work, base, sizes, layout, tensor_params[t, T_BYTES], burst_bytes)
                 continue
-            tcover, row, first = cover, c + 1, level_nest[c + 1, LN_FIRST_LOOP]
-            if above is not None and c >= 0:  # a tensor placed inside its level's loops
-                placed = placed_tile(above, b, t, c, level_nest, loops, cover, tile_cover)
-                if placed > 0:
-                    tcover, row, first = tile_cover, 0, first - placed
+            tcover, row, first = tile_walk_start(above, b, t, c, level_nest, loops, cover, tile_cover)
             totals = tile_sets(t, row, nax, tcover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
                                need_sets)
             if c >= 0:
