@@ -22,7 +22,7 @@ from dnnmap.report.html.runs import Run, load_run
 def mapped_run(model: str, arch: str, path: Path) -> tuple[Run, float, float]:
     """The run (saved to ``path``) and the CPU and wall seconds of its search."""
     import dnnmap
-    from dnnmap.search.network import compile_kernels
+    from dnnmap.cost.warmup import compile_kernels
 
     compile_kernels()
     cpu, wall = time.process_time(), time.perf_counter()
