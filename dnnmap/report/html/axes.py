@@ -83,7 +83,7 @@ class Plot:
             for value in yticks:
                 c.line([(self.left, self.y(value)), (right, self.y(value))], GRID, 0.6)
         c.line([(self.left, self.top), (right, self.top), (right, bottom), (self.left, bottom)], "#000000", 0.8,
-               fill=(1.0, 1.0, 1.0, 0.0))
+               closed=True)
         for value in xticks:
             c.line([(self.x(value), bottom), (self.x(value), bottom + 3.5)], "#000000", 0.8)
             c.text(self.x(value), bottom + 5, xlabel(value), TICK_FONT, "middle", "hanging")

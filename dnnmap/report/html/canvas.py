@@ -10,13 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+    from PIL.ImageFont import FreeTypeFont, ImageFont
 
 RGBA = tuple[float, float, float, float]
 Anchor = Literal["start", "middle", "end"]
 Baseline = Literal["baseline", "middle", "hanging"]
 FONT = "DejaVu Sans, Arial, Helvetica, sans-serif"
-_PIL_ANCHOR = {"start": "l", "middle": "m", "end": "r", "baseline": "s", "middle_v": "m", "hanging": "t"}
+_PIL_HORIZONTAL = {"start": "l", "middle": "m", "end": "r"}  # Pillow's text anchors
+_PIL_VERTICAL = {"baseline": "s", "middle": "m", "hanging": "t"}
 CHAR_EM = 0.56  # average width of a character of the sans-serif font, in font sizes (for layout)
 
 
@@ -74,8 +79,9 @@ class Canvas:
                                  closed=True, tip=tip))
 
     def line(self, points: list[tuple[float, float]], color: RGBA | str, width: float = 0.8, dash: str = "",
-             fill: RGBA | str | None = None) -> None:
-        self.shapes.append(Shape("path", tuple(points), fill, color, width, dash=dash, closed=fill is not None))
+             closed: bool = False) -> None:
+        """A polyline through ``points`` (back to the first one when ``closed``), not filled."""
+        self.shapes.append(Shape("path", tuple(points), None, color, width, dash=dash, closed=closed))
 
     def arrow(self, start: tuple[float, float], end: tuple[float, float], width: float = 0.8) -> None:
         """A line from ``start`` with a small head at ``end``."""
@@ -107,12 +113,12 @@ class Canvas:
 
     def png(self, path: Path, dpi: float = 150) -> None:
         """The figure as a PNG file at ``dpi`` dots per inch."""
-        from PIL import Image, ImageDraw, ImageFont  # only when PNG files are asked for
+        from PIL import Image as PILImage, ImageDraw, ImageFont as PILFont  # only when PNG files are asked for
 
         scale = dpi / 72
-        image = Image.new("RGB", (round(self.width * scale), round(self.height * scale)), "white")
+        image = PILImage.new("RGB", (round(self.width * scale), round(self.height * scale)), "white")
         draw = ImageDraw.Draw(image, "RGBA")
-        fonts: dict[float, ImageFont.FreeTypeFont | ImageFont.ImageFont] = {}
+        fonts: dict[float, FreeTypeFont | ImageFont] = {}
         for shape in self.shapes:
             xy = [(x * scale, y * scale) for x, y in shape.points]
             fill, outline = _pil_color(shape.fill), _pil_color(shape.stroke)
@@ -125,9 +131,8 @@ class Canvas:
             elif shape.kind == "path":
                 draw.line(xy, fill=outline, width=line_width)
             else:
-                font = fonts.setdefault(shape.size, ImageFont.load_default(size=shape.size * scale))
-                anchor = _PIL_ANCHOR[shape.anchor] + _PIL_ANCHOR["middle_v" if shape.baseline == "middle"
-                                                                 else shape.baseline]
+                font = fonts.setdefault(shape.size, PILFont.load_default(size=shape.size * scale))
+                anchor = _PIL_HORIZONTAL[shape.anchor] + _PIL_VERTICAL[shape.baseline]
                 if shape.rotate:
                     _rotated_text(image, xy[0], shape.text, font, shape.rotate)
                 else:
@@ -143,15 +148,16 @@ def _pil_color(color: RGBA | str | None) -> tuple[int, int, int, int] | None:
     return round(r * 255), round(g * 255), round(b * 255), round(a * 255)
 
 
-def _rotated_text(image: object, at: tuple[float, float], text: str, font: object, angle: float) -> None:
+def _rotated_text(image: Image, at: tuple[float, float], text: str, font: FreeTypeFont | ImageFont,
+                  angle: float) -> None:
     """Text turned by ``angle`` degrees (counter-clockwise), centred on ``at``."""
-    from PIL import Image, ImageDraw
+    from PIL import Image as PILImage, ImageDraw
 
-    left, top, right, bottom = font.getbbox(text)  # type: ignore[attr-defined]
-    label = Image.new("RGBA", (int(right - left) + 2, int(bottom - top) + 2), (255, 255, 255, 0))
+    left, top, right, bottom = font.getbbox(text)
+    label = PILImage.new("RGBA", (int(right - left) + 2, int(bottom - top) + 2), (255, 255, 255, 0))
     ImageDraw.Draw(label).text((-left + 1, -top + 1), text, fill="black", font=font)
-    label = label.rotate(-angle, expand=True)
-    image.paste(label, (int(at[0] - label.width / 2), int(at[1] - label.height / 2)), label)  # type: ignore
+    label = label.rotate(angle, expand=True)
+    image.paste(label, (int(at[0] - label.width / 2), int(at[1] - label.height / 2)), label)
 
 
 def _paint(kind: str, color: RGBA | str | None) -> str:
