@@ -3,14 +3,16 @@
 Run: ``python benchmarks/report_speed.py [MODEL] [--arch ARCH] [--json FILE]``. Maps MODEL (default
 ResNet-50, the default mapper and budget) once, or reads a saved ``dnnmap map --json`` FILE (its
 search time is the one recorded in the file), then builds the report of that run and of the run
-compared with itself, timing every figure. Prints the CPU seconds (``time.process_time``: steady on a
-shared machine) and the wall seconds of the search, of each figure, and of the whole page, the page's
-size, and the ratio drawing / search (goal: under 0.1)."""
+compared with itself ``--repeat`` times, timing every figure. Prints the CPU seconds
+(``time.process_time``: steady on a shared machine) and the wall seconds of the search, the medians over
+the repeats of each figure and of the whole page, the page's size, and the ratio drawing / search
+(goal: under 0.1)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from dnnmap.report.html.runs import Run, load_run
 def mapped_run(model: str, arch: str, path: Path) -> tuple[Run, float, float]:
     """The run (saved to ``path``) and the CPU and wall seconds of its search."""
     import dnnmap
-    from dnnmap.search.network import compile_kernels
+    from dnnmap.cost.warmup import compile_kernels
 
     compile_kernels()
     cpu, wall = time.process_time(), time.perf_counter()
@@ -52,6 +54,8 @@ def main() -> None:
     parser.add_argument("model", nargs="?", default="resnet50")
     parser.add_argument("--arch", default="eyeriss")
     parser.add_argument("--json", type=Path, help="a saved run instead of mapping MODEL")
+    parser.add_argument("--repeat", type=int, default=5, help="pages drawn per case, medians printed "
+                        "(default: %(default)s)")
     parser.add_argument("--out", type=Path, default=Path("report_speed_run.json"),
                         help="where to save the mapped run (default: %(default)s)")
     args = parser.parse_args()
@@ -66,11 +70,13 @@ def main() -> None:
               f"({len(run.layers)} layers; run saved to {args.out})")
     for label, runs in (("one run", [run]), ("two runs compared", [run, run])):
         specs: list[PlotSpec] = [spec for group in plan(runs) for spec in group]
-        figures, cpu, wall, size = timed_page(runs)
-        print(f"report of {label}: {cpu:.2f} s CPU, {wall:.2f} s wall, {size / 1e6:.2f} MB, "
-              f"{len(specs)} figures; drawing / search = {cpu / search_cpu:.3f} (CPU)")
+        pages = [timed_page(runs) for _ in range(max(args.repeat, 1))]
+        cpu, wall = (statistics.median(page[i] for page in pages) for i in (1, 2))
+        print(f"report of {label} (median of {len(pages)}): {cpu:.3f} s CPU, {wall:.3f} s wall, "
+              f"{pages[0][3] / 1e6:.2f} MB, {len(specs)} figures; drawing / search = {cpu / search_cpu:.3f} (CPU)")
         if label == "one run":
-            print("  " + ", ".join(f"{key} {seconds:.2f} s" for key, seconds in figures.items()))
+            print("  " + ", ".join(f"{key} {1e3 * statistics.median(page[0][key] for page in pages):.1f} ms"
+                                   for key in pages[0][0]))
 
 
 if __name__ == "__main__":

@@ -22,13 +22,13 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_piped_command_prints_periodic_lines_with_counts_and_eta(tmp_path: Path) -> None:
     env = {**os.environ, INTERVAL_ENV: "0.1",
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
-    out = subprocess.run([sys.executable, "-m", "dnnmap.cli.main", "map", "lenet5", "--mapper", "random",
-                          "--budget", "300", "--html", str(tmp_path / "r.html")], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "dnnmap.cli.main", "map", "resnet18", "--mapper", "random",
+                          "--budget", "3000", "--html", str(tmp_path / "r.html")], capture_output=True, text=True,
                          env=env, cwd=tmp_path, timeout=600)
     assert out.returncode == 0, out.stderr
     lines = out.stderr.splitlines()
     periodic = [line for line in lines if re.fullmatch(
-        r"drawing the report: \d of 7 figures \(\d+%\), [\d.]+ s elapsed(, ETA [\d.]+ s)? - \w+", line)]
+        r"mapping resnet18: \d+ of 31 layers \(\d+%\), [\d.]+ s elapsed(, ETA [\d.]+ s)? - [\w.]+", line)]
     assert len(periodic) >= 2, out.stderr
     assert any("ETA" in line for line in periodic)
     assert re.fullmatch(r"drawing the report: 7 of 7 figures in [\d.]+ s", lines[-1])

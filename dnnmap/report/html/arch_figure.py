@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from matplotlib.figure import Figure
-from matplotlib.patches import FancyBboxPatch
-
+from dnnmap.report.html.axes import Plot
+from dnnmap.report.html.canvas import Canvas
 from dnnmap.report.html.page import num
 from dnnmap.report.html.runs import Run
-from dnnmap.report.html.style import MAC_COLOR, level_color, shade, tip
+from dnnmap.report.html.style import MAC_COLOR, TITLE_FONT, level_color, shade
 
 BOX_INCHES = 0.62
 
@@ -25,18 +24,16 @@ def capacity_text(level: dict[str, Any]) -> str:
     return f"{num(capacity)} {unit}"
 
 
-def arch_figure(run: Run) -> Figure | None:
+def arch_figure(run: Run) -> Canvas | None:
     """None when the JSON does not describe the levels (written before ``machine.hierarchy`` existed)."""
     levels = list(run.machine.hierarchy)
     if not levels:
         return None
     rows = [*reversed(levels), None]  # DRAM first, the MACs last
-    fig = Figure(figsize=(5.2, 0.7 + BOX_INCHES * len(rows)))
-    ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(0, 7)
-    ax.set_ylim(len(rows) - 0.3, -0.9)
-    ax.set_axis_off()
-    ax.text(0.2, -0.6, f"{run.arch}: memory levels, outermost on top ({run.clock_mhz:g} MHz)", fontsize=10)
+    canvas = Canvas(5.2 * 72, 72 * (0.7 + BOX_INCHES * len(rows)))
+    p = Plot(canvas, 0, 0, canvas.width, canvas.height, (0, 7), (-0.9, len(rows) - 0.3))
+    canvas.text(p.x(0.2), p.y(-0.6), f"{run.arch}: memory levels, outermost on top ({run.clock_mhz:g} MHz)",
+                TITLE_FONT, baseline="middle")
     names = run.machine.levels
     for row, level in enumerate(rows):
         if level is None:
@@ -49,14 +46,14 @@ def arch_figure(run: Run) -> Figure | None:
             instances = level.get("instances", 1)
             detail = (f"keeps {', '.join(level.get('keeps', [])) or 'nothing'} · {num(instances)} "
                       f"instance{'s' if instances != 1 else ''}")
-        ax.add_patch(FancyBboxPatch((0.3, row - 0.32), 6.4, 0.64, boxstyle="round,pad=0.02",
-                                    facecolor=shade(color, 1, 3), edgecolor=color, linewidth=1.2,
-                                    gid=tip(f"{title}; {detail}")))
-        ax.text(0.5, row - 0.08, title, fontsize=8, va="center", weight="bold")
-        ax.text(0.5, row + 0.17, detail, fontsize=7, va="center")
+        canvas.rect(p.x(0.3), p.y(row - 0.32), p.x(6.7) - p.x(0.3), p.y(row + 0.32) - p.y(row - 0.32),
+                    shade(color, 1, 3), color, 1.2, tip=f"{title}; {detail}")
+        canvas.text(p.x(0.5), p.y(row - 0.08), title, 8, baseline="middle", bold=True)
+        canvas.text(p.x(0.5), p.y(row + 0.17), detail, 7, baseline="middle")
         fanout = level.get("fanout") if level else None
         if row + 1 < len(rows):
-            ax.annotate("", (3.5, row + 0.68), (3.5, row + 0.32), arrowprops={"arrowstyle": "->", "linewidth": 0.8})
+            canvas.arrow((p.x(3.5), p.y(row + 0.32)), (p.x(3.5), p.y(row + 0.68)))
             if fanout:
-                ax.text(3.65, row + 0.5, "fan-out " + " x ".join(str(f) for f in fanout), fontsize=7, va="center")
-    return fig
+                canvas.text(p.x(3.65), p.y(row + 0.5), "fan-out " + " x ".join(str(f) for f in fanout), 7,
+                            baseline="middle")
+    return canvas

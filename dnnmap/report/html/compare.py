@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from matplotlib.figure import Figure
 
+from dnnmap.report.html.canvas import Canvas
 from dnnmap.report.html.page import num, section, table
 from dnnmap.report.html.runs import LayerRun, Run
-from dnnmap.report.html.style import bars, layer_bar_figure, legend_on_top
+from dnnmap.report.html.style import TAB10, LayerBars
 
 # energy units that convert into each other, in pJ
 SI_ENERGY_PJ = {"fJ": 1e-3, "pJ": 1.0, "nJ": 1e3, "uJ": 1e6, "µJ": 1e6, "mJ": 1e9, "J": 1e12}
@@ -135,20 +135,18 @@ def layer_deltas_html(runs: list[Run], names: list[str]) -> str:
                                                                     css_class="layer-deltas"), help_text.strip())
 
 
-def delta_figure(runs: list[Run], names: list[str], key: str, label: str) -> Figure | None:
+def delta_figure(runs: list[Run], names: list[str], key: str, label: str) -> Canvas | None:
     """Grouped bars: per layer, the relative change of ``key`` in every run against the baseline
     (None when the runs share no layer or their energies do not compare)."""
     values = layer_values(runs, names, key) if names else None
     if values is None:
         return None
-    fig, ax = layer_bar_figure(names, f"Per-layer change in {label} against {runs[0].label} (%)",
-                               f"{label} change (%)")
+    chart = LayerBars(names, f"Per-layer change in {label} against {runs[0].label} (%)", f"{label} change (%)",
+                      zero_line=True)
     height = 0.8 / (len(runs) - 1)
     for r, run in enumerate(runs[1:], start=1):
         deltas = [100 * (change(v, b) or 0.0) for v, b in zip(values[r], values[0])]
-        bars(ax, np.arange(len(names)) - 0.4 + height * (r - 0.5), deltas,
-             [f"{n}: {label} {d:+.1f}% in {run.label}" for n, d in zip(names, deltas)], f"C{r - 1}", run.label,
-             height=height)
-    ax.axvline(0, color="black", linewidth=0.8)
-    legend_on_top(fig, ax)
-    return fig
+        chart.bars(np.arange(len(names)) - 0.4 + height * (r - 0.5), deltas,
+                   [f"{n}: {label} {d:+.1f}% in {run.label}" for n, d in zip(names, deltas)],
+                   TAB10[(r - 1) % len(TAB10)], run.label, height=height)
+    return chart.canvas()

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from matplotlib.collections import LineCollection
-from matplotlib.figure import Figure
-
+from dnnmap.report.html.axes import LegendEntry, Plot, legend, legend_layout
+from dnnmap.report.html.canvas import Canvas
 from dnnmap.report.html.runs import Run
-from dnnmap.report.html.style import level_color, tip
+from dnnmap.report.html.style import TITLE_FONT, level_color
 
 INPUT_COLOR = "#ffffff"
 ROW_INCHES = 0.22
@@ -39,36 +39,43 @@ def layout(layers: Sequence[tuple[str, tuple[str, ...]]]) -> dict[str, tuple[int
     return pos
 
 
-def graph_figure(run: Run) -> Figure | None:
+def graph_figure(run: Run) -> Canvas | None:
     """None when the JSON does not record the layers' inputs (``to_dict`` called without the network)."""
     if any(layer.inputs is None for layer in run.layers):
         return None
     pos = layout([(layer.name, layer.inputs or ()) for layer in run.layers])
     depth = max(row for _, row in pos.values()) + 1
     width = max(column for column, _ in pos.values()) + 1
-    fig = Figure(figsize=(1.5 + COLUMN_INCHES * width, 1.0 + ROW_INCHES * depth), layout="constrained")
-    ax = fig.add_subplot()
-    edges = [(pos[src], pos[layer.name]) for layer in run.layers for src in layer.inputs or ()]
-    ax.add_collection(LineCollection(edges, colors="#999999", linewidths=0.7, zorder=1))
+    canvas = Canvas(72 * (1.5 + COLUMN_INCHES * width), 72 * (1.0 + ROW_INCHES * depth))
+    plot = Plot(canvas, 8, 26, canvas.width - 16, canvas.height - 32, (-0.2, width - 0.2), (-0.8, depth - 0.5))
+
+    def at(name: str) -> tuple[float, float]:
+        return plot.x(pos[name][0]), plot.y(pos[name][1])
+
+    for layer in run.layers:
+        for src in layer.inputs or ():
+            canvas.line([at(src), at(layer.name)], "#999999", 0.7)
     layer_names = {layer.name for layer in run.layers}
     inputs = [name for name in pos if name not in layer_names]
-    ax.scatter([pos[n][0] for n in inputs], [pos[n][1] for n in inputs], marker="s", s=40, color=INPUT_COLOR,
-               edgecolors="black", linewidths=0.6, zorder=2, label="graph input")
+    side = math.sqrt(40)  # marker areas in square points, as matplotlib's scatter sizes
+    for name in inputs:
+        x, y = at(name)
+        canvas.rect(x - side / 2, y - side / 2, side, side, INPUT_COLOR, "#000000", 0.6, tip=f"{name}: graph input")
+    entries = [LegendEntry("graph input", INPUT_COLOR, "box")] if inputs else []
     levels = run.machine.levels
     for key in ["compute", *levels]:
         group = [layer for layer in run.layers if layer.bottleneck == key]
         label = "compute-bound" if key == "compute" else f"{key} bandwidth-bound"
-        for n, g in enumerate(group):  # one collection per node: each gets its tooltip
-            ax.scatter(*pos[g.name], s=45, color=level_color(levels, key), edgecolors="black", linewidths=0.4,
-                       zorder=2, label=label if n == 0 else "_nolegend_",
-                       gid=tip(f"{g.name} ({g.kind}): {g.cycles:,.0f} cycles, {label}"))
+        if group:
+            entries.append(LegendEntry(label, level_color(levels, key), "circle"))
+        for g in group:
+            canvas.circle(*at(g.name), math.sqrt(45 / math.pi), level_color(levels, key),
+                          tip=f"{g.name} ({g.kind}): {g.cycles:,.0f} cycles, {label}")
     kinds = {layer.name: f" ({layer.kind})" for layer in run.layers}
-    for name, (x, y) in pos.items():
-        ax.annotate(f"{name}{kinds.get(name, '')}", (x, y), xytext=(6, 0), textcoords="offset points", va="center",
-                    fontsize=6)
-    ax.set_ylim(depth - 0.5, -0.8)
-    ax.set_xlim(-0.2, width - 0.2)
-    ax.set_axis_off()
-    ax.set_title(f"{run.network}: layer graph, colour = bottleneck", loc="left", fontsize=10)
-    ax.legend(fontsize=7, loc="upper right", frameon=False)
-    return fig
+    for name in pos:
+        x, y = at(name)
+        canvas.text(x + 6, y, f"{name}{kinds.get(name, '')}", 6, baseline="middle")
+    canvas.text(plot.left, 18, f"{run.network}: layer graph, colour = bottleneck", TITLE_FONT)
+    _, column = legend_layout(entries, 0, 1)
+    legend(canvas, entries, canvas.width - column - 8, 26, column, 1)
+    return canvas

@@ -70,7 +70,7 @@ def cards(items: Sequence[tuple[str, str]]) -> str:
 
 
 def figure(key: str, svg: str, caption: str) -> str:
-    """A plot: its inline SVG (from matplotlib) and a caption saying how to read it."""
+    """A plot: its inline SVG (dnnmap.report.html.canvas) and a caption saying how to read it."""
     return (f'<figure class="plot" id="fig-{escape(key)}" data-figure="{escape(key)}">{svg}'
             f"<figcaption>{escape(caption)}</figcaption></figure>")
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from matplotlib.figure import Figure
-
 from dnnmap.report.html.arch_figure import arch_figure
+from dnnmap.report.html.canvas import Canvas
 from dnnmap.report.html.compare import METRICS, delta_figure, energy_note
 from dnnmap.report.html.graph import graph_figure
 from dnnmap.report.html.layer_figures import dram_figure, energy_figure, latency_figure, utilization_figure
@@ -19,7 +18,7 @@ from dnnmap.report.html.runs import Run
 class PlotSpec:
     key: str  # HTML id (fig-KEY) and PNG file stem
     caption: str
-    build: Callable[[], Figure | None]  # None: the data is not there, ``missing`` says why
+    build: Callable[[], Canvas | None]  # None: the data is not there, ``missing`` says why
     missing: str = ""
 
 

@@ -9,9 +9,10 @@ from pathlib import Path
 from dnnmap.report.html import compare
 from dnnmap.report.html.page import figure, page, section
 from dnnmap.report.html.plots import PlotSpec, comparison_plots, run_plots
-from dnnmap.report.html.render import save_png, svg_of
 from dnnmap.report.html.run_section import run_html
 from dnnmap.report.html.runs import Run
+
+PNG_DPI = 150
 
 
 def plan(runs: list[Run]) -> list[list[PlotSpec]]:
@@ -24,12 +25,12 @@ def plan(runs: list[Run]) -> list[list[PlotSpec]]:
 
 def render(spec: PlotSpec, png_dir: Path | None) -> str:
     """The figure's HTML (or a note when its data is missing), saving its PNG into ``png_dir`` if given."""
-    fig = spec.build()
-    if fig is None:
+    canvas = spec.build()
+    if canvas is None:
         return f'<p class="help">{escape(spec.missing)}</p>'
     if png_dir is not None:
-        save_png(fig, png_dir / f"{spec.key}.png")
-    return figure(spec.key, svg_of(fig), spec.caption)
+        canvas.png(png_dir / f"{spec.key}.png", PNG_DPI)
+    return figure(spec.key, canvas.svg(), spec.caption)
 
 
 def build_report(runs: list[Run], png_dir: Path | None = None,

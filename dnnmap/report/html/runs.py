@@ -13,7 +13,7 @@ from dnnmap.fileio import as_tuples, load_data, validate_strict
 from dnnmap.mapping.io import MappingFileSpec
 
 OLDER_JSON_HINT = "written by an older dnnmap? re-run `dnnmap map ... --json FILE`"
-MAX_REPORT_LAYERS = 500  # every figure draws one bar per layer; 500 keep a report within a minute to draw
+MAX_REPORT_LAYERS = 500  # every figure draws one bar per layer; 500 keep the figures readable (120 layers draw in 0.05 s)
 REL_TOLERANCE = 1e-6  # totals are sums of the layers' floats, written with full precision
 
 

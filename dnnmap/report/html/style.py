@@ -1,26 +1,26 @@
-"""Shared look of the report's figures: one colour per memory level (tensors as shades of it),
-one for compute, and per-layer bar charts sized to the number of layers."""
+"""Shared look of the report's figures: one colour per memory level (tensors as shades of it), one for
+compute, and per-layer horizontal bar charts sized to the number of layers, each bar with its tooltip."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
-from matplotlib import colormaps
-from matplotlib.axes import Axes
-from matplotlib.colors import to_rgba
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
-from matplotlib.ticker import EngFormatter
 
-RGBA = tuple[float, float, float, float]
-COMPUTE_COLOR: RGBA = to_rgba("#7f7f7f")
-NETWORK_COLOR: RGBA = to_rgba("#bcbd22")
-MAC_COLOR: RGBA = to_rgba("#17becf")
-_LEVEL_PALETTE = [colormaps["tab10"](i) for i in (0, 1, 2, 4, 5, 6, 3, 8)]  # no grey, olive, cyan, red first
-TIP_PREFIX = "tip:"  # an artist's gid starting so becomes an SVG <title> (a tooltip) in render.svg_of
+from dnnmap.report.html.axes import LEGEND_ROW, LegendEntry, Plot, legend, legend_rows, linear_ticks, padded, si
+from dnnmap.report.html.canvas import RGBA, Canvas, rgba, text_width
+
+# matplotlib's "tab10" colours, C0..C9
+TAB10 = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+COMPUTE_COLOR: RGBA = rgba("#7f7f7f")
+NETWORK_COLOR: RGBA = rgba("#bcbd22")
+MAC_COLOR: RGBA = rgba("#17becf")
+_LEVEL_PALETTE = [rgba(TAB10[i]) for i in (0, 1, 2, 4, 5, 6, 3, 8)]  # no grey, olive, cyan, red first
 BAR_INCHES = 0.17  # height of one layer's bar in the per-layer charts
-WIDTH_INCHES = 6.4
+WIDTH = 6.4 * 72  # points
+TITLE_FONT = 10.0
+NAME_FONT = 7.0
 
 
 def level_color(levels: Sequence[str], level: str) -> RGBA:
@@ -37,62 +37,63 @@ def shade(color: RGBA, index: int, count: int) -> RGBA:
     return (r + (1 - r) * mix, g + (1 - g) * mix, b + (1 - b) * mix, a)
 
 
-# margins of the per-layer charts, in inches: fixed rather than matplotlib's constrained layout, which
-# lays every text out several times and made drawing twice as slow
-TITLE_INCHES, XAXIS_INCHES, LEGEND_ROW_INCHES, LABEL_CHAR_INCHES = 0.35, 0.5, 0.16, 0.055
+@dataclass(frozen=True)
+class _Series:
+    label: str
+    color: RGBA | str
+    rows: np.ndarray
+    widths: np.ndarray
+    lefts: np.ndarray
+    tips: tuple[str, ...]
+    height: float
 
 
-def _margins(fig: Figure, left: float, top: float) -> None:
-    """Place the axes ``left`` inches from the left and ``top`` inches from the top of ``fig``."""
-    width, height = fig.get_size_inches()
-    fig.subplots_adjust(left=left / width, right=1 - 0.2 / width, bottom=XAXIS_INCHES / height,
-                        top=1 - top / height)
+@dataclass
+class LayerBars:
+    """A chart with one horizontal bar slot per layer (first layer on top), x ticks with SI prefixes and
+    ``unit``; ``legend_columns`` entries per legend row above the title."""
 
+    names: Sequence[str]
+    title: str
+    xlabel: str
+    unit: str = ""
+    legend_columns: int = 4
+    xlim: tuple[float, float] | None = None
+    zero_line: bool = False
+    series: list[_Series] = field(default_factory=list)
 
-def layer_bar_figure(names: Sequence[str], title: str, xlabel: str) -> tuple[Figure, Axes]:
-    """A figure with one horizontal bar slot per layer, first layer on top."""
-    fig = Figure(figsize=(WIDTH_INCHES, 1.0 + BAR_INCHES * len(names)))
-    ax = fig.add_subplot()
-    _margins(fig, 0.2 + LABEL_CHAR_INCHES * max(map(len, names), default=4), TITLE_INCHES)
-    ax.set_title(title, loc="left", fontsize=10)
-    ax.set_xlabel(xlabel)
-    ax.set_yticks(range(len(names)), labels=list(names), fontsize=7)
-    ax.set_ylim(len(names) - 0.5, -0.5)
-    ax.xaxis.set_major_formatter(EngFormatter())
-    ax.grid(axis="x", alpha=0.3)
-    ax.set_axisbelow(True)
-    return fig, ax
+    def bars(self, rows: Sequence[float], widths: Sequence[float], tips: Sequence[str], color: RGBA | str,
+             label: str, left: Sequence[float] | None = None, height: float = 0.8) -> None:
+        """Bars at ``rows`` (layer index, may be fractional), from ``left`` (default 0), each with its tooltip;
+        zero-width bars are left out."""
+        widths_ = np.asarray(widths, dtype=float)
+        lefts = np.zeros(len(widths_)) if left is None else np.asarray(left, dtype=float)
+        keep = widths_ != 0
+        self.series.append(_Series(label, color, np.asarray(rows, dtype=float)[keep], widths_[keep], lefts[keep],
+                                   tuple(t for t, k in zip(tips, keep) if k), height))
 
-
-def legend_on_top(fig: Figure, ax: Axes, columns: int = 4) -> None:
-    """The axes' legend above the title, outside the plot: the figure grows by the legend's rows."""
-    handles, labels = ax.get_legend_handles_labels()
-    legend_inches = LEGEND_ROW_INCHES * -(-len(labels) // columns) + 0.05
-    width, height = fig.get_size_inches()
-    left = fig.subplotpars.left * width
-    fig.set_size_inches(width, height + legend_inches)
-    _margins(fig, left, TITLE_INCHES + legend_inches)
-    fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(left / width, 1), ncols=columns, fontsize=7,
-               frameon=False, borderaxespad=0.2)
-
-
-def tip(text: str) -> str:
-    """The gid that gives an artist the tooltip ``text`` in the SVG."""
-    return TIP_PREFIX + text
-
-
-def bars(ax: Axes, rows: Sequence[float], widths: Sequence[float], tips: Sequence[str], color: RGBA | str,
-         label: str, left: Sequence[float] | None = None, height: float = 0.8) -> None:
-    """Horizontal bars, each with its tooltip; zero-width bars are left out. Faster than ``Axes.barh`` for
-    many bars: the data limits are updated once, not per bar."""
-    lefts = np.zeros(len(rows)) if left is None else np.asarray(left, dtype=float)
-    first = True
-    for row, width, start, text in zip(rows, widths, lefts, tips):
-        if width:
-            ax.add_artist(Rectangle((start, row - height / 2), width, height, facecolor=color, gid=tip(text),
-                                    label=label if first else "_nolegend_"))
-            first = False
-    ends = lefts + np.asarray(widths, dtype=float)
-    if len(rows):
-        ax.update_datalim([(min(lefts.min(), ends.min()), min(rows)), (max(lefts.max(), ends.max()), max(rows))])
-        ax.autoscale_view(scaley=False)
+    def canvas(self) -> Canvas:
+        entries = [LegendEntry(s.label, s.color) for s in self.series if len(s.rows)]
+        left = 14.4 + text_width(max(self.names, key=len, default="name"), NAME_FONT) + 6
+        plot_width = WIDTH - left - 14.4
+        legend_height = LEGEND_ROW * legend_rows(entries, plot_width, self.legend_columns) + 4 if entries else 0
+        top = legend_height + 25
+        n = len(self.names)
+        canvas = Canvas(WIDTH, top + 72 * BAR_INCHES * n + 42)
+        starts = [s.lefts for s in self.series] + [s.lefts + s.widths for s in self.series]
+        values = np.concatenate(starts) if starts else np.zeros(1)
+        xlim = self.xlim or padded(float(values.min(initial=0.0)), float(values.max(initial=0.0)))
+        plot = Plot(canvas, left, top, plot_width, 72 * BAR_INCHES * n, xlim, (-0.5, n - 0.5))
+        plot.frame(linear_ticks(*xlim), lambda v: si(v, self.unit), list(range(n)), list(self.names))
+        plot.xlabel(self.xlabel)
+        canvas.text(left, top - 8, self.title, TITLE_FONT)
+        if entries:
+            legend(canvas, entries, left, 4, plot_width, self.legend_columns)
+        for s in self.series:
+            for row, width, start, tip in zip(s.rows, s.widths, s.lefts, s.tips):
+                x0, x1 = sorted((plot.x(start), plot.x(start + width)))
+                y0 = plot.y(row - s.height / 2)
+                canvas.rect(x0, y0, x1 - x0, plot.y(row + s.height / 2) - y0, s.color, tip=tip)
+        if self.zero_line:
+            canvas.line([(plot.x(0), plot.top), (plot.x(0), plot.top + plot.height)], "#000000", 0.8)
+        return canvas
