@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from dnnmap.fusion.attention import head_geometry
 from dnnmap.fusion.geometry import FusionError, LayerGeometry, group_layout, layer_geometry, token_geometry
 from dnnmap.workload.ir import Network
 
@@ -89,7 +90,8 @@ def build_group(network: Network, names: list[str] | tuple[str, ...]) -> FusedGr
     if missing:
         raise FusionError(f"network {network.name!r} has no layer(s) {missing}")
     ordered = sorted(names, key=order.__getitem__)
-    geometry = token_geometry if group_layout([network.layer(n) for n in ordered]) == "tokens" else layer_geometry
+    layout = group_layout([network.layer(n) for n in ordered])
+    geometry = {"heads": head_geometry, "tokens": token_geometry, "maps": layer_geometry}[layout]
     layers = tuple(geometry(network.layer(n)) for n in ordered)
     inside = set(ordered)
     outputs = tuple(n for n in ordered if _read_outside(network, n, inside))

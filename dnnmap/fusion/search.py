@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
+from dnnmap.fusion.attention import attention_runs
 from dnnmap.fusion.costing import ZERO, Cost, fused_cost, fused_port_cycles, single_cost
 from dnnmap.fusion.baseline import BASELINES, ROW_STATIONARY, PaperTiling, paper_tiling
 from dnnmap.fusion.geometry import FusionError, layer_geometry
@@ -145,7 +146,8 @@ class FusionSearch:
 
     # ---- candidates (Sec. 4.4) ----------------------------------------------------
     def candidates(self) -> list[tuple[tuple[str, ...], TileChoice]]:
-        """Every legal run of 2..max_fused consecutive layers with its best tile set (Fig. 11)."""
+        """Every legal run of 2..max_fused consecutive layers with its best tile set (Fig. 11), and every attention
+        run (scores, softmax, values) that fits, also when it is longer than ``max_fused``."""
         out = []
         for i in range(len(self.names)):
             for j in range(i + 2, min(i + self.max_fused, len(self.names)) + 1):
@@ -159,6 +161,10 @@ class FusionSearch:
                 choice = best_tiling(group, self.capacity)
                 if choice is None:
                     break
+                out.append((names, choice))
+        for names in attention_runs(self.network):  # attention fuses whole (scores, softmax, values)
+            choice = best_tiling(build_group(self.network, names), self.capacity) if len(names) > self.max_fused else None
+            if choice is not None:
                 out.append((names, choice))
         return out
 

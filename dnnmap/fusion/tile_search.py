@@ -45,7 +45,7 @@ def channel_tiles(group: FusedGroup) -> list[int]:
     """``T_of`` values for the bottom layer: its divisors when it may slice its weights, else ``N_of``."""
     bottom = group.bottom
     nof = bottom.out_channels
-    if not bottom.has_macs or group.outputs != (bottom.name,):
+    if not bottom.has_macs or bottom.banded or group.outputs != (bottom.name,):
         return [nof]
     return [d for d in range(1, nof + 1) if nof % d == 0]
 

@@ -149,6 +149,9 @@ def plan_tiles(group: FusedGroup, toy: int, tox: int, tof: int | None = None) ->
     tof = nof if tof is None else tof
     if not 1 <= tof <= nof:
         raise FusionError(f"output-channel tile {tof} outside 1..{nof}")
+    if tof < nof and group.bottom.banded:
+        raise FusionError(f"layer {group.bottom.name!r} reads one weight slice per head; tile its heads (rows), "
+                          "not its output channels")
     if tof < nof and not group.bottom.has_macs:
         raise FusionError(f"layer {group.bottom.name!r} has no MACs; only a convolution or projection may tile T_of")
     if tof < nof and group.outputs != (group.bottom.name,):

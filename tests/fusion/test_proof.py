@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from nets import resnet_blocks, vgg16_e_prefix
+from nets import resnet_blocks, tiny_bert, tiny_llama, vgg16_e_prefix
 
 from dnnmap.arch.spec import load_arch
 from dnnmap.fusion import execute
@@ -29,6 +29,8 @@ VGG = vgg16_e_prefix()
 RESNET = resnet_blocks()
 VGG_LAYERS = [layer.name for layer in VGG.layers]
 RESNET_LAYERS = [layer.name for layer in RESNET.layers]
+BERT, LLAMA = tiny_bert(), tiny_llama()
+ATTENTION = ["layer0.attn.scores", "layer0.attn.softmax", "layer0.attn.values"]
 
 CASES = [
     (VGG, VGG_LAYERS[:2], 3, 4, None),
@@ -41,6 +43,10 @@ CASES = [
     (RESNET, RESNET_LAYERS[2:5], 1, 2, None),  # identity block with its residual add
     (RESNET, RESNET_LAYERS[5:9], 1, 1, None),  # strided block with the 1x1 projection shortcut
     (RESNET, RESNET_LAYERS, 1, 1, None),  # stem and both blocks in one group
+    (BERT, ATTENTION, 1, 3, None),  # attention per head and query-row block: K/V banded (dnnmap.fusion.attention)
+    (BERT, ATTENTION, 2, 8, None),  # all heads, every query: the whole score map on chip
+    (LLAMA, ATTENTION, 1, 4, None),  # grouped-query: a 1-head band re-fetches its shared K/V head
+    (LLAMA, ATTENTION, 2, 5, None),
 ]
 
 
@@ -84,7 +90,7 @@ def _boundary(counts: dict[str, np.ndarray], op, buffer: int) -> dict[str, float
     return out
 
 
-@pytest.mark.parametrize("case", [CASES[i] for i in (0, 3, 4, 5, 7, 8)], ids=_ids)
+@pytest.mark.parametrize("case", [CASES[i] for i in (0, 3, 4, 5, 7, 8, 10, 12)], ids=_ids)
 def test_fused_costing_counts_the_executors_transfers(case) -> None:  # noqa: ANN001
     """Eq. 6 at both ends: the costing's buffer fills and drains and DRAM words, summed over the group's
     layers, equal the literal executor's; every other count is the core mapping's. The core mapping's own
