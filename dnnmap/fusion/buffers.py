@@ -5,7 +5,8 @@ each intermediate map counted once (it is one layer's output and the next one's 
 ``Input_buffer^m = T_iy * T_ix * N_if`` is taken with the **largest** multi-tile window any
 consumer of the map reads (Sec. 4.2: legality is checked with the largest tile); all weights
 are resident, except the bottom layer's, of which one ``T_of`` slice is (digest G5), and a banded layer's
-(attention's K/V), of which the largest tile row's slices are.
+(attention's K/V), of which the largest tile row's slices are. With an MLP's hidden dimension tiled
+(:mod:`dnnmap.fusion.mlp`), a hidden map holds one block of channels and each weight one block's slice.
 
 Eq. 8 (horizontal processing, Fig. 9's row-major order): ``reuse_x = (N_ix - T_ix) *
 (N_ky - S_y) * N_if`` -- the ``N_ky - S_y`` rows the next tile row reads again, outside the
@@ -97,7 +98,10 @@ def fusion_buffer(plan: TilePlan, maps: tuple[MapBuffer, ...] | None = None) -> 
 
 def resident_weight_words(plan: TilePlan, layer: LayerGeometry) -> int:
     """Weight words ``layer`` holds at most: all of them; one ``T_of`` slice for the bottom layer (G5); for a
-    banded layer (attention's K/V) the slices of its largest tile row."""
+    banded layer (attention's K/V) the slices of its largest tile row; with an MLP's hidden dimension tiled, one
+    hidden block's slice (every weight of the MLP reads or writes the hidden channels)."""
+    if plan.hidden_tile:
+        return layer.weight_words * plan.hidden_tile // plan.group.bottom.in_channels
     if layer.banded:
         return max(layer.slice_words(plan.rows.new(layer.name, i)) for i in range(plan.rows.n_tiles))
     if layer is plan.group.bottom:
@@ -112,7 +116,7 @@ def _map_buffer(plan: TilePlan, name: str) -> MapBuffer:
     hy = _largest_hull(plan.rows, plan, name, info.hw[0])
     hx = _largest_hull(plan.cols, plan, name, info.hw[1])
     overlap_x = max(max(c.windows[1].kernel - c.windows[1].stride, 0) for c in consumers)
-    return MapBuffer(name, info.channels, info.hw[1], (hy, hx), _reuse_rows(plan, name), overlap_x)
+    return MapBuffer(name, plan.map_channels(name), info.hw[1], (hy, hx), _reuse_rows(plan, name), overlap_x)
 
 
 def _largest_hull(axis: AxisPlan, plan: TilePlan, name: str, size: int) -> int:

@@ -40,6 +40,7 @@ class FusedGroup:
 
     layers: tuple[LayerGeometry, ...]
     outputs: tuple[str, ...]  # maps written to DRAM
+    layout: str = "maps"  # maps (CNN), tokens (transformer hidden states) or heads (attention)
 
     @cached_property
     def names(self) -> tuple[str, ...]:
@@ -95,7 +96,7 @@ def build_group(network: Network, names: list[str] | tuple[str, ...]) -> FusedGr
     layers = tuple(geometry(network.layer(n)) for n in ordered)
     inside = set(ordered)
     outputs = tuple(n for n in ordered if _read_outside(network, n, inside))
-    group = FusedGroup(layers, outputs)
+    group = FusedGroup(layers, outputs, layout)
     _check_connected(group)
     sizes = {group.maps[m].hw for m in outputs}
     if len(sizes) != 1:

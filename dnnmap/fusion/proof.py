@@ -21,6 +21,7 @@ from dnnmap.fusion.execute import ExecutionCounts, FusedExecutor
 from dnnmap.fusion.attention import head_map, operator_tensor, random_slices
 from dnnmap.fusion.geometry import LayerGeometry, group_layout
 from dnnmap.fusion.group import FusedGroup
+from dnnmap.fusion.mlp import HiddenTiledExecutor
 from dnnmap.fusion.tile_ops import LOWEST
 from dnnmap.fusion.tiling import TilePlan
 from dnnmap.fusion.volume import OffChipVolume, offchip_volume
@@ -129,7 +130,8 @@ def prove(network: Network, plan: TilePlan, seed: int = 0) -> ProofReport:
     """Execute ``plan`` on random operands and compare with the reference and the model."""
     group = plan.group
     inputs, weights = random_operands(network, group, seed)
-    result = FusedExecutor(plan, inputs, weights).run()
+    executor = HiddenTiledExecutor if plan.hidden_tile else FusedExecutor
+    result = executor(plan, inputs, weights).run()
     expected = reference_maps(network, group, inputs, weights)
     exact = all(np.array_equal(result.outputs[m], expected[m]) for m in group.outputs)
     unfused = sum(network.layer(g.name).op.macs for g in group.layers)

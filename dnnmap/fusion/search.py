@@ -25,9 +25,11 @@ import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.fusion.attention import attention_runs
+from dnnmap.fusion.buffers import resident_weight_words
 from dnnmap.fusion.costing import ZERO, Cost, fused_cost, fused_port_cycles, single_cost
 from dnnmap.fusion.baseline import BASELINES, ROW_STATIONARY, PaperTiling, paper_tiling
 from dnnmap.fusion.geometry import FusionError, layer_geometry
+from dnnmap.fusion.mlp import mlp_runs
 from dnnmap.fusion.group import FusedGroup, build_group
 from dnnmap.fusion.partition import (
     Shape,
@@ -147,7 +149,7 @@ class FusionSearch:
     # ---- candidates (Sec. 4.4) ----------------------------------------------------
     def candidates(self) -> list[tuple[tuple[str, ...], TileChoice]]:
         """Every legal run of 2..max_fused consecutive layers with its best tile set (Fig. 11), and every attention
-        run (scores, softmax, values) that fits, also when it is longer than ``max_fused``."""
+        (scores, softmax, values) and MLP run that fits, also when it is longer than ``max_fused``."""
         out = []
         for i in range(len(self.names)):
             for j in range(i + 2, min(i + self.max_fused, len(self.names)) + 1):
@@ -162,7 +164,7 @@ class FusionSearch:
                 if choice is None:
                     break
                 out.append((names, choice))
-        for names in attention_runs(self.network):  # attention fuses whole (scores, softmax, values)
+        for names in attention_runs(self.network) + mlp_runs(self.network):  # fused whole (attention.py, mlp.py)
             choice = best_tiling(build_group(self.network, names), self.capacity) if len(names) > self.max_fused else None
             if choice is not None:
                 out.append((names, choice))
@@ -188,7 +190,7 @@ class FusionSearch:
         windows = {m.map: m.input_words for m in choice.buffer.maps}
         out = {}
         for g in group.layers:
-            own = g.weight_words + sum(windows.get(src, 0) for src in g.inputs)
+            own = resident_weight_words(choice.plan, g) + sum(windows.get(src, 0) for src in g.inputs)
             if g is group.bottom:
                 own += choice.buffer.output_words
             out[g.name] = with_buffer(self.arch, granted_buffer(free + own))

@@ -11,7 +11,8 @@ Output_write``. Our reading (docs/fusion.md):
   output channels (``T_of < N_of``) to fit the buffer: then every bottom tile streams all its
   ``ceil(N_of / T_of)`` weight slices again, ``Weight_buffer^bottom * Weight_fetch^bottom`` =
   ``W_bottom * tiles``. Upstream layers keep ``T_of = N_of`` (Sec. 3.4 rule 2). A banded layer's weights
-  (attention's K/V, :mod:`dnnmap.fusion.attention`) are fetched once per tile row that reads them.
+  (attention's K/V, :mod:`dnnmap.fusion.attention`) are fetched once per tile row that reads them; with an
+  MLP's hidden dimension tiled (:mod:`dnnmap.fusion.mlp`) every weight is fetched once per tile.
 - Every group output word is written once (``Output_write`` counts whole maps, no partial sums:
   ``T_if = N_if``).
 """
@@ -51,7 +52,10 @@ def offchip_volume(plan: TilePlan) -> OffChipVolume:
 
 def weight_fetch_words(plan: TilePlan, layer: LayerGeometry) -> int:
     """Words of ``layer``'s weights fetched over the run: once; every tile for a bottom layer that tiles ``T_of``
-    (G5); a banded layer's (attention's K/V) slices once per tile row that reads them."""
+    (G5); a banded layer's (attention's K/V) slices once per tile row that reads them; every weight once per tile
+    when the plan tiles an MLP's hidden dimension (each hidden block's slices stream through)."""
+    if plan.hidden_tile:
+        return layer.weight_words * plan.n_tiles
     if layer.banded:
         return sum(layer.slice_words(plan.rows.new(layer.name, i)) for i in range(plan.rows.n_tiles))
     if layer is plan.group.bottom and plan.out_channel_tile < layer.out_channels:
