@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dnnmap.fusion.execute import ExecutionResult, FusedExecutor, MapStore
+from dnnmap.fusion.execute import ExecutionResult, FusedExecutor, MapStore, Step
 from dnnmap.fusion.geometry import LayerGeometry
 from dnnmap.fusion.group import FusedGroup
 from dnnmap.fusion.tile_ops import compute_block
@@ -64,6 +64,8 @@ class HiddenTiledExecutor(FusedExecutor):
             for n0 in range(0, bottom.in_channels, self.plan.hidden_tile):
                 total += self._run_block(box, n0, n0 + self.plan.hidden_tile, total.size)
             self.outputs[bottom.name][:, y0:y1, x0:x1] = total
+            self.steps += [Step(k, g.name, tuple((src, k) for src in g.inputs if src in self.writer))
+                           for g in self.group.layers]  # 1x1 windows: a layer reads its producers' tile k
             self.counts.dram_write_words += total.size
             self.counts.buffer_drains += total.size
             self._evict(k * steps + steps - 1)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dnnmap.fusion.buffers import FusionBuffer, fusion_buffer
-from dnnmap.fusion.execute import ExecutionCounts, FusedExecutor
+from dnnmap.fusion.execute import ExecutionCounts, ExecutionResult, FusedExecutor
 from dnnmap.fusion.attention import head_map, operator_tensor, random_slices
 from dnnmap.fusion.geometry import LayerGeometry, group_layout
 from dnnmap.fusion.group import FusedGroup
@@ -126,12 +126,17 @@ def _as_tensor(op: Operator, name: str, fmap: np.ndarray, max_pool: bool) -> np.
     return padded.reshape(shape)
 
 
+def execute_plan(plan: TilePlan, inputs: dict[str, np.ndarray], weights: dict[str, np.ndarray]) -> ExecutionResult:
+    """Run ``plan`` literally: :class:`HiddenTiledExecutor` when it tiles an MLP's hidden dimension, else
+    :class:`FusedExecutor`."""
+    return (HiddenTiledExecutor if plan.hidden_tile else FusedExecutor)(plan, inputs, weights).run()
+
+
 def prove(network: Network, plan: TilePlan, seed: int = 0) -> ProofReport:
     """Execute ``plan`` on random operands and compare with the reference and the model."""
     group = plan.group
     inputs, weights = random_operands(network, group, seed)
-    executor = HiddenTiledExecutor if plan.hidden_tile else FusedExecutor
-    result = executor(plan, inputs, weights).run()
+    result = execute_plan(plan, inputs, weights)
     expected = reference_maps(network, group, inputs, weights)
     exact = all(np.array_equal(result.outputs[m], expected[m]) for m in group.outputs)
     unfused = sum(network.layer(g.name).op.macs for g in group.layers)
