@@ -149,7 +149,9 @@ class FusionSearch:
     # ---- candidates (Sec. 4.4) ----------------------------------------------------
     def candidates(self) -> list[tuple[tuple[str, ...], TileChoice]]:
         """Every legal run of 2..max_fused consecutive layers with its best tile set (Fig. 11), and every attention
-        (scores, softmax, values) and MLP run that fits, also when it is longer than ``max_fused``."""
+        (scores, softmax, values) and MLP run that fits, also when it is longer than ``max_fused`` or a shorter run
+        of it did not fit (an MLP's first two layers hold all of fc1's weights; the whole MLP may tile its hidden
+        dimension)."""
         out = []
         for i in range(len(self.names)):
             for j in range(i + 2, min(i + self.max_fused, len(self.names)) + 1):
@@ -164,8 +166,9 @@ class FusionSearch:
                 if choice is None:
                     break
                 out.append((names, choice))
+        seen = {names for names, _ in out}
         for names in attention_runs(self.network) + mlp_runs(self.network):  # fused whole (attention.py, mlp.py)
-            choice = best_tiling(build_group(self.network, names), self.capacity) if len(names) > self.max_fused else None
+            choice = None if names in seen else best_tiling(build_group(self.network, names), self.capacity)
             if choice is not None:
                 out.append((names, choice))
         return out

@@ -16,6 +16,7 @@ from dnnmap.fusion.network import fuse_network
 from dnnmap.fusion.proof import prove
 from dnnmap.fusion.tile_search import best_tiling
 from dnnmap.fusion.tiling import plan_tiles
+from dnnmap.report.fusion_trace import schedule_trace
 from dnnmap.search.options import SearchOptions
 from dnnmap.workload.zoo.transformers import bert_base
 
@@ -80,3 +81,5 @@ def test_search_fuses_an_mlp_whose_weights_do_not_fit() -> None:
     (group,) = [g for g in result.schedule.groups if g.layers == MLP]
     assert group.tiling.plan.hidden_tile and group.cost.dram_bytes < group.single.dram_bytes
     assert np.isclose(group.cost.dram_bytes, group.tiling.volume.total_words * 2)  # 16-bit words
+    traced = {g.name: g for g in schedule_trace(result).groups}[" + ".join(MLP)]  # --trace's occupancy counter
+    assert 0 < max(words for _, words in traced.buffer) <= group.tiling.buffer.total_words
