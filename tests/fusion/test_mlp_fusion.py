@@ -74,9 +74,10 @@ def test_bert_base_mlp_fits_a_512kb_buffer_by_hidden_blocks() -> None:
 
 def test_search_fuses_an_mlp_whose_weights_do_not_fit() -> None:
     """A 128-feature encoder on eyeriss (55 k words): 131 k words of MLP weights; the DRAM-objective schedule fuses
-    the MLP in hidden blocks and moves fewer bytes than its layers singly."""
+    the MLP in hidden blocks and moves fewer bytes than its layers singly. With --max-fused 3 the growth from fc1
+    stops at fc1 + gelu (all of fc1's 65 k weights resident do not fit), and the whole MLP is still offered."""
     net = tiny_bert(seq=16, hidden=128)
-    result = fuse_network(net, load_arch("eyeriss"), "temporal", max_fused=2, objective="dram",
+    result = fuse_network(net, load_arch("eyeriss"), "temporal", max_fused=3, objective="dram",
                           options=SearchOptions(budget=200))
     (group,) = [g for g in result.schedule.groups if g.layers == MLP]
     assert group.tiling.plan.hidden_tile and group.cost.dram_bytes < group.single.dram_bytes
