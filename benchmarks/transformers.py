@@ -3,8 +3,9 @@
 Run: ``PYTHONPATH=. python benchmarks/transformers.py [--quick]`` (the auto mapper, EDP objective). Prints per
 model and preset the unfused latency, energy, DRAM traffic, the share of the latency in non-MAC layers (softmax,
 norms, activations, adds on the vector unit or the MAC array) and the wall time to map, then the same
-network with ``--fuse auto --max-fused 3`` (token-map groups: MLP, residual add + norm; docs/fusion.md
-"Transformer layers"): its latency, DRAM traffic, fused groups and wall time. ``--quick``: BERT-base and
+network with ``--fuse auto --max-fused 3`` (attention as head maps, the MLP whole or in hidden blocks, residual
+add + norm and norm + projection; docs/fusion.md "Transformer layers"): its latency, DRAM traffic, fused groups
+and wall time. ``--quick``: BERT-base and
 GPT-2 decode only.
 """
 

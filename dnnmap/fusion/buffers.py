@@ -4,7 +4,9 @@ Eq. 5: ``Fusion buffer = sum_m Input_buffer^m + sum_m Weight_buffer^m + Output_b
 each intermediate map counted once (it is one layer's output and the next one's input).
 ``Input_buffer^m = T_iy * T_ix * N_if`` is taken with the **largest** multi-tile window any
 consumer of the map reads (Sec. 4.2: legality is checked with the largest tile); all weights
-are resident, except the bottom layer's, of which one ``T_of`` slice is (digest G5).
+are resident, except the bottom layer's, of which one ``T_of`` slice is (digest G5), and a banded layer's
+(attention's K/V), of which the largest tile row's slices are. With an MLP's hidden dimension tiled
+(:mod:`dnnmap.fusion.mlp`), a hidden map holds one block of channels and each weight one block's slice.
 
 Eq. 8 (horizontal processing, Fig. 9's row-major order): ``reuse_x = (N_ix - T_ix) *
 (N_ky - S_y) * N_if`` -- the ``N_ky - S_y`` rows the next tile row reads again, outside the
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dnnmap.fusion.geometry import LayerGeometry
 from dnnmap.fusion.tiling import AxisPlan, TilePlan
 
 
@@ -89,10 +92,21 @@ def fusion_buffer(plan: TilePlan, maps: tuple[MapBuffer, ...] | None = None) -> 
     for the same spatial tiles."""
     group = plan.group
     maps = map_buffers(plan) if maps is None else maps
-    bottom = group.bottom
-    weights = sum(g.weight_words for g in group.layers[:-1])
-    weights += bottom.weight_words * plan.out_channel_tile // bottom.out_channels
+    weights = sum(resident_weight_words(plan, g) for g in group.layers)
     return FusionBuffer(maps, weights, _output_words(plan))
+
+
+def resident_weight_words(plan: TilePlan, layer: LayerGeometry) -> int:
+    """Weight words ``layer`` holds at most: all of them; one ``T_of`` slice for the bottom layer (G5); for a
+    banded layer (attention's K/V) the slices of its largest tile row; with an MLP's hidden dimension tiled, one
+    hidden block's slice (every weight of the MLP reads or writes the hidden channels)."""
+    if plan.hidden_tile:
+        return layer.weight_words * plan.hidden_tile // plan.group.bottom.in_channels
+    if layer.banded:
+        return max(layer.slice_words(plan.rows.new(layer.name, i)) for i in range(plan.rows.n_tiles))
+    if layer is plan.group.bottom:
+        return layer.weight_words * plan.out_channel_tile // layer.out_channels
+    return layer.weight_words
 
 
 def _map_buffer(plan: TilePlan, name: str) -> MapBuffer:
@@ -102,7 +116,7 @@ def _map_buffer(plan: TilePlan, name: str) -> MapBuffer:
     hy = _largest_hull(plan.rows, plan, name, info.hw[0])
     hx = _largest_hull(plan.cols, plan, name, info.hw[1])
     overlap_x = max(max(c.windows[1].kernel - c.windows[1].stride, 0) for c in consumers)
-    return MapBuffer(name, info.channels, info.hw[1], (hy, hx), _reuse_rows(plan, name), overlap_x)
+    return MapBuffer(name, plan.map_channels(name), info.hw[1], (hy, hx), _reuse_rows(plan, name), overlap_x)
 
 
 def _largest_hull(axis: AxisPlan, plan: TilePlan, name: str, size: int) -> int:

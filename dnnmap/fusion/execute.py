@@ -145,12 +145,15 @@ class FusedExecutor:
         self.last = last_reads(plan)
         self.counts = ExecutionCounts(peak_map_words={m: 0 for m in self.stores})
         self.resident_weights = 0
+        self.bands: dict[str, tuple[int, np.ndarray]] = {}  # banded layer -> (first slice held, slices)
         self.writer = {g.name: np.full(g.out_hw, -1, dtype=np.int64) for g in self.group.layers}
         self.steps: list[Step] = []
 
     def run(self) -> ExecutionResult:
         self._load_resident_weights()
         for k, (i, j) in enumerate(self.plan.tiles()):
+            if j == 0:
+                self._fetch_bands(i)
             self._fetch_inputs(i, j, k)
             for p, layer in enumerate(self.group.layers):
                 self._run_layer(layer, i, j, k)
@@ -162,10 +165,31 @@ class FusedExecutor:
         """All weights stay on chip for the whole run, except a bottom layer that tiles T_of (G5)."""
         streamed = self._streams_bottom_weights()
         for layer in self.group.layers:
-            if layer.has_weights and not (streamed and layer is self.group.bottom):
+            if layer.has_weights and not layer.banded and not (streamed and layer is self.group.bottom):
                 self.resident_weights += layer.weight_words
         self.counts.dram_read_words += self.resident_weights
         self.counts.buffer_fills["weight"] += self.resident_weights
+
+    def _fetch_bands(self, i: int) -> None:
+        """At the start of tile row ``i``, each banded layer (attention's K/V) drops the previous row's weight
+        slices and fetches the slices its rows read; they stay while every tile of the row runs."""
+        for layer in self.group.layers:
+            if layer.banded:
+                slices = layer.slices(self.plan.rows.new(layer.name, i))
+                held = self.weights[layer.name][slices.start:slices.stop]
+                self.bands[layer.name] = (slices.start, held)
+                self.counts.dram_read_words += held.size
+                self.counts.buffer_fills["weight"] += held.size
+        self._observe(0)
+
+    def _band_weights(self, layer: LayerGeometry, rows: Interval) -> np.ndarray:
+        """The held weight slice of every output row in ``rows``, ``(rows, out, in)``."""
+        first, held = self.bands[layer.name]
+        index = np.arange(*rows) // layer.rows_per_slice - first
+        if index.min() < 0 or index.max() >= len(held):
+            raise FusionError(f"layer {layer.name!r}: rows {rows[0]}..{rows[1]} read weight slices the buffer "
+                              "does not hold")
+        return held[index]
 
     def _streams_bottom_weights(self) -> bool:
         return self.plan.out_channel_tile < self.group.bottom.out_channels
@@ -201,7 +225,9 @@ class FusedExecutor:
         shape = (y1 - y0, x1 - x0)
         streamed = 0
         weights = self.weights.get(layer.name)
-        if weights is not None:
+        if layer.banded:
+            weights = self._band_weights(layer, (y0, y1))
+        elif weights is not None:
             weights = weights[c0:c1]
             if layer is self.group.bottom and self._streams_bottom_weights():
                 streamed = weights.size
@@ -253,6 +279,7 @@ class FusedExecutor:
             words = store.words
             self.counts.peak_map_words[m] = max(self.counts.peak_map_words[m], words)
             held += words
+        held += sum(band.size for _, band in self.bands.values())
         self.counts.peak_words = max(self.counts.peak_words, held + self.resident_weights + transient)
 
     def _evict(self, step: int) -> None:

@@ -14,7 +14,8 @@ Transformer layers on hidden states ``[1, 1, tokens, features]`` fuse as *token 
 so a ``matmul`` is a 1x1 convolution over the tokens (``K`` in, ``N`` out, weights ``K x N``), and
 GELU/SiLU/SwiGLU, the norms and the residual ``add`` are 1x1 windows over their inputs (a norm's scale
 ``gamma`` is one weight per channel; its row of features is a pixel's channels, which a tile never
-splits). A group is in one layout or the other (:func:`group_layout`).
+splits). Attention (scores -> softmax -> values) fuses as *head maps* (:mod:`dnnmap.fusion.attention`). A group is
+in one layout (:func:`group_layout`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ FUSABLE_KINDS = subset("conv2d", "pointwise", "pool_max", "pool_avg", "add")
 # Token maps: projections (matmul) and the element-wise and per-token kinds on hidden states. softmax (on the
 # attention scores, one row per head), the attention einsums and rotary (a head layout) end a sequence.
 TOKEN_KINDS = subset("matmul", "gelu", "silu", "swiglu", "layernorm", "rmsnorm", "add")
+# Head maps: attention's scores and values einsums and the softmax between them (dnnmap.fusion.attention).
+HEAD_KINDS = subset("einsum", "softmax")
 
 
 class FusionError(DnnmapError):
@@ -70,10 +73,31 @@ class LayerGeometry:
     macs: int  # HW-Flow-Fusion Eq. 13's compute_standard (0 for pooling and add)
     operations: int  # loop iterations (comparisons / additions for pooling and add, G9)
     relu: bool
+    rows_per_slice: int = 0  # 0: weights shared by every pixel; r: output row y reads weight slice y // r
 
     @property
     def has_weights(self) -> bool:
         return self.weight_words > 0
+
+    @property
+    def banded(self) -> bool:
+        """Its weights are one slice per band of output rows (attention's K or V of a head, read whole by every
+        query of the head), held only while a tile row over those rows runs (:mod:`dnnmap.fusion.attention`)."""
+        return self.rows_per_slice > 0
+
+    def slices(self, rows: tuple[int, int]) -> range:
+        """The weight slices output rows ``[y0, y1)`` read (all of them -- one -- for shared weights)."""
+        y0, y1 = rows
+        if not self.banded:
+            return range(1)
+        return range(y0 // self.rows_per_slice, -(-y1 // self.rows_per_slice)) if y1 > y0 else range(0)
+
+    def slice_words(self, rows: tuple[int, int]) -> int:
+        """Words of the weight slices output rows ``[y0, y1)`` read (all the weights when they are shared)."""
+        if not self.banded:
+            return self.weight_words
+        per_slice = self.weight_words * self.rows_per_slice // self.out_hw[0]
+        return per_slice * len(self.slices(rows))
 
     @property
     def has_macs(self) -> bool:
@@ -99,8 +123,10 @@ def layer_geometry(layer: Layer) -> LayerGeometry:
 
 
 def group_layout(layers: list[Layer]) -> str:
-    """``tokens`` when the layers include a transformer kind (projection or vector kind), else ``maps``."""
-    return "tokens" if any(layer.op.kind in TOKEN_KINDS - FUSABLE_KINDS for layer in layers) else "maps"
+    """``heads`` when the layers include attention (an einsum or softmax), ``tokens`` when they include another
+    transformer kind (projection or vector kind), else ``maps``."""
+    kinds = {layer.op.kind for layer in layers}
+    return "heads" if kinds & HEAD_KINDS else "tokens" if kinds & (TOKEN_KINDS - FUSABLE_KINDS) else "maps"
 
 
 def token_geometry(layer: Layer) -> LayerGeometry:

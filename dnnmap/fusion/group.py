@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from dnnmap.fusion.attention import head_geometry
 from dnnmap.fusion.geometry import FusionError, LayerGeometry, group_layout, layer_geometry, token_geometry
 from dnnmap.workload.ir import Network
 
@@ -39,6 +40,7 @@ class FusedGroup:
 
     layers: tuple[LayerGeometry, ...]
     outputs: tuple[str, ...]  # maps written to DRAM
+    layout: str = "maps"  # maps (CNN), tokens (transformer hidden states) or heads (attention)
 
     @cached_property
     def names(self) -> tuple[str, ...]:
@@ -89,11 +91,12 @@ def build_group(network: Network, names: list[str] | tuple[str, ...]) -> FusedGr
     if missing:
         raise FusionError(f"network {network.name!r} has no layer(s) {missing}")
     ordered = sorted(names, key=order.__getitem__)
-    geometry = token_geometry if group_layout([network.layer(n) for n in ordered]) == "tokens" else layer_geometry
+    layout = group_layout([network.layer(n) for n in ordered])
+    geometry = {"heads": head_geometry, "tokens": token_geometry, "maps": layer_geometry}[layout]
     layers = tuple(geometry(network.layer(n)) for n in ordered)
     inside = set(ordered)
     outputs = tuple(n for n in ordered if _read_outside(network, n, inside))
-    group = FusedGroup(layers, outputs)
+    group = FusedGroup(layers, outputs, layout)
     _check_connected(group)
     sizes = {group.maps[m].hw for m in outputs}
     if len(sizes) != 1:

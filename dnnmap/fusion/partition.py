@@ -58,7 +58,7 @@ def buffer_words(arch: ArchSpec) -> float:
     if level.capacity is None:
         return math.inf
     cap = sum(level.capacity.values()) if isinstance(level.capacity, dict) else level.capacity
-    return cap * 8 / arch.bits_of("input") if level.capacity_unit == "bits" else cap
+    return cap / arch.capacity_units_of(level, "input")
 
 
 def _with_level(arch: ArchSpec, index: int, level: Level, suffix: str) -> ArchSpec:
@@ -72,9 +72,11 @@ def granted_buffer(words: float) -> int:
 
 
 def with_buffer(arch: ArchSpec, words: int) -> ArchSpec:
+    """``arch`` with an on-chip buffer of ``words`` words (in its capacity unit: bits count each word's bits)."""
     index = ArchLayout.of(arch).buffer
     level = arch.levels[index]
-    return _with_level(arch, index, level.model_copy(update={"capacity": words}), f"[buf={words}]")
+    capacity = words * arch.capacity_units_of(level, "input")
+    return _with_level(arch, index, level.model_copy(update={"capacity": capacity}), f"[buf={words}]")
 
 
 def temporal_share(arch: ArchSpec, n: int) -> ArchSpec:

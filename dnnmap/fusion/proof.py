@@ -17,9 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from dnnmap.fusion.buffers import FusionBuffer, fusion_buffer
-from dnnmap.fusion.execute import ExecutionCounts, FusedExecutor
-from dnnmap.fusion.geometry import group_layout
+from dnnmap.fusion.execute import ExecutionCounts, ExecutionResult, FusedExecutor
+from dnnmap.fusion.attention import head_map, operator_tensor, random_slices
+from dnnmap.fusion.geometry import LayerGeometry, group_layout
 from dnnmap.fusion.group import FusedGroup
+from dnnmap.fusion.mlp import HiddenTiledExecutor
 from dnnmap.fusion.tile_ops import LOWEST
 from dnnmap.fusion.tiling import TilePlan
 from dnnmap.fusion.volume import OffChipVolume, offchip_volume
@@ -58,13 +60,16 @@ class ProofReport:
 def random_operands(network: Network, group: FusedGroup, seed: int = 0,
                     low: int = -3, high: int = 3) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Random int64 external input maps ``(C, H, W)`` and weights of the group: ``(K, C, R, S)`` for a convolution
-    or projection (``(N, K, 1, 1)``), one scale per channel for a norm."""
+    or projection (``(N, K, 1, 1)``), one scale per channel for a norm, ``(slices, out, in)`` for attention's
+    K/V (:mod:`dnnmap.fusion.attention`)."""
     rng = np.random.default_rng(seed)
     inputs = {m: rng.integers(low, high + 1, size=(group.maps[m].channels, *group.maps[m].hw), dtype=np.int64)
               for m in group.external_inputs}
     weights = {}
     for g in group.layers:
-        if g.has_weights:
+        if g.banded:
+            weights[g.name] = random_slices(g, rng, low, high)
+        elif g.has_weights:
             shape = ((g.out_channels, g.in_channels, *(w.kernel for w in g.windows)) if g.has_macs
                      else (g.out_channels,))
             weights[g.name] = rng.integers(low, high + 1, size=shape, dtype=np.int64)
@@ -75,9 +80,13 @@ def reference_maps(network: Network, group: FusedGroup, inputs: dict[str, np.nda
                    weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every map of the group computed whole, layer after layer, with :func:`reference_output`."""
     maps = dict(inputs)
-    tokens = group_layout([network.layer(n) for n in group.names]) == "tokens"
+    layout = group_layout([network.layer(n) for n in group.names])
+    tokens = layout == "tokens"
     for g in group.layers:
         op = network.layer(g.name).op
+        if layout == "heads":
+            maps[g.name] = _head_layer(op, g, maps, weights)
+            continue
         tensors = {t.name: _token_tensor(op, t.name, maps[src]) if tokens else
                    _as_tensor(op, t.name, maps[src], g.kind == "pool_max")
                    for t, src in zip(op.inputs, g.inputs) if t.role == "input"}
@@ -89,6 +98,16 @@ def reference_maps(network: Network, group: FusedGroup, inputs: dict[str, np.nda
         out = out.reshape(-1, g.out_channels).T[:, :, None] if tokens else out.reshape(g.out_channels, *out.shape[-2:])
         maps[g.name] = np.maximum(out, 0) if g.relu else out
     return maps
+
+
+def _head_layer(op: Operator, g: LayerGeometry, maps: dict[str, np.ndarray],
+                weights: dict[str, np.ndarray]) -> np.ndarray:
+    """An attention layer's output head map, computed whole by :func:`reference_output`."""
+    (src, *_), tensors = op.inputs, {}
+    tensors[src.name] = operator_tensor(op, src.name, maps[g.inputs[0]])
+    for t in op.inputs[1:]:
+        tensors[t.name] = operator_tensor(op, t.name, weights[g.name])
+    return head_map(op, g, reference_output(op, tensors))
 
 
 def _token_tensor(op: Operator, name: str, fmap: np.ndarray) -> np.ndarray:
@@ -107,11 +126,17 @@ def _as_tensor(op: Operator, name: str, fmap: np.ndarray, max_pool: bool) -> np.
     return padded.reshape(shape)
 
 
+def execute_plan(plan: TilePlan, inputs: dict[str, np.ndarray], weights: dict[str, np.ndarray]) -> ExecutionResult:
+    """Run ``plan`` literally: :class:`HiddenTiledExecutor` when it tiles an MLP's hidden dimension, else
+    :class:`FusedExecutor`."""
+    return (HiddenTiledExecutor if plan.hidden_tile else FusedExecutor)(plan, inputs, weights).run()
+
+
 def prove(network: Network, plan: TilePlan, seed: int = 0) -> ProofReport:
     """Execute ``plan`` on random operands and compare with the reference and the model."""
     group = plan.group
     inputs, weights = random_operands(network, group, seed)
-    result = FusedExecutor(plan, inputs, weights).run()
+    result = execute_plan(plan, inputs, weights)
     expected = reference_maps(network, group, inputs, weights)
     exact = all(np.array_equal(result.outputs[m], expected[m]) for m in group.outputs)
     unfused = sum(network.layer(g.name).op.macs for g in group.layers)

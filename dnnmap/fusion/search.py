@@ -24,9 +24,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
+from dnnmap.fusion.attention import attention_runs
+from dnnmap.fusion.buffers import resident_weight_words
 from dnnmap.fusion.costing import ZERO, Cost, fused_cost, fused_port_cycles, single_cost
 from dnnmap.fusion.baseline import BASELINES, ROW_STATIONARY, PaperTiling, paper_tiling
 from dnnmap.fusion.geometry import FusionError, layer_geometry
+from dnnmap.fusion.mlp import mlp_runs
 from dnnmap.fusion.group import FusedGroup, build_group
 from dnnmap.fusion.partition import (
     Shape,
@@ -145,7 +148,10 @@ class FusionSearch:
 
     # ---- candidates (Sec. 4.4) ----------------------------------------------------
     def candidates(self) -> list[tuple[tuple[str, ...], TileChoice]]:
-        """Every legal run of 2..max_fused consecutive layers with its best tile set (Fig. 11)."""
+        """Every legal run of 2..max_fused consecutive layers with its best tile set (Fig. 11), and every attention
+        (scores, softmax, values) and MLP run that fits, also when it is longer than ``max_fused`` or a shorter run
+        of it did not fit (an MLP's first two layers hold all of fc1's weights; the whole MLP may tile its hidden
+        dimension)."""
         out = []
         for i in range(len(self.names)):
             for j in range(i + 2, min(i + self.max_fused, len(self.names)) + 1):
@@ -159,6 +165,11 @@ class FusionSearch:
                 choice = best_tiling(group, self.capacity)
                 if choice is None:
                     break
+                out.append((names, choice))
+        seen = {names for names, _ in out}
+        for names in attention_runs(self.network) + mlp_runs(self.network):  # fused whole (attention.py, mlp.py)
+            choice = None if names in seen else best_tiling(build_group(self.network, names), self.capacity)
+            if choice is not None:
                 out.append((names, choice))
         return out
 
@@ -182,7 +193,7 @@ class FusionSearch:
         windows = {m.map: m.input_words for m in choice.buffer.maps}
         out = {}
         for g in group.layers:
-            own = g.weight_words + sum(windows.get(src, 0) for src in g.inputs)
+            own = resident_weight_words(choice.plan, g) + sum(windows.get(src, 0) for src in g.inputs)
             if g is group.bottom:
                 own += choice.buffer.output_words
             out[g.name] = with_buffer(self.arch, granted_buffer(free + own))

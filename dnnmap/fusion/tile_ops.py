@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dnnmap.fusion.attention import contract_heads
 from dnnmap.fusion.geometry import LayerGeometry
 from dnnmap.workload.kinds import KINDS
 
@@ -26,9 +27,12 @@ def compute_block(layer: LayerGeometry, windows: list[np.ndarray], weights: np.n
     """Output block ``(channels, h, w)`` of ``layer`` from its padded input window(s).
 
     ``windows[0]`` starts at the input position of the block's first output (``S*o - P``); for an
-    add every window is the block itself.
+    add every window is the block itself. A banded layer (attention) gets one weight slice per output row,
+    ``(rows, out, in)``.
     """
-    if layer.has_macs:
+    if layer.banded:
+        out = contract_heads(windows[0], weights)
+    elif layer.has_macs:
         out = _convolve(layer, windows[0], weights, shape)
     elif layer.kind.startswith("pool"):
         slices = _window_slices(layer, windows[0], shape)

@@ -8,7 +8,8 @@ Eq. 5 + the Eq. 8 reuse buffers, with the largest multi-tile, fit the on-chip bu
 Because every input and output word moves once (G6), Eq. 6 depends on the tiles only through
 the bottom layer's weight re-fetches; among plans of equal volume the one with the fewest
 tiles is kept (longest DRAM bursts, Sec. 5.2's remark on small centre tiles), then the smallest
-footprint.
+footprint. An MLP may also tile its hidden dimension (``hidden_tile``, :mod:`dnnmap.fusion.mlp`): its weights
+then stream once per token tile, so such a plan wins only where the untiled one does not fit.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 from dnnmap.fusion.buffers import FusionBuffer, fusion_buffer, map_buffers
 from dnnmap.fusion.group import FusedGroup
+from dnnmap.fusion.mlp import hidden_tiles
 from dnnmap.fusion.tiling import TilePlan, plan_axis
 from dnnmap.fusion.volume import OffChipVolume, offchip_volume
 
@@ -29,7 +31,9 @@ class TileChoice:
 
     @property
     def key(self) -> tuple[int, int, int]:
-        return (self.volume.total_words, self.plan.n_tiles, self.buffer.total_words)
+        """Least volume, then fewest steps (tiles times hidden blocks), then the smallest footprint."""
+        hidden = self.plan.group.bottom.in_channels // self.plan.hidden_tile if self.plan.hidden_tile else 1
+        return (self.volume.total_words, self.plan.n_tiles * hidden, self.buffer.total_words)
 
 
 def resolution(size: int) -> list[int]:
@@ -45,7 +49,7 @@ def channel_tiles(group: FusedGroup) -> list[int]:
     """``T_of`` values for the bottom layer: its divisors when it may slice its weights, else ``N_of``."""
     bottom = group.bottom
     nof = bottom.out_channels
-    if not bottom.has_macs or group.outputs != (bottom.name,):
+    if not bottom.has_macs or bottom.banded or group.outputs != (bottom.name,):
         return [nof]
     return [d for d in range(1, nof + 1) if nof % d == 0]
 
@@ -68,4 +72,10 @@ def best_tiling(group: FusedGroup, capacity_words: float) -> TileChoice | None:
                 choice = TileChoice(plan, buffer, offchip_volume(plan))
                 if best is None or choice.key < best.key:
                     best = choice
+            for hidden in hidden_tiles(group):  # an MLP whose hidden dimension is tiled (dnnmap.fusion.mlp)
+                plan = TilePlan(group, rows, cplan, group.bottom.out_channels, hidden)
+                buffer = fusion_buffer(plan)
+                if buffer.total_words <= capacity_words:
+                    choice = TileChoice(plan, buffer, offchip_volume(plan))
+                    best = choice if best is None or choice.key < best.key else best
     return best

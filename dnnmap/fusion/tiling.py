@@ -105,6 +105,12 @@ class TilePlan:
     rows: AxisPlan
     cols: AxisPlan
     out_channel_tile: int  # T_of of the bottom layer; N_of everywhere else (Sec. 3.4 rule 2)
+    hidden_tile: int = 0  # an MLP's hidden block (dnnmap.fusion.mlp); 0: the hidden dimension is not tiled
+
+    def map_channels(self, map_name: str) -> int:
+        """Channels of ``map_name`` held at once: a hidden block for an MLP's hidden maps, else all of them."""
+        hidden = self.hidden_tile and map_name in self.group.names and map_name != self.group.bottom.name
+        return self.hidden_tile if hidden else self.group.maps[map_name].channels
 
     @property
     def n_tiles(self) -> int:
@@ -143,15 +149,44 @@ class TilePlan:
         return layer.out_channels * layer.in_channels * ky * kx * pixels
 
 
-def plan_tiles(group: FusedGroup, toy: int, tox: int, tof: int | None = None) -> TilePlan:
-    """The tile plan for bottom output tile ``toy x tox`` and bottom channel tile ``tof`` (default N_of)."""
+def plan_tiles(group: FusedGroup, toy: int, tox: int, tof: int | None = None, hidden: int = 0) -> TilePlan:
+    """The tile plan for bottom output tile ``toy x tox``, bottom channel tile ``tof`` (default N_of) and an MLP's
+    hidden block ``hidden`` (0: not tiled; :mod:`dnnmap.fusion.mlp`)."""
     nof = group.bottom.out_channels
     tof = nof if tof is None else tof
+    if hidden:
+        problem = hidden_chain_problem(group)
+        if problem or group.bottom.in_channels % hidden or tof < nof:
+            raise FusionError(f"group {list(group.names)}: cannot tile its hidden dimension by {hidden}: "
+                              f"{problem or 'the block must divide the hidden size and T_of must be N_of'}")
     if not 1 <= tof <= nof:
         raise FusionError(f"output-channel tile {tof} outside 1..{nof}")
+    if tof < nof and group.bottom.banded:
+        raise FusionError(f"layer {group.bottom.name!r} reads one weight slice per head; tile its heads (rows), "
+                          "not its output channels")
     if tof < nof and not group.bottom.has_macs:
         raise FusionError(f"layer {group.bottom.name!r} has no MACs; only a convolution or projection may tile T_of")
     if tof < nof and group.outputs != (group.bottom.name,):
         raise FusionError(f"group {list(group.names)}: T_of < N_of needs the bottom layer's map to be the "
                           "group's only output")
-    return TilePlan(group, plan_axis(group, 0, toy), plan_axis(group, 1, tox), tof)
+    return TilePlan(group, plan_axis(group, 0, toy), plan_axis(group, 1, tox), tof, hidden)
+
+
+CHANNELWISE_KINDS = ("gelu", "silu", "swiglu")  # an activation computes each hidden channel from the same channel
+
+
+def hidden_chain_problem(group: FusedGroup) -> str | None:
+    """Why the group's hidden dimension cannot be tiled (None when it can): it must be an MLP whose up-projections
+    read maps from outside, whose activations are channel-wise, whose down-projection (the bottom layer, without
+    ReLU) reads the hidden map and writes the group's only output."""
+    bottom, hidden = group.bottom, group.bottom.in_channels
+    if (group.layout != "tokens" or bottom.kind != "matmul" or bottom.relu or group.outputs != (bottom.name,)
+            or not all(src in group.names for src in bottom.inputs)):
+        return "it must end in a projection of the hidden map that writes the group's only output"
+    for g in group.layers[:-1]:
+        if g.out_channels != hidden:
+            return f"layer {g.name!r} does not write the {hidden} hidden channels"
+        inside = [src in group.names for src in g.inputs]
+        if (any(inside) if g.kind == "matmul" else g.kind not in CHANNELWISE_KINDS or not all(inside)):
+            return f"layer {g.name!r} ({g.kind}) is not an up-projection or a channel-wise activation"
+    return None

@@ -10,7 +10,9 @@ Output_write``. Our reading (docs/fusion.md):
 - **G5 (weights): every weight is fetched once, except the bottom layer's** when it tiles its
   output channels (``T_of < N_of``) to fit the buffer: then every bottom tile streams all its
   ``ceil(N_of / T_of)`` weight slices again, ``Weight_buffer^bottom * Weight_fetch^bottom`` =
-  ``W_bottom * tiles``. Upstream layers keep ``T_of = N_of`` (Sec. 3.4 rule 2).
+  ``W_bottom * tiles``. Upstream layers keep ``T_of = N_of`` (Sec. 3.4 rule 2). A banded layer's weights
+  (attention's K/V, :mod:`dnnmap.fusion.attention`) are fetched once per tile row that reads them; with an
+  MLP's hidden dimension tiled (:mod:`dnnmap.fusion.mlp`) every weight is fetched once per tile.
 - Every group output word is written once (``Output_write`` counts whole maps, no partial sums:
   ``T_if = N_if``).
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dnnmap.fusion.geometry import LayerGeometry
 from dnnmap.fusion.tiling import TilePlan
 
 
@@ -42,12 +45,22 @@ def offchip_volume(plan: TilePlan) -> OffChipVolume:
     """Eq. 6 for ``plan`` (readings G5/G6 in the module docstring)."""
     group = plan.group
     inputs = sum(group.maps[m].words for m in group.external_inputs)
-    weights = sum(g.weight_words for g in group.layers[:-1])
-    bottom = group.bottom
-    refetch = plan.n_tiles if plan.out_channel_tile < bottom.out_channels else 1
-    weights += bottom.weight_words * refetch
+    weights = sum(weight_fetch_words(plan, g) for g in group.layers)
     outputs = sum(group.maps[m].words for m in group.outputs)
     return OffChipVolume(inputs, weights, outputs)
+
+
+def weight_fetch_words(plan: TilePlan, layer: LayerGeometry) -> int:
+    """Words of ``layer``'s weights fetched over the run: once; every tile for a bottom layer that tiles ``T_of``
+    (G5); a banded layer's (attention's K/V) slices once per tile row that reads them; every weight once per tile
+    when the plan tiles an MLP's hidden dimension (each hidden block's slices stream through)."""
+    if plan.hidden_tile:
+        return layer.weight_words * plan.n_tiles
+    if layer.banded:
+        return sum(layer.slice_words(plan.rows.new(layer.name, i)) for i in range(plan.rows.n_tiles))
+    if layer is plan.group.bottom and plan.out_channel_tile < layer.out_channels:
+        return layer.weight_words * plan.n_tiles
+    return layer.weight_words
 
 
 @dataclass(frozen=True)
@@ -66,7 +79,7 @@ class LayerTraffic:
 
 def traffic_by_layer(plan: TilePlan) -> dict[str, LayerTraffic]:
     """Eq. 6 split over the group's layers (an external input is charged to its first reader)."""
-    group, total = plan.group, offchip_volume(plan)
+    group = plan.group
     charged: set[str] = set()
     out: dict[str, LayerTraffic] = {}
     for g in group.layers:
@@ -75,9 +88,7 @@ def traffic_by_layer(plan: TilePlan) -> dict[str, LayerTraffic]:
             fresh = m in group.external_inputs and m not in charged
             charged.add(m)
             fetch.append(group.maps[m].words if fresh else 0)
-        weights = g.weight_words
-        if g is group.bottom:
-            weights = total.weight_words - sum(x.weight_words for x in group.layers[:-1])
+        weights = weight_fetch_words(plan, g)
         written = group.maps[g.name].words if g.name in group.outputs else 0
         out[g.name] = LayerTraffic(tuple(fetch), weights, written)
     return out

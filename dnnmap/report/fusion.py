@@ -17,7 +17,8 @@ def _tiles(group: GroupSchedule) -> str:
         return ""
     plan = group.tiling.plan
     tof = "" if plan.out_channel_tile == plan.group.bottom.out_channels else f" Tof={plan.out_channel_tile}"
-    return f"{plan.rows.tile}x{plan.cols.tile}{tof}, buf {si(group.tiling.buffer.total_words)}"
+    hidden = f" hidden {plan.hidden_tile}" if plan.hidden_tile else ""
+    return f"{plan.rows.tile}x{plan.cols.tile}{tof}{hidden}, buf {si(group.tiling.buffer.total_words)}"
 
 
 def _ratio(new: float, old: float) -> str:

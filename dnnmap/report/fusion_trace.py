@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dnnmap.fusion.buffers import resident_weight_words
 from dnnmap.fusion.execute import last_reads
 from dnnmap.fusion.network import FusionResult
 from dnnmap.fusion.search import GroupSchedule
@@ -84,11 +85,11 @@ class _Occupancy:
     def __init__(self, plan: TilePlan) -> None:
         group = plan.group
         self.plan, self.group = plan, group
-        self.channels = {m: info.channels for m, info in group.maps.items() if group.consumers(m)}
+        self.channels = {m: plan.map_channels(m) for m in group.maps if group.consumers(m)}
         self.held = {m: np.zeros(group.maps[m].hw, dtype=bool) for m in self.channels}
         self.last = last_reads(plan)
         self.streams = plan.out_channel_tile < group.bottom.out_channels
-        self.resident = sum(g.weight_words for g in group.layers
+        self.resident = sum(resident_weight_words(plan, g) for g in group.layers  # a banded layer: its largest band
                             if g.has_weights and not (self.streams and g is group.bottom))
 
     def words(self, transient: int = 0) -> int:

@@ -39,3 +39,8 @@ def resnet_blocks(size: int = 20, width: int = 4) -> Network:
 def tiny_bert(seq: int = 8, hidden: int = 16, heads: int = 2, layers: int = 1) -> Network:
     """A BERT-style post-norm encoder reduced to ``seq`` tokens, ``hidden`` features, ``heads`` heads, MLP 4x."""
     return encoder("tiny_bert", Config(hidden, heads, heads, 4 * hidden, "layernorm", False, False, False), layers, seq)
+
+
+def tiny_llama(seq: int = 6, hidden: int = 16, heads: int = 4, kv_heads: int = 2) -> Network:
+    """A Llama-style layer (RMSNorm, rotary, SwiGLU) reduced to ``seq`` tokens with grouped-query attention."""
+    return encoder("tiny_llama", Config(hidden, heads, kv_heads, 2 * hidden, "rmsnorm", True, True, True), 1, seq)

@@ -13,13 +13,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from nets import resnet_blocks
-from test_proof import CASES, _ids
+from test_proof import CASES, _ids, _plan
 
 from dnnmap.arch.spec import load_arch
 from dnnmap.fusion.execute import FusedExecutor, replay_finish
 from dnnmap.fusion.group import build_group
 from dnnmap.fusion.pipeline import pipeline
-from dnnmap.fusion.proof import random_operands
+from dnnmap.fusion.proof import execute_plan, random_operands
 from dnnmap.fusion.search import FusionSearch
 from dnnmap.fusion.tiling import plan_tiles
 from dnnmap.search.options import SearchOptions
@@ -27,10 +27,9 @@ from dnnmap.search.options import SearchOptions
 
 @pytest.mark.parametrize("case", CASES, ids=_ids)
 def test_pipeline_latency_equals_the_replay(case) -> None:
-    net, names, toy, tox, tof = case
-    plan = plan_tiles(build_group(net, names), toy, tox, tof)
-    inputs, weights = random_operands(net, plan.group)
-    steps = FusedExecutor(plan, inputs, weights).run().steps
+    net, names = case[:2]
+    plan = _plan(case)
+    steps = execute_plan(plan, *random_operands(net, plan.group)).steps
     rng = np.random.default_rng(len(names))
     for _ in range(3):
         cycles = {n: float(rng.uniform(1e3, 1e5)) for n in names}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from nets import resnet_blocks, vgg16_e_prefix
+from nets import resnet_blocks, tiny_bert, tiny_llama, vgg16_e_prefix
 
 from dnnmap.arch.spec import load_arch
 from dnnmap.fusion import execute
@@ -18,7 +18,7 @@ from dnnmap.fusion.costing import fused_counts
 from dnnmap.fusion.execute import FusedExecutor
 from dnnmap.fusion.geometry import FusionError
 from dnnmap.fusion.group import build_group
-from dnnmap.fusion.proof import prove, random_operands, reference_maps
+from dnnmap.fusion.proof import execute_plan, prove, random_operands, reference_maps
 from dnnmap.fusion.partition import ArchLayout, temporal_share
 from dnnmap.fusion.tiling import plan_tiles
 from dnnmap.fusion.volume import traffic_by_layer
@@ -29,6 +29,10 @@ VGG = vgg16_e_prefix()
 RESNET = resnet_blocks()
 VGG_LAYERS = [layer.name for layer in VGG.layers]
 RESNET_LAYERS = [layer.name for layer in RESNET.layers]
+BERT, LLAMA = tiny_bert(), tiny_llama()
+ATTENTION = ["layer0.attn.scores", "layer0.attn.softmax", "layer0.attn.values"]
+MLP, SWIGLU = ["layer0.fc1", "layer0.gelu", "layer0.fc2"], ["layer0.gate_proj", "layer0.up_proj", "layer0.swiglu",
+                                                             "layer0.down_proj"]
 
 CASES = [
     (VGG, VGG_LAYERS[:2], 3, 4, None),
@@ -41,18 +45,31 @@ CASES = [
     (RESNET, RESNET_LAYERS[2:5], 1, 2, None),  # identity block with its residual add
     (RESNET, RESNET_LAYERS[5:9], 1, 1, None),  # strided block with the 1x1 projection shortcut
     (RESNET, RESNET_LAYERS, 1, 1, None),  # stem and both blocks in one group
+    (BERT, ATTENTION, 1, 3, None),  # attention per head and query-row block: K/V banded (dnnmap.fusion.attention)
+    (BERT, ATTENTION, 2, 8, None),  # all heads, every query: the whole score map on chip
+    (LLAMA, ATTENTION, 1, 4, None),  # grouped-query: a 1-head band re-fetches its shared K/V head
+    (LLAMA, ATTENTION, 2, 5, None),
+    (BERT, MLP, 8, 1, None, 16),  # MLP, hidden dimension in blocks of 16: fc2 accumulates (dnnmap.fusion.mlp)
+    (BERT, MLP, 3, 1, None, 4),  # token tiles too: every weight streams once per tile
+    (LLAMA, SWIGLU, 4, 1, None, 8),  # gate and up projections, SwiGLU, down projection
 ]
 
 
 def _ids(case):  # noqa: ANN001, ANN202
-    net, names, toy, tox, tof = case
-    return f"{net.name}:{names[0]}..{names[-1]}:{toy}x{tox}" + (f":tof{tof}" if tof else "")
+    net, names, toy, tox, tof, *hidden = case
+    return (f"{net.name}:{names[0]}..{names[-1]}:{toy}x{tox}" + (f":tof{tof}" if tof else "")
+            + (f":hidden{hidden[0]}" if hidden else ""))
+
+
+def _plan(case):  # noqa: ANN001, ANN202
+    """The tile plan of a case: (network, layers, T_oy, T_ox, T_of[, hidden block])."""
+    net, names, toy, tox, tof, *hidden = case
+    return plan_tiles(build_group(net, names), toy, tox, tof, *hidden)
 
 
 @pytest.fixture(params=CASES, ids=_ids)
 def proof(request):  # noqa: ANN001, ANN201
-    net, names, toy, tox, tof = request.param
-    return prove(net, plan_tiles(build_group(net, names), toy, tox, tof), seed=len(names))
+    return prove(request.param[0], _plan(request.param), seed=len(request.param[1]))
 
 
 def test_fused_output_is_bit_exact(proof) -> None:  # noqa: ANN001
@@ -84,15 +101,15 @@ def _boundary(counts: dict[str, np.ndarray], op, buffer: int) -> dict[str, float
     return out
 
 
-@pytest.mark.parametrize("case", [CASES[i] for i in (0, 3, 4, 5, 7, 8)], ids=_ids)
+@pytest.mark.parametrize("case", [CASES[i] for i in (0, 3, 4, 5, 7, 8, 10, 12, 15, 16)], ids=_ids)
 def test_fused_costing_counts_the_executors_transfers(case) -> None:  # noqa: ANN001
     """Eq. 6 at both ends: the costing's buffer fills and drains and DRAM words, summed over the group's
     layers, equal the literal executor's; every other count is the core mapping's. The core mapping's own
     counts (DRAM as every tensor's parent) would not match: the test can fail."""
-    net, names, toy, tox, tof = case
-    plan = plan_tiles(build_group(net, names), toy, tox, tof)
+    net, names = case[:2]
+    plan = _plan(case)
     inputs, weights = random_operands(net, plan.group)
-    executed = FusedExecutor(plan, inputs, weights).run().counts
+    executed = execute_plan(plan, inputs, weights).counts
     traffic = traffic_by_layer(plan)
     arch = temporal_share(ARCH, len(names))
     buffer = ArchLayout.of(arch).buffer

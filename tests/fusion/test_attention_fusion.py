@@ -1,0 +1,89 @@
+"""Fused attention (scores -> softmax -> values) on head maps (dnnmap.fusion.attention): K/V banded per head, the
+score block on chip, and the search choosing it. Bit-exactness, zero recomputation, Eq. 5/6 and the costing's
+counts are proven with every other group in test_proof.py (its tiny_bert / tiny_llama cases)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from nets import tiny_bert, tiny_llama
+
+from dnnmap.arch.spec import load_arch
+from dnnmap.fusion.attention import attention_runs
+from dnnmap.fusion.execute import FusedExecutor
+from dnnmap.fusion.geometry import FusionError
+from dnnmap.fusion.group import build_group
+from dnnmap.fusion.network import fuse_network
+from dnnmap.fusion.proof import prove, random_operands
+from dnnmap.fusion.search import FusionSearch
+from dnnmap.fusion.tile_search import best_tiling
+from dnnmap.fusion.tiling import plan_tiles
+from dnnmap.search.options import SearchOptions
+
+ATTENTION = ("layer0.attn.scores", "layer0.attn.softmax", "layer0.attn.values")
+
+
+def _words(net, name: str) -> int:  # noqa: ANN001
+    return int(np.prod(net.layer(name).op.tensor_shape(net.layer(name).op.output.name)))
+
+
+@pytest.mark.parametrize("heads,queries", [(1, 8), (1, 3), (2, 1), (2, 8)])
+def test_only_q_k_v_and_the_output_leave_the_chip(heads: int, queries: int) -> None:
+    """Without grouped-query sharing every K/V word is fetched once per run, whatever the tile: DRAM moves Q, K, V
+    and the attention output, never the score or probability map."""
+    net = tiny_bert()
+    report = prove(net, plan_tiles(build_group(net, ATTENTION), heads, queries), seed=heads + queries)
+    assert report.holds
+    q, k, v = "layer0.q_proj", "layer0.k_proj", "layer0.v_proj"
+    assert report.counts.dram_words == sum(_words(net, n) for n in (q, k, v, "layer0.attn.values"))
+    unfused = sum(int(np.prod(net.layer(n).op.tensor_shape(t.name))) for n in ATTENTION for t in net.layer(n).op.tensors)
+    assert unfused - report.counts.dram_words == 4 * _words(net, "layer0.attn.scores")  # S and P, written and read
+    score_block = heads * queries * 8  # T_oy heads x T_ox queries x 8 keys
+    assert max(report.counts.peak_map_words[m] for m in ATTENTION[:2]) == score_block
+
+
+def test_grouped_query_bands_refetch_shared_heads() -> None:
+    """4 query heads on 2 K/V heads: bands of one head fetch each K/V head twice, bands of two heads once."""
+    net = tiny_llama()
+    kv = 2 * 6 * 4  # K/V heads x tokens x head dim
+    one, two = (prove(net, plan_tiles(build_group(net, ATTENTION), band, 6)) for band in (1, 2))
+    assert one.holds and two.holds
+    assert one.counts.dram_words - two.counts.dram_words == 2 * kv
+
+
+def test_a_band_that_drops_its_head_too_early_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An executor that holds the wrong band of K/V slices reads a head it does not hold."""
+    net = tiny_bert()
+    plan = plan_tiles(build_group(net, ATTENTION), 1, 4)
+    inputs, weights = random_operands(net, plan.group)
+    executor = FusedExecutor(plan, inputs, weights)
+    real = executor._fetch_bands
+    monkeypatch.setattr(executor, "_fetch_bands", lambda i: real(max(i - 1, 0)))
+    with pytest.raises(FusionError, match="weight slices the buffer does not hold"):
+        executor.run()
+
+
+def test_heads_not_channels_are_tiled() -> None:
+    net = tiny_bert()
+    with pytest.raises(FusionError, match="tile its heads"):
+        plan_tiles(build_group(net, ATTENTION), 1, 8, 4)
+
+
+def test_attention_fuses_whole_and_saves_dram() -> None:
+    """The search offers the whole attention even with --max-fused 2, and the schedule takes it."""
+    net = tiny_bert(layers=2)
+    assert attention_runs(net) == [ATTENTION, tuple(n.replace("layer0", "layer1") for n in ATTENTION)]
+    arch = load_arch("eyeriss")
+    assert ATTENTION in [c for c, _ in FusionSearch(net, arch, max_fused=2).candidates()]
+    result = fuse_network(net, arch, "temporal", max_fused=2, objective="dram", options=SearchOptions(budget=200))
+    fused = {g.layers: g for g in result.schedule.groups if g.mode != "single"}
+    assert ATTENTION in fused and fused[ATTENTION].cost.dram_bytes < fused[ATTENTION].single.dram_bytes
+
+
+def test_a_head_that_does_not_fit_does_not_fuse() -> None:
+    """One head's K and V must fit (keys are never tiled): a buffer below that has no legal tile."""
+    net = tiny_bert()
+    group = build_group(net, ATTENTION)
+    kv_head = 2 * 8 * 8  # K and V of one head: 8 keys x 8 dims each
+    assert best_tiling(group, kv_head) is None
+    assert best_tiling(group, kv_head + 64) is not None
