@@ -147,6 +147,21 @@ def test_gpt2_qkv_split_by_slicing(tmp_path: Path, exporter: str) -> None:
     assert scores.fused[-1] == "mask"  # the causal mask sliced from a buffer: a constant mask, fused
 
 
+def test_gpt2_batch_one_causal_mask_slice_is_shaped(tmp_path: Path) -> None:
+    """With batch 1 ONNX shape inference shapes the masked scores only if it knows the shape of the mask sliced
+    from the buffer: the slice bounds are computed by the graph (Unsqueeze of Constant) and the import evaluates
+    them (before, the scores' Softmax and AV were listed unsupported)."""
+    d = Dims(batch=1, tokens=16)
+    path = tmp_path / "gpt2_batch1.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        export_block(Gpt2Block(d), torch.randint(0, d.vocab, (d.batch, d.tokens)), str(path), "ids")
+    counts = layer_counts(d, d.tokens, gated=False, norm_ops=LAYERNORM)
+    counts["projections"] = (4, counts["projections"][1])
+    counts["identity"] = (1, d.batch * d.tokens * d.hidden)
+    assert measured(path) == counts
+
+
 @pytest.mark.parametrize("exporter", EXPORTERS)
 def test_mask_computed_at_runtime_is_fused(tmp_path: Path, exporter: str) -> None:
     path = _export(tmp_path, "runtime_mask", exporter)

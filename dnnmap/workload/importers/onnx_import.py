@@ -305,13 +305,17 @@ class OnnxFrontEnd:
         its readers read that input; the layers computing the appended rows write them to it (no consumer)."""
         shape = self.shape(node.output[0])
         self.derived_inputs[name] = shape
-        held = [f"{'constant' if i in self.static else 'input'} {i!r} {list(self.shape(i))}" for i in node.input
-                if i and self._is_held(i)]
-        written = [f"{i!r} {list(self.shape(i))}" for i in node.input if i and not self._is_held(i)]
+        parts = []
+        for i in (i for i in node.input if i):
+            if self._is_held(i):
+                parts.append(f"{'constant' if i in self.static else 'input'} {i!r} {list(self.shape(i))}")
+            else:
+                source = self._through_layouts(i)[0]
+                by = (source.name or source.output[0]) if source else i
+                parts.append(f"rows {list(self.shape(i))} computed by {by!r}")
         self.derived_notes.append(
-            f"concat {name!r} (axis {_attr(node, 'axis', 0)}): {', '.join(held)} with rows {', '.join(written)} "
-            f"appended is the network input {name!r} {list(shape)}; the layers computing the appended rows write "
-            "them to it (they have no consumer in the graph)")
+            f"concat {name!r} (axis {_attr(node, 'axis', 0)}) of {', '.join(parts)} is the network input {name!r} "
+            f"{list(shape)}; the layers computing its rows write them to it (they have no consumer in the graph)")
         self.producer[node.output[0]] = name
 
     def _through_layouts(self, tensor: str) -> tuple[onnx.NodeProto | None, int]:
