@@ -1,8 +1,9 @@
 """ONNX front end: parse, check, infer shapes (the ``onnx`` package) and translate nodes to a SourceGraph.
 
 Constant sub-graphs (initializers, ``Constant``, ``Shape`` and every node whose inputs
-are all constant, e.g. a ``Transpose`` or ``DequantizeLinear`` of weights) are evaluated
-by nobody: they only describe weights, so they are dropped and their shapes used. Weight
+are all constant, e.g. a ``Transpose`` or ``DequantizeLinear`` of weights) only describe
+weights, so they are dropped and their shapes used; only their small results (slice bounds,
+expand targets: :mod:`onnx_constants`) are evaluated, for shape inference. Weight
 values are read only for densities and small constants (:mod:`onnx_weights`); weights in
 external data files that cannot be read leave them unknown, with one :class:`DnnmapNote`.
 """
@@ -510,7 +511,7 @@ class OnnxFrontEnd:
         whole, part = math.prod(self.shape(node.input[0])), math.prod(self.shape(node.output[0]))
         if activations != [node.input[0]]:
             return "unsupported", {"reason": "computed bounds"}
-        if not self.shape(node.input[0]) or not self.shape(node.output[0]) or whole % part:
+        if not self.shape(node.input[0]) or not self.shape(node.output[0]) or not part or whole % part:
             return "unsupported", {"reason": f"takes {part} of {whole} elements, not an equal part"}
         return "passthrough", {}
 
