@@ -1,9 +1,7 @@
 """Transformer blocks exported by torch.onnx.export and imported back (docs/import.md "Transformer blocks").
 
 Expected layer kinds, shapes, MACs and non-MAC operations are written in closed form from the
-blocks' dimensions (``Dims``), not from dnnmap: a projection is tokens x in x out MACs, QK^T and AV
-are batch x heads x tokens x keys x head_dim each, and a vector layer is its elements times the
-operations per element docs/ir.md states (softmax 5, layer norm 7, RMS norm 4, GELU 5, SwiGLU 4).
+blocks' dimensions (``transformer_counts``), not from dnnmap.
 """
 
 from __future__ import annotations
@@ -18,6 +16,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch not installed; run: pip install torch==2.13.0")
 
 from torch_transformers import BertLayer, Dims, Gpt2Block, LlamaLayer, VitBlock, export_block  # noqa: E402
+from transformer_counts import LAYERNORM, RMSNORM, layer_counts, measured  # noqa: E402
 
 from typer.testing import CliRunner  # noqa: E402
 
@@ -27,7 +26,6 @@ from dnnmap.workload.importers import import_model, load_network  # noqa: E402
 D = Dims()
 GQA = Dims(kv_heads=2)
 IMAGE, PATCH = 16, 4
-SOFTMAX, LAYERNORM, RMSNORM, GELU, SWIGLU = 5, 7, 4, 5, 4  # operations per element, docs/ir.md
 
 
 def _export(tmp_path: Path, name: str) -> Path:
@@ -43,33 +41,9 @@ def _export(tmp_path: Path, name: str) -> Path:
         return Path(export_block(model, example, str(tmp_path / f"{name}.onnx"), input_name))
 
 
-def _layer_counts(d: Dims, tokens: int, gated: bool, norm_ops: int) -> dict[str, tuple[int, int]]:
-    """kind -> (layers, MACs or operations) of one encoder/decoder layer with these dimensions."""
-    n, t, h, kv = d.batch, tokens, d.hidden, d.kv_heads * d.head_dim
-    projections = n * t * h * (2 * h + 2 * kv) + n * t * h * d.ffn * (3 if gated else 2)
-    attention = 2 * n * d.heads * t * t * d.head_dim
-    mlp_act = n * t * d.ffn * (SWIGLU if gated else GELU)
-    return {"projections": (4 + (3 if gated else 2), projections), "einsum": (2, attention),
-            "softmax": (1, n * d.heads * t * t * SOFTMAX), "norm": (2, 2 * n * t * h * norm_ops),
-            "activation": (1, mlp_act), "add": (2, 2 * n * t * h)}
-
-
-def _measured(path: Path) -> dict[str, tuple[int, int]]:
-    net = load_network(path)
-    groups = {"matmul": "projections", "fc": "projections", "einsum": "einsum", "softmax": "softmax",
-              "layernorm": "norm", "rmsnorm": "norm", "gelu": "activation", "swiglu": "activation", "add": "add"}
-    out: dict[str, list[int]] = {}
-    for layer in net.layers:
-        group = groups.get(layer.op.kind, layer.op.kind)
-        entry = out.setdefault(group, [0, 0])
-        entry[0] += 1
-        entry[1] += layer.op.operations
-    return {k: (v[0], v[1]) for k, v in out.items()}
-
-
 def test_bert_encoder_layer_with_decomposed_layernorm_and_erf_gelu(tmp_path: Path) -> None:
     path = _export(tmp_path, "bert")
-    assert _measured(path) == _layer_counts(D, D.tokens, gated=False, norm_ops=LAYERNORM)
+    assert measured(path) == layer_counts(D, D.tokens, gated=False, norm_ops=LAYERNORM)
     result = import_model(path)
     scores = next(layer for layer in result.network.layers if layer.op.kind == "einsum")
     assert scores.op.attr("expr") == "bqhd,bkhd->bhqk" and scores.fused == ("div_const",)  # 1/sqrt(d) folded
@@ -79,10 +53,10 @@ def test_bert_encoder_layer_with_decomposed_layernorm_and_erf_gelu(tmp_path: Pat
 
 def test_gpt2_decoder_layer_with_causal_mask_gemm_split_and_embedding(tmp_path: Path) -> None:
     path = _export(tmp_path, "gpt2")
-    counts = _layer_counts(D, D.tokens, gated=False, norm_ops=LAYERNORM)
+    counts = layer_counts(D, D.tokens, gated=False, norm_ops=LAYERNORM)
     counts["projections"] = (4, counts["projections"][1])  # one fused QKV Conv1D (a Gemm) instead of three
     counts["identity"] = (1, D.batch * D.tokens * D.hidden)  # the position-embedding add on the looked-up tokens
-    assert _measured(path) == counts
+    assert measured(path) == counts
     net = load_network(path)
     assert net.inputs == (("/wte/Gather", (D.batch, 1, D.tokens, D.hidden)),)  # the lookup is the input, no MACs
     scores = next(layer for layer in net.layers if layer.op.kind == "einsum")
@@ -95,10 +69,10 @@ def test_gpt2_decoder_layer_with_causal_mask_gemm_split_and_embedding(tmp_path: 
 def test_vit_patch_embedding_and_encoder_layer(tmp_path: Path) -> None:
     path = _export(tmp_path, "vit")
     patches = (IMAGE // PATCH) ** 2
-    counts = _layer_counts(D, patches, gated=False, norm_ops=LAYERNORM)
+    counts = layer_counts(D, patches, gated=False, norm_ops=LAYERNORM)
     counts["projections"] = (4, counts["projections"][1])  # one fused QKV projection
     counts["conv2d"] = (1, D.batch * patches * 3 * PATCH * PATCH * D.hidden)  # patch embedding
-    assert _measured(path) == counts
+    assert measured(path) == counts
     net = load_network(path)
     assert net.layers[0].fused == ("add_const",)  # the position embedding is added in the conv's epilogue
     scores = next(layer for layer in net.layers if layer.op.kind == "einsum")
@@ -107,7 +81,7 @@ def test_vit_patch_embedding_and_encoder_layer(tmp_path: Path) -> None:
 
 def test_llama_layer_with_rmsnorm_swiglu_and_grouped_query_attention(tmp_path: Path) -> None:
     path = _export(tmp_path, "llama")
-    assert _measured(path) == _layer_counts(GQA, GQA.tokens, gated=True, norm_ops=RMSNORM)
+    assert measured(path) == layer_counts(GQA, GQA.tokens, gated=True, norm_ops=RMSNORM)
     net = load_network(path)
     scores, values = (layer for layer in net.layers if layer.op.kind == "einsum")
     assert scores.op.attr("expr") == "bqgrd,bkgd->bgrqk" and values.op.attr("expr") == "bgrqk,bkgd->bqgrd"

@@ -8,7 +8,15 @@
 - :class:`VitBlock`: patch embedding (a convolution with kernel = stride), position embedding and a pre-norm
   encoder layer with ``nn.LayerNorm``, ``nn.GELU`` and a fused QKV projection unbound per head;
 - :class:`LlamaLayer`: RMSNorm (decomposed, as Llama's code), SwiGLU MLP and grouped-query attention whose
-  K/V heads are repeated with ``repeat_kv`` (expand + reshape), as Hugging Face's Llama.
+  K/V heads are repeated with ``repeat_kv`` (expand + reshape), as Hugging Face's Llama; optionally rotary
+  embeddings of Q and K with Hugging Face's ``rotate_half`` (two slices, a negation and ``torch.cat``);
+- :class:`DecodeStep`: one decode step of multi-head attention: this token's K/V appended to the caches
+  given as inputs with ``torch.cat`` along the tokens, the updated caches returned;
+- :class:`MaskedAttention`: attention whose causal and padding mask is computed at runtime from position and
+  attention-mask inputs (comparisons, ``&``) and applied with ``torch.where``.
+
+Options of the blocks above: ``VitBlock(class_token=True)`` prepends a class token with ``torch.cat``;
+``Gpt2Block(qkv_slices=True)`` splits the fused QKV by slicing instead of ``.split``.
 
 Only imported inside tests that have torch.
 """
@@ -98,9 +106,9 @@ class Conv1D(nn.Module):
 
 
 class Gpt2Block(nn.Module):
-    def __init__(self, d: Dims) -> None:
+    def __init__(self, d: Dims, qkv_slices: bool = False) -> None:
         super().__init__()
-        self.d = d
+        self.d, self.qkv_slices = d, qkv_slices
         self.wte, self.wpe = nn.Embedding(d.vocab, d.hidden), nn.Embedding(d.tokens, d.hidden)
         self.ln_1, self.ln_2 = nn.LayerNorm(d.hidden), nn.LayerNorm(d.hidden)
         self.c_attn, self.c_proj = Conv1D(d.hidden, 3 * d.hidden), Conv1D(d.hidden, d.hidden)
@@ -111,7 +119,8 @@ class Gpt2Block(nn.Module):
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         t = ids.size(1)
         x = self.wte(ids) + self.wpe(torch.arange(t))
-        q, k, v = self.c_attn(self.ln_1(x)).split(self.d.hidden, dim=2)
+        qkv, h = self.c_attn(self.ln_1(x)), self.d.hidden
+        q, k, v = (qkv[..., :h], qkv[..., h:2 * h], qkv[..., 2 * h:]) if self.qkv_slices else qkv.split(h, dim=2)
         q, k, v = (_split_heads(z, self.d.heads) for z in (q, k, v))
         w = q @ k.transpose(-1, -2) / math.sqrt(self.d.head_dim)
         w = torch.where(self.bias[:, :, :t, :t], w, torch.tensor(torch.finfo(w.dtype).min))
@@ -120,17 +129,21 @@ class Gpt2Block(nn.Module):
 
 
 class VitBlock(nn.Module):
-    def __init__(self, d: Dims, image: int, patch: int) -> None:
+    def __init__(self, d: Dims, image: int, patch: int, class_token: bool = False) -> None:
         super().__init__()
         self.d = d
         self.patch_embed = nn.Conv2d(3, d.hidden, patch, stride=patch)
-        self.pos_embed = nn.Parameter(torch.zeros(1, (image // patch) ** 2, d.hidden))
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, d.hidden)) if class_token else None
+        self.pos_embed = nn.Parameter(torch.zeros(1, (image // patch) ** 2 + class_token, d.hidden))
         self.norm1, self.norm2 = nn.LayerNorm(d.hidden), nn.LayerNorm(d.hidden)
         self.qkv, self.proj = nn.Linear(d.hidden, 3 * d.hidden), nn.Linear(d.hidden, d.hidden)
         self.fc1, self.fc2, self.act = nn.Linear(d.hidden, d.ffn), nn.Linear(d.ffn, d.hidden), nn.GELU()
 
     def forward(self, img: torch.Tensor) -> torch.Tensor:
-        x = self.patch_embed(img).flatten(2).transpose(1, 2) + self.pos_embed
+        x = self.patch_embed(img).flatten(2).transpose(1, 2)
+        if self.cls_token is not None:
+            x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1)
+        x = x + self.pos_embed
         b, n, c = x.shape
         qkv = self.qkv(self.norm1(x)).reshape(b, n, 3, self.d.heads, self.d.head_dim).permute(2, 0, 3, 1, 4)
         q, k, v = qkv.unbind(0)
@@ -149,15 +162,29 @@ class LlamaRMSNorm(nn.Module):
         return self.weight * (x * torch.rsqrt(variance + self.eps)).to(x.dtype)
 
 
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """Hugging Face's: the second half negated, then the first."""
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rotary_tables(tokens: int, head_dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin of Llama's rotary angles, ``[tokens, head_dim]`` (each angle twice)."""
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, head_dim, 2).float() / head_dim))
+    angles = torch.outer(torch.arange(tokens).float(), inv_freq)
+    emb = torch.cat((angles, angles), dim=-1)
+    return emb.cos(), emb.sin()
+
+
 def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
     b, kvh, t, d = x.shape
     return x[:, :, None, :, :].expand(b, kvh, n_rep, t, d).reshape(b, kvh * n_rep, t, d)
 
 
 class LlamaLayer(nn.Module):
-    def __init__(self, d: Dims) -> None:
+    def __init__(self, d: Dims, rotary: bool = False) -> None:
         super().__init__()
-        self.d = d
+        self.d, self.rotary = d, rotary
         kv = d.kv_heads * d.head_dim
         self.q_proj, self.o_proj = nn.Linear(d.hidden, d.hidden, bias=False), nn.Linear(d.hidden, d.hidden, bias=False)
         self.k_proj, self.v_proj = nn.Linear(d.hidden, kv, bias=False), nn.Linear(d.hidden, kv, bias=False)
@@ -165,12 +192,17 @@ class LlamaLayer(nn.Module):
         self.down_proj = nn.Linear(d.ffn, d.hidden, bias=False)
         self.input_layernorm, self.post_attention_layernorm = LlamaRMSNorm(d.hidden), LlamaRMSNorm(d.hidden)
         self.register_buffer("causal", torch.triu(torch.full((d.tokens, d.tokens), float("-inf")), 1))
+        cos, sin = rotary_tables(d.tokens, d.head_dim)
+        self.register_buffer("cos", cos)
+        self.register_buffer("sin", sin)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         d, rep = self.d, self.d.heads // self.d.kv_heads
         h = self.input_layernorm(x)
-        q = _split_heads(self.q_proj(h), d.heads)
-        k = repeat_kv(_split_heads(self.k_proj(h), d.kv_heads), rep)
+        q, k = _split_heads(self.q_proj(h), d.heads), _split_heads(self.k_proj(h), d.kv_heads)
+        if self.rotary:  # apply_rotary_pos_emb
+            q, k = (z * self.cos + rotate_half(z) * self.sin for z in (q, k))
+        k = repeat_kv(k, rep)
         v = repeat_kv(_split_heads(self.v_proj(h), d.kv_heads), rep)
         w = q @ k.transpose(2, 3) / math.sqrt(d.head_dim) + self.causal
         x = x + self.o_proj(_merge_heads(nn.functional.softmax(w, dim=-1, dtype=torch.float32) @ v))
@@ -178,8 +210,47 @@ class LlamaLayer(nn.Module):
         return x + self.down_proj(nn.functional.silu(self.gate_proj(h)) * self.up_proj(h))
 
 
-def export_block(model: nn.Module, example: torch.Tensor, path: str, input_name: str = "input") -> str:
-    """Export ``model`` (eval mode) with the TorchScript exporter, constants not folded (as export_module)."""
-    torch.onnx.export(model.eval(), (example,), path, dynamo=False, input_names=[input_name], output_names=["out"],
-                      do_constant_folding=False)
+class DecodeStep(nn.Module):
+    """One new token's attention over the caches ``past_k``, ``past_v`` ``[batch, heads, cached, head_dim]``."""
+
+    def __init__(self, d: Dims) -> None:
+        super().__init__()
+        self.d = d
+        self.q_proj, self.k_proj, self.v_proj, self.o_proj = (nn.Linear(d.hidden, d.hidden) for _ in range(4))
+
+    def forward(self, x: torch.Tensor, past_k: torch.Tensor,
+                past_v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        d = self.d
+        q, k, v = (_split_heads(p(x), d.heads) for p in (self.q_proj, self.k_proj, self.v_proj))
+        k, v = torch.cat([past_k, k], dim=2), torch.cat([past_v, v], dim=2)
+        w = (q @ k.transpose(2, 3) / math.sqrt(d.head_dim)).softmax(-1)
+        return self.o_proj(_merge_heads(w @ v)), k, v
+
+
+class MaskedAttention(nn.Module):
+    """Attention masked where a key is after the query (by the ``positions`` input) or padding (``attention_mask``
+    0): the mask is computed when the model runs, not a constant."""
+
+    def __init__(self, d: Dims) -> None:
+        super().__init__()
+        self.d = d
+        self.q_proj, self.k_proj, self.v_proj, self.o_proj = (nn.Linear(d.hidden, d.hidden) for _ in range(4))
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        d = self.d
+        q, k, v = (_split_heads(p(x), d.heads) for p in (self.q_proj, self.k_proj, self.v_proj))
+        w = q @ k.transpose(-1, -2) / math.sqrt(d.head_dim)
+        causal = positions[:, :, None] >= positions[:, None, :]
+        mask = causal[:, None] & attention_mask[:, None, None, :].bool()
+        w = torch.where(mask, w, torch.finfo(w.dtype).min)
+        return self.o_proj(_merge_heads(w.softmax(-1) @ v))
+
+
+def export_block(model: nn.Module, example: torch.Tensor | tuple[torch.Tensor, ...], path: str,
+                 input_name: str | tuple[str, ...] = "input", dynamo: bool = False) -> str:
+    """Export ``model`` (eval mode), constants not folded (as export_module): with the TorchScript exporter, or
+    with ``dynamo`` the ``torch.export`` one (it needs the onnxscript package)."""
+    examples = example if isinstance(example, tuple) else (example,)
+    names = list(input_name) if isinstance(input_name, tuple) else [input_name]
+    torch.onnx.export(model.eval(), examples, path, dynamo=dynamo, input_names=names, do_constant_folding=False)
     return path

@@ -25,7 +25,7 @@ bias           constant per-channel add (TensorFlow BiasAdd): folded into the pr
                becomes ``eltwise_unary`` bias_add
 batchnorm      folded into the producing conv/fc/matmul, or becomes ``eltwise_unary`` batchnorm
 pad            padding (top, left, bottom, right): folded into the consuming conv/pool
-passthrough    reshape/flatten/transpose/split/expand/identity/dropout/squeeze/quantize: layouts, removed
+passthrough    reshape/flatten/transpose/split/slice/expand/identity/dropout/squeeze/quantize: layouts, removed
 unsupported    reason: listed in one error, or skipped with ``skip_unsupported``
 =============  =============================================================================
 """

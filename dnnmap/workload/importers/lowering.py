@@ -85,6 +85,8 @@ def _operator(node: SourceNode, where: str) -> Operator:
         if len(shapes[0]) != 4:
             raise InputFileError(f"{where}: expected a tensor of rank 2 or more, got shape {node.input_shapes[0]}")
         n, g, p, q = shapes[0]
+        if a["kind"] == "rotary":  # [batch, heads, tokens, head_dim] as Llama applies it
+            return ops.rotary(node.name, p, g, q, n)
         return ops.vector(node.name, a["kind"], p, q, g, n)
     if node.op == "einsum":
         if "attention" in a:

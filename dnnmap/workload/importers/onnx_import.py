@@ -1,8 +1,9 @@
 """ONNX front end: parse, check, infer shapes (the ``onnx`` package) and translate nodes to a SourceGraph.
 
 Constant sub-graphs (initializers, ``Constant``, ``Shape`` and every node whose inputs
-are all constant, e.g. a ``Transpose`` or ``DequantizeLinear`` of weights) are evaluated
-by nobody: they only describe weights, so they are dropped and their shapes used. Weight
+are all constant, e.g. a ``Transpose`` or ``DequantizeLinear`` of weights) only describe
+weights, so they are dropped and their shapes used; only their small results (slice bounds,
+expand targets: :mod:`onnx_constants`) are evaluated, for shape inference. Weight
 values are read only for densities and small constants (:mod:`onnx_weights`); weights in
 external data files that cannot be read leave them unknown, with one :class:`DnnmapNote`.
 """
@@ -33,6 +34,8 @@ from dnnmap.workload.importers.graph import (
     unique_name,
     zero_stuffed_window,
 )
+from dnnmap.workload.importers.onnx_constants import small_static_values
+from dnnmap.workload.importers.onnx_masks import COMPARISONS, runtime_masks
 from dnnmap.workload.importers.onnx_patterns import find_patterns
 from dnnmap.workload.importers.onnx_weights import ModelWeights
 from dnnmap.workload.sparsity import measured_density
@@ -41,7 +44,7 @@ STATIC_SOURCES = frozenset({"Constant", "ConstantOfShape", "Shape", "Size"})
 ACTIVATIONS = {
     "Relu": "relu", "LeakyRelu": "leaky_relu", "PRelu": "prelu", "Sigmoid": "sigmoid", "Tanh": "tanh",
     "HardSigmoid": "hard_sigmoid", "HardSwish": "hard_swish", "LogSoftmax": "log_softmax",
-    "Elu": "elu", "Selu": "selu", "Softplus": "softplus", "Clip": "clip", "LRN": "lrn",
+    "Elu": "elu", "Selu": "selu", "Softplus": "softplus", "Clip": "clip", "LRN": "lrn", "Neg": "neg",
 }
 # layouts (docs/import.md "Transformer blocks"): a consumer reads its producer's words in another order or view
 PASSTHROUGH = frozenset({"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Identity", "Dropout", "QuantizeLinear",
@@ -49,6 +52,7 @@ PASSTHROUGH = frozenset({"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Identity
 REPEATS = frozenset({"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Identity", "Cast", "Expand"})
 VECTOR_OPS = {"LayerNormalization": "layernorm", "RMSNormalization": "rmsnorm", "Gelu": "gelu"}
 SMALL_CONSTANT = 64  # initializers up to this many elements keep their values for shape inference
+CONSTANT_ROUNDS = 3  # rounds of evaluating small static tensors and inferring shapes again
 PROTOBUF_LIMIT = 2**31 - 1  # the largest serialized protobuf message (bigger models keep weights outside)
 BINARY = {"Add": "add", "Sum": "add", "Sub": "add", "Mul": "mul", "Div": "mul"}
 
@@ -85,13 +89,17 @@ class OnnxFrontEnd:
         for vi in self.graph.input:
             if vi.name in self.graph_inputs:
                 _set_shape(vi, self.graph_inputs[vi.name])
-        self.shapes = self._infer_shapes(model)
         self.static = self._static_tensors()
+        self.values: dict[str, np.ndarray] = {}  # small static tensors the graph computes (onnx_constants)
+        self.shapes = self._infer_shapes(model)
         self.producer: dict[str, str] = {n: n for n in self.graph_inputs}
         self.taken: set[str] = set(self.graph_inputs)
         self.node_of = {o: n for n in self.graph.node for o in n.output if o}
         self.patterns = find_patterns(self.graph.node, self.static, {o.name for o in self.graph.output})
-        self.embeddings: dict[str, tuple[int, ...]] = {}  # embedding lookups: network input name -> shape
+        self.masks = runtime_masks(self.graph.node, self.static, set(self.graph_inputs))
+        # results that become network inputs (embedding lookups, caches with rows appended): name -> shape
+        self.derived_inputs: dict[str, tuple[int, ...]] = {}
+        self.derived_notes: list[str] = []
 
     # ---- checks ------------------------------------------------------------------
     def _input_shapes(self, overrides: InputShapes) -> dict[str, tuple[int, ...]]:
@@ -141,9 +149,34 @@ class OnnxFrontEnd:
             raise InputFileError(f"{self.path}: graph output(s) {', '.join(missing)} are produced by no node")
 
     def _infer_shapes(self, model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
+        """Shapes of every tensor; small static tensors the graph computes (slice bounds, expand targets) are
+        evaluated and given to shape inference as constants, a few rounds while new ones become known."""
+        light = _without_weights(model, self.weights)
+        known = {name: value for name in (*self.initializers, *self.constants)
+                 if (value := self._small_constant(name)) is not None}
+        shapes = self._inferred(light)
+        for _ in range(CONSTANT_ROUNDS):
+            new = small_static_values(model, {**known, **self.values}, shapes, self.static, SMALL_CONSTANT)
+            if not new:
+                break
+            self.values.update(new)
+            shapes = self._inferred(_with_values(light, self.values))
+        return shapes
+
+    def _small_constant(self, name: str) -> np.ndarray | None:
+        """The value of a small initializer or ``Constant`` output (at most SMALL_CONSTANT elements)."""
+        size = math.prod(self.initializers[name].dims) if name in self.initializers else None
+        if size is not None and size > SMALL_CONSTANT:
+            return None
         try:
-            inferred = shape_inference.infer_shapes(_without_weights(model, self.weights), check_type=True,
-                                                    strict_mode=True, data_prop=True)
+            value = self.constant(name)
+        except (NotConstantError, ValueError, KeyError, TypeError):  # unreadable or malformed: the nodes reading
+            return None  # it report a malformed one (translate_node), as without this evaluation
+        return value if value is not None and value.size <= SMALL_CONSTANT else None
+
+    def _inferred(self, light: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
+        try:
+            inferred = shape_inference.infer_shapes(light, check_type=True, strict_mode=True, data_prop=True)
         except Exception as exc:  # onnx raises InferenceError / ValidationError subclasses of Exception
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputFileError(f"{self.path}: inconsistent model: ONNX shape inference failed: {first}") from exc
@@ -155,6 +188,8 @@ class OnnxFrontEnd:
                     shapes[vi.name] = tuple(int(d.dim_value) for d in dims)
         for t in self.graph.initializer:
             shapes[t.name] = tuple(int(d) for d in t.dims)
+        for name, value in self.values.items():
+            shapes[name] = tuple(value.shape)
         return shapes
 
     def _static_tensors(self) -> set[str]:
@@ -177,6 +212,8 @@ class OnnxFrontEnd:
             if value is None:
                 raise NotConstantError(f"input {tensor!r} is unknown: {self.weights.unreadable[tensor]}")
             return value
+        if tensor in self.values:
+            return self.values[tensor]
         if tensor in self.constants:
             attr = self.constants[tensor].attribute[0]
             return np.asarray(numpy_helper.to_array(attr.t) if attr.name == "value" else
@@ -192,11 +229,17 @@ class OnnxFrontEnd:
             pattern = self.patterns.get(node.output[0])
             if pattern is not None and pattern.output != node.output[0]:
                 continue  # an inner node of a decomposed function, translated with its last node
+            if node.output[0] in self.masks.builders:
+                continue  # builds a mask at runtime from the inputs: fused where it is applied (onnx_masks)
             name = unique_name(node.name or node.output[0], self.taken)
             if self._is_embedding(node):
                 self._embed(node, name)
                 continue
-            activations = [pattern.root] if pattern else [i for i in node.input if i and i not in self.static]
+            if self._appends_rows(node):
+                self._append(node, name)
+                continue
+            activations = [pattern.root] if pattern else [
+                i for i in node.input if i and i not in self.static and i not in self.masks.conditions]
             attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
             op_type = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}:{node.op_type}"
             if pattern:
@@ -216,13 +259,14 @@ class OnnxFrontEnd:
         outputs = tuple(dict.fromkeys(self.producer[o.name] for o in self.graph.output if o.name in self.producer))
         read = {src for n in nodes for src in n.inputs}
         inputs = [(n, s) for n, s in self.graph_inputs.items() if n in read or n in outputs]
-        return SourceGraph(self.path.stem, str(self.path), (*inputs, *self.embeddings.items()), tuple(nodes), outputs,
-                           notes=self._notes())
+        return SourceGraph(self.path.stem, str(self.path), (*inputs, *self.derived_inputs.items()), tuple(nodes),
+                           outputs, notes=self._notes())
 
     # ---- transformer blocks (docs/import.md "Transformer blocks") -------------------------
     def _notes(self) -> tuple[str, ...]:
-        notes = [f"embedding lookup {name!r}: a table lookup without MACs; its result {list(shape)} is the "
-                 "network's input" for name, shape in self.embeddings.items()]
+        notes = list(self.derived_notes)
+        if self.masks.note():
+            notes.append(self.masks.note())
         kinds = Counter(p.kind for p in {id(p): p for p in self.patterns.values()}.values())
         if kinds:
             notes.append("recognised decomposed functions as one layer each: "
@@ -237,7 +281,42 @@ class OnnxFrontEnd:
     def _embed(self, node: onnx.NodeProto, name: str) -> None:
         """The lookup's result becomes a network input (hidden states ``[N, 1, tokens, features]`` as the zoo's)."""
         shape = self.shape(node.output[0])
-        self.embeddings[name] = (shape[0], 1, *shape[1:]) if len(shape) == 3 else shape
+        self.derived_inputs[name] = (shape[0], 1, *shape[1:]) if len(shape) == 3 else shape
+        self.derived_notes.append(f"embedding lookup {name!r}: a table lookup without MACs; its result "
+                                  f"{list(self.derived_inputs[name])} is the network's input")
+        self.producer[node.output[0]] = name
+
+    def _is_held(self, tensor: str) -> bool:
+        """``tensor`` is a constant or a graph input (through layouts): rows held in memory, not computed here."""
+        return tensor in self.static or (self._through_layouts(tensor)[0] is None and tensor not in self.initializers)
+
+    def _appends_rows(self, node: onnx.NodeProto) -> bool:
+        """A ``Concat`` along a row axis (tokens: not the last axis, nor the channels of a 4-D map) of held rows
+        (a KV cache input, ViT's constant class token) and rows computed here (this step's K/V, the patches)."""
+        shape = self.shape(node.output[0])
+        if node.op_type != "Concat" or len(shape) < 3:
+            return False
+        axis = int(_attr(node, "axis", 0)) % len(shape)
+        parts = [i for i in node.input if i]
+        held = [i for i in parts if self._is_held(i)]
+        return axis != len(shape) - 1 and (len(shape), axis) != (4, 1) and 0 < len(held) < len(parts)
+
+    def _append(self, node: onnx.NodeProto, name: str) -> None:
+        """The concatenation becomes a network input holding all rows, as the zoo's decode step reads its cache:
+        its readers read that input; the layers computing the appended rows write them to it (no consumer)."""
+        shape = self.shape(node.output[0])
+        self.derived_inputs[name] = shape
+        parts = []
+        for i in (i for i in node.input if i):
+            if self._is_held(i):
+                parts.append(f"{'constant' if i in self.static else 'input'} {i!r} {list(self.shape(i))}")
+            else:
+                source = self._through_layouts(i)[0]
+                by = (source.name or source.output[0]) if source else i
+                parts.append(f"rows {list(self.shape(i))} computed by {by!r}")
+        self.derived_notes.append(
+            f"concat {name!r} (axis {_attr(node, 'axis', 0)}) of {', '.join(parts)} is the network input {name!r} "
+            f"{list(shape)}; the layers computing its rows write them to it (they have no consumer in the graph)")
         self.producer[node.output[0]] = name
 
     def _through_layouts(self, tensor: str) -> tuple[onnx.NodeProto | None, int]:
@@ -420,11 +499,21 @@ class OnnxFrontEnd:
         return "vector", {"kind": VECTOR_OPS[node.op_type]}
 
     def _where(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
-        """``Where(mask, x, fill)`` with a constant mask and fill: a mask applied to ``x`` (fused, as an additive
-        mask), not a layer."""
+        """``Where(mask, x, fill)`` with a constant fill and a mask that is constant or computed from the graph's
+        inputs only (:mod:`onnx_masks`): a mask applied to ``x`` (fused, as an additive mask), not a layer."""
         if activations != [node.input[1]]:
-            return "unsupported", {"reason": "condition or fill computed, only a constant mask on one operand"}
+            return "unsupported", {"reason": "condition computed from layer results, or fill computed"}
         return "eltwise_unary", {"function": "mask"}
+
+    def _slice(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
+        """A part of one computed tensor read in place (GPT-2's fused QKV split by slicing, one rotary half): a
+        layout when it is an equal part (its readers read the whole through it, as a ``Split``'s do)."""
+        whole, part = math.prod(self.shape(node.input[0])), math.prod(self.shape(node.output[0]))
+        if activations != [node.input[0]]:
+            return "unsupported", {"reason": "computed bounds"}
+        if not self.shape(node.input[0]) or not self.shape(node.output[0]) or not part or whole % part:
+            return "unsupported", {"reason": f"takes {part} of {whole} elements, not an equal part"}
+        return "passthrough", {}
 
     def _gather(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
         """Constant indices into an activation (``unbind`` of a fused QKV): a layout; embeddings: translate()."""
@@ -537,6 +626,17 @@ def _without_weights(model: onnx.ModelProto, weights: ModelWeights) -> onnx.Mode
     return light
 
 
+def _with_values(light: onnx.ModelProto, values: dict[str, np.ndarray]) -> onnx.ModelProto:
+    """``light`` with the nodes computing ``values`` replaced by those values as initializers."""
+    model = onnx.ModelProto()
+    model.CopyFrom(light)
+    kept = [n for n in model.graph.node if not all(not o or o in values for o in n.output)]
+    del model.graph.node[:]
+    model.graph.node.extend(kept)
+    model.graph.initializer.extend(numpy_helper.from_array(np.asarray(v), k) for k, v in values.items())
+    return model
+
+
 def _set_shape(vi: onnx.ValueInfoProto, shape: tuple[int, ...]) -> None:
     vi.type.tensor_type.shape.ClearField("dim")
     for d in shape:
@@ -556,11 +656,12 @@ HANDLERS: dict[str, Handler] = {
     **{op: OnnxFrontEnd._binary for op in BINARY},
     "Concat": OnnxFrontEnd._concat, "BatchNormalization": OnnxFrontEnd._batchnorm, "Pad": OnnxFrontEnd._pad,
     "Softmax": OnnxFrontEnd._softmax, **{op: OnnxFrontEnd._vector for op in VECTOR_OPS},
-    "Where": OnnxFrontEnd._where, "Gather": OnnxFrontEnd._gather,
+    "Where": OnnxFrontEnd._where, "Gather": OnnxFrontEnd._gather, "Slice": OnnxFrontEnd._slice,
 }
 SUPPORTED_OPS: tuple[str, ...] = tuple(sorted(
     set(HANDLERS) | set(ACTIVATIONS) | PASSTHROUGH | {"Constant", "Shape"}
-    | {f"{op} (decomposed)" for op in ("LayerNorm", "RMSNorm", "GELU", "SiLU")}))
+    | {f"{op} (decomposed)" for op in ("LayerNorm", "RMSNorm", "GELU", "SiLU", "rotary")}
+    | {f"{op} (building a Where mask from inputs)" for op in COMPARISONS}))
 
 
 def load_onnx_graph(path: Path, input_shapes: InputShapes | None = None) -> SourceGraph:

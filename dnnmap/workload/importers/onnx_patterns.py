@@ -1,6 +1,7 @@
-"""Decomposed transformer functions in an ONNX graph: layer norm, RMS norm, GELU and SiLU written as element-wise
-ops (as ``torch.onnx.export`` writes hand-written modules, e.g. the original BERT's LayerNorm, Llama's RMSNorm,
-``x * 0.5 * (1 + erf(x / sqrt 2))``, GPT-2's tanh GELU, ``x * sigmoid(x)``).
+"""Decomposed transformer functions in an ONNX graph: layer norm, RMS norm, GELU, SiLU and rotary embeddings
+written as element-wise ops (as ``torch.onnx.export`` writes hand-written modules, e.g. the original BERT's
+LayerNorm, Llama's RMSNorm, ``x * 0.5 * (1 + erf(x / sqrt 2))``, GPT-2's tanh GELU, ``x * sigmoid(x)``,
+Llama's ``x * cos + rotate_half(x) * sin`` with constant cos/sin tables).
 
 A *cluster* is the set of element-wise and reduction nodes that, through each other and constants, read one
 activation tensor only (its *root*). A cluster whose results leave it through exactly one tensor is one
@@ -17,7 +18,9 @@ from dataclasses import dataclass
 import onnx
 
 ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Reciprocal", "Erf", "Tanh", "Sigmoid",
-                         "ReduceMean", "Cast", "Neg"})
+                         "ReduceMean", "Cast", "Neg", "Slice", "Concat"})
+# Llama's apply_rotary_pos_emb: x * cos + rotate_half(x) * sin, rotate_half = cat(-x[half:], x[:half])
+ROTARY = Counter({"Slice": 2, "Neg": 1, "Concat": 1, "Mul": 2, "Add": 1})
 
 
 @dataclass(frozen=True)
@@ -35,10 +38,14 @@ def classify(op_types: Iterable[str]) -> str | None:
 
     layer norm: two means (of x and of the squared deviation), a subtraction, a power, a square root;
     RMS norm: one mean of a power, a square root, no subtraction; GELU: erf (exact form) or tanh and a power
-    (tanh approximation); SiLU: one sigmoid and one product. Casts (to float32 and back) are not members: they
+    (tanh approximation); SiLU: one sigmoid and one product; rotary: two slices (the halves), a negation and a
+    concat (``rotate_half``), two products (by cos and sin) and their sum - slices and concats join no other
+    function. Casts (to float32 and back) are not members: they
     pass their input's root on and stay layout nodes.
     """
     ops = Counter(op_types)
+    if ops["Slice"] or ops["Concat"]:
+        return "rotary" if ops == ROTARY else None
     if ops["ReduceMean"] == 2 and ops["Sub"] >= 1 and ops["Pow"] == 1 and ops["Sqrt"] == 1:
         return "layernorm"
     if ops["ReduceMean"] == 1 and ops["Sub"] == 0 and ops["Pow"] == 1 and ops["Sqrt"] == 1:
