@@ -113,7 +113,7 @@ def check_mapper_options(mapper: str, options: SearchOptions) -> None:
     """Refuse, before any work, an unknown mapper (dnnmap.search.registry), options it would ignore
     (``--imperfect``, ``--tile-first``, ``--placement``, ``--constraints``), naming the mappers that take them, and budgets,
     seeds or time limits the mappers cannot honour."""
-    chosen = registry.get(mapper)
+    chosen = registry.info(mapper)
     for given, takes, flag in ((options.imperfect is not None, registry.takes_imperfect, "--imperfect"),
                                (options.tile_first, registry.takes_tile_first, "--tile-first"),
                                (options.placement, registry.takes_constraints, "--placement"),
@@ -127,13 +127,15 @@ def check_mapper_options(mapper: str, options: SearchOptions) -> None:
 def check_fuse_baseline(request: MapRequest) -> None:
     """``--fuse-baseline``: one of the baselines, only with ``--fuse``; ``paper`` maps in the row-stationary
     space, so only with a mapper that walks constrained spaces."""
+    if request.fuse is None and request.fuse_baseline == "best":
+        return  # the default without --fuse: nothing to check, and the fusion modules stay unloaded
     from dnnmap.fusion.baseline import BASELINES
 
     if request.fuse_baseline not in BASELINES:
         raise UnknownNameError(unknown_name_message("--fuse-baseline", request.fuse_baseline, BASELINES))
     if request.fuse is None and request.fuse_baseline != "best":
         raise DnnmapError("--fuse-baseline chooses what fused layers are compared with; it needs --fuse")
-    if request.fuse_baseline == "paper" and not registry.get(request.mapper).takes_constraints:
+    if request.fuse_baseline == "paper" and not registry.info(request.mapper).takes_constraints:
         raise DnnmapError(f"--fuse-baseline paper maps layers in the row-stationary space: use one of the "
                           f"{', '.join(registry.names(registry.takes_constraints))} mappers (the {request.mapper!r} "
                           "mapper builds its own candidates)")
