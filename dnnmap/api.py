@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.arch.variants import with_dram_model
@@ -25,11 +25,13 @@ from dnnmap.search.constraints import Constraints, load_constraints
 from dnnmap.search.network import NetworkResult, check_search_limits, search_network, select_layers
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS, SearchOptions
 from dnnmap.workload import zoo
-from dnnmap.workload.importers import InputShapes, load_network
 from dnnmap.workload.ir import Network, Operator
 from dnnmap.workload.named import is_named_workload, parse_workload
 from dnnmap.workload.sparsity import apply_densities
 from dnnmap.workload.training import parse_passes, training_network
+
+if TYPE_CHECKING:
+    from dnnmap.workload.importers import InputShapes
 
 ModelRef = Network | str | os.PathLike[str]
 ArchRef = ArchSpec | str | os.PathLike[str]
@@ -55,6 +57,8 @@ def resolve_network(model: ModelRef, input_shapes: InputShapes | None = None,
         return model
     path = model_path(model)
     if path is not None:
+        from dnnmap.workload.importers import load_network  # the importers' schemas: only for a model file
+
         return load_network(path, input_shapes, skip_unsupported)
     what = "workload" if is_named_workload(str(model)) else "zoo model"
     if input_shapes:

@@ -52,7 +52,7 @@ def test_unknown_top_level_name_is_an_attribute_error() -> None:
 
 
 # the command-line refusals (issue 25): each refused before the search packages, the cost kernel or numba load
-CLI_HEAVY = ("numba", "dnnmap.cost.kernel", "dnnmap.cost.model", "dnnmap.search.mappers", "dnnmap.fusion.search",
+CLI_HEAVY = ("numba", "numpy", "dnnmap.cost.kernel", "dnnmap.cost.model", "dnnmap.search.mappers", "dnnmap.fusion.search",
              "onnx", "torch", "matplotlib")
 
 
@@ -63,24 +63,34 @@ def _cli(args: list[str]) -> tuple[list[str], str]:
     return _probe(run, CLI_HEAVY)
 
 
-@pytest.mark.parametrize("case", ["unknown arch", "bad workload spec", "missing file", "fifo", "bad budget",
-                                  "output is an input", "unknown mapper", "option the mapper ignores"])
-def test_a_refusal_loads_no_search_module(case: str, tmp_path: Path) -> None:
-    arch = tmp_path / "arch.yaml"
+REFUSALS = ("unknown arch", "bad workload spec", "missing file", "fifo", "bad budget", "output is an input",
+            "unknown mapper", "option the mapper ignores")
+
+
+def refusal_cases(folder: Path) -> dict[str, tuple[list[str], str]]:
+    """Representative refusals of issue 25's classes (files made in ``folder``): name -> (``dnnmap`` arguments,
+    what the error says). Shared with ``benchmarks/refusal_speed.py``."""
+    arch = folder / "arch.yaml"
     arch.write_text("name: x\n")
-    os.mkfifo(tmp_path / "f.yaml")
-    args, says = {
-        "unknown arch": (["--arch", "nosuch"], "unknown architecture 'nosuch'"),
-        "bad workload spec": ([], "size 'I=+8'"),
-        "missing file": (["--arch", str(tmp_path / "no.yaml")], "no.yaml: architecture file not found"),
-        "fifo": (["--arch", str(tmp_path / "f.yaml")], "f.yaml: a FIFO"),
-        "bad budget": (["--budget", "1.5"], "'1.5' is not an integer"),
-        "output is an input": (["--arch", str(arch), "--json", str(arch)], "is the input file"),
-        "unknown mapper": (["--mapper", "nosuch"], "unknown mapper 'nosuch'"),
-        "option the mapper ignores": (["--mapper", "tso", "--imperfect"], "--imperfect applies to"),
-    }[case]
-    model = "mttkrp:I=+8,J=4,K=4,L=4" if case == "bad workload spec" else "lenet5"
-    loaded, err = _cli(["map", model, *args])
+    fifo = folder / "fifo.yaml"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    return dict(zip(REFUSALS, [
+        (["map", "lenet5", "--arch", "nosuch"], "unknown architecture 'nosuch'"),
+        (["map", "mttkrp:I=+8,J=4,K=4,L=4"], "size 'I=+8'"),
+        (["map", "lenet5", "--arch", str(folder / "no.yaml")], "no.yaml: architecture file not found"),
+        (["map", "lenet5", "--arch", str(fifo)], "fifo.yaml: a FIFO"),
+        (["map", "lenet5", "--budget", "1.5"], "'1.5' is not an integer"),
+        (["map", "lenet5", "--arch", str(arch), "--json", str(arch)], "is the input file"),
+        (["map", "lenet5", "--mapper", "nosuch"], "unknown mapper 'nosuch'"),
+        (["map", "lenet5", "--mapper", "tso", "--imperfect"], "--imperfect applies to"),
+    ], strict=True))
+
+
+@pytest.mark.parametrize("case", REFUSALS)
+def test_a_refusal_loads_no_search_module(case: str, tmp_path: Path) -> None:
+    args, says = refusal_cases(tmp_path)[case]
+    loaded, err = _cli(args)
     assert err.splitlines()[-1] == "exit 2" and says in " ".join(err.split()), err
     assert loaded == [], f"{case}: loaded {loaded}"
 

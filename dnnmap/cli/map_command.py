@@ -14,7 +14,6 @@ from dnnmap.cli.options import (INPUT_SHAPE_HELP, PNG_DIR_HELP, BudgetOption, Bu
                                 PlacementOption, SeedOption, TileFirstOption, check_outputs, mapper_help, output_path,
                                 parse_input_shapes, parse_layer_list, search_options)
 from dnnmap.cli.progress import count_progress, item_progress
-from dnnmap.cli.report_command import write_report
 from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.errors import DnnmapError
 from dnnmap.search.constraints import load_constraints
@@ -93,7 +92,10 @@ def map_command(
                                "zeros included (docs/sparse.md)")
     err = stderr_console()
     load_kernels(err, spec)
-    from dnnmap.cli.map_output import print_fused, print_layers  # loads the cost model: only after every check
+    # the result printers load the cost model and the report modules: only after every check
+    from dnnmap.cli.map_output import print_fused, print_layers
+    from dnnmap.cli.report_command import write_report
+
     if fuse is None:
         with item_progress(err, f"mapping {prepared.network.name}", [op.name for op in prepared.selected],
                            "layers") as done:
