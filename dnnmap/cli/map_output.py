@@ -29,6 +29,7 @@ def print_fused(run: MapRun, trace: Path | None, trace_png: Path | None) -> None
 
 
 def print_layers(run: MapRun) -> None:
+    """The per-layer table and the totals (with ``--mapper tso``, TSO's own estimate beside them)."""
     out = stdout_console()
     out.print(layer_table(run.search))
     out.print(totals_line(run.search))
