@@ -112,16 +112,14 @@ class Mapping:
 
 
 def _check_axes(lm: LevelMapping, level: str, shape: tuple[int, ...] | None, where: str) -> None:
-    """Refuse a ``spatial_axis`` entry that places nothing or places it where it cannot go: on a level without a
-    fan-out, for a dimension without a spatial factor (> 1) at the level, on an axis the fan-out lacks, or over
-    both axes (:data:`BOTH_AXES`) of a fan-out that has one axis."""
+    """Refuse a ``spatial_axis`` entry that cannot be placed: on a level without a fan-out, on an axis the fan-out
+    lacks, or over both axes (:data:`BOTH_AXES`) of a fan-out that has one axis. (An entry for a dimension without
+    a spatial factor places nothing: importers that clip an unrolling to a bound of 1 may keep one; a mapping
+    file may not, ``mapping.io``.)"""
     for d, a in lm.spatial_axis:
         entry = f"{where}: level {level}: spatial_axis {d}: {a}"
         if shape is None:
             raise MappingError(f"{entry}: the level has no fan-out, so no loop of it is spatial")
-        if lm.s(d) == 1:
-            raise MappingError(f"{entry}: {d} has no spatial factor at {level} (spatial: "
-                               f"{dict(lm.spatial) or 'none'}); an axis places a spatial loop")
         if a == BOTH_AXES and len(shape) != 2:
             raise MappingError(f"{entry}: {BOTH_AXES} splits {d} over both axes of a 2-D fan-out; the fan-out of "
                                f"{level} is {list(shape)} (one axis: 0)")
