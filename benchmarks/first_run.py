@@ -21,17 +21,18 @@ ROOT = Path(__file__).resolve().parents[1]
 GOAL_CPU_SECONDS = 8.0
 
 
-def timed_run(args: list[str], cache: Path) -> tuple[float, float]:
-    """CPU and wall seconds of one ``dnnmap`` run in a fresh interpreter using the kernel cache ``cache``."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache),
-           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+def timed_run(args: list[str], cache: Path | None = None, exit_code: int = 0) -> tuple[float, float]:
+    """CPU and wall seconds of one ``dnnmap`` run in a fresh interpreter using the kernel cache ``cache`` (None:
+    numba's usual one); stops when the run does not end with ``exit_code``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
+           **({"NUMBA_CACHE_DIR": str(cache)} if cache is not None else {})}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "dnnmap.cli.main", *args], env=env, capture_output=True, text=True)
     wall = time.perf_counter() - wall
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode:
-        raise SystemExit(f"dnnmap {' '.join(args)} failed:\n{done.stderr}")
+    if done.returncode != exit_code:
+        raise SystemExit(f"dnnmap {' '.join(args)}: exit {done.returncode}, expected {exit_code}:\n{done.stderr}")
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall
 
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.arch.variants import with_dram_model
@@ -25,11 +25,13 @@ from dnnmap.search.constraints import Constraints, load_constraints
 from dnnmap.search.network import NetworkResult, check_search_limits, search_network, select_layers
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS, SearchOptions
 from dnnmap.workload import zoo
-from dnnmap.workload.importers import InputShapes, load_network
 from dnnmap.workload.ir import Network, Operator
 from dnnmap.workload.named import is_named_workload, parse_workload
 from dnnmap.workload.sparsity import apply_densities
 from dnnmap.workload.training import parse_passes, training_network
+
+if TYPE_CHECKING:
+    from dnnmap.workload.importers import InputShapes
 
 ModelRef = Network | str | os.PathLike[str]
 ArchRef = ArchSpec | str | os.PathLike[str]
@@ -55,6 +57,8 @@ def resolve_network(model: ModelRef, input_shapes: InputShapes | None = None,
         return model
     path = model_path(model)
     if path is not None:
+        from dnnmap.workload.importers import load_network  # the importers' schemas: only for a model file
+
         return load_network(path, input_shapes, skip_unsupported)
     what = "workload" if is_named_workload(str(model)) else "zoo model"
     if input_shapes:
@@ -113,7 +117,7 @@ def check_mapper_options(mapper: str, options: SearchOptions) -> None:
     """Refuse, before any work, an unknown mapper (dnnmap.search.registry), options it would ignore
     (``--imperfect``, ``--tile-first``, ``--placement``, ``--constraints``), naming the mappers that take them, and budgets,
     seeds or time limits the mappers cannot honour."""
-    chosen = registry.get(mapper)
+    chosen = registry.info(mapper)
     for given, takes, flag in ((options.imperfect is not None, registry.takes_imperfect, "--imperfect"),
                                (options.tile_first, registry.takes_tile_first, "--tile-first"),
                                (options.placement, registry.takes_constraints, "--placement"),
@@ -127,13 +131,15 @@ def check_mapper_options(mapper: str, options: SearchOptions) -> None:
 def check_fuse_baseline(request: MapRequest) -> None:
     """``--fuse-baseline``: one of the baselines, only with ``--fuse``; ``paper`` maps in the row-stationary
     space, so only with a mapper that walks constrained spaces."""
+    if request.fuse is None and request.fuse_baseline == "best":
+        return  # the default without --fuse: nothing to check, and the fusion modules stay unloaded
     from dnnmap.fusion.baseline import BASELINES
 
     if request.fuse_baseline not in BASELINES:
         raise UnknownNameError(unknown_name_message("--fuse-baseline", request.fuse_baseline, BASELINES))
     if request.fuse is None and request.fuse_baseline != "best":
         raise DnnmapError("--fuse-baseline chooses what fused layers are compared with; it needs --fuse")
-    if request.fuse_baseline == "paper" and not registry.get(request.mapper).takes_constraints:
+    if request.fuse_baseline == "paper" and not registry.info(request.mapper).takes_constraints:
         raise DnnmapError(f"--fuse-baseline paper maps layers in the row-stationary space: use one of the "
                           f"{', '.join(registry.names(registry.takes_constraints))} mappers (the {request.mapper!r} "
                           "mapper builds its own candidates)")

@@ -7,46 +7,18 @@ from typing import Annotated, Optional
 
 import typer
 
-from dnnmap.api import MapRequest, MapRun, prepare_map, run_map
+from dnnmap.api import MapRequest, prepare_map, run_map
 from dnnmap.cli.console import load_kernels, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
-from dnnmap.cli.options import (INPUT_SHAPE_HELP, BudgetOption, BudgetSecondsOption, ImperfectOption,
+from dnnmap.cli.options import (INPUT_SHAPE_HELP, PNG_DIR_HELP, BudgetOption, BudgetSecondsOption, ImperfectOption,
                                 PlacementOption, SeedOption, TileFirstOption, check_outputs, mapper_help, output_path,
                                 parse_input_shapes, parse_layer_list, search_options)
 from dnnmap.cli.progress import count_progress, item_progress
-from dnnmap.cli.report_command import PNG_DIR_HELP, write_report
 from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.errors import DnnmapError
-from dnnmap.fileio import write_text_atomic
-from dnnmap.report.fusion import group_table, totals_lines
-from dnnmap.report.fusion_trace import timeline_png, trace_json
-from dnnmap.report.tables import layer_table, totals_line
-from dnnmap.report.tso import tso_comparison
 from dnnmap.search.constraints import load_constraints
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS
 from dnnmap.workload.sparsity import parse_density_options
-
-
-def print_fused(run: MapRun, trace: Path | None, trace_png: Path | None) -> None:
-    """``--fuse``: the fused groups and totals beside the unfused schedule (dnnmap/fusion)."""
-    out = stdout_console()
-    out.print(group_table(run.fusion))
-    for line in totals_lines(run.fusion):
-        out.print(line)
-    if trace is not None:
-        write_text_atomic(trace, trace_json(run.fusion))
-        out.print(f"wrote {trace} (Chrome trace-event JSON; open in https://ui.perfetto.dev)")
-    if trace_png is not None:
-        write_text_atomic(trace_png, timeline_png(run.fusion))
-        out.print(f"wrote {trace_png}")
-
-
-def print_layers(run: MapRun) -> None:
-    out = stdout_console()
-    out.print(layer_table(run.search))
-    out.print(totals_line(run.search))
-    if run.prepared.request.mapper == "tso":
-        out.print(tso_comparison(run.search))
 
 
 @user_errors
@@ -110,16 +82,20 @@ def map_command(
                          fuse, max_fused, fuse_baseline, workers, scheduler)
     if (trace is not None or trace_png is not None) and fuse is None:
         raise DnnmapError("--trace and --trace-png export a fused schedule; they need --fuse")
+    check_outputs([(json_path, "--json", False), (html, "--html", False), (trace, "--trace", False),
+                   (trace_png, "--trace-png", False), (save_mappings, "--save-mappings", True),
+                   (png_dir, "--png-dir", True)], inputs=[Path(model), Path(arch), constraints])
     prepared = prepare_map(request)
     spec = prepared.arch
     if density and spec.sparsity is None:
         stderr_console().print(f"note: architecture {spec.name!r} has no sparsity support: the layers run dense, "
                                "zeros included (docs/sparse.md)")
-    check_outputs([(json_path, "--json", False), (html, "--html", False), (trace, "--trace", False),
-                   (trace_png, "--trace-png", False), (save_mappings, "--save-mappings", True),
-                   (png_dir, "--png-dir", True)], inputs=[Path(model), Path(arch), constraints])
     err = stderr_console()
     load_kernels(err, spec)
+    # the result printers load the cost model and the report modules: only after every check
+    from dnnmap.cli.map_output import print_fused, print_layers
+    from dnnmap.cli.report_command import write_report
+
     if fuse is None:
         with item_progress(err, f"mapping {prepared.network.name}", [op.name for op in prepared.selected],
                            "layers") as done:

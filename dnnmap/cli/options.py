@@ -16,6 +16,7 @@ from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS, DEFAUL
 from dnnmap.search import registry
 
 INPUT_SHAPE_HELP = "graph input shape, e.g. input=1x3x224x224 (repeat for several inputs)"
+PNG_DIR_HELP = "also write every figure as a PNG file into this directory"
 
 
 def parse_input_shapes(values: list[str] | None) -> dict[str, tuple[int, ...]] | None:
@@ -76,7 +77,7 @@ PlacementOption = Annotated[bool, typer.Option("--placement", help="per-tensor p
 
 def mapper_help(prefix: str = "") -> str:
     """``--mapper`` help: every registered mapper with its one-line description."""
-    return prefix + "; ".join(f"{name}: {registry.get(name).description}" for name in registry.names())
+    return prefix + "; ".join(f"{name}: {registry.info(name).description}" for name in registry.names())
 
 
 def parse_layer_list(value: str | None) -> list[str] | None:

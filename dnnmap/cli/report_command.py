@@ -10,13 +10,10 @@ from rich.console import Console
 
 from dnnmap.cli.console import shown, stdout_console
 from dnnmap.cli.errors import stderr_console, user_errors
-from dnnmap.cli.options import check_outputs, output_path
+from dnnmap.cli.options import PNG_DIR_HELP, check_outputs, output_path
 from dnnmap.cli.progress import item_progress
 from dnnmap.mapping.io import write_atomic
 from dnnmap.report.html.runs import Run, load_run
-
-PNG_DIR_HELP = "also write every figure as a PNG file into this directory"
-
 
 def write_report(runs: list[Run], html_path: Path | None, png_dir: Path | None, out: Console) -> None:
     """Draw the figures (progress on stderr), write the HTML page and/or the PNG files, say what was written."""

@@ -184,6 +184,11 @@ def _mapping(spec: MappingFileSpec, level_names: list[str] | None, origin: str) 
             raise InputFileError(f"{origin}: field 'levels.{name}.order': lists a dimension twice: {list(e.order)}")
         if e.keeps is not None and len(set(e.keeps)) != len(e.keeps):
             raise InputFileError(f"{origin}: field 'levels.{name}.keeps': lists a tensor twice: {list(e.keeps)}")
+        idle = [d for d in e.spatial_axis if e.spatial.get(d, 1) == 1]
+        if idle:
+            raise InputFileError(f"{origin}: field 'levels.{name}.spatial_axis.{idle[0]}': {idle[0]} has no spatial "
+                                 f"factor at {name} (spatial: {dict(e.spatial) or 'none'}); an axis places a "
+                                 "spatial loop")
         levels.append(LevelMapping(tuple(e.temporal.items()), e.order, tuple(e.spatial.items()),
                                    tuple(e.spatial_axis.items()), e.keeps,
                                    tuple((t, n) for t, n in e.loops_above.items() if n > 0)))

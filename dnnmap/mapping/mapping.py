@@ -111,6 +111,23 @@ class Mapping:
         return tuple(t.name for t in op.tensors if t.role in arch.levels[level].keeps)
 
 
+def _check_axes(lm: LevelMapping, level: str, shape: tuple[int, ...] | None, where: str) -> None:
+    """Refuse a ``spatial_axis`` entry that cannot be placed: on a level without a fan-out, on an axis the fan-out
+    lacks, or over both axes (:data:`BOTH_AXES`) of a fan-out that has one axis. (An entry for a dimension without
+    a spatial factor places nothing: importers that clip an unrolling to a bound of 1 may keep one; a mapping
+    file may not, ``mapping.io``.)"""
+    for d, a in lm.spatial_axis:
+        entry = f"{where}: level {level}: spatial_axis {d}: {a}"
+        if shape is None:
+            raise MappingError(f"{entry}: the level has no fan-out, so no loop of it is spatial")
+        if a == BOTH_AXES and len(shape) != 2:
+            raise MappingError(f"{entry}: {BOTH_AXES} splits {d} over both axes of a 2-D fan-out; the fan-out of "
+                               f"{level} is {list(shape)} (one axis: 0)")
+        if not (0 <= a < len(shape) or a == BOTH_AXES):
+            raise MappingError(f"{entry}: the fan-out {list(shape)} has no axis {a} (0, 1, or {BOTH_AXES} = both "
+                               "axes of a 2-D fan-out)")
+
+
 def validate_mapping(m: Mapping, op: Operator, arch: ArchSpec) -> None:
     """Raise :class:`MappingError` naming the level/dimension when ``m`` is not legal for ``op``/``arch``.
 
@@ -138,12 +155,10 @@ def validate_mapping(m: Mapping, op: Operator, arch: ArchSpec) -> None:
         spatial = math.prod(f for _, f in lm.spatial)
         if spatial > 1 and lv.fanout is None:
             raise MappingError(f"{where}: level {lv.name} has no fan-out but the mapping has spatial factors")
+        _check_axes(lm, lv.name, lv.fanout.shape if lv.fanout is not None else None, where)
         if lv.fanout is not None:
             axes = dict(lm.spatial_axis)
             shape = lv.fanout.shape
-            if any(a < 0 or (a >= len(shape) and not (a == BOTH_AXES and len(shape) == 2)) for a in axes.values()):
-                raise MappingError(f"{where}: level {lv.name}: spatial axis out of range for fan-out "
-                                   f"{list(shape)} (0, 1, or {BOTH_AXES} = both axes of a 2-D fan-out)")
             free = 1  # instances left on each axis for the dims spanning both
             for ax, size in enumerate(shape):
                 used = math.prod(f for d, f in lm.spatial if axes.get(d, 0) == ax)

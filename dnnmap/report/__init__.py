@@ -1,6 +1,3 @@
-"""Reports: plain-data (JSON) and rich-table views of mapping results."""
-
-from dnnmap.report.json_report import to_dict
-from dnnmap.report.summary import format_energy, latency_ms, mapping_summary
-
-__all__ = ["format_energy", "latency_ms", "mapping_summary", "to_dict"]
+"""Reports: plain-data (JSON, :mod:`.json_report`), rich-table (:mod:`.tables`, :mod:`.summary`) and HTML
+(:mod:`.html`) views of mapping results. The package itself imports nothing, so reading a saved run
+(:mod:`.html.runs`) does not load the cost model."""

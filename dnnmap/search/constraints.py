@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dnnmap.arch.spec import ALL_ROLES, ArchSpec, Role
 from dnnmap.errors import DnnmapError
 from dnnmap.fileio import as_tuples, load_data, validate_strict
+from dnnmap.mapping.mapping import BOTH_AXES
 from dnnmap.workload.ir import Operator
 
 Pairs = tuple[tuple[str, int], ...]
@@ -118,8 +119,12 @@ class Constraints:
                                   "dimension over both axes of")
             for d, a in c.axes:
                 if lv.fanout is not None and not 0 <= a < len(lv.fanout.shape):
+                    both = len(lv.fanout.shape) == 2 and a == BOTH_AXES
+                    hint = (f"; to split {d} over both axes, write both_axes: true" if both else
+                            " (a mapping's spatial_axis 2, both axes, is both_axes: true on a 2-D fan-out)"
+                            if a == BOTH_AXES else "")
                     raise DnnmapError(f"{self._field(name, f'.axes.{d}')}: axis {a} does not exist; the fan-out of {name} has "
-                                      f"{len(lv.fanout.shape)} axis(es), numbered from 0")
+                                      f"{len(lv.fanout.shape)} axis(es), numbered from 0{hint}")
             for field_name in ("temporal", "spatial", "tile"):
                 for d, f in getattr(c, field_name):
                     if f < 1:

@@ -5,16 +5,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from dnnmap import limits
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.objective import check_objective
 from dnnmap.errors import UnknownNameError, did_you_mean
 from dnnmap.search import registry
-from dnnmap.search.mappers import SearchResult
 from dnnmap.search.options import SearchOptions
 from dnnmap.workload.ir import Network, Operator, Phase
 from dnnmap.workload.sparsity import op_densities
+
+if TYPE_CHECKING:  # the mappers (and the cost kernel) load with the first search, not with the layer checks
+    from dnnmap.search.mappers import SearchResult
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,18 @@
 """Mappers by name: each mapper package under ``dnnmap.search`` registers one :class:`Mapper` when imported,
 and ``map_layer``, the CLI and the API look mappers up here (docs/search.md, "Adding a mapper").
 
-The first lookup (:func:`get`, :func:`names`) imports every subpackage of ``dnnmap.search``, so a new
-mapper is one folder whose ``__init__`` calls :func:`register`; a mapper defined elsewhere (a user's
-script) is registered by calling :func:`register` before the search.
+:data:`BUILTIN` is the one list of the built-in mappers: name, package, description and the options each
+takes. Listing names (:func:`names`), describing and checking options (:func:`info`) read it without
+importing any search package (so the command line refuses bad input without loading the cost kernel);
+:func:`get` imports the one package of the mapper asked for, which registers its :class:`Mapper` built by
+:meth:`Mapper.builtin`. A new built-in mapper is one folder whose ``__init__`` calls :func:`register` plus its
+line in :data:`BUILTIN` (tests/search/test_registry.py checks the two agree); a mapper defined elsewhere (a
+user's script) is registered by calling :func:`register` before the search.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -32,13 +35,43 @@ class SearchFn(Protocol):
 
 
 @dataclass(frozen=True)
+class MapperInfo:
+    """What is known of a mapper without importing it: ``name`` (the ``--mapper`` value), ``description`` (one
+    line for listings), ``takes_imperfect`` / ``takes_tile_first`` / ``takes_constraints`` (whether its search
+    honours ``options.imperfect`` / ``options.tile_first`` / ``options.constraints``; map_layer refuses them
+    otherwise) and, for a built-in mapper, the ``module`` that registers it."""
+
+    name: str
+    description: str
+    takes_imperfect: bool = False
+    takes_tile_first: bool = False
+    takes_constraints: bool = False
+    module: str = ""
+
+
+BUILTIN: dict[str, MapperInfo] = {info.name: info for info in (
+    MapperInfo("auto", "exhaustive on small spaces, else sunstone", True, True, True, "dnnmap.search.auto"),
+    MapperInfo("exhaustive", "every mapping of the declared space (the optimum), up to 5e6 mappings", True, False,
+               True, "dnnmap.search.exhaustive"),
+    MapperInfo("random", "the best of --budget mappings sampled from the declared space (seeded)", True, False,
+               True, "dnnmap.search.sampled"),
+    MapperInfo("sunstone", "a level-by-level walk over maximal tiles and unrollings (fast, near the optimum)",
+               True, True, False, "dnnmap.search.sunstone"),
+    MapperInfo("optimal", "branch and bound to the proven optimum, or a certified gap when --budget-seconds runs "
+               "out", module="dnnmap.search.optimal"),
+    MapperInfo("tso", "tensor slicing and tiling for multicore NPUs (TSO; minimizes its own time estimate)",
+               module="dnnmap.search.tso"),
+    MapperInfo("marvel", "off-chip tiles and layouts first, then the on-chip mapping (Marvel)",
+               module="dnnmap.search.marvel"),
+)}
+
+
+@dataclass(frozen=True)
 class Mapper:
     """A search for the best mapping of one operator on one architecture.
 
     ``name``: the ``--mapper`` value; ``description``: one line for listings; ``search``: the search.
-    ``takes_imperfect`` / ``takes_tile_first`` / ``takes_constraints``: whether ``search`` honours
-    ``options.imperfect`` / ``options.tile_first`` / ``options.constraints`` (walks the constrained map space;
-    map_layer refuses them otherwise)."""
+    ``takes_imperfect`` / ``takes_tile_first`` / ``takes_constraints``: as :class:`MapperInfo`."""
 
     name: str
     description: str
@@ -47,57 +80,73 @@ class Mapper:
     takes_tile_first: bool = False
     takes_constraints: bool = False
 
+    @classmethod
+    def builtin(cls, name: str, search: SearchFn) -> Mapper:
+        """The built-in mapper ``name`` of :data:`BUILTIN` searching with ``search``."""
+        info = BUILTIN[name]
+        return cls(name, info.description, search, info.takes_imperfect, info.takes_tile_first,
+                   info.takes_constraints)
+
 
 _MAPPERS: dict[str, Mapper] = {}
-_discovered = False
 
 
 def register(mapper: Mapper) -> Mapper:
-    """Make ``mapper`` available under ``mapper.name``; a different mapper may not take a registered name."""
+    """Make ``mapper`` available under ``mapper.name``; a different mapper may not take a registered name, nor
+    a built-in mapper's name with another description or other options."""
     known = _MAPPERS.get(mapper.name)
     if known is not None and known != mapper:
         raise ValueError(f"mapper name {mapper.name!r} is taken: {known.description}")
+    builtin = BUILTIN.get(mapper.name)
+    if builtin is not None and builtin != _info(mapper, builtin.module):
+        raise ValueError(f"mapper name {mapper.name!r} is taken: {builtin.description}")
     _MAPPERS[mapper.name] = mapper
     return mapper
 
 
-def _discover() -> None:
-    """Import every subpackage of ``dnnmap.search`` once: each mapper package registers on import."""
-    global _discovered
-    if _discovered:
-        return
-    import dnnmap.search as package
-
-    for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
-        if info.ispkg:
-            importlib.import_module(info.name)
-    _discovered = True
+def _info(mapper: Mapper, module: str = "") -> MapperInfo:
+    return MapperInfo(mapper.name, mapper.description, mapper.takes_imperfect, mapper.takes_tile_first,
+                      mapper.takes_constraints, module)
 
 
-def names(where: Callable[[Mapper], bool] | None = None) -> tuple[str, ...]:
-    """Registered mapper names, ``auto`` first then alphabetical; ``where`` keeps those it accepts."""
-    _discover()
-    ordered = sorted(_MAPPERS, key=lambda n: (n != "auto", n))
-    return tuple(n for n in ordered if where is None or where(_MAPPERS[n]))
+def _known() -> dict[str, MapperInfo]:
+    """Every mapper's info: the built-in ones and those registered (imported or a user's), no import."""
+    return {**BUILTIN, **{n: _info(m) for n, m in _MAPPERS.items() if n not in BUILTIN}}
+
+
+def names(where: Callable[[MapperInfo], bool] | None = None) -> tuple[str, ...]:
+    """Known mapper names, ``auto`` first then alphabetical; ``where`` keeps those it accepts (no import)."""
+    known = _known()
+    ordered = sorted(known, key=lambda n: (n != "auto", n))
+    return tuple(n for n in ordered if where is None or where(known[n]))
+
+
+def info(name: str) -> MapperInfo:
+    """What is known of the mapper ``name`` without importing it; an unknown name is refused with the known
+    ones."""
+    known = _known()
+    if name not in known:
+        raise UnknownNameError(unknown_name_message("mapper", name, names()))
+    return known[name]
 
 
 def get(name: str) -> Mapper:
-    """The mapper registered as ``name``; an unknown name is refused with the known ones."""
-    _discover()
+    """The mapper registered as ``name`` (a built-in one's package is imported on first use); an unknown name is
+    refused with the known ones."""
     if name not in _MAPPERS:
-        raise UnknownNameError(unknown_name_message("mapper", name, names()))
+        importlib.import_module(info(name).module)
     return _MAPPERS[name]
 
 
-def takes_imperfect(mapper: Mapper) -> bool:
+def takes_imperfect(mapper: Mapper | MapperInfo) -> bool:
     return mapper.takes_imperfect
 
 
-def takes_tile_first(mapper: Mapper) -> bool:
+def takes_tile_first(mapper: Mapper | MapperInfo) -> bool:
     return mapper.takes_tile_first
 
 
-def takes_constraints(mapper: Mapper) -> bool:
+def takes_constraints(mapper: Mapper | MapperInfo) -> bool:
     return mapper.takes_constraints
 
 

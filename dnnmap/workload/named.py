@@ -45,20 +45,32 @@ def is_named_workload(model: str) -> bool:
     return bool(m) and m.group(1).lower() in PREFIXES
 
 
+def spec_items(text: str, what: str, example: str) -> list[str]:
+    """The comma-separated ``KEY=VALUE`` items of a spec, blanks around each removed; an empty item anywhere
+    (a comma first, last or twice in a row, or nothing at all) is refused: ``what`` names the spec in the
+    message, ``example`` shows a correct one."""
+    items = [p.strip() for p in text.split(",")]
+    if not all(items):
+        where = "nothing after ':'" if items == [""] else "an empty item (a comma at the start or the end, or two " \
+            "commas in a row)"
+        raise DnnmapError(f"{what}: {where}; expected KEY=VALUE items separated by single commas, e.g. {example}")
+    return items
+
+
+def size_value(value: str) -> int:
+    """The integer of a size written in ASCII digits (``int()`` would also take ``+8``, ``1_000`` and full-width
+    digits); 0, which every size check refuses, for anything else."""
+    return int(value) if re.fullmatch(r"[0-9]{1,7}", value) else 0
+
+
 def _sizes(text: str, spec: str) -> dict[str, int]:
     sizes: dict[str, int] = {}
-    items = [p.strip() for p in text.split(",")]
-    if items and not items[-1]:
-        items.pop()  # one trailing comma is harmless
-    for item in items:
-        if not item:
-            raise DnnmapError(f"workload {spec!r}: an empty size between two commas (e.g. {EXAMPLES})")
+    for item in spec_items(text, f"workload {spec!r}", EXAMPLES):
         name, sep, value = (s.strip() for s in item.partition("="))
         if not sep or not re.fullmatch(r"[A-Za-z]", name or ""):
             raise DnnmapError(f"workload {spec!r}: size {item!r} is not NAME=INT with a one-letter index name "
                               f"(e.g. {EXAMPLES})")
-        # ASCII digits only: int() would also take '+8', '1_000' and full-width digits
-        size = int(value) if re.fullmatch(r"[0-9]{1,7}", value) else 0
+        size = size_value(value)
         if size < 1 or size > limits.MAX_DIM:
             raise DnnmapError(f"workload {spec!r}: size {item!r} must be an integer from 1 to {limits.MAX_DIM:,}")
         if name.lower() in sizes:

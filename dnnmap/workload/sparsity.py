@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from dnnmap.errors import DnnmapError
 from dnnmap.workload.ir import Network, Operator
+
+if TYPE_CHECKING:  # numpy loads with the first measured tensor, not with the density options
+    import numpy as np
 
 DENSITIES = "densities"  # the Operator.attrs key
 FORWARD_WEIGHTS = "W"  # the weights' tensor name in the zoo's, the importers' and the derived passes' layers
@@ -131,6 +133,8 @@ def apply_densities(network: Network, densities: Mapping[str, float]) -> Network
 def measured_density(values: np.ndarray) -> float:
     """Share of non-zero elements of a real tensor (a model file's weights), at least one element's worth
     so that an all-zero tensor stays a valid density."""
+    import numpy as np
+
     arr = np.asarray(values)
     if arr.size == 0:
         return 1.0

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 import dnnmap
 from dnnmap.arch.spec import PRESET_DIR, preset_names
 from dnnmap.cli.main import app
-from dnnmap.report import to_dict
+from dnnmap.report.json_report import to_dict
 from dnnmap.workload import zoo
 
 runner = CliRunner()

@@ -767,16 +767,36 @@ def run_json_case(b: Bases, rng: random.Random, i: int) -> Outcome:
 WORKLOAD_VALUES = ["8", "+8", "-8", "0", "\uff18", "1_0", "8.0", "0x8", "8e0", " 8", "", "2097152", "9" * 40, "I"]
 
 
-def workload_spec_case(b: Bases, rng: random.Random, i: int) -> Outcome:
-    """Named workload specs with hostile sizes, separators and index names: exit 0 only for ASCII sizes."""
-    sizes = [f"{d}={rng.choice(['4', '8'])}" for d in "IJKL"]
-    k = rng.randrange(len(sizes))
-    sizes[k] = f"{'IJKL'[k]}={rng.choice(WORKLOAD_VALUES)}"
+def _spec_items(rng: random.Random, items: list[str], key: str, extras: list[str]) -> tuple[list[str], bool]:
+    """``items`` (``NAME=VALUE``) with, at random, the value of ``key`` made hostile, a bad or repeated item
+    added, or an empty item at the start, in the middle or at the end; and whether they are still plain."""
+    plain = True
+    if rng.random() < 0.5:
+        value = rng.choice(WORKLOAD_VALUES)
+        items = [f"{key}={value}" if item.startswith(f"{key}=") else item for item in items]
+        plain = value.strip() == "8"
     if rng.random() < 0.3:
-        sizes.insert(rng.randrange(len(sizes) + 1), rng.choice(["", "Z=4", "I=4", "ij=4", "=4"]))
-    spec = "mttkrp:" + rng.choice([",", ", ", ",,"]).join(sizes)
-    size = r"\s*[IJKL]\s*=\s*[1-9][0-9]{0,5}\s*"  # blanks around names and numbers are allowed
-    plain = re.fullmatch(rf"mttkrp:(?:{size},){{3}}{size}", spec)
+        items.insert(rng.randrange(len(items) + 1), rng.choice(extras))
+        plain = False
+    if rng.random() < 0.3:
+        items.insert(rng.choice([0, len(items), rng.randrange(len(items) + 1)]), rng.choice(["", " "]))
+        plain = False
+    return items, plain
+
+
+def workload_spec_case(b: Bases, rng: random.Random, i: int) -> Outcome:
+    """Named workload specs (``mttkrp:I=..``, mapped) and zoo parameters (``gpt2:phase=..,seq=..``, listed) with
+    hostile sizes, separators, names and empty items anywhere: exit 0 only for a plain spec."""
+    separator = rng.choice([",", ", ", " ,"])
+    if i % 2:
+        items, plain = _spec_items(rng, [f"phase={rng.choice(['decode', 'prefill'])}", "seq=8"], "seq",
+                                   ["seq=8", "x=4", "=4", "phase", "Seq=8"])
+        spec = "gpt2:" + separator.join(items)
+        return run_case("workload-spec", ["models", "--layers", spec], b.root,
+                        check=lambda: None if plain else f"accepted {spec!r}")
+    items, plain = _spec_items(rng, [f"{d}={rng.choice(['4', '8'])}" for d in "IJKL"], rng.choice("IJKL"),
+                               ["Z=4", "I=4", "ij=4", "=4"])
+    spec = "mttkrp:" + separator.join(items)
     return run_case("workload-spec", ["map", spec, *QUICK_MAP], b.root,
                     check=lambda: None if plain else f"accepted {spec!r}")
 

@@ -299,6 +299,34 @@ def test_integer_options_are_not_coerced(b: Bases, option: str) -> None:
         assert_refused("options", ["map", "lenet5", "--mapper", "random", "--budget", spelling], b.root, ())
 
 
+# ---- 2. workload specs and zoo parameters: no empty item anywhere ------------------------------------------------
+SPECS = {  # prefix -> items of a spec that is accepted as written, and the command reading it (SPEC: the spec)
+    "mttkrp:": (["I=4", "J=4", "K=4", "L=4"], ["map", "SPEC", "--mapper", "random", "--budget", "5"]),
+    "einsum:ik,kj->ij:": (["i=4", "k=4", "j=4"], ["map", "SPEC", "--mapper", "random", "--budget", "5"]),
+    "gpt2:": (["phase=decode", "seq=8"], ["models", "--layers", "SPEC"]),
+}
+
+
+@pytest.mark.parametrize("prefix", list(SPECS))
+def test_empty_items_in_specs_are_refused(b: Bases, prefix: str) -> None:
+    """An empty item (a comma first, last or doubled, blanks only, or nothing after the ':') is refused naming the
+    spec, wherever it is; the same items without it are accepted."""
+    items, command = SPECS[prefix]
+
+    def reads(spec: str) -> list[str]:
+        return [spec if arg == "SPEC" else arg for arg in command]
+
+    assert run_case("workload-spec", reads(prefix + ",".join(items)), b.root).exit_code == 0
+    rng = random.Random(prefix)
+    spellings = [prefix, prefix + " "] + [prefix + sep.join(items[:at] + [blank] + items[at:])
+                                          for at in range(len(items) + 1) for blank in ("", " ")
+                                          for sep in (",", ", ")]
+    for spec in rng.sample(spellings, 8) + [prefix + ",".join(items) + ","]:  # the trailing comma always
+        o = run_case("workload-spec", reads(spec), b.root)
+        assert o.problem is None and o.exit_code == 2, f"{spec!r}: exit {o.exit_code} {o.problem} ({o.message})"
+        assert repr(spec) in o.message and ("empty item" in o.message or "nothing after" in o.message), o.message
+
+
 # ---- 2. network file attributes: values, not nested structures --------------------------------------------------
 def test_nested_attributes_refused_at_load(b: Bases) -> None:
     import copy

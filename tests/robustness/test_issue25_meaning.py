@@ -1,7 +1,7 @@
 """Issue 25, second part: inputs that load but mean something impossible, over generated cases. A mapping that
 does not fit (``show`` says so first, ``verify`` fails it), Timeloop files whose fields are wrong in kind or range,
-``--input-shape`` values a model cannot take, names that are both a preset and a folder, and the outputs of
-``generate-hw`` and ``compile``."""
+``--input-shape`` values a model cannot take, names that are both a preset and a folder, the outputs of
+``generate-hw`` and ``compile``, and mapping ``spatial_axis`` entries that place nothing or cannot be placed."""
 
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ import pytest
 import yaml
 
 from dnnmap.arch.spec import load_arch
-from dnnmap.mapping.io import load_mapping_file
+from dnnmap.mapping.io import load_mapping_file, mapping_from_dict, mapping_to_dict
+from dnnmap.search.network import map_layer
+from dnnmap.search.options import SearchOptions
 from dnnmap.sim import sim_metrics, verify
-from dnnmap.mapping.io import mapping_from_dict
+from dnnmap.workload import zoo
 from fuzz_cases import Bases, make_bases, run_case
 
 
@@ -302,3 +304,74 @@ def test_generate_hw_and_compile_outputs_checked_first(b: Bases, tmp_path: Path)
             f"{args}: {o.message}"
         assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in inputs} == before
         assert sorted(tmp_path.rglob("*")) == listing, f"{args}: files written"
+
+
+# ---- 6. mapping files: a spatial_axis entry places a spatial loop on an axis the level's fan-out has --------------
+@pytest.mark.parametrize("preset", ["eyeriss", "rtml_192pe", "nmp"])  # fan-outs: 2-D; 1-D and 1-D; 1-D and 2-D
+def test_spatial_axis_where_it_cannot_place(b: Bases, preset: str) -> None:
+    """Generated ``spatial_axis: {DIM: AXIS}`` entries on every level of a searched mapping: refused (exit 2,
+    naming the level and the entry) on a level without a fan-out, for a dimension without a spatial factor there,
+    for axis 1 of a 1-D fan-out and for 2 (both axes) on a fan-out with one axis; accepted where the axis exists
+    and the factors fit."""
+    arch = load_arch(preset)
+    op = zoo.get("lenet5").layer("conv2").op
+    base = mapping_to_dict(map_layer(op, arch, "edp", "random", SearchOptions(budget=300, seed=1)).mapping,
+                           [lv.name for lv in arch.levels], op)
+    rng = random.Random(preset)
+    codes = []
+    fanned = [lv for lv in arch.levels if lv.fanout is not None]
+    for i in range(16):
+        lv = rng.choice(fanned if rng.random() < 0.7 else arch.levels)
+        doc = copy.deepcopy(base)
+        entry = doc["levels"].setdefault(lv.name, {})
+        spatial = entry.get("spatial") or {}
+        dim = rng.choice(sorted(spatial)) if spatial and rng.random() < 0.7 else rng.choice(op.dim_names)
+        axis = rng.choice([0, 1, 2])
+        entry["spatial_axis"] = {**(entry.get("spatial_axis") or {}), dim: axis}
+        path = b.root / f"axis_{preset}_{i}.yaml"
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        shape = lv.fanout.shape if lv.fanout is not None else ()
+        illegal = not shape or spatial.get(dim, 1) == 1 or axis >= len(shape) and not (axis == 2 and len(shape) == 2)
+        o = run_case("mapping", ["show", str(path)], b.root)
+        assert o.problem is None, f"{lv.name} {dim}: {axis}: {o.problem} ({o.message})"
+        codes.append(o.exit_code)
+        named = (f"level {lv.name}: spatial_axis {dim}: {axis}" in o.message  # the mapping's check, or the file's
+                 or f"field 'levels.{lv.name}.spatial_axis.{dim}'" in o.message)
+        if illegal:
+            assert o.exit_code == 2 and named, \
+                f"{lv.name} {dim}: {axis} on fan-out {list(shape)}: exit {o.exit_code} ({o.message})"
+        elif o.exit_code == 2:  # a legal axis whose factors do not fit it
+            assert f"level {lv.name}: spatial factors" in o.message, o.message
+    assert 0 in codes and 2 in codes
+
+
+@pytest.mark.parametrize("preset", ["eyeriss", "rtml_192pe", "nmp"])
+def test_constraint_axes_where_the_fan_out_has_none(b: Bases, preset: str) -> None:
+    """Generated constraints ``axes: {DIM: AXIS}`` and ``both_axes: true`` on every level: refused (exit 2, naming
+    the file and the field) on a level without a fan-out, for an axis the fan-out lacks (2 included: both axes
+    is ``both_axes``) and for ``both_axes`` on a fan-out without two axes; accepted otherwise."""
+    arch = load_arch(preset)
+    rng = random.Random(f"constraints-{preset}")
+    codes = []
+    for i in range(10):
+        lv = rng.choice(arch.levels)
+        shape = lv.fanout.shape if lv.fanout is not None else ()
+        if rng.random() < 0.6:
+            dim, axis = rng.choice("KCPQ"), rng.choice([0, 1, 2])
+            level, field, illegal = {"axes": {dim: axis}}, f"levels.{lv.name}.axes.{dim}", axis >= len(shape)
+        else:
+            level, field, illegal = {"both_axes": True}, f"levels.{lv.name}.both_axes", len(shape) != 2
+        if not shape and "axes" in level:  # no fan-out: the level's spatial constraints as a whole
+            field = f"levels.{lv.name}"
+        path = b.root / f"axes_{preset}_{i}.yaml"
+        path.write_text(yaml.safe_dump({"levels": {lv.name: level}}))
+        o = run_case("constraints", ["map", "lenet5", "--layers", "conv2", "--arch", preset, "--constraints", str(path),
+                                     "--mapper", "random", "--budget", "5"], b.root)
+        assert o.problem is None, f"{level}: {o.problem} ({o.message})"
+        codes.append(o.exit_code)
+        if illegal:
+            assert o.exit_code == 2 and f"constraints file {path}: field '{field}'" in o.message, \
+                f"{lv.name} {level} on fan-out {list(shape)}: exit {o.exit_code} ({o.message})"
+        else:
+            assert o.exit_code == 0, f"{lv.name} {level} on fan-out {list(shape)}: {o.message}"
+    assert 0 in codes and 2 in codes

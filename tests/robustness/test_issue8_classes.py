@@ -160,7 +160,8 @@ def test_add_with_wrong_inputs(b: Bases) -> None:
     (lambda d: d["levels"]["DRAM"].update(temporal={"P": "2"}), ("str '2'",)),
     (lambda d: d["levels"]["DRAM"].update(temporal={"P": 2**62}), ("levels.DRAM.temporal.P",)),
     (lambda d: d.update(layer=["x"]), ("field 'layer'",)),
-    (lambda d: [e.update(temporal={}, spatial={}) for e in d["levels"].values() if e], ("multiply to 1",)),
+    (lambda d: [e.update(temporal={}, spatial={}, spatial_axis={}) for e in d["levels"].values() if e],
+     ("multiply to 1",)),
 ])
 def test_mapping_files(b: Bases, edit: Callable[[dict], Any], fragments: tuple[str, ...]) -> None:
     path = write(b, "map.yaml", dump(edited(b.mapping, edit), "yaml"))

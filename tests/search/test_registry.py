@@ -3,6 +3,9 @@ and the objective table and tie-break every mapper shares."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 import numpy as np
 import pytest
 
@@ -21,6 +24,21 @@ from dnnmap.workload.ir import Layer, Network
 
 EYERISS = load_arch("eyeriss")
 SMALL = ops.conv2d("small", 2, 4, (4, 4), 1)  # ~5.5e4 mappings on Eyeriss: auto enumerates it
+
+
+def test_the_builtin_list_is_what_the_search_packages_register() -> None:
+    """registry.BUILTIN (read without imports by the CLI) names exactly the mappers the subpackages of
+    dnnmap.search register, each from the package BUILTIN names (register() refuses a built-in name with another
+    description or other options)."""
+    import dnnmap.search as package
+
+    for sub in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+        if sub.ispkg:
+            importlib.import_module(sub.name)
+    assert set(registry._MAPPERS) == set(registry.BUILTIN)
+    for name, info in registry.BUILTIN.items():
+        mapper = registry._MAPPERS[name]
+        assert mapper.search.__module__.startswith(info.module + ".") or mapper.search.__module__ == info.module
 
 
 def test_every_builtin_mapper_is_registered() -> None:

@@ -22,8 +22,6 @@ def search_auto(op: Operator, arch: ArchSpec, objective: str, options: SearchOpt
     return get("exhaustive" if small else large).search(op, arch, objective, options, progress)
 
 
-MAPPER = Mapper("auto",
-                "exhaustive on small spaces, else sunstone",
-                search_auto, takes_imperfect=True, takes_tile_first=True, takes_constraints=True)
+MAPPER = Mapper.builtin("auto", search_auto)
 
 register(MAPPER)

@@ -17,8 +17,6 @@ def search_exhaustive(op: Operator, arch: ArchSpec, objective: str, options: Sea
                              progress=progress, space=MapSpace(op, arch, options.space_constraints()))
 
 
-MAPPER = Mapper("exhaustive",
-                "every mapping of the declared space (the optimum), up to 5e6 mappings",
-                search_exhaustive, takes_imperfect=True, takes_constraints=True)
+MAPPER = Mapper.builtin("exhaustive", search_exhaustive)
 
 register(MAPPER)

@@ -74,4 +74,4 @@ def search_marvel(op: Operator, arch: ArchSpec, objective: str, options: SearchO
     return marvel_search(op, arch, objective)
 
 
-MAPPER = Mapper("marvel", "off-chip tiles and layouts first, then the on-chip mapping (Marvel)", search_marvel)
+MAPPER = Mapper.builtin("marvel", search_marvel)

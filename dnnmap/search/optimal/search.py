@@ -275,6 +275,4 @@ def search_optimal(op: Operator, arch: ArchSpec, objective: str, options: Search
     return optimal_search(op, arch, objective, budget_seconds=options.budget_seconds).result
 
 
-MAPPER = Mapper("optimal",
-                "branch and bound to the proven optimum, or a certified gap when --budget-seconds runs out",
-                search_optimal)
+MAPPER = Mapper.builtin("optimal", search_optimal)

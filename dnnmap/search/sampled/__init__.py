@@ -16,8 +16,6 @@ def search_random(op: Operator, arch: ArchSpec, objective: str, options: SearchO
                          space=MapSpace(op, arch, options.space_constraints()))
 
 
-MAPPER = Mapper("random",
-                "the best of --budget mappings sampled from the declared space (seeded)",
-                search_random, takes_imperfect=True, takes_constraints=True)
+MAPPER = Mapper.builtin("random", search_random)
 
 register(MAPPER)

@@ -62,6 +62,4 @@ def search_sunstone(op: Operator, arch: ArchSpec, objective: str, options: Searc
     return sunstone_search(op, arch, objective, imperfect=options.imperfect, tile_first=options.tile_first)
 
 
-MAPPER = Mapper("sunstone",
-                "a level-by-level walk over maximal tiles and unrollings (fast, near the optimum)",
-                search_sunstone, takes_imperfect=True, takes_tile_first=True)
+MAPPER = Mapper.builtin("sunstone", search_sunstone)

@@ -59,6 +59,4 @@ def search_tso(op: Operator, arch: ArchSpec, objective: str, options: SearchOpti
     return tso_search(op, arch, objective)
 
 
-MAPPER = Mapper("tso",
-                "tensor slicing and tiling for multicore NPUs (TSO; minimizes its own time estimate)",
-                search_tso)
+MAPPER = Mapper.builtin("tso", search_tso)
