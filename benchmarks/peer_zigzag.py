@@ -26,6 +26,7 @@ from dnnmap.mapping.zigzag_map import mapping_entry, zigzag_mapping
 from dnnmap.search.network import map_layer
 from dnnmap.workload.importers.zigzag_workload import (
     common_precision,
+    final_output_bits,
     load_zigzag_workload,
 )
 
@@ -110,7 +111,7 @@ def main() -> None:
     hw, mp, wl_path = FIX / "hardware" / f"{args.hardware}.yaml", FIX / "mapping" / f"{args.hardware}.yaml", \
         FIX / "workload" / "resnet18.yaml"
     wl = load_zigzag_workload(wl_path)
-    core = import_zigzag_arch(hw, word_bits=common_precision(wl)[0])
+    core = import_zigzag_arch(hw, word_bits=common_precision(wl)[0], final_output_bits=final_output_bits(wl))
     mapping_data = load_data(mp)
     zz = run_zigzag(args.zigzag_python, wl_path, hw, mp)
     theirs = {x["name"]: x for x in zz["layers"]} if isinstance(zz, dict) else {}

@@ -216,7 +216,10 @@ def _port_for(m: Memory, op: str, directions: tuple[str, ...], kinds: tuple[str,
     return next((p for p in m.ports if p.kind in kinds), None)
 
 
-def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int]) -> dict[Role, dict[str, float]]:
+def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int],
+              final_bits: int | None = None) -> dict[Role, dict[str, float]]:
+    """Energy per word of each action on each role ``m`` keeps; ``final_bits``: the width of the output
+    words written into it (the backing store receives final outputs, ZigZag's ``O_final``)."""
     out: dict[Role, dict[str, float]] = {}
     one_lane = not m.served
     for op in m.operands:
@@ -228,7 +231,8 @@ def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int]) -> dict[
             raise (m.where / "ports").error(f"no read or write port for operand {op}")
         out[role] = {"read": _per_word(m.r_cost, read, bits[role], one_lane),
                      "fill": _per_word(m.w_cost, fill, bits[role], one_lane),
-                     "update": _per_word(m.w_cost, update, bits[role], one_lane)}
+                     "update": _per_word(m.w_cost, update, final_bits if role == "output" and final_bits
+                                         else bits[role], one_lane)}
     return out
 
 
@@ -259,11 +263,12 @@ def _fanout(dims: list[str], shape: dict[str, int]) -> tuple[dict[str, Any] | No
     return {"shape": sizes}, {d: min(i, 1) for i, d in enumerate(dims)}
 
 
-def _level(m: Memory, roles: dict[str, Role], bits: dict[Role, int], last: bool, copies: int) -> dict[str, Any]:
+def _level(m: Memory, roles: dict[str, Role], bits: dict[Role, int], last: bool, copies: int,
+           final_bits: int | None) -> dict[str, Any]:
     """The level of memory ``m``; one instance stands for ``copies`` of ZigZag's (its capacity and bandwidth
-    times ``copies``; :func:`_displaced`)."""
+    times ``copies``; :func:`_displaced`); the backing store's output updates move ``final_bits`` words."""
     kept = [roles[o] for o in m.operands]
-    energies = _energies(m, roles, bits)
+    energies = _energies(m, roles, bits, final_bits if last else None)
     base = energies[kept[0]]
     level: dict[str, Any] = {"name": m.name, "keeps": [r for r in ALL_ROLES if r in kept]}
     if not last:
@@ -280,8 +285,10 @@ def _level(m: Memory, roles: dict[str, Role], bits: dict[Role, int], last: bool,
 
 def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = None,
                      word_bits: dict[Role, int] | None = None, clock_mhz: float = 1000.0,
-                     notes: list[str] | None = None) -> ImportedZigzag:
-    """The :class:`ArchSpec` of a parsed ZigZag hardware file (``origin``: its path, for messages)."""
+                     notes: list[str] | None = None, final_output_bits: int | None = None) -> ImportedZigzag:
+    """The :class:`ArchSpec` of a parsed ZigZag hardware file (``origin``: its path, for messages).
+    ``final_output_bits``: the width of the final outputs (the workload's ``O_final``): ZigZag writes them
+    to the outermost memory at that width, so its output update energy is charged per such word."""
     notes = list(notes or [])
     where = Where(origin)
     top = mapping_at(data, where)
@@ -293,6 +300,11 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
     if not memories:
         raise (where / "memories").error("no memories")
     chain = _chain(memories, shape, notes)
+    if final_output_bits is not None and final_output_bits != bits["output"]:
+        notes.append(f"{chain[-1].name}: output updates are charged as {final_output_bits}-bit final outputs "
+                     f"(O_final), as ZigZag writes them; partial sums spilled to it (reduction loops at that level) "
+                     f"would be {bits['output']}-bit words in ZigZag; traffic and transfer time count "
+                     f"{bits['output']}-bit outputs")
     levels: list[dict[str, Any]] = []
     array_dims: dict[str, tuple[int, int]] = {}
     below: frozenset[str] = frozenset()
@@ -300,7 +312,7 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
         last = i == len(chain) - 1
         displaced = frozenset() if last else _displaced(m, chain[:i], below)
         copies = math.prod(shape[d] for d in displaced)
-        level = _level(m, roles, bits, last, copies)
+        level = _level(m, roles, bits, last, copies, final_output_bits)
         if copies > 1:
             notes.append(_displaced_note(m, roles, sorted(displaced, key=list(shape).index), copies))
         served = frozenset(shape) if last else m.served
@@ -329,13 +341,15 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
 
 
 def import_zigzag_arch(path: str | Path, links: dict[str, Role] | None = None,
-                       word_bits: dict[Role, int] | None = None, clock_mhz: float = 1000.0) -> ImportedZigzag:
+                       word_bits: dict[Role, int] | None = None, clock_mhz: float = 1000.0,
+                       final_output_bits: int | None = None) -> ImportedZigzag:
     """Read a ZigZag hardware YAML file. Duplicate keys keep the last value, as ZigZag's YAML reader does
-    (the published ``tpu_like.yaml`` gives its SRAM's ``ports`` twice), each with a note."""
+    (the published ``tpu_like.yaml`` gives its SRAM's ``ports`` twice), each with a note.
+    ``final_output_bits``: :func:`arch_from_zigzag`."""
     duplicates: list[str] = []
     data = load_data(path, "ZigZag hardware file", duplicates=duplicates)
     notes = [f"{path}: {d}" for d in duplicates]
     if word_bits is None:
         notes.append("word widths: input 8, weight 8, output 16 bits (ZigZag's shipped workloads); "
                      "give the workload file to take its operand precisions")
-    return arch_from_zigzag(data, str(path), links, word_bits, clock_mhz, notes)
+    return arch_from_zigzag(data, str(path), links, word_bits, clock_mhz, notes, final_output_bits)

@@ -23,6 +23,7 @@ from dnnmap.search.network import map_layer
 from dnnmap.workload.importers import load_network
 from dnnmap.workload.importers.zigzag_workload import (
     common_precision,
+    final_output_bits,
     load_zigzag_workload,
 )
 
@@ -132,7 +133,7 @@ def test_workload_layers_and_precisions() -> None:
     conv1 = ops[0]
     assert conv1.bounds == {"B": 1, "K": 64, "C": 3, "OY": 112, "OX": 112, "FY": 7, "FX": 7}
     assert conv1.tensors[1].shape(conv1.bounds) == (1, 3, 229, 229)  # ix = 2*ox + fx
-    assert common_precision(wl)[0] == {"input": 8, "weight": 8, "output": 16}
+    assert common_precision(wl)[0] == {"input": 8, "weight": 8, "output": 16} and final_output_bits(wl) == 8
     gemm = load_zigzag_workload(WL / "gemm_layer.yaml").network.layers[0].op
     assert gemm.macs == 128 ** 3 and common_precision(load_zigzag_workload(WL / "gemm_layer.yaml"))[0]["output"] == 32
 
@@ -170,8 +171,13 @@ def test_cli_writes_spec_network_and_mappings(tmp_path: Path) -> None:
                  "--mapping", MP / "tpu_like.yaml", "-o", out, "--clock-mhz", "700")
     assert result.exit_code == 0, result.output
     assert "duplicate key 'ports'" in result.output  # the published file gives the SRAM's ports twice
-    assert load_arch(out).levels == import_zigzag_arch(HW / "tpu_like.yaml", word_bits={
-        "input": 8, "weight": 8, "output": 16}).spec.levels
+    spec = load_arch(out)
+    assert spec.levels == import_zigzag_arch(HW / "tpu_like.yaml", word_bits={
+        "input": 8, "weight": 8, "output": 16}, final_output_bits=8).spec.levels
+    # final outputs go to DRAM at O_final (8 bits) as ZigZag writes them; partial sums are read at 16
+    assert spec.dram.energy_of("output", "update") == pytest.approx(750 * 8 / 64)
+    assert spec.dram.energy_of("output", "read") == pytest.approx(700 * 16 / 64)
+    assert "output updates are charged as 8-bit final outputs" in result.output
     net = load_network(tmp_path / "resnet18.net.yaml")
     files = sorted((tmp_path / "tpu_like.mappings").glob("*.yaml"))
     assert len(files) == len(net.layers) == 21
