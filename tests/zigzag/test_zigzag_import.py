@@ -76,7 +76,7 @@ def test_registers_serving_different_dimensions_per_operand(name: str, mapping: 
     rf_o, rf_w = spec.level_index("rf_2B"), spec.level_index("rf_1B")
     assert (rf_o, rf_w) == (0, 1) and spec.levels[rf_o].fanout.size == d2 and spec.levels[rf_w].fanout.size == d34
     assert spec.levels[rf_w].capacity == 8 * d2 and spec.levels[rf_w].read_bandwidth == d2
-    assert any(n.startswith(f"rf_1B (weight): ZigZag has one per position of D2") for n in core.notes)
+    assert any(n.startswith("rf_1B (weight): ZigZag has one per position of D2") for n in core.notes)
     op = wl.network.layers[1].op  # conv2_1
     m = zigzag_mapping(load_data(MP / f"{mapping}.yaml"), mapping, op, core)
     cost = CostModel(op, spec).evaluate(MappingBatch.from_mappings(op, spec, [m]))
