@@ -3,7 +3,7 @@ its hardware with its mapping file; dnnmap imports the same three files (``impor
 ZigZag's chosen mappings in its own model and searches its own. Not part of the test run.
 
 Run: ``python benchmarks/peer_zigzag.py [--zigzag-python /work/zzvenv/bin/python] [--hardware tpu_like]
-[--layers 21]``. ZigZag is installed into a separate venv (``python -m venv /work/zzvenv &&
+[--layers 21] [--breakdown]``. ZigZag is installed into a separate venv (``python -m venv /work/zzvenv &&
 /work/zzvenv/bin/pip install zigzag-dse six``); without it the ZigZag columns are skipped with the reason.
 dnnmap's mappings cannot be fed back into ZigZag's model here (ZigZag takes no fixed temporal mapping from
 a file), so that cell is n/a.
@@ -26,15 +26,19 @@ from dnnmap.mapping.zigzag_map import mapping_entry, zigzag_mapping
 from dnnmap.search.network import map_layer
 from dnnmap.workload.importers.zigzag_workload import (
     common_precision,
+    final_output_bits,
     load_zigzag_workload,
 )
 
 FIX = Path(__file__).resolve().parents[1] / "tests" / "zigzag" / "fixtures"
+ACTIONS = ("read", "fill", "update")  # ZigZag: reads to below and above, writes from above, writes from below
+OPERAND_ROLE = {"W": "weight", "I": "input", "O": "output"}
 
 _ZIGZAG_RUN = r"""
 import json, sys, time, logging
 logging.disable(logging.CRITICAL)
 from zigzag.api import get_hardware_performance_zigzag
+from zigzag.hardware.architecture.memory_port import DataDirection as D
 wl, hw, mp, out = sys.argv[1:5]
 t0 = time.perf_counter()
 energy, latency, cmes = get_hardware_performance_zigzag(wl, hw, mp, opt="energy", dump_folder=out,
@@ -45,8 +49,13 @@ for cme, _ in cmes[0][1]:
     tm = cme.temporal_mapping.mapping_dic_stationary
     op = next(iter(tm))
     loops = [[str(d), int(s)] for level in tm[op] for d, s in level]
+    levels = cme.accelerator.memory_hierarchy.get_memory_levels
+    parts = {str(lop): [[lv.name, e.get(D.RD_OUT_TO_LOW) + e.get(D.RD_OUT_TO_HIGH), e.get(D.WR_IN_BY_HIGH),
+                         e.get(D.WR_IN_BY_LOW)]
+                        for lv, e in zip(levels(cme.memory_operand_links.layer_to_mem_op(lop)), per_level)]
+             for lop, per_level in cme.mem_energy_breakdown_further.items()}
     layers.append({"name": cme.layer.name, "energy": cme.energy_total, "cycles": cme.latency_total2,
-                   "loops": loops})
+                   "loops": loops, "mac": cme.mac_energy, "parts": parts})
 json.dump({"seconds": seconds, "energy": energy, "cycles": latency, "layers": layers}, sys.stdout)
 """
 
@@ -63,19 +72,50 @@ def run_zigzag(python: str, workload: Path, hardware: Path, mapping: Path) -> di
     return json.loads(proc.stdout)
 
 
+def add_breakdown(total: dict[tuple[str, str], list[float]], zz_layer: dict, op, spec, cost) -> None:
+    """Accumulate per (memory, operand) the energy of each action in both models: [ZigZag's read, fill,
+    update, dnnmap's read, fill, update] (dnnmap's reads include drains and read-modify-write reads)."""
+    mac = total.setdefault(("MAC", "-"), [0.0] * 6)
+    mac[0] += zz_layer["mac"]
+    mac[3] += float(cost.energy_breakdown[0, -1])
+    ours = cost.energy_by_action()[0]
+    for operand, rows in zz_layer["parts"].items():
+        t = next(i for i, x in enumerate(op.tensors) if x.role == OPERAND_ROLE[operand])
+        for name, *zz in rows:
+            cell = total.setdefault((name, operand), [0.0] * 6)
+            dn = ours[spec.level_index(name), t]
+            for k in range(3):
+                cell[k] += zz[k]
+                cell[3 + k] += float(dn[k])
+
+
+def print_breakdown(total: dict[tuple[str, str], list[float]]) -> None:
+    print("\n| memory | operand | ZigZag read | fill | update | dnnmap read | fill | update | dnnmap / ZigZag |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (name, operand), c in total.items():
+        z, d = sum(c[:3]), sum(c[3:])
+        print(f"| {name} | {operand} | " + " | ".join(f"{x:.4g}" for x in c) +
+              f" | {d / z if z else float('nan'):.3f} |")
+    z, d = sum(sum(c[:3]) for c in total.values()), sum(sum(c[3:]) for c in total.values())
+    print(f"| total | | | | | | | | {d / z:.4f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--zigzag-python", default="/work/zzvenv/bin/python")
     ap.add_argument("--hardware", default="tpu_like")
     ap.add_argument("--layers", type=int, default=21)
+    ap.add_argument("--breakdown", action="store_true",
+                    help="per memory and operand, each action's energy of ZigZag's mappings in both models")
     args = ap.parse_args()
     hw, mp, wl_path = FIX / "hardware" / f"{args.hardware}.yaml", FIX / "mapping" / f"{args.hardware}.yaml", \
         FIX / "workload" / "resnet18.yaml"
     wl = load_zigzag_workload(wl_path)
-    core = import_zigzag_arch(hw, word_bits=common_precision(wl)[0])
+    core = import_zigzag_arch(hw, word_bits=common_precision(wl)[0], final_output_bits=final_output_bits(wl))
     mapping_data = load_data(mp)
     zz = run_zigzag(args.zigzag_python, wl_path, hw, mp)
     theirs = {x["name"]: x for x in zz["layers"]} if isinstance(zz, dict) else {}
+    parts: dict[tuple[str, str], list[float]] = {}
     rows, tot = [], {k: 0.0 for k in ("zz_e", "zz_c", "dz_e", "dz_c", "dd_e", "dd_c", "evals")}
     t0 = time.perf_counter()
     for layer in wl.network.layers[:args.layers]:
@@ -96,6 +136,7 @@ def main() -> None:
             tot["zz_c"] += z["cycles"]
             tot["dz_e"] += float(c.energy[0])
             tot["dz_c"] += float(c.cycles[0])
+            add_breakdown(parts, z, op, core.spec, c)
             row += [f"{z['energy']:.4g}", f"{z['cycles']:.0f}", f"{float(c.energy[0]):.4g}{'' if c.valid[0] else '*'}",
                     f"{float(c.cycles[0]):.0f}"]
         rows.append(row)
@@ -114,6 +155,8 @@ def main() -> None:
         print(f"ratios over the layers: ZigZag mapping, dnnmap/ZigZag model: energy {tot['dz_e'] / tot['zz_e']:.4f}, "
               f"cycles {tot['dz_c'] / tot['zz_c']:.4f}; dnnmap's mapping / ZigZag's (dnnmap model): energy "
               f"{tot['dd_e'] / tot['dz_e']:.4f}, cycles {tot['dd_c'] / tot['dz_c']:.4f}")
+        if args.breakdown:
+            print_breakdown(parts)
     else:
         print(f"ZigZag skipped: {zz}")
 

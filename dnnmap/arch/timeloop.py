@@ -463,6 +463,16 @@ def _fanout_field(level: dict[str, Any]) -> dict[str, Any]:
     return {"fanout": fanout} if fanout is not None else {}
 
 
+def _boundary_registers(levels: list[dict[str, Any]]) -> list[str]:
+    """Every role when the innermost level keeps nothing and fans out to the MACs (a ``dummy_storage``
+    placeholder), else none. Timeloop counts a read per iteration only for the innermost storage level's own
+    loops; a level above counts what changed at the storage boundary below it (nest analysis: the deltas of
+    the child's working set). The placeholder has no loops of its own, so across a loop of the buffer above
+    it a word the lanes already got is not read again: dnnmap's one-word operand registers per lane."""
+    first = levels[0]
+    return list(ALL_ROLES) if not first["keeps"] and "fanout" in first and len(levels) > 2 else []
+
+
 def arch_from_timeloop(data: dict[str, Any], origin: dict[str, str], ert_energy: ErtMode = "per-action",
                        clock_mhz: float = 1000.0, name: str | None = None) -> ImportedArch:
     """The :class:`ArchSpec` of merged Timeloop inputs (``origin``: top-level key -> file)."""
@@ -499,13 +509,18 @@ def arch_from_timeloop(data: dict[str, Any], origin: dict[str, str], ert_energy:
     if not mac_actions:
         notes.append(f"{mac.name}: no ERT entry; MACs cost 0")
     mac_bits = _word_bits(mac) if any(k in mac.attrs for k in ("word-bits", "word_width", "datawidth")) else word_bits
+    registers = _boundary_registers(levels)
+    if registers:
+        notes.append(f"{levels[0]['name']} keeps nothing above the MACs' fan-out: Timeloop reads into it only the "
+                     "words that change (its storage boundary remembers the last ones), as one-word operand "
+                     "registers per MAC lane do (mac.operand_registers)")
     spec = {
         "name": name or Path(arch_file).stem.removesuffix(".arch"),
         "description": "imported from Timeloop",
         "source": f"timeloop import of {', '.join(sorted(set(origin.values())))}",
         "clock_mhz": clock_mhz,
         "word_bits": word_bits,
-        "mac": {"energy": mac_energy, "precision_bits": mac_bits},
+        "mac": {"energy": mac_energy, "precision_bits": mac_bits, "operand_registers": registers},
         "levels": levels,
     }
     return ImportedArch(parse_arch(spec, f"{arch_file} (imported)"), tuple(notes))

@@ -5,8 +5,12 @@ What is read (docs/zigzag.md has the full correspondence and what differs):
 - ``memories`` in file order (ZigZag lists them lowest first): ``size`` in bits (capacity counted in bits),
   ``operands`` (I1, I2, O; through the operand links I1 -> input, I2 -> weight, O -> output unless a
   mapping file links them otherwise) = what the level keeps, everything else bypasses it;
-  ``served_dimensions`` = the array dimensions one instance serves: a level's fan-out is the dimensions
-  it serves beyond those of the level below it, so the served sets must nest (one chain of levels);
+  ``served_dimensions`` = the array dimensions one instance serves: the memories form one chain, the backing
+  store (the last memory) last, the others by served-set size; a level's fan-out is the dimensions it
+  serves beyond those served below it. Where a memory does not serve dimensions that only other operands'
+  memories below it serve (a weight register over D3 x D4 above an output register over D2), ZigZag has a
+  copy of it per position of those dimensions: one dnnmap instance stands for the copies (capacity and
+  bandwidth times their number; the same counts while the loops unrolled there index its operands);
 - energies: ``r_cost``/``w_cost`` are per access of the port's ``bandwidth_max`` bits. ZigZag counts
   ``ceil(words * bits / bandwidth_min) * bandwidth_min / bandwidth_max`` accesses per transfer, so a word costs
   ``cost * bits / bandwidth_max``; a memory serving one MAC lane (no served dimension) moves one word per
@@ -18,8 +22,8 @@ What is read (docs/zigzag.md has the full correspondence and what differs):
   a fan-out over more than two dimensions keeps the first as x and folds the rest into y.
 
 Refused with the construct named: in-memory-computing arrays (``is_imc``), CACTI cost extraction
-(``auto_cost_extraction``), served sets that do not nest, an outermost memory that does not serve the whole
-array or does not hold every operand.
+(``auto_cost_extraction``), a memory whose operands have different such dimensions below them, an outermost
+memory that does not hold every operand or that leaves an array dimension no memory of some operand serves.
 """
 
 from __future__ import annotations
@@ -156,28 +160,43 @@ def _array(data: dict[str, Any], at: Where) -> tuple[float, dict[str, int]]:
     return energy, shape
 
 
-def _chain(memories: list[Memory], shape: dict[str, int]) -> list[Memory]:
-    """The memories innermost first as one chain: stable by served-set size, each set within the next."""
-    chain = sorted(memories, key=lambda m: len(m.served))
-    for inner, outer in zip(chain, chain[1:]):
-        if not inner.served <= outer.served:
-            raise outer.where.error(
-                f"serves {sorted(outer.served) or 'no dimension'} while {inner.name} below it serves "
-                f"{sorted(inner.served)}: the memories' served dimensions do not nest, so they do not form one "
-                "chain of fan-outs (dnnmap's levels); a register shared across some array dimensions beside one "
-                "shared across others cannot be expressed")
+def _chain(memories: list[Memory], shape: dict[str, int], notes: list[str]) -> list[Memory]:
+    """The memories innermost first as one chain: the backing store (the last memory, holding every operand)
+    last, the others stable by served-set size; each operand keeps its file order."""
+    top = memories[-1]
+    if set(top.operands) != set(DEFAULT_LINKS):
+        raise (top.where / "operands").error("the outermost memory is the backing store and must hold I1, I2 and O")
+    chain = sorted(memories[:-1], key=lambda m: len(m.served)) + [top]
     for op in DEFAULT_LINKS:
         in_file = [m.name for m in memories if op in m.operands]
         if in_file != [m.name for m in chain if op in m.operands]:
             raise memories[0].where.error(f"operand {op}: its memories {in_file} would change order")
-    top = chain[-1]
-    if set(top.operands) != set(DEFAULT_LINKS):
-        raise (top.where / "operands").error("the outermost memory is the backing store and must hold I1, I2 and O")
     if top.served != set(shape):
-        raise (top.where / "served_dimensions").error(
-            f"the outermost memory serves {sorted(top.served)} of the array's {list(shape)}: it would have "
-            f"{_instances(top, shape)} instances; dnnmap's backing store is one")
+        for op in DEFAULT_LINKS:
+            missing = set(shape) - set().union(*(m.served for m in memories if op in m.operands))
+            if missing:
+                raise (top.where / "served_dimensions").error(
+                    f"the outermost memory serves {sorted(top.served)} of the array's {list(shape)} and no memory of "
+                    f"operand {op} serves {sorted(missing)}: it would have {_instances(top, shape)} instances; "
+                    "dnnmap's backing store is one")
+        notes.append(f"{top.name}: serves {sorted(top.served)} of {list(shape)}; every operand's lower memories "
+                     "serve the rest, so it is the one backing store")
     return chain
+
+
+def _displaced(m: Memory, lower: list[Memory], below: frozenset[str]) -> frozenset[str]:
+    """Array dimensions the chain's fan-outs put below ``m`` that ZigZag puts above it: those served by
+    lower memories of other operands only (``m`` is replicated over them in ZigZag). Refused when they
+    differ between the operands ``m`` holds."""
+    out = {op: below - m.served - set().union(*(n.served for n in lower if op in n.operands))
+           for op in m.operands}
+    sets = set(map(frozenset, out.values()))
+    if len(sets) > 1:
+        raise (m.where / "served_dimensions").error(
+            f"its operands {list(m.operands)} have different array dimensions served below them "
+            f"({ {op: sorted(d) for op, d in out.items()} }): the served dimensions do not nest for one level "
+            "shared by these operands")
+    return sets.pop()
 
 
 def _instances(m: Memory, shape: dict[str, int]) -> int:
@@ -197,7 +216,10 @@ def _port_for(m: Memory, op: str, directions: tuple[str, ...], kinds: tuple[str,
     return next((p for p in m.ports if p.kind in kinds), None)
 
 
-def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int]) -> dict[Role, dict[str, float]]:
+def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int],
+              final_bits: int | None = None) -> dict[Role, dict[str, float]]:
+    """Energy per word of each action on each role ``m`` keeps; ``final_bits``: the width of the output
+    words written into it (the backing store receives final outputs, ZigZag's ``O_final``)."""
     out: dict[Role, dict[str, float]] = {}
     one_lane = not m.served
     for op in m.operands:
@@ -209,15 +231,26 @@ def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int]) -> dict[
             raise (m.where / "ports").error(f"no read or write port for operand {op}")
         out[role] = {"read": _per_word(m.r_cost, read, bits[role], one_lane),
                      "fill": _per_word(m.w_cost, fill, bits[role], one_lane),
-                     "update": _per_word(m.w_cost, update, bits[role], one_lane)}
+                     "update": _per_word(m.w_cost, update, final_bits if role == "output" and final_bits
+                                         else bits[role], one_lane)}
     return out
 
 
-def _bandwidths(m: Memory, widest: int) -> dict[str, float]:
-    total = {k: sum(p.bw_max for p in m.ports if p.kind == k) for k in _PORT_TYPES}
+def _bandwidths(m: Memory, widest: int, copies: int) -> dict[str, float]:
+    """Words per cycle of one dnnmap instance standing for ``copies`` ZigZag instances."""
+    total = {k: sum(p.bw_max for p in m.ports if p.kind == k) * copies for k in _PORT_TYPES}
     if total["read_write"]:
         return {"bandwidth": sum(total.values()) / widest}
     return {"read_bandwidth": total["read"] / widest, "write_bandwidth": total["write"] / widest}
+
+
+def _displaced_note(m: Memory, roles: dict[str, Role], dims: list[str], copies: int) -> str:
+    kept = ", ".join(roles[o] for o in m.operands)
+    return (f"{m.name} ({kept}): ZigZag has one per position of {' x '.join(dims)} (served by memories of other "
+            f"operands below it); dnnmap puts {' x '.join(dims)} below it, one instance with the capacity and "
+            f"bandwidth of {copies}: the same counts when the loops unrolled over {' x '.join(dims)} index the "
+            f"{kept} (each copy holds other words); a loop that does not is read once and multicast where ZigZag "
+            "reads every copy")
 
 
 def _fanout(dims: list[str], shape: dict[str, int]) -> tuple[dict[str, Any] | None, dict[str, int]]:
@@ -230,27 +263,32 @@ def _fanout(dims: list[str], shape: dict[str, int]) -> tuple[dict[str, Any] | No
     return {"shape": sizes}, {d: min(i, 1) for i, d in enumerate(dims)}
 
 
-def _level(m: Memory, roles: dict[str, Role], bits: dict[Role, int], last: bool) -> dict[str, Any]:
+def _level(m: Memory, roles: dict[str, Role], bits: dict[Role, int], last: bool, copies: int,
+           final_bits: int | None) -> dict[str, Any]:
+    """The level of memory ``m``; one instance stands for ``copies`` of ZigZag's (its capacity and bandwidth
+    times ``copies``; :func:`_displaced`); the backing store's output updates move ``final_bits`` words."""
     kept = [roles[o] for o in m.operands]
-    energies = _energies(m, roles, bits)
+    energies = _energies(m, roles, bits, final_bits if last else None)
     base = energies[kept[0]]
     level: dict[str, Any] = {"name": m.name, "keeps": [r for r in ALL_ROLES if r in kept]}
     if not last:
-        level.update(capacity=m.size, capacity_unit="bits")
+        level.update(capacity=m.size * copies, capacity_unit="bits")
     level.update(read_energy=base["read"], write_energy=base["fill"])
     overrides = {role: {a: e[a] for a in ("read", "fill", "update") if e[a] != base["read" if a == "read" else "fill"]}
                  for role, e in energies.items()}
     overrides = {role: e for role, e in overrides.items() if e}
     if overrides:
         level["energy"] = overrides
-    level.update(_bandwidths(m, max(bits[r] for r in kept)))
+    level.update(_bandwidths(m, max(bits[r] for r in kept), copies))
     return level
 
 
 def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = None,
                      word_bits: dict[Role, int] | None = None, clock_mhz: float = 1000.0,
-                     notes: list[str] | None = None) -> ImportedZigzag:
-    """The :class:`ArchSpec` of a parsed ZigZag hardware file (``origin``: its path, for messages)."""
+                     notes: list[str] | None = None, final_output_bits: int | None = None) -> ImportedZigzag:
+    """The :class:`ArchSpec` of a parsed ZigZag hardware file (``origin``: its path, for messages).
+    ``final_output_bits``: the width of the final outputs (the workload's ``O_final``): ZigZag writes them
+    to the outermost memory at that width, so its output update energy is charged per such word."""
     notes = list(notes or [])
     where = Where(origin)
     top = mapping_at(data, where)
@@ -261,13 +299,24 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
     memories = [_memory(str(n), m, tuple(shape), where / "memories" / str(n)) for n, m in raw.items()]
     if not memories:
         raise (where / "memories").error("no memories")
-    chain = _chain(memories, shape)
+    chain = _chain(memories, shape, notes)
+    if final_output_bits is not None and final_output_bits != bits["output"]:
+        notes.append(f"{chain[-1].name}: output updates are charged as {final_output_bits}-bit final outputs "
+                     f"(O_final), as ZigZag writes them; partial sums spilled to it (reduction loops at that level) "
+                     f"would be {bits['output']}-bit words in ZigZag; traffic and transfer time count "
+                     f"{bits['output']}-bit outputs")
     levels: list[dict[str, Any]] = []
     array_dims: dict[str, tuple[int, int]] = {}
     below: frozenset[str] = frozenset()
     for i, m in enumerate(chain):
-        level = _level(m, roles, bits, i == len(chain) - 1)
-        new = [d for d in shape if d in m.served and d not in below]
+        last = i == len(chain) - 1
+        displaced = frozenset() if last else _displaced(m, chain[:i], below)
+        copies = math.prod(shape[d] for d in displaced)
+        level = _level(m, roles, bits, last, copies, final_output_bits)
+        if copies > 1:
+            notes.append(_displaced_note(m, roles, sorted(displaced, key=list(shape).index), copies))
+        served = frozenset(shape) if last else m.served
+        new = [d for d in shape if d in served and d not in below]
         fanout, axes = _fanout(new, shape)
         if fanout is not None:
             level["fanout"] = fanout
@@ -275,7 +324,7 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
             if len(new) > 2:
                 notes.append(f"{m.name}: its fan-out over {new} is [x, y] = [{new[0]}, {' x '.join(new[1:])}]")
         levels.append(level)
-        below = m.served
+        below = below | served
     if len(levels) == 1:
         raise (where / "memories").error("only one memory: dnnmap needs an inner level beside the backing store")
     name = top.get("name")
@@ -292,13 +341,15 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
 
 
 def import_zigzag_arch(path: str | Path, links: dict[str, Role] | None = None,
-                       word_bits: dict[Role, int] | None = None, clock_mhz: float = 1000.0) -> ImportedZigzag:
+                       word_bits: dict[Role, int] | None = None, clock_mhz: float = 1000.0,
+                       final_output_bits: int | None = None) -> ImportedZigzag:
     """Read a ZigZag hardware YAML file. Duplicate keys keep the last value, as ZigZag's YAML reader does
-    (the published ``tpu_like.yaml`` gives its SRAM's ``ports`` twice), each with a note."""
+    (the published ``tpu_like.yaml`` gives its SRAM's ``ports`` twice), each with a note.
+    ``final_output_bits``: :func:`arch_from_zigzag`."""
     duplicates: list[str] = []
     data = load_data(path, "ZigZag hardware file", duplicates=duplicates)
     notes = [f"{path}: {d}" for d in duplicates]
     if word_bits is None:
         notes.append("word widths: input 8, weight 8, output 16 bits (ZigZag's shipped workloads); "
                      "give the workload file to take its operand precisions")
-    return arch_from_zigzag(data, str(path), links, word_bits, clock_mhz, notes)
+    return arch_from_zigzag(data, str(path), links, word_bits, clock_mhz, notes, final_output_bits)

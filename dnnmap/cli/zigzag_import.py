@@ -18,6 +18,7 @@ from dnnmap.mapping.zigzag_map import mapping_entry, operand_links, zigzag_mappi
 from dnnmap.workload.importers import save_network
 from dnnmap.workload.importers.zigzag_workload import (
     common_precision,
+    final_output_bits,
     load_zigzag_workload,
 )
 
@@ -43,7 +44,8 @@ def import_zigzag(hardware: Path, output: Path, workload: Path | None, mapping: 
     if mapping_data is not None and imported is not None:
         entry, at = mapping_entry(mapping_data, imported.network.layers[0].name, str(mapping))
         links = operand_links(entry, at)
-    core = import_zigzag_arch(hardware, links, bits, clock_mhz)
+    final = final_output_bits(imported) if imported is not None else None
+    core = import_zigzag_arch(hardware, links, bits, clock_mhz, final)
     write_atomic(output, spec_yaml(core.spec))
     out.print(f"wrote {output}: architecture {core.spec.name!r}, {len(core.spec.levels)} levels, "
               f"{core.spec.num_macs} MACs", markup=False)

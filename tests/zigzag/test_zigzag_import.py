@@ -23,6 +23,7 @@ from dnnmap.search.network import map_layer
 from dnnmap.workload.importers import load_network
 from dnnmap.workload.importers.zigzag_workload import (
     common_precision,
+    final_output_bits,
     load_zigzag_workload,
 )
 
@@ -30,11 +31,10 @@ FIX = Path(__file__).parent / "fixtures"
 HW, WL, MP = FIX / "hardware", FIX / "workload", FIX / "mapping"
 runner = CliRunner()
 
-NOT_NESTED = "served dimensions do not nest"
 SHIPPED = {  # file -> None (imports) or the construct its refusal names
     "tpu_like": None, "eyeriss_like": None, "tesla_npu_like": None, "gemm_l1": None, "gemm_l1_l3": None,
-    "generic_array_cacti": None, "edge_tpu_like": NOT_NESTED, "meta_prototype": NOT_NESTED,
-    "ascend_like": NOT_NESTED, "aimc": "in-memory computing", "dimc": "in-memory computing",
+    "generic_array_cacti": None, "edge_tpu_like": None, "meta_prototype": None,
+    "ascend_like": None, "aimc": "in-memory computing", "dimc": "in-memory computing",
 }
 
 
@@ -57,6 +57,51 @@ def test_shipped_hardware_imports_or_names_the_construct(name: str) -> None:
     else:
         with pytest.raises(InputFileError, match=refusal):
             import_zigzag_arch(HW / f"{name}.yaml")
+
+
+# file, its mapping file, the array sizes of D2 (output register's) and D3 x D4 (weight register's)
+PER_OPERAND_REGISTERS = [("edge_tpu_like", "edge_tpu_like", 8, 16), ("meta_prototype", "meta_prototype_like", 2, 16),
+                         ("ascend_like", "ascend_like", 16, 4)]
+
+
+@pytest.mark.parametrize("name, mapping, d2, d34", PER_OPERAND_REGISTERS)
+def test_registers_serving_different_dimensions_per_operand(name: str, mapping: str, d2: int, d34: int) -> None:
+    """The weight register serves D3 x D4 and the output register D2, neither set within the other: the
+    output register goes below with D2's fan-out, the weight register above it stands for the d2 copies
+    ZigZag has of it, and under ZigZag's mapping (C over D2, OX x OY over D3 x D4) each ZigZag register is
+    read once per step: weight reads are MACs / (D3 x D4), output updates MACs / D2."""
+    wl = load_zigzag_workload(WL / "resnet18.yaml")
+    core = import_zigzag_arch(HW / f"{name}.yaml", word_bits=common_precision(wl)[0])
+    spec = core.spec
+    rf_o, rf_w = spec.level_index("rf_2B"), spec.level_index("rf_1B")
+    assert (rf_o, rf_w) == (0, 1) and spec.levels[rf_o].fanout.size == d2 and spec.levels[rf_w].fanout.size == d34
+    assert spec.levels[rf_w].capacity == 8 * d2 and spec.levels[rf_w].read_bandwidth == d2
+    assert any(n.startswith("rf_1B (weight): ZigZag has one per position of D2") for n in core.notes)
+    op = wl.network.layers[1].op  # conv2_1
+    m = zigzag_mapping(load_data(MP / f"{mapping}.yaml"), mapping, op, core)
+    cost = CostModel(op, spec).evaluate(MappingBatch.from_mappings(op, spec, [m]))
+    w, o = (next(i for i, t in enumerate(op.tensors) if t.role == r) for r in ("weight", "output"))
+    assert bool(cost.valid[0])
+    assert cost.counts["reads"][0, rf_w, w] == op.macs // d34 and cost.counts["updates"][0, rf_o, o] == op.macs // d2
+    assert bool(map_layer(op, spec, "energy").cost.valid[0])
+
+
+def test_a_level_shared_by_operands_with_different_dimensions_below_is_refused(tmp_path: Path) -> None:
+    """A memory holding weights and outputs whose weights have D2 served below them (by another operand's
+    register) but whose outputs do not cannot be one level: refused, naming the memory."""
+    port = "[{name: p, type: read_write, bandwidth_min: 8, bandwidth_max: 8}]"
+    text = f"""name: split
+memories:
+  rf_w: {{size: 8, r_cost: 1, w_cost: 1, operands: [I2], ports: {port}, served_dimensions: [D1]}}
+  rf_o: {{size: 8, r_cost: 1, w_cost: 1, operands: [O], ports: {port}, served_dimensions: [D2]}}
+  shared: {{size: 800, r_cost: 1, w_cost: 1, operands: [I2, O], ports: {port}, served_dimensions: [D1, D3]}}
+  dram: {{size: 8000, r_cost: 1, w_cost: 1, operands: [I1, I2, O], ports: {port}, served_dimensions: [D1, D2, D3]}}
+operational_array: {{unit_energy: 0.1, dimensions: [D1, D2, D3], sizes: [2, 2, 2]}}
+"""
+    path = tmp_path / "split.yaml"
+    path.write_text(text)
+    with pytest.raises(InputFileError, match="memories.shared.served_dimensions.*do not nest for one level"):
+        import_zigzag_arch(path)
 
 
 def test_tpu_like_energies_are_per_access_of_the_ports_width() -> None:
@@ -88,7 +133,7 @@ def test_workload_layers_and_precisions() -> None:
     conv1 = ops[0]
     assert conv1.bounds == {"B": 1, "K": 64, "C": 3, "OY": 112, "OX": 112, "FY": 7, "FX": 7}
     assert conv1.tensors[1].shape(conv1.bounds) == (1, 3, 229, 229)  # ix = 2*ox + fx
-    assert common_precision(wl)[0] == {"input": 8, "weight": 8, "output": 16}
+    assert common_precision(wl)[0] == {"input": 8, "weight": 8, "output": 16} and final_output_bits(wl) == 8
     gemm = load_zigzag_workload(WL / "gemm_layer.yaml").network.layers[0].op
     assert gemm.macs == 128 ** 3 and common_precision(load_zigzag_workload(WL / "gemm_layer.yaml"))[0]["output"] == 32
 
@@ -126,8 +171,13 @@ def test_cli_writes_spec_network_and_mappings(tmp_path: Path) -> None:
                  "--mapping", MP / "tpu_like.yaml", "-o", out, "--clock-mhz", "700")
     assert result.exit_code == 0, result.output
     assert "duplicate key 'ports'" in result.output  # the published file gives the SRAM's ports twice
-    assert load_arch(out).levels == import_zigzag_arch(HW / "tpu_like.yaml", word_bits={
-        "input": 8, "weight": 8, "output": 16}).spec.levels
+    spec = load_arch(out)
+    assert spec.levels == import_zigzag_arch(HW / "tpu_like.yaml", word_bits={
+        "input": 8, "weight": 8, "output": 16}, final_output_bits=8).spec.levels
+    # final outputs go to DRAM at O_final (8 bits) as ZigZag writes them; partial sums are read at 16
+    assert spec.dram.energy_of("output", "update") == pytest.approx(750 * 8 / 64)
+    assert spec.dram.energy_of("output", "read") == pytest.approx(700 * 16 / 64)
+    assert "output updates are charged as 8-bit final outputs" in result.output
     net = load_network(tmp_path / "resnet18.net.yaml")
     files = sorted((tmp_path / "tpu_like.mappings").glob("*.yaml"))
     assert len(files) == len(net.layers) == 21

@@ -36,11 +36,13 @@ _ROLES: dict[str, Role] = {"W": "weight", "I": "input"}
 
 @dataclass(frozen=True)
 class ZigzagWorkload:
-    """The imported network, each layer's operand precisions (bits) and notes on skipped layers."""
+    """The imported network, each layer's operand precisions (bits), the bits of its final outputs (ZigZag's
+    ``O_final``, the output's precision when not given) and notes on skipped layers."""
 
     network: Network
     precision: dict[str, dict[Role, int]]
     notes: tuple[str, ...]
+    final_output: dict[str, int]
 
 
 def _relations(raw: object, at: Where) -> dict[str, tuple[tuple[str, int], ...]]:
@@ -66,7 +68,7 @@ def _axes(indices: str, dims: dict[str, int], rel: dict[str, tuple[tuple[str, in
     return tuple(axes)
 
 
-def _layer(raw: object, at: Where, notes: list[str]) -> tuple[Operator, dict[Role, int]] | None:
+def _layer(raw: object, at: Where, notes: list[str]) -> tuple[Operator, dict[Role, int], int] | None:
     layer = mapping_at(raw, at)
     name = str(layer.get("name") or f"Layer{layer.get('id', at.path)}")  # ZigZag's own default name
     eq_at = at / "equation"
@@ -95,6 +97,9 @@ def _layer(raw: object, at: Where, notes: list[str]) -> tuple[Operator, dict[Rol
         bits[role] = integer(precision.get(operand), prec_at / operand)
         if not 1 <= bits[role] <= 1024:
             raise (prec_at / operand).error(f"must be 1..1024 bits, got {bits[role]}")
+    final = integer(precision.get(f"{out_name}_final", bits["output"]), prec_at / f"{out_name}_final")
+    if not 1 <= final <= 1024:
+        raise (prec_at / f"{out_name}_final").error(f"must be 1..1024 bits, got {final}")
     tensors = (Tensor(a_name, _ROLES[a_name], _axes(a_idx, dims, rel, eq_at)),
                Tensor(b_name, _ROLES[b_name], _axes(b_idx, dims, rel, eq_at)),
                Tensor(out_name, "output", _axes(out_idx, dims, rel, eq_at)))
@@ -103,7 +108,7 @@ def _layer(raw: object, at: Where, notes: list[str]) -> tuple[Operator, dict[Rol
     if "padding" in layer:
         attrs += (("padding", str(layer["padding"])),)
     try:
-        return Operator(name, kind, tuple(dims.items()), tensors, attrs), bits
+        return Operator(name, kind, tuple(dims.items()), tensors, attrs), bits, final
     except ValueError as err:
         raise at.error(str(err)) from err
 
@@ -115,11 +120,12 @@ def workload_from_zigzag(data: object, origin: str) -> ZigzagWorkload:
     layers: list[Layer] = []
     inputs: list[tuple[str, tuple[int, ...]]] = []
     precision: dict[str, dict[Role, int]] = {}
+    final_output: dict[str, int] = {}
     for i, raw in enumerate(list_at(data, where)):
         got = _layer(raw, where / i, notes)
         if got is None:
             continue
-        op, bits = got
+        op, bits, final_output[op.name] = got
         if op.name in precision:
             raise (where / i / "name").error(f"layer name {op.name!r} is given twice")
         inp = op.tensors[[t.role for t in op.tensors].index("input")]
@@ -130,7 +136,7 @@ def workload_from_zigzag(data: object, origin: str) -> ZigzagWorkload:
         raise InputFileError(f"{origin}: no layer with multiplications to import")
     return ZigzagWorkload(Network(Path(origin).stem, tuple(layers), tuple(inputs), source="zigzag",
                                   notes=tuple(notes)), precision,
-                          tuple(notes))
+                          tuple(notes), final_output)
 
 
 def load_zigzag_workload(path: str | Path) -> ZigzagWorkload:
@@ -138,6 +144,11 @@ def load_zigzag_workload(path: str | Path) -> ZigzagWorkload:
     workload = workload_from_zigzag(load_data(path, "ZigZag workload file"), str(path))
     validate_network(workload.network, str(path))
     return workload
+
+
+def final_output_bits(workload: ZigzagWorkload) -> int:
+    """Bits of the final outputs for the whole network (the widest any layer uses)."""
+    return max(workload.final_output.values())
 
 
 def common_precision(workload: ZigzagWorkload) -> tuple[dict[Role, int], list[str]]:
