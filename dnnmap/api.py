@@ -131,14 +131,14 @@ def check_mapper_options(mapper: str, options: SearchOptions) -> None:
 def check_fuse_baseline(request: MapRequest) -> None:
     """``--fuse-baseline``: one of the baselines, only with ``--fuse``; ``paper`` maps in the row-stationary
     space, so only with a mapper that walks constrained spaces."""
-    if request.fuse is None and request.fuse_baseline == "best":
-        return  # the default without --fuse: nothing to check, and the fusion modules stay unloaded
+    if request.fuse is None:
+        if request.fuse_baseline == "best":
+            return  # the default without --fuse: nothing to check, and the fusion modules stay unloaded
+        raise DnnmapError("--fuse-baseline chooses what fused layers are compared with; it needs --fuse")
     from dnnmap.fusion.baseline import BASELINES
 
     if request.fuse_baseline not in BASELINES:
         raise UnknownNameError(unknown_name_message("--fuse-baseline", request.fuse_baseline, BASELINES))
-    if request.fuse is None and request.fuse_baseline != "best":
-        raise DnnmapError("--fuse-baseline chooses what fused layers are compared with; it needs --fuse")
     if request.fuse_baseline == "paper" and not registry.info(request.mapper).takes_constraints:
         raise DnnmapError(f"--fuse-baseline paper maps layers in the row-stationary space: use one of the "
                           f"{', '.join(registry.names(registry.takes_constraints))} mappers (the {request.mapper!r} "

@@ -64,7 +64,7 @@ def _cli(args: list[str]) -> tuple[list[str], str]:
 
 
 REFUSALS = ("unknown arch", "bad workload spec", "missing file", "fifo", "bad budget", "output is an input",
-            "unknown mapper", "option the mapper ignores")
+            "unknown mapper", "option the mapper ignores", "fusion option without --fuse")
 
 
 def refusal_cases(folder: Path) -> dict[str, tuple[list[str], str]]:
@@ -84,6 +84,7 @@ def refusal_cases(folder: Path) -> dict[str, tuple[list[str], str]]:
         (["map", "lenet5", "--arch", str(arch), "--json", str(arch)], "is the input file"),
         (["map", "lenet5", "--mapper", "nosuch"], "unknown mapper 'nosuch'"),
         (["map", "lenet5", "--mapper", "tso", "--imperfect"], "--imperfect applies to"),
+        (["map", "lenet5", "--fuse-baseline", "nosuch"], "it needs --fuse"),
     ], strict=True))
 
 
