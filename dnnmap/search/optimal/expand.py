@@ -1,33 +1,58 @@
 """Children of branch-and-bound nodes: one level's factors, then its loop order (top level first).
 
-Nodes are arrays like a :class:`MappingBatch` (temporal, spatial, axes, order: (n, L, D)). The
+Nodes are arrays like a :class:`MappingBatch` (temporal, spatial, axes, order: (n, L, D); with per-tensor
+placement also ``above``: (n, L, T)). The
 factor stage of level ``j`` splits what is left of each bound (``rest``, kept in level 0's
 temporal slot until then) into level ``j``'s temporal factor, its fan-out's spatial factors and
 the tile below, keeping only tiles of level ``j-1`` whose lower-bound footprint fits (a tile
 that cannot fit is invalid in the cost model too). The order stage enumerates every order of
 level ``j``'s non-trivial loops (the exhaustive mapper's lossless rule; level 0 keeps its
-fixed order). Together the stages enumerate exactly the declared space of
-:class:`~dnnmap.search.space.MapSpace`.
+fixed order), with placement paired with every placement of the level's tensors
+(:meth:`~dnnmap.search.space.MapSpace.level_choices`; no tile is then dropped for its footprint: a
+tensor placed below the level's loops needs only part of it). Together the stages enumerate exactly
+the declared space of :class:`~dnnmap.search.space.MapSpace`, with or without placement.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.space import level_orders
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
-from dnnmap.search.sunstone.walk import Partials as Nodes
+from dnnmap.search.sunstone.walk import Partials
 from dnnmap.search.sunstone.unroll import legal_unrollings
 
 
-def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity) -> np.ndarray:
-    """(m, D) tiles of level ``j - 1`` that split ``rest`` (divisors) and whose footprint fits (``fit``)."""
+@dataclass
+class Nodes(Partials):
+    """Branch-and-bound nodes: :class:`Partials` and, with per-tensor placement, ``above`` (n, L, T), the loops
+    of each level above each tensor's tile (0 on the levels whose choice is still open); None without it."""
+
+    above: np.ndarray | None = None
+
+    def take(self, idx: np.ndarray) -> "Nodes":
+        return Nodes(self.temporal[idx], self.spatial[idx], self.axes[idx], self.order[idx],
+                     None if self.above is None else self.above[idx])
+
+    @staticmethod
+    def concat(parts: list["Nodes"]) -> "Nodes":
+        above = None if parts[0].above is None else np.concatenate([p.above for p in parts])
+        return Nodes(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("temporal", "spatial", "axes",
+                                                                                  "order")), above)
+
+
+def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity | None) -> np.ndarray:
+    """(m, D) tiles of level ``j - 1`` that split ``rest`` (divisors) and whose footprint fits (``fit``; None:
+    every one, as with per-tensor placement, where a tile's tensors may each hold only part of it)."""
     below = divisor_lattice(tuple(int(n) for n in rest))
-    return below[fit.fits(j - 1, below)]
+    return below if fit is None else below[fit.fits(j - 1, below)]
 
 
-def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity,
+def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
                    tiles: np.ndarray | None = None) -> tuple[Nodes, np.ndarray]:
     """Every split of each node's ``rest`` into level ``j``'s temporal and spatial factors and the tile below
     (``tiles``: only those tiles of level ``j - 1``, for a single node), and the index of each child's tile
@@ -51,32 +76,44 @@ def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity,
             s = np.repeat(nodes.spatial[k:k + 1], m, axis=0)
             a = np.repeat(nodes.axes[k:k + 1], m, axis=0)
             o = np.repeat(nodes.order[k:k + 1], m, axis=0)
+            above = None if nodes.above is None else np.repeat(nodes.above[k:k + 1], m, axis=0)
             s[:, j], a[:, j] = fac, ax
             if j == 0:
                 t[:, 0] = rest // fac
             else:
                 t[:, j] = q // fac
                 t[:, 0] = tile
-            out.append(Nodes(t, s, a, o))
+            out.append(Nodes(t, s, a, o, above))
             which.append(np.full(m, i, dtype=np.int64))
     if not out:
         return nodes.take(np.array([], dtype=np.int64)), np.zeros(0, dtype=np.int64)
     return Nodes.concat(out), np.concatenate(which)
 
 
-def expand_orders(nodes: Nodes, j: int) -> tuple[Nodes, np.ndarray]:
+Choices = Callable[[tuple[int, ...]], tuple[np.ndarray, np.ndarray]]
+
+
+def expand_orders(nodes: Nodes, j: int, choices: Choices | None = None) -> tuple[Nodes, np.ndarray]:
     """Every order of level ``j``'s non-trivial loops (trivial ones appended innermost), and the index of
-    each child's node."""
+    each child's node. ``choices`` (with placement): the level's (orders (m, D), placements (m, T)) for the
+    tuple of its non-trivial dimensions, instead of its orders alone."""
     D = nodes.temporal.shape[2]
     nontrivial = nodes.temporal[:, j] > 1
     keys, inverse = np.unique(nontrivial, axis=0, return_inverse=True)
     out, parents = [], []
     for g, mask in enumerate(keys):
         rows = np.nonzero(inverse.reshape(-1) == g)[0]
-        perms = np.array(level_orders(tuple(np.nonzero(mask)[0]), D), dtype=np.int64)
+        dims = tuple(int(d) for d in np.nonzero(mask)[0])
+        if choices is None:
+            perms, places = np.array(level_orders(dims, D), dtype=np.int64), None
+        else:
+            perms, places = choices(dims)
         parents.append(np.repeat(rows, len(perms)))
         sub = nodes.take(parents[-1])
         sub.order = sub.order.copy()
         sub.order[:, j] = np.tile(perms, (len(rows), 1))
+        if places is not None:
+            sub.above = sub.above.copy()
+            sub.above[:, j] = np.tile(places, (len(rows), 1))
         out.append(sub)
     return Nodes.concat(out), np.concatenate(parents)

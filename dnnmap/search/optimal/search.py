@@ -9,10 +9,18 @@ the search returns the optimum of the declared space. The incumbent starts at th
 mapper's result; every completion priced on the way that fits may replace it (a node's completion
 is a mapping of the space), and a child's bound is at least its parent's. When ``budget_seconds`` runs out, the certificate's lower bound is the least
 bound of the nodes still open, and the gap is ``incumbent / lower bound - 1``.
+
+With per-tensor placement (``placement=True``, docs/search.md "The optimal mapper with placement") each
+order stage also fixes the level's placements (:meth:`MapSpace.level_choices`), level 0's order and
+placements get a stage of their own, and a level's tile is no longer dropped for its footprint before its
+placements are chosen. A node's completion leaves the open levels' tensors at the shared boundary, which
+holds at least as much as any placement and so never moves more words: its counts still bound every
+completion's from below (pruning rule P1 in the docs).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Sequence
@@ -30,7 +38,9 @@ from dnnmap.search.mappers import SearchResult, nothing_fits_message
 from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.search.mappers import Progress
 from dnnmap.search.optimal.expand import Nodes, candidate_tiles, expand_factors, expand_orders
+from dnnmap.search.constraints import Constraints
 from dnnmap.search.options import SearchOptions
+from dnnmap.search.space import MapSpace, level_orders, touched_lower
 from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.search.registry import Mapper
 from dnnmap.workload.ir import Operator
@@ -63,19 +73,25 @@ class OptimalResult:
     certificate: Certificate
 
 
-def _stages(L: int, registers: bool) -> list[tuple[str, int]]:
+def _stages(L: int, level0_order: bool) -> list[tuple[str, int]]:
     """Factor and order stages top-down; level 0's order only matters (and is searched) with operand
-    registers, whose events are every temporal loop (docs/cost-model.md section 4)."""
-    return [(kind, j) for j in range(L - 1, 0, -1) for kind in ("F", "O")] + [("F", 0)] + [("O", 0)] * registers
+    registers, whose events are every temporal loop (docs/cost-model.md section 4), or a tensor placed
+    among level 0's loops."""
+    return [(kind, j) for j in range(L - 1, 0, -1) for kind in ("F", "O")] + [("F", 0)] + [("O", 0)] * level0_order
 
 
 class BranchAndBound:
-    def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 100_000) -> None:
+    def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 100_000,
+                 placement: bool = False) -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
         self.L, self.D = len(arch.levels), len(op.dim_names)
         self.keeps = MappingBatch.default_keeps(op, arch)
-        self.bound = LowerBound(op, arch, model, self.keeps)
-        self.stages = _stages(self.L, bool(arch.mac.operand_registers))
+        self.placement = placement
+        self.space = MapSpace(op, arch, Constraints(placement=True)) if placement else None
+        self.registers = bool(arch.mac.operand_registers)
+        self.bound = LowerBound(op, arch, model, self.keeps, placement)
+        self.fit = None if placement else self.bound.fit  # tiles dropped for their footprint (none with placement)
+        self.stages = _stages(self.L, self.registers or (placement and bool(self.keeps[0].any()) and self.L > 1))
         self.chunk = chunk
         self.incumbent = math.inf
         self.tie = math.inf
@@ -86,7 +102,7 @@ class BranchAndBound:
         self.children_per_node = np.full(len(self.stages) + 1, float(self.batch_children))
 
     def _batch(self, n: Nodes) -> MappingBatch:
-        return MappingBatch(n.temporal, n.spatial, n.order, self.keeps, (), n.axes)
+        return MappingBatch(n.temporal, n.spatial, n.order, self.keeps, (), n.axes, n.above)
 
     def offer(self, batch: MappingBatch) -> None:
         cost = self.model.evaluate(batch)
@@ -131,14 +147,27 @@ class BranchAndBound:
                                     by_order, safe)
         else:
             lb = self.bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective)
-        ok = (cost.capacity_excess[:, max(j - 1, 0):self.L - 1] <= 0).all(axis=1)
-        return np.where(ok, lb, np.inf)
+        return np.where(self._fits(nodes, cost, kind, j), lb, np.inf)
+
+    def _fits(self, nodes: Nodes, cost: CostBatch, kind: str, j: int) -> np.ndarray:
+        """(n,) whether a completion of each node may fit: the levels whose tiles are fixed fit in ``cost``. With
+        placement those are only the levels whose placements are fixed (above ``j``, and ``j`` after its order
+        stage); a level ``j`` still open must at least hold its tensors' smallest tiles (all its loops above
+        them: its fan-out over the tile below)."""
+        if not self.placement:
+            return (cost.capacity_excess[:, max(j - 1, 0):self.L - 1] <= 0).all(axis=1)
+        first = j if kind == "O" else j + 1
+        ok = (cost.capacity_excess[:, first:self.L - 1] <= 0).all(axis=1)
+        if kind == "F" and j < self.L - 1:
+            least = nodes.spatial[:, j] * (nodes.temporal[:, 0] if j > 0 else 1)
+            ok &= self.bound.fit.fits(j, least)
+        return ok
 
     def _with_order(self, nodes: Nodes, j: int, t: int) -> Nodes:
         """``nodes`` with tensor ``t``'s best order (:func:`.bounds.best_orders`) at level ``j``."""
         order = nodes.order.copy()
         order[:, j] = self.bound.orders[t]
-        return Nodes(nodes.temporal, nodes.spatial, nodes.axes, order)
+        return Nodes(nodes.temporal, nodes.spatial, nodes.axes, order, nodes.above)
 
     def tile_bound(self, nodes: Nodes, tiles: np.ndarray, j: int) -> np.ndarray:
         """Tile bound (docs/search.md): bound of the children of each node (its levels above ``j`` fixed) whose
@@ -154,20 +183,70 @@ class BranchAndBound:
         tile of level ``j - 1`` (:meth:`tile_bound`) and split only the tiles below the incumbent."""
         kind, j = self.stages[stage]
         if kind == "O":  # every node at once
-            piece, parents = expand_orders(nodes, j)
+            piece, parents = expand_orders(nodes, j, self._choices(j))
+            if self.placement and j < self.L - 1:
+                least = np.nonzero(self._least_placements(piece, j))[0]
+                piece, parents = piece.take(least), parents[least]
             yield piece, parent_lb[parents]
             return
         for k in range(len(nodes)):
             one = nodes.take(np.array([k]))
             if 1 <= j < self.L - 1:
-                tiles = candidate_tiles(one.temporal[0, 0], j, self.bound.fit)
+                tiles = candidate_tiles(one.temporal[0, 0], j, self.fit)
                 tile_lb = np.maximum(self.tile_bound(one.take(np.zeros(len(tiles), dtype=np.int64)), tiles, j), parent_lb[k])
                 alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
-                piece, which = expand_factors(one, j, self.arch, self.bound.fit, tiles[alive])
+                piece, which = expand_factors(one, j, self.arch, self.fit, tiles[alive])
                 yield piece, tile_lb[alive][which]
             else:
-                piece, _ = expand_factors(one, j, self.arch, self.bound.fit)
+                piece, _ = expand_factors(one, j, self.arch, self.fit)
                 yield piece, np.full(len(piece), parent_lb[k])
+
+    def _placed_fit(self, nodes: Nodes, j: int, above: np.ndarray) -> np.ndarray:
+        """(n,) whether level ``j``'s tiles fit when its tensors lie below ``above`` (n, T) of its non-trivial
+        loops (:class:`Capacity` footprints: the fan-out over the tile below, times the loops below each)."""
+        trips = nodes.temporal[:, j]
+        base = nodes.spatial[:, j] * (nodes.temporal[:, 0] if j > 0 else 1)
+        order = nodes.order[:, j]
+        nontrivial = np.take_along_axis(trips, order, axis=1) > 1  # (n, D) in loop order
+        rank = np.cumsum(nontrivial, axis=1) - 1
+        words = np.zeros(above.shape, dtype=float)
+        for t in np.nonzero(self.keeps[j])[0]:
+            lifted = np.zeros_like(nontrivial)
+            np.put_along_axis(lifted, order, nontrivial & (rank < above[:, t:t + 1]), axis=1)
+            words[:, t] = touched_lower(self.op, base * np.where(lifted, 1, trips), contiguous=True)[:, t]
+        part, caps = self.bound.fit.levels[j] or (np.zeros((above.shape[1], 0)), np.zeros(0))
+        return (words @ part <= caps).all(axis=1)
+
+    def _least_placements(self, nodes: Nodes, j: int) -> np.ndarray:
+        """(n,) the children of an order stage worth keeping (pruning rule P2, docs/search.md): those whose
+        level-``j`` tiles fit and where no tensor for which P1 holds (:attr:`LowerBound.monotone`) could sit one
+        loop higher with the tiles still fitting (it would move no more words, and the others' tiles fit
+        whenever they did)."""
+        above = nodes.above[:, j]
+        keep = self._placed_fit(nodes, j, above)
+        for t in np.nonzero(self.keeps[j] & self.bound.monotone[j])[0]:
+            higher = above.copy()
+            higher[:, t] -= 1
+            can = above[:, t] > 0
+            keep &= ~(can & self._placed_fit(nodes, j, np.maximum(higher, 0)))
+        return keep
+
+    def _choices(self, j: int):  # noqa: ANN202 - Choices or None
+        """Level ``j``'s (orders, placements) for its non-trivial dimensions with placement (None: orders only).
+        With operand registers level 0's order matters whatever is placed there, so every order is paired
+        with every placement."""
+        if self.space is None:
+            return None
+        if j == 0 and self.registers:
+            placeable = self.space.placeable(0)
+
+            def every(dims: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+                perms = np.array(level_orders(dims, self.D), dtype=np.int64)
+                grid = np.array(list(itertools.product(*[range(len(dims) + 1) if p else (0,) for p in placeable])),
+                                dtype=np.int64).reshape(-1, len(placeable))
+                return np.repeat(perms, len(grid), axis=0), np.tile(grid, (len(perms), 1))
+            return every
+        return lambda dims: self.space.level_choices(j, dims)
 
     def _survivors(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
                    deadline: float = math.inf) -> tuple[Nodes, np.ndarray]:
@@ -210,7 +289,8 @@ class BranchAndBound:
         """Search until done or ``deadline``; returns the certified lower bound."""
         L, D = self.L, self.D
         root = Nodes(np.ones((1, L, D), dtype=np.int64), np.ones((1, L, D), dtype=np.int64),
-                     np.zeros((1, L, D), dtype=np.int64), np.tile(np.arange(D), (1, L, 1)))
+                     np.zeros((1, L, D), dtype=np.int64), np.tile(np.arange(D), (1, L, 1)),
+                     np.zeros((1, L, len(self.op.tensors)), dtype=np.int64) if self.placement else None)
         root.temporal[0, 0] = [self.op.bound(d) for d in self.op.dim_names]
         # depth first, lowest bound first among siblings: (stage, siblings sorted by bound, their bounds, next one)
         stack: list[list] = [[-1, root, np.zeros(1), 0]]
@@ -240,14 +320,16 @@ class BranchAndBound:
 
 
 def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_seconds: float | None = None,
-                   incumbent: SearchResult | None = None, seeds: Sequence[Mapping] = ()) -> OptimalResult:
-    """Optimum of the declared space with its certificate (``budget_seconds``: None = until proven).
+                   incumbent: SearchResult | None = None, seeds: Sequence[Mapping] = (),
+                   placement: bool = False) -> OptimalResult:
+    """Optimum of the declared space with its certificate (``budget_seconds``: None = until proven;
+    ``placement``: the space with every per-tensor placement).
 
     The search starts from ``incumbent`` (None: Sunstone's result) and the better of ``seeds``, further
     mappings of the space known beforehand (e.g. an optimum on a smaller buffer, which fits a larger one)."""
     t0 = time.perf_counter()
     model = CostModel(op, arch)
-    bb = BranchAndBound(op, arch, objective, model)
+    bb = BranchAndBound(op, arch, objective, model, placement=placement)
     if incumbent is None:
         try:
             incumbent = sunstone_search(op, arch, objective, model=model)
@@ -272,9 +354,10 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
 
 def search_optimal(op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
                    progress: Progress | None = None) -> SearchResult:
-    return optimal_search(op, arch, objective, budget_seconds=options.budget_seconds).result
+    return optimal_search(op, arch, objective, budget_seconds=options.budget_seconds,
+                          placement=options.space_constraints().placement).result
 
 
 MAPPER = Mapper("optimal",
                 "branch and bound to the proven optimum, or a certified gap when --budget-seconds runs out",
-                search_optimal)
+                search_optimal, takes_placement=True)
