@@ -7,9 +7,9 @@ temporal slot until then) into level ``j``'s temporal factor, its fan-out's spat
 the tile below, keeping only tiles of level ``j-1`` whose lower-bound footprint fits (a tile
 that cannot fit is invalid in the cost model too). The order stage enumerates every order of
 level ``j``'s non-trivial loops (the exhaustive mapper's lossless rule; level 0 keeps its
-fixed order), with placement paired with every placement of the level's tensors
-(:meth:`~dnnmap.search.space.MapSpace.level_choices`; no tile is then dropped for its footprint: a
-tensor placed below the level's loops needs only part of it). Together the stages enumerate exactly
+fixed order; with placement every order, each then paired with the placements worth searching,
+:mod:`.placement`; no tile is then dropped for its footprint: a tensor placed below the level's loops
+needs only part of it). Together the stages enumerate exactly
 the declared space of :class:`~dnnmap.search.space.MapSpace`, with or without placement.
 """
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from dnnmap.arch.spec import ArchSpec
@@ -90,30 +89,19 @@ def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
     return Nodes.concat(out), np.concatenate(which)
 
 
-Choices = Callable[[tuple[int, ...]], tuple[np.ndarray, np.ndarray]]
-
-
-def expand_orders(nodes: Nodes, j: int, choices: Choices | None = None) -> tuple[Nodes, np.ndarray]:
+def expand_orders(nodes: Nodes, j: int) -> tuple[Nodes, np.ndarray]:
     """Every order of level ``j``'s non-trivial loops (trivial ones appended innermost), and the index of
-    each child's node. ``choices`` (with placement): the level's (orders (m, D), placements (m, T)) for the
-    tuple of its non-trivial dimensions, instead of its orders alone."""
+    each child's node (a node's children consecutive)."""
     D = nodes.temporal.shape[2]
     nontrivial = nodes.temporal[:, j] > 1
     keys, inverse = np.unique(nontrivial, axis=0, return_inverse=True)
     out, parents = [], []
     for g, mask in enumerate(keys):
         rows = np.nonzero(inverse.reshape(-1) == g)[0]
-        dims = tuple(int(d) for d in np.nonzero(mask)[0])
-        if choices is None:
-            perms, places = np.array(level_orders(dims, D), dtype=np.int64), None
-        else:
-            perms, places = choices(dims)
+        perms = np.array(level_orders(tuple(np.nonzero(mask)[0]), D), dtype=np.int64)
         parents.append(np.repeat(rows, len(perms)))
         sub = nodes.take(parents[-1])
         sub.order = sub.order.copy()
         sub.order[:, j] = np.tile(perms, (len(rows), 1))
-        if places is not None:
-            sub.above = sub.above.copy()
-            sub.above[:, j] = np.tile(places, (len(rows), 1))
         out.append(sub)
     return Nodes.concat(out), np.concatenate(parents)

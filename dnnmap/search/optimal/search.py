@@ -11,7 +11,7 @@ is a mapping of the space), and a child's bound is at least its parent's. When `
 bound of the nodes still open, and the gap is ``incumbent / lower bound - 1``.
 
 With per-tensor placement (``placement=True``, docs/search.md "The optimal mapper with placement") each
-order stage also fixes the level's placements (:meth:`MapSpace.level_choices`), level 0's order and
+order stage also fixes the level's placements (:mod:`.placement`), level 0's order and
 placements get a stage of their own, and a level's tile is no longer dropped for its footprint before its
 placements are chosen. A node's completion leaves the open levels' tensors at the shared boundary, which
 holds at least as much as any placement and so never moves more words: its counts still bound every
@@ -20,7 +20,6 @@ completion's from below (pruning rule P1 in the docs).
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from collections.abc import Sequence
@@ -38,9 +37,8 @@ from dnnmap.search.mappers import SearchResult, nothing_fits_message
 from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.search.mappers import Progress
 from dnnmap.search.optimal.expand import Nodes, candidate_tiles, expand_factors, expand_orders
-from dnnmap.search.constraints import Constraints
+from dnnmap.search.optimal.placement import least_placements
 from dnnmap.search.options import SearchOptions
-from dnnmap.search.space import MapSpace, level_orders, touched_lower
 from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.search.registry import Mapper
 from dnnmap.workload.ir import Operator
@@ -87,7 +85,6 @@ class BranchAndBound:
         self.L, self.D = len(arch.levels), len(op.dim_names)
         self.keeps = MappingBatch.default_keeps(op, arch)
         self.placement = placement
-        self.space = MapSpace(op, arch, Constraints(placement=True)) if placement else None
         self.registers = bool(arch.mac.operand_registers)
         self.bound = LowerBound(op, arch, model, self.keeps, placement)
         self.fit = None if placement else self.bound.fit  # tiles dropped for their footprint (none with placement)
@@ -183,10 +180,9 @@ class BranchAndBound:
         tile of level ``j - 1`` (:meth:`tile_bound`) and split only the tiles below the incumbent."""
         kind, j = self.stages[stage]
         if kind == "O":  # every node at once
-            piece, parents = expand_orders(nodes, j, self._choices(j))
+            piece, parents = expand_orders(nodes, j)
             if self.placement and j < self.L - 1:
-                least = np.nonzero(self._least_placements(piece, j))[0]
-                piece, parents = piece.take(least), parents[least]
+                piece, parents = self._placements(piece, parents, j)
             yield piece, parent_lb[parents]
             return
         for k in range(len(nodes)):
@@ -201,52 +197,21 @@ class BranchAndBound:
                 piece, _ = expand_factors(one, j, self.arch, self.fit)
                 yield piece, np.full(len(piece), parent_lb[k])
 
-    def _placed_fit(self, nodes: Nodes, j: int, above: np.ndarray) -> np.ndarray:
-        """(n,) whether level ``j``'s tiles fit when its tensors lie below ``above`` (n, T) of its non-trivial
-        loops (:class:`Capacity` footprints: the fan-out over the tile below, times the loops below each)."""
-        trips = nodes.temporal[:, j]
+    def _placements(self, nodes: Nodes, parents: np.ndarray, j: int) -> tuple[Nodes, np.ndarray]:
+        """Each child of an order stage (its level-``j`` order fixed) with every placement at level ``j`` worth
+        keeping (:func:`.placement.least_placements`), and their parents' indices. Without operand registers
+        level 0's order matters only with a tensor placed there: nothing placed is kept with one order."""
         base = nodes.spatial[:, j] * (nodes.temporal[:, 0] if j > 0 else 1)
-        order = nodes.order[:, j]
-        nontrivial = np.take_along_axis(trips, order, axis=1) > 1  # (n, D) in loop order
-        rank = np.cumsum(nontrivial, axis=1) - 1
-        words = np.zeros(above.shape, dtype=float)
-        for t in np.nonzero(self.keeps[j])[0]:
-            lifted = np.zeros_like(nontrivial)
-            np.put_along_axis(lifted, order, nontrivial & (rank < above[:, t:t + 1]), axis=1)
-            words[:, t] = touched_lower(self.op, base * np.where(lifted, 1, trips), contiguous=True)[:, t]
-        part, caps = self.bound.fit.levels[j] or (np.zeros((above.shape[1], 0)), np.zeros(0))
-        return (words @ part <= caps).all(axis=1)
-
-    def _least_placements(self, nodes: Nodes, j: int) -> np.ndarray:
-        """(n,) the children of an order stage worth keeping (pruning rule P2, docs/search.md): those whose
-        level-``j`` tiles fit and where no tensor for which P1 holds (:attr:`LowerBound.monotone`) could sit one
-        loop higher with the tiles still fitting (it would move no more words, and the others' tiles fit
-        whenever they did)."""
-        above = nodes.above[:, j]
-        keep = self._placed_fit(nodes, j, above)
-        for t in np.nonzero(self.keeps[j] & self.bound.monotone[j])[0]:
-            higher = above.copy()
-            higher[:, t] -= 1
-            can = above[:, t] > 0
-            keep &= ~(can & self._placed_fit(nodes, j, np.maximum(higher, 0)))
-        return keep
-
-    def _choices(self, j: int):  # noqa: ANN202 - Choices or None
-        """Level ``j``'s (orders, placements) for its non-trivial dimensions with placement (None: orders only).
-        With operand registers level 0's order matters whatever is placed there, so every order is paired
-        with every placement."""
-        if self.space is None:
-            return None
-        if j == 0 and self.registers:
-            placeable = self.space.placeable(0)
-
-            def every(dims: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-                perms = np.array(level_orders(dims, self.D), dtype=np.int64)
-                grid = np.array(list(itertools.product(*[range(len(dims) + 1) if p else (0,) for p in placeable])),
-                                dtype=np.int64).reshape(-1, len(placeable))
-                return np.repeat(perms, len(grid), axis=0), np.tile(grid, (len(perms), 1))
-            return every
-        return lambda dims: self.space.level_choices(j, dims)
+        rows, above = least_placements(self.op, nodes.temporal[:, j], nodes.order[:, j], base, self.keeps[j],
+                                       self.bound.monotone[j], self.bound.fit.levels[j])
+        if j == 0 and not self.registers:
+            first = np.r_[True, parents[1:] != parents[:-1]]  # a node's children are consecutive
+            alone = first[rows] | above.any(axis=1)
+            rows, above = rows[alone], above[alone]
+        out = nodes.take(rows)
+        out.above = out.above.copy()
+        out.above[:, j] = above
+        return out, parents[rows]
 
     def _survivors(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
                    deadline: float = math.inf) -> tuple[Nodes, np.ndarray]:
