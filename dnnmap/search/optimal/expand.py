@@ -15,9 +15,9 @@ the declared space of :class:`~dnnmap.search.space.MapSpace`, with or without pl
 
 from __future__ import annotations
 
-import numpy as np
-
 from dataclasses import dataclass
+
+import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.space import level_orders

@@ -14,8 +14,9 @@ With per-tensor placement (``placement=True``, docs/search.md "The optimal mappe
 order stage also fixes the level's placements (:mod:`.placement`), level 0's order and
 placements get a stage of their own, and a level's tile is no longer dropped for its footprint before its
 placements are chosen. A node's completion leaves the open levels' tensors at the shared boundary, which
-holds at least as much as any placement and so never moves more words: its counts still bound every
-completion's from below (pruning rule P1 in the docs).
+holds at least as much as any placement and so, for the tensors P1 holds for (no sliding window, or every
+overlap reused: :attr:`.bounds.LowerBound.monotone`), never moves more words: its counts still bound every
+completion's from below (pruning rule P1 in the docs; the other tensors' pairs get the compulsory bounds).
 """
 
 from __future__ import annotations
