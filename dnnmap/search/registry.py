@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from dnnmap.errors import DnnmapError, UnknownNameError, unknown_name_message
@@ -39,26 +39,28 @@ class MapperInfo:
     """What is known of a mapper without importing it: ``name`` (the ``--mapper`` value), ``description`` (one
     line for listings), ``takes_imperfect`` / ``takes_tile_first`` / ``takes_constraints`` (whether its search
     honours ``options.imperfect`` / ``options.tile_first`` / ``options.constraints``; map_layer refuses them
-    otherwise) and, for a built-in mapper, the ``module`` that registers it."""
+    otherwise); ``takes_placement``: the space with per-tensor placement only (a mapper that takes constraints
+    takes it too, :func:`takes_placement`); for a built-in mapper, the ``module`` that registers it."""
 
     name: str
     description: str
     takes_imperfect: bool = False
     takes_tile_first: bool = False
     takes_constraints: bool = False
+    takes_placement: bool = False
     module: str = ""
 
 
 BUILTIN: dict[str, MapperInfo] = {info.name: info for info in (
-    MapperInfo("auto", "exhaustive on small spaces, else sunstone", True, True, True, "dnnmap.search.auto"),
+    MapperInfo("auto", "exhaustive on small spaces, else sunstone", True, True, True, module="dnnmap.search.auto"),
     MapperInfo("exhaustive", "every mapping of the declared space (the optimum), up to 5e6 mappings", True, False,
-               True, "dnnmap.search.exhaustive"),
+               True, module="dnnmap.search.exhaustive"),
     MapperInfo("random", "the best of --budget mappings sampled from the declared space (seeded)", True, False,
-               True, "dnnmap.search.sampled"),
+               True, module="dnnmap.search.sampled"),
     MapperInfo("sunstone", "a level-by-level walk over maximal tiles and unrollings (fast, near the optimum)",
-               True, True, False, "dnnmap.search.sunstone"),
+               True, True, False, module="dnnmap.search.sunstone"),
     MapperInfo("optimal", "branch and bound to the proven optimum, or a certified gap when --budget-seconds runs "
-               "out", module="dnnmap.search.optimal"),
+               "out", takes_placement=True, module="dnnmap.search.optimal"),
     MapperInfo("tso", "tensor slicing and tiling for multicore NPUs (TSO; minimizes its own time estimate)",
                module="dnnmap.search.tso"),
     MapperInfo("marvel", "off-chip tiles and layouts first, then the on-chip mapping (Marvel)",
@@ -71,7 +73,8 @@ class Mapper:
     """A search for the best mapping of one operator on one architecture.
 
     ``name``: the ``--mapper`` value; ``description``: one line for listings; ``search``: the search.
-    ``takes_imperfect`` / ``takes_tile_first`` / ``takes_constraints``: as :class:`MapperInfo`."""
+    ``takes_imperfect`` / ``takes_tile_first`` / ``takes_constraints`` / ``takes_placement``: as
+    :class:`MapperInfo`."""
 
     name: str
     description: str
@@ -79,13 +82,14 @@ class Mapper:
     takes_imperfect: bool = False
     takes_tile_first: bool = False
     takes_constraints: bool = False
+    takes_placement: bool = False
 
     @classmethod
     def builtin(cls, name: str, search: SearchFn) -> Mapper:
         """The built-in mapper ``name`` of :data:`BUILTIN` searching with ``search``."""
         info = BUILTIN[name]
         return cls(name, info.description, search, info.takes_imperfect, info.takes_tile_first,
-                   info.takes_constraints)
+                   info.takes_constraints, info.takes_placement)
 
 
 _MAPPERS: dict[str, Mapper] = {}
@@ -106,7 +110,7 @@ def register(mapper: Mapper) -> Mapper:
 
 def _info(mapper: Mapper, module: str = "") -> MapperInfo:
     return MapperInfo(mapper.name, mapper.description, mapper.takes_imperfect, mapper.takes_tile_first,
-                      mapper.takes_constraints, module)
+                      mapper.takes_constraints, mapper.takes_placement, module)
 
 
 def _known() -> dict[str, MapperInfo]:
@@ -150,6 +154,10 @@ def takes_constraints(mapper: Mapper | MapperInfo) -> bool:
     return mapper.takes_constraints
 
 
+def takes_placement(mapper: Mapper | MapperInfo) -> bool:
+    return mapper.takes_placement or mapper.takes_constraints
+
+
 def check_options(name: str, options: SearchOptions) -> Mapper:
     """The mapper ``name``, refusing options it does not take (imperfect, tile_first, constraints or placement),
     naming those that do."""
@@ -160,7 +168,10 @@ def check_options(name: str, options: SearchOptions) -> Mapper:
     if options.tile_first and not mapper.takes_tile_first:
         raise DnnmapError(f"tile_first is an option of the {', '.join(names(takes_tile_first))} mappers, "
                           f"not of {name!r}")
-    if not options.space_constraints().empty and not mapper.takes_constraints:
+    if options.space_constraints().placement and not takes_placement(mapper):
+        raise DnnmapError(f"per-tensor placement applies to the {', '.join(names(takes_placement))} mappers, "
+                          f"not to {name!r}")
+    if not replace(options.space_constraints(), placement=False).empty and not mapper.takes_constraints:
         raise DnnmapError(f"map-space constraints apply to the {', '.join(names(takes_constraints))} mappers; the "
                           f"{name!r} mapper builds its own candidates and would ignore them")
     return mapper

@@ -71,10 +71,11 @@ def ancestors(batch: MappingBatch, kind: str, j: int) -> Nodes:
     """Each mapping's node at stage (``kind``, ``j``): levels below ``j`` folded into level 0's slot."""
     t, s, a, o = (x.copy() for x in (batch.temporal, batch.spatial, batch.axes, batch.order))
     D = t.shape[2]
-    tile = t[:, :j].prod(axis=1) * s[:, :j].prod(axis=1)
-    t[:, 1:j], s[:, :j], a[:, :j] = 1, 1, 0
-    t[:, 0] = tile
-    o[:, :j] = np.arange(D)
+    if j > 0:  # at level 0's stages the node is the mapping itself (level 0's order open at "F")
+        tile = t[:, :j].prod(axis=1) * s[:, :j].prod(axis=1)
+        t[:, 1:j], s[:, :j], a[:, :j] = 1, 1, 0
+        t[:, 0] = tile
+        o[:, :j] = np.arange(D)
     if kind == "F":
         o[:, j] = np.arange(D)
     return Nodes(t, s, a, o)

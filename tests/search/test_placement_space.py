@@ -20,7 +20,7 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.errors import DnnmapError
 from dnnmap.mapping.mapping import Mapping, validate_mapping
-from dnnmap.search.constraints import Constraints, load_constraints
+from dnnmap.search.constraints import Constraints, LevelConstraints, load_constraints
 from dnnmap.search.mappers import exhaustive_search, random_search
 from dnnmap.search.options import SearchOptions
 from dnnmap.search.registry import check_options
@@ -134,6 +134,10 @@ def test_the_option_in_files_and_its_refusals(tmp_path: Path) -> None:
     with pytest.raises(DnnmapError, match="exhaustive"):
         check_options("sunstone", SearchOptions(placement=True))
     check_options("random", SearchOptions(placement=True))
+    check_options("optimal", SearchOptions(placement=True))
+    with pytest.raises(DnnmapError, match="constraints"):  # the optimal mapper takes placement, no other constraint
+        check_options("optimal", SearchOptions(placement=True, constraints=Constraints(levels=(("GLB", LevelConstraints(
+            spatial_dims=("K",))),))))
 
 
 def test_map_command_places_tensors_and_refuses_other_mappers(tmp_path: Path) -> None:
@@ -142,8 +146,7 @@ def test_map_command_places_tensors_and_refuses_other_mappers(tmp_path: Path) ->
     res = CliRunner().invoke(app, [*args, "--mapper", "random", "--json", str(out)])
     assert res.exit_code == 0, res.output
     assert json.loads(out.read_text())["layers"][0]["mapper"] == "random"
-    for extra in (["--mapper", "sunstone"], ["--mapper", "optimal"]):
-        res = CliRunner().invoke(app, [*args, *extra])
-        assert res.exit_code == 2 and "error: --placement applies to the auto, exhaustive, random mappers" in res.output
+    res = CliRunner().invoke(app, [*args, "--mapper", "sunstone"])
+    assert res.exit_code == 2 and "error: --placement applies to the auto, exhaustive, optimal, random mappers" in res.output
     res = CliRunner().invoke(app, ["map", "resnet18", "--placement", "--fuse", "temporal"])
     assert res.exit_code == 2 and "error: --placement does not apply with --fuse" in res.output

@@ -44,6 +44,17 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   bytes from the exact and compulsory DRAM counts.
 Touched words per instance use, per tensor axis, the largest single-term count (a sliding
 window ``s*p + r`` touches at least as many elements as ``p`` or ``r`` alone take values).
+
+With per-tensor placement (``placement``) a node's completion leaves the tensors of the levels whose
+placements are still open at the shared boundary; by P1 (docs/search.md) its counts of the pairs with
+such a child bound those of every placement from below where the tensor has no sliding window or the
+child reuses every overlap (``halo_reuse: true``: :attr:`LowerBound.monotone`), so there B1 and B2 still
+hold for the energy (the pair of child ``known``, whose placement is open, no longer counts as exact for
+the latency); the other such pairs get B3-B5. B9 holds for a
+level's whole box (all its loops and those below) whatever the placements: when the innermost loop above
+the box advances on a dimension indexing a plain tensor, the box's next run touches none of the words of
+the previous run, so each of its words of the tensor is filled (drained) at least once in it. Only the
+box no longer needs to fit, so a box not yet known is bounded by the largest one (what is left).
 """
 
 from __future__ import annotations
@@ -144,8 +155,10 @@ def _pareto_tiles(op: Operator, fit: Capacity, level: int, bounds: np.ndarray,
 class LowerBound:
     """Bounds of batches of nodes of one operator on one architecture."""
 
-    def __init__(self, op: Operator, arch: ArchSpec, model: CostModel, keeps: np.ndarray) -> None:
+    def __init__(self, op: Operator, arch: ArchSpec, model: CostModel, keeps: np.ndarray,
+                 placement: bool = False) -> None:
         self.op, self.arch, self.model, self.keeps = op, arch, model, keeps
+        self.placement = placement
         self.L, self.T = len(arch.levels), len(op.tensors)
         self.pairs = tensor_pairs(op, keeps)
         self.fit = Capacity(op, arch, keeps)  # tiles whose exact footprint fits each level
@@ -165,6 +178,9 @@ class LowerBound:
         self.touched_all = touched_lower(op, self.bounds[None, :], contiguous=True)[0]
         self.indexes = np.array([[d in t.dims for d in op.dim_names] for t in op.tensors])  # (T, D)
         self.plain = ~self.window.any(axis=1)  # tensors without a sliding-window axis (B9)
+        # (L, T) P1 holds for the tensor's tile at the level: a tile below more loops moves no fewer words
+        self.monotone = np.array([[bool(self.plain[t]) or lv.halo_reuse is True for t in range(self.T)]
+                                  for lv in arch.levels])
         self._tiles: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
         transfer = arch.dram.transfer
         self.cycles_per_byte = (float(dram_transfer_seconds(transfer, 1.0, 0.0)) * arch.clock_mhz * 1e6
@@ -206,8 +222,10 @@ class LowerBound:
         forced: dict[int, np.ndarray] = {}  # B9: per child level, (n, T) energy a full refill per event adds
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
-            if ch >= known:
+            if ch >= known and not (self.placement and ch == known and not self.monotone[ch, t]):
                 e, d, h = self._exact(cost.counts, pr)
+                if self.placement and ch == known:  # P1: the child's placement is open, a lower bound only
+                    level_known[[ch, p]] = False
             else:
                 level_known[p] = False
                 if ch >= 0:
@@ -220,7 +238,7 @@ class LowerBound:
                     e, d, h = (np.maximum(x, y) for x, y in
                                zip((e, d, h), self._sweeps(pr, spatial, fixed_from, sweeps, runs[:, t],
                                                            tile_words[:, t], held)))
-                if by_order is not None and ch == known - 1:
+                if by_order is not None and ch == known - 1 and (self.monotone[ch, t] or not self.placement):
                     ex = self._exact(by_order[t].counts, pr)
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
             energy += e
@@ -233,6 +251,9 @@ class LowerBound:
                     ratio = tile_words[:, t] / rest.prod(axis=1)
                 elif tile is not None and ch == fixed_from - 2:
                     ratio = own_words[:, t] / tile.prod(axis=1)
+                elif self.placement:  # B9 of the level's whole box, which may not fit: the largest box's ratio
+                    ratio = (tile_words[:, t] / rest.prod(axis=1) if tile is None
+                             else own_words[:, t] / tile.prod(axis=1))
                 else:
                     ratio = self._refill_ratio(rest if tile is None else tile, ch)[:, t]
                 words = self.iterations * ratio

@@ -1,33 +1,57 @@
 """Children of branch-and-bound nodes: one level's factors, then its loop order (top level first).
 
-Nodes are arrays like a :class:`MappingBatch` (temporal, spatial, axes, order: (n, L, D)). The
+Nodes are arrays like a :class:`MappingBatch` (temporal, spatial, axes, order: (n, L, D); with per-tensor
+placement also ``above``: (n, L, T)). The
 factor stage of level ``j`` splits what is left of each bound (``rest``, kept in level 0's
 temporal slot until then) into level ``j``'s temporal factor, its fan-out's spatial factors and
 the tile below, keeping only tiles of level ``j-1`` whose lower-bound footprint fits (a tile
 that cannot fit is invalid in the cost model too). The order stage enumerates every order of
 level ``j``'s non-trivial loops (the exhaustive mapper's lossless rule; level 0 keeps its
-fixed order). Together the stages enumerate exactly the declared space of
-:class:`~dnnmap.search.space.MapSpace`.
+fixed order; with placement every order, each then paired with the placements worth searching,
+:mod:`.placement`; no tile is then dropped for its footprint: a tensor placed below the level's loops
+needs only part of it). Together the stages enumerate exactly
+the declared space of :class:`~dnnmap.search.space.MapSpace`, with or without placement.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.space import level_orders
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
-from dnnmap.search.sunstone.walk import Partials as Nodes
+from dnnmap.search.sunstone.walk import Partials
 from dnnmap.search.sunstone.unroll import legal_unrollings
 
 
-def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity) -> np.ndarray:
-    """(m, D) tiles of level ``j - 1`` that split ``rest`` (divisors) and whose footprint fits (``fit``)."""
+@dataclass
+class Nodes(Partials):
+    """Branch-and-bound nodes: :class:`Partials` and, with per-tensor placement, ``above`` (n, L, T), the loops
+    of each level above each tensor's tile (0 on the levels whose choice is still open); None without it."""
+
+    above: np.ndarray | None = None
+
+    def take(self, idx: np.ndarray) -> "Nodes":
+        return Nodes(self.temporal[idx], self.spatial[idx], self.axes[idx], self.order[idx],
+                     None if self.above is None else self.above[idx])
+
+    @staticmethod
+    def concat(parts: list["Nodes"]) -> "Nodes":
+        above = None if parts[0].above is None else np.concatenate([p.above for p in parts])
+        return Nodes(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("temporal", "spatial", "axes",
+                                                                                  "order")), above)
+
+
+def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity | None) -> np.ndarray:
+    """(m, D) tiles of level ``j - 1`` that split ``rest`` (divisors) and whose footprint fits (``fit``; None:
+    every one, as with per-tensor placement, where a tile's tensors may each hold only part of it)."""
     below = divisor_lattice(tuple(int(n) for n in rest))
-    return below[fit.fits(j - 1, below)]
+    return below if fit is None else below[fit.fits(j - 1, below)]
 
 
-def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity,
+def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
                    tiles: np.ndarray | None = None) -> tuple[Nodes, np.ndarray]:
     """Every split of each node's ``rest`` into level ``j``'s temporal and spatial factors and the tile below
     (``tiles``: only those tiles of level ``j - 1``, for a single node), and the index of each child's tile
@@ -51,13 +75,14 @@ def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity,
             s = np.repeat(nodes.spatial[k:k + 1], m, axis=0)
             a = np.repeat(nodes.axes[k:k + 1], m, axis=0)
             o = np.repeat(nodes.order[k:k + 1], m, axis=0)
+            above = None if nodes.above is None else np.repeat(nodes.above[k:k + 1], m, axis=0)
             s[:, j], a[:, j] = fac, ax
             if j == 0:
                 t[:, 0] = rest // fac
             else:
                 t[:, j] = q // fac
                 t[:, 0] = tile
-            out.append(Nodes(t, s, a, o))
+            out.append(Nodes(t, s, a, o, above))
             which.append(np.full(m, i, dtype=np.int64))
     if not out:
         return nodes.take(np.array([], dtype=np.int64)), np.zeros(0, dtype=np.int64)
@@ -66,7 +91,7 @@ def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity,
 
 def expand_orders(nodes: Nodes, j: int) -> tuple[Nodes, np.ndarray]:
     """Every order of level ``j``'s non-trivial loops (trivial ones appended innermost), and the index of
-    each child's node."""
+    each child's node (a node's children consecutive)."""
     D = nodes.temporal.shape[2]
     nontrivial = nodes.temporal[:, j] > 1
     keys, inverse = np.unique(nontrivial, axis=0, return_inverse=True)

@@ -9,6 +9,14 @@ the search returns the optimum of the declared space. The incumbent starts at th
 mapper's result; every completion priced on the way that fits may replace it (a node's completion
 is a mapping of the space), and a child's bound is at least its parent's. When ``budget_seconds`` runs out, the certificate's lower bound is the least
 bound of the nodes still open, and the gap is ``incumbent / lower bound - 1``.
+
+With per-tensor placement (``placement=True``, docs/search.md "The optimal mapper with placement") each
+order stage also fixes the level's placements (:mod:`.placement`), level 0's order and
+placements get a stage of their own, and a level's tile is no longer dropped for its footprint before its
+placements are chosen. A node's completion leaves the open levels' tensors at the shared boundary, which
+holds at least as much as any placement and so, for the tensors P1 holds for (no sliding window, or every
+overlap reused: :attr:`.bounds.LowerBound.monotone`), never moves more words: its counts still bound every
+completion's from below (pruning rule P1 in the docs; the other tensors' pairs get the compulsory bounds).
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from dnnmap.search.mappers import SearchResult, nothing_fits_message
 from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.search.mappers import Progress
 from dnnmap.search.optimal.expand import Nodes, candidate_tiles, expand_factors, expand_orders
+from dnnmap.search.optimal.placement import least_placements
 from dnnmap.search.options import SearchOptions
 from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.search.registry import Mapper
@@ -63,19 +72,24 @@ class OptimalResult:
     certificate: Certificate
 
 
-def _stages(L: int, registers: bool) -> list[tuple[str, int]]:
+def _stages(L: int, level0_order: bool) -> list[tuple[str, int]]:
     """Factor and order stages top-down; level 0's order only matters (and is searched) with operand
-    registers, whose events are every temporal loop (docs/cost-model.md section 4)."""
-    return [(kind, j) for j in range(L - 1, 0, -1) for kind in ("F", "O")] + [("F", 0)] + [("O", 0)] * registers
+    registers, whose events are every temporal loop (docs/cost-model.md section 4), or a tensor placed
+    among level 0's loops."""
+    return [(kind, j) for j in range(L - 1, 0, -1) for kind in ("F", "O")] + [("F", 0)] + [("O", 0)] * level0_order
 
 
 class BranchAndBound:
-    def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 100_000) -> None:
+    def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 100_000,
+                 placement: bool = False) -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
         self.L, self.D = len(arch.levels), len(op.dim_names)
         self.keeps = MappingBatch.default_keeps(op, arch)
-        self.bound = LowerBound(op, arch, model, self.keeps)
-        self.stages = _stages(self.L, bool(arch.mac.operand_registers))
+        self.placement = placement
+        self.registers = bool(arch.mac.operand_registers)
+        self.bound = LowerBound(op, arch, model, self.keeps, placement)
+        self.fit = None if placement else self.bound.fit  # tiles dropped for their footprint (none with placement)
+        self.stages = _stages(self.L, self.registers or (placement and bool(self.keeps[0].any()) and self.L > 1))
         self.chunk = chunk
         self.incumbent = math.inf
         self.tie = math.inf
@@ -86,7 +100,7 @@ class BranchAndBound:
         self.children_per_node = np.full(len(self.stages) + 1, float(self.batch_children))
 
     def _batch(self, n: Nodes) -> MappingBatch:
-        return MappingBatch(n.temporal, n.spatial, n.order, self.keeps, (), n.axes)
+        return MappingBatch(n.temporal, n.spatial, n.order, self.keeps, (), n.axes, n.above)
 
     def offer(self, batch: MappingBatch) -> None:
         cost = self.model.evaluate(batch)
@@ -131,14 +145,27 @@ class BranchAndBound:
                                     by_order, safe)
         else:
             lb = self.bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective)
-        ok = (cost.capacity_excess[:, max(j - 1, 0):self.L - 1] <= 0).all(axis=1)
-        return np.where(ok, lb, np.inf)
+        return np.where(self._fits(nodes, cost, kind, j), lb, np.inf)
+
+    def _fits(self, nodes: Nodes, cost: CostBatch, kind: str, j: int) -> np.ndarray:
+        """(n,) whether a completion of each node may fit: the levels whose tiles are fixed fit in ``cost``. With
+        placement those are only the levels whose placements are fixed (above ``j``, and ``j`` after its order
+        stage); a level ``j`` still open must at least hold its tensors' smallest tiles (all its loops above
+        them: its fan-out over the tile below)."""
+        if not self.placement:
+            return (cost.capacity_excess[:, max(j - 1, 0):self.L - 1] <= 0).all(axis=1)
+        first = j if kind == "O" else j + 1
+        ok = (cost.capacity_excess[:, first:self.L - 1] <= 0).all(axis=1)
+        if kind == "F" and j < self.L - 1:
+            least = nodes.spatial[:, j] * (nodes.temporal[:, 0] if j > 0 else 1)
+            ok &= self.bound.fit.fits(j, least)
+        return ok
 
     def _with_order(self, nodes: Nodes, j: int, t: int) -> Nodes:
         """``nodes`` with tensor ``t``'s best order (:func:`.bounds.best_orders`) at level ``j``."""
         order = nodes.order.copy()
         order[:, j] = self.bound.orders[t]
-        return Nodes(nodes.temporal, nodes.spatial, nodes.axes, order)
+        return Nodes(nodes.temporal, nodes.spatial, nodes.axes, order, nodes.above)
 
     def tile_bound(self, nodes: Nodes, tiles: np.ndarray, j: int) -> np.ndarray:
         """Tile bound (docs/search.md): bound of the children of each node (its levels above ``j`` fixed) whose
@@ -155,19 +182,37 @@ class BranchAndBound:
         kind, j = self.stages[stage]
         if kind == "O":  # every node at once
             piece, parents = expand_orders(nodes, j)
+            if self.placement and j < self.L - 1:
+                piece, parents = self._placements(piece, parents, j)
             yield piece, parent_lb[parents]
             return
         for k in range(len(nodes)):
             one = nodes.take(np.array([k]))
             if 1 <= j < self.L - 1:
-                tiles = candidate_tiles(one.temporal[0, 0], j, self.bound.fit)
+                tiles = candidate_tiles(one.temporal[0, 0], j, self.fit)
                 tile_lb = np.maximum(self.tile_bound(one.take(np.zeros(len(tiles), dtype=np.int64)), tiles, j), parent_lb[k])
                 alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
-                piece, which = expand_factors(one, j, self.arch, self.bound.fit, tiles[alive])
+                piece, which = expand_factors(one, j, self.arch, self.fit, tiles[alive])
                 yield piece, tile_lb[alive][which]
             else:
-                piece, _ = expand_factors(one, j, self.arch, self.bound.fit)
+                piece, _ = expand_factors(one, j, self.arch, self.fit)
                 yield piece, np.full(len(piece), parent_lb[k])
+
+    def _placements(self, nodes: Nodes, parents: np.ndarray, j: int) -> tuple[Nodes, np.ndarray]:
+        """Each child of an order stage (its level-``j`` order fixed) with every placement at level ``j`` worth
+        keeping (:func:`.placement.least_placements`), and their parents' indices. Without operand registers
+        level 0's order matters only with a tensor placed there: nothing placed is kept with one order."""
+        base = nodes.spatial[:, j] * (nodes.temporal[:, 0] if j > 0 else 1)
+        rows, above = least_placements(self.op, nodes.temporal[:, j], nodes.order[:, j], base, self.keeps[j],
+                                       self.bound.monotone[j], self.bound.fit.levels[j])
+        if j == 0 and not self.registers:
+            first = np.r_[True, parents[1:] != parents[:-1]]  # a node's children are consecutive
+            alone = first[rows] | above.any(axis=1)
+            rows, above = rows[alone], above[alone]
+        out = nodes.take(rows)
+        out.above = out.above.copy()
+        out.above[:, j] = above
+        return out, parents[rows]
 
     def _survivors(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
                    deadline: float = math.inf) -> tuple[Nodes, np.ndarray]:
@@ -210,7 +255,8 @@ class BranchAndBound:
         """Search until done or ``deadline``; returns the certified lower bound."""
         L, D = self.L, self.D
         root = Nodes(np.ones((1, L, D), dtype=np.int64), np.ones((1, L, D), dtype=np.int64),
-                     np.zeros((1, L, D), dtype=np.int64), np.tile(np.arange(D), (1, L, 1)))
+                     np.zeros((1, L, D), dtype=np.int64), np.tile(np.arange(D), (1, L, 1)),
+                     np.zeros((1, L, len(self.op.tensors)), dtype=np.int64) if self.placement else None)
         root.temporal[0, 0] = [self.op.bound(d) for d in self.op.dim_names]
         # depth first, lowest bound first among siblings: (stage, siblings sorted by bound, their bounds, next one)
         stack: list[list] = [[-1, root, np.zeros(1), 0]]
@@ -240,14 +286,16 @@ class BranchAndBound:
 
 
 def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_seconds: float | None = None,
-                   incumbent: SearchResult | None = None, seeds: Sequence[Mapping] = ()) -> OptimalResult:
-    """Optimum of the declared space with its certificate (``budget_seconds``: None = until proven).
+                   incumbent: SearchResult | None = None, seeds: Sequence[Mapping] = (),
+                   placement: bool = False) -> OptimalResult:
+    """Optimum of the declared space with its certificate (``budget_seconds``: None = until proven;
+    ``placement``: the space with every per-tensor placement).
 
     The search starts from ``incumbent`` (None: Sunstone's result) and the better of ``seeds``, further
     mappings of the space known beforehand (e.g. an optimum on a smaller buffer, which fits a larger one)."""
     t0 = time.perf_counter()
     model = CostModel(op, arch)
-    bb = BranchAndBound(op, arch, objective, model)
+    bb = BranchAndBound(op, arch, objective, model, placement=placement)
     if incumbent is None:
         try:
             incumbent = sunstone_search(op, arch, objective, model=model)
@@ -272,7 +320,8 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
 
 def search_optimal(op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
                    progress: Progress | None = None) -> SearchResult:
-    return optimal_search(op, arch, objective, budget_seconds=options.budget_seconds).result
+    return optimal_search(op, arch, objective, budget_seconds=options.budget_seconds,
+                          placement=options.space_constraints().placement).result
 
 
 MAPPER = Mapper.builtin("optimal", search_optimal)

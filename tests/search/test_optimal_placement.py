@@ -1,0 +1,122 @@
+"""The optimal mapper over the space with per-tensor placement (``optimal_search(placement=True)``,
+``--mapper optimal --placement``; docs/search.md "The optimal mapper with placement").
+
+Soundness as for the declared space (``test_optimal_bounds.py``): every placement of every brute-force mapping
+(``test_placement_space.placements`` over ``brute_force.all_mappings``, which share no code with the mapper) is
+priced, and at every stage of the tree the mapping's ancestor node (levels below the stage folded into the tile,
+the placements of the levels still open at the shared boundary) must be bounded at most the mapping's cost; the
+certified optimum must equal the brute force's and the exhaustive mapper's with placement (itself checked against
+the brute force in ``test_placement_space.py``), on random small layers and architectures for every objective.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.cost.batch import MappingBatch
+from dnnmap.cost.model import CostModel
+from dnnmap.cost.objective import OBJECTIVES
+from dnnmap.errors import DnnmapError
+from dnnmap.search.constraints import Constraints
+from dnnmap.search.mappers import exhaustive_search
+from dnnmap.search.network import map_layer
+from dnnmap.search.optimal import optimal_search
+from dnnmap.search.optimal.expand import Nodes
+from dnnmap.search.optimal.search import BranchAndBound
+from dnnmap.search.options import SearchOptions
+from dnnmap.search.space import MapSpace
+from dnnmap.workload import ops
+from dnnmap.workload.ir import Operator
+from brute_force import all_mappings
+from test_optimal_bounds import ancestors, random_arch, random_layer
+from test_oracle import ARCHS, LAYERS
+from test_placement_space import MINI_EYERISS, placements
+
+PLACED = Constraints(placement=True)
+
+
+def placed_ancestors(batch: MappingBatch, kind: str, j: int) -> Nodes:
+    """:func:`ancestors` with the placements of the levels fixed at the stage (above ``j``, and ``j`` after its
+    order stage); the open levels' tensors at the shared boundary."""
+    node = ancestors(batch, kind, j)
+    above = batch.above.copy()
+    above[:, :j + (kind == "F")] = 0
+    return Nodes(node.temporal, node.spatial, node.axes, node.order, above)
+
+
+def placed_space(op: Operator, arch: ArchSpec) -> MappingBatch:
+    mappings = [p for m in all_mappings(op, arch) for p in placements(m, op, arch)]
+    batch = MappingBatch.from_mappings(op, arch, mappings)
+    if batch.above is None:  # no level has a loop to place below
+        batch = MappingBatch(batch.temporal, batch.spatial, batch.order, batch.keeps, batch.layouts, batch.axes,
+                             np.zeros((len(batch), len(arch.levels), len(op.tensors)), dtype=np.int64))
+    return batch
+
+
+def cases(n: int, seed: int, on_chip: int | None = None) -> list[tuple[ArchSpec, Operator]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        arch, op = random_arch(rng, len(out), on_chip), random_layer(rng, len(out))
+        if len(all_mappings(op, arch)) <= 1_500 and \
+                sum(len(placements(m, op, arch)) for m in all_mappings(op, arch)) <= 40_000:
+            out.append((arch, op))
+    return out
+
+
+CASES = cases(10, seed=21) + cases(8, seed=22, on_chip=2)
+
+
+@pytest.mark.parametrize("arch,op", CASES, ids=[f"{a.name}-{op.name}-{k}" for k, (a, op) in enumerate(CASES)])
+def test_placed_bound_never_exceeds_any_completion_and_optimum_is_brute_force(arch: ArchSpec, op: Operator) -> None:
+    model = CostModel(op, arch)
+    batch = placed_space(op, arch)
+    cost = model.evaluate(batch)
+    for objective in OBJECTIVES:
+        truth = cost.objective(objective)  # inf where invalid
+        if not np.isfinite(truth).any():
+            with pytest.raises(DnnmapError):
+                optimal_search(op, arch, objective, placement=True)
+            continue
+        ok = np.isfinite(truth)
+        bb = BranchAndBound(op, arch, objective, model, placement=True)
+        for stage, (kind, j) in enumerate(bb.stages[:-1]):
+            lb = bb._bound(placed_ancestors(batch, kind, j), stage)
+            bad = np.nonzero(ok & (lb > truth * (1 + 1e-9)))[0]
+            assert len(bad) == 0, (objective, kind, j, batch.mapping(int(bad[0]), op, arch), lb[bad[0]],
+                                   truth[bad[0]])
+            if kind == "F" and 1 <= j < bb.L - 1:  # the tile bound
+                tiles = batch.temporal[:, :j].prod(axis=1) * batch.spatial[:, :j].prod(axis=1)
+                lb = bb.tile_bound(placed_ancestors(batch, "O", j + 1), tiles, j)
+                bad = np.nonzero(ok & (lb > truth * (1 + 1e-9)))[0]
+                assert len(bad) == 0, (objective, "tile", j, batch.mapping(int(bad[0]), op, arch), lb[bad[0]],
+                                       truth[bad[0]])
+        found = optimal_search(op, arch, objective, incumbent=None, placement=True)
+        assert found.certificate.proven
+        assert found.result.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)
+        exhaustive = exhaustive_search(op, arch, objective, space=MapSpace(op, arch, PLACED))
+        assert exhaustive.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)
+
+
+@pytest.mark.parametrize("arch_name, layer_name", [("two_level_1d", "pointwise"), ("three_level_1d", "matmul"),
+                                                   ("three_level_2d", "pointwise")])
+def test_optimal_with_placement_equals_the_exhaustive_mapper(arch_name: str, layer_name: str) -> None:
+    op, arch = LAYERS[layer_name], ARCHS[arch_name]
+    for objective in OBJECTIVES:
+        expected = exhaustive_search(op, arch, objective, space=MapSpace(op, arch, PLACED)).cost.objective(objective)[0]
+        found = optimal_search(op, arch, objective, placement=True)
+        assert found.certificate.proven
+        assert found.result.cost.objective(objective)[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_the_scaled_down_eyeriss_example_is_found_through_the_options() -> None:
+    """The 2x2 Eyeriss of ``test_placement_space.py``: the proven placed optimum is the exhaustive one and
+    strictly below the shared-boundary optimum; ``map_layer`` passes ``--placement`` to the mapper."""
+    op = ops.pointwise("pw", 8, 4, (2, 1))
+    placed = map_layer(op, MINI_EYERISS, "energy", "optimal", SearchOptions(placement=True, budget_seconds=None))
+    shared = map_layer(op, MINI_EYERISS, "energy", "optimal", SearchOptions(budget_seconds=None))
+    expected = exhaustive_search(op, MINI_EYERISS, "energy", space=MapSpace(op, MINI_EYERISS, PLACED))
+    assert placed.cost.energy[0] == expected.cost.energy[0] < shared.cost.energy[0]
+    assert placed.mapper == "optimal (proven)" and placed.mapping.placed
