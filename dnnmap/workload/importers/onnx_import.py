@@ -239,7 +239,7 @@ class OnnxFrontEnd:
                 self._append(node, name)
                 continue
             activations = [pattern.root] if pattern else [
-                i for i in node.input if i and i not in self.static and i not in self.masks.conditions]
+                i for i in node.input if i and i not in self.static and i not in self.masks.tensors]
             attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
             op_type = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}:{node.op_type}"
             if pattern:
@@ -469,6 +469,8 @@ class OnnxFrontEnd:
     def _binary(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
         if len(activations) >= 2:
             return BINARY[node.op_type], {}
+        if node.op_type == "Add" and any(i in self.masks.additive for i in node.input):
+            return "eltwise_unary", {"function": "add_mask"}  # fused as a constant additive mask (onnx_masks)
         constant = next((self.shape(i) for i in node.input if i not in activations), ())
         if node.op_type == "Add" and self._is_bias(activations[0], constant):
             return "bias", {}
@@ -499,9 +501,10 @@ class OnnxFrontEnd:
         return "vector", {"kind": VECTOR_OPS[node.op_type]}
 
     def _where(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
-        """``Where(mask, x, fill)`` with a constant fill and a mask that is constant or computed from the graph's
-        inputs only (:mod:`onnx_masks`): a mask applied to ``x`` (fused, as an additive mask), not a layer."""
-        if activations != [node.input[1]]:
+        """``Where(mask, x, fill)`` (or ``Where(mask, fill, x)``, ``masked_fill``) with a constant fill and a mask
+        that is constant or computed from the graph's inputs only (:mod:`onnx_masks`): a mask applied to ``x``
+        (fused, as an additive mask), not a layer."""
+        if len(activations) != 1 or activations[0] not in node.input[1:]:
             return "unsupported", {"reason": "condition computed from layer results, or fill computed"}
         return "eltwise_unary", {"function": "mask"}
 
