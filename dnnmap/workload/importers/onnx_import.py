@@ -350,8 +350,9 @@ class OnnxFrontEnd:
         whole = self.shape(pattern.root)
         self.producer[node.output[0]] = source
         if not rotated or not whole or whole[-1] % rotated[-1]:
-            return SourceNode(name, "unsupported", f"Concat (partial rotary on {rotated[-1:] or '?'} of "
-                              f"{whole[-1:] or '?'} dims: the rotated dims must divide the head dim)",
+            dims = f"{rotated[-1]} of {whole[-1]}" if rotated and whole else "an unknown number of"
+            return SourceNode(name, "unsupported", f"Concat (partial rotary on {dims} dims: the rotated dims must "
+                              "divide the head dim)",
                               (source,), (whole,), self.shape(node.output[0]))
         self.derived_notes.append(
             f"partial rotary {name!r}: a rotary layer on the first {rotated[-1]} of {whole[-1]} dims of "
