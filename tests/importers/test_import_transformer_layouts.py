@@ -238,6 +238,35 @@ def test_additive_and_masked_fill_masks_computed_at_runtime_are_fused(tmp_path: 
     assert any(f"1 {kind} computed at runtime from input(s) attention_mask" in line for line in result.report.lines())
 
 
+class SharedMaskLayers(torch.nn.Module):
+    """Two attention layers adding the one extended mask BERT builds once per model from ``attention_mask``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = torch.nn.ModuleList(MaskedAttention(D) for _ in range(2))
+
+    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        extended = (1.0 - attention_mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
+        for layer in self.layers:
+            x = x + layer.attend(x, lambda w: w + extended)
+        return x
+
+
+def test_one_additive_mask_shared_by_layers_is_fused_in_each(tmp_path: Path) -> None:
+    path = tmp_path / "shared.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        export_block(SharedMaskLayers(), (torch.randn(D.batch, D.tokens, D.hidden),
+                                          torch.ones(D.batch, D.tokens, dtype=torch.long)),
+                     str(path), ("input", "attention_mask"))
+    n, t, h = D.batch, D.tokens, D.hidden
+    assert measured(path) == {"projections": (8, 8 * n * t * h * h), "einsum": (4, 4 * n * D.heads * t * t * D.head_dim),
+                              "softmax": (2, 2 * n * D.heads * t * t * SOFTMAX), "add": (2, 2 * n * t * h)}
+    net = load_network(path)
+    assert [layer.fused for layer in net.layers if layer.op.kind == "einsum"][::2] == [("div_const", "add_mask")] * 2
+    assert [name for name, _ in net.inputs] == ["input"]
+
+
 @pytest.mark.parametrize("exporter", EXPORTERS)
 def test_decode_step_with_token_major_caches_appends_kv(tmp_path: Path, exporter: str) -> None:
     """Caches [batch, tokens, heads, head_dim] appended on axis 1 (not a channel concat: K and V reach

@@ -31,6 +31,7 @@ Only imported inside tests that have torch.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -260,24 +261,24 @@ class MaskedAttention(nn.Module):
         self.q_proj, self.k_proj, self.v_proj, self.o_proj = (nn.Linear(d.hidden, d.hidden) for _ in range(4))
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        d = self.d
-        q, k, v = (_split_heads(p(x), d.heads) for p in (self.q_proj, self.k_proj, self.v_proj))
-        w = q @ k.transpose(-1, -2) / math.sqrt(d.head_dim)
-        lowest = torch.finfo(w.dtype).min
         if self.mask == "additive":  # BERT's extended attention mask: [batch, 1, 1, keys]
-            return self._out(w + (1.0 - attention_mask[:, None, None, :].to(w.dtype)) * -10000.0, v)
+            extended = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * -10000.0
+            return self.attend(x, lambda w: w + extended)
         causal = positions[:, :, None] >= positions[:, None, :]
         mask = causal[:, None] & attention_mask[:, None, None, :].bool()
-        if self.mask == "masked_fill":  # [batch, 1, queries, keys] of 0 and the dtype's minimum
-            b, t = attention_mask.shape
-            return self._out(w + torch.zeros(b, 1, t, t).masked_fill(~mask, lowest), v)
-        if self.mask == "where_add":
-            return self._out(w + torch.where(mask, 0.0, float("-inf")), v)
-        if self.mask == "fill_scores":
-            return self._out(w.masked_fill(~mask, lowest), v)
-        return self._out(torch.where(mask, w, lowest), v)
+        lowest, (b, t) = torch.finfo(x.dtype).min, attention_mask.shape
+        masks: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+            "where": lambda w: torch.where(mask, w, lowest),
+            "masked_fill": lambda w: w + torch.zeros(b, 1, t, t).masked_fill(~mask, lowest),  # [b, 1, q, k]
+            "where_add": lambda w: w + torch.where(mask, 0.0, float("-inf")),
+            "fill_scores": lambda w: w.masked_fill(~mask, lowest),
+        }
+        return self.attend(x, masks[self.mask])
 
-    def _out(self, w: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    def attend(self, x: torch.Tensor, apply: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+        """Attention over ``x`` whose scaled scores are masked by ``apply``."""
+        q, k, v = (_split_heads(p(x), self.d.heads) for p in (self.q_proj, self.k_proj, self.v_proj))
+        w = apply(q @ k.transpose(-1, -2) / math.sqrt(self.d.head_dim))
         return self.o_proj(_merge_heads(w.softmax(-1) @ v))
 
 
