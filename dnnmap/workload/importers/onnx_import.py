@@ -307,8 +307,8 @@ class OnnxFrontEnd:
         axis = int(_attr(node, "axis", 0)) % len(shape)
         parts = [i for i in node.input if i]
         held = [i for i in parts if self._is_held(i)]
-        token_axis = (len(shape), axis) != (4, 1) or self._is_attention_operand(node.output[0])
-        return axis != len(shape) - 1 and token_axis and 0 < len(held) < len(parts)
+        return (axis != len(shape) - 1 and 0 < len(held) < len(parts)
+                and ((len(shape), axis) != (4, 1) or self._is_attention_operand(node.output[0])))
 
     def _is_attention_operand(self, tensor: str) -> bool:
         """``tensor`` is K or V of attention in a ``[batch, tokens, heads, head_dim]`` layout: it reaches the
@@ -708,7 +708,7 @@ HANDLERS: dict[str, Handler] = {
 }
 SUPPORTED_OPS: tuple[str, ...] = tuple(sorted(
     set(HANDLERS) | set(ACTIVATIONS) | PASSTHROUGH | {"Constant", "Shape"}
-    | {f"{op} (decomposed)" for op in ("LayerNorm", "RMSNorm", "GELU", "SiLU", "rotary")}
+    | {f"{op} (decomposed)" for op in ("LayerNorm", "RMSNorm", "GELU", "SiLU", "rotary", "partial rotary")}
     | {f"{op} (building a Where mask from inputs)" for op in COMPARISONS}))
 
 

@@ -68,8 +68,10 @@ def runtime_masks(nodes: Iterable[onnx.NodeProto], static: set[str], graph_input
             readers.setdefault(name, []).append(node)
     uses = [(n, n.input[0]) for n in nodes if n.op_type == "Where" and n.input[0] not in static]
     for add in (n for n in nodes if n.op_type == "Add" and all(i not in static for i in n.input)):
+        if not _feeds_softmax(add.output[0], readers):  # first: the residual stream is long to walk back
+            continue
         built = [i for i in add.input if _builders(i, node_of, static, graph_inputs) is not None]
-        if len(built) == 1 and _feeds_softmax(add.output[0], readers):
+        if len(built) == 1:
             uses.append((add, built[0]))
     applied = {(id(n), tensor) for n, tensor in uses}
     conditions: set[str] = set()

@@ -1,7 +1,8 @@
 """Decomposed transformer functions in an ONNX graph: layer norm, RMS norm, GELU, SiLU and rotary embeddings
 written as element-wise ops (as ``torch.onnx.export`` writes hand-written modules, e.g. the original BERT's
 LayerNorm, Llama's RMSNorm, ``x * 0.5 * (1 + erf(x / sqrt 2))``, GPT-2's tanh GELU, ``x * sigmoid(x)``,
-Llama's ``x * cos + rotate_half(x) * sin`` with constant cos/sin tables).
+Llama's ``x * cos + rotate_half(x) * sin`` with constant cos/sin tables, and GPT-NeoX's partial rotary
+``cat(rotary(x[..., :r]), x[..., r:])``).
 
 A *cluster* is the set of element-wise and reduction nodes that, through each other and constants, read one
 activation tensor only (its *root*). A cluster whose results leave it through exactly one tensor is one
