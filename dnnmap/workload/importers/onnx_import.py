@@ -354,9 +354,11 @@ class OnnxFrontEnd:
             return SourceNode(name, "unsupported", f"Concat (partial rotary on {dims} dims: the rotated dims must "
                               "divide the head dim)",
                               (source,), (whole,), self.shape(node.output[0]))
+        writer = self._through_layouts(pattern.root)[0]
+        by = (writer.name or writer.output[0]) if writer is not None else pattern.root
         self.derived_notes.append(
-            f"partial rotary {name!r}: a rotary layer on the first {rotated[-1]} of {whole[-1]} dims of "
-            f"{pattern.root!r}, written in place; its readers read {source!r} (the pass-through dims are not copied)")
+            f"partial rotary {name!r}: a rotary layer on the first {rotated[-1]} of {whole[-1]} dims of the "
+            f"tensor {by!r} writes, in place; its readers read that tensor (the pass-through dims are not copied)")
         return SourceNode(name, "vector", f"decomposed partial rotary ({len(pattern.members)} nodes)", (source,),
                           (rotated,), rotated, {"kind": "rotary"})
 
