@@ -1,6 +1,8 @@
-"""Concat on token axes, Slice and runtime Where masks in exported transformer blocks (docs/import.md
-"Transformer blocks"): ViT's class token, Llama's rotary embedding (rotate_half), a decode step appending
-K/V to its caches, GPT-2's fused QKV split by slicing, a mask computed from inputs when the model runs.
+"""Concat on token axes, Slice and runtime masks in exported transformer blocks (docs/import.md
+"Transformer blocks"): ViT's class token, Llama's rotary embedding (rotate_half) and GPT-NeoX's partial rotary,
+a decode step appending K/V to its caches ([batch, heads, tokens, d] and [batch, tokens, heads, d]), GPT-2's
+fused QKV split by slicing, masks computed from inputs when the model runs (Where, and the Hugging Face
+additive masks: BERT's (1 - mask) * -10000, masked_fill to the dtype's minimum, where(mask, 0, -inf)).
 
 Expected shapes, MACs and non-MAC operations come from the blocks' dimensions (``transformer_counts``);
 each block is exported by the TorchScript exporter and, where the onnxscript package is installed, by the
@@ -27,6 +29,8 @@ from torch_transformers import (  # noqa: E402
     MaskedAttention,
     VitBlock,
     export_block,
+    partial_rotary,
+    rotary_tables,
 )
 from transformer_counts import LAYERNORM, ROTARY, RMSNORM, SOFTMAX, layer_counts, measured  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
@@ -39,6 +43,8 @@ D = Dims()
 GQA = Dims(kv_heads=2)
 IMAGE, PATCH = 16, 4
 CACHED = 7  # tokens in the decode step's caches before this step
+ROTARY_DIMS = 4  # partial rotary: the first 4 of each head's 8 dims
+MASKS = {"additive": "add_mask", "masked_fill": "add_mask", "where_add": "add_mask", "fill_scores": "mask"}
 EXPORTERS = ["torchscript", "dynamo"]  # dynamo: skipped without the onnxscript package
 Block = Callable[[], tuple[torch.nn.Module, tuple[torch.Tensor, ...], tuple[str, ...]]]
 BLOCKS: dict[str, Block] = {
@@ -52,11 +58,23 @@ BLOCKS: dict[str, Block] = {
                        ("input", "past_k", "past_v")),
     "gpt2_slices": lambda: (Gpt2Block(D, qkv_slices=True), (torch.randint(0, D.vocab, (D.batch, D.tokens)),),
                             ("ids",)),
-    "runtime_mask": lambda: (MaskedAttention(D), (torch.randn(D.batch, D.tokens, D.hidden),
-                                                  torch.arange(D.tokens).expand(D.batch, -1),
-                                                  torch.ones(D.batch, D.tokens, dtype=torch.long)),
-                             ("input", "positions", "attention_mask")),
+    "runtime_mask": lambda: _masked("where"),
+    **{f"mask_{mask}": (lambda mask=mask: _masked(mask)) for mask in MASKS},
+    "decode_bthd": lambda: (DecodeStep(D, cache_layout="bthd"), (torch.randn(D.batch, 1, D.hidden),
+                                                                 torch.randn(D.batch, CACHED, D.heads, D.head_dim),
+                                                                 torch.randn(D.batch, CACHED, D.heads, D.head_dim)),
+                            ("input", "past_k", "past_v")),
+    "llama_partial_rotary": lambda: (LlamaLayer(GQA, rotary_dims=ROTARY_DIMS),
+                                     (torch.randn(GQA.batch, GQA.tokens, GQA.hidden),), ("input",)),
 }
+
+
+def _masked(mask: str) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...], tuple[str, ...]]:
+    """MaskedAttention building its mask the ``mask`` way from positions and a [batch, tokens] padding mask."""
+    return (MaskedAttention(D, mask), (torch.randn(D.batch, D.tokens, D.hidden),
+                                       torch.arange(D.tokens).expand(D.batch, -1),
+                                       torch.ones(D.batch, D.tokens, dtype=torch.long)),
+            ("input", "positions", "attention_mask"))
 
 
 def _export(tmp_path: Path, name: str, exporter: str = "torchscript") -> Path:
@@ -203,9 +221,120 @@ def test_unsupported_where_and_slice_are_listed_at_once(tmp_path: Path) -> None:
     assert "Greater" in message  # the comparison of a layer's result is listed too
 
 
+@pytest.mark.parametrize("exporter", EXPORTERS)
+@pytest.mark.parametrize("mask", list(MASKS))
+def test_additive_and_masked_fill_masks_computed_at_runtime_are_fused(tmp_path: Path, mask: str,
+                                                                      exporter: str) -> None:
+    path = _export(tmp_path, f"mask_{mask}", exporter)
+    n, t, h = D.batch, D.tokens, D.hidden
+    attention = {"projections": (4, 4 * n * t * h * h), "einsum": (2, 2 * n * D.heads * t * t * D.head_dim),
+                 "softmax": (1, n * D.heads * t * t * SOFTMAX)}
+    assert measured(path) == attention  # no layer builds the mask, none adds it: fused as a constant mask is
+    result = import_model(path)
+    scores = next(layer for layer in result.network.layers if layer.op.kind == "einsum")
+    assert scores.fused == ("div_const", MASKS[mask]) and scores.output_shape == (n, D.heads, t, t)
+    assert [name for name, _ in result.network.inputs] == ["input"]  # the mask's inputs are read by it only
+    kind = "additive mask(s)" if MASKS[mask] == "add_mask" else "Where condition(s)"
+    assert any(f"1 {kind} computed at runtime from input(s) attention_mask" in line for line in result.report.lines())
+
+
+class SharedMaskLayers(torch.nn.Module):
+    """Two attention layers adding the one extended mask BERT builds once per model from ``attention_mask``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = torch.nn.ModuleList(MaskedAttention(D) for _ in range(2))
+
+    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        extended = (1.0 - attention_mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
+        for layer in self.layers:
+            x = x + layer.attend(x, lambda w: w + extended)
+        return x
+
+
+def test_one_additive_mask_shared_by_layers_is_fused_in_each(tmp_path: Path) -> None:
+    path = tmp_path / "shared.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        export_block(SharedMaskLayers(), (torch.randn(D.batch, D.tokens, D.hidden),
+                                          torch.ones(D.batch, D.tokens, dtype=torch.long)),
+                     str(path), ("input", "attention_mask"))
+    n, t, h = D.batch, D.tokens, D.hidden
+    assert measured(path) == {"projections": (8, 8 * n * t * h * h), "einsum": (4, 4 * n * D.heads * t * t * D.head_dim),
+                              "softmax": (2, 2 * n * D.heads * t * t * SOFTMAX), "add": (2, 2 * n * t * h)}
+    net = load_network(path)
+    assert [layer.fused for layer in net.layers if layer.op.kind == "einsum"][::2] == [("div_const", "add_mask")] * 2
+    assert [name for name, _ in net.inputs] == ["input"]
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+def test_decode_step_with_token_major_caches_appends_kv(tmp_path: Path, exporter: str) -> None:
+    """Caches [batch, tokens, heads, head_dim] appended on axis 1 (not a channel concat: K and V reach
+    attention through a transpose) are cache inputs, as the [batch, heads, tokens, head_dim] ones are."""
+    path = _export(tmp_path, "decode_bthd", exporter)
+    kv = CACHED + 1
+    n, h, d = D.batch, D.heads, D.head_dim
+    assert measured(path) == {"projections": (4, 4 * n * D.hidden * D.hidden),
+                              "einsum": (2, 2 * n * h * kv * d), "softmax": (1, n * h * kv * SOFTMAX)}
+    net = load_network(path)
+    caches = [(name, shape) for name, shape in net.inputs if name != "input"]
+    assert [shape for _, shape in caches] == [(n, kv, h, d)] * 2
+    scores, values = (layer for layer in net.layers if layer.op.kind == "einsum")
+    assert scores.inputs[1] == caches[0][0] and values.inputs[1] == caches[1][0]
+    assert (scores.op.bound("Q"), scores.op.bound("K")) == (1, kv)
+    assert not any(layer.op.kind == "concat" for layer in net.layers)
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+def test_partial_rotary_is_a_rotary_layer_on_its_dims(tmp_path: Path, exporter: str) -> None:
+    path = _export(tmp_path, "llama_partial_rotary", exporter)
+    assert _ops_on_activations(path, "Slice") >= 8 and _ops_on_activations(path, "Concat") >= 4
+    counts = layer_counts(GQA, GQA.tokens, gated=True, norm_ops=RMSNORM)
+    rotated = GQA.batch * GQA.tokens * (GQA.heads + GQA.kv_heads) * ROTARY_DIMS  # the pass-through dims: none
+    counts["rotary"] = (2, rotated * ROTARY)
+    assert measured(path) == counts
+    result = import_model(path)
+    net = result.network
+    q_rot, k_rot = (layer for layer in net.layers if layer.op.kind == "rotary")
+    assert q_rot.output_shape == (GQA.batch, GQA.heads, GQA.tokens, ROTARY_DIMS)
+    assert k_rot.output_shape == (GQA.batch, GQA.kv_heads, GQA.tokens, ROTARY_DIMS)
+    assert net.consumers(q_rot.name) == [] and net.consumers(k_rot.name) == []  # written in place
+    scores = next(layer for layer in net.layers if layer.op.kind == "einsum")
+    assert scores.inputs == (q_rot.inputs[0], k_rot.inputs[0])  # the projections' tensors, rotated in place
+    assert scores.op.bound("G") == GQA.kv_heads
+    assert sum(f"first {ROTARY_DIMS} of {GQA.head_dim} dims" in line for line in result.report.lines()) == 2
+
+
+class TokenConcat(torch.nn.Module):
+    """Rows all computed here joined on the token axis, and a partial rotary whose dims do not divide the head's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(D.hidden, D.hidden), torch.nn.Linear(D.hidden, D.hidden)
+        self.cos, self.sin = rotary_tables(D.tokens, 6)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        q = self.b(x).view(D.batch, D.tokens, D.heads, D.head_dim).transpose(1, 2)
+        return torch.cat([self.a(x), self.b(x)], dim=1), partial_rotary(q, self.cos, self.sin, 6)
+
+
+def test_concat_of_computed_rows_and_partial_rotary_not_dividing_are_listed(tmp_path: Path) -> None:
+    path = tmp_path / "cat.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        export_block(TokenConcat(), torch.randn(D.batch, D.tokens, D.hidden), str(path))
+    with pytest.raises(UnsupportedOperatorsError) as err:
+        load_network(path)
+    message = str(err.value)
+    assert "Concat (axis 1 of a rank-3 tensor joins tensors all computed here" in message
+    assert f"Concat (partial rotary on 6 of {D.head_dim} dims: the rotated dims must divide the head dim)" in message
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
 @pytest.mark.parametrize("name", list(BLOCKS))
-def test_import_then_map_without_skipping(tmp_path: Path, name: str) -> None:
-    path = _export(tmp_path, name)
+def test_import_then_map_without_skipping(tmp_path: Path, name: str, exporter: str) -> None:
+    """``dnnmap import`` then ``dnnmap map`` (no --skip-unsupported): every layer mapped with its MACs."""
+    path = _export(tmp_path, name, exporter)
     runner = CliRunner()
     imported = runner.invoke(app, ["import", str(path), "-o", str(tmp_path / "net.yaml")])
     assert imported.exit_code == 0, imported.output

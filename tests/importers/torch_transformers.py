@@ -16,7 +16,14 @@
   attention-mask inputs (comparisons, ``&``) and applied with ``torch.where``.
 
 Options of the blocks above: ``VitBlock(class_token=True)`` prepends a class token with ``torch.cat``;
-``Gpt2Block(qkv_slices=True)`` splits the fused QKV by slicing instead of ``.split``.
+``Gpt2Block(qkv_slices=True)`` splits the fused QKV by slicing instead of ``.split``;
+``LlamaLayer(rotary_dims=r)`` rotates the first ``r`` of each head's dims only (GPT-NeoX's and Phi's partial
+rotary: the rotated part concatenated with the pass-through part); ``DecodeStep(cache_layout="bthd")`` keeps
+its caches ``[batch, tokens, heads, head_dim]`` (appended along axis 1, transposed for attention);
+``MaskedAttention(mask=...)`` builds the mask the Hugging Face ways: ``"where"`` (above), ``"additive"``
+(BERT: ``(1 - attention_mask[:, None, None, :]) * -10000`` added to the scores), ``"masked_fill"`` (a
+``[batch, 1, q, k]`` mask of zeros ``masked_fill``-ed with the dtype's minimum, added), ``"where_add"``
+(``torch.where(mask, 0, -inf)`` added), ``"fill_scores"`` (``scores.masked_fill(~mask, min)``).
 
 Only imported inside tests that have torch.
 """
@@ -24,6 +31,7 @@ Only imported inside tests that have torch.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -181,10 +189,16 @@ def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
     return x[:, :, None, :, :].expand(b, kvh, n_rep, t, d).reshape(b, kvh * n_rep, t, d)
 
 
+def partial_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, dims: int) -> torch.Tensor:
+    """GPT-NeoX's: rotary on the first ``dims`` of the last axis, the rest passed through, then concatenated."""
+    x_rot, x_pass = x[..., :dims], x[..., dims:]
+    return torch.cat((x_rot * cos + rotate_half(x_rot) * sin, x_pass), dim=-1)
+
+
 class LlamaLayer(nn.Module):
-    def __init__(self, d: Dims, rotary: bool = False) -> None:
+    def __init__(self, d: Dims, rotary: bool = False, rotary_dims: int | None = None) -> None:
         super().__init__()
-        self.d, self.rotary = d, rotary
+        self.d, self.rotary, self.rotary_dims = d, rotary, rotary_dims
         kv = d.kv_heads * d.head_dim
         self.q_proj, self.o_proj = nn.Linear(d.hidden, d.hidden, bias=False), nn.Linear(d.hidden, d.hidden, bias=False)
         self.k_proj, self.v_proj = nn.Linear(d.hidden, kv, bias=False), nn.Linear(d.hidden, kv, bias=False)
@@ -192,7 +206,7 @@ class LlamaLayer(nn.Module):
         self.down_proj = nn.Linear(d.ffn, d.hidden, bias=False)
         self.input_layernorm, self.post_attention_layernorm = LlamaRMSNorm(d.hidden), LlamaRMSNorm(d.hidden)
         self.register_buffer("causal", torch.triu(torch.full((d.tokens, d.tokens), float("-inf")), 1))
-        cos, sin = rotary_tables(d.tokens, d.head_dim)
+        cos, sin = rotary_tables(d.tokens, rotary_dims or d.head_dim)
         self.register_buffer("cos", cos)
         self.register_buffer("sin", sin)
 
@@ -200,7 +214,9 @@ class LlamaLayer(nn.Module):
         d, rep = self.d, self.d.heads // self.d.kv_heads
         h = self.input_layernorm(x)
         q, k = _split_heads(self.q_proj(h), d.heads), _split_heads(self.k_proj(h), d.kv_heads)
-        if self.rotary:  # apply_rotary_pos_emb
+        if self.rotary_dims is not None:
+            q, k = (partial_rotary(z, self.cos, self.sin, self.rotary_dims) for z in (q, k))
+        elif self.rotary:  # apply_rotary_pos_emb
             q, k = (z * self.cos + rotate_half(z) * self.sin for z in (q, k))
         k = repeat_kv(k, rep)
         v = repeat_kv(_split_heads(self.v_proj(h), d.kv_heads), rep)
@@ -211,16 +227,24 @@ class LlamaLayer(nn.Module):
 
 
 class DecodeStep(nn.Module):
-    """One new token's attention over the caches ``past_k``, ``past_v`` ``[batch, heads, cached, head_dim]``."""
+    """One new token's attention over the caches ``past_k``, ``past_v`` ``[batch, heads, cached, head_dim]`` (or
+    ``[batch, cached, heads, head_dim]`` with ``cache_layout="bthd"``)."""
 
-    def __init__(self, d: Dims) -> None:
+    def __init__(self, d: Dims, cache_layout: str = "bhtd") -> None:
         super().__init__()
-        self.d = d
+        self.d, self.cache_layout = d, cache_layout
         self.q_proj, self.k_proj, self.v_proj, self.o_proj = (nn.Linear(d.hidden, d.hidden) for _ in range(4))
 
     def forward(self, x: torch.Tensor, past_k: torch.Tensor,
                 past_v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         d = self.d
+        if self.cache_layout == "bthd":
+            b, t, _ = x.shape
+            q = _split_heads(self.q_proj(x), d.heads)
+            k, v = (p(x).view(b, t, d.heads, d.head_dim) for p in (self.k_proj, self.v_proj))
+            k, v = torch.cat([past_k, k], dim=1), torch.cat([past_v, v], dim=1)
+            w = (q @ k.permute(0, 2, 3, 1) / math.sqrt(d.head_dim)).softmax(-1)
+            return self.o_proj(_merge_heads(w @ v.transpose(1, 2))), k, v
         q, k, v = (_split_heads(p(x), d.heads) for p in (self.q_proj, self.k_proj, self.v_proj))
         k, v = torch.cat([past_k, k], dim=2), torch.cat([past_v, v], dim=2)
         w = (q @ k.transpose(2, 3) / math.sqrt(d.head_dim)).softmax(-1)
@@ -231,18 +255,30 @@ class MaskedAttention(nn.Module):
     """Attention masked where a key is after the query (by the ``positions`` input) or padding (``attention_mask``
     0): the mask is computed when the model runs, not a constant."""
 
-    def __init__(self, d: Dims) -> None:
+    def __init__(self, d: Dims, mask: str = "where") -> None:
         super().__init__()
-        self.d = d
+        self.d, self.mask = d, mask
         self.q_proj, self.k_proj, self.v_proj, self.o_proj = (nn.Linear(d.hidden, d.hidden) for _ in range(4))
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        d = self.d
-        q, k, v = (_split_heads(p(x), d.heads) for p in (self.q_proj, self.k_proj, self.v_proj))
-        w = q @ k.transpose(-1, -2) / math.sqrt(d.head_dim)
+        if self.mask == "additive":  # BERT's extended attention mask: [batch, 1, 1, keys]
+            extended = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * -10000.0
+            return self.attend(x, lambda w: w + extended)
         causal = positions[:, :, None] >= positions[:, None, :]
         mask = causal[:, None] & attention_mask[:, None, None, :].bool()
-        w = torch.where(mask, w, torch.finfo(w.dtype).min)
+        lowest, (b, t) = torch.finfo(x.dtype).min, attention_mask.shape
+        masks: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+            "where": lambda w: torch.where(mask, w, lowest),
+            "masked_fill": lambda w: w + torch.zeros(b, 1, t, t).masked_fill(~mask, lowest),  # [b, 1, q, k]
+            "where_add": lambda w: w + torch.where(mask, 0.0, float("-inf")),
+            "fill_scores": lambda w: w.masked_fill(~mask, lowest),
+        }
+        return self.attend(x, masks[self.mask])
+
+    def attend(self, x: torch.Tensor, apply: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+        """Attention over ``x`` whose scaled scores are masked by ``apply``."""
+        q, k, v = (_split_heads(p(x), self.d.heads) for p in (self.q_proj, self.k_proj, self.v_proj))
+        w = apply(q @ k.transpose(-1, -2) / math.sqrt(self.d.head_dim))
         return self.o_proj(_merge_heads(w.softmax(-1) @ v))
 
 

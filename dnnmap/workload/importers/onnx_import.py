@@ -36,7 +36,7 @@ from dnnmap.workload.importers.graph import (
 )
 from dnnmap.workload.importers.onnx_constants import small_static_values
 from dnnmap.workload.importers.onnx_masks import COMPARISONS, runtime_masks
-from dnnmap.workload.importers.onnx_patterns import find_patterns
+from dnnmap.workload.importers.onnx_patterns import Pattern, find_patterns
 from dnnmap.workload.importers.onnx_weights import ModelWeights
 from dnnmap.workload.sparsity import measured_density
 
@@ -95,6 +95,10 @@ class OnnxFrontEnd:
         self.producer: dict[str, str] = {n: n for n in self.graph_inputs}
         self.taken: set[str] = set(self.graph_inputs)
         self.node_of = {o: n for n in self.graph.node for o in n.output if o}
+        self.readers: dict[str, list[onnx.NodeProto]] = {}
+        for node in self.graph.node:
+            for name in node.input:
+                self.readers.setdefault(name, []).append(node)
         self.patterns = find_patterns(self.graph.node, self.static, {o.name for o in self.graph.output})
         self.masks = runtime_masks(self.graph.node, self.static, set(self.graph_inputs))
         # results that become network inputs (embedding lookups, caches with rows appended): name -> shape
@@ -238,8 +242,11 @@ class OnnxFrontEnd:
             if self._appends_rows(node):
                 self._append(node, name)
                 continue
+            if pattern is not None and pattern.rotated is not None:
+                nodes.append(self._partial_rotary(node, name, pattern))
+                continue
             activations = [pattern.root] if pattern else [
-                i for i in node.input if i and i not in self.static and i not in self.masks.conditions]
+                i for i in node.input if i and i not in self.static and i not in self.masks.tensors]
             attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
             op_type = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}:{node.op_type}"
             if pattern:
@@ -291,7 +298,8 @@ class OnnxFrontEnd:
         return tensor in self.static or (self._through_layouts(tensor)[0] is None and tensor not in self.initializers)
 
     def _appends_rows(self, node: onnx.NodeProto) -> bool:
-        """A ``Concat`` along a row axis (tokens: not the last axis, nor the channels of a 4-D map) of held rows
+        """A ``Concat`` along a row axis (tokens: not the last axis, nor axis 1 of a 4-D tensor unless it is K or
+        V of attention, a ``[batch, tokens, heads, head_dim]`` cache, rather than a map's channels) of held rows
         (a KV cache input, ViT's constant class token) and rows computed here (this step's K/V, the patches)."""
         shape = self.shape(node.output[0])
         if node.op_type != "Concat" or len(shape) < 3:
@@ -299,7 +307,22 @@ class OnnxFrontEnd:
         axis = int(_attr(node, "axis", 0)) % len(shape)
         parts = [i for i in node.input if i]
         held = [i for i in parts if self._is_held(i)]
-        return axis != len(shape) - 1 and (len(shape), axis) != (4, 1) and 0 < len(held) < len(parts)
+        return (axis != len(shape) - 1 and 0 < len(held) < len(parts)
+                and ((len(shape), axis) != (4, 1) or self._is_attention_operand(node.output[0])))
+
+    def _is_attention_operand(self, tensor: str) -> bool:
+        """``tensor`` is K or V of attention in a ``[batch, tokens, heads, head_dim]`` layout: it reaches the
+        second operand of a product of two activations through layouts that include a Transpose."""
+        stack = [(tensor, False)]
+        while stack:
+            name, transposed = stack.pop()
+            for reader in self.readers.get(name, []):
+                if (reader.op_type == "MatMul" and transposed and reader.input[1] == name
+                        and reader.input[0] not in self.static):
+                    return True
+                if reader.op_type in REPEATS:
+                    stack.append((reader.output[0], transposed or reader.op_type == "Transpose"))
+        return False
 
     def _append(self, node: onnx.NodeProto, name: str) -> None:
         """The concatenation becomes a network input holding all rows, as the zoo's decode step reads its cache:
@@ -318,6 +341,26 @@ class OnnxFrontEnd:
             f"concat {name!r} (axis {_attr(node, 'axis', 0)}) of {', '.join(parts)} is the network input {name!r} "
             f"{list(shape)}; the layers computing its rows write them to it (they have no consumer in the graph)")
         self.producer[node.output[0]] = name
+
+    def _partial_rotary(self, node: onnx.NodeProto, name: str, pattern: Pattern) -> SourceNode:
+        """A rotary embedding of the first ``r`` of the ``d`` dims of each head (GPT-NeoX, Phi): one ``rotary``
+        layer on ``[..., r]`` that writes its result in place, over the part it read; the pass-through dims
+        stay where the producer wrote them, so the readers of the concatenation read the producer's tensor."""
+        source, rotated = self.producer[pattern.root], self.shape(pattern.rotated)
+        whole = self.shape(pattern.root)
+        self.producer[node.output[0]] = source
+        if not rotated or not whole or whole[-1] % rotated[-1]:
+            dims = f"{rotated[-1]} of {whole[-1]}" if rotated and whole else "an unknown number of"
+            return SourceNode(name, "unsupported", f"Concat (partial rotary on {dims} dims: the rotated dims must "
+                              "divide the head dim)",
+                              (source,), (whole,), self.shape(node.output[0]))
+        writer = self._through_layouts(pattern.root)[0]
+        by = (writer.name or writer.output[0]) if writer is not None else pattern.root
+        self.derived_notes.append(
+            f"partial rotary {name!r}: a rotary layer on the first {rotated[-1]} of {whole[-1]} dims of the "
+            f"tensor {by!r} writes, in place; its readers read that tensor (the pass-through dims are not copied)")
+        return SourceNode(name, "vector", f"decomposed partial rotary ({len(pattern.members)} nodes)", (source,),
+                          (rotated,), rotated, {"kind": "rotary"})
 
     def _through_layouts(self, tensor: str) -> tuple[onnx.NodeProto | None, int]:
         """The first non-layout node producing ``tensor`` through layout ops, and how many times ``tensor``
@@ -469,6 +512,8 @@ class OnnxFrontEnd:
     def _binary(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
         if len(activations) >= 2:
             return BINARY[node.op_type], {}
+        if node.op_type == "Add" and any(i in self.masks.additive for i in node.input):
+            return "eltwise_unary", {"function": "add_mask"}  # fused as a constant additive mask (onnx_masks)
         constant = next((self.shape(i) for i in node.input if i not in activations), ())
         if node.op_type == "Add" and self._is_bias(activations[0], constant):
             return "bias", {}
@@ -499,9 +544,10 @@ class OnnxFrontEnd:
         return "vector", {"kind": VECTOR_OPS[node.op_type]}
 
     def _where(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
-        """``Where(mask, x, fill)`` with a constant fill and a mask that is constant or computed from the graph's
-        inputs only (:mod:`onnx_masks`): a mask applied to ``x`` (fused, as an additive mask), not a layer."""
-        if activations != [node.input[1]]:
+        """``Where(mask, x, fill)`` (or ``Where(mask, fill, x)``, ``masked_fill``) with a constant fill and a mask
+        that is constant or computed from the graph's inputs only (:mod:`onnx_masks`): a mask applied to ``x``
+        (fused, as an additive mask), not a layer."""
+        if len(activations) != 1 or activations[0] not in node.input[1:]:
             return "unsupported", {"reason": "condition computed from layer results, or fill computed"}
         return "eltwise_unary", {"function": "mask"}
 
@@ -526,6 +572,10 @@ class OnnxFrontEnd:
         axis = int(attrs["axis"])
         if rank in (2, 4) and axis % rank == 1 and len(activations) == len([i for i in node.input if i]):
             return "concat", {}
+        if rank >= 3 and all(i in activations for i in node.input if i):
+            return "unsupported", {"reason": f"axis {axis} of a rank-{rank} tensor joins tensors all computed here "
+                                             "(not a cache or constant rows, nor channels): a copy with no layer "
+                                             "kind, e.g. a rotate_half outside the rotary pattern"}
         return "unsupported", {"reason": f"axis {axis} of a rank-{rank} tensor"}
 
     def _batchnorm(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
@@ -660,7 +710,7 @@ HANDLERS: dict[str, Handler] = {
 }
 SUPPORTED_OPS: tuple[str, ...] = tuple(sorted(
     set(HANDLERS) | set(ACTIVATIONS) | PASSTHROUGH | {"Constant", "Shape"}
-    | {f"{op} (decomposed)" for op in ("LayerNorm", "RMSNorm", "GELU", "SiLU", "rotary")}
+    | {f"{op} (decomposed)" for op in ("LayerNorm", "RMSNorm", "GELU", "SiLU", "rotary", "partial rotary")}
     | {f"{op} (building a Where mask from inputs)" for op in COMPARISONS}))
 
 

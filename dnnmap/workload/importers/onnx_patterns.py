@@ -1,7 +1,8 @@
 """Decomposed transformer functions in an ONNX graph: layer norm, RMS norm, GELU, SiLU and rotary embeddings
 written as element-wise ops (as ``torch.onnx.export`` writes hand-written modules, e.g. the original BERT's
 LayerNorm, Llama's RMSNorm, ``x * 0.5 * (1 + erf(x / sqrt 2))``, GPT-2's tanh GELU, ``x * sigmoid(x)``,
-Llama's ``x * cos + rotate_half(x) * sin`` with constant cos/sin tables).
+Llama's ``x * cos + rotate_half(x) * sin`` with constant cos/sin tables, and GPT-NeoX's partial rotary
+``cat(rotary(x[..., :r]), x[..., r:])``).
 
 A *cluster* is the set of element-wise and reduction nodes that, through each other and constants, read one
 activation tensor only (its *root*). A cluster whose results leave it through exactly one tensor is one
@@ -21,6 +22,8 @@ ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Reciprocal"
                          "ReduceMean", "Cast", "Neg", "Slice", "Concat"})
 # Llama's apply_rotary_pos_emb: x * cos + rotate_half(x) * sin, rotate_half = cat(-x[half:], x[:half])
 ROTARY = Counter({"Slice": 2, "Neg": 1, "Concat": 1, "Mul": 2, "Add": 1})
+# GPT-NeoX's and Phi's partial rotary: cat(rotary(x[..., :r]), x[..., r:]): two more slices, one more concat
+PARTIAL_ROTARY = ROTARY + Counter({"Slice": 2, "Concat": 1})
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,7 @@ class Pattern:
     root: str
     output: str  # the output tensor of the cluster's last node
     members: frozenset[str]  # first output tensor of every node of the cluster, the last one included
+    rotated: str | None = None  # a partial rotary's rotated part (its Add), before the pass-through is appended
 
 
 def classify(op_types: Iterable[str]) -> str | None:
@@ -39,13 +43,14 @@ def classify(op_types: Iterable[str]) -> str | None:
     layer norm: two means (of x and of the squared deviation), a subtraction, a power, a square root;
     RMS norm: one mean of a power, a square root, no subtraction; GELU: erf (exact form) or tanh and a power
     (tanh approximation); SiLU: one sigmoid and one product; rotary: two slices (the halves), a negation and a
-    concat (``rotate_half``), two products (by cos and sin) and their sum - slices and concats join no other
+    concat (``rotate_half``), two products (by cos and sin) and their sum, or all that on the first ``r`` dims
+    of the last axis, with two slices and a concat more (a partial rotary) - slices and concats join no other
     function. Casts (to float32 and back) are not members: they
     pass their input's root on and stay layout nodes.
     """
     ops = Counter(op_types)
     if ops["Slice"] or ops["Concat"]:
-        return "rotary" if ops == ROTARY else None
+        return "rotary" if ops in (ROTARY, PARTIAL_ROTARY) else None
     if ops["ReduceMean"] == 2 and ops["Sub"] >= 1 and ops["Pow"] == 1 and ops["Sqrt"] == 1:
         return "layernorm"
     if ops["ReduceMean"] == 1 and ops["Sub"] == 0 and ops["Pow"] == 1 and ops["Sqrt"] == 1:
@@ -89,7 +94,9 @@ def find_patterns(nodes: Iterable[onnx.NodeProto], static: set[str], graph_outpu
         kind = classify(op_of[o] for o in outs if o in op_of)
         if len(leaving) != 1 or kind is None or leaving[0] not in op_of:
             continue
-        pattern = Pattern(kind, r, leaving[0], members)
+        partial = Counter(op_of[o] for o in outs if o in op_of) == PARTIAL_ROTARY
+        pattern = Pattern(kind, r, leaving[0], members,
+                          next(o for o in outs if op_of.get(o) == "Add") if partial else None)
         if kind == "silu" and r not in _inputs_of(nodes, leaving[0]):
             continue  # sigmoid(x) * y is a gate, not x * sigmoid(x)
         found.update({o: pattern for o in outs})
