@@ -25,7 +25,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.objective import objective_value
 from dnnmap.cost.transfer import dram_transfer_seconds
-from dnnmap.fusion.volume import LayerTraffic
+from dnnmap.fusion.volume import LayerTraffic, OffChipVolume
 from dnnmap.mapping.mapping import Mapping
 from dnnmap.search.mappers import SearchResult
 from dnnmap.sim.metrics import bandwidth_cycles
@@ -85,6 +85,12 @@ def dram_terms(arch: ArchSpec, traffic: LayerTraffic) -> tuple[DramTerm, ...]:
     words = {"input": traffic.input_words, "weight": traffic.weight_words, "output": traffic.output_words}
     return tuple(DramTerm(role, action, words[role], words[role] * arch.bytes_of(role),
                           words[role] * arch.dram.energy_of(role, action)) for role, action in DRAM_TERMS)
+
+
+def volume_bytes(arch: ArchSpec, volume: OffChipVolume) -> float:
+    """Bytes of an off-chip volume, each term at its role's word size."""
+    return (volume.input_words * arch.bytes_of("input") + volume.weight_words * arch.bytes_of("weight")
+            + volume.output_words * arch.bytes_of("output"))
 
 
 def _eq6_words(result: SearchResult, traffic: LayerTraffic) -> list[int]:
