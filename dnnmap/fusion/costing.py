@@ -101,6 +101,13 @@ def _eq6_words(result: SearchResult, traffic: LayerTraffic) -> list[int]:
     return [next(inputs, 0) if t.role == "input" else by_role.get(t.role, 0) for t in result.op.tensors]
 
 
+def boundary_level(result: SearchResult, arch: ArchSpec, tensor: str) -> int | None:
+    """The on-chip level that exchanges ``tensor`` with DRAM: the outermost level below DRAM keeping it in the
+    result's mapping (the buffer, or the register file for a tensor that bypasses the buffer); None if none."""
+    top = len(arch.levels) - 1
+    return max((i for i in range(top) if tensor in result.mapping.kept_tensors(i, result.op, arch)), default=None)
+
+
 def fused_counts(result: SearchResult, arch: ArchSpec, traffic: LayerTraffic) -> dict[str, np.ndarray]:
     """The fused layer's (L, T) access counts by kind: the core mapping's, except every transfer between the
     chip and DRAM, which is replaced by the layer's Eq. 6 words. For each tensor, the on-chip level below
@@ -108,9 +115,9 @@ def fused_counts(result: SearchResult, arch: ArchSpec, traffic: LayerTraffic) ->
     produced: it is already there) and drains only the group-output words (none for a map a later group
     layer reads, and no partial sums, ``T_if = N_if``); DRAM reads and updates exactly those words."""
     counts = {kind: values[0].copy() for kind, values in result.cost.counts.items()}
-    top, op, mapping = len(arch.levels) - 1, result.op, result.mapping
+    top, op = len(arch.levels) - 1, result.op
     for t, (tensor, words) in enumerate(zip(op.tensors, _eq6_words(result, traffic))):
-        child = max((i for i in range(top) if tensor.name in mapping.kept_tensors(i, op, arch)), default=None)
+        child = boundary_level(result, arch, tensor.name)
         written = tensor.role == "output"
         for kind in ("reads", "updates", "fills", "drains", "accumulate_reads"):
             counts[kind][top, t] = 0.0
