@@ -22,6 +22,7 @@ start and is a legal mapping of the widened space.
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from dataclasses import replace
 
@@ -36,8 +37,11 @@ from dnnmap.search.mappers import SearchResult
 from dnnmap.search.space import MapSpace
 from dnnmap.workload.ir import Operator
 
-ROUNDS = 12  # steps at most; each is one batch of neighbours (a few thousand mappings)
+ROUNDS = 6  # steps at most
+STEP_LIMIT = 100_000  # neighbours x joint placements of one factor step at most (else one tensor at a time)
 ORDER_LIMIT = 50_000  # orders x placements of the incumbent's factors walked whole at most
+CHUNK = 20_000  # candidates priced at once
+NEIGHBOUR_CHUNK = 1_000  # neighbours (each with its placements) priced at once
 
 
 def widened_space(op: Operator, arch: ArchSpec, constraints: Constraints = Constraints()) -> MapSpace:
@@ -106,13 +110,24 @@ def _neighbours(factors: np.ndarray) -> np.ndarray:
     return np.unique(np.array(out), axis=0)
 
 
-def _placements(space: MapSpace, factors: np.ndarray, above: np.ndarray, level: int) -> np.ndarray:
-    """(n, L, T): ``above`` clipped to each level's loops, with every placement of ``level``'s tensors."""
+def _placements(space: MapSpace, factors: np.ndarray, above: np.ndarray, level: int, joint: bool) -> np.ndarray:
+    """(n, L, T): ``above`` clipped to each level's loops, with every placement of ``level``'s tensors
+    (``joint``), or each tensor's placements with the others' kept."""
     L = len(space.arch.levels)
     loops = (factors[:, :L] > 1).sum(axis=0)
     base = np.minimum(above, loops[:, None])
-    ranges = [range(loops[level] + 1) if p else (0,) for p in space.placeable(level)]
-    options = np.array(list(itertools.product(*ranges)), dtype=np.int64)
+    placeable = space.placeable(level)
+    if joint:
+        ranges = [range(loops[level] + 1) if p else (0,) for p in placeable]
+        options = np.array(list(itertools.product(*ranges)), dtype=np.int64)
+    else:
+        options = [base[level].copy()]
+        for t in np.nonzero(placeable)[0]:
+            for k in range(loops[level] + 1):
+                one = base[level].copy()
+                one[t] = k
+                options.append(one)
+        options = np.unique(np.array(options), axis=0)
     out = np.repeat(base[None], len(options), axis=0)
     out[:, level] = options
     return out
@@ -148,24 +163,33 @@ class _Walk:
         return True
 
     def factor_step(self) -> bool:
+        """The best move or exchange of the incumbent's factors, each with every placement at the innermost level
+        (with one tensor placed at a time when that would exceed ``STEP_LIMIT`` candidates)."""
         neighbours = _neighbours(self.factors)
+        neighbours = neighbours[self.space.spatial_legal(neighbours)] if len(neighbours) else neighbours
         if not len(neighbours):
             return False
-        neighbours = neighbours[self.space.spatial_legal(neighbours)]
-        places = [_placements(self.space, f, self.above, 0) for f in neighbours]
-        counts = [len(p) for p in places]
-        if not places:
-            return False
-        factors = np.repeat(neighbours, counts, axis=0)
-        return self.offer(factors, np.repeat(self.order[None], len(factors), axis=0), np.concatenate(places))
+        loops = (neighbours[:, :, 0] > 1).sum(axis=1)
+        joint = int(((loops + 1) ** int(self.space.placeable(0).sum())).sum()) <= STEP_LIMIT
+        better = False
+        for start in range(0, len(neighbours), NEIGHBOUR_CHUNK):
+            part = neighbours[start:start + NEIGHBOUR_CHUNK]
+            places = [_placements(self.space, f, self.above, 0, joint) for f in part]
+            factors = np.repeat(part, [len(p) for p in places], axis=0)
+            better |= self.offer(factors, np.repeat(self.order[None], len(factors), axis=0), np.concatenate(places))
+        return better
 
     def order_step(self) -> bool:
-        """Every order and placement of every level for the incumbent's factors, when they are few."""
-        for factors, orders, above in self.space.expand_orders(self.factors[None], chunk=ORDER_LIMIT):
-            if len(factors) >= ORDER_LIMIT:
-                return False
-            return self.offer(factors, orders, above)
-        return False
+        """Every order and placement of every level for the incumbent's factors, when they are at most
+        ``ORDER_LIMIT``."""
+        L = len(self.space.arch.levels)
+        loops = (self.factors[:, :L] > 1).sum(axis=0)
+        if math.prod(self.space.choice_count(lv, int(loops[lv])) for lv in range(L)) > ORDER_LIMIT:
+            return False
+        better = False
+        for factors, orders, above in self.space.expand_orders(self.factors[None], chunk=CHUNK):
+            better |= self.offer(factors, orders, above)
+        return better
 
 
 def refine(start: SearchResult, objective: str, constraints: Constraints = Constraints(),
