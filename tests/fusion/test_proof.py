@@ -141,6 +141,10 @@ def _check_costing_against_executor(net, plan, arch, search) -> None:  # noqa: A
                 for t, tensor in enumerate(result.op.tensors):
                     same[boundary_level(result, arch, tensor.name), t] = False
             assert np.array_equal(values[same], result.cost.counts[kind][0][same])
+        for t, tensor in enumerate(result.op.tensors):  # a tensor bypassing the buffer (Eyeriss' weights) fills
+            child = boundary_level(result, arch, tensor.name)  # the registers from DRAM: the mapping must
+            if child < len(arch.levels) - 2 and tensor.role != "output":  # fill them no more than Eq. 6 fetches
+                assert counts["fills"][child, t] == result.cost.counts["fills"][0, child, t]
     assert fused == {"input": executed.buffer_fills["input"], "weight": executed.buffer_fills["weight"],
                      "drains": executed.buffer_drains, "dram_reads": executed.dram_read_words,
                      "dram_writes": executed.dram_write_words}
