@@ -25,7 +25,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.objective import objective_value
 from dnnmap.cost.transfer import dram_transfer_seconds
-from dnnmap.fusion.volume import LayerTraffic
+from dnnmap.fusion.volume import LayerTraffic, OffChipVolume
 from dnnmap.mapping.mapping import Mapping
 from dnnmap.search.mappers import SearchResult
 from dnnmap.sim.metrics import bandwidth_cycles
@@ -87,12 +87,25 @@ def dram_terms(arch: ArchSpec, traffic: LayerTraffic) -> tuple[DramTerm, ...]:
                           words[role] * arch.dram.energy_of(role, action)) for role, action in DRAM_TERMS)
 
 
+def volume_bytes(arch: ArchSpec, volume: OffChipVolume) -> float:
+    """Bytes of an off-chip volume, each term at its role's word size."""
+    return (volume.input_words * arch.bytes_of("input") + volume.weight_words * arch.bytes_of("weight")
+            + volume.output_words * arch.bytes_of("output"))
+
+
 def _eq6_words(result: SearchResult, traffic: LayerTraffic) -> list[int]:
     """Per tensor of the operator, the words it moves across the chip boundary under Eq. 6: each input
     tensor its map's fetch (0 for an on-chip map), the weights, the output when it is a group output."""
     inputs = iter(traffic.input_fetch)
     by_role = {"weight": traffic.weight_words, "output": traffic.output_words}
     return [next(inputs, 0) if t.role == "input" else by_role.get(t.role, 0) for t in result.op.tensors]
+
+
+def boundary_level(result: SearchResult, arch: ArchSpec, tensor: str) -> int | None:
+    """The on-chip level that exchanges ``tensor`` with DRAM: the outermost level below DRAM keeping it in the
+    result's mapping (the buffer, or the register file for a tensor that bypasses the buffer); None if none."""
+    top = len(arch.levels) - 1
+    return max((i for i in range(top) if tensor in result.mapping.kept_tensors(i, result.op, arch)), default=None)
 
 
 def fused_counts(result: SearchResult, arch: ArchSpec, traffic: LayerTraffic) -> dict[str, np.ndarray]:
@@ -102,9 +115,9 @@ def fused_counts(result: SearchResult, arch: ArchSpec, traffic: LayerTraffic) ->
     produced: it is already there) and drains only the group-output words (none for a map a later group
     layer reads, and no partial sums, ``T_if = N_if``); DRAM reads and updates exactly those words."""
     counts = {kind: values[0].copy() for kind, values in result.cost.counts.items()}
-    top, op, mapping = len(arch.levels) - 1, result.op, result.mapping
+    top, op = len(arch.levels) - 1, result.op
     for t, (tensor, words) in enumerate(zip(op.tensors, _eq6_words(result, traffic))):
-        child = max((i for i in range(top) if tensor.name in mapping.kept_tensors(i, op, arch)), default=None)
+        child = boundary_level(result, arch, tensor.name)
         written = tensor.role == "output"
         for kind in ("reads", "updates", "fills", "drains", "accumulate_reads"):
             counts[kind][top, t] = 0.0

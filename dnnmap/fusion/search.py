@@ -47,6 +47,7 @@ from dnnmap.fusion.volume import LayerTraffic, traffic_by_layer
 from dnnmap.search.mappers import SearchResult
 from dnnmap.search.network import map_layer, shape_key
 from dnnmap.search.options import SearchOptions
+from dnnmap.search.refine import refine
 from dnnmap.workload.ir import Network
 
 FUSE_MODES = ("temporal", "spatial", "auto")
@@ -120,7 +121,8 @@ class FusionSearch:
             options = self.options
             if self.baseline == "paper":
                 options = replace(options, constraints=ROW_STATIONARY.constraints(op, arch))
-            self._maps[key] = map_layer(op, arch, self.objective, self.mapper, options)
+            result = map_layer(op, arch, self.objective, self.mapper, options)
+            self._maps[key] = refine(result, self.objective) if options.constraints.empty else result
             if self.on_search:
                 self.on_search(f"{name} on {arch.name}")
         return self._maps[key]

@@ -15,12 +15,13 @@ then stream once per token tile, so such a plan wins only where the untiled one 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from dnnmap.fusion.buffers import FusionBuffer, fusion_buffer, map_buffers
 from dnnmap.fusion.group import FusedGroup
 from dnnmap.fusion.mlp import hidden_tiles
 from dnnmap.fusion.tiling import TilePlan, plan_axis
-from dnnmap.fusion.volume import OffChipVolume, offchip_volume
+from dnnmap.fusion.volume import OffChipVolume, compulsory_volume, offchip_volume
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,11 @@ class TileChoice:
     plan: TilePlan
     buffer: FusionBuffer
     volume: OffChipVolume
+
+    @cached_property
+    def bound(self) -> OffChipVolume:
+        """The proven lower bound on any schedule's off-chip words for the group (``compulsory_volume``)."""
+        return compulsory_volume(self.plan.group)
 
     @property
     def key(self) -> tuple[int, int, int]:

@@ -21,7 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dnnmap.fusion.geometry import LayerGeometry
+import numpy as np
+
+from dnnmap.fusion.geometry import AxisWindow, LayerGeometry
+from dnnmap.fusion.group import FusedGroup
 from dnnmap.fusion.tiling import TilePlan
 
 
@@ -61,6 +64,36 @@ def weight_fetch_words(plan: TilePlan, layer: LayerGeometry) -> int:
     if layer is plan.group.bottom and plan.out_channel_tile < layer.out_channels:
         return layer.weight_words * plan.n_tiles
     return layer.weight_words
+
+
+def _rows_read(window: AxisWindow, n_out: int, n_in: int) -> np.ndarray:
+    """(n_in,) bool: the input rows some output's window reads (clipped at the border; padding is not a row)."""
+    read = np.zeros(n_in, dtype=bool)
+    for o in range(n_out):
+        start = window.start(o)
+        read[max(0, start):max(0, min(n_in, start + window.kernel))] = True
+    return read
+
+
+def compulsory_volume(group: FusedGroup) -> OffChipVolume:
+    """A lower bound on the off-chip words of *any* schedule of the group, whatever its tiles and mappings.
+
+    Each word below lives only off chip before the group runs, or must be there after it, so it crosses the
+    chip boundary at least once: every pixel of an external input map that some group layer's window reads
+    (all its channels; a strided window that skips pixels does not need them), every weight of every layer,
+    and every word of every group output. Eq. 6 (:func:`offchip_volume`) is never below this; it is above it
+    when the bottom layer re-fetches its weight slices (``T_of < N_of``) or a stride skips input pixels."""
+    inputs = 0
+    for m in group.external_inputs:
+        info = group.maps[m]
+        read = np.zeros(info.hw, dtype=bool)
+        for g in group.consumers(m):
+            rows, cols = (_rows_read(w, n_out, n_in) for w, n_out, n_in in zip(g.windows, g.out_hw, info.hw))
+            read |= np.outer(rows, cols)
+        inputs += int(read.sum()) * info.channels
+    weights = sum(g.weight_words for g in group.layers)
+    outputs = sum(group.maps[m].words for m in group.outputs)
+    return OffChipVolume(inputs, weights, outputs)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from dnnmap.arch.spec import ArchSpec
 from dnnmap.fusion.costing import (
     Cost,
     dram_terms,
@@ -20,6 +21,7 @@ from dnnmap.fusion.costing import (
     fused_cycle_parts,
     fused_energy_breakdown,
     fused_level_cycles,
+    volume_bytes,
 )
 from dnnmap.fusion.network import FusionResult
 from dnnmap.fusion.pipeline import Pipeline
@@ -91,7 +93,9 @@ def _latency_parts(parts: dict[str, float], cycles: float, overlap: bool) -> dic
     return {k: v * cycles / own for k, v in split.items()} if own else split
 
 
-def _group_dict(index: int, group: GroupSchedule) -> dict[str, Any]:
+def _group_dict(index: int, group: GroupSchedule, arch: ArchSpec) -> dict[str, Any]:
+    """A group of the schedule; ``dram_bytes_least``: the proven least off-chip bytes of any schedule of its
+    layers (every input pixel read, weight and output word moved once), beside its ``cost.dram_bytes``."""
     tiling = group.tiling
     return {
         "index": index,
@@ -103,6 +107,7 @@ def _group_dict(index: int, group: GroupSchedule) -> dict[str, Any]:
                                              "hidden": tiling.plan.hidden_tile or None,
                                              "buffer_words": tiling.buffer.total_words},
         "cost": _cost_dict(group.cost),
+        "dram_bytes_least": None if tiling is None else volume_bytes(arch, tiling.bound),
         "single": _cost_dict(group.single),
         "pipeline": None if group.pipeline is None else _pipeline_dict(group.pipeline),
     }
@@ -147,7 +152,7 @@ def fused_to_dict(result: FusionResult, network: Network, mapper: str) -> dict[s
             "mode": result.mode,
             "max_fused": result.max_fused,
             "baseline": result.baseline,
-            "groups": [_group_dict(i, g) for i, g in enumerate(schedule.groups)],
+            "groups": [_group_dict(i, g, arch) for i, g in enumerate(schedule.groups)],
             "fused": _totals(schedule),
             "unfused": _totals(result.unfused),
             "greedy": _totals(result.greedy),

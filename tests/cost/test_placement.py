@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from archs import eyeriss_without_hops
 
-from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.errors import MappingError
@@ -21,12 +21,6 @@ from dnnmap.search.optimal import optimal_search
 from dnnmap.sim import sim_metrics, simulate
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
-
-
-def _eyeriss_without_hops() -> ArchSpec:
-    data = load_arch("eyeriss").model_dump()
-    data["levels"][1]["fanout"]["hop_energy"] = 0.0
-    return ArchSpec.model_validate(data)
 
 
 def _placed(p: int) -> tuple[Operator, Mapping]:
@@ -54,7 +48,7 @@ def test_placement_beats_the_best_shared_boundary_mapping() -> None:
       PE and (k1, q, p, c0) event, 802,816, W 128 per PE and k1, 32,768; O drains 401,408: 26,525,696.
 
     55,909,376 in all, below the 56,611,840 the optimal mapper proves for the shared-boundary space."""
-    arch = _eyeriss_without_hops()
+    arch = eyeriss_without_hops()
     op, m = _placed(14)
     validate_mapping(m, op, arch)
     model = CostModel(op, arch)
@@ -75,7 +69,7 @@ def test_placement_beats_the_best_shared_boundary_mapping() -> None:
 def test_the_simulator_counts_the_placed_example() -> None:
     """The same loop structure on a 2 x 2 feature map (the 14 x 14 one has 6.4 M lane-steps: 21 s and 1.5 GB
     in the simulator, which also gave 55,909,376): every count, tile and energy equal the model's."""
-    arch = _eyeriss_without_hops()
+    arch = eyeriss_without_hops()
     op, m = _placed(2)
     cost = CostModel(op, arch).evaluate(MappingBatch.from_mappings(op, arch, [m]))
     sim = simulate(op, arch, m)
@@ -91,7 +85,7 @@ def test_the_simulator_counts_the_placed_example() -> None:
 
 
 def test_mapping_files_printer_and_timeloop_export() -> None:
-    arch = _eyeriss_without_hops()
+    arch = eyeriss_without_hops()
     op, m = _placed(14)
     data = mapping_to_dict(m, [lv.name for lv in arch.levels])
     assert data["levels"]["RF"]["loops_above"] == {"I": 1} and data["levels"]["GLB"]["loops_above"] == {"O": 1}
@@ -113,7 +107,7 @@ def test_mapping_files_printer_and_timeloop_export() -> None:
     (0, (("I", 1), ("I", 2)), "names a tensor twice"),
 ])
 def test_illegal_placements_are_refused(level: int, above: tuple, message: str) -> None:
-    arch = _eyeriss_without_hops()
+    arch = eyeriss_without_hops()
     op, m = _placed(14)
     levels = list(m.levels)
     levels[level] = replace(levels[level], loops_above=above)

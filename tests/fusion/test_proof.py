@@ -10,19 +10,23 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from archs import eyeriss_without_hops
 from nets import resnet_blocks, tiny_bert, tiny_llama, vgg16_e_prefix
 
 from dnnmap.arch.spec import load_arch
 from dnnmap.fusion import execute
-from dnnmap.fusion.costing import fused_counts
+from dnnmap.fusion.costing import boundary_level, fused_counts
 from dnnmap.fusion.execute import FusedExecutor
 from dnnmap.fusion.geometry import FusionError
 from dnnmap.fusion.group import build_group
 from dnnmap.fusion.proof import execute_plan, prove, random_operands, reference_maps
-from dnnmap.fusion.partition import ArchLayout, temporal_share
+from dnnmap.fusion.partition import spatial_share, temporal_share
 from dnnmap.fusion.tiling import plan_tiles
 from dnnmap.fusion.volume import traffic_by_layer
+from dnnmap.mapping.mapping import BOTH_AXES
 from dnnmap.search.network import map_layer
+from dnnmap.search.refine import refine
+from dnnmap.workload.builder import NetworkBuilder
 
 ARCH = load_arch("hwff_config1")
 VGG = vgg16_e_prefix()
@@ -88,15 +92,17 @@ def test_dram_traffic_equals_eq6(proof) -> None:  # noqa: ANN001
     assert proof.counts.dram_words == proof.volume.total_words
 
 
-def _boundary(counts: dict[str, np.ndarray], op, buffer: int) -> dict[str, float]:  # noqa: ANN001
-    """Words crossing the chip boundary: buffer fills by role, buffer drains, DRAM reads and writes."""
+def _boundary(counts: dict[str, np.ndarray], result, arch) -> dict[str, float]:  # noqa: ANN001
+    """Words crossing the chip boundary: fills by role and drains of the level that exchanges each tensor with
+    DRAM (the buffer, or the register file for a tensor that bypasses it), DRAM reads and writes."""
     out = {"input": 0.0, "weight": 0.0, "drains": 0.0, "dram_reads": 0.0, "dram_writes": 0.0}
-    for t, tensor in enumerate(op.tensors):
+    for t, tensor in enumerate(result.op.tensors):
+        child = boundary_level(result, arch, tensor.name)
         if tensor.role == "output":
-            out["drains"] += counts["drains"][buffer, t]
+            out["drains"] += counts["drains"][child, t]
             out["dram_writes"] += counts["updates"][-1, t]
         else:
-            out[tensor.role] += counts["fills"][buffer, t]
+            out[tensor.role] += counts["fills"][child, t]
             out["dram_reads"] += counts["reads"][-1, t]
     return out
 
@@ -107,27 +113,54 @@ def test_fused_costing_counts_the_executors_transfers(case) -> None:  # noqa: AN
     layers, equal the literal executor's; every other count is the core mapping's. The core mapping's own
     counts (DRAM as every tensor's parent) would not match: the test can fail."""
     net, names = case[:2]
-    plan = _plan(case)
+    arch = temporal_share(ARCH, len(names))
+    _check_costing_against_executor(net, _plan(case), arch, lambda op: map_layer(op, arch, "energy"))
+
+
+def test_fused_costing_of_refined_mappings_counts_the_executors_transfers() -> None:
+    """The three chained 1x1 convolutions, reduced, on the Eyeriss of the AccelForge comparison (weights bypass
+    its buffer), each layer mapped on its spatial share and refined in the widened space (both-axis splits,
+    placed tiles) as the fused search does: the same equality at the chip boundary."""
+    b = NetworkBuilder("chain", (1, 16, 12, 12))
+    for i in range(3):
+        b.conv(f"conv{i}", 16, 1, fused=())
+    net = b.build()
+    arch = spatial_share(eyeriss_without_hops(), (14, 4))
+    refined = []
+
+    def search(op):  # noqa: ANN001, ANN202
+        refined.append(refine(map_layer(op, arch, "energy"), "energy"))
+        return refined[-1]
+
+    _check_costing_against_executor(net, plan_tiles(build_group(net, ["conv0", "conv1", "conv2"]), 2, 12), arch,
+                                    search)
+    assert all(r.mapping.placed and dict(r.mapping.levels[1].spatial_axis) == {"C": BOTH_AXES} for r in refined)
+
+
+def _check_costing_against_executor(net, plan, arch, search) -> None:  # noqa: ANN001
     inputs, weights = random_operands(net, plan.group)
     executed = execute_plan(plan, inputs, weights).counts
     traffic = traffic_by_layer(plan)
-    arch = temporal_share(ARCH, len(names))
-    buffer = ArchLayout.of(arch).buffer
     fused = dict.fromkeys(("input", "weight", "drains", "dram_reads", "dram_writes"), 0.0)
     core = dict(fused)
     for g in plan.group.layers:
-        result = map_layer(net.layer(g.name).op, arch, "energy")
+        result = search(net.layer(g.name).op)
         counts = fused_counts(result, arch, traffic[g.name])
-        for key, words in _boundary(counts, result.op, buffer).items():
+        for key, words in _boundary(counts, result, arch).items():
             fused[key] += words
-        for key, words in _boundary({k: v[0] for k, v in result.cost.counts.items()}, result.op, buffer).items():
+        for key, words in _boundary({k: v[0] for k, v in result.cost.counts.items()}, result, arch).items():
             core[key] += words
         for kind, values in counts.items():  # on-chip counts other than the boundary's are the core model's
             same = np.ones(values.shape, dtype=bool)
             same[-1] = False
             if kind in ("fills", "drains"):
-                same[buffer] = False
+                for t, tensor in enumerate(result.op.tensors):
+                    same[boundary_level(result, arch, tensor.name), t] = False
             assert np.array_equal(values[same], result.cost.counts[kind][0][same])
+        for t, tensor in enumerate(result.op.tensors):  # a tensor bypassing the buffer (Eyeriss' weights) fills
+            child = boundary_level(result, arch, tensor.name)  # the registers from DRAM: the mapping must
+            if child < len(arch.levels) - 2 and tensor.role != "output":  # fill them no more than Eq. 6 fetches
+                assert counts["fills"][child, t] == result.cost.counts["fills"][0, child, t]
     assert fused == {"input": executed.buffer_fills["input"], "weight": executed.buffer_fills["weight"],
                      "drains": executed.buffer_drains, "dram_reads": executed.dram_read_words,
                      "dram_writes": executed.dram_write_words}
