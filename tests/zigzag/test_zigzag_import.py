@@ -20,6 +20,7 @@ from dnnmap.fileio import load_data
 from dnnmap.mapping.io import load_mapping_file
 from dnnmap.mapping.zigzag_map import zigzag_mapping
 from dnnmap.search.network import map_layer
+from dnnmap.workload import zoo
 from dnnmap.workload.importers import load_network
 from dnnmap.workload.importers.zigzag_workload import (
     common_precision,
@@ -84,6 +85,19 @@ def test_registers_serving_different_dimensions_per_operand(name: str, mapping: 
     assert bool(cost.valid[0])
     assert cost.counts["reads"][0, rf_w, w] == op.macs // d34 and cost.counts["updates"][0, rf_o, o] == op.macs // d2
     assert bool(map_layer(op, spec, "energy").cost.valid[0])
+
+
+@pytest.mark.parametrize("name, layer", [("meta_prototype", "conv1"), ("ascend_like", "layer4.0.conv1")])
+def test_default_mapper_maps_where_a_one_word_register_idles_the_fan_out_below(name: str, layer: str) -> None:
+    """The default mapper (Sunstone on these spaces) maps the layers where its pruning used to leave no
+    legal mapping while random sampling found one: meta_prototype's one-word output register over a
+    fan-out of 2 that conv1's C 3, R 7, S 7 do not divide (every maximal unrolling overfilled it), and on
+    both a level that bypasses a tensor (the input SRAM, the output SRAM) taking a tile of it too large
+    for a level two or more up (the input/output SRAM; the weight SRAM)."""
+    wl = load_zigzag_workload(WL / "resnet18.yaml")
+    spec = import_zigzag_arch(HW / f"{name}.yaml", word_bits=common_precision(wl)[0]).spec
+    found = map_layer(zoo.get("resnet18").layer(layer).op, spec)
+    assert found.mapper == "sunstone" and bool(found.cost.valid[0])
 
 
 def test_a_level_shared_by_operands_with_different_dimensions_below_is_refused(tmp_path: Path) -> None:

@@ -131,3 +131,24 @@ def unrolling_candidates(limits: tuple[int, ...], shape: tuple[int, ...],
     # matters for identical-only multicast, so one axis assignment per factor vector is kept
     _, first = np.unique(fac[keep], axis=0, return_index=True)
     return _rows(fac, ax, np.nonzero(keep)[0][np.sort(first)])
+
+
+def maximal_among(fac: np.ndarray, ax: np.ndarray, ok: np.ndarray, limits: tuple[int, ...],
+                  caps: tuple[int, ...] | None = None) -> Unrollings:
+    """Of the legal unrollings ``fac``/``ax`` (:func:`legal_unrollings` of ``limits``), the rows ``ok``
+    (those whose smallest tiles fit the levels above) none of whose one-dimension growths to the next
+    value is an ``ok`` factor vector, one per factor vector: maximal among the unrollings that fit.
+    Legality is closed under shrinking a factor and fitting under shrinking a tile, so one-step
+    growths suffice, and the all-ones unrolling, when ``ok``, leaves at least one row."""
+    vals = values(limits, caps)
+    pos = np.stack([np.searchsorted(np.array(v), fac[:, d]) for d, v in enumerate(vals)], axis=1)
+    radix = np.cumprod([1] + [len(v) for v in vals[:-1]])
+    code = pos @ radix
+    ok_codes = code[ok]
+    grown = np.zeros(len(fac), dtype=bool)
+    for d, v in enumerate(vals):
+        can = pos[:, d] + 1 < len(v)
+        grown |= can & np.isin(code + radix[d], ok_codes)
+    keep = ok & ~grown
+    _, first = np.unique(fac[keep], axis=0, return_index=True)
+    return _rows(fac, ax, np.nonzero(keep)[0][np.sort(first)])

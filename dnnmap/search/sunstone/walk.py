@@ -48,7 +48,7 @@ from dnnmap.search.sunstone.orders import order_candidates
 from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.space import padded_cap
 from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_mask
-from dnnmap.search.sunstone.unroll import ESCAPES, unrolling_candidates
+from dnnmap.search.sunstone.unroll import ESCAPES, legal_unrollings, maximal_among, unrolling_candidates
 from dnnmap.workload.ir import Operator
 
 
@@ -127,17 +127,36 @@ class SunstoneWalk:
         """``caps`` as the tuple the candidate tables take; None in the exact walk."""
         return None if self.waste is None or caps is None else tuple(int(c) for c in caps)
 
-    def _unrollings(self, level: int, residual: np.ndarray, excluded: frozenset[int],
+    def _fits_from(self, level: int, cover: np.ndarray) -> np.ndarray:
+        """Whether each coverage row (n, D) fits every level from ``level`` up (the outermost has no
+        capacity): a coverage fixed at one step is the least any level above it will hold."""
+        fits = np.ones(cover.shape[0], dtype=bool)
+        for j in range(level, self.L - 1):
+            fits &= self.capacity.fits(j, cover)
+        return fits
+
+    def _unrollings(self, level: int, residual: np.ndarray, excluded: frozenset[int], inner: np.ndarray,
                     caps: np.ndarray | None = None):  # noqa: ANN202
+        """Unrollings of level ``level``'s fan-out over the coverage ``inner`` fixed below it: the pruned
+        candidates (Observation 5) whose smallest tiles fit every level from ``level`` up; where none
+        does (a register too small for any maximal unrolling, e.g. a one-word output register over a
+        fan-out no reduction dimension divides), the maximal ones among the legal unrollings that fit,
+        so a step never loses every legal mapping."""
         shape = self._fanout(level)
         if shape is None:
             one = np.ones((1, self.D), dtype=np.int64)
             return one, np.zeros_like(one)
-        u = unrolling_candidates(tuple(int(n) for n in residual), shape, excluded, maximal_only=not self.relaxed,
-                                 caps=self._caps(caps), escape=self.escape)
+        limits, sub_caps = tuple(int(n) for n in residual), self._caps(caps)
+        u = unrolling_candidates(limits, shape, excluded, maximal_only=not self.relaxed,
+                                 caps=sub_caps, escape=self.escape)
         self.stats.unroll_legal += u.legal
-        self.stats.unroll_kept += len(u.factors)
-        return u.factors, u.axes
+        fits = self._fits_from(level, inner[None, :] * u.factors)
+        if not fits.any():
+            fac, ax = legal_unrollings(limits, shape, sub_caps)
+            u = maximal_among(fac, ax, self._fits_from(level, inner[None, :] * fac), limits, sub_caps)
+            fits = np.ones(len(u.factors), dtype=bool)
+        self.stats.unroll_kept += int(fits.sum())
+        return u.factors[fits], u.axes[fits]
 
     def _tiles(self, level: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
                caps: np.ndarray | None = None) -> np.ndarray:
@@ -155,17 +174,18 @@ class SunstoneWalk:
 
     def _fit_above(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
                    tiles: np.ndarray, caps: np.ndarray | None = None) -> np.ndarray:
-        """Tiles whose level above can still hold one of them per instance. When some maximal tile
-        cannot, the tree is re-grown with both capacities as the fit test (a tile is then maximal for
-        the pair of levels, the report's gap: maximal tiles can starve a small level above)."""
-        above = self.capacity.fits(i + 1, inner[None, :] * tiles * unroll[None, :])
+        """Tiles every level above can still hold (one per instance). When some maximal tile cannot,
+        the tree is re-grown with all those capacities as the fit test (a tile is then maximal for the
+        levels together, the report's gap: maximal tiles can starve a small level above; not only the
+        next one: a level that bypasses a tensor lets its tile grow past a level higher up)."""
+        above = self._fits_from(i + 1, inner[None, :] * tiles * unroll[None, :])
         if above.all():
             return tiles
         limits = tuple(int(n) for n in -(-residual // unroll))
         sub_caps = self._caps(None if caps is None else caps // unroll)
         lattice = divisor_lattice(limits, sub_caps)
         fits = (self.capacity.fits(i, lattice * inner[None, :])
-                & self.capacity.fits(i + 1, lattice * (inner * unroll)[None, :]))
+                & self._fits_from(i + 1, lattice * (inner * unroll)[None, :]))
         return lattice[maximal_mask(limits, fits, sub_caps)]
 
     def extend(self, parts: Partials, i: int) -> Partials:
@@ -175,7 +195,7 @@ class SunstoneWalk:
             base = parts.take(np.array([p]))
             starts = [base]
             if i == 0 and self._fanout(0) is not None:  # MAC lanes under level 0
-                fac, ax = self._unrollings(0, self.bounds, frozenset(), self.caps)
+                fac, ax = self._unrollings(0, self.bounds, frozenset(), np.ones(self.D, dtype=np.int64), self.caps)
                 starts = []
                 for f, a in zip(fac, ax):
                     s = base.take(np.array([0]))
@@ -196,7 +216,7 @@ class SunstoneWalk:
         fitted: dict[bytes, np.ndarray] = {}  # the tiles depend on the unrolling, not on the order
         tiles, facs, axes, orders = [], [], [], []
         for order, excluded in self._orders(residual, i):
-            fac, ax = (self._unrollings(i + 1, residual, excluded, caps) if i + 1 < self.L
+            fac, ax = (self._unrollings(i + 1, residual, excluded, inner, caps) if i + 1 < self.L
                        else (np.ones((1, self.D), dtype=np.int64), np.zeros((1, self.D), dtype=np.int64)))
             for f, a in zip(fac, ax):
                 key = f.tobytes()
@@ -213,10 +233,7 @@ class SunstoneWalk:
                     orders.append(np.repeat(order[None, :], m, axis=0))
             if self.tile_first and i + 1 < self.L and self._fanout(i + 1) is not None and self.waste is None:
                 for t in self._tiles(i, inner, residual, np.ones(self.D, dtype=np.int64)):
-                    fac, ax = self._unrollings(i + 1, residual // t, excluded)
-                    if i + 1 < self.L - 1:  # the level above must hold the unrolled tile
-                        ok = self.capacity.fits(i + 1, inner * t * fac)
-                        fac, ax = fac[ok], ax[ok]
+                    fac, ax = self._unrollings(i + 1, residual // t, excluded, inner * t)  # levels above hold it
                     if len(fac):
                         tiles.append(np.repeat(t[None, :], len(fac), axis=0))
                         facs.append(fac)
