@@ -115,8 +115,6 @@ TMP, SHIFT = np.int64(0), np.int64(1)
 # constant as a literal and compiles the (not inlined) function it is passed to once more for each literal value
 PREV = np.int64(-1)  # shift by one value down (v + 1 to v)
 NO_HOLES = np.int64(0)
-ONE = np.int64(1)
-YES = np.bool_(True)
 # columns of ``net_words`` (L, 2): words through the fan-out below each level, all its instances together
 NW_INGRESS, NW_EGRESS = 0, 1
 
@@ -132,15 +130,6 @@ NW_INGRESS, NW_EGRESS = 0, 1
 # module, not their own, because numba's on-disk cache of a function is keyed on its own source
 # file only: a kernel cached against an edited helper module would keep the old helper's code.
 
-# Decorators of the kernel's functions (docs/cost-model.md section 5, *First-run compile cost*). ``part``: a
-# per-mapping part, inlined into its caller by LLVM (``forceinline``); ``helper``: an ordinary call (bitmaps,
-# bursts, rare paths). Both are compiled without numba's runtime and without a Python entry point (no CPython
-# or C wrapper: the kernel alone calls them; tests call them through a compiled trampoline). A part's
-# callees inherit ``forceinline`` unless they set it, hence ``forceinline=False`` on the helpers.
-_KERNEL_OPTIONS = dict(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)
-part = njit(forceinline=True, **_KERNEL_OPTIONS)
-helper = njit(forceinline=False, **_KERNEL_OPTIONS)
-
 _ONE = np.uint64(1)
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)
@@ -153,7 +142,7 @@ def words_for(nbits: int) -> int:
     return (nbits + 63) // 64
 
 
-@helper
+@njit(cache=True, _nrt=False)
 def _popcount64(x: np.uint64) -> int:
     x = x - ((x >> _ONE) & _M1)
     x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
@@ -161,7 +150,7 @@ def _popcount64(x: np.uint64) -> int:
     return int((x * _H01) >> np.uint64(56))
 
 
-@helper
+@njit(cache=True, _nrt=False)
 def bm_popcount(a: np.ndarray, r: int) -> int:
     """Size of set ``a[r]``."""
     n = 0
@@ -171,7 +160,7 @@ def bm_popcount(a: np.ndarray, r: int) -> int:
     return n
 
 
-@helper
+@njit(cache=True, _nrt=False)
 def bm_and_count(a: np.ndarray, ra: int, b: np.ndarray, rb: int) -> int:
     """``|a[ra] & b[rb]|``."""
     n = 0
@@ -182,7 +171,7 @@ def bm_and_count(a: np.ndarray, ra: int, b: np.ndarray, rb: int) -> int:
     return n
 
 
-@helper
+@njit(cache=True, _nrt=False)
 def bm_single(a: np.ndarray, r: int, value: int) -> None:
     """``a[r] := {value}``."""
     for i in range(a.shape[1]):
@@ -190,14 +179,14 @@ def bm_single(a: np.ndarray, r: int, value: int) -> None:
     a[r, value >> 6] = _ONE << np.uint64(value & 63)
 
 
-@helper
+@njit(cache=True, _nrt=False)
 def bm_copy(dst: np.ndarray, rd: int, src: np.ndarray, rs: int) -> None:
     """``dst[rd] := src[rs]``."""
     for i in range(dst.shape[1]):
         dst[rd, i] = src[rs, i]
 
 
-@helper
+@njit(cache=True, _nrt=False)
 def bm_or_shifted(dst: np.ndarray, rd: int, src: np.ndarray, rs: int, shift: int) -> None:
     """``dst[rd] := dst[rd] | (src[rs] + shift)``; ``shift`` may be negative; values shifted out
     of range are dropped. ``dst[rd]`` and ``src[rs]`` may be the same row."""
@@ -225,7 +214,7 @@ def bm_or_shifted(dst: np.ndarray, rd: int, src: np.ndarray, rs: int, shift: int
             dst[rd, i] |= v
 
 
-@helper
+@njit(cache=True, _nrt=False)
 def bm_shifted(dst: np.ndarray, rd: int, src: np.ndarray, rs: int, shift: int) -> None:
     """``dst[rd] := src[rs] + shift`` (distinct rows)."""
     for i in range(dst.shape[1]):
@@ -233,14 +222,14 @@ def bm_shifted(dst: np.ndarray, rd: int, src: np.ndarray, rs: int, shift: int) -
     bm_or_shifted(dst, rd, src, rs, shift)
 
 
-@helper
+@njit(cache=True, _nrt=False)
 def bm_and_not(dst: np.ndarray, rd: int, a: np.ndarray, ra: int, b: np.ndarray, rb: int) -> None:
     """``dst[rd] := a[ra] minus b[rb]``."""
     for i in range(dst.shape[1]):
         dst[rd, i] = a[ra, i] & ~b[rb, i]
 
 
-@helper
+@njit(cache=True, _nrt=False)
 def bm_dilate(a: np.ndarray, r: int, step: int, count: int, tmp: np.ndarray, rt: int) -> None:
     """``a[r] := a[r] + {0, step, ..., (count - 1) * step}`` (Minkowski sum, by doubling)."""
     covered = 1
@@ -251,7 +240,7 @@ def bm_dilate(a: np.ndarray, r: int, step: int, count: int, tmp: np.ndarray, rt:
         covered += k
 
 
-@helper
+@njit(cache=True, _nrt=False)
 def bm_run_profile(a: np.ndarray, r: int, unit_bytes: float,
                    burst_bytes: float) -> tuple[float, int, int, int, int, int]:
     """The maximal runs of consecutive values of ``a[r]``: (sum over runs of
@@ -286,7 +275,7 @@ def bm_run_profile(a: np.ndarray, r: int, unit_bytes: float,
     return total, runs, first, last, lo, hi
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy")
 def _grow(prog: bool, step: int, count: int, size: int, extent: int, c: int,
           m: int) -> tuple[bool, bool, int, int, int, int]:
     """``S := S + {0, c, ..., (m - 1) c}`` in closed form, for terms taken in ascending ``c``.
@@ -307,7 +296,7 @@ def _grow(prog: bool, step: int, count: int, size: int, extent: int, c: int,
     return False, prog, step, count, size, extent
 
 
-@helper
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _grid_dilate(a: np.ndarray, r: int, grid: np.ndarray, grid_n: np.ndarray, x: int, work: np.ndarray) -> None:
     """``a[r] := a[r] + offsets`` of the spatial instances along axis ``x`` (the progressions ``grid[x]``)."""
     for i in range(grid_n[x, GN_TERMS]):
@@ -315,7 +304,7 @@ def _grid_dilate(a: np.ndarray, r: int, grid: np.ndarray, grid_n: np.ndarray, x:
             bm_dilate(a, r, grid[x, i, G_COEF], grid[x, i, G_COUNT], work, TMP)
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def _grow_by_grid(grid: np.ndarray, grid_n: np.ndarray, x: int, prog: bool, step: int, count: int, size: int,
                   extent: int) -> tuple[bool, bool, int, int, int, int]:
     """:func:`_grow` by every grid progression of axis ``x`` in turn (the spatial instances' offsets),
@@ -329,7 +318,7 @@ def _grow_by_grid(grid: np.ndarray, grid_n: np.ndarray, x: int, prog: bool, step
     return ok, prog, step, count, size, extent
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def grid_offsets(grid: np.ndarray, grid_n: np.ndarray, ax_nterm: np.ndarray, t: int, nax: int, scratch: np.ndarray,
                  work: np.ndarray, base: int) -> int:
     """Distinct offsets of the spatial instances under one parent instance, over the tensor's axes:
@@ -341,7 +330,7 @@ def grid_offsets(grid: np.ndarray, grid_n: np.ndarray, ax_nterm: np.ndarray, t: 
         if ax_nterm[t, x] == 1:
             total *= grid_n[x, GN_PROD]
             continue
-        ok, prog, step, count, size, extent = _grow_by_grid(grid, grid_n, x, YES, ONE, ONE, ONE, ONE)  # {0} + the grid
+        ok, prog, step, count, size, extent = _grow_by_grid(grid, grid_n, x, True, 1, 1, 1, 1)  # {0} + the grid
         if ok:
             total *= size
         else:
@@ -351,13 +340,13 @@ def grid_offsets(grid: np.ndarray, grid_n: np.ndarray, ax_nterm: np.ndarray, t: 
     return total
 
 
-@helper
+@njit(cache=True, _nrt=False)
 def _has(a: np.ndarray, r: int, value: int) -> bool:
     """``value in a[r]``."""
     return bool((a[r, value >> 6] >> np.uint64(value & 63)) & _ONE)
 
 
-@helper
+@njit(cache=True, _nrt=False)
 def _joined(last: int, first: int, unit: float, burst_bytes: float) -> float:
     """Bursts saved when a run of ``last`` units and the next one of ``first`` units are adjacent
     in memory and form one run (TSO Alg. 4: each run costs ``ceil(run_bytes / burst_bytes)``)."""
@@ -365,7 +354,7 @@ def _joined(last: int, first: int, unit: float, burst_bytes: float) -> float:
             - np.ceil((last + first) * unit / burst_bytes))
 
 
-@helper
+@njit(cache=True, _nrt=False)
 def holed_bursts(full: np.ndarray, new: np.ndarray, holes: int, work: np.ndarray, sizes: np.ndarray, t: int,
                  nax: int, layout: np.ndarray, word_bytes: float, burst_bytes: float) -> float:
     """Bursts (TSO Alg. 4, generalized to any DRAM layout) to move ``F \\ H`` of tensor ``t`` (axis
@@ -474,7 +463,7 @@ def product_bursts(sets: np.ndarray, sizes: np.ndarray, t: int, nax: int, layout
     return holed_bursts(sets, sets, NO_HOLES, sets, sizes, t, nax, layout, word_bytes, burst_bytes)
 
 
-@helper
+@njit(cache=True, _nrt=False)
 def _event_bursts(axis_sets: np.ndarray, new: np.ndarray, whole: np.ndarray, piece: np.ndarray, work: np.ndarray,
                   t: int, nax: int, sizes: np.ndarray, layout: np.ndarray, word_bytes: float,
                   burst_bytes: float) -> float:
@@ -498,7 +487,7 @@ def _event_bursts(axis_sets: np.ndarray, new: np.ndarray, whole: np.ndarray, pie
 # ---- the parts of one mapping's evaluation (docs/cost-model.md sections 1-4) --------------------------------
 # Each has one job, takes preallocated arrays and indices (it allocates nothing) and is compiled without
 # numba's runtime: array arguments and views in runtime-enabled functions cost atomic reference-count
-# updates. The per-mapping parts are inlined (``forceinline=True``, numba's IR-level inlining) into
+# updates. The per-mapping parts are inlined (``inline="always"``, numba's IR-level inlining) into
 # :func:`evaluate_range`, itself runtime-free: as real calls, their 10-20 array arguments (each passed
 # as 7-13 machine words) halved the kernel's throughput (measured, docs/cost-model.md section 5). Called
 # from Python they are ordinary compiled functions (tests/cost/test_kernel_parts.py). They share this file
@@ -506,7 +495,7 @@ def _event_bursts(axis_sets: np.ndarray, new: np.ndarray, whole: np.ndarray, pie
 # kernel cached against an edited part in another file would keep the old part's code.
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def nest_structure(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, b: int, cover: np.ndarray,
                    level_nest: np.ndarray, spatial: np.ndarray, loops: np.ndarray) -> tuple[int, int, int, int]:
     """The loop nest of mapping ``b`` (docs/cost-model.md section 1).
@@ -562,7 +551,7 @@ def nest_structure(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, b: int, co
     return steps, n_spatial, n_loops, lanes
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def axis_extent(ax_nterm: np.ndarray, ax_terms: np.ndarray, t: int, x: int, cover: np.ndarray, row: int) -> int:
     """Extent of tensor ``t``'s axis ``x`` over the coverage ``cover[row]``: ``1 + sum coef * (cover - 1)``."""
     ext = 1
@@ -571,7 +560,7 @@ def axis_extent(ax_nterm: np.ndarray, ax_terms: np.ndarray, t: int, x: int, cove
     return ext
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def padded_extent(bounds: np.ndarray, tensor_axes: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray,
                   cover: np.ndarray) -> int:
     """The largest axis extent of the whole nest's (padded) iteration space, or 0 when no dimension's
@@ -590,7 +579,7 @@ def padded_extent(bounds: np.ndarray, tensor_axes: np.ndarray, ax_nterm: np.ndar
     return need
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def level_grid(t: int, lo: int, hi: int, sf: np.ndarray, b: int, spatial: np.ndarray, n_spatial: int,
                cover: np.ndarray, dim_rel: np.ndarray, dim_terms: np.ndarray, nax: int, grid: np.ndarray,
                grid_n: np.ndarray) -> None:
@@ -620,7 +609,7 @@ def level_grid(t: int, lo: int, hi: int, sf: np.ndarray, b: int, spatial: np.nda
             grid_n[x, GN_PROD] *= sf[b, g, d]
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def pair_grid(pairs: np.ndarray, pi: int, sf: np.ndarray, b: int, spatial: np.ndarray, n_spatial: int,
               cover: np.ndarray, dim_rel: np.ndarray, dim_terms: np.ndarray, nax: int, grid: np.ndarray,
               grid_n: np.ndarray) -> None:
@@ -630,7 +619,7 @@ def pair_grid(pairs: np.ndarray, pi: int, sf: np.ndarray, b: int, spatial: np.nd
                dim_rel, dim_terms, nax, grid, grid_n)
 
 
-@helper
+@njit(cache=True, error_model="numpy", _nrt=False)
 def identical_groups(t: int, c: int, p: int, level_nest: np.ndarray, sf: np.ndarray, b: int, spatial: np.ndarray,
                      n_spatial: int, cover: np.ndarray, dim_rel: np.ndarray, dim_terms: np.ndarray, nax: int,
                      ax_nterm: np.ndarray, grid: np.ndarray, grid_n: np.ndarray, scratch: np.ndarray,
@@ -649,7 +638,7 @@ def identical_groups(t: int, c: int, p: int, level_nest: np.ndarray, sf: np.ndar
     return groups
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def output_copies(pairs: np.ndarray, pi: int, sf: np.ndarray, b: int, spatial: np.ndarray, n_spatial: int,
                   dim_rel: np.ndarray) -> tuple[float, float]:
     """Copies of one output word over the spatially split reduction dimensions (those the output does not
@@ -670,7 +659,7 @@ def output_copies(pairs: np.ndarray, pi: int, sf: np.ndarray, b: int, spatial: n
     return rep_c, rep_p
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def lane_counts(pairs: np.ndarray, pi: int, b: int, steps: int, lanes: int, inst_p: int, lane_words: int,
                 o_size: float, rep_p: float, counts: np.ndarray) -> float:
     """Counts at the parent of a MAC-lane pair (no operand registers; docs/cost-model.md sections 2, 2b):
@@ -692,7 +681,7 @@ def lane_counts(pairs: np.ndarray, pi: int, b: int, steps: int, lanes: int, inst
     return per_lane
 
 
-@helper
+@njit(cache=True, error_model="numpy", _nrt=False)
 def lane_bursts(pairs: np.ndarray, pi: int, steps: int, lanes: int, inst_p: int, lane_words: int, grid: np.ndarray,
                 grid_n: np.ndarray, nax: int, sets: np.ndarray, work: np.ndarray, base: int, sizes: np.ndarray,
                 layout: np.ndarray, word_bytes: float, burst_bytes: float) -> float:
@@ -713,7 +702,7 @@ def lane_bursts(pairs: np.ndarray, pi: int, steps: int, lanes: int, inst_p: int,
     return float(steps) * lanes * word_bursts
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def placed_tile(above: np.ndarray, b: int, t: int, c: int, level_nest: np.ndarray, loops: np.ndarray,
                 cover: np.ndarray, tile_cover: np.ndarray) -> int:
     """Per-tensor placement (docs/cost-model.md section 1b): the tile of tensor ``t`` at child level ``c``
@@ -732,7 +721,7 @@ def placed_tile(above: np.ndarray, b: int, t: int, c: int, level_nest: np.ndarra
     return n
 
 
-@helper
+@njit(cache=True, error_model="numpy", _nrt=False)
 def tile_walk_start(above: np.ndarray | None, b: int, t: int, c: int, level_nest: np.ndarray, loops: np.ndarray,
                     cover: np.ndarray, tile_cover: np.ndarray) -> tuple[np.ndarray, int, int]:
     """Where the events of tensor ``t`` at child level ``c`` start: (coverage, first row, first loop) - the
@@ -746,7 +735,7 @@ def tile_walk_start(above: np.ndarray | None, b: int, t: int, c: int, level_nest
     return cover, c + 1, first
 
 
-@helper
+@njit(cache=True, error_model="numpy", _nrt=False)
 def tile_bitmap(t: int, row: int, x: int, cover: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray,
                 tile: np.ndarray, work: np.ndarray, base: int) -> None:
     """``tile[x] := base + A_x``: the index set along axis ``x`` of tensor ``t`` of one instance of a child
@@ -757,7 +746,7 @@ def tile_bitmap(t: int, row: int, x: int, cover: np.ndarray, ax_nterm: np.ndarra
         bm_dilate(tile, x, ax_terms[t, x, k, TERM_COEF], cover[row, ax_terms[t, x, k, TERM_DIM]], work, TMP)
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def tile_sets(t: int, row: int, nax: int, cover: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray,
               grid: np.ndarray, grid_n: np.ndarray, axis_sets: np.ndarray, sets: np.ndarray, work: np.ndarray,
               base: int, need_sets: bool) -> tuple[int, int, int, int]:
@@ -786,7 +775,7 @@ def tile_sets(t: int, row: int, nax: int, cover: np.ndarray, ax_nterm: np.ndarra
             closed = True
         else:
             span = 1
-            ok, prog, step, count, size, extent = YES, YES, ONE, ONE, ONE, ONE  # {0} + the tile's terms
+            ok, prog, step, count, size, extent = True, True, 1, 1, 1, 1  # {0} + the tile's terms
             for k in range(nt):  # in ascending coefficient (CostModel sorts them)
                 coef = ax_terms[t, x, k, TERM_COEF]
                 extent_k = cover[row, ax_terms[t, x, k, TERM_DIM]]
@@ -816,7 +805,7 @@ def tile_sets(t: int, row: int, nax: int, cover: np.ndarray, ax_nterm: np.ndarra
     return a_prod, u_prod, a_single, u_single
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def axis_move(t: int, row: int, x: int, no_halo: bool, cover: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray,
               grid: np.ndarray, grid_n: np.ndarray, axis_sets: np.ndarray, sets: np.ndarray, work: np.ndarray,
               base: int, need_sets: bool) -> None:
@@ -848,7 +837,7 @@ def axis_move(t: int, row: int, x: int, no_halo: bool, cover: np.ndarray, ax_nte
         k_steps = mag if step == 1 else mag // step
         axis_sets[x, AS_OVERLAP] = max(0, axis_sets[x, AS_COUNT] - k_steps)
         # the new part: the last k_steps elements of the progression, + the grid
-        ok, prog, step, count, size, extent = _grow_by_grid(grid, grid_n, x, YES, step, k_steps, k_steps,
+        ok, prog, step, count, size, extent = _grow_by_grid(grid, grid_n, x, True, step, k_steps, k_steps,
                                                             (k_steps - 1) * step + 1)
         if ok:
             axis_sets[x, AS_NEW] = size
@@ -863,7 +852,7 @@ def axis_move(t: int, row: int, x: int, no_halo: bool, cover: np.ndarray, ax_nte
     axis_sets[x, AS_NEW] = bm_popcount(new_union, x)
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def event_walk(pairs: np.ndarray, pi: int, row: int, loops: np.ndarray, first: int, n_loops: int,
                tensor_axes: np.ndarray,
                dim_rel: np.ndarray, ax_nterm: np.ndarray, ax_terms: np.ndarray, cover: np.ndarray, grid: np.ndarray,
@@ -943,7 +932,7 @@ def event_walk(pairs: np.ndarray, pi: int, row: int, loops: np.ndarray, first: i
     return child_total, union_total, bursts_u, bursts_a
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def pair_counts(pairs: np.ndarray, pi: int, b: int, child_total: float, union_total: float, inst_c: int, inst_p: int,
                 tiles: float, o_size: float, rep_c: float, rep_p: float, counts: np.ndarray) -> float:
     """The counts of a (child, parent) pair under its network's rules (docs/cost-model.md sections 2, 2b, 4),
@@ -978,7 +967,7 @@ def pair_counts(pairs: np.ndarray, pi: int, b: int, child_total: float, union_to
     return w_child
 
 
-@helper
+@njit(cache=True, error_model="numpy", _nrt=False)
 def pair_bursts(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, child_total: float, union_total: float,
                 inst_c: int, inst_p: int, tiles: float, bursts_u: float, bursts_a: float, bursts: float) -> float:
     """``bursts`` plus the DRAM bursts of a pair whose parent is DRAM (docs/cost-model.md section 4; added
@@ -1008,7 +997,7 @@ def pair_bursts(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, child_to
     return bursts
 
 
-@helper
+@njit(cache=True, error_model="numpy", _nrt=False)
 def sparse_scale(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, tile_words: np.ndarray,
                  level_tensor: np.ndarray, tensor_params: np.ndarray, o_size: float, rep_p: float) -> float:
     """Scales the counts pair ``pi`` wrote from dense words to the words really moved (docs/sparse.md): the
@@ -1035,7 +1024,7 @@ def sparse_scale(pairs: np.ndarray, pi: int, b: int, counts: np.ndarray, tile_wo
     return sp
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def pair_scale(pairs: np.ndarray, pi: int, level_tensor: np.ndarray, tensor_params: np.ndarray) -> float:
     """The words pair ``pi`` moves between child and parent per dense word (docs/sparse.md): the parent's
     ``WORD_SCALE``, times the density (``T_LANE_SCALE``) for the MAC lanes' pair."""
@@ -1046,7 +1035,7 @@ def pair_scale(pairs: np.ndarray, pi: int, level_tensor: np.ndarray, tensor_para
     return sp
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def add_hops(hop: np.ndarray, b: int, c: int, p: int, level_params: np.ndarray, words: float) -> None:
     """``words`` cross every fan-out between child ``c`` and parent ``p`` (those of levels ``c + 1 .. p``)."""
     for j in range(c + 1, p + 1):
@@ -1054,7 +1043,7 @@ def add_hops(hop: np.ndarray, b: int, c: int, p: int, level_params: np.ndarray, 
             hop[b, j] += words
 
 
-@helper
+@njit(cache=True, error_model="numpy", _nrt=False)
 def network_words(pairs: np.ndarray, pi: int, b: int, above: np.ndarray, counts: np.ndarray,
                   level_params: np.ndarray, level_nest: np.ndarray, sf: np.ndarray, spatial: np.ndarray, n_spatial: int, cover: np.ndarray,
                   loops: np.ndarray, n_loops: int, tensor_axes: np.ndarray, dim_rel: np.ndarray,
@@ -1119,7 +1108,7 @@ def network_words(pairs: np.ndarray, pi: int, b: int, above: np.ndarray, counts:
         net_words[j, NW_EGRESS] += net_counts[0, UPDATES, j, t] * scale
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def network_cycles(b: int, net_words: np.ndarray, level_params: np.ndarray, level_nest: np.ndarray,
                    net_cycles: np.ndarray) -> None:
     """Per fan-out, the network cycles of the busiest instance of the level owning it (docs/cost-model.md
@@ -1135,7 +1124,7 @@ def network_cycles(b: int, net_words: np.ndarray, level_params: np.ndarray, leve
         net_cycles[b, j] = cyc
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def capacity_excess(b: int, tile_words: np.ndarray, level_tensor: np.ndarray, cap_part: np.ndarray, cap: np.ndarray,
                     part_used: np.ndarray, excess: np.ndarray) -> bool:
     """Per on-chip level, the capacity units by which the tiles exceed the worst partition (tile words x
@@ -1159,7 +1148,7 @@ def capacity_excess(b: int, tile_words: np.ndarray, level_tensor: np.ndarray, ca
     return valid
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def energy(b: int, counts: np.ndarray, hop: np.ndarray, level_tensor: np.ndarray, level_params: np.ndarray,
            scalars: np.ndarray, breakdown: np.ndarray) -> float:
     """Energy of mapping ``b`` (docs/cost-model.md sections 2b, 3): per level, (reads + drains + accumulate
@@ -1183,7 +1172,7 @@ def energy(b: int, counts: np.ndarray, hop: np.ndarray, level_tensor: np.ndarray
     return total + hop_energy + breakdown[b, L + 1]
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def bandwidth_cycles(b: int, counts: np.ndarray, level_params: np.ndarray, level_nest: np.ndarray,
                      level_cycles: np.ndarray) -> None:
     """Per level, the bandwidth-limited cycles of one instance (docs/cost-model.md sections 2b, 3): it reads
@@ -1208,7 +1197,7 @@ def bandwidth_cycles(b: int, counts: np.ndarray, level_params: np.ndarray, level
         level_cycles[b, i] = cyc / level_nest[i, LN_INST]
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def dram_bytes(b: int, counts: np.ndarray, tensor_params: np.ndarray) -> float:
     """Bytes between the backing store and its children: its reads and updates x bytes per word (section 3)."""
     L = counts.shape[2]
@@ -1218,7 +1207,7 @@ def dram_bytes(b: int, counts: np.ndarray, tensor_params: np.ndarray) -> float:
     return total
 
 
-@part
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def latency(b: int, steps: float, nbytes: float, bursts: float, scalars: np.ndarray, level_cycles: np.ndarray) -> float:
     """Latency in cycles (docs/cost-model.md section 3): the backing store's cycles become the larger of its
     bandwidth cycles and its transfer model's ((bytes x seconds per byte + bursts x seconds per burst) x
@@ -1306,7 +1295,7 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
     tile_bm = sets[BM_TILE]
     union_bm = sets[BM_UNION]
     piece_bm = sets[BM_PIECE]
-    o_t = np.int64(0)
+    o_t = 0
     for t in range(T):
         if tensor_params[t, T_OUTPUT] > 0:
             o_t = t
@@ -1346,7 +1335,7 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
                 words = lane_counts(pairs, pi, b, steps, lanes, inst_p, lane_words, o_size, rep_p, counts)
                 if sparse:
                     scale = sparse_scale(pairs, pi, b, counts, tile_words, level_tensor, tensor_params, o_size, rep_p)
-                add_hops(hop, b, c, p, level_params, words * scale)  # c = -1: the lanes
+                add_hops(hop, b, -1, p, level_params, words * scale)
                 if layout is not None and need_sets:
                     bursts += scale * lane_bursts(pairs, pi, steps, lanes, inst_p, lane_words, grid, grid_n, nax, sets,
                                                   work, base, sizes, layout, tensor_params[t, T_BYTES], burst_bytes)
@@ -1421,7 +1410,7 @@ def network_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.n
         net_pair, net_counts, net_words, tile_cover = scratch
     B, L, D = tf.shape
     T = tensor_axes.shape[0]
-    o_t = np.int64(0)
+    o_t = 0
     for t in range(T):
         if tensor_params[t, T_OUTPUT] > 0:
             o_t = t

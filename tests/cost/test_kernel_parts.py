@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 
 from dnnmap.cost import kernel as k
-from kernel_calls import from_python
 
 # dimension indices of the hand-built operators
 K_, C_ = 0, 1  # tests with an output O[k] reduced over c
@@ -22,8 +21,9 @@ def _nest(tf: list[list[int]], sf: list[list[int]], order: list[list[int]]) -> d
     level_nest = np.zeros((L + 1, 3), np.int64)
     spatial = np.zeros((L * D, 2), np.int64)
     loops = np.zeros((L * D + 1, 4), np.int64)
-    steps, n_spatial, n_loops, lanes = from_python(k.nest_structure)(
-        tf_a, np.array([sf], dtype=np.int64), np.array([order], dtype=np.int64), 0, cover, level_nest, spatial, loops)
+    steps, n_spatial, n_loops, lanes = k.nest_structure(tf_a, np.array([sf], dtype=np.int64),
+                                                        np.array([order], dtype=np.int64), 0, cover, level_nest,
+                                                        spatial, loops)
     return dict(steps=steps, n_spatial=n_spatial, n_loops=n_loops, lanes=lanes, cover=cover, level_nest=level_nest,
                 spatial=spatial[:n_spatial], loops=loops[:n_loops + 1])
 
@@ -53,14 +53,14 @@ def test_placed_tile_of_a_tensor_below_its_levels_outer_loop() -> None:
     tile_cover = np.zeros((1, 2), np.int64)
     above = np.zeros((1, 2, 1), np.int64)
     # nothing placed: the level's own coverage (K 2, C 6) and its events from DRAM's first loop
-    assert from_python(k.placed_tile)(above, 0, 0, 0, nest["level_nest"], nest["loops"], nest["cover"], tile_cover) == 0
+    assert k.placed_tile(above, 0, 0, 0, nest["level_nest"], nest["loops"], nest["cover"], tile_cover) == 0
     # below K (the outermost loop): the tile leaves K's 2 out, and its events start at K's loop (index 1)
     above[0, 0, 0] = 1
-    assert from_python(k.placed_tile)(above, 0, 0, 0, nest["level_nest"], nest["loops"], nest["cover"], tile_cover) == 1
+    assert k.placed_tile(above, 0, 0, 0, nest["level_nest"], nest["loops"], nest["cover"], tile_cover) == 1
     assert tile_cover.tolist() == [[1, 6]] and nest["loops"][1, k.LP_DIM] == K_
     # more than the level's loops: all of them (the tile is what the lanes cover)
     above[0, 0, 0] = 7
-    assert from_python(k.placed_tile)(above, 0, 0, 0, nest["level_nest"], nest["loops"], nest["cover"], tile_cover) == 2
+    assert k.placed_tile(above, 0, 0, 0, nest["level_nest"], nest["loops"], nest["cover"], tile_cover) == 2
     assert tile_cover.tolist() == [[1, 2]]
 
 
@@ -93,8 +93,8 @@ def _grid_of(sf_level1: list[int], tf_level0: list[int], coef_p: int = 1) -> tup
     grid_n = np.zeros((1, 2), np.int64)
     spatial = np.zeros((4, 2), np.int64)
     spatial[:nest["n_spatial"]] = nest["spatial"]
-    from_python(k.pair_grid)(_pair(), 0, np.array([[[1, 1], sf_level1]], dtype=np.int64), 0, spatial,
-                             nest["n_spatial"], nest["cover"], dim_rel, dim_terms, 1, grid, grid_n)
+    k.pair_grid(_pair(), 0, np.array([[[1, 1], sf_level1]], dtype=np.int64), 0, spatial, nest["n_spatial"],
+                nest["cover"], dim_rel, dim_terms, 1, grid, grid_n)
     return grid, grid_n
 
 
@@ -109,7 +109,7 @@ def test_grid_offsets_of_a_two_dimensional_fan_out() -> None:
     ax_nterm = _window_tables()[0]
     scratch = np.zeros((1, 4), np.uint64)
     work = np.zeros((2, 4), np.uint64)
-    assert from_python(k.grid_offsets)(grid, grid_n, ax_nterm, 0, 1, scratch, work, 64) == 9
+    assert k.grid_offsets(grid, grid_n, ax_nterm, 0, 1, scratch, work, 64) == 9
 
 
 def test_grid_offsets_that_need_a_bitmap() -> None:
@@ -120,12 +120,12 @@ def test_grid_offsets_that_need_a_bitmap() -> None:
     ax_nterm = _window_tables(2)[0]
     scratch = np.zeros((1, 4), np.uint64)
     work = np.zeros((2, 4), np.uint64)
-    assert from_python(k.grid_offsets)(grid, grid_n, ax_nterm, 0, 1, scratch, work, 64) == 6
+    assert k.grid_offsets(grid, grid_n, ax_nterm, 0, 1, scratch, work, 64) == 6
     # {0, 2, 4} + {0, 3} = {0, 2, 3, 4, 5, 7}: neither a progression nor disjoint copies - counted on a bitmap
     grid[0, 0] = [2, 3]
     grid[0, 1] = [3, 2]
-    assert from_python(k.grid_offsets)(grid, grid_n, ax_nterm, 0, 1, scratch, work, 64) == 6
-    assert from_python(k.bm_popcount)(scratch, 0) == 6
+    assert k.grid_offsets(grid, grid_n, ax_nterm, 0, 1, scratch, work, 64) == 6
+    assert k.bm_popcount(scratch, 0) == 6
 
 
 def _walk(tf: list[list[int]], sf: list[list[int]], halo: int = 1, coef_p: int = 1) -> tuple:
@@ -141,18 +141,17 @@ def _walk(tf: list[list[int]], sf: list[list[int]], halo: int = 1, coef_p: int =
     grid = np.zeros((1, 8, 2), np.int64)
     grid_n = np.zeros((1, 2), np.int64)
     pairs = _pair(halo=halo)
-    from_python(k.pair_grid)(pairs, 0, np.array([sf], dtype=np.int64), 0, spatial, nest["n_spatial"], nest["cover"],
-                             dim_rel, dim_terms, 1, grid, grid_n)
+    k.pair_grid(pairs, 0, np.array([sf], dtype=np.int64), 0, spatial, nest["n_spatial"], nest["cover"], dim_rel,
+                dim_terms, 1, grid, grid_n)
     axis_sets = np.zeros((1, 10), np.int64)
     sets = np.zeros((5, 1, 4), np.uint64)
     work = np.zeros((2, 4), np.uint64)
     sizes = np.array([[64]], dtype=np.int64)
     layout = np.zeros((1, 1), dtype=np.int64)
-    totals = from_python(k.tile_sets)(0, 1, 1, nest["cover"], ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work,
-                                      64, False)
-    walk = from_python(k.event_walk)(pairs, 0, 1, loops, nest["level_nest"][1, k.LN_FIRST_LOOP], nest["n_loops"],
-                                     tensor_axes, dim_rel, ax_nterm, ax_terms, nest["cover"], grid, grid_n, axis_sets,
-                                     sets, work, np.zeros(D, np.int64), 64, totals, 0.0, 0.0, sizes, layout, 2.0, 8.0)
+    totals = k.tile_sets(0, 1, 1, nest["cover"], ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, 64, False)
+    walk = k.event_walk(pairs, 0, 1, loops, nest["level_nest"][1, k.LN_FIRST_LOOP], nest["n_loops"], tensor_axes,
+                        dim_rel, ax_nterm, ax_terms, nest["cover"], grid, grid_n, axis_sets, sets, work,
+                        np.zeros(D, np.int64), 64, totals, 0.0, 0.0, sizes, layout, 2.0, 8.0)
     return totals, axis_sets[0].copy(), walk
 
 
@@ -209,20 +208,18 @@ def test_single_dimension_axis_refills_from_the_first_loop_on_it() -> None:
     work = np.zeros((2, 4), np.uint64)
     grid_n = np.array([[0, 1]], dtype=np.int64)
     grid = np.zeros((1, 8, 2), np.int64)
-    totals = from_python(k.tile_sets)(0, 1, 1, nest["cover"], ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work,
-                                      64, False)
+    totals = k.tile_sets(0, 1, 1, nest["cover"], ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, 64, False)
     assert totals == (4, 4, 4, 4)
-    walk = from_python(k.event_walk)(_pair(output=True), 0, 1, nest["loops"], first, nest["n_loops"], tensor_axes,
-                                     dim_rel, ax_nterm, ax_terms, nest["cover"], grid, grid_n, axis_sets, sets, work,
-                                     np.zeros(2, np.int64), 64, totals, 0.0, 0.0, np.array([[8]]),
-                                     np.zeros((1, 1), np.int64), 2.0, 8.0)
+    walk = k.event_walk(_pair(output=True), 0, 1, nest["loops"], first, nest["n_loops"], tensor_axes, dim_rel, ax_nterm,
+                        ax_terms, nest["cover"], grid, grid_n, axis_sets, sets, work, np.zeros(2, np.int64), 64,
+                        totals, 0.0, 0.0, np.array([[8]]), np.zeros((1, 1), np.int64), 2.0, 8.0)
     assert walk[:2] == (24.0, 24.0)
     # its counts (one instance, no fan-out): 24 drains; the 2nd and 3rd C iterations reload both K tiles,
     # 24 - 8 first touches = 16 fills and parent reads; 24 updates, none reading at the parent: a word's
     # first drain (its copy entered the child at zero) is the parent copy's first touch, and the later ones
     # come from reloaded copies, which carry the whole partial sum and overwrite
     counts = np.zeros((1, 5, 2, 1))
-    hops = from_python(k.pair_counts)(_pair(output=True), 0, 0, 24.0, 24.0, 1, 1, 0.0, 8.0, 1.0, 1.0, counts)
+    hops = k.pair_counts(_pair(output=True), 0, 0, 24.0, 24.0, 1, 1, 0.0, 8.0, 1.0, 1.0, counts)
     assert counts[0, [k.DRAINS, k.FILLS], 0, 0].tolist() == [24, 16]
     assert counts[0, [k.UPDATES, k.READS, k.ACC_READS], 1, 0].tolist() == [24, 16, 0]
     assert hops == 24 + 16
@@ -232,7 +229,7 @@ def _input_counts(**rule) -> tuple[np.ndarray, float]:
     # 4 child instances under one parent, each filled 10 words in all; the union over them 25 words;
     # 2 distinct child tiles (identical rule)
     counts = np.zeros((1, 5, 2, 1))
-    hops = from_python(k.pair_counts)(_pair(**rule), 0, 0, 10.0, 25.0, 4, 1, 2.0, 0.0, 1.0, 1.0, counts)
+    hops = k.pair_counts(_pair(**rule), 0, 0, 10.0, 25.0, 4, 1, 2.0, 0.0, 1.0, 1.0, counts)
     return counts, hops
 
 
@@ -252,7 +249,7 @@ def test_pair_counts_of_a_spatially_reduced_output() -> None:
     # (tile 4 words, no events), so 2 copies per word at the children (rep_c = 2), one at the parent
     def run(**rule: bool) -> tuple[np.ndarray, float]:
         counts = np.zeros((1, 5, 2, 1))
-        hops = from_python(k.pair_counts)(_pair(output=True, **rule), 0, 0, 4.0, 4.0, 2, 1, 0.0, 4.0, 2.0, 1.0, counts)
+        hops = k.pair_counts(_pair(output=True, **rule), 0, 0, 4.0, 4.0, 2, 1, 0.0, 4.0, 2.0, 1.0, counts)
         return counts, hops
 
     counts, hops = run(reduce=True)
@@ -271,15 +268,15 @@ def test_pair_counts_of_a_spatially_reduced_output() -> None:
 def test_lane_counts() -> None:
     # 6 lanes, 8 steps, one parent instance; the lanes touch 2 distinct words of an input per step
     counts = np.zeros((1, 5, 1, 1))
-    assert from_python(k.lane_counts)(_pair(c=-1, p=0, lanes=True), 0, 0, 8, 6, 1, 2, 0.0, 1.0, counts) == 48
+    assert k.lane_counts(_pair(c=-1, p=0, lanes=True), 0, 0, 8, 6, 1, 2, 0.0, 1.0, counts) == 48
     assert counts[0, k.READS, 0, 0] == 16  # multicast: 2 per step
     counts[:] = 0
-    from_python(k.lane_counts)(_pair(c=-1, p=0, lanes=True, mcast=False), 0, 0, 8, 6, 1, 2, 0.0, 1.0, counts)
+    k.lane_counts(_pair(c=-1, p=0, lanes=True, mcast=False), 0, 0, 8, 6, 1, 2, 0.0, 1.0, counts)
     assert counts[0, k.READS, 0, 0] == 48  # one per lane and step
     # output: 3 distinct words per step (3 outputs, each reduced over 2 lanes), 12 output words in the nest
     # each touched once per copy at the parent: 8 x 3 = 24 reduced updates, 24 - 12 accumulate
     counts[:] = 0
-    from_python(k.lane_counts)(_pair(c=-1, p=0, lanes=True, output=True), 0, 0, 8, 6, 1, 3, 12.0, 1.0, counts)
+    k.lane_counts(_pair(c=-1, p=0, lanes=True, output=True), 0, 0, 8, 6, 1, 3, 12.0, 1.0, counts)
     assert counts[0, [k.UPDATES, k.ACC_READS], 0, 0].tolist() == [24, 12]
 
 
@@ -293,10 +290,10 @@ def test_capacity_energy_bandwidth_latency() -> None:
     cap_part = np.zeros((2, 2), np.int64)
     cap = np.array([[10.0, -1.0], [-1.0, -1.0]])
     excess = np.zeros((1, 2))
-    assert from_python(k.capacity_excess)(0, tile_words, level_tensor, cap_part, cap, np.zeros(2), excess)
+    assert k.capacity_excess(0, tile_words, level_tensor, cap_part, cap, np.zeros(2), excess)
     assert excess[0, 0] == -1  # 9 words in 10
     level_tensor[0, 1, k.CAP_WEIGHT] = 2.0  # tensor 1 counted in 2 units per word (bits of a wider word)
-    assert not from_python(k.capacity_excess)(0, tile_words, level_tensor, cap_part, cap, np.zeros(2), excess)
+    assert not k.capacity_excess(0, tile_words, level_tensor, cap_part, cap, np.zeros(2), excess)
     assert excess[0, 0] == 4  # 4 + 10 in 10
     counts = np.zeros((1, 5, 2, 2))
     counts[0, k.READS, 0, 0] = 100  # buffer: 100 reads, 20 fills, 5 updates, 5 drains, 3 accumulate reads
@@ -314,23 +311,23 @@ def test_capacity_energy_bandwidth_latency() -> None:
     scalars = np.zeros(9)
     scalars[k.S_OPS], scalars[k.S_MAC_ENERGY] = 50, 0.1
     breakdown = np.zeros((1, 4))
-    total = from_python(k.energy)(0, counts, hop, level_tensor, level_params, scalars, breakdown)
+    total = k.energy(0, counts, hop, level_tensor, level_params, scalars, breakdown)
     # buffer: (100 + 5 + 3) x 1 + 20 x 2 + 5 x 3 = 163; DRAM 20 x 10 = 200; hops 7 x 0.5; MACs 50 x 0.1
     assert breakdown[0].tolist() == [163, 200, 3.5, 5]
     assert total == 163 + 200 + 3.5 + 5
     level_nest = np.array([[2, 1, 0], [1, 1, 0], [0, 0, 0]])
     level_cycles = np.zeros((1, 2))
-    from_python(k.bandwidth_cycles)(0, counts, level_params, level_nest, level_cycles)
+    k.bandwidth_cycles(0, counts, level_params, level_nest, level_cycles)
     # buffer: 108 reads + 25 writes over 2 instances: max(133 / 4, 108 / 2) / 2 = 27; DRAM: unlimited
     assert level_cycles[0].tolist() == [27, 0]
     tensor_params = np.array([[2.0, 0, 0], [4.0, 0, 1]])
-    nbytes = from_python(k.dram_bytes)(0, counts, tensor_params)
+    nbytes = k.dram_bytes(0, counts, tensor_params)
     assert nbytes == 20 * 2 + 5 * 4
     scalars[k.S_SEC_PER_BYTE], scalars[k.S_SEC_PER_BURST], scalars[k.S_CLOCK_HZ] = 0.5, 10.0, 1.0
     scalars[k.S_OVERLAP] = 1.0
     # DRAM: (60 bytes x 0.5 + 3 bursts x 10) x 1 Hz = 60 cycles; overlapped with 40 steps and the buffer's 27: 60
-    assert from_python(k.latency)(0, 40, nbytes, 3.0, scalars, level_cycles) == 60
+    assert k.latency(0, 40, nbytes, 3.0, scalars, level_cycles) == 60
     assert level_cycles[0, 1] == 60
     scalars[k.S_OVERLAP] = 0.0
     level_cycles[0, 1] = 0.0
-    assert from_python(k.latency)(0, 40, nbytes, 3.0, scalars, level_cycles) == 40 + 27 + 60  # serial
+    assert k.latency(0, 40, nbytes, 3.0, scalars, level_cycles) == 40 + 27 + 60  # serial

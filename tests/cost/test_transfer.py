@@ -11,7 +11,6 @@ from dnnmap.arch.spec import TransferModel
 from dnnmap.cost.kernel import holed_bursts
 from dnnmap.cost.transfer import bursts_of_box, dram_transfer_seconds
 from dnnmap.sim import dram_bursts, dram_transfers, simulate
-from kernel_calls import from_python
 from random_cases import random_case
 
 
@@ -88,7 +87,7 @@ def test_holed_bursts_equal_literal_runs_of_random_sets() -> None:
         words = grid[~in_hole] if holes else grid
         layout = rng.permutation(nax)
         word_bytes, burst_bytes = float(rng.choice([1, 2])), float(rng.choice([2, 4, 8]))
-        model = from_python(holed_bursts)(_bitmaps(full, 1), _bitmaps(new, 1), holes, np.zeros((2, 1), dtype=np.uint64),
+        model = holed_bursts(_bitmaps(full, 1), _bitmaps(new, 1), holes, np.zeros((2, 1), dtype=np.uint64),
                              np.array([shape]), 0, nax, layout.reshape(1, -1), word_bytes, burst_bytes)
         expected = _literal_bursts(words, shape, layout, word_bytes, burst_bytes) if len(words) else 0.0
         assert model == expected, (shape, full, new, holes, layout)
