@@ -25,31 +25,26 @@ ROOT = Path(__file__).resolve().parents[1]
 GOAL_CPU_SECONDS = 8.0
 
 
+def timed(command: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None,
+          exit_code: int = 0) -> tuple[float, float]:
+    """CPU (user + system of the child process) and wall seconds of ``command``; stops when it does not end with
+    ``exit_code``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != exit_code:
+        raise SystemExit(f"{' '.join(command)}: exit {done.returncode}, expected {exit_code}:\n{done.stderr[-3000:]}")
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall
+
+
 def timed_run(args: list[str], cache: Path | None = None, exit_code: int = 0) -> tuple[float, float]:
     """CPU and wall seconds of one ``dnnmap`` run in a fresh interpreter using the kernel cache ``cache`` (None:
     numba's usual one); stops when the run does not end with ``exit_code``."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
            **({"NUMBA_CACHE_DIR": str(cache)} if cache is not None else {})}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    wall = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "dnnmap.cli.main", *args], env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - wall
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != exit_code:
-        raise SystemExit(f"dnnmap {' '.join(args)}: exit {done.returncode}, expected {exit_code}:\n{done.stderr}")
-    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall
-
-
-def timed(command: list[str], cwd: Path) -> tuple[float, float]:
-    """CPU (user + system of the child processes) and wall seconds of ``command``; stops if it fails."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    wall = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
-    wall = time.perf_counter() - wall
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)}: exit {done.returncode}:\n{done.stderr[-3000:]}")
-    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall
+    return timed([sys.executable, "-m", "dnnmap.cli.main", *args], env=env, exit_code=exit_code)
 
 
 def fresh_install(command: list[str]) -> None:
