@@ -20,11 +20,12 @@ def stdout_console() -> Console:
 
 
 def load_kernels(err: Console, arch: ArchSpec | None = None) -> None:
-    """Load the compiled cost kernel as ``arch`` needs it under a status line (the first run on a machine
-    compiles it, ~25-35 s; later runs load numba's cache)."""
+    """Load the compiled cost kernel as ``arch`` needs it under a status line (an in-place install compiles the
+    Eyeriss family into numba's cache; another family, or a cache that does not match, compiles on first use, about
+    15 s of CPU)."""
     from dnnmap.cost.warmup import compile_kernels
 
-    with phase(err, "loading the compiled cost model (the first run on a machine compiles it: ~30 s)"):
+    with phase(err, "loading the compiled cost model (compiled on first use where the install did not: ~15 s)"):
         compile_kernels(arch)
 
 
