@@ -15,7 +15,7 @@ may tile its keys (``key_tile``, :mod:`dnnmap.fusion.online_softmax`): K and V t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dnnmap.fusion.buffers import FusionBuffer, fusion_buffer, map_buffers
 from dnnmap.fusion.group import FusedGroup
@@ -32,9 +32,11 @@ class TileChoice:
     volume: OffChipVolume
 
     @property
-    def key(self) -> tuple[int, int, int]:
-        """Least volume, then fewest steps (tiles times hidden or key blocks), then the smallest footprint."""
-        return (self.volume.total_words, self.plan.n_tiles * self.plan.blocks, self.buffer.total_words)
+    def key(self) -> tuple[int, bool, int, int]:
+        """Least volume, then untiled keys (the online softmax adds vector work), then fewest steps (tiles times
+        hidden or key blocks), then the smallest footprint."""
+        return (self.volume.total_words, self.plan.key_tile > 0, self.plan.n_tiles * self.plan.blocks,
+                self.buffer.total_words)
 
 
 def resolution(size: int) -> list[int]:
@@ -62,6 +64,7 @@ def best_tiling(group: FusedGroup, capacity_words: float) -> TileChoice | None:
     cols = {tx: plan_axis(group, 1, tx) for tx in resolution(w)}
     for ty in resolution(h):
         rows = plan_axis(group, 0, ty)
+        untiled_fits = False  # then no key-tiled plan of these rows can win (its K/V volume is at least as large)
         for cplan in cols.values():
             spatial = TilePlan(group, rows, cplan, group.bottom.out_channels)
             maps = map_buffers(spatial)
@@ -70,13 +73,14 @@ def best_tiling(group: FusedGroup, capacity_words: float) -> TileChoice | None:
                 buffer = fusion_buffer(plan, maps)
                 if buffer.total_words > capacity_words:
                     continue
+                untiled_fits = True
                 choice = TileChoice(plan, buffer, offchip_volume(plan))
                 if best is None or choice.key < best.key:
                     best = choice
-            inner = [(h, 0) for h in hidden_tiles(group)] + [(0, k) for k in key_tiles(group)]
+            inner = [(h, 0) for h in hidden_tiles(group)] + [(0, k) for k in key_tiles(group) if not untiled_fits]
             for hidden, keys in inner:  # an MLP's hidden blocks (dnnmap.fusion.mlp), attention's key blocks
                 plan = TilePlan(group, rows, cplan, group.bottom.out_channels, hidden, keys)
-                buffer = fusion_buffer(plan)
+                buffer = fusion_buffer(plan, tuple(replace(m, channels=plan.map_channels(m.map)) for m in maps))
                 if buffer.total_words <= capacity_words:
                     choice = TileChoice(plan, buffer, offchip_volume(plan))
                     best = choice if best is None or choice.key < best.key else best
