@@ -107,7 +107,8 @@ def resident_weight_words(plan: TilePlan, layer: LayerGeometry) -> int:
         return layer.weight_words * plan.hidden_tile // plan.group.bottom.in_channels
     if layer.banded:
         band = max(layer.slice_words(plan.rows.new(layer.name, i)) for i in range(plan.rows.n_tiles))
-        return band // plan.blocks  # with the keys tiled, one key block of the band's K or V
+        keys = plan.group.bottom.in_channels
+        return band * plan.key_tile // keys if plan.key_tile else band  # keys tiled: one key block of K or V
     if layer is plan.group.bottom:
         return layer.weight_words * plan.out_channel_tile // layer.out_channels
     return layer.weight_words

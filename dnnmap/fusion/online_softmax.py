@@ -47,14 +47,14 @@ TOLERANCE = {"rtol": 1e-12, "atol": 1e-12}
 
 
 def key_tiles(group: FusedGroup) -> list[int]:
-    """Key blocks the tile search tries: the powers of two below the keys that divide them; none when the group is
-    not a whole attention (:func:`dnnmap.fusion.tiling.key_tile_problem`)."""
+    """Key blocks the tile search tries: the powers of two below the keys (the last block of a cache of 1025 keys
+    holds the remainder); none when the group is not a whole attention
+    (:func:`dnnmap.fusion.tiling.key_tile_problem`)."""
     if key_tile_problem(group, 1):
         return []
     keys, sizes, b = group.bottom.in_channels, [], 1
     while b < keys:
-        if keys % b == 0:
-            sizes.append(b)
+        sizes.append(b)
         b *= 2
     return sizes
 
@@ -77,7 +77,7 @@ class KeyTiledExecutor(FusedExecutor):
             shape = (y1 - y0, x1 - x0)
             state = (np.full(shape, -np.inf), np.zeros(shape), np.zeros((dim, *shape)))  # m, l, accumulator
             for k0 in range(0, keys, self.plan.key_tile):
-                state = self._run_key_block(box, k0, k0 + self.plan.key_tile, state)
+                state = self._run_key_block(box, k0, min(k0 + self.plan.key_tile, keys), state)
             out = state[2] / state[1]
             self.counts.extra_operations += out.size
             self.outputs[values.name][:, y0:y1, x0:x1] = out
@@ -123,13 +123,16 @@ class KeyTiledExecutor(FusedExecutor):
         return held, held[np.arange(*rows) // layer.rows_per_slice - slices.start]
 
     def _store(self, layer: LayerGeometry, box: Box, block: np.ndarray, macs_per_word: int) -> None:
-        """Count a computed block (its MACs, or one operation per word for the softmax) and hold it if it is read."""
-        (y0, y1), (x0, x1) = box
+        """Count a computed block (its MACs, or one operation per word for the softmax) and hold it if it is read
+        (a short last key block holds only its keys)."""
         self.counts.buffer_writes += block.size
         self.counts.macs += block.size * macs_per_word
         self.counts.operations += block.size * max(macs_per_word, 1)
-        if layer.name in self.stores:
-            self.stores[layer.name].write(box, block)
+        store = self.stores.get(layer.name)
+        if store is not None:
+            if store.data.shape[0] != block.shape[0]:
+                store.data = np.zeros((block.shape[0], *store.held.shape))
+            store.write(box, block)
 
 
 def float_reference(network: Network, group: FusedGroup, inputs: dict[str, np.ndarray],

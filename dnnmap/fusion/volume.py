@@ -99,7 +99,7 @@ def traffic_by_layer(plan: TilePlan) -> dict[str, LayerTraffic]:
 
 
 def online_softmax_operations(plan: TilePlan) -> int:
-    """Vector operations attention with its keys tiled adds to its softmax (:mod:`dnnmap.fusion.attention`): at
+    """Vector operations attention with its keys tiled adds to its softmax (:mod:`dnnmap.fusion.online_softmax`): at
     every key block after a row's first, ``exp`` of the rescale factor, the rescale of the running sum and of the
     row's ``d`` accumulated outputs; at the end, the division of the ``d`` outputs by the sum."""
     bottom = plan.group.bottom

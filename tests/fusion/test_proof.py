@@ -57,6 +57,7 @@ CASES = [
     (BERT, ATTENTION, 2, 8, None, 0, 1),  # every query of both heads, one key at a time: K/V fetched once
     (LLAMA, ATTENTION, 1, 4, None, 0, 2),  # grouped-query with the keys tiled
     (LLAMA, ATTENTION, 4, 2, None, 0, 3),  # a band over both K/V heads, 3 query blocks, 2 key blocks
+    (BERT, ATTENTION, 2, 3, None, 0, 3),  # 8 keys in blocks of 3, 3 and 2: the last block is short
 ]
 
 
