@@ -18,6 +18,7 @@ from dnnmap.fusion.execute import FusedExecutor
 from dnnmap.fusion.geometry import FusionError
 from dnnmap.fusion.group import build_group
 from dnnmap.fusion.network import fuse_network
+from dnnmap.fusion.partition import with_buffer
 from dnnmap.fusion.online_softmax import TOLERANCE, KeyTiledExecutor, float_reference
 from dnnmap.fusion.proof import prove, random_operands
 from dnnmap.fusion.search import FusionSearch
@@ -150,3 +151,15 @@ def test_only_a_whole_attention_tiles_its_keys() -> None:
         plan_tiles(build_group(net, ATTENTION[:2]), 1, 8, None, 0, 2)
     with pytest.raises(FusionError, match="smaller than the 8 keys"):
         plan_tiles(build_group(net, ATTENTION), 1, 8, None, 0, 8)
+
+
+def test_the_search_fuses_attention_with_its_keys_tiled_where_a_head_does_not_fit() -> None:
+    """A buffer below one head's K and V (2 x 32 keys x 16 dims): untiled attention cannot fuse, the schedule
+    fuses it with its keys tiled and moves fewer DRAM bytes than the layers alone (the score maps stay on chip)."""
+    net = tiny_bert(seq=32, hidden=32)
+    arch = with_buffer(load_arch("eyeriss"), 768)
+    assert best_tiling(build_group(net, ATTENTION), 768).plan.key_tile
+    result = fuse_network(net, arch, "temporal", objective="dram", options=SearchOptions(budget=200))
+    fused = {g.layers: g for g in result.schedule.groups if g.mode != "single"}
+    assert fused[ATTENTION].tiling.plan.key_tile
+    assert fused[ATTENTION].cost.dram_bytes < fused[ATTENTION].single.dram_bytes
