@@ -68,7 +68,7 @@ class KeyTiledExecutor(FusedExecutor):
         self.outputs = {m: out.astype(np.float64) for m, out in self.outputs.items()}
 
     def run(self) -> ExecutionResult:
-        scores, _, values = self.group.layers
+        values = self.group.bottom
         steps, keys, dim = len(self.group), values.in_channels, values.out_channels
         for k, (i, j) in enumerate(self.plan.tiles()):
             self._fetch_inputs(i, j, k)
