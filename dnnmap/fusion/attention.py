@@ -18,8 +18,8 @@ lives on chip is ``T_oy x T_ox x keys`` words: per head (``T_oy = 1``, every que
 - softmax is a per-pixel kind over its ``keys`` channels (a pixel's channels are never split), executed by
   its combine rule as the reference simulator runs it (docs/ir.md "What proves them").
 
-Tiling the keys (FuseMax's online softmax) changes the arithmetic and is not modelled: one head's K and V
-and one query block of scores must fit the buffer.
+Untiled, one head's K and V and one query block of scores must fit the buffer; where they do not, the keys are
+tiled with the online softmax of FlashAttention and FuseMax (:mod:`dnnmap.fusion.online_softmax`).
 """
 
 from __future__ import annotations

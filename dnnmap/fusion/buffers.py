@@ -6,7 +6,9 @@ each intermediate map counted once (it is one layer's output and the next one's 
 consumer of the map reads (Sec. 4.2: legality is checked with the largest tile); all weights
 are resident, except the bottom layer's, of which one ``T_of`` slice is (digest G5), and a banded layer's
 (attention's K/V), of which the largest tile row's slices are. With an MLP's hidden dimension tiled
-(:mod:`dnnmap.fusion.mlp`), a hidden map holds one block of channels and each weight one block's slice.
+(:mod:`dnnmap.fusion.mlp`), a hidden map holds one block of channels and each weight one block's slice; with
+attention's keys tiled (:mod:`dnnmap.fusion.attention`) the score and probability maps hold one key block, K and V
+one key block of the band, and the output block two more words per query row (running max and sum).
 
 Eq. 8 (horizontal processing, Fig. 9's row-major order): ``reuse_x = (N_ix - T_ix) *
 (N_ky - S_y) * N_if`` -- the ``N_ky - S_y`` rows the next tile row reads again, outside the
@@ -98,12 +100,15 @@ def fusion_buffer(plan: TilePlan, maps: tuple[MapBuffer, ...] | None = None) -> 
 
 def resident_weight_words(plan: TilePlan, layer: LayerGeometry) -> int:
     """Weight words ``layer`` holds at most: all of them; one ``T_of`` slice for the bottom layer (G5); for a
-    banded layer (attention's K/V) the slices of its largest tile row; with an MLP's hidden dimension tiled, one
+    banded layer (attention's K/V) the slices of its largest tile row (one key block of them when the keys are
+    tiled); with an MLP's hidden dimension tiled, one
     hidden block's slice (every weight of the MLP reads or writes the hidden channels)."""
     if plan.hidden_tile:
         return layer.weight_words * plan.hidden_tile // plan.group.bottom.in_channels
     if layer.banded:
-        return max(layer.slice_words(plan.rows.new(layer.name, i)) for i in range(plan.rows.n_tiles))
+        band = max(layer.slice_words(plan.rows.new(layer.name, i)) for i in range(plan.rows.n_tiles))
+        keys = plan.group.bottom.in_channels
+        return band * plan.key_tile // keys if plan.key_tile else band  # keys tiled: one key block of K or V
     if layer is plan.group.bottom:
         return layer.weight_words * plan.out_channel_tile // layer.out_channels
     return layer.weight_words
@@ -143,8 +148,13 @@ def _reuse_rows(plan: TilePlan, name: str) -> int:
     return max([0] + [rows.hi[name][i] - later_start[i + 1] for i in range(n - 1)])
 
 
+ONLINE_SOFTMAX_STATE = 2
+"""Words per query row that attention with its keys tiled keeps beside its output block: the running max and sum."""
+
+
 def _output_words(plan: TilePlan) -> int:
-    """Output_buffer^bottom: the largest new block of each map written out and not read inside the group."""
+    """Output_buffer^bottom: the largest new block of each map written out and not read inside the group (with
+    attention's keys tiled: the unnormalised output accumulator and each row's running max and sum)."""
     group = plan.group
     words = 0
     for name in group.outputs:
@@ -153,5 +163,5 @@ def _output_words(plan: TilePlan) -> int:
         channels = plan.out_channel_tile if name == group.bottom.name else group.maps[name].channels
         hy = max(plan.rows.widths(name))
         hx = max(plan.cols.widths(name))
-        words += hy * hx * channels
+        words += hy * hx * (channels + (ONLINE_SOFTMAX_STATE if plan.key_tile else 0))
     return words

@@ -11,8 +11,10 @@ Energy and level cycles are the core model's prices of these counts. Latency is 
 on-chip level cycles, DRAM cycles)`` as in the core model (``overlap: true``; their sum
 otherwise). A temporally fused group's latency is the sum of its layers' (one array, interleaved;
 Table 5 sums per-layer contributions, G2); a spatially fused group's is its pipeline's
-(:mod:`dnnmap.fusion.pipeline`: concurrent sub-arrays, bounded by the shared buffer and DRAM). ``tests/fusion/test_proof.py`` checks these counts against the
-literal executor's.
+(:mod:`dnnmap.fusion.pipeline`: concurrent sub-arrays, bounded by the shared buffer and DRAM). Operations a fused
+schedule adds (attention's online-softmax rescaling, :attr:`LayerTraffic.extra_operations`) are priced on the
+layer's unit like its own: energy per operation, and compute cycles at least all operations over the lanes.
+``tests/fusion/test_proof.py`` checks these counts against the literal executor's.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
+from dnnmap.arch.units import compute_unit
 from dnnmap.cost.objective import objective_value
 from dnnmap.cost.transfer import dram_transfer_seconds
 from dnnmap.fusion.volume import LayerTraffic, OffChipVolume
@@ -155,6 +158,9 @@ def fused_cycle_parts(result: SearchResult, arch: ArchSpec, traffic: LayerTraffi
     level names), each moving the fused counts. Latency is their maximum (``overlap: true``) or their sum."""
     levels = fused_level_cycles(result, arch, fused_counts(result, arch, traffic))
     parts = {"compute": float(result.cost.compute_cycles[0])}
+    if traffic.extra_operations:  # the unit's least cycles for all the operations (docs/cost-model.md section 3)
+        unit = compute_unit(result.op, arch)
+        parts["compute"] = max(parts["compute"], unit.least_cycles(result.op.operations + traffic.extra_operations))
     if levels.size > 1:
         busiest = int(levels[:-1].argmax())
         parts[arch.levels[busiest].name] = float(levels[busiest])
@@ -176,6 +182,7 @@ def fused_energy_breakdown(result: SearchResult, arch: ArchSpec, traffic: LayerT
                       counts["updates"]], axis=-1)
     breakdown = result.cost.energy_breakdown[0].copy()
     breakdown[:len(arch.levels)] = (words * result.cost.action_energy).sum(axis=(1, 2))
+    breakdown[-1] += traffic.extra_operations * compute_unit(result.op, arch).energy
     return breakdown
 
 

@@ -33,9 +33,9 @@ Box = tuple[Interval, Interval]
 class MapStore:
     """The on-chip pixels of one map: values plus a mask of what is held."""
 
-    def __init__(self, name: str, channels: int, hw: tuple[int, int]) -> None:
+    def __init__(self, name: str, channels: int, hw: tuple[int, int], dtype: type = np.int64) -> None:
         self.name = name
-        self.data = np.zeros((channels, *hw), dtype=np.int64)
+        self.data = np.zeros((channels, *hw), dtype=dtype)
         self.held = np.zeros(hw, dtype=bool)
 
     @property
@@ -49,7 +49,7 @@ class MapStore:
 
     def read_window(self, start: tuple[int, int], shape: tuple[int, int], fill: int) -> np.ndarray:
         """The window of ``shape`` whose corner is ``start`` (may lie in the padding), padding filled."""
-        out = np.full((self.data.shape[0], *shape), fill, dtype=np.int64)
+        out = np.full((self.data.shape[0], *shape), fill, dtype=self.data.dtype)
         (y0, x0), (h, w) = start, shape
         ys, xs = slice(max(y0, 0), min(y0 + h, self.held.shape[0])), slice(max(x0, 0), min(x0 + w, self.held.shape[1]))
         if ys.stop > ys.start and xs.stop > xs.start:
@@ -84,6 +84,7 @@ class ExecutionCounts:
     buffer_drains: int = 0  # words the buffer sends to DRAM (group outputs)
     buffer_writes: int = 0  # words of computed blocks written into the buffer
     buffer_reads: int = 0  # held words the layers' windows read
+    extra_operations: int = 0  # operations the schedule adds to the unfused layers' (online softmax rescaling)
 
     @property
     def dram_words(self) -> int:

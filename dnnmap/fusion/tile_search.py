@@ -9,17 +9,19 @@ Because every input and output word moves once (G6), Eq. 6 depends on the tiles 
 the bottom layer's weight re-fetches; among plans of equal volume the one with the fewest
 tiles is kept (longest DRAM bursts, Sec. 5.2's remark on small centre tiles), then the smallest
 footprint. An MLP may also tile its hidden dimension (``hidden_tile``, :mod:`dnnmap.fusion.mlp`): its weights
-then stream once per token tile, so such a plan wins only where the untiled one does not fit.
+then stream once per token tile, so such a plan wins only where the untiled one does not fit; likewise attention
+may tile its keys (``key_tile``, :mod:`dnnmap.fusion.online_softmax`): K and V then stream once per query block.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from dnnmap.fusion.buffers import FusionBuffer, fusion_buffer, map_buffers
 from dnnmap.fusion.group import FusedGroup
 from dnnmap.fusion.mlp import hidden_tiles
+from dnnmap.fusion.online_softmax import key_tiles
 from dnnmap.fusion.tiling import TilePlan, plan_axis
 from dnnmap.fusion.volume import OffChipVolume, compulsory_volume, offchip_volume
 
@@ -36,10 +38,11 @@ class TileChoice:
         return compulsory_volume(self.plan.group)
 
     @property
-    def key(self) -> tuple[int, int, int]:
-        """Least volume, then fewest steps (tiles times hidden blocks), then the smallest footprint."""
-        hidden = self.plan.group.bottom.in_channels // self.plan.hidden_tile if self.plan.hidden_tile else 1
-        return (self.volume.total_words, self.plan.n_tiles * hidden, self.buffer.total_words)
+    def key(self) -> tuple[int, bool, int, int]:
+        """Least volume, then untiled keys (the online softmax adds vector work), then fewest steps (tiles times
+        hidden or key blocks), then the smallest footprint."""
+        return (self.volume.total_words, self.plan.key_tile > 0, self.plan.n_tiles * self.plan.blocks,
+                self.buffer.total_words)
 
 
 def resolution(size: int) -> list[int]:
@@ -67,6 +70,7 @@ def best_tiling(group: FusedGroup, capacity_words: float) -> TileChoice | None:
     cols = {tx: plan_axis(group, 1, tx) for tx in resolution(w)}
     for ty in resolution(h):
         rows = plan_axis(group, 0, ty)
+        untiled_fits = False  # then no key-tiled plan of these rows can win (its K/V volume is at least as large)
         for cplan in cols.values():
             spatial = TilePlan(group, rows, cplan, group.bottom.out_channels)
             maps = map_buffers(spatial)
@@ -75,12 +79,14 @@ def best_tiling(group: FusedGroup, capacity_words: float) -> TileChoice | None:
                 buffer = fusion_buffer(plan, maps)
                 if buffer.total_words > capacity_words:
                     continue
+                untiled_fits = True
                 choice = TileChoice(plan, buffer, offchip_volume(plan))
                 if best is None or choice.key < best.key:
                     best = choice
-            for hidden in hidden_tiles(group):  # an MLP whose hidden dimension is tiled (dnnmap.fusion.mlp)
-                plan = TilePlan(group, rows, cplan, group.bottom.out_channels, hidden)
-                buffer = fusion_buffer(plan)
+            inner = [(h, 0) for h in hidden_tiles(group)] + [(0, k) for k in key_tiles(group) if not untiled_fits]
+            for hidden, keys in inner:  # an MLP's hidden blocks (dnnmap.fusion.mlp), attention's key blocks
+                plan = TilePlan(group, rows, cplan, group.bottom.out_channels, hidden, keys)
+                buffer = fusion_buffer(plan, tuple(replace(m, channels=plan.map_channels(m.map)) for m in maps))
                 if buffer.total_words <= capacity_words:
                     choice = TileChoice(plan, buffer, offchip_volume(plan))
                     best = choice if best is None or choice.key < best.key else best

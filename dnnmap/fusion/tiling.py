@@ -106,11 +106,21 @@ class TilePlan:
     cols: AxisPlan
     out_channel_tile: int  # T_of of the bottom layer; N_of everywhere else (Sec. 3.4 rule 2)
     hidden_tile: int = 0  # an MLP's hidden block (dnnmap.fusion.mlp); 0: the hidden dimension is not tiled
+    key_tile: int = 0  # attention's key block (dnnmap.fusion.attention, online softmax); 0: keys are not tiled
 
     def map_channels(self, map_name: str) -> int:
-        """Channels of ``map_name`` held at once: a hidden block for an MLP's hidden maps, else all of them."""
-        hidden = self.hidden_tile and map_name in self.group.names and map_name != self.group.bottom.name
-        return self.hidden_tile if hidden else self.group.maps[map_name].channels
+        """Channels of ``map_name`` held at once: a hidden block for an MLP's hidden maps, a key block for
+        attention's score and probability maps, else all of them."""
+        inner = map_name in self.group.names and map_name != self.group.bottom.name
+        block = self.hidden_tile or self.key_tile
+        return block if inner and block else self.group.maps[map_name].channels
+
+    @property
+    def blocks(self) -> int:
+        """Inner blocks every tile runs: the MLP's hidden blocks or attention's key blocks (1 when untiled)."""
+        if self.hidden_tile:
+            return self.group.bottom.in_channels // self.hidden_tile
+        return -(-self.group.bottom.in_channels // self.key_tile) if self.key_tile else 1  # the last may be short
 
     @property
     def n_tiles(self) -> int:
@@ -149,9 +159,11 @@ class TilePlan:
         return layer.out_channels * layer.in_channels * ky * kx * pixels
 
 
-def plan_tiles(group: FusedGroup, toy: int, tox: int, tof: int | None = None, hidden: int = 0) -> TilePlan:
-    """The tile plan for bottom output tile ``toy x tox``, bottom channel tile ``tof`` (default N_of) and an MLP's
-    hidden block ``hidden`` (0: not tiled; :mod:`dnnmap.fusion.mlp`)."""
+def plan_tiles(group: FusedGroup, toy: int, tox: int, tof: int | None = None, hidden: int = 0,
+               keys: int = 0) -> TilePlan:
+    """The tile plan for bottom output tile ``toy x tox``, bottom channel tile ``tof`` (default N_of), an MLP's
+    hidden block ``hidden`` and attention's key block ``keys`` (0: not tiled; :mod:`dnnmap.fusion.mlp`,
+    :mod:`dnnmap.fusion.attention`)."""
     nof = group.bottom.out_channels
     tof = nof if tof is None else tof
     if hidden:
@@ -159,6 +171,10 @@ def plan_tiles(group: FusedGroup, toy: int, tox: int, tof: int | None = None, hi
         if problem or group.bottom.in_channels % hidden or tof < nof:
             raise FusionError(f"group {list(group.names)}: cannot tile its hidden dimension by {hidden}: "
                               f"{problem or 'the block must divide the hidden size and T_of must be N_of'}")
+    if keys:
+        problem = key_tile_problem(group, keys)
+        if problem:
+            raise FusionError(f"group {list(group.names)}: cannot tile its keys by {keys}: {problem}")
     if not 1 <= tof <= nof:
         raise FusionError(f"output-channel tile {tof} outside 1..{nof}")
     if tof < nof and group.bottom.banded:
@@ -169,7 +185,7 @@ def plan_tiles(group: FusedGroup, toy: int, tox: int, tof: int | None = None, hi
     if tof < nof and group.outputs != (group.bottom.name,):
         raise FusionError(f"group {list(group.names)}: T_of < N_of needs the bottom layer's map to be the "
                           "group's only output")
-    return TilePlan(group, plan_axis(group, 0, toy), plan_axis(group, 1, tox), tof, hidden)
+    return TilePlan(group, plan_axis(group, 0, toy), plan_axis(group, 1, tox), tof, hidden, keys)
 
 
 CHANNELWISE_KINDS = ("gelu", "silu", "swiglu")  # an activation computes each hidden channel from the same channel
@@ -189,4 +205,18 @@ def hidden_chain_problem(group: FusedGroup) -> str | None:
         inside = [src in group.names for src in g.inputs]
         if (any(inside) if g.kind == "matmul" else g.kind not in CHANNELWISE_KINDS or not all(inside)):
             return f"layer {g.name!r} ({g.kind}) is not an up-projection or a channel-wise activation"
+    return None
+
+
+def key_tile_problem(group: FusedGroup, block: int) -> str | None:
+    """Why attention's keys cannot be tiled by ``block`` (None when they can): the group must be exactly a
+    ``scores, softmax, values`` run on head maps and the block smaller than the keys (the values' input channels;
+    the last block holds the remainder)."""
+    kinds = tuple(g.kind for g in group.layers)
+    if (group.layout != "heads" or kinds != ("einsum", "softmax", "einsum") or not group.bottom.banded
+            or group.outputs != (group.bottom.name,)):
+        return "only a whole attention (scores, softmax, values) writing only its output streams its keys"
+    keys = group.bottom.in_channels
+    if not 1 <= block < keys:
+        return f"the key block must be smaller than the {keys} keys"
     return None

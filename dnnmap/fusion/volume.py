@@ -11,7 +11,8 @@ Output_write``. Our reading (docs/fusion.md):
   output channels (``T_of < N_of``) to fit the buffer: then every bottom tile streams all its
   ``ceil(N_of / T_of)`` weight slices again, ``Weight_buffer^bottom * Weight_fetch^bottom`` =
   ``W_bottom * tiles``. Upstream layers keep ``T_of = N_of`` (Sec. 3.4 rule 2). A banded layer's weights
-  (attention's K/V, :mod:`dnnmap.fusion.attention`) are fetched once per tile row that reads them; with an
+  (attention's K/V, :mod:`dnnmap.fusion.attention`) are fetched once per tile row that reads them (once per
+  tile, i.e. per query block, when the keys are tiled); with an
   MLP's hidden dimension tiled (:mod:`dnnmap.fusion.mlp`) every weight is fetched once per tile.
 - Every group output word is written once (``Output_write`` counts whole maps, no partial sums:
   ``T_if = N_if``).
@@ -59,8 +60,9 @@ def weight_fetch_words(plan: TilePlan, layer: LayerGeometry) -> int:
     when the plan tiles an MLP's hidden dimension (each hidden block's slices stream through)."""
     if plan.hidden_tile:
         return layer.weight_words * plan.n_tiles
-    if layer.banded:
-        return sum(layer.slice_words(plan.rows.new(layer.name, i)) for i in range(plan.rows.n_tiles))
+    if layer.banded:  # with the keys tiled, every query block of the band streams every key block again
+        refetch = plan.cols.n_tiles if plan.key_tile else 1
+        return refetch * sum(layer.slice_words(plan.rows.new(layer.name, i)) for i in range(plan.rows.n_tiles))
     if layer is plan.group.bottom and plan.out_channel_tile < layer.out_channels:
         return layer.weight_words * plan.n_tiles
     return layer.weight_words
@@ -104,6 +106,7 @@ class LayerTraffic:
     input_fetch: tuple[int, ...]
     weight_words: int
     output_words: int
+    extra_operations: int = 0  # operations the fused schedule adds on the layer's unit (online softmax rescaling)
 
     @property
     def input_words(self) -> int:
@@ -123,5 +126,15 @@ def traffic_by_layer(plan: TilePlan) -> dict[str, LayerTraffic]:
             fetch.append(group.maps[m].words if fresh else 0)
         weights = weight_fetch_words(plan, g)
         written = group.maps[g.name].words if g.name in group.outputs else 0
-        out[g.name] = LayerTraffic(tuple(fetch), weights, written)
+        extra = online_softmax_operations(plan) if plan.key_tile and g.kind == "softmax" else 0
+        out[g.name] = LayerTraffic(tuple(fetch), weights, written, extra)
     return out
+
+
+def online_softmax_operations(plan: TilePlan) -> int:
+    """Vector operations attention with its keys tiled adds to its softmax (:mod:`dnnmap.fusion.online_softmax`): at
+    every key block after a row's first, ``exp`` of the rescale factor, the rescale of the running sum and of the
+    row's ``d`` accumulated outputs; at the end, the division of the ``d`` outputs by the sum."""
+    bottom = plan.group.bottom
+    rows, dim = bottom.out_hw[0] * bottom.out_hw[1], bottom.out_channels
+    return rows * ((plan.blocks - 1) * (dim + 2) + dim)

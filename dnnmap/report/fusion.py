@@ -17,7 +17,7 @@ def _tiles(group: GroupSchedule) -> str:
         return ""
     plan = group.tiling.plan
     tof = "" if plan.out_channel_tile == plan.group.bottom.out_channels else f" Tof={plan.out_channel_tile}"
-    hidden = f" hidden {plan.hidden_tile}" if plan.hidden_tile else ""
+    hidden = f" hidden {plan.hidden_tile}" if plan.hidden_tile else f" keys {plan.key_tile}" if plan.key_tile else ""
     return f"{plan.rows.tile}x{plan.cols.tile}{tof}{hidden}, buf {si(group.tiling.buffer.total_words)}"
 
 

@@ -105,6 +105,7 @@ def _group_dict(index: int, group: GroupSchedule, arch: ArchSpec) -> dict[str, A
         "tile": None if tiling is None else {"rows": tiling.plan.rows.tile, "cols": tiling.plan.cols.tile,
                                              "out_channels": tiling.plan.out_channel_tile,
                                              "hidden": tiling.plan.hidden_tile or None,
+                                             "keys": tiling.plan.key_tile or None,
                                              "buffer_words": tiling.buffer.total_words},
         "cost": _cost_dict(group.cost),
         "dram_bytes_least": None if tiling is None else volume_bytes(arch, tiling.bound),
