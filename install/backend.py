@@ -24,7 +24,8 @@ COMPILE = "from dnnmap.cost.warmup import compile_kernels; compile_kernels()"
 
 def compile_kernel_cache() -> None:
     """Compile the Eyeriss kernel family into numba's cache beside the sources; a failure only warns."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    path = os.environ.get("PYTHONPATH")  # pip's build environment reaches the child through it: keep it
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *([path] if path else [])])}
     env.pop("NUMBA_CACHE_DIR", None)
     try:
         done = subprocess.run([sys.executable, "-c", COMPILE], cwd=ROOT, env=env, capture_output=True, text=True,
