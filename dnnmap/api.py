@@ -116,7 +116,7 @@ def check_mapper_options(mapper: str, options: SearchOptions) -> None:
     chosen = registry.get(mapper)
     for given, takes, flag in ((options.imperfect is not None, registry.takes_imperfect, "--imperfect"),
                                (options.tile_first, registry.takes_tile_first, "--tile-first"),
-                               (options.placement, registry.takes_constraints, "--placement"),
+                               (options.placement, registry.takes_placement, "--placement"),
                                (not options.constraints.empty, registry.takes_constraints, "--constraints")):
         if given and not takes(chosen):
             raise DnnmapError(f"{flag} applies to the {', '.join(registry.names(takes))} mappers, not to "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from dnnmap.errors import DnnmapError, UnknownNameError, unknown_name_message
@@ -38,7 +38,8 @@ class Mapper:
     ``name``: the ``--mapper`` value; ``description``: one line for listings; ``search``: the search.
     ``takes_imperfect`` / ``takes_tile_first`` / ``takes_constraints``: whether ``search`` honours
     ``options.imperfect`` / ``options.tile_first`` / ``options.constraints`` (walks the constrained map space;
-    map_layer refuses them otherwise)."""
+    map_layer refuses them otherwise). ``takes_placement``: ``options.placement`` (per-tensor placements)
+    without taking constraints; a mapper that takes constraints takes placement too (:func:`takes_placement`)."""
 
     name: str
     description: str
@@ -46,6 +47,7 @@ class Mapper:
     takes_imperfect: bool = False
     takes_tile_first: bool = False
     takes_constraints: bool = False
+    takes_placement: bool = False
 
 
 _MAPPERS: dict[str, Mapper] = {}
@@ -101,6 +103,10 @@ def takes_constraints(mapper: Mapper) -> bool:
     return mapper.takes_constraints
 
 
+def takes_placement(mapper: Mapper) -> bool:
+    return mapper.takes_placement or mapper.takes_constraints
+
+
 def check_options(name: str, options: SearchOptions) -> Mapper:
     """The mapper ``name``, refusing options it does not take (imperfect, tile_first, constraints or placement),
     naming those that do."""
@@ -111,7 +117,10 @@ def check_options(name: str, options: SearchOptions) -> Mapper:
     if options.tile_first and not mapper.takes_tile_first:
         raise DnnmapError(f"tile_first is an option of the {', '.join(names(takes_tile_first))} mappers, "
                           f"not of {name!r}")
-    if not options.space_constraints().empty and not mapper.takes_constraints:
+    if options.space_constraints().placement and not takes_placement(mapper):
+        raise DnnmapError(f"per-tensor placement is an option of the {', '.join(names(takes_placement))} mappers, "
+                          f"not of {name!r}")
+    if not replace(options.space_constraints(), placement=False).empty and not mapper.takes_constraints:
         raise DnnmapError(f"map-space constraints apply to the {', '.join(names(takes_constraints))} mappers; the "
                           f"{name!r} mapper builds its own candidates and would ignore them")
     return mapper

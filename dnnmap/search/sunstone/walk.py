@@ -31,6 +31,12 @@ Imperfect factorization (``waste``, docs/search.md): a dimension's padded extent
 completion gives level ``i+1`` the ceil of the rest. ``ceil(ceil(b / x) / y) = ceil(b / (x y))``,
 so every finished mapping covers each bound, with padding only at the edges. ``waste=None`` is the
 exact-divisor walk (residuals divide, caps equal residuals).
+
+Per-tensor placement (``placement``, ``--placement``; :mod:`.placement`): a level's tile also fits when it
+does with each kept tensor below the leading run of the level's loops that index it (its free placement,
+given the level's order), and the candidate then carries that placement; the order of level 0, which
+matters once a tensor is placed there, is chosen at step 0 (every order of its loops when it has at most
+four, else the trie's). The walk's best is refined by :func:`.placement.refine_placements`.
 """
 
 from __future__ import annotations
@@ -46,7 +52,8 @@ from dnnmap.cost.model import CostModel
 from dnnmap.cost.objective import best_index, objective_value, rank
 from dnnmap.search.sunstone.orders import order_candidates
 from dnnmap.search.sunstone.stats import SunstoneStats
-from dnnmap.search.space import padded_cap
+from dnnmap.search.space import level_orders, padded_cap
+from dnnmap.search.sunstone.placement import free_placement
 from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_mask
 from dnnmap.search.sunstone.unroll import ESCAPES, unrolling_candidates
 from dnnmap.workload.ir import Operator
@@ -60,24 +67,26 @@ class Partials:
     spatial: np.ndarray
     axes: np.ndarray
     order: np.ndarray
+    above: np.ndarray  # (P, L, T) per-tensor placement (zeros without ``placement``)
 
     def __len__(self) -> int:
         return self.temporal.shape[0]
 
     def take(self, idx: np.ndarray) -> "Partials":
-        return Partials(self.temporal[idx], self.spatial[idx], self.axes[idx], self.order[idx])
+        return Partials(self.temporal[idx], self.spatial[idx], self.axes[idx], self.order[idx], self.above[idx])
 
     @staticmethod
     def concat(parts: list["Partials"]) -> "Partials":
         return Partials(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("temporal", "spatial", "axes",
-                                                                                    "order")))
+                                                                                    "order", "above")))
 
 
 class SunstoneWalk:
     """The search for one operator on one architecture; ``run`` returns the best finished batch row."""
 
     def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 8,
-                 waste: float | None = None, escape: str = "lift", tile_first: bool = False) -> None:
+                 waste: float | None = None, escape: str = "lift", tile_first: bool = False,
+                 placement: bool = False) -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
         self.L, self.D = len(arch.levels), len(op.dim_names)
         self.bounds = np.array([op.bound(d) for d in op.dim_names], dtype=np.int64)
@@ -86,6 +95,7 @@ class SunstoneWalk:
             raise ValueError(f"escape must be one of {', '.join(ESCAPES)}, got {escape!r}")
         self.escape = escape  # Observation 5's escape clause (unroll.py)
         self.tile_first = tile_first  # also the report's order: maximal tile first, then unrolling
+        self.placement = placement  # tiles may fit with per-tensor placements (module docstring)
         self.caps = np.array([padded_cap(int(b), waste) for b in self.bounds], dtype=np.int64)
         self.keeps = MappingBatch.default_keeps(op, arch)
         self.capacity = Capacity(op, arch, self.keeps)
@@ -96,7 +106,8 @@ class SunstoneWalk:
         self.best_score = math.inf
         self.best_tie = math.inf
         self.best: MappingBatch | None = None
-        self._trees: dict[tuple[int, bytes, bytes], TileTree] = {}
+        self._trees: dict[tuple[int, bytes, bytes, bytes], TileTree] = {}
+        self._fitted: dict[tuple[int, bytes, bytes, bytes], dict[bytes, np.ndarray]] = {}
 
     # ---- candidates -------------------------------------------------------------------
     def _fanout(self, level: int) -> tuple[int, ...] | None:
@@ -140,10 +151,13 @@ class SunstoneWalk:
         return u.factors, u.axes
 
     def _tiles(self, level: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
-               caps: np.ndarray | None = None) -> np.ndarray:
-        key = (level, inner.tobytes(), residual.tobytes())
+               caps: np.ndarray | None = None, order: np.ndarray | None = None) -> np.ndarray:
+        """Maximal tiles of ``level``; ``order`` (the level's loop order, with ``placement``): tiles may fit
+        with per-tensor placements."""
+        order = order if self.placement else None
+        key = (level, inner.tobytes(), residual.tobytes(), b"" if order is None else order.tobytes())
         if key not in self._trees:
-            self._trees[key] = TileTree(self.capacity, level, inner, tuple(residual.tolist()))
+            self._trees[key] = TileTree(self.capacity, level, inner, tuple(residual.tolist()), order)
         sub_caps = self._caps(None if caps is None else caps // unroll)
         tiles, fitting = self._trees[key].maximal(tuple((-(-residual // unroll)).tolist()), sub_caps)
         self.stats.tiles_fitting += fitting
@@ -179,21 +193,40 @@ class SunstoneWalk:
                 starts = []
                 for f, a in zip(fac, ax):
                     s = base.take(np.array([0]))
-                    s = Partials(s.temporal.copy(), s.spatial.copy(), s.axes.copy(), s.order.copy())
+                    s = Partials(s.temporal.copy(), s.spatial.copy(), s.axes.copy(), s.order.copy(), s.above.copy())
                     s.spatial[0, 0], s.axes[0, 0] = f, a
                     starts.append(s)
+            if i == 0 and self.placement:  # level 0's order matters once a tensor is placed there
+                starts = [self._with_order(s, 0, o) for s in starts for o in self._level0_orders()]
             for s in starts:
                 rows.extend(self._extend_one(s, i))
         if not rows:
             return parts.take(np.array([], dtype=np.int64))
         return Partials.concat(rows)
 
+    def _level0_orders(self) -> list[np.ndarray]:
+        """Level 0's candidate orders with ``placement``: every order of its live loops when there are at most
+        four (trivial loops innermost), else the loop-order trie's leaves."""
+        live = tuple(d for d in range(self.D) if self.bounds[d] > 1)
+        if len(live) <= 4:
+            return [np.array(o, dtype=np.int64) for o in level_orders(live, self.D)]
+        return [o for o, _ in self._orders(self.bounds, 0)]
+
+    @staticmethod
+    def _with_order(s: Partials, level: int, order: np.ndarray) -> Partials:
+        """A copy of the one-row ``s`` with ``level``'s loop order replaced."""
+        orders = s.order.copy()
+        orders[0, level] = order
+        return Partials(s.temporal, s.spatial, s.axes, orders, s.above)
+
     def _extend_one(self, s: Partials, i: int) -> list[Partials]:
         done = np.prod(s.temporal[0, :i], axis=0) * np.prod(s.spatial[0, :i + 1], axis=0)
         residual = -(-self.bounds // done)  # ceil: equal to bounds // done in the exact walk
         caps = self.caps // done
         inner = np.prod(s.temporal[0, :i] * s.spatial[0, :i], axis=0) * s.spatial[0, i]
-        fitted: dict[bytes, np.ndarray] = {}  # the tiles depend on the unrolling, not on the order
+        # the tiles depend on the unrolling and the coverage below, not on the order (with placement: level i's)
+        where = (i, inner.tobytes(), residual.tobytes(), s.order[0, i].tobytes() if self.placement else b"")
+        fitted = self._fitted.setdefault(where, {})
         tiles, facs, axes, orders = [], [], [], []
         for order, excluded in self._orders(residual, i):
             fac, ax = (self._unrollings(i + 1, residual, excluded, caps) if i + 1 < self.L
@@ -201,7 +234,7 @@ class SunstoneWalk:
             for f, a in zip(fac, ax):
                 key = f.tobytes()
                 if key not in fitted:
-                    fit = self._tiles(i, inner, residual, f, caps)
+                    fit = self._tiles(i, inner, residual, f, caps, s.order[0, i])
                     if i + 1 < self.L - 1:
                         fit = self._fit_above(i, inner, residual, f, fit, caps)
                     fitted[key] = fit
@@ -231,18 +264,23 @@ class SunstoneWalk:
         sp = np.repeat(s.spatial, n, axis=0)
         axs = np.repeat(s.axes, n, axis=0)
         od = np.repeat(s.order, n, axis=0)
+        ab = np.repeat(s.above, n, axis=0)
+        if self.placement:  # a tile that fits only placed carries its free placement
+            placed, _ = free_placement(self.capacity.relevant, s.order[0, i], tile)
+            shared = self.capacity.fits(i, tile * inner[None, :])
+            ab[:, i] = np.where(shared[:, None], 0, placed * self.keeps[i][None, :])
         t[:, i] = tile
         t[:, i + 1] = -(-residual // (f * tile))
         t[:, i + 2:] = 1
         sp[:, i + 1] = f
         axs[:, i + 1] = np.concatenate(axes)
         od[:, i + 1] = np.concatenate(orders)
-        return [Partials(t, sp, axs, od)]
+        return [Partials(t, sp, axs, od, ab)]
 
     # ---- pricing and alpha-beta ---------------------------------------------------------
     def price(self, parts: Partials, i: int) -> tuple[np.ndarray, np.ndarray]:
         """Bound (step < last) or exact objective of every completed candidate, and an energy tie-break."""
-        batch = MappingBatch(parts.temporal, parts.spatial, parts.order, self.keeps, (), parts.axes)
+        batch = MappingBatch(parts.temporal, parts.spatial, parts.order, self.keeps, (), parts.axes, self._above(parts))
         cost = self.model.evaluate(batch, reuse_buffers=True)
         self.stats.evaluated += len(parts)
         if i == self.L - 2:
@@ -252,6 +290,10 @@ class SunstoneWalk:
             raw = objective_value(self.objective, cost.energy, cost.cycles, cost.dram_bytes)
             score = np.where(ok, raw.astype(float), np.inf)
         return score.copy(), cost.tie_break()
+
+    def _above(self, parts: Partials) -> np.ndarray | None:
+        """The placements the cost model sees: None without ``placement`` (the shared-boundary kernel path)."""
+        return parts.above if self.placement else None
 
     def _best_order_only(self, parts: Partials, score: np.ndarray, tie: np.ndarray, i: int) -> np.ndarray:
         """Indices keeping, per (parent, unrolling, tile), the order with the best score."""
@@ -274,8 +316,9 @@ class SunstoneWalk:
             j = best_index(score, tie)
             if (score[j], tie[j]) < (self.best_score, self.best_tie):
                 self.best_score, self.best_tie = float(score[j]), float(tie[j])
-                self.best = MappingBatch(cands.temporal[[j]], cands.spatial[[j]], cands.order[[j]], self.keeps,
-                                         (), cands.axes[[j]])
+                best = cands.take(np.array([j]))
+                self.best = MappingBatch(best.temporal, best.spatial, best.order, self.keeps, (), best.axes,
+                                         self._above(best))
             return
         keep = self._best_order_only(cands, score, tie, i)
         keep = keep[np.isfinite(score[keep])]
@@ -292,7 +335,7 @@ class SunstoneWalk:
         L, D = self.L, self.D
         ones = np.ones((1, L, D), dtype=np.int64)
         root = Partials(ones.copy(), ones.copy(), np.zeros((1, L, D), dtype=np.int64),
-                        np.tile(np.arange(D), (1, L, 1)))
+                        np.tile(np.arange(D), (1, L, 1)), np.zeros((1, L, len(self.op.tensors)), dtype=np.int64))
         if L == 1:
             return None
         self.search(root, 0)
