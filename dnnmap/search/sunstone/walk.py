@@ -108,6 +108,8 @@ class SunstoneWalk:
         self.best: MappingBatch | None = None
         self._trees: dict[tuple[int, bytes, bytes, bytes], TileTree] = {}
         self._fitted: dict[tuple[int, bytes, bytes, bytes], dict[bytes, np.ndarray]] = {}
+        self._regrown: dict[tuple[int, bytes, bytes, bytes], np.ndarray] = {}
+        self._row_fits: dict[int, dict[bytes, bool]] = {}
 
     # ---- candidates -------------------------------------------------------------------
     def _fanout(self, level: int) -> tuple[int, ...] | None:
@@ -172,15 +174,28 @@ class SunstoneWalk:
         """Tiles whose level above can still hold one of them per instance. When some maximal tile
         cannot, the tree is re-grown with both capacities as the fit test (a tile is then maximal for
         the pair of levels, the report's gap: maximal tiles can starve a small level above)."""
-        above = self.capacity.fits(i + 1, inner[None, :] * tiles * unroll[None, :])
-        if above.all():
+        if self._fits_rows(i + 1, inner[None, :] * tiles * unroll[None, :]).all():
             return tiles
-        limits = tuple(int(n) for n in -(-residual // unroll))
-        sub_caps = self._caps(None if caps is None else caps // unroll)
-        lattice = divisor_lattice(limits, sub_caps)
-        fits = (self.capacity.fits(i, lattice * inner[None, :])
-                & self.capacity.fits(i + 1, lattice * (inner * unroll)[None, :]))
-        return lattice[maximal_mask(limits, fits, sub_caps)]
+        key = (i, inner.tobytes(), residual.tobytes(), unroll.tobytes())
+        if key not in self._regrown:
+            limits = tuple(int(n) for n in -(-residual // unroll))
+            sub_caps = self._caps(None if caps is None else caps // unroll)
+            lattice = divisor_lattice(limits, sub_caps)
+            fits = (self.capacity.fits(i, lattice * inner[None, :])
+                    & self.capacity.fits(i + 1, lattice * (inner * unroll)[None, :]))
+            self._regrown[key] = lattice[maximal_mask(limits, fits, sub_caps)]
+        return self._regrown[key]
+
+    def _fits_rows(self, level: int, covers: np.ndarray) -> np.ndarray:
+        """:meth:`Capacity.fits` of each row of ``covers``, memoized per row (with ``placement`` the orders of
+        level 0 give many tile sets sharing rows)."""
+        memo = self._row_fits.setdefault(level, {})
+        keys = [c.tobytes() for c in covers]
+        missing = [k for k in dict.fromkeys(keys) if k not in memo]
+        if missing:
+            rows = np.frombuffer(b"".join(missing), dtype=np.int64).reshape(len(missing), self.D)
+            memo.update(zip(missing, self.capacity.fits(level, rows).tolist()))
+        return np.array([memo[k] for k in keys], dtype=bool)
 
     def extend(self, parts: Partials, i: int) -> Partials:
         """Every extension of ``parts`` at step ``i``, completed with the rest of each bound at level i+1."""
