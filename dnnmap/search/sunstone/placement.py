@@ -4,10 +4,11 @@ Two pieces:
 
 * :func:`free_placement`: for one level's loop order and temporal factors, each tensor's tile boundary
   below the *leading run* of the level's non-trivial loops that index the tensor (outermost first, up to
-  the first loop that does not). Those loops act for the tensor like loops of the level above: every word
-  of the shared tile is still filled once per the level's events, in pieces, so the traffic does not grow,
-  but the tile no longer holds their extent. The walk uses it as the capacity relief that lets larger
-  tiles fit (:class:`.tiles.Capacity` on per-tensor covers).
+  the first loop that does not). Those loops act for the tensor like loops of the level above: within one
+  event of the level every word of the shared tile is still filled once, in pieces, but the tile no longer
+  holds their extent. The walk uses it as the capacity relief that lets larger tiles fit
+  (:meth:`.tiles.Capacity.fits_placed`); :func:`placement_variants` gives the candidates' placements (it
+  is not free across the level's events: module docstring of that function).
 * :func:`refine_placements`: the final stage over a finished mapping: per level (innermost first), every
   (loop order, placement) pair of the core's :meth:`MapSpace.level_choices` with the other levels fixed,
   the best kept, until a pass over the levels improves nothing. When a level's free orders would give more
@@ -16,7 +17,9 @@ Two pieces:
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +31,9 @@ from dnnmap.search.constraints import Constraints
 from dnnmap.search.space import MapSpace
 from dnnmap.search.sunstone.reuse import ReuseKind, reuse_table
 from dnnmap.workload.ir import Operator
+
+if TYPE_CHECKING:
+    from dnnmap.search.sunstone.tiles import Capacity
 
 ORDER_LIMIT = 4096  # (order, placement) pairs per level above which refinement keeps the walk's order
 
@@ -53,6 +59,29 @@ def free_placement(relevant: np.ndarray, order: np.ndarray, factors: np.ndarray)
         inside[:, :, d] = np.where(take, 1, inside[:, :, d])
         leading &= ~(live[:, None] & ~relevant[None, :, d])
     return above, inside
+
+
+def placement_variants(capacity: Capacity, level: int, inner: np.ndarray, order: np.ndarray, tiles: np.ndarray,
+                       kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The placements a walk candidate takes for each of ``tiles`` (n, D) at ``level``: none where the shared tile
+    fits; else, for every non-empty subset of the ``kept`` tensors, the subset at its free placement and the others
+    at the boundary, where that fits. Not always all tensors: a placed tile changes at every step of the loops
+    above it, so the level keeps no copy across the parent's loops that do not index the tensor (the weights of
+    a register file below the C and K loops are refetched at every step of a P loop above). Returns (row of
+    ``tiles``, placement (T,)) pairs as an index array and an (m, T) array."""
+    shared = capacity.fits(level, tiles * inner[None, :])
+    rows, aboves = [np.nonzero(shared)[0]], [np.zeros((int(shared.sum()), len(kept)), dtype=np.int64)]
+    free, inside = free_placement(capacity.relevant, order, tiles)
+    whole = np.repeat(tiles[:, None, :], len(kept), axis=1)
+    candidates = np.nonzero(kept)[0]
+    for subset in itertools.chain.from_iterable(itertools.combinations(candidates, r)
+                                                for r in range(1, len(candidates) + 1)):
+        mask = np.isin(np.arange(len(kept)), subset)
+        cover = np.where(mask[None, :, None], inside, whole) * inner[None, None, :]
+        ok = ~shared & (free[:, mask] > 0).all(axis=1) & capacity.fits(level, cover)
+        rows.append(np.nonzero(ok)[0])
+        aboves.append(free[ok] * mask[None, :])
+    return np.concatenate(rows), np.concatenate(aboves)
 
 
 @dataclass

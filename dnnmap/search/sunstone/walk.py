@@ -36,7 +36,9 @@ Per-tensor placement (``placement``, ``--placement``; :mod:`.placement`): a leve
 does with each kept tensor below the leading run of the level's loops that index it (its free placement,
 given the level's order), and the candidate then carries that placement; the order of level 0, which
 matters once a tensor is placed there, is chosen at step 0 (every order of its loops when it has at most
-four, else the trie's). The walk's best is refined by :func:`.placement.refine_placements`.
+four, else the trie's), and a fan-out of at most ``PLACED_EVERY_UNROLLING`` instances takes every legal
+unrolling (a smaller unrolling can leave the register file room for a placed tile; on large arrays the
+maximal ones only, for time). The walk's best is refined by :func:`.placement.refine_placements`.
 """
 
 from __future__ import annotations
@@ -53,10 +55,12 @@ from dnnmap.cost.objective import best_index, objective_value, rank
 from dnnmap.search.sunstone.orders import order_candidates
 from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.space import level_orders, padded_cap
-from dnnmap.search.sunstone.placement import free_placement
+from dnnmap.search.sunstone.placement import placement_variants
 from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_mask
 from dnnmap.search.sunstone.unroll import ESCAPES, unrolling_candidates
 from dnnmap.workload.ir import Operator
+
+PLACED_EVERY_UNROLLING = 16  # with placement, fan-outs of at most this many instances take every legal unrolling
 
 
 @dataclass
@@ -146,7 +150,8 @@ class SunstoneWalk:
         if shape is None:
             one = np.ones((1, self.D), dtype=np.int64)
             return one, np.zeros_like(one)
-        u = unrolling_candidates(tuple(int(n) for n in residual), shape, excluded, maximal_only=not self.relaxed,
+        every = self.relaxed or (self.placement and math.prod(shape) <= PLACED_EVERY_UNROLLING)
+        u = unrolling_candidates(tuple(int(n) for n in residual), shape, excluded, maximal_only=not every,
                                  caps=self._caps(caps), escape=self.escape)
         self.stats.unroll_legal += u.legal
         self.stats.unroll_kept += len(u.factors)
@@ -272,24 +277,24 @@ class SunstoneWalk:
                         orders.append(np.repeat(order[None, :], len(fac), axis=0))
         if not tiles:
             return []
-        tile = np.concatenate(tiles)
-        f = np.concatenate(facs)
+        tile, f, axis, order = (np.concatenate(x) for x in (tiles, facs, axes, orders))
+        if self.placement:  # a tile that fits only placed is taken with each placement that fits
+            rows, placed = placement_variants(self.capacity, i, inner, s.order[0, i], tile, self.keeps[i])
+            tile, f, axis, order = tile[rows], f[rows], axis[rows], order[rows]
         n = len(tile)
         t = np.repeat(s.temporal, n, axis=0)
         sp = np.repeat(s.spatial, n, axis=0)
         axs = np.repeat(s.axes, n, axis=0)
         od = np.repeat(s.order, n, axis=0)
         ab = np.repeat(s.above, n, axis=0)
-        if self.placement:  # a tile that fits only placed carries its free placement
-            placed, _ = free_placement(self.capacity.relevant, s.order[0, i], tile)
-            shared = self.capacity.fits(i, tile * inner[None, :])
-            ab[:, i] = np.where(shared[:, None], 0, placed * self.keeps[i][None, :])
+        if self.placement:
+            ab[:, i] = placed
         t[:, i] = tile
         t[:, i + 1] = -(-residual // (f * tile))
         t[:, i + 2:] = 1
         sp[:, i + 1] = f
-        axs[:, i + 1] = np.concatenate(axes)
-        od[:, i + 1] = np.concatenate(orders)
+        axs[:, i + 1] = axis
+        od[:, i + 1] = order
         return [Partials(t, sp, axs, od, ab)]
 
     # ---- pricing and alpha-beta ---------------------------------------------------------
