@@ -5,6 +5,8 @@ docs/cost-model.md 1b on Eyeriss with hop energy 0)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -129,11 +131,13 @@ def test_the_issue_layer_goes_below_the_shared_boundary_optimum() -> None:
 
 
 def test_map_command_with_sunstone_and_placement(tmp_path) -> None:  # noqa: ANN001
-    out = tmp_path / "out.json"
-    res = CliRunner().invoke(app, ["map", "resnet18", "--arch", "eyeriss", "--layers", "layer1.0.conv1",
-                                   "--mapper", "sunstone", "--placement", "--objective", "energy",
-                                   "--json", str(out)])
-    assert res.exit_code == 0, res.output
-    res = CliRunner().invoke(app, ["map", "resnet18", "--layers", "layer1.0.conv1", "--mapper", "tso",
-                                   "--placement"])
+    """``--mapper sunstone --placement`` maps; ``auto`` gives a large placed space to Sunstone (it sampled randomly
+    before Sunstone took placements); mappers without placements refuse it, naming those with."""
+    args = ["map", "resnet18", "--arch", "eyeriss", "--layers", "layer1.0.conv1", "--placement", "--objective", "energy"]
+    for mapper in ("sunstone", "auto"):
+        out = tmp_path / f"{mapper}.json"
+        res = CliRunner().invoke(app, [*args, "--mapper", mapper, "--json", str(out)])
+        assert res.exit_code == 0, res.output
+        assert json.loads(out.read_text())["layers"][0]["mapper"] == "sunstone"
+    res = CliRunner().invoke(app, [*args, "--mapper", "tso"])
     assert res.exit_code == 2 and "error: --placement applies to the auto, exhaustive, random, sunstone" in res.output
