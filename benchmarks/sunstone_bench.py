@@ -1,7 +1,7 @@
 """Sunstone vs random vs certified optimum: mapping quality and wall time per network.
 
 Run: ``python benchmarks/sunstone_bench.py [--nets resnet18,resnet50] [--archs eyeriss,tpu_like]
-[--seeds 1,2] [--random-budget 50000,1000000] [--optimal-seconds 0]`` (prints one table per network and architecture; 2-core
+[--seeds 1,2] [--random-budget 50000,1000000] [--optimal-seconds 0] [--placement]`` (prints one table per network and architecture; 2-core
 noisy machines: compare the ratios and medians, not absolute seconds).
 
 Per (network, architecture, objective): the sum over layers of the objective (energy; EDP as
@@ -11,7 +11,9 @@ its total over Sunstone's for each seed; wall time of each column (median of 3 w
 Sunstone, median over seeds for random). With ``--optimal-seconds S > 0`` every distinct layer
 is also given to the optimal mapper for S seconds from Sunstone's mapping: its total over
 Sunstone's with the certified lower bound's in brackets (the optimum lies between), the layers
-proven, Sunstone's worst ratio to a proven optimum, and its seconds.
+proven, Sunstone's worst ratio to a proven optimum, and its seconds. ``--placement`` adds Sunstone with
+per-tensor placement: its total over Sunstone's and its seconds (one warm run). ``--random-budget ""``
+leaves the random columns out.
 """
 
 from __future__ import annotations
@@ -73,13 +75,18 @@ def main() -> None:
     ap.add_argument("--random-budget", default="50000",
                     help="comma list of random-mapper samples per layer, e.g. 50000,1000000 (1 M: minutes per run)")
     ap.add_argument("--optimal-seconds", type=float, default=0.0)
+    ap.add_argument("--placement", action="store_true", help="also Sunstone --placement")
     args = ap.parse_args()
-    budgets = [int(b) for b in args.random_budget.split(",")]
+    budgets = [int(b) for b in args.random_budget.split(",") if b]
     search_network(zoo.get("resnet18"), load_arch("eyeriss"), "edp", "sunstone", layers=["conv1"])  # warm up
+    if args.placement:
+        search_network(zoo.get("resnet18"), load_arch("eyeriss"), "edp", "sunstone", layers=["conv1"],
+                       options=SearchOptions(placement=True))
     cols = "".join(f" | rand {b:,} / sun per seed | rand {b:,} s" for b in budgets)
     opt = " | optimal / sun (bound / sun) | proven | sun worst / proven | opt s" if args.optimal_seconds > 0 else ""
-    print(f"| network | arch | obj | sunstone | sun s{cols}{opt} |")
-    print("|---" * (5 + 2 * len(budgets) + (4 if opt else 0)) + "|")
+    placed = " | sun --placement / sun | placement s" if args.placement else ""
+    print(f"| network | arch | obj | sunstone | sun s{cols}{opt}{placed} |")
+    print("|---" * (5 + 2 * len(budgets) + (4 if opt else 0) + (2 if placed else 0)) + "|")
     for net_name in args.nets.split(","):
         net = zoo.get(net_name)
         for arch_name in args.archs.split(","):
@@ -97,6 +104,10 @@ def main() -> None:
                                                                          args.optimal_seconds)
                     ref = total(sun, objective)
                     row += f" | {best / ref:.3f} ({lower / ref:.3f}) | {proven}/{n} | {worst:.4f} | {spent:.0f}"
+                if args.placement:
+                    run, run_s = timed(lambda: search_network(net, arch, objective, "sunstone",
+                                                              options=SearchOptions(placement=True)), 1)
+                    row += f" | {total(run, objective) / total(sun, objective):.4f} | {run_s:.1f}"
                 print(row + " |", flush=True)
 
 

@@ -72,7 +72,7 @@ def search_options(budget: int = DEFAULT_BUDGET, seed: int = 0,
 
 PlacementOption = Annotated[bool, typer.Option("--placement", help="per-tensor placement: the map space also "
                                                "places each tensor a level keeps below some of the level's loops "
-                                               "(auto, exhaustive and random mappers; docs/search.md)")]
+                                               "(auto, exhaustive, random and sunstone mappers; docs/search.md)")]
 
 
 def mapper_help(prefix: str = "") -> str:

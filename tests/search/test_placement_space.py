@@ -132,7 +132,7 @@ def test_the_option_in_files_and_its_refusals(tmp_path: Path) -> None:
     assert load_constraints(path).placement and not load_constraints(path).empty
     assert SearchOptions(placement=True).space_constraints().placement
     with pytest.raises(DnnmapError, match="exhaustive"):
-        check_options("sunstone", SearchOptions(placement=True))
+        check_options("tso", SearchOptions(placement=True))
     check_options("random", SearchOptions(placement=True))
     check_options("optimal", SearchOptions(placement=True))
     with pytest.raises(DnnmapError, match="constraints"):  # the optimal mapper takes placement, no other constraint
@@ -146,7 +146,7 @@ def test_map_command_places_tensors_and_refuses_other_mappers(tmp_path: Path) ->
     res = CliRunner().invoke(app, [*args, "--mapper", "random", "--json", str(out)])
     assert res.exit_code == 0, res.output
     assert json.loads(out.read_text())["layers"][0]["mapper"] == "random"
-    res = CliRunner().invoke(app, [*args, "--mapper", "sunstone"])
-    assert res.exit_code == 2 and "error: --placement applies to the auto, exhaustive, optimal, random mappers" in res.output
+    res = CliRunner().invoke(app, [*args, "--mapper", "tso"])
+    assert res.exit_code == 2 and "error: --placement applies to the auto, exhaustive, optimal, random, sunstone" in res.output
     res = CliRunner().invoke(app, ["map", "resnet18", "--placement", "--fuse", "temporal"])
     assert res.exit_code == 2 and "error: --placement does not apply with --fuse" in res.output

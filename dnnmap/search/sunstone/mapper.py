@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 
 from dnnmap.arch.spec import ArchSpec
@@ -9,6 +10,7 @@ from dnnmap.cost.model import CostModel
 from dnnmap.errors import MappingError
 from dnnmap.search.mappers import Progress, SearchResult, nothing_fits_message
 from dnnmap.search.options import SearchOptions
+from dnnmap.search.sunstone.placement import refine_placements
 from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.sunstone.walk import SunstoneWalk
 from dnnmap.search.registry import Mapper
@@ -18,7 +20,7 @@ from dnnmap.workload.ir import Operator
 def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats: SunstoneStats | None = None,
                     model: CostModel | None = None,
                     imperfect: float | None = None,
-                    tile_first: bool = False) -> SearchResult:
+                    tile_first: bool = False, placement: bool = False) -> SearchResult:
     """Best mapping the Sunstone walk finds; ``stats`` (if given) accumulates its pruning statistics.
 
     ``tile_first``: also pair each maximal tile of the whole residual with the maximal unrollings of
@@ -31,6 +33,10 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
     seeded with the exact result: a step's completed candidate is no lower bound of what the later
     steps reach (the fan-outs above it are still idle in the completion), so on an architecture
     with fan-outs at two levels an exact incumbent cut every padded candidate at the first step.
+
+    ``placement``: the space also holds per-tensor placements (``--placement``): a third walk whose tiles may
+    fit with each tensor's free placement, then :func:`.placement.refine_placements` from the best of every
+    walk (the shared-boundary ones included, so the option never returns a worse objective).
     """
     if imperfect is not None and not imperfect >= 0:
         raise ValueError(f"imperfect waste must be >= 0, got {imperfect!r}")
@@ -48,6 +54,19 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
         evaluated += padded.stats.evaluated
         if stats is not None:
             stats.merge(padded.stats)
+    if placement:
+        placed = SunstoneWalk(op, arch, objective, model, tile_first=tile_first, placement=True)
+        placed.run()
+        evaluated += placed.stats.evaluated
+        if stats is not None:
+            stats.merge(placed.stats)
+        score, tie = math.inf, math.inf
+        for start in (best, placed.best):
+            if start is not None:
+                refined = refine_placements(op, arch, objective, model, start)
+                evaluated += refined.evaluated
+                if (refined.score, refined.tie) < (score, tie):
+                    best, score, tie = refined.batch, refined.score, refined.tie
     if best is None:
         raise MappingError(nothing_fits_message(op, arch, model))
     cost = model.evaluate(best)
@@ -59,7 +78,8 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
 
 def search_sunstone(op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
                     progress: Progress | None = None) -> SearchResult:
-    return sunstone_search(op, arch, objective, imperfect=options.imperfect, tile_first=options.tile_first)
+    return sunstone_search(op, arch, objective, imperfect=options.imperfect, tile_first=options.tile_first,
+                           placement=options.placement)
 
 
 MAPPER = Mapper.builtin("sunstone", search_sunstone)

@@ -30,6 +30,7 @@ import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.space import divisors, factor_candidates, touched_lower
+from dnnmap.search.sunstone.placement import free_placement, relevance
 from dnnmap.workload.ir import Operator
 
 
@@ -59,6 +60,7 @@ class Capacity:
 
     def __init__(self, op: Operator, arch: ArchSpec, keeps: np.ndarray) -> None:
         self.op = op
+        self.relevant = relevance(op)
         self.levels = []
         for i, lv in enumerate(arch.levels):
             if lv.capacity is None:
@@ -73,10 +75,26 @@ class Capacity:
             self.levels.append((part, np.array([lv.capacity_for(r) for r in roles])))
 
     def fits(self, level: int, cover: np.ndarray) -> np.ndarray:
+        """Rows of ``cover`` whose tile fits ``level``: (n, D), one coverage for every tensor, or (n, T, D),
+        tensor ``t``'s own coverage (a per-tensor placement, :func:`.placement.free_placement`)."""
         spec = self.levels[level]
         if spec is None:
             return np.ones(cover.shape[0], dtype=bool)
-        return (touched_lower(self.op, cover, contiguous=True) @ spec[0] <= spec[1]).all(axis=1)
+        if cover.ndim == 3:
+            words = np.stack([touched_lower(self.op, cover[:, j], contiguous=True)[:, j]
+                              for j in range(cover.shape[1])], axis=1)
+        else:
+            words = touched_lower(self.op, cover, contiguous=True)
+        return (words @ spec[0] <= spec[1]).all(axis=1)
+
+    def fits_placed(self, level: int, inner: np.ndarray, factors: np.ndarray, order: np.ndarray | None) -> np.ndarray:
+        """Tiles ``inner x factors`` (factors: the level's temporal factors, (n, D)) that fit ``level`` with the
+        shared boundary or, given the level's loop ``order``, with each tensor's free placement."""
+        shared = self.fits(level, factors * inner[None, :])
+        if order is None or self.levels[level] is None:
+            return shared
+        _, inside = free_placement(self.relevant, order, factors)
+        return shared | self.fits(level, inside * inner[None, None, :])
 
 
 def maximal_mask(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ...] | None = None) -> np.ndarray:
@@ -95,16 +113,19 @@ def maximal_mask(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ...
 
 
 class TileTree:
-    """Maximal tiles of one level over one inner coverage, for any divisor-closed sub-box of ``residual``.
+    """Maximal tiles of one level over one inner coverage, for any divisor-closed sub-box of ``residual``;
+    given the level's loop ``order`` (``--placement``), a tile fits when it does with each tensor's free
+    placement (:meth:`Capacity.fits_placed`).
 
     The fit of every tile of the ``residual`` lattice is computed once; a sub-box (what an
     unrolling leaves, ``residual // spatial``) is a sub-lattice of it, so its fits are gathered and
     only the maximality test (Fig. 9's pruning) runs per sub-box."""
 
-    def __init__(self, capacity: Capacity, level: int, inner: np.ndarray, residual: tuple[int, ...]) -> None:
+    def __init__(self, capacity: Capacity, level: int, inner: np.ndarray, residual: tuple[int, ...],
+                 order: np.ndarray | None = None) -> None:
         self.residual = residual
-        self.capacity, self.level, self.inner = capacity, level, inner
-        self.fits = capacity.fits(level, divisor_lattice(residual) * inner[None, :]).reshape(
+        self.capacity, self.level, self.inner, self.order = capacity, level, inner, order
+        self.fits = capacity.fits_placed(level, inner, divisor_lattice(residual), order).reshape(
             tuple(len(divisors(n)) for n in residual))
         self._index = [{d: k for k, d in enumerate(divisors(n))} for n in residual]
         self._done: dict[tuple, tuple[np.ndarray, int]] = {}
@@ -122,7 +143,7 @@ class TileTree:
     def _maximal_padded(self, limits: tuple[int, ...], caps: tuple[int, ...]) -> tuple[np.ndarray, int]:
         """The ceil-split lattice is not a sub-lattice of ``residual``'s divisors: its fits are computed anew."""
         lattice = divisor_lattice(limits, caps)
-        fits = self.capacity.fits(self.level, lattice * self.inner[None, :])
+        fits = self.capacity.fits_placed(self.level, self.inner, lattice, self.order)
         return lattice[maximal_mask(limits, fits, caps)], int(fits.sum())
 
     def _maximal(self, limits: tuple[int, ...]) -> tuple[np.ndarray, int]:

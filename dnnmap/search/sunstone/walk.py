@@ -31,6 +31,14 @@ Imperfect factorization (``waste``, docs/search.md): a dimension's padded extent
 completion gives level ``i+1`` the ceil of the rest. ``ceil(ceil(b / x) / y) = ceil(b / (x y))``,
 so every finished mapping covers each bound, with padding only at the edges. ``waste=None`` is the
 exact-divisor walk (residuals divide, caps equal residuals).
+
+Per-tensor placement (``placement``, ``--placement``; :mod:`.placement`): a level's tile also fits when it
+does with each kept tensor below the leading run of the level's loops that index it (its free placement,
+given the level's order), and the candidate then carries that placement; the order of level 0, which
+matters once a tensor is placed there, is chosen at step 0 (every order of its loops when it has at most
+four, else the trie's), and a fan-out of at most ``PLACED_EVERY_UNROLLING`` instances takes every legal
+unrolling (a smaller unrolling can leave the register file room for a placed tile; on large arrays the
+maximal ones only, for time). The walk's best is refined by :func:`.placement.refine_placements`.
 """
 
 from __future__ import annotations
@@ -46,10 +54,13 @@ from dnnmap.cost.model import CostModel
 from dnnmap.cost.objective import best_index, objective_value, rank
 from dnnmap.search.sunstone.orders import order_candidates
 from dnnmap.search.sunstone.stats import SunstoneStats
-from dnnmap.search.space import padded_cap
+from dnnmap.search.space import level_orders, padded_cap
+from dnnmap.search.sunstone.placement import placement_variants
 from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_mask
 from dnnmap.search.sunstone.unroll import ESCAPES, legal_unrollings, maximal_among, unrolling_candidates
 from dnnmap.workload.ir import Operator
+
+PLACED_EVERY_UNROLLING = 16  # with placement, fan-outs of at most this many instances take every legal unrolling
 
 
 @dataclass
@@ -60,24 +71,26 @@ class Partials:
     spatial: np.ndarray
     axes: np.ndarray
     order: np.ndarray
+    above: np.ndarray  # (P, L, T) per-tensor placement (zeros without ``placement``)
 
     def __len__(self) -> int:
         return self.temporal.shape[0]
 
     def take(self, idx: np.ndarray) -> "Partials":
-        return Partials(self.temporal[idx], self.spatial[idx], self.axes[idx], self.order[idx])
+        return Partials(self.temporal[idx], self.spatial[idx], self.axes[idx], self.order[idx], self.above[idx])
 
     @staticmethod
     def concat(parts: list["Partials"]) -> "Partials":
         return Partials(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("temporal", "spatial", "axes",
-                                                                                    "order")))
+                                                                                    "order", "above")))
 
 
 class SunstoneWalk:
     """The search for one operator on one architecture; ``run`` returns the best finished batch row."""
 
     def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 8,
-                 waste: float | None = None, escape: str = "lift", tile_first: bool = False) -> None:
+                 waste: float | None = None, escape: str = "lift", tile_first: bool = False,
+                 placement: bool = False) -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
         self.L, self.D = len(arch.levels), len(op.dim_names)
         self.bounds = np.array([op.bound(d) for d in op.dim_names], dtype=np.int64)
@@ -86,6 +99,7 @@ class SunstoneWalk:
             raise ValueError(f"escape must be one of {', '.join(ESCAPES)}, got {escape!r}")
         self.escape = escape  # Observation 5's escape clause (unroll.py)
         self.tile_first = tile_first  # also the report's order: maximal tile first, then unrolling
+        self.placement = placement  # tiles may fit with per-tensor placements (module docstring)
         self.caps = np.array([padded_cap(int(b), waste) for b in self.bounds], dtype=np.int64)
         self.keeps = MappingBatch.default_keeps(op, arch)
         self.capacity = Capacity(op, arch, self.keeps)
@@ -96,7 +110,10 @@ class SunstoneWalk:
         self.best_score = math.inf
         self.best_tie = math.inf
         self.best: MappingBatch | None = None
-        self._trees: dict[tuple[int, bytes, bytes], TileTree] = {}
+        self._trees: dict[tuple[int, bytes, bytes, bytes], TileTree] = {}
+        self._fitted: dict[tuple[int, bytes, bytes, bytes], dict[bytes, np.ndarray]] = {}
+        self._regrown: dict[tuple[int, bytes, bytes, bytes], np.ndarray] = {}
+        self._row_fits: dict[int, dict[bytes, bool]] = {}
 
     # ---- candidates -------------------------------------------------------------------
     def _fanout(self, level: int) -> tuple[int, ...] | None:
@@ -132,7 +149,7 @@ class SunstoneWalk:
         capacity): a coverage fixed at one step is the least any level above it will hold."""
         fits = np.ones(cover.shape[0], dtype=bool)
         for j in range(level, self.L - 1):
-            fits &= self.capacity.fits(j, cover)
+            fits &= self._fits_rows(j, cover)
         return fits
 
     def _unrollings(self, level: int, residual: np.ndarray, excluded: frozenset[int], inner: np.ndarray,
@@ -147,8 +164,8 @@ class SunstoneWalk:
             one = np.ones((1, self.D), dtype=np.int64)
             return one, np.zeros_like(one)
         limits, sub_caps = tuple(int(n) for n in residual), self._caps(caps)
-        u = unrolling_candidates(limits, shape, excluded, maximal_only=not self.relaxed,
-                                 caps=sub_caps, escape=self.escape)
+        every = self.relaxed or (self.placement and math.prod(shape) <= PLACED_EVERY_UNROLLING)
+        u = unrolling_candidates(limits, shape, excluded, maximal_only=not every, caps=sub_caps, escape=self.escape)
         self.stats.unroll_legal += u.legal
         fits = self._fits_from(level, inner[None, :] * u.factors)
         if not fits.any():
@@ -159,10 +176,13 @@ class SunstoneWalk:
         return u.factors[fits], u.axes[fits]
 
     def _tiles(self, level: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
-               caps: np.ndarray | None = None) -> np.ndarray:
-        key = (level, inner.tobytes(), residual.tobytes())
+               caps: np.ndarray | None = None, order: np.ndarray | None = None) -> np.ndarray:
+        """Maximal tiles of ``level``; ``order`` (the level's loop order, with ``placement``): tiles may fit
+        with per-tensor placements."""
+        order = order if self.placement else None
+        key = (level, inner.tobytes(), residual.tobytes(), b"" if order is None else order.tobytes())
         if key not in self._trees:
-            self._trees[key] = TileTree(self.capacity, level, inner, tuple(residual.tolist()))
+            self._trees[key] = TileTree(self.capacity, level, inner, tuple(residual.tolist()), order)
         sub_caps = self._caps(None if caps is None else caps // unroll)
         tiles, fitting = self._trees[key].maximal(tuple((-(-residual // unroll)).tolist()), sub_caps)
         self.stats.tiles_fitting += fitting
@@ -178,15 +198,28 @@ class SunstoneWalk:
         the tree is re-grown with all those capacities as the fit test (a tile is then maximal for the
         levels together, the report's gap: maximal tiles can starve a small level above; not only the
         next one: a level that bypasses a tensor lets its tile grow past a level higher up)."""
-        above = self._fits_from(i + 1, inner[None, :] * tiles * unroll[None, :])
-        if above.all():
+        if self._fits_from(i + 1, inner[None, :] * tiles * unroll[None, :]).all():
             return tiles
-        limits = tuple(int(n) for n in -(-residual // unroll))
-        sub_caps = self._caps(None if caps is None else caps // unroll)
-        lattice = divisor_lattice(limits, sub_caps)
-        fits = (self.capacity.fits(i, lattice * inner[None, :])
-                & self._fits_from(i + 1, lattice * (inner * unroll)[None, :]))
-        return lattice[maximal_mask(limits, fits, sub_caps)]
+        key = (i, inner.tobytes(), residual.tobytes(), unroll.tobytes())
+        if key not in self._regrown:
+            limits = tuple(int(n) for n in -(-residual // unroll))
+            sub_caps = self._caps(None if caps is None else caps // unroll)
+            lattice = divisor_lattice(limits, sub_caps)
+            fits = (self.capacity.fits(i, lattice * inner[None, :])
+                    & self._fits_from(i + 1, lattice * (inner * unroll)[None, :]))
+            self._regrown[key] = lattice[maximal_mask(limits, fits, sub_caps)]
+        return self._regrown[key]
+
+    def _fits_rows(self, level: int, covers: np.ndarray) -> np.ndarray:
+        """:meth:`Capacity.fits` of each row of ``covers``, memoized per row (with ``placement`` the orders of
+        level 0 give many tile sets sharing rows)."""
+        memo = self._row_fits.setdefault(level, {})
+        keys = [c.tobytes() for c in covers]
+        missing = [k for k in dict.fromkeys(keys) if k not in memo]
+        if missing:
+            rows = np.frombuffer(b"".join(missing), dtype=np.int64).reshape(len(missing), self.D)
+            memo.update(zip(missing, self.capacity.fits(level, rows).tolist()))
+        return np.array([memo[k] for k in keys], dtype=bool)
 
     def extend(self, parts: Partials, i: int) -> Partials:
         """Every extension of ``parts`` at step ``i``, completed with the rest of each bound at level i+1."""
@@ -199,21 +232,40 @@ class SunstoneWalk:
                 starts = []
                 for f, a in zip(fac, ax):
                     s = base.take(np.array([0]))
-                    s = Partials(s.temporal.copy(), s.spatial.copy(), s.axes.copy(), s.order.copy())
+                    s = Partials(s.temporal.copy(), s.spatial.copy(), s.axes.copy(), s.order.copy(), s.above.copy())
                     s.spatial[0, 0], s.axes[0, 0] = f, a
                     starts.append(s)
+            if i == 0 and self.placement:  # level 0's order matters once a tensor is placed there
+                starts = [self._with_order(s, 0, o) for s in starts for o in self._level0_orders()]
             for s in starts:
                 rows.extend(self._extend_one(s, i))
         if not rows:
             return parts.take(np.array([], dtype=np.int64))
         return Partials.concat(rows)
 
+    def _level0_orders(self) -> list[np.ndarray]:
+        """Level 0's candidate orders with ``placement``: every order of its live loops when there are at most
+        four (trivial loops innermost), else the loop-order trie's leaves."""
+        live = tuple(d for d in range(self.D) if self.bounds[d] > 1)
+        if len(live) <= 4:
+            return [np.array(o, dtype=np.int64) for o in level_orders(live, self.D)]
+        return [o for o, _ in self._orders(self.bounds, 0)]
+
+    @staticmethod
+    def _with_order(s: Partials, level: int, order: np.ndarray) -> Partials:
+        """A copy of the one-row ``s`` with ``level``'s loop order replaced."""
+        orders = s.order.copy()
+        orders[0, level] = order
+        return Partials(s.temporal, s.spatial, s.axes, orders, s.above)
+
     def _extend_one(self, s: Partials, i: int) -> list[Partials]:
         done = np.prod(s.temporal[0, :i], axis=0) * np.prod(s.spatial[0, :i + 1], axis=0)
         residual = -(-self.bounds // done)  # ceil: equal to bounds // done in the exact walk
         caps = self.caps // done
         inner = np.prod(s.temporal[0, :i] * s.spatial[0, :i], axis=0) * s.spatial[0, i]
-        fitted: dict[bytes, np.ndarray] = {}  # the tiles depend on the unrolling, not on the order
+        # the tiles depend on the unrolling and the coverage below, not on the order (with placement: level i's)
+        where = (i, inner.tobytes(), residual.tobytes(), s.order[0, i].tobytes() if self.placement else b"")
+        fitted = self._fitted.setdefault(where, {})
         tiles, facs, axes, orders = [], [], [], []
         for order, excluded in self._orders(residual, i):
             fac, ax = (self._unrollings(i + 1, residual, excluded, inner, caps) if i + 1 < self.L
@@ -221,7 +273,7 @@ class SunstoneWalk:
             for f, a in zip(fac, ax):
                 key = f.tobytes()
                 if key not in fitted:
-                    fit = self._tiles(i, inner, residual, f, caps)
+                    fit = self._tiles(i, inner, residual, f, caps, s.order[0, i])
                     if i + 1 < self.L - 1:
                         fit = self._fit_above(i, inner, residual, f, fit, caps)
                     fitted[key] = fit
@@ -241,25 +293,30 @@ class SunstoneWalk:
                         orders.append(np.repeat(order[None, :], len(fac), axis=0))
         if not tiles:
             return []
-        tile = np.concatenate(tiles)
-        f = np.concatenate(facs)
+        tile, f, axis, order = (np.concatenate(x) for x in (tiles, facs, axes, orders))
+        if self.placement:  # a tile that fits only placed is taken with each placement that fits
+            rows, placed = placement_variants(self.capacity, i, inner, s.order[0, i], tile, self.keeps[i])
+            tile, f, axis, order = tile[rows], f[rows], axis[rows], order[rows]
         n = len(tile)
         t = np.repeat(s.temporal, n, axis=0)
         sp = np.repeat(s.spatial, n, axis=0)
         axs = np.repeat(s.axes, n, axis=0)
         od = np.repeat(s.order, n, axis=0)
+        ab = np.repeat(s.above, n, axis=0)
+        if self.placement:
+            ab[:, i] = placed
         t[:, i] = tile
         t[:, i + 1] = -(-residual // (f * tile))
         t[:, i + 2:] = 1
         sp[:, i + 1] = f
-        axs[:, i + 1] = np.concatenate(axes)
-        od[:, i + 1] = np.concatenate(orders)
-        return [Partials(t, sp, axs, od)]
+        axs[:, i + 1] = axis
+        od[:, i + 1] = order
+        return [Partials(t, sp, axs, od, ab)]
 
     # ---- pricing and alpha-beta ---------------------------------------------------------
     def price(self, parts: Partials, i: int) -> tuple[np.ndarray, np.ndarray]:
         """Bound (step < last) or exact objective of every completed candidate, and an energy tie-break."""
-        batch = MappingBatch(parts.temporal, parts.spatial, parts.order, self.keeps, (), parts.axes)
+        batch = MappingBatch(parts.temporal, parts.spatial, parts.order, self.keeps, (), parts.axes, self._above(parts))
         cost = self.model.evaluate(batch, reuse_buffers=True)
         self.stats.evaluated += len(parts)
         if i == self.L - 2:
@@ -269,6 +326,10 @@ class SunstoneWalk:
             raw = objective_value(self.objective, cost.energy, cost.cycles, cost.dram_bytes)
             score = np.where(ok, raw.astype(float), np.inf)
         return score.copy(), cost.tie_break()
+
+    def _above(self, parts: Partials) -> np.ndarray | None:
+        """The placements the cost model sees: None without ``placement`` (the shared-boundary kernel path)."""
+        return parts.above if self.placement else None
 
     def _best_order_only(self, parts: Partials, score: np.ndarray, tie: np.ndarray, i: int) -> np.ndarray:
         """Indices keeping, per (parent, unrolling, tile), the order with the best score."""
@@ -291,8 +352,9 @@ class SunstoneWalk:
             j = best_index(score, tie)
             if (score[j], tie[j]) < (self.best_score, self.best_tie):
                 self.best_score, self.best_tie = float(score[j]), float(tie[j])
-                self.best = MappingBatch(cands.temporal[[j]], cands.spatial[[j]], cands.order[[j]], self.keeps,
-                                         (), cands.axes[[j]])
+                best = cands.take(np.array([j]))
+                self.best = MappingBatch(best.temporal, best.spatial, best.order, self.keeps, (), best.axes,
+                                         self._above(best))
             return
         keep = self._best_order_only(cands, score, tie, i)
         keep = keep[np.isfinite(score[keep])]
@@ -309,7 +371,7 @@ class SunstoneWalk:
         L, D = self.L, self.D
         ones = np.ones((1, L, D), dtype=np.int64)
         root = Partials(ones.copy(), ones.copy(), np.zeros((1, L, D), dtype=np.int64),
-                        np.tile(np.arange(D), (1, L, 1)))
+                        np.tile(np.arange(D), (1, L, 1)), np.zeros((1, L, len(self.op.tensors)), dtype=np.int64))
         if L == 1:
             return None
         self.search(root, 0)
