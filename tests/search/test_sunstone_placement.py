@@ -140,4 +140,4 @@ def test_map_command_with_sunstone_and_placement(tmp_path) -> None:  # noqa: ANN
         assert res.exit_code == 0, res.output
         assert json.loads(out.read_text())["layers"][0]["mapper"] == "sunstone"
     res = CliRunner().invoke(app, [*args, "--mapper", "tso"])
-    assert res.exit_code == 2 and "error: --placement applies to the auto, exhaustive, random, sunstone" in res.output
+    assert res.exit_code == 2 and "error: --placement applies to the auto, exhaustive, optimal, random, sunstone" in res.output
