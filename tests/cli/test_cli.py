@@ -176,9 +176,13 @@ def test_compile_and_simulate_nve(tmp_path: Path) -> None:
     compiled = run("compile", xml, "--target", "nve", "-o", tmp_path / "out")
     assert compiled.exit_code == 0, compiled.output
     assert "NVE programs" in compiled.stdout
+    assert "(optimization level 3: +fusion," in " ".join(compiled.stdout.split())
     simulated = run("simulate", tmp_path / "out")
     assert simulated.exit_code == 0, simulated.output
-    assert "all outputs bit-exact" in simulated.stdout
+    first = " ".join(simulated.stdout.split("bit-exact")[0].split())  # the verdict line, however wrapped
+    assert first.startswith(f"NVE instruction-set simulation of {tmp_path / 'out'}"), first
+    assert "reduced frame" in first and "--full-frame for all" in first
+    assert "all outputs" in first
     assert_user_error(run("compile", xml, "--target", "tpu", "-o", tmp_path / "x"), "unknown target 'tpu'", "nve")
     assert_user_error(run("simulate", tmp_path / "missing"), "manifest")
 
