@@ -171,6 +171,21 @@ def test_import_writes_network_file_that_map_reads(tmp_path: Path) -> None:
     assert_user_error(run("import", "lenet5", "-o", tmp_path / "lenet.txt"), "lenet.txt")
 
 
+def test_piped_table_keeps_every_number_beside_a_long_layer_name(tmp_path: Path) -> None:
+    """Piped output (CliRunner is not a terminal) is never squeezed: a 120-character layer name, as ONNX
+    imports give, leaves every column whole instead of cutting numbers to '1,22…'."""
+    target = tmp_path / "lenet.yaml"
+    assert run("import", "lenet5", "-o", target).exit_code == 0
+    long_name = "encoder/" + "block" * 22 + "/conv1"
+    target.write_text(target.read_text().replace("conv1", long_name))
+    mapped = run("map", target, "--arch", "eyeriss", "--layers", f"{long_name},conv2", "--json", tmp_path / "r.json")
+    assert mapped.exit_code == 0, mapped.output
+    assert "…" not in mapped.stdout
+    row = next(line for line in mapped.stdout.splitlines() if long_name in line)
+    layer = json.loads((tmp_path / "r.json").read_text())["layers"][0]
+    assert layer["name"] == long_name and f"{layer['cycles']:,.0f}" in row
+
+
 def test_compile_and_simulate_nve(tmp_path: Path) -> None:
     xml = Path(dnnmap.__file__).parent / "targets" / "nve" / "networks" / "face.xml"
     compiled = run("compile", xml, "--target", "nve", "-o", tmp_path / "out")
