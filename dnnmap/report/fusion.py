@@ -16,9 +16,10 @@ def _tiles(group: GroupSchedule) -> str:
     if group.tiling is None:
         return ""
     plan = group.tiling.plan
-    tof = "" if plan.out_channel_tile == plan.group.bottom.out_channels else f" Tof={plan.out_channel_tile}"
-    hidden = f" hidden {plan.hidden_tile}" if plan.hidden_tile else ""
-    return f"{plan.rows.tile}x{plan.cols.tile}{tof}{hidden}, buf {si(group.tiling.buffer.total_words)}"
+    channels = plan.group.bottom.out_channels
+    part = "" if plan.out_channel_tile == channels else f", {plan.out_channel_tile} of {channels} output channels"
+    hidden = f", hidden block {plan.hidden_tile}" if plan.hidden_tile else ""
+    return f"{plan.rows.tile}x{plan.cols.tile}{part}{hidden}, buf {si(group.tiling.buffer.total_words)}"
 
 
 def _ratio(new: float, old: float) -> str:
