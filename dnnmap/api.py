@@ -28,7 +28,7 @@ from dnnmap.workload import zoo
 from dnnmap.workload.ir import Network, Operator
 from dnnmap.workload.named import is_named_workload, parse_workload
 from dnnmap.workload.sparsity import apply_densities
-from dnnmap.workload.training import parse_passes, training_network
+from dnnmap.workload.training import parse_passes, training_network, with_derived_passes
 
 if TYPE_CHECKING:
     from dnnmap.workload.importers import InputShapes
@@ -112,6 +112,12 @@ class PreparedMap:
     arch: ArchSpec
     selected: tuple[Operator, ...] = field(repr=False)
 
+    @property
+    def layer_names(self) -> list[str] | None:
+        """The layers the search maps (None: every layer): ``--layers`` with the training passes derived from
+        each (``conv1`` with ``--pass all`` is ``conv1``, ``conv1.bwd``, ``conv1.wgt``)."""
+        return [op.name for op in self.selected] if self.request.layers else None
+
 
 def check_mapper_options(mapper: str, options: SearchOptions) -> None:
     """Refuse, before any work, an unknown mapper (dnnmap.search.registry), options it would ignore
@@ -169,7 +175,8 @@ def prepare_map(request: MapRequest) -> PreparedMap:
     spec = resolve_arch(request.arch)
     if request.dram_model is not None:
         spec = with_dram_model(spec, request.dram_model)
-    selected = tuple(select_layers(network, request.layer_names))
+    names = request.layer_names
+    selected = tuple(select_layers(network, with_derived_passes(network, names) if names else None))
     check_search_limits(selected, spec, request.options)
     return PreparedMap(request, network, spec, selected)
 
@@ -310,12 +317,12 @@ def run_map(prepared: PreparedMap, on_layer: Callable[[str], None] | None = None
 
         with dask_client(request.workers or 1, request.scheduler) as client:
             search = search_network_dask(prepared.network, prepared.arch, client, request.objective, request.mapper,
-                                         request.layer_names, request.options,
+                                         prepared.layer_names, request.options,
                                          on_layer=on_layer)
         return MapRun(prepared, search=search)
     if request.fuse is None:
         search = search_network(prepared.network, prepared.arch, request.objective, request.mapper,
-                                request.layer_names, request.options,
+                                prepared.layer_names, request.options,
                                 on_layer=on_layer)
         return MapRun(prepared, search=search)
     from dnnmap.fusion.network import fuse_network

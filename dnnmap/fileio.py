@@ -144,19 +144,20 @@ def open_regular(path: str | os.PathLike[str], what: str = "file") -> Iterator[B
     try:
         fd = os.open(p, os.O_RDONLY | NONBLOCKING)
     except IsADirectoryError:
-        raise InputFileError(f"{p}: is a directory, expected a {what}") from None
+        raise InputFileError(f"{p}: is a directory, expected the {what}") from None
     except FileNotFoundError:
         raise InputFileError(f"{p}: {what} not found") from None
     except OSError as err:  # ENXIO: a socket; EACCES, ELOOP...
         raise InputFileError(f"{p}: cannot read the {what} ({err.strerror or err})") from None
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode):  # Linux opens a directory read-only; os.fdopen would then fail naming the descriptor
+        os.close(fd)
+        raise InputFileError(f"{p}: is a directory, expected the {what}")
     with os.fdopen(fd, "rb") as fh:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise InputFileError(f"{p}: is a directory, expected a {what}")
         if not stat.S_ISREG(mode):
             kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) \
                 else "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
-            raise InputFileError(f"{p}: {kind}, not a regular file (expected a {what})")
+            raise InputFileError(f"{p}: {kind}, not a regular file (expected the {what})")
         if NONBLOCKING:
             os.set_blocking(fd, True)
         yield fh
@@ -172,7 +173,7 @@ def read_bytes(path: str | os.PathLike[str], what: str = "file", limit: int = MA
         except OSError as err:
             raise InputFileError(f"{p}: cannot read the {what} ({err.strerror or err})") from None
     if len(data) > limit:
-        raise InputFileError(f"{p}: larger than {limit // 2**20} MiB, the limit for a {what}")
+        raise InputFileError(f"{p}: larger than {limit // 2**20} MiB, the limit for the {what}")
     return data
 
 

@@ -1,4 +1,4 @@
-"""The stdout console: full width when writing to a pipe or file so tables are not wrapped."""
+"""The stdout console: when writing to a pipe or file, wide enough that no table is wrapped or cut."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ from rich.console import Console
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cli.progress import phase
 
-PIPE_WIDTH = 200
+# Piped or redirected output has no screen to fit: a width no table reaches, so long layer names never
+# squeeze the numeric columns into "1,220,4…" (rich shrinks no_wrap columns to fit the console width).
+PIPE_WIDTH = 2000
 
 
 def stdout_console() -> Console:
+    """The console of a command's results: the terminal's width, or PIPE_WIDTH when not a terminal."""
     console = Console(highlight=False)
     if not console.is_terminal:
         console = Console(highlight=False, width=PIPE_WIDTH)

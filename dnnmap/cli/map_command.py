@@ -31,7 +31,8 @@ def map_command(
                                                            "YAML spec")] = "eyeriss",
     objective: Annotated[str, typer.Option(help=f"one of {', '.join(OBJECTIVES)}")] = "edp",
     mapper: Annotated[str, typer.Option(help=mapper_help())] = "auto",
-    layers: Annotated[Optional[str], typer.Option(help="comma-separated layer names (default: all)")] = None,
+    layers: Annotated[Optional[str], typer.Option(help="comma-separated layer names (default: all); with --pass, a "
+                                                        "name also maps its training passes (NAME.bwd, NAME.wgt)")] = None,
     budget: BudgetOption = DEFAULT_BUDGET,
     seed: SeedOption = 0,
     budget_seconds: BudgetSecondsOption = DEFAULT_BUDGET_SECONDS,

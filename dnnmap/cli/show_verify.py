@@ -61,18 +61,18 @@ def show_command(mapping: MappingPath, arch: ArchOption = None,
     loaded = load_mapping_with_arch(mapping, arch)
     cost = _cost(loaded)
     _say_if_it_does_not_fit(loaded, cost)
-    if dataflow:
-        stdout_console().print(format_directives(loaded.mapping, loaded.op, loaded.arch), markup=False,
-                               highlight=False, soft_wrap=True)
-        return
-    if timeloop_map is not None:
-        write_timeloop_map(timeloop_map, loaded.mapping, loaded.op, loaded.arch)
     out = stdout_console()
-    out.print(format_loop_nest(loaded.mapping, loaded.op, loaded.arch), markup=False)
-    out.print()
-    out.print(tile_table(loaded.mapping, loaded.op, loaded.arch, cost))
-    for line in cost_lines(cost, loaded.arch):
-        out.print(line, markup=False)
+    if dataflow:
+        out.print(format_directives(loaded.mapping, loaded.op, loaded.arch), markup=False, highlight=False,
+                  soft_wrap=True)
+    else:
+        out.print(format_loop_nest(loaded.mapping, loaded.op, loaded.arch), markup=False)
+        out.print()
+        out.print(tile_table(loaded.mapping, loaded.op, loaded.arch, cost))
+        for line in cost_lines(cost, loaded.arch):
+            out.print(line, markup=False)
+    if timeloop_map is not None:  # last, so the final line says where the file went
+        write_timeloop_map(timeloop_map, loaded.mapping, loaded.op, loaded.arch)
 
 
 @user_errors

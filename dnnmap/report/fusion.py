@@ -16,9 +16,11 @@ def _tiles(group: GroupSchedule) -> str:
     if group.tiling is None:
         return ""
     plan = group.tiling.plan
-    tof = "" if plan.out_channel_tile == plan.group.bottom.out_channels else f" Tof={plan.out_channel_tile}"
-    hidden = f" hidden {plan.hidden_tile}" if plan.hidden_tile else f" keys {plan.key_tile}" if plan.key_tile else ""
-    return f"{plan.rows.tile}x{plan.cols.tile}{tof}{hidden}, buf {si(group.tiling.buffer.total_words)}"
+    channels = plan.group.bottom.out_channels
+    part = "" if plan.out_channel_tile == channels else f", {plan.out_channel_tile} of {channels} output channels"
+    block = (f", hidden block {plan.hidden_tile}" if plan.hidden_tile
+             else f", key block {plan.key_tile}" if plan.key_tile else "")
+    return f"{plan.rows.tile}x{plan.cols.tile}{part}{block}, buf {si(group.tiling.buffer.total_words)}"
 
 
 def _bound(result: FusionResult, group: GroupSchedule) -> str:

@@ -92,7 +92,9 @@ def nothing_fits_message(op: Operator, arch: ArchSpec, model: CostModel) -> str:
             return (f"layer {op.name!r}: no mapping fits architecture {arch.name!r}: even the smallest tile "
                     f"does not fit level {lv.name} (capacity {lv.capacity}); it needs {need}"
                     + (f" for {', '.join(t.name for t in kept)}" if not need else ""))
-    return f"layer {op.name!r}: no legal mapping found on {arch.name!r} within the search budget"
+    return (f"layer {op.name!r}: no legal mapping found on {arch.name!r} by this search, although the smallest tiles "
+            "fit every level: try --mapper random (it samples the whole map space; raise --budget if it finds "
+            "none either)")
 
 
 def exhaustive_size(tables: list[np.ndarray], space: MapSpace) -> float:

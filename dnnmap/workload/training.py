@@ -271,6 +271,21 @@ def _weight_shape(op: Operator) -> tuple[int, ...]:
     return (b["G"] * b["K"], b["C"], b["R"], b["S"])
 
 
+def with_derived_passes(network: Network, names: Sequence[str]) -> list[str]:
+    """``names`` (as given to ``--layers``), each followed by the training passes ``network`` derived from it:
+    ``conv1`` also selects ``conv1.bwd`` (or its phases ``conv1.bwd.p0_0`` ...) and ``conv1.wgt``. A name that
+    is itself absent (``--pass backward`` maps no ``conv1``) stands for its passes alone; a name with neither
+    is kept, so the layer selection refuses it as unknown."""
+    present = {layer.name for layer in network.layers}
+    chosen: list[str] = []
+    for name in names:
+        own = {name + suffix for suffix in SUFFIX.values()}
+        passes = [layer.name for layer in network.layers if layer.op.attr("pass") in SUFFIX
+                  and (layer.name in own or layer.name.rsplit(".", 1)[0] in own)]
+        chosen += [n for n in ([name] if name in present or not passes else []) + passes if n not in chosen]
+    return chosen
+
+
 def training_network(network: Network, passes: Iterable[Pass]) -> Network:
     """``network`` with the chosen passes of every layer, each layer's passes next to each other.
 

@@ -171,14 +171,33 @@ def test_import_writes_network_file_that_map_reads(tmp_path: Path) -> None:
     assert_user_error(run("import", "lenet5", "-o", tmp_path / "lenet.txt"), "lenet.txt")
 
 
+def test_piped_table_keeps_every_number_beside_a_long_layer_name(tmp_path: Path) -> None:
+    """Piped output (CliRunner is not a terminal) is never squeezed: a 120-character layer name, as ONNX
+    imports give, leaves every column whole instead of cutting numbers to '1,22…'."""
+    target = tmp_path / "lenet.yaml"
+    assert run("import", "lenet5", "-o", target).exit_code == 0
+    long_name = "encoder/" + "block" * 22 + "/conv1"
+    target.write_text(target.read_text().replace("conv1", long_name))
+    mapped = run("map", target, "--arch", "eyeriss", "--layers", f"{long_name},conv2", "--json", tmp_path / "r.json")
+    assert mapped.exit_code == 0, mapped.output
+    assert "…" not in mapped.stdout
+    row = next(line for line in mapped.stdout.splitlines() if long_name in line)
+    layer = json.loads((tmp_path / "r.json").read_text())["layers"][0]
+    assert layer["name"] == long_name and f"{layer['cycles']:,.0f}" in row
+
+
 def test_compile_and_simulate_nve(tmp_path: Path) -> None:
     xml = Path(dnnmap.__file__).parent / "targets" / "nve" / "networks" / "face.xml"
     compiled = run("compile", xml, "--target", "nve", "-o", tmp_path / "out")
     assert compiled.exit_code == 0, compiled.output
     assert "NVE programs" in compiled.stdout
+    assert "(optimization level 3: +fusion," in " ".join(compiled.stdout.split())
     simulated = run("simulate", tmp_path / "out")
     assert simulated.exit_code == 0, simulated.output
-    assert "all outputs bit-exact" in simulated.stdout
+    first = " ".join(simulated.stdout.split("bit-exact")[0].split())  # the verdict line, however wrapped
+    assert first.startswith(f"NVE instruction-set simulation of {tmp_path / 'out'}"), first
+    assert "reduced frame" in first and "--full-frame for all" in first
+    assert "all outputs" in first
     assert_user_error(run("compile", xml, "--target", "tpu", "-o", tmp_path / "x"), "unknown target 'tpu'", "nve")
     assert_user_error(run("simulate", tmp_path / "missing"), "manifest")
 

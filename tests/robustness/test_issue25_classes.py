@@ -80,6 +80,20 @@ def test_special_files_refused_before_reading(b: Bases, reader: str, special: st
     assert_refused("special", args, b.root, (str(path),), outputs=(out,))
 
 
+@pytest.mark.parametrize("reader", list(SPECIAL_READERS))
+def test_a_directory_where_a_file_is_expected_is_named(b: Bases, reader: str) -> None:
+    """Linux opens a directory read-only, so the reader must refuse it by its mode: the message names the path
+    the user gave, never the descriptor number (was ``error: 3: Is a directory``)."""
+    folder = b.root / f"directory_{reader}"
+    out = folder / "out"
+    folder.mkdir()
+    args, name = SPECIAL_READERS[reader](folder, out)
+    (folder / name).mkdir()
+    o = run_case("special", args, b.root, outputs=(out,))
+    assert o.problem is None and o.exit_code == 2, f"{args}: exit {o.exit_code} ({o.message})"
+    assert str(folder / name) in o.message and "Is a directory" not in o.message, f"{args}: {o.message}"
+
+
 @pytest.mark.parametrize("special", ["fifo", "device"])
 def test_nmp_folder_with_a_special_file(b: Bases, special: str) -> None:
     import shutil

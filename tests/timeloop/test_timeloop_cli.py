@@ -39,9 +39,22 @@ def test_import_design_problem_and_mapping_then_export(tmp_path: Path) -> None:
     exported = tmp_path / "kp.map.yaml"
     shown = run("show", mapping_file, "--timeloop-map", exported)
     assert shown.exit_code == 0, shown.output
-    assert f"wrote {exported}" in shown.output.replace("\n", "")
+    assert _last_words(shown.output).endswith(_last_words(f"wrote {exported}: Timeloop mapping"))
     back = load_timeloop_mapping([exported], ex.op, ex.arch)
     assert _factors(back, ex.op.dim_names) == _factors(ex.mapping, ex.op.dim_names)
+
+    as_directives = tmp_path / "dataflow.map.yaml"
+    shown = run("show", mapping_file, "--dataflow", "--timeloop-map", as_directives)
+    assert shown.exit_code == 0, shown.output
+    assert "SpatialMap" in shown.output or "TemporalMap" in shown.output
+    assert _last_words(shown.output).endswith(_last_words(f"wrote {as_directives}: Timeloop mapping"))
+    back = load_timeloop_mapping([as_directives], ex.op, ex.arch)
+    assert _factors(back, ex.op.dim_names) == _factors(ex.mapping, ex.op.dim_names)
+
+
+def _last_words(text: str) -> str:
+    """``text`` without whitespace, so a line the console wrapped still compares."""
+    return "".join(text.split())
 
 
 def _factors(m: Mapping, dims: tuple[str, ...]) -> list[tuple[list[int], list[int]]]:

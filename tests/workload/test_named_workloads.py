@@ -90,6 +90,19 @@ def test_cli_maps_training_passes(tmp_path: Path) -> None:
     assert all(row["name"].endswith(".wgt") for row in json.loads(out.read_text())["layers"])
 
 
+@pytest.mark.parametrize("passes, layers, expected", [
+    ("all", "conv2,fc1", ["conv2", "conv2.bwd", "conv2.wgt", "fc1", "fc1.bwd", "fc1.wgt"]),
+    ("backward", "conv2", ["conv2.bwd"]),                   # no forward conv2: the name stands for its passes
+    ("all", "fc1.wgt,pool1", ["fc1.wgt", "pool1"]),         # a derived name alone; pooling has no derived pass
+])
+def test_layers_selects_the_training_passes_of_each_named_layer(tmp_path: Path, passes: str, layers: str,
+                                                                expected: list[str]) -> None:
+    out = tmp_path / "run.json"
+    result = run("map", "lenet5", "--pass", passes, "--layers", layers, "--mapper", "sunstone", "--json", out)
+    assert result.exit_code == 0, result.output
+    assert [row["name"] for row in json.loads(out.read_text())["layers"]] == expected
+
+
 def test_cli_maps_named_workloads() -> None:
     result = run("map", "mttkrp:I=16,J=8,K=16,L=8", "--mapper", "sunstone")
     assert result.exit_code == 0, result.output
@@ -101,6 +114,7 @@ def test_cli_maps_named_workloads() -> None:
     (("map", "lenet5", "--pass", "backward", "--fuse", "temporal"), "--fuse applies to the forward pass only"),
     (("map", "mttkrp:I=16,J=8"), "missing sizes for K, L"),
     (("map", "mttkrp:I=4,J=4,K=4,L=4", "--pass", "backward"), "no convolution, FC or matmul layer"),
+    (("map", "lenet5", "--pass", "all", "--layers", "conv9"), "has no layer(s) ['conv9']"),
 ])
 def test_cli_errors(args: tuple[str, ...], fragment: str) -> None:
     result = run(*args)

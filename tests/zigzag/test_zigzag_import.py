@@ -166,6 +166,20 @@ def test_imported_core_maps_a_resnet18_layer_and_zigzags_mapping_is_valid() -> N
     assert ours.cost.valid and 0 < ours.cost.energy <= float(theirs.energy[0]) * 1.0001
 
 
+def test_a_layer_the_default_walk_cannot_map_is_refused_with_the_mapper_that_can(tmp_path: Path) -> None:
+    """docs/zigzag.md: on meta_prototype the Sunstone walk finds no legal mapping of conv1 (its C 3, R 7, S 7 do
+    not divide D2 = 2); the refusal says which mapper to use instead, and that mapper maps the layer."""
+    arch = tmp_path / "meta.yaml"
+    assert run("import-arch", "zigzag", HW / "meta_prototype.yaml", "-o", arch).exit_code == 0
+    refused = run("map", "resnet18", "--arch", arch, "--layers", "conv1")
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+    assert "layer 'conv1': no legal mapping found on 'meta_prototype'" in refused.stderr
+    assert "try --mapper random" in refused.stderr
+    mapped = run("map", "resnet18", "--arch", arch, "--layers", "conv1", "--mapper", "random", "--budget", "5000")
+    assert mapped.exit_code == 0, mapped.output
+    assert "1 layers:" in mapped.stdout
+
+
 def test_unrolling_that_does_not_divide_pads_the_temporal_loop() -> None:
     """ZigZag's conv1 entry unrolls C by 32 on a layer with 3 channels: clipped to 3, as ZigZag clips it."""
     wl = load_zigzag_workload(WL / "resnet18.yaml")

@@ -50,7 +50,7 @@ class CompileResult:
 
     def summary(self, lanes: int = 16) -> str:
         lines = [f"{self.network}: {sum(len(c.programs) for c in self.layers)} NVE programs in {self.out_dir} "
-                 f"({OPT_LEVELS[self.opt_level]}, {self.seconds:.2f} s)"]
+                 f"(optimization level {self.opt_level}: {OPT_LEVELS[self.opt_level]}, {self.seconds:.2f} s)"]
         for cl, f in zip(self.layers, self.figures, strict=True):
             lines.append(f"  {cl.layer.name}: {f.programs} program(s), sizes {min(f.program_sizes)}-"
                          f"{max(f.program_sizes)}, {f.utilization(lanes):.2f} MAC/instr, "
@@ -66,6 +66,7 @@ class IssRunResult:
     out_dir: Path
     layers: tuple[LayerSim, ...]
     lanes: int
+    full_frame: bool = False
 
     @property
     def bit_exact(self) -> bool:
@@ -77,7 +78,9 @@ class IssRunResult:
         return self.bit_exact
 
     def summary(self) -> str:
-        lines = [f"ISS run of {self.out_dir}: {'all outputs bit-exact' if self.bit_exact else 'MISMATCHES'}"]
+        frame = "full frame" if self.full_frame else "reduced frame (output rows x columns below; --full-frame for all)"
+        lines = [f"NVE instruction-set simulation of {self.out_dir}, {frame}: "
+                 f"{'all outputs bit-exact' if self.bit_exact else 'outputs DIFFER from the NumPy reference'}"]
         for s in self.layers:
             st = s.stats
             lines.append(f"  {s.name} ({s.out_hw[0]}x{s.out_hw[1]}): {s.programs} program(s), {st.cycles} cycles "
@@ -155,4 +158,4 @@ def run_compiled(out_dir: str | Path, rows: int | None = None, cols: int | None 
         except (ValueError, IndexError, KeyError) as e:  # a stream layout the validation could not rule out
             raise InputFileError(f"{folder.out_dir}: layer {layer.name!r}: its programs and stream layouts do not "
                                  f"fit together ({e}); the directory was edited or damaged, compile it again") from e
-    return IssRunResult(folder.out_dir, tuple(results), spec.lanes)
+    return IssRunResult(folder.out_dir, tuple(results), spec.lanes, full_frame)
