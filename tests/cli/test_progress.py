@@ -23,7 +23,7 @@ def test_piped_command_prints_periodic_lines_with_counts_and_eta(tmp_path: Path)
     env = {**os.environ, INTERVAL_ENV: "0.1",
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
     out = subprocess.run([sys.executable, "-m", "dnnmap.cli.main", "map", "resnet18", "--mapper", "random",
-                          "--budget", "3000", "--html", str(tmp_path / "r.html")], capture_output=True, text=True,
+                          "--budget", "30000", "--html", str(tmp_path / "r.html")], capture_output=True, text=True,
                          env=env, cwd=tmp_path, timeout=600)
     assert out.returncode == 0, out.stderr
     lines = out.stderr.splitlines()
