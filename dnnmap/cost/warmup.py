@@ -13,9 +13,9 @@ from dnnmap.workload.ops import conv2d
 def compile_kernels(arch: ArchSpec | None = None) -> None:
     """Compile (first run) or load from numba's on-disk cache the cost kernel as ``arch`` (default: the
     Eyeriss preset) needs it - with or without the burst code, and the network pass when a fan-out has a
-    network bandwidth (docs/cost-model.md section 5) - by evaluating one mapping of a tiny layer. The first
-    run on a machine takes about 25 s (Eyeriss; with the burst code about 35 s), later runs well under 1 s;
-    the random mapper's sampler compiles on its first use (~2 s)."""
+    network bandwidth (docs/cost-model.md section 5) - by evaluating one mapping of a tiny layer. Compiling takes
+    about 12-15 s of CPU (Eyeriss; more with the burst code), loading the cache well under 1 s; an in-place install
+    runs this for Eyeriss (install/backend.py); the random mapper's sampler compiles on its first use (~2 s)."""
     arch = arch or load_arch("eyeriss")
     op = conv2d("warm-up", 2, 2, (2, 2), 1)
     L, D = len(arch.levels), len(op.dim_names)
