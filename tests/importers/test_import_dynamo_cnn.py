@@ -82,7 +82,7 @@ def test_dynamo_export_imports_as_the_torchscript_one(exports: Callable[[str], t
         assert_same_network(result.network, zoo.get(zoo_name))
 
 
-@pytest.mark.parametrize("name", ["small_avg", "resnet18"])
+@pytest.mark.parametrize("name", ["small_avg", "small_max", "resnet18", "mobilenetv2"])
 def test_dynamo_export_imports_and_maps_through_the_cli(exports: Callable[[str], tuple[Path, Path]], name: str,
                                                        tmp_path: Path) -> None:
     """``dnnmap import`` then ``dnnmap map`` (no --skip-unsupported): every layer mapped, with its MACs."""
