@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import numpy as np
 from onnx import helper, numpy_helper
-from onnx_graphs import conv_relu_model, model, save, weight
+from onnx_graphs import conv_relu_model, ints, model, save, weight
 
 from dnnmap.errors import DnnmapError, InputFileError
 from dnnmap.workload.importers import UnsupportedOperatorsError, import_model, load_network
@@ -48,6 +48,30 @@ def test_skip_unsupported_keeps_going_and_reports(tmp_path: Path) -> None:
     assert sorted((s.node, s.op_type) for s in result.report.skipped) == [
         ("custom", "my.ops:Frobnicate"), ("up1", "Resize"), ("up2", "Resize")]
     assert any("skipped 3 unsupported" in line for line in result.report.lines())
+    # conv2's loop nest reads the 16x16 map the file declares; past the skipped Resize its producer writes 8x8
+    assert result.report.bridged == ("after skipping 'up1', 'conv2' reads 'conv1' [1, 4, 8, 8] but its loop nest "
+                                     "keeps its input [1, 4, 16, 16] from the file: the sizes differ and the "
+                                     "skipped work is not counted",)
+    assert result.report.bridged[0] in net.notes
+
+
+def test_skipping_a_size_change_is_stated(tmp_path: Path) -> None:
+    """A skipped reduction over the channels before an FC: the FC keeps its 16 inputs but its producer writes a
+    4x4x4 map; the note names both (a skipped node that keeps the size, an Erf, gets none)."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv1"),
+             helper.make_node("Erf", ["c"], ["e"], name="erf"),
+             helper.make_node("ReduceMean", ["e", "axes"], ["m"], name="mean", keepdims=0),
+             helper.make_node("Flatten", ["m"], ["f"], name="flatten"),
+             helper.make_node("Gemm", ["f", "fw"], ["y"], name="fc", transB=1)]
+    inits = [weight("w", 4, 3, 1, 1), ints("axes", 1), weight("fw", 10, 16)]
+    result = import_model(save(model(nodes, inits, [1, 3, 4, 4], opset=18), tmp_path / "m.onnx"),
+                          skip_unsupported=True)
+    assert [layer.name for layer in result.network.layers] == ["conv1", "fc"]
+    assert result.network.layer("fc").op.bounds["C"] == 16 and result.network.layer("fc").inputs == ("conv1",)
+    assert [s.node for s in result.report.skipped] == ["erf", "mean"]
+    assert result.report.bridged == ("after skipping 'mean', 'fc' reads 'conv1' [1, 4, 4, 4] but its loop nest keeps "
+                                     "its input [1, 16] from the file: the sizes differ and the skipped work is not "
+                                     "counted",)
 
 
 def test_dynamic_input_needs_a_shape(tmp_path: Path) -> None:

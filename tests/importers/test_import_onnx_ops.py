@@ -184,3 +184,43 @@ def test_pad_before_conv_transpose_is_not_folded(tmp_path: Path) -> None:
                 tmp_path / "m.onnx")
     with pytest.raises(UnsupportedOperatorsError, match=r"Pad \(before a transposed convolution\) x1 \(pad\)"):
         load_network(path)
+
+
+@pytest.mark.parametrize("op, mode", [("ReduceMean", "avg"), ("ReduceMax", "max")])
+@pytest.mark.parametrize("opset, axes, keepdims", [
+    (13, [2, 3], 1),  # axes as an attribute (opsets up to 17)
+    (18, [-1, -2], 1),  # axes as an input (opset 18), negative and unordered as dynamo writes them
+    (18, [3, 2], 0),
+])
+def test_spatial_reduction_is_the_global_pool(tmp_path: Path, op: str, mode: str, opset: int, axes: list[int],
+                                              keepdims: int) -> None:
+    """``AdaptiveAvgPool2d(1)`` exported by ``torch.onnx.export(dynamo=True)`` (ReduceMean over H and W) imports as
+    the GlobalAveragePool of the TorchScript export does: the same layers, shapes and MACs."""
+    inputs, inits, attrs = ["r", "axes"], [ints("axes", *axes)], {}
+    if opset == 13:
+        inputs, inits, attrs = ["r"], [], {"axes": axes}
+    reduce = helper.make_node(op, inputs, ["g"], name="reduce", keepdims=keepdims, **attrs)
+    reference = conv_relu_model().graph  # conv -> bn -> relu -> GlobalAveragePool -> flatten -> gemm
+    nodes = [*reference.node[:3], reduce, *reference.node[4:]]
+    result = import_model(save(model(nodes, [*reference.initializer, *inits], [1, 3, 32, 32], opset=opset),
+                               tmp_path / "m.onnx"))
+    conv, pool, fc = result.network.layers
+    assert pool.op == ops.pool("reduce", 8, 32, 32, 1, 0, mode) and pool.output_shape == (1, 8, 1, 1)
+    assert pool.inputs == ("conv",) and fc.inputs == ("reduce",) and fc.op.bounds["C"] == 8
+    if mode == "avg":
+        gap = load_network(save(conv_relu_model(), tmp_path / "gap.onnx"))
+        assert [(x.op.kind, x.op.dims, x.output_shape, x.fused) for x in result.network.layers] == [
+            (x.op.kind, x.op.dims, x.output_shape, x.fused) for x in gap.layers]
+        assert result.network.macs == gap.macs
+
+
+@pytest.mark.parametrize("axes, shape, reason", [
+    ([1], [1, 8, 4, 4], r"over axes \[1\] of a rank-4 tensor; only H and W"),  # over the channels
+    ([-1], [1, 6, 16], r"over axes \[2\] of a rank-3 tensor"),  # a LayerNorm's mean over the features, alone
+    ([], [1, 8, 4, 4], r"over every axis, or none"),
+])
+def test_other_reductions_stay_unsupported(tmp_path: Path, axes: list[int], shape: list[int], reason: str) -> None:
+    nodes = [helper.make_node("ReduceMean", ["x", "axes"] if axes else ["x"], ["y"], name="mean")]
+    path = save(model(nodes, [ints("axes", *axes)] if axes else [], shape, opset=18), tmp_path / "m.onnx")
+    with pytest.raises(UnsupportedOperatorsError, match=rf"ReduceMean \({reason}.*\) x1 \(mean\)"):
+        load_network(path)

@@ -197,10 +197,12 @@ def decoder() -> nn.Module:
                          nn.ConvTranspose2d(4, 6, 3, stride=2, padding=2, groups=2, dilation=2))
 
 
-def export_module(model: nn.Module, shape: tuple[int, ...], path: str, dynamic_batch: bool = False) -> str:
-    """Export ``model`` (eval mode, input named ``input``) with the TorchScript exporter, keeping batch-norms."""
+def export_module(model: nn.Module, shape: tuple[int, ...], path: str, dynamic_batch: bool = False,
+                  dynamo: bool = False) -> str:
+    """Export ``model`` (eval mode, input named ``input``) with the TorchScript exporter, keeping batch-norms, or
+    with ``dynamo`` the ``torch.export`` one (torch's default since 2.9; it needs the onnxscript package)."""
     dynamic_axes = {"input": {0: "batch"}} if dynamic_batch else None
-    torch.onnx.export(model.eval(), (torch.zeros(shape),), path, dynamo=False, input_names=["input"],
+    torch.onnx.export(model.eval(), (torch.zeros(shape),), path, dynamo=dynamo, input_names=["input"],
                       output_names=["logits"], do_constant_folding=False, dynamic_axes=dynamic_axes)
     return path
 

@@ -10,6 +10,7 @@ merge a concat that only feeds another concat into it (Keras InceptionV3 nests t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from dnnmap.workload.importers.graph import SourceGraph, SourceNode
@@ -31,16 +32,16 @@ def clean_up(graph: SourceGraph, supported: tuple[str, ...], skip_unsupported: b
     """Run every pass; raise :class:`UnsupportedOperatorsError` listing all unsupported nodes unless skipping."""
     graph, removed = remove_passthrough(graph)
     graph, pads = fold_pads(graph)
-    graph, skipped = drop_unsupported(graph, supported, skip_unsupported)
+    graph, skipped, bridged = drop_unsupported(graph, supported, skip_unsupported)
     graph, biases = fold_into_producers(graph, "bias")
     graph, bns = fold_into_producers(graph, "batchnorm")
     graph, fused = fuse_unary(graph)
     graph, gated = merge_gated_units(graph)
     graph, merged = merge_nested_concats(graph)
     zero_stuffed = tuple(SourceOp(n.name, n.source_op) for n in graph.nodes if "stuffed_hw" in n.attrs)
-    report = ImportReport(graph.path, skipped=skipped, folded_batchnorms=bns, folded_pads=pads, fused_activations=fused,
-                          removed=removed + merged + gated, assumptions=graph.notes, folded_biases=biases,
-                          zero_stuffed=zero_stuffed)
+    report = ImportReport(graph.path, skipped=skipped, bridged=bridged, folded_batchnorms=bns, folded_pads=pads,
+                          fused_activations=fused, removed=removed + merged + gated, assumptions=graph.notes,
+                          folded_biases=biases, zero_stuffed=zero_stuffed)
     return CleanedGraph(graph, report)
 
 
@@ -114,15 +115,39 @@ def fold_pads(graph: SourceGraph) -> tuple[SourceGraph, tuple[FoldedNode, ...]]:
 
 
 def drop_unsupported(graph: SourceGraph, supported: tuple[str, ...],
-                     skip: bool) -> tuple[SourceGraph, tuple[SourceOp, ...]]:
+                     skip: bool) -> tuple[SourceGraph, tuple[SourceOp, ...], tuple[str, ...]]:
+    """Raise :class:`UnsupportedOperatorsError` listing every unsupported node, or with ``skip`` bypass them:
+    (graph, the skipped nodes, one note per consumer that then reads a tensor of another size)."""
     bad = tuple(SourceOp(n.name, n.source_op) for n in graph.nodes if n.op == "unsupported")
     if not bad:
-        return graph, ()
+        return graph, (), ()
     if not skip:
         raise UnsupportedOperatorsError(graph.path, bad, supported)
+    bridged = _size_changes(graph, {item.node for item in bad})
     for item in bad:
         graph = _bypass(graph, graph_node(graph, item.node))
-    return graph, bad
+    return graph, bad, bridged
+
+
+def _size_changes(graph: SourceGraph, dropped: set[str]) -> tuple[str, ...]:
+    """One line per consumer that, once the ``dropped`` nodes are bypassed (to their first input, through other
+    dropped nodes), reads a tensor whose number of elements differs from its own input's (a skipped reduction,
+    resize, concat or slice): its loop nest keeps the input shape the file declares, its producer writes another."""
+    by_name = {n.name: n for n in graph.nodes}
+    written = {**dict(graph.inputs), **{n.name: n.output_shape for n in graph.nodes}}
+    lines = []
+    for consumer in (n for n in graph.nodes if n.name not in dropped):
+        for src, read in zip(consumer.inputs, consumer.input_shapes):
+            source = src
+            while source in dropped and by_name[source].inputs:
+                source = by_name[source].inputs[0]
+            if source == src or source in dropped or not read or not written.get(source):
+                continue  # not through a dropped node, no input left to read, or a shape unknown (lower() says so)
+            if math.prod(read) != math.prod(written[source]):
+                lines.append(f"after skipping {src!r}, {consumer.name!r} reads {source!r} {list(written[source])} "
+                             f"but its loop nest keeps its input {list(read)} from the file: the sizes differ and "
+                             "the skipped work is not counted")
+    return tuple(lines)
 
 
 def fold_into_producers(graph: SourceGraph, op: str) -> tuple[SourceGraph, tuple[FoldedNode, ...]]:

@@ -55,6 +55,7 @@ SMALL_CONSTANT = 64  # initializers up to this many elements keep their values f
 CONSTANT_ROUNDS = 3  # rounds of evaluating small static tensors and inferring shapes again
 PROTOBUF_LIMIT = 2**31 - 1  # the largest serialized protobuf message (bigger models keep weights outside)
 BINARY = {"Add": "add", "Sum": "add", "Sub": "add", "Mul": "mul", "Div": "mul"}
+REDUCTIONS = {"ReduceMean": "avg", "ReduceMax": "max"}  # over H and W of an (N, C, H, W) map: a global pool
 
 
 def read_model(path: Path) -> onnx.ModelProto:
@@ -492,6 +493,23 @@ class OnnxFrontEnd:
     def _global_pool(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
         return "global_pool", {"mode": "max" if node.op_type == "GlobalMaxPool" else "avg"}
 
+    def _reduce(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
+        """``ReduceMean`` / ``ReduceMax`` over the two spatial axes of an (N, C, H, W) map (either keepdims; axes
+        as an attribute, or as an input from opset 18 on: ``torch.onnx.export(dynamo=True)`` writes
+        ``AdaptiveAvgPool2d(1)`` so) is the global pool; other reductions (a LayerNorm's mean over the features
+        outside a recognised decomposition) stay unsupported."""
+        rank = len(self.shape(node.input[0]))
+        axes = attrs.get("axes")
+        if axes is None and len(node.input) > 1:
+            axes = self.constant(node.input[1])
+        if axes is None or not np.asarray(axes).size:  # no axes: all of them, or none with noop_with_empty_axes
+            return "unsupported", {"reason": "over every axis, or none"}
+        spatial = sorted({int(a) % rank for a in np.asarray(axes).reshape(-1)}) if rank else []
+        if rank != 4 or spatial != [2, 3]:
+            return "unsupported", {"reason": f"over axes {spatial} of a rank-{rank} tensor; only H and W of an "
+                                             "(N, C, H, W) map, a global pool"}
+        return "global_pool", {"mode": REDUCTIONS[node.op_type]}
+
     def _gemm(self, node: onnx.NodeProto, attrs: dict[str, Any], activations: list[str]) -> tuple[str, dict]:
         b_name = node.input[1]
         if b_name in self.static and node.input[0] not in self.static and not attrs.get("transA", 0):
@@ -702,6 +720,7 @@ HANDLERS: dict[str, Handler] = {
     "Conv": OnnxFrontEnd._conv, "QLinearConv": OnnxFrontEnd._conv, "ConvTranspose": OnnxFrontEnd._conv_transpose,
     "MaxPool": OnnxFrontEnd._pool, "AveragePool": OnnxFrontEnd._pool,
     "GlobalAveragePool": OnnxFrontEnd._global_pool, "GlobalMaxPool": OnnxFrontEnd._global_pool,
+    **{op: OnnxFrontEnd._reduce for op in REDUCTIONS},
     "Gemm": OnnxFrontEnd._gemm, "MatMul": OnnxFrontEnd._matmul, "QLinearMatMul": OnnxFrontEnd._matmul,
     **{op: OnnxFrontEnd._binary for op in BINARY},
     "Concat": OnnxFrontEnd._concat, "BatchNormalization": OnnxFrontEnd._batchnorm, "Pad": OnnxFrontEnd._pad,
@@ -709,7 +728,7 @@ HANDLERS: dict[str, Handler] = {
     "Where": OnnxFrontEnd._where, "Gather": OnnxFrontEnd._gather, "Slice": OnnxFrontEnd._slice,
 }
 SUPPORTED_OPS: tuple[str, ...] = tuple(sorted(
-    set(HANDLERS) | set(ACTIVATIONS) | PASSTHROUGH | {"Constant", "Shape"}
+    (set(HANDLERS) - set(REDUCTIONS)) | {f"{op} (over H and W)" for op in REDUCTIONS} | set(ACTIVATIONS) | PASSTHROUGH | {"Constant", "Shape"}
     | {f"{op} (decomposed)" for op in ("LayerNorm", "RMSNorm", "GELU", "SiLU", "rotary", "partial rotary")}
     | {f"{op} (building a Where mask from inputs)" for op in COMPARISONS}))
 

@@ -31,6 +31,7 @@ class ImportReport:
 
     source: str
     skipped: tuple[SourceOp, ...] = ()
+    bridged: tuple[str, ...] = ()  # consumers reading, past a skipped node, a tensor of another size (one line each)
     folded_batchnorms: tuple[FoldedNode, ...] = ()
     folded_pads: tuple[FoldedNode, ...] = ()
     fused_activations: tuple[FoldedNode, ...] = ()
@@ -44,6 +45,7 @@ class ImportReport:
         out = [f"imported from {self.source}", *self.assumptions]
         if self.skipped:
             out.append(f"skipped {len(self.skipped)} unsupported node(s): {_by_type(self.skipped)}")
+            out.extend(self.bridged)
         if self.folded_batchnorms:
             pairs = _first([f"{f.node}->{f.into}" for f in self.folded_batchnorms])
             out.append(f"folded {len(self.folded_batchnorms)} batch-norm(s) into convolutions: {pairs}")
