@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from dnnmap.api import check_mapper_options, model_path
-from dnnmap.cli.console import load_kernels, shown, stdout_console
+from dnnmap.cli.console import load_kernels, stdout_console, wrote
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
 from dnnmap.cli.options import (BudgetOption, BudgetSecondsOption, ImperfectOption, SeedOption, TileFirstOption,
@@ -21,6 +21,7 @@ from dnnmap.hwgen.evaluate import DesignPoint
 from dnnmap.hwgen.generate import GENERATION_OBJECTIVES, Generation, generate_hardware
 from dnnmap.hwgen.outputs import arch_yaml, verilog_header
 from dnnmap.hwgen.space import Budget
+from dnnmap.report.summary import counted
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS
 
 
@@ -91,9 +92,9 @@ def generate_hw_command(
         out.print(line)
     note = (f"dnnmap generate-hw {' '.join(models)} ({area_budget.describe()}, objective {objective}, mapper {mapper}, "
             f"passes {passes}{''.join(f', density {d}' for d in density or [])})\n"
-            f"{len(gen.points)} points evaluated; chosen: latency {gen.chosen.latency_s * 1e3:.3f} ms, energy "
+            f"{counted(len(gen.points), 'point')} evaluated; chosen: latency {gen.chosen.latency_s * 1e3:.3f} ms, energy "
             f"{gen.chosen.energy_j * 1e3:.3f} mJ")
     write_text_atomic(yaml_path, arch_yaml(gen.chosen.params, note))
     write_text_atomic(verilog_path, verilog_header(gen.chosen.params, note))
-    out.print(f"wrote the architecture YAML to {shown(yaml_path)} (use it: dnnmap map MODEL --arch {yaml_path})")
-    out.print(f"wrote the Verilog parameter header to {shown(verilog_path)}")
+    wrote(out, yaml_path, "the architecture YAML", f"use it: dnnmap map MODEL --arch {yaml_path}")
+    wrote(out, verilog_path, "the Verilog parameter header")

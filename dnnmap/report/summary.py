@@ -30,3 +30,9 @@ def latency_ms(cycles: float, arch: ArchSpec) -> float:
 
 def format_energy(energy: float, arch: ArchSpec) -> str:
     return f"{energy:.4g} {arch.energy_unit}"
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun in the right number: ``1 layer``, ``2 layers``, ``1,024 layers``
+    (``plural`` for nouns that do not just take an "s": ``counted(2, "layer search", "layer searches")``)."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
