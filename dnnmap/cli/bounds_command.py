@@ -79,7 +79,7 @@ def bounds_command(
     load_kernels(err, spec)
     curves = []
     for op, caps in plan:
-        with item_progress(err, f"bounds of {op.name}", [f"{c:,}" for c in sorted(set(caps))], "capacities") as done:
+        with item_progress(err, f"bounds of {op.name}", [f"{c:,}" for c in sorted(set(caps))], "capacity") as done:
             points = attainable_bounds(op, spec, caps, objective, budget_seconds,
                                        on_point=lambda p: done(f"{p.capacity:,}"))
         curves.append((op, points))

@@ -67,14 +67,19 @@ def generate_hw_command(
     budget_seconds: BudgetSecondsOption = DEFAULT_BUDGET_SECONDS,
     imperfect: ImperfectOption = False,
     tile_first: TileFirstOption = False,
+    out_dir: Annotated[Path, typer.Option("--out-dir", "-o", parser=output_path, help="folder of the two output "
+                                          "files (created if missing); default: the current folder", show_default=False)] = Path("."),
     yaml_path: Annotated[Path, typer.Option("--yaml", parser=output_path, help="architecture YAML of the chosen "
-                                            "point (loadable by dnnmap map --arch); written into the current "
-                                            "folder unless a path is given")] = Path("generated_hw.yaml"),
+                                            "point (loadable by dnnmap map --arch); a relative path is taken in "
+                                            "--out-dir")] = Path("generated_hw.yaml"),
     verilog_path: Annotated[Path, typer.Option("--verilog", parser=output_path, help="Verilog parameter header "
-                                               "of the chosen point; written into the current folder unless a "
-                                               "path is given")] = Path("generated_hw.vh"),
+                                               "of the chosen point; a relative path is taken in "
+                                               "--out-dir")] = Path("generated_hw.vh"),
 ) -> None:
-    """Generate sparse SIMD hardware for MODELS under an area (--area-mm2) or PE (--pes) budget."""
+    """Generate sparse SIMD hardware for MODELS under an area (--area-mm2) or PE (--pes) budget: writes the
+    architecture YAML and the Verilog header of the chosen point (generated_hw.yaml and generated_hw.vh in the
+    current folder unless -o/--yaml/--verilog say otherwise)."""
+    yaml_path, verilog_path = out_dir / yaml_path, out_dir / verilog_path  # an absolute path stays as given
     area_budget = Budget(area_mm2, pes)
     options = search_options(budget, seed, budget_seconds, imperfect, tile_first)
     check_mapper_options(mapper, options)
@@ -83,7 +88,7 @@ def generate_hw_command(
     networks = networks_of(models, passes, density)
     err = stderr_console()
     load_kernels(err)
-    with count_progress(err, f"generating hardware for {', '.join(n.name for n in networks)}", "points") as update:
+    with count_progress(err, f"generating hardware for {', '.join(n.name for n in networks)}", "point") as update:
         gen = generate_hardware(networks, area_budget, objective, mapper, max_candidates, progress=update,
                                 options=options)
     out = stdout_console()

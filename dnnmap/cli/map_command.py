@@ -100,12 +100,12 @@ def map_command(
 
     if fuse is None:
         with item_progress(err, f"mapping {prepared.network.name}", [op.name for op in prepared.selected],
-                           "layers") as done:
+                           "layer") as done:
             run = run_map(prepared, on_layer=done)
         print_layers(run)
     else:
         with count_progress(err, f"fusing {prepared.network.name} (--fuse {fuse}, --max-fused {max_fused})",
-                            "layer searches") as update:
+                            "layer search") as update:
             searched = [0]
 
             def searched_one(what: str) -> None:

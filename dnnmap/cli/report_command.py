@@ -23,7 +23,7 @@ def write_report(runs: list[Run], html_path: Path | None, png_dir: Path | None, 
 
     specs = [spec for group in plan(runs) for spec in group]
     pngs: dict[str, Path] = {}  # figure key -> the PNG file it wrote
-    with item_progress(stderr_console(), "drawing the report", [spec.key for spec in specs], "figures") as done:
+    with item_progress(stderr_console(), "drawing the report", [spec.key for spec in specs], "figure") as done:
 
         def drawn(key: str, png: Path | None) -> None:
             done(key)

@@ -109,7 +109,7 @@ def sweep_command(
     if todo:
         load_kernels(err)
     names = [f"{t.arch} / {t.network.name} / {t.objective}" for t in todo]
-    with item_progress(err, "sweeping", names, "tasks") as done:
+    with item_progress(err, "sweeping", names, "task") as done:
         if serial or not todo:  # nothing left to compute: no cluster to start
             rows = run_sweep(tasks, results, on_done=lambda r: done(r.key))
         else:

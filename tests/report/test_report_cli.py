@@ -63,7 +63,7 @@ def test_bad_json_is_a_user_error(run_files: tuple[Path, Path], tmp_path: Path) 
 def test_progress_shows_the_current_item_on_a_terminal() -> None:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=150)
-    with item_progress(console, "mapping net", ["conv1", "pool1", "fc1"], "layers") as done:
+    with item_progress(console, "mapping net", ["conv1", "pool1", "fc1"], "layer") as done:
         done("conv1")
         assert "pool1" in buffer.getvalue() and "1/3" in buffer.getvalue()
         done("pool1")
@@ -75,7 +75,7 @@ def test_progress_shows_the_current_item_on_a_terminal() -> None:
 def test_progress_off_a_terminal_is_one_line() -> None:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=False, width=150)
-    with item_progress(console, "mapping net", ["conv1", "pool1"], "layers") as done:
+    with item_progress(console, "mapping net", ["conv1", "pool1"], "layer") as done:
         done("conv1")
         done("pool1")
     lines = buffer.getvalue().splitlines()

@@ -177,7 +177,7 @@ def test_a_layer_the_default_walk_cannot_map_is_refused_with_the_mapper_that_can
     assert "try --mapper random" in refused.stderr
     mapped = run("map", "resnet18", "--arch", arch, "--layers", "conv1", "--mapper", "random", "--budget", "5000")
     assert mapped.exit_code == 0, mapped.output
-    assert "1 layers:" in mapped.stdout
+    assert "1 layer:" in mapped.stdout
 
 
 def test_unrolling_that_does_not_divide_pads_the_temporal_loop() -> None:
