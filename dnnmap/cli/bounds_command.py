@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from dnnmap.api import MapRequest, prepare_map
-from dnnmap.cli.console import load_kernels, stdout_console
+from dnnmap.cli.console import load_kernels, stdout_console, wrote
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.options import BudgetSecondsOption, check_outputs, output_path, parse_layer_list, search_options
 from dnnmap.cli.progress import item_progress
@@ -79,14 +79,14 @@ def bounds_command(
     load_kernels(err, spec)
     curves = []
     for op, caps in plan:
-        with item_progress(err, f"bounds of {op.name}", [f"{c:,}" for c in sorted(set(caps))], "capacities") as done:
+        with item_progress(err, f"bounds of {op.name}", [f"{c:,}" for c in sorted(set(caps))], "capacity") as done:
             points = attainable_bounds(op, spec, caps, objective, budget_seconds,
                                        on_point=lambda p: done(f"{p.capacity:,}"))
         curves.append((op, points))
         out.print(bounds_table(op, points, objective, spec))
     if json_path is not None:
         write_text_atomic(json_path, json.dumps(bounds_to_dict(model, spec, objective, curves), indent=1) + "\n")
-        out.print(f"wrote {json_path}")
+        wrote(out, json_path)
     if png is not None:
         write_text_atomic(png, bounds_png(curves, objective, spec))
-        out.print(f"wrote {png}")
+        wrote(out, png)

@@ -11,6 +11,7 @@ from rich.table import Table
 from dnnmap.arch.spec import load_arch, preset_names
 from dnnmap.cli.console import stdout_console
 from dnnmap.cli.errors import user_errors
+from dnnmap.report.summary import counted
 from dnnmap.report.tables import si
 from dnnmap.workload import zoo
 from dnnmap.workload.ir import Network
@@ -27,7 +28,7 @@ def _models_table() -> Table:
 
 
 def _layers_table(network: Network) -> Table:
-    table = Table(title=f"{network.name}: {len(network.layers)} layers, {si(network.macs)} MACs",
+    table = Table(title=f"{network.name}: {counted(len(network.layers), 'layer')}, {si(network.macs)} MACs",
                   title_justify="left")
     for header in ("#", "layer", "kind", "dims", "output shape", "MACs", "inputs"):
         table.add_column(header, justify="right" if header in ("#", "MACs") else "left")

@@ -35,3 +35,10 @@ def load_kernels(err: Console, arch: ArchSpec | None = None) -> None:
 def shown(path: Path) -> str:
     """An output path as the user gave it, plus the folder it landed in when it is relative."""
     return str(path) if path.is_absolute() else f"{path} (in {Path.cwd()})"
+
+
+def wrote(out: Console, path: Path, what: str = "", detail: str = "") -> None:
+    """Say that a command wrote an output, every command the same way: ``wrote [WHAT to ]PATH[ (in FOLDER)][: DETAIL]``
+    (the folder when ``path`` is relative; printed without rich markup, so brackets in a path stay as given)."""
+    target = f"{what} to {shown(path)}" if what else shown(path)
+    out.print(f"wrote {target}{f': {detail}' if detail else ''}", markup=False)

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from dnnmap.api import check_mapper_options, model_path
-from dnnmap.cli.console import load_kernels, shown, stdout_console
+from dnnmap.cli.console import load_kernels, stdout_console, wrote
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
 from dnnmap.cli.options import (BudgetOption, BudgetSecondsOption, ImperfectOption, SeedOption, TileFirstOption,
@@ -21,6 +21,7 @@ from dnnmap.hwgen.evaluate import DesignPoint
 from dnnmap.hwgen.generate import GENERATION_OBJECTIVES, Generation, generate_hardware
 from dnnmap.hwgen.outputs import arch_yaml, verilog_header
 from dnnmap.hwgen.space import Budget
+from dnnmap.report.summary import counted
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS
 
 
@@ -66,14 +67,19 @@ def generate_hw_command(
     budget_seconds: BudgetSecondsOption = DEFAULT_BUDGET_SECONDS,
     imperfect: ImperfectOption = False,
     tile_first: TileFirstOption = False,
+    out_dir: Annotated[Path, typer.Option("--out-dir", "-o", parser=output_path, help="folder of the two output "
+                                          "files (created if missing); default: the current folder", show_default=False)] = Path("."),
     yaml_path: Annotated[Path, typer.Option("--yaml", parser=output_path, help="architecture YAML of the chosen "
-                                            "point (loadable by dnnmap map --arch); written into the current "
-                                            "folder unless a path is given")] = Path("generated_hw.yaml"),
+                                            "point (loadable by dnnmap map --arch); a relative path is taken in "
+                                            "--out-dir")] = Path("generated_hw.yaml"),
     verilog_path: Annotated[Path, typer.Option("--verilog", parser=output_path, help="Verilog parameter header "
-                                               "of the chosen point; written into the current folder unless a "
-                                               "path is given")] = Path("generated_hw.vh"),
+                                               "of the chosen point; a relative path is taken in "
+                                               "--out-dir")] = Path("generated_hw.vh"),
 ) -> None:
-    """Generate sparse SIMD hardware for MODELS under an area (--area-mm2) or PE (--pes) budget."""
+    """Generate sparse SIMD hardware for MODELS under an area (--area-mm2) or PE (--pes) budget: writes the
+    architecture YAML and the Verilog header of the chosen point (generated_hw.yaml and generated_hw.vh in the
+    current folder unless -o/--yaml/--verilog say otherwise)."""
+    yaml_path, verilog_path = out_dir / yaml_path, out_dir / verilog_path  # an absolute path stays as given
     area_budget = Budget(area_mm2, pes)
     options = search_options(budget, seed, budget_seconds, imperfect, tile_first)
     check_mapper_options(mapper, options)
@@ -82,7 +88,7 @@ def generate_hw_command(
     networks = networks_of(models, passes, density)
     err = stderr_console()
     load_kernels(err)
-    with count_progress(err, f"generating hardware for {', '.join(n.name for n in networks)}", "points") as update:
+    with count_progress(err, f"generating hardware for {', '.join(n.name for n in networks)}", "point") as update:
         gen = generate_hardware(networks, area_budget, objective, mapper, max_candidates, progress=update,
                                 options=options)
     out = stdout_console()
@@ -91,9 +97,9 @@ def generate_hw_command(
         out.print(line)
     note = (f"dnnmap generate-hw {' '.join(models)} ({area_budget.describe()}, objective {objective}, mapper {mapper}, "
             f"passes {passes}{''.join(f', density {d}' for d in density or [])})\n"
-            f"{len(gen.points)} points evaluated; chosen: latency {gen.chosen.latency_s * 1e3:.3f} ms, energy "
+            f"{counted(len(gen.points), 'point')} evaluated; chosen: latency {gen.chosen.latency_s * 1e3:.3f} ms, energy "
             f"{gen.chosen.energy_j * 1e3:.3f} mJ")
     write_text_atomic(yaml_path, arch_yaml(gen.chosen.params, note))
     write_text_atomic(verilog_path, verilog_header(gen.chosen.params, note))
-    out.print(f"wrote the architecture YAML to {shown(yaml_path)} (use it: dnnmap map MODEL --arch {yaml_path})")
-    out.print(f"wrote the Verilog parameter header to {shown(verilog_path)}")
+    wrote(out, yaml_path, "the architecture YAML", f"use it: dnnmap map MODEL --arch {yaml_path}")
+    wrote(out, verilog_path, "the Verilog parameter header")

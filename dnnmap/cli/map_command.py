@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from dnnmap.api import MapRequest, prepare_map, run_map
-from dnnmap.cli.console import load_kernels, stdout_console
+from dnnmap.cli.console import load_kernels, stdout_console, wrote
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.options import (INPUT_SHAPE_HELP, PNG_DIR_HELP, BudgetOption, BudgetSecondsOption, ImperfectOption,
                                 PlacementOption, SeedOption, TileFirstOption, check_outputs, mapper_help, output_path,
@@ -16,6 +16,7 @@ from dnnmap.cli.options import (INPUT_SHAPE_HELP, PNG_DIR_HELP, BudgetOption, Bu
 from dnnmap.cli.progress import count_progress, item_progress
 from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.errors import DnnmapError
+from dnnmap.report.summary import counted
 from dnnmap.search.constraints import load_constraints
 from dnnmap.search.options import DEFAULT_BUDGET, DEFAULT_BUDGET_SECONDS
 from dnnmap.workload.sparsity import parse_density_options
@@ -99,12 +100,12 @@ def map_command(
 
     if fuse is None:
         with item_progress(err, f"mapping {prepared.network.name}", [op.name for op in prepared.selected],
-                           "layers") as done:
+                           "layer") as done:
             run = run_map(prepared, on_layer=done)
         print_layers(run)
     else:
         with count_progress(err, f"fusing {prepared.network.name} (--fuse {fuse}, --max-fused {max_fused})",
-                            "layer searches") as update:
+                            "layer search") as update:
             searched = [0]
 
             def searched_one(what: str) -> None:
@@ -116,9 +117,9 @@ def map_command(
     out = stdout_console()
     if json_path is not None:
         run.save_json(json_path)
-        out.print(f"wrote {json_path}")
+        wrote(out, json_path)
     if html is not None or png_dir is not None:
         write_report(run.report_runs(f"dnnmap map {model} --arch {arch}"), html, png_dir, out)
     if save_mappings is not None:
         count = run.save_mappings(save_mappings)
-        out.print(f"wrote {count} mapping files to {save_mappings}/")
+        wrote(out, save_mappings, counted(count, "mapping file"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dnnmap.api import MapRun
-from dnnmap.cli.console import stdout_console
+from dnnmap.cli.console import stdout_console, wrote
 from dnnmap.fileio import write_text_atomic
 from dnnmap.report.fusion import group_table, totals_lines
 from dnnmap.report.fusion_trace import timeline_png, trace_json
@@ -22,10 +22,10 @@ def print_fused(run: MapRun, trace: Path | None, trace_png: Path | None) -> None
         out.print(line)
     if trace is not None:
         write_text_atomic(trace, trace_json(run.fusion))
-        out.print(f"wrote {trace} (Chrome trace-event JSON; open in https://ui.perfetto.dev)")
+        wrote(out, trace, detail="Chrome trace-event JSON; open in https://ui.perfetto.dev")
     if trace_png is not None:
         write_text_atomic(trace_png, timeline_png(run.fusion))
-        out.print(f"wrote {trace_png}")
+        wrote(out, trace_png)
 
 
 def print_layers(run: MapRun) -> None:

@@ -17,6 +17,8 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
+from dnnmap.report.summary import counted, plural
+
 INTERVAL_ENV = "DNNMAP_PROGRESS_SECONDS"
 DEFAULT_INTERVAL = 10.0
 
@@ -54,10 +56,10 @@ class _PlainLines:
     def status(self) -> str:
         elapsed = time.perf_counter() - self.start
         if not self.total:
-            counted = f"{self.done} {self.noun}, " if self.done or self.total is not None else ""
-            text = f"{self.action}: {counted}{duration(elapsed)} elapsed"
+            done = f"{counted(self.done, self.noun)}, " if self.done or self.total is not None else ""
+            text = f"{self.action}: {done}{duration(elapsed)} elapsed"
         else:
-            text = f"{self.action}: {self.done} of {self.total} {self.noun} ({self.done / self.total:.0%}), " \
+            text = f"{self.action}: {self.done:,} of {counted(self.total, self.noun)} ({self.done / self.total:.0%}), " \
                    f"{duration(elapsed)} elapsed"
             if self.done:
                 text += f", ETA {duration(elapsed / self.done * (self.total - self.done))}"
@@ -76,9 +78,9 @@ class _PlainLines:
 def track(console: Console, action: str, noun: str, total: int | None = None,
           summary: bool = True) -> Iterator[Callable[[int, int | None, str], None]]:
     """Yields ``update(done, total, current)``: ``done`` items of ``total`` (None: unknown) finished,
-    ``current`` the item in work. ``action`` names the work (``mapping resnet50``), ``noun`` the items
-    (``layers``). Off a terminal the last line is ``ACTION: DONE of TOTAL NOUN in S s`` (with ``summary``;
-    without it, only when periodic lines were printed)."""
+    ``current`` the item in work. ``action`` names the work (``mapping resnet50``), ``noun`` one item
+    (``layer``: counts print it in the right number). Off a terminal the last line is ``ACTION: DONE of TOTAL
+    NOUNS in S s`` (with ``summary``; without it, only when periodic lines were printed)."""
     if not console.is_terminal:
         with _PlainLines(console, action, noun, total) as state:
 
@@ -89,12 +91,12 @@ def track(console: Console, action: str, noun: str, total: int | None = None,
 
             yield record
         if summary or state.lines:
-            counted = (f"{state.done} of {state.total} {noun}" if state.total else
-                       f"{state.done} {noun}" if state.done else "done")
-            console.print(f"{action}: {counted} in {time.perf_counter() - state.start:.1f} s", highlight=False,
+            finished = (f"{state.done:,} of {counted(state.total, noun)}" if state.total else
+                        counted(state.done, noun) if state.done else "done")
+            console.print(f"{action}: {finished} in {time.perf_counter() - state.start:.1f} s", highlight=False,
                           soft_wrap=True, markup=False)
         return
-    counts = (BarColumn(), MofNCompleteColumn(), TextColumn(noun)) if noun else ()
+    counts = (BarColumn(), MofNCompleteColumn(), TextColumn(plural(noun))) if noun else ()
     eta = (TextColumn("ETA"), TimeRemainingColumn()) if noun else ()
     columns = (SpinnerColumn(), TextColumn("{task.description}"), *counts, TimeElapsedColumn(), *eta,
                TextColumn("[dim]{task.fields[current]}"))

@@ -12,7 +12,7 @@ from rich.table import Table
 from dnnmap.api import check_mapper_options, resolve_arch
 from dnnmap.arch.area import area_of
 from dnnmap.arch.templates.sparse_simd import sparse_simd_spec
-from dnnmap.cli.console import load_kernels, shown, stdout_console
+from dnnmap.cli.console import load_kernels, shown, stdout_console, wrote
 from dnnmap.cli.errors import stderr_console, user_errors
 from dnnmap.cli.hw_inputs import DENSITY_HELP, networks_of
 from dnnmap.cli.options import (BudgetOption, BudgetSecondsOption, ImperfectOption, SeedOption, TileFirstOption,
@@ -109,7 +109,7 @@ def sweep_command(
     if todo:
         load_kernels(err)
     names = [f"{t.arch} / {t.network.name} / {t.objective}" for t in todo]
-    with item_progress(err, "sweeping", names, "tasks") as done:
+    with item_progress(err, "sweeping", names, "task") as done:
         if serial or not todo:  # nothing left to compute: no cluster to start
             rows = run_sweep(tasks, results, on_done=lambda r: done(r.key))
         else:
@@ -124,4 +124,4 @@ def sweep_command(
     out.print(f"results stored in {shown(store)}")
     for path, kind in ((csv_path, "CSV"), (json_path, "JSON")):
         if path is not None:
-            out.print(f"wrote the {kind} table to {shown(path)}")
+            wrote(out, path, f"the {kind} table")

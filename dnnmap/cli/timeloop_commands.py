@@ -14,7 +14,7 @@ import typer
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.arch.timeloop import ErtMode, import_timeloop_arch
-from dnnmap.cli.console import stdout_console
+from dnnmap.cli.console import stdout_console, wrote
 from dnnmap.cli.errors import user_errors
 from dnnmap.cli.options import check_outputs
 from dnnmap.cli.zigzag_import import import_zigzag, spec_yaml
@@ -22,6 +22,7 @@ from dnnmap.errors import DnnmapError
 from dnnmap.mapping.io import save_mapping, write_atomic
 from dnnmap.mapping.mapping import Mapping, validate_mapping
 from dnnmap.mapping.timeloop_map import load_timeloop_mapping, save_timeloop_mapping
+from dnnmap.report.summary import counted
 from dnnmap.workload.importers import save_network
 from dnnmap.workload.importers.timeloop_problem import (
     load_timeloop_problem,
@@ -85,16 +86,16 @@ def import_arch_command(
     m = None if mapping is None or op is None else _imported_mapping(mapping, op, imported.spec, output)
     out = stdout_console()
     write_atomic(output, spec_yaml(imported.spec))
-    out.print(f"wrote {output}: architecture {imported.spec.name!r}, {len(imported.spec.levels)} levels, "
-              f"{imported.spec.num_macs} MACs", markup=False)
+    wrote(out, output, detail=f"architecture {imported.spec.name!r}, {counted(len(imported.spec.levels), 'level')}, "
+                              f"{counted(imported.spec.num_macs, 'MAC')}")
     for note in imported.notes:
         out.print(f"note: {note}", markup=False)
     if op is not None and net_path is not None:
         save_network(problem_network(op), net_path)
-        out.print(f"wrote {net_path}: layer {op.name!r}, {op.macs} MACs", markup=False)
+        wrote(out, net_path, detail=f"layer {op.name!r}, {counted(op.macs, 'MAC')}")
     if m is not None and map_path is not None and op is not None:
         save_mapping(map_path, m, [lv.name for lv in imported.spec.levels], op)
-        out.print(f"wrote {map_path}: mapping of {op.name!r} on {output}", markup=False)
+        wrote(out, map_path, detail=f"mapping of {op.name!r} on {output}")
 
 
 def _imported_mapping(path: Path, op: Operator, spec: ArchSpec, arch_file: Path) -> Mapping:
@@ -106,4 +107,4 @@ def _imported_mapping(path: Path, op: Operator, spec: ArchSpec, arch_file: Path)
 def write_timeloop_map(path: Path, m: Mapping, op: Operator, spec: ArchSpec) -> None:
     """``show --timeloop-map``: write ``m`` in Timeloop's map format and say so."""
     save_timeloop_mapping(path, m, op, spec)
-    stdout_console().print(f"wrote {path}: Timeloop mapping", markup=False)
+    wrote(stdout_console(), path, detail="Timeloop mapping")

@@ -8,10 +8,11 @@ from typing import Annotated, Optional
 import typer
 
 from dnnmap.api import model_path, resolve_network
-from dnnmap.cli.console import stdout_console
+from dnnmap.cli.console import stdout_console, wrote
 from dnnmap.cli.errors import user_errors
 from dnnmap.cli.options import INPUT_SHAPE_HELP, check_outputs, output_path, parse_input_shapes, strict_int
 from dnnmap.limits import check_seed
+from dnnmap.report.summary import counted
 from dnnmap.report.tables import si
 from dnnmap.targets import registry
 from dnnmap.targets.registry import CompileOptions, SimulateOptions, Target
@@ -41,8 +42,7 @@ def import_command(
     else:
         network = resolve_network(model, shapes)  # a zoo name or named workload: no --input-shape
     save_network(network, output)
-    out.print(f"wrote {output}: network {network.name!r}, {len(network.layers)} layers, {si(network.macs)} MACs",
-              markup=False)
+    wrote(out, output, detail=f"network {network.name!r}, {counted(len(network.layers), 'layer')}, {si(network.macs)} MACs")
 
 
 def _compile_source(target: Target, net: str) -> Network | Path:

@@ -9,12 +9,13 @@ import yaml
 from dnnmap.api import mapping_file_name
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.arch.zigzag import import_zigzag_arch
-from dnnmap.cli.console import stdout_console
+from dnnmap.cli.console import stdout_console, wrote
 from dnnmap.errors import DnnmapError
 from dnnmap.fileio import load_data
 from dnnmap.mapping.io import save_mapping, write_atomic
 from dnnmap.mapping.mapping import Mapping, validate_mapping
 from dnnmap.mapping.zigzag_map import mapping_entry, operand_links, zigzag_mapping
+from dnnmap.report.summary import counted
 from dnnmap.workload.importers import save_network
 from dnnmap.workload.importers.zigzag_workload import (
     common_precision,
@@ -47,15 +48,15 @@ def import_zigzag(hardware: Path, output: Path, workload: Path | None, mapping: 
     final = final_output_bits(imported) if imported is not None else None
     core = import_zigzag_arch(hardware, links, bits, clock_mhz, final)
     write_atomic(output, spec_yaml(core.spec))
-    out.print(f"wrote {output}: architecture {core.spec.name!r}, {len(core.spec.levels)} levels, "
-              f"{core.spec.num_macs} MACs", markup=False)
+    wrote(out, output, detail=f"architecture {core.spec.name!r}, {counted(len(core.spec.levels), 'level')}, "
+                              f"{counted(core.spec.num_macs, 'MAC')}")
     for note in [*core.notes, *notes, *(imported.notes if imported else ())]:
         out.print(f"note: {note}", markup=False)
     if imported is None:
         return
     net_path = network_output or output.parent / f"{workload.name.split('.')[0]}.net.yaml"  # type: ignore[union-attr]
     save_network(imported.network, net_path)
-    out.print(f"wrote {net_path}: {len(imported.network.layers)} layers", markup=False)
+    wrote(out, net_path, detail=counted(len(imported.network.layers), "layer"))
     if mapping_data is None:
         return
     folder = mapping_output or output.parent / f"{mapping.name.split('.')[0]}.mappings"  # type: ignore[union-attr]
@@ -65,4 +66,4 @@ def import_zigzag(hardware: Path, output: Path, workload: Path | None, mapping: 
         validate_mapping(m, layer.op, core.spec)
         save_mapping(folder / mapping_file_name(i, layer.name),
                      Mapping(m.levels, m.layouts, m.layer, str(output), m.notes), names, layer.op)
-    out.print(f"wrote {folder}: {len(imported.network.layers)} mapping files", markup=False)
+    wrote(out, folder, detail=counted(len(imported.network.layers), "mapping file"))

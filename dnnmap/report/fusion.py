@@ -9,6 +9,7 @@ from dnnmap.fusion.costing import Cost, volume_bytes
 from dnnmap.fusion.network import FusionResult
 from dnnmap.fusion.schedule import Schedule
 from dnnmap.fusion.search import GroupSchedule
+from dnnmap.report.summary import counted
 from dnnmap.report.tables import si
 
 
@@ -54,7 +55,7 @@ def _line(label: str, schedule: Schedule, base: Cost) -> str:
     c = schedule.cost
     return (f"{label:<22} energy {si(c.energy)} ({_ratio(c.energy, base.energy)}), {c.cycles:,.0f} cycles "
             f"({_ratio(c.cycles, base.cycles)}), DRAM {c.dram_bytes / 1e6:.2f} MB ({_ratio(c.dram_bytes, base.dram_bytes)}), "
-            f"{len(schedule.fused)} fused groups, objective {schedule.score:.4g}")
+            f"{counted(len(schedule.fused), 'fused group')}, objective {schedule.score:.4g}")
 
 
 def totals_lines(result: FusionResult) -> list[str]:

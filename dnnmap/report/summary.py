@@ -30,3 +30,18 @@ def latency_ms(cycles: float, arch: ArchSpec) -> float:
 
 def format_energy(energy: float, arch: ArchSpec) -> str:
     return f"{energy:.4g} {arch.energy_unit}"
+
+
+def plural(noun: str) -> str:
+    """The plural of an English noun of dnnmap's output: ``layer`` -> ``layers``, ``layer search`` ->
+    ``layer searches``, ``capacity`` -> ``capacities``, ``MAC`` -> ``MACs``."""
+    if noun.endswith(("s", "sh", "ch", "x")):
+        return noun + "es"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def counted(n: int, noun: str) -> str:
+    """A count with its noun in the right number: ``1 layer``, ``2 layers``, ``1,024 layers``."""
+    return f"{n:,} {noun if n == 1 else plural(noun)}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from dnnmap.report.summary import format_energy, latency_ms, mapping_summary
+from dnnmap.report.summary import counted, format_energy, latency_ms, mapping_summary
 from dnnmap.search.network import NetworkResult
 
 
@@ -48,9 +48,9 @@ def layer_table(result: NetworkResult) -> Table:
 def totals_line(result: NetworkResult) -> str:
     arch = result.arch
     phase = f" ({result.phase})" if result.phase else ""
-    return (f"{len(result.layers)} layers{phase}: {result.cycles:,.0f} cycles = "
+    return (f"{counted(len(result.layers), 'layer')}{phase}: {result.cycles:,.0f} cycles = "
             f"{latency_ms(result.cycles, arch):.3f} ms at {arch.clock_mhz:g} MHz, "
             f"energy {format_energy(result.energy, arch)} (on-chip {format_energy(result.energy_onchip, arch)}, "
             f"off-chip {format_energy(result.energy_offchip, arch)}), DRAM {result.dram_bytes / 1e6:.2f} MB, "
-            f"utilization {result.utilization:.1%}, {result.evaluated:,} mappings evaluated in "
+            f"utilization {result.utilization:.1%}, {counted(result.evaluated, 'mapping')} evaluated in "
             f"{result.seconds:.1f} s")

@@ -222,7 +222,7 @@ def test_onnx_file_with_input_shape(tmp_path: Path) -> None:
     model = _tiny_onnx(tmp_path / "tiny.onnx")
     imported = run("import", model, "-o", tmp_path / "tiny.yaml", "--input-shape", "x=1x3x16x16")
     assert imported.exit_code == 0, imported.output
-    assert "imported from" in imported.stdout and "1 layers" in imported.stdout
+    assert "imported from" in imported.stdout and "network 'tiny', 1 layer, " in imported.stdout
     mapped = run("map", model, "--input-shape", "x=1x3x16x16", "--json", tmp_path / "tiny.json",
                  "--save-mappings", tmp_path / "maps")
     assert mapped.exit_code == 0, mapped.output

@@ -39,7 +39,7 @@ def test_counts_without_a_total_and_a_phase_off_a_terminal(monkeypatch: pytest.M
     monkeypatch.setenv(INTERVAL_ENV, "0.1")
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=False, width=150)
-    with count_progress(console, "fusing net", "layer searches") as update:
+    with count_progress(console, "fusing net", "layer search") as update:
         update(3, 0, "conv1 on half")
         time.sleep(0.35)
     lines = buffer.getvalue().splitlines()
@@ -55,6 +55,6 @@ def test_counts_without_a_total_and_a_phase_off_a_terminal(monkeypatch: pytest.M
 def test_fuse_counts_on_a_terminal() -> None:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=150)
-    with count_progress(console, "fusing net", "layer searches") as update:
+    with count_progress(console, "fusing net", "layer search") as update:
         update(5, 0, "conv2 on half")
         assert "5/?" in buffer.getvalue() and "layer searches" in buffer.getvalue()

@@ -160,3 +160,21 @@ def test_layers_of_one_shape_but_different_densities_are_searched_apart() -> Non
     dense_layer, sparse_layer = result.layers
     assert sparse_layer.reused_from is None
     assert sparse_layer.energy < dense_layer.energy
+
+
+def test_out_dir_holds_both_files_and_help_says_where_they_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-o/--out-dir`` (as `compile -o`): the folder of both files, relative --yaml/--verilog names inside it,
+    an absolute one as given; each "wrote" line names the folder of a relative path like every command's."""
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    r = runner.invoke(app, ["generate-hw", "lenet5", "--pes", "16", "--max-candidates", "2", "-o", "hw",
+                            "--verilog", str(tmp_path / "abs.vh")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "hw" / "generated_hw.yaml").is_file() and (tmp_path / "abs.vh").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["abs.vh", "hw"]
+    lines = r.stdout.splitlines()
+    assert f"wrote the architecture YAML to hw/generated_hw.yaml (in {tmp_path}): use it: dnnmap map MODEL --arch " \
+           "hw/generated_hw.yaml" in lines
+    assert f"wrote the Verilog parameter header to {tmp_path / 'abs.vh'}" in lines
+    shown = " ".join(runner.invoke(app, ["generate-hw", "--help"], env={"COLUMNS": "200"}).stdout.split())
+    assert "generated_hw.yaml and generated_hw.vh in the current folder" in shown and "--out-dir" in shown

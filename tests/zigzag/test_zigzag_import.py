@@ -174,7 +174,7 @@ def test_a_layer_a_small_sample_cannot_map_is_refused_saying_what_to_try(tmp_pat
     assert run("import-arch", "zigzag", HW / "meta_prototype.yaml", "-o", arch).exit_code == 0
     mapped = run("map", "resnet18", "--arch", arch, "--layers", "conv1")
     assert mapped.exit_code == 0, mapped.output
-    assert "1 layers:" in mapped.stdout
+    assert "1 layer:" in mapped.stdout
     refused = run("map", "resnet18", "--arch", arch, "--layers", "conv1", "--mapper", "random", "--budget", "1")
     assert refused.exit_code == 2 and "Traceback" not in refused.output
     assert "layer 'conv1': no legal mapping found on 'meta_prototype'" in refused.stderr

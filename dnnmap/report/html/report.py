@@ -11,6 +11,7 @@ from dnnmap.report.html.page import figure, page, section
 from dnnmap.report.html.plots import PlotSpec, comparison_plots, run_plots
 from dnnmap.report.html.run_section import run_html
 from dnnmap.report.html.runs import Run
+from dnnmap.report.summary import counted
 
 PNG_DPI = 150
 
@@ -23,26 +24,30 @@ def plan(runs: list[Run]) -> list[list[PlotSpec]]:
                                                                      for i, run in enumerate(runs)]
 
 
-def render(spec: PlotSpec, png_dir: Path | None) -> str:
-    """The figure's HTML (or a note when its data is missing), saving its PNG into ``png_dir`` if given."""
+def render(spec: PlotSpec, png_dir: Path | None) -> tuple[str, Path | None]:
+    """The figure's HTML (or a note when its data is missing) and the PNG file it saved into ``png_dir`` (None: no
+    ``png_dir``, or no figure to save)."""
     canvas = spec.build()
     if canvas is None:
-        return f'<p class="help">{escape(spec.missing)}</p>'
-    if png_dir is not None:
-        canvas.png(png_dir / f"{spec.key}.png", PNG_DPI)
-    return figure(spec.key, canvas.svg(), spec.caption)
+        return f'<p class="help">{escape(spec.missing)}</p>', None
+    png = None if png_dir is None else png_dir / f"{spec.key}.png"
+    if png is not None:
+        canvas.png(png, PNG_DPI)
+    return figure(spec.key, canvas.svg(), spec.caption), png
 
 
 def build_report(runs: list[Run], png_dir: Path | None = None,
-                 on_figure: Callable[[str], None] | None = None) -> str:
-    """The self-contained HTML page; ``on_figure(key)`` is called after each figure is drawn."""
+                 on_figure: Callable[[str, Path | None], None] | None = None) -> str:
+    """The self-contained HTML page; ``on_figure(key, png)`` is called after each figure is drawn, with the PNG
+    file it wrote (None: no ``png_dir``, or the figure's data is missing and the page shows a note instead)."""
 
     def draw(specs: list[PlotSpec]) -> str:
         parts = []
         for spec in specs:
-            parts.append(render(spec, png_dir))
+            html, png = render(spec, png_dir)
+            parts.append(html)
             if on_figure:
-                on_figure(spec.key)
+                on_figure(spec.key, png)
         return "".join(parts)
 
     groups = plan(runs)
@@ -50,7 +55,7 @@ def build_report(runs: list[Run], png_dir: Path | None = None,
     if len(runs) == 1:
         run = runs[0]
         title = f"dnnmap report: {run.model} on {run.arch}"
-        subtitle = (f"{len(run.layers)} layers mapped by the {run.mapper} mapper for {run.objective}, "
+        subtitle = (f"{counted(len(run.layers), 'layer')} mapped by the {run.mapper} mapper for {run.objective}, "
                     f"{run.totals['latency_ms']:.4g} ms, {run.totals['energy']:.4g} {run.energy_unit}")
         return page(title, subtitle, run_html(run, draw(groups[0])), f"dnnmap {version} · {run.source}")
     names = compare.common_layers(runs)

@@ -10,6 +10,7 @@ from dnnmap.report.html.axes import LEGEND_ROW, LegendEntry, Plot, legend, legen
 from dnnmap.report.html.canvas import Canvas, text_width
 from dnnmap.report.html.runs import Run
 from dnnmap.report.html.style import TITLE_FONT, WIDTH, level_color
+from dnnmap.report.summary import counted
 
 LABELLED_LAYERS = 12  # networks up to this many layers get their points labelled
 HEIGHT = 4.6 * 72
@@ -65,7 +66,7 @@ def roofline_figure(run: Run) -> Canvas:
     plot.ylabel("attained operations per second", 46)
     missing = len(run.layers) - len(layers)
     note = f", {missing} moving no {levels[-1]} byte not shown" if missing else ""
-    canvas.text(plot.left, 18, f"Roofline of {run.arch}: {len(layers)} layers{note} (area: share of latency)",
+    canvas.text(plot.left, 18, f"Roofline of {run.arch}: {counted(len(layers), 'layer')}{note} (area: share of latency)",
                 TITLE_FONT)
     _, column = legend_layout(entries, 0, 1)
     left, top = plot.left + plot.width - column - 4, plot.top + plot.height - LEGEND_ROW * len(entries) - 6
