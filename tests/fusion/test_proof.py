@@ -71,6 +71,7 @@ CASES = [
     (INCEPTION, MODULE_A[7:], 3, 3, None),  # avg-pool branch + concat: the other branches' maps come from DRAM
     (INCEPTION, MODULE_B, 1, 1, None),  # the reduction module: 3x3/2, 1x1-3x3-3x3/2, max-pool/2, concat
     (INCEPTION, MODULE_A[5:] + MODULE_B, 1, 2, None),  # across the two modules
+    (BERT, ["layer0.q_proj", "layer0.k_proj", "layer0.v_proj"], 3, 1, None),  # three projections of one input
 ]
 
 
