@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from dnnmap.fusion.geometry import LayerGeometry
 from dnnmap.fusion.tiling import AxisPlan, TilePlan
 
@@ -165,3 +167,76 @@ def _output_words(plan: TilePlan) -> int:
         hx = max(plan.cols.widths(name))
         words += hy * hx * (channels + (ONLINE_SOFTMAX_STATE if plan.key_tile else 0))
     return words
+
+
+def last_reads(plan: TilePlan) -> dict[str, np.ndarray]:
+    """Per map and pixel, the last step (``tile * layers + position``) that reads it; -1 if none: the step after
+    which the pixel leaves the buffer."""
+    group = plan.group
+    steps = len(group)
+    last = {m: np.full(info.hw, -1, dtype=np.int64) for m, info in group.maps.items()}
+    for k, (i, j) in enumerate(plan.tiles()):
+        for p, layer in enumerate(group.layers):
+            for src in layer.inputs:
+                (y0, y1), (x0, x1) = plan.window_box(layer, src, i, j)
+                np.maximum(last[src][y0:y1, x0:x1], k * steps + p, out=last[src][y0:y1, x0:x1])
+    return last
+
+
+def produced_tiles(plan: TilePlan, name: str) -> np.ndarray:
+    """Per pixel of map ``name``, the bottom tile that produces (or fetches) it; -1 if none."""
+    produced = np.full(plan.group.maps[name].hw, -1, dtype=np.int64)
+    for k, (i, j) in enumerate(plan.tiles()):
+        (y0, y1), (x0, x1) = plan.new_box(name, i, j)
+        produced[y0:y1, x0:x1] = k
+    return produced
+
+
+@dataclass(frozen=True)
+class OverlapBuffer:
+    """The buffer a spatially fused group needs when its sub-arrays overlap with at most ``W`` bottom tiles in
+    flight (a step of tile ``t`` starts only once every step of tiles ``<= t - W`` has finished).
+
+    At any moment let ``t`` be the first tile not finished. Every tile before it is done, so a held pixel
+    produced (or fetched) before ``t`` is one a step of tile ``t`` or later still reads: ``held[t]``, the
+    words the sequential schedule holds between tiles ``t - 1`` and ``t``. Every other held pixel was produced
+    by a started step, of tiles ``t .. t + W - 1``: at most their new blocks, ``new[t] + ... + new[t + W - 1]``
+    (a block counts from its step's start). Resident weights and the output blocks in flight (one per output
+    map: each sub-array computes one block at a time) are ``fixed``. So the buffer never holds more than
+    :meth:`words`; with ``W = 1`` this bounds the sequential executor too (tile by tile, every block of the
+    tile before any eviction)."""
+
+    held: np.ndarray  # (tiles,) words produced before tile t and read at tile t or later
+    new: np.ndarray  # (tiles,) words produced or fetched at tile t
+    fixed: int  # resident weights and output blocks
+
+    def words(self, window: int) -> int:
+        """The bound with ``window`` tiles in flight."""
+        n = len(self.new)
+        total = np.concatenate([[0], np.cumsum(self.new)])
+        t = np.arange(n)
+        return int((self.held + total[np.minimum(t + window, n)] - total[t]).max(initial=0)) + self.fixed
+
+    def window(self, capacity_words: int, most: int) -> int | None:
+        """The most tiles in flight, up to ``most``, whose bound fits ``capacity_words``; None if not even one."""
+        fitting = [w for w in range(1, max(most, 1) + 1) if self.words(w) <= capacity_words]
+        return fitting[-1] if fitting else None
+
+
+def overlap_buffer(plan: TilePlan) -> OverlapBuffer:
+    """:class:`OverlapBuffer` of ``plan`` from each map's producing tile and last reading tile per pixel."""
+    group = plan.group
+    n, layers = plan.n_tiles, len(group)
+    held, new = np.zeros(n + 1, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    for m, last in last_reads(plan).items():
+        if not group.consumers(m):
+            continue
+        produced = produced_tiles(plan, m)
+        channels = plan.map_channels(m)
+        read = np.where(last >= 0, last // layers, -1).ravel()
+        made = produced.ravel()
+        new += channels * np.bincount(made[made >= 0], minlength=n)
+        kept = read > made  # held from the tile after it was made to its last reading tile
+        held += channels * (np.bincount(made[kept] + 1, minlength=n + 1) - np.bincount(read[kept] + 1, minlength=n + 2)[:n + 1])
+    fixed = sum(resident_weight_words(plan, g) for g in group.layers) + _output_words(plan)
+    return OverlapBuffer(np.cumsum(held)[:n], new, fixed)

@@ -98,8 +98,13 @@ def volume_bytes(arch: ArchSpec, volume: OffChipVolume) -> float:
 
 def _eq6_words(result: SearchResult, traffic: LayerTraffic) -> list[int]:
     """Per tensor of the operator, the words it moves across the chip boundary under Eq. 6: each input
-    tensor its map's fetch (0 for an on-chip map), the weights, the output when it is a group output."""
-    inputs = iter(traffic.input_fetch)
+    tensor its map's fetch (0 for an on-chip map), the weights, the output when it is a group output. A concat's
+    one input tensor stacks all its maps, so it moves their fetches together."""
+    fetch = list(traffic.input_fetch)
+    tensors = sum(t.role == "input" for t in result.op.tensors)
+    if 0 < tensors < len(fetch):
+        fetch[tensors - 1:] = [sum(fetch[tensors - 1:])]
+    inputs = iter(fetch)
     by_role = {"weight": traffic.weight_words, "output": traffic.output_words}
     return [next(inputs, 0) if t.role == "input" else by_role.get(t.role, 0) for t in result.op.tensors]
 

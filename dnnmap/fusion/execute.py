@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dnnmap.fusion.buffers import last_reads
 from dnnmap.fusion.geometry import FusionError, LayerGeometry
 from dnnmap.fusion.tile_ops import block_macs, compute_block, pad_value
 from dnnmap.fusion.tiling import Interval, TilePlan
@@ -91,13 +92,20 @@ class ExecutionCounts:
         return self.dram_read_words + self.dram_write_words
 
 
-@dataclass(frozen=True)
+@dataclass
 class Step:
-    """One layer computing its new block at bottom tile ``tile``; ``reads``: (group layer, latest tile of it read)."""
+    """One layer computing its new block at bottom tile ``tile``; ``reads``: (group layer, latest tile of it read).
+    Buffer words, for :func:`replay`: ``fetched`` (external inputs fetched for this tile when this is its first
+    step), ``stored`` (the block it writes into a map store), ``transient`` (the largest output-channel chunk it
+    sends to DRAM unstored, with the weight slice it streams), ``freed`` (held words whose last reader it is)."""
 
     tile: int
     layer: str
     reads: tuple[tuple[str, int], ...]
+    fetched: int = 0
+    stored: int = 0
+    transient: int = 0
+    freed: int = 0
 
 
 @dataclass
@@ -107,30 +115,44 @@ class ExecutionResult:
     steps: list[Step] = field(default_factory=list)
 
 
-def replay_finish(steps: list[Step], duration: dict[tuple[int, str], float]) -> float:
+@dataclass(frozen=True)
+class Replay:
+    """The replayed schedule's last finish (cycles) and its peak buffer occupancy (words)."""
+
+    finish: float
+    peak_words: int
+
+
+def replay(steps: list[Step], duration: dict[tuple[int, str], float], window: int | None = None,
+           resident: int = 0) -> Replay:
     """Event replay of the executed steps with one sub-array per layer: a step starts when its sub-array is
-    free and every pixel it read has been written (the finish of the step that wrote it); returns the last
-    finish. ``duration[(tile, layer)]`` is the step's cycles. The executor's order lists a step after all it
-    read and after its sub-array's previous step, so one pass in that order is the event simulation."""
+    free, every pixel it read has been written (the finish of the step that wrote it) and, with ``window``
+    tiles in flight, every step of tiles ``<= tile - window`` has finished. ``duration[(tile, layer)]`` is the
+    step's cycles. The executor's order lists a step after all it read, after its sub-array's previous step
+    and after every earlier tile, so one pass in that order is the event simulation.
+
+    Occupancy: a step's fetched inputs, stored block and transient chunk are held from its start, its freed
+    words and transient chunk leave at its finish; ``resident`` words (weights) are held throughout."""
     finish: dict[tuple[int, str], float] = {}
     free: dict[str, float] = {}
+    done: list[float] = []  # done[t]: the latest finish of the steps of tiles <= t
+    events: dict[float, int] = {}
     for s in steps:
-        ready = max([free.get(s.layer, 0.0)] + [finish[(t, m)] for m, t in s.reads])
-        finish[(s.tile, s.layer)] = free[s.layer] = ready + duration[(s.tile, s.layer)]
-    return max(finish.values(), default=0.0)
+        while len(done) <= s.tile:
+            done.append(done[-1] if done else 0.0)
+        gate = done[s.tile - window] if window is not None and s.tile >= window else 0.0
+        start = max([free.get(s.layer, 0.0), gate] + [finish[(t, m)] for m, t in s.reads])
+        end = finish[(s.tile, s.layer)] = free[s.layer] = start + duration[(s.tile, s.layer)]
+        done[s.tile] = max(done[s.tile], end)
+        events[start] = events.get(start, 0) + s.fetched + s.stored + s.transient
+        events[end] = events.get(end, 0) - s.freed - s.transient
+    level = np.cumsum([events[t] for t in sorted(events)])
+    return Replay(max(finish.values(), default=0.0), resident + int(level.max(initial=0)))
 
 
-def last_reads(plan: TilePlan) -> dict[str, np.ndarray]:
-    """Per map and pixel, the last step (``tile * layers + position``) that reads it; -1 if none."""
-    group = plan.group
-    steps = len(group)
-    last = {m: np.full(info.hw, -1, dtype=np.int64) for m, info in group.maps.items()}
-    for k, (i, j) in enumerate(plan.tiles()):
-        for p, layer in enumerate(group.layers):
-            for src in layer.inputs:
-                (y0, y1), (x0, x1) = plan.window_box(layer, src, i, j)
-                np.maximum(last[src][y0:y1, x0:x1], k * steps + p, out=last[src][y0:y1, x0:x1])
-    return last
+def replay_finish(steps: list[Step], duration: dict[tuple[int, str], float]) -> float:
+    """The last finish of :func:`replay` without a window."""
+    return replay(steps, duration).finish
 
 
 class FusedExecutor:
@@ -149,6 +171,7 @@ class FusedExecutor:
         self.bands: dict[str, tuple[int, np.ndarray]] = {}  # banded layer -> (first slice held, slices)
         self.writer = {g.name: np.full(g.out_hw, -1, dtype=np.int64) for g in self.group.layers}
         self.steps: list[Step] = []
+        self.fetched = 0  # words fetched for the current tile, charged to its first step
 
     def run(self) -> ExecutionResult:
         self._load_resident_weights()
@@ -157,8 +180,13 @@ class FusedExecutor:
                 self._fetch_bands(i)
             self._fetch_inputs(i, j, k)
             for p, layer in enumerate(self.group.layers):
-                self._run_layer(layer, i, j, k)
-                self._evict(k * len(self.group) + p)
+                ran = self._run_layer(layer, i, j, k)
+                freed = self._evict(k * len(self.group) + p)
+                if freed and not ran:
+                    raise FusionError(f"layer {layer.name!r} is the last reader of {freed} words at tile {k} but "
+                                      "computes nothing there")
+                if ran:
+                    self.steps[-1].freed = freed
         return ExecutionResult(self.outputs, self.counts, self.steps)
 
     # ---- steps -------------------------------------------------------------------
@@ -205,23 +233,31 @@ class FusedExecutor:
                 words = self.stores[m].data.shape[0] * (y1 - y0) * (x1 - x0)
                 self.counts.dram_read_words += words
                 self.counts.buffer_fills["input"] += words
+                self.fetched += words
         self._observe(0)
-        self._evict(k * len(self.group) - 1)  # pixels of an input no layer reads leave at once
+        self.fetched -= self._evict(k * len(self.group) - 1)  # pixels of an input no layer reads leave at once
 
-    def _run_layer(self, layer: LayerGeometry, i: int, j: int, k: int) -> None:
+    def _run_layer(self, layer: LayerGeometry, i: int, j: int, k: int) -> bool:
+        """Compute ``layer``'s new block at tile ``k``; False when the tile gives it nothing to compute."""
         box = self.plan.new_box(layer.name, i, j)
         (y0, y1), (x0, x1) = box
         if y1 <= y0 or x1 <= x0:
-            return
+            return False
         windows = [self._window(layer, src, box) for src in layer.inputs]
         latest = ((src, self._latest_writer(layer, src, box)) for src in layer.inputs if src in self.writer)
-        self.steps.append(Step(k, layer.name, tuple((src, t) for src, t in latest if t >= 0)))
+        stored = layer.out_channels * (y1 - y0) * (x1 - x0) if layer.name in self.stores else 0
+        step = Step(k, layer.name, tuple((src, t) for src, t in latest if t >= 0), self.fetched, stored)
+        self.steps.append(step)
+        self.fetched = 0
         self.writer[layer.name][y0:y1, x0:x1] = k
         chunk = self.plan.out_channel_tile if layer is self.group.bottom else layer.out_channels
         for c0 in range(0, layer.out_channels, chunk):
-            self._run_chunk(layer, box, windows, c0, min(c0 + chunk, layer.out_channels))
+            transient = self._run_chunk(layer, box, windows, c0, min(c0 + chunk, layer.out_channels))
+            step.transient = max(step.transient, transient)
+        return True
 
-    def _run_chunk(self, layer: LayerGeometry, box: Box, windows: list[np.ndarray], c0: int, c1: int) -> None:
+    def _run_chunk(self, layer: LayerGeometry, box: Box, windows: list[np.ndarray], c0: int, c1: int) -> int:
+        """Compute one output-channel chunk of the block; returns the words it holds only while it runs."""
         (y0, y1), (x0, x1) = box
         shape = (y1 - y0, x1 - x0)
         streamed = 0
@@ -249,6 +285,7 @@ class FusedExecutor:
             self.counts.buffer_drains += block.size
             written = 0 if layer.name in self.stores else block.size
         self._observe(streamed + written)
+        return streamed + written
 
     def _window(self, layer: LayerGeometry, src: str, box: Box) -> np.ndarray:
         (y0, y1), (x0, x1) = box
@@ -283,6 +320,9 @@ class FusedExecutor:
         held += sum(band.size for _, band in self.bands.values())
         self.counts.peak_words = max(self.counts.peak_words, held + self.resident_weights + transient)
 
-    def _evict(self, step: int) -> None:
+    def _evict(self, step: int) -> int:
+        """Drop the pixels whose last reader is ``step`` or earlier; returns the words dropped."""
+        before = sum(store.words for store in self.stores.values())
         for m, store in self.stores.items():
             store.evict(self.last[m] <= step)
+        return before - sum(store.words for store in self.stores.values())

@@ -6,8 +6,9 @@ padding of HW-Flow-Fusion Eq. 10), the channel counts ``Nif``/``Nof``, the spati
 its input and output maps (unpadded), and the weight volume of Eq. 1's ``Weight_buffer``.
 
 Fusable kinds: dense 2-D convolution (``conv2d``, ``pointwise``; groups 1, batch 1), max and
-average pooling, and the element-wise residual ``add`` (a 1x1 window of stride 1 over each of
-its inputs). Anything else ends a fusion sequence (Sec. 4.4).
+average pooling, the element-wise residual ``add`` (a 1x1 window of stride 1 over each of
+its inputs) and the channel ``concat`` that joins Inception's branches (a 1x1 window over each input,
+whose channels it stacks: ``input_channels``). Anything else ends a fusion sequence (Sec. 4.4).
 
 Transformer layers on hidden states ``[1, 1, tokens, features]`` fuse as *token maps*
 (:func:`token_geometry`): the features are the channels and the tokens the rows of a one-column map,
@@ -27,8 +28,8 @@ from dnnmap.workload.ir import Layer
 from dnnmap.workload.kinds import KINDS, ConvGeometry, subset
 
 # HW-Flow-Fusion's tile equations (Sec. 4) cover dense 2-D convolutions, pooling and the residual add; FC,
-# depthwise (grouped), mul, concat, matmul and einsum end a fusion sequence.
-FUSABLE_KINDS = subset("conv2d", "pointwise", "pool_max", "pool_avg", "add")
+# depthwise (grouped), mul, matmul and einsum end a fusion sequence. concat (a copy) fuses like an add.
+FUSABLE_KINDS = subset("conv2d", "pointwise", "pool_max", "pool_avg", "add", "concat")
 # Token maps: projections (matmul) and the element-wise and per-token kinds on hidden states. softmax (on the
 # attention scores, one row per head), the attention einsums and rotary (a head layout) end a sequence.
 TOKEN_KINDS = subset("matmul", "gelu", "silu", "swiglu", "layernorm", "rmsnorm", "add")
@@ -74,6 +75,11 @@ class LayerGeometry:
     operations: int  # loop iterations (comparisons / additions for pooling and add, G9)
     relu: bool
     rows_per_slice: int = 0  # 0: weights shared by every pixel; r: output row y reads weight slice y // r
+    input_channels: tuple[int, ...] = ()  # a concat: the channels of each input, stacked in order
+
+    def channels_of(self, index: int) -> int:
+        """Channels of the layer's ``index``-th input map."""
+        return self.input_channels[index] if self.input_channels else self.in_channels
 
     @property
     def has_weights(self) -> bool:

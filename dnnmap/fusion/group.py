@@ -12,7 +12,7 @@ group output must have the same spatial size, because one bottom tile grid drive
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from dnnmap.fusion.attention import head_geometry
@@ -52,9 +52,9 @@ class FusedGroup:
         own = {g.name: g for g in self.layers}
         maps: dict[str, MapInfo] = {}
         for g in self.layers:
-            for src in g.inputs:
+            for index, src in enumerate(g.inputs):
                 if src not in own and src not in maps:
-                    maps[src] = MapInfo(src, g.in_channels, g.in_hw, True)
+                    maps[src] = MapInfo(src, g.channels_of(index), g.in_hw, True)
         for g in self.layers:
             maps[g.name] = MapInfo(g.name, g.out_channels, g.out_hw, False)
         return maps
@@ -93,7 +93,7 @@ def build_group(network: Network, names: list[str] | tuple[str, ...]) -> FusedGr
     ordered = sorted(names, key=order.__getitem__)
     layout = group_layout([network.layer(n) for n in ordered])
     geometry = {"heads": head_geometry, "tokens": token_geometry, "maps": layer_geometry}[layout]
-    layers = tuple(geometry(network.layer(n)) for n in ordered)
+    layers = tuple(_with_input_channels(network, geometry(network.layer(n))) for n in ordered)
     inside = set(ordered)
     outputs = tuple(n for n in ordered if _read_outside(network, n, inside))
     group = FusedGroup(layers, outputs, layout)
@@ -105,14 +105,23 @@ def build_group(network: Network, names: list[str] | tuple[str, ...]) -> FusedGr
     return group
 
 
+def _with_input_channels(network: Network, layer: LayerGeometry) -> LayerGeometry:
+    """A concat with the channels of each input it stacks (from the producers' output shapes)."""
+    if layer.kind != "concat":
+        return layer
+    shapes = dict(network.inputs) | {g.name: g.output_shape for g in network.layers}
+    return replace(layer, input_channels=tuple(shapes[src][1] for src in layer.inputs))
+
+
 def _read_outside(network: Network, name: str, inside: set[str]) -> bool:
     consumers = network.consumers(name)
     return not consumers or any(c not in inside for c in consumers)
 
 
 def _check_connected(group: FusedGroup) -> None:
-    """The layers form one weakly connected graph through on-chip maps (else fusing gains nothing)."""
-    parent = {g.name: g.name for g in group.layers}
+    """The layers form one weakly connected graph through the maps they share: on-chip maps, or an external
+    input several of them read (Inception's branches: fetched once for all of them). Else fusing gains nothing."""
+    parent = {m: m for m in group.maps}
 
     def root(n: str) -> str:
         while parent[n] != n:
@@ -121,7 +130,6 @@ def _check_connected(group: FusedGroup) -> None:
 
     for g in group.layers:
         for src in g.inputs:
-            if src in parent:
-                parent[root(g.name)] = root(src)
-    if len({root(n) for n in parent}) > 1:
+            parent[root(g.name)] = root(src)
+    if len({root(g.name) for g in group.layers}) > 1:
         raise FusionError(f"group {list(group.names)}: its layers do not form one connected graph")

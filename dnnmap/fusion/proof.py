@@ -89,9 +89,10 @@ def reference_maps(network: Network, group: FusedGroup, inputs: dict[str, np.nda
         if layout == "heads":
             maps[g.name] = _head_layer(op, g, maps, weights)
             continue
-        tensors = {t.name: _token_tensor(op, t.name, maps[src]) if tokens else
-                   _as_tensor(op, t.name, maps[src], g.kind == "pool_max")
-                   for t, src in zip(op.inputs, g.inputs) if t.role == "input"}
+        sources = [np.concatenate([maps[s] for s in g.inputs])] if g.kind == "concat" else [maps[s] for s in g.inputs]
+        tensors = {t.name: _token_tensor(op, t.name, fmap) if tokens else
+                   _as_tensor(op, t.name, fmap, g.kind == "pool_max")
+                   for t, fmap in zip(op.inputs, sources) if t.role == "input"}
         if g.has_weights:
             (name,) = (t.name for t in op.inputs if t.role == "weight")
             w = weights[g.name]

@@ -25,7 +25,7 @@ import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.fusion.attention import attention_runs
-from dnnmap.fusion.buffers import resident_weight_words
+from dnnmap.fusion.buffers import overlap_buffer, resident_weight_words
 from dnnmap.fusion.costing import ZERO, Cost, fused_cost, fused_port_cycles, single_cost
 from dnnmap.fusion.baseline import BASELINES, ROW_STATIONARY, PaperTiling, paper_tiling
 from dnnmap.fusion.geometry import FusionError, layer_geometry
@@ -186,12 +186,14 @@ class FusionSearch:
                      self._spatial(names, choice, single) for m in options]
         schedules = [s for s in schedules if s is not None]
         if not schedules:
-            raise FusionError(f"group {list(names)}: no spatial partition can map every layer")
+            raise FusionError(f"group {list(names)}: no spatial partition can map every layer, or "
+                              "its overlapped tiles do not fit the buffer")
         return min(schedules, key=lambda s: s.score(self.objective))
 
-    def _grants(self, group: FusedGroup, choice: TileChoice) -> dict[str, ArchSpec]:
-        """Each layer's architecture with the buffer it may use: the free space plus its own Eq. 5 terms."""
-        free = self.capacity - choice.buffer.total_words
+    def _grants(self, group: FusedGroup, choice: TileChoice, reserved: int | None = None) -> dict[str, ArchSpec]:
+        """Each layer's architecture with the buffer it may use: the free space (beside ``reserved`` words, by
+        default Eq. 5 + 8) plus its own Eq. 5 terms."""
+        free = self.capacity - (choice.buffer.total_words if reserved is None else reserved)
         windows = {m.map: m.input_words for m in choice.buffer.maps}
         out = {}
         for g in group.layers:
@@ -215,8 +217,13 @@ class FusionSearch:
 
     def _spatial(self, names: tuple[str, ...], choice: TileChoice, single: tuple[LayerCost, ...]) -> GroupSchedule | None:
         group = choice.plan.group
+        overlap = overlap_buffer(choice.plan)
+        window = overlap.window(self.capacity, len(group))
+        if window is None:
+            return None  # even one tile in flight at a time needs more buffer than there is
+        needed = overlap.words(window)
         traffic = traffic_by_layer(choice.plan)
-        grants = self._grants(group, choice)
+        grants = self._grants(group, choice, max(needed, choice.buffer.total_words))
         partitions = spatial_partitions(self.arch, tuple(g.windows[0].kernel for g in group.layers))
         per_layer: list[dict[Shape, LayerCost]] = []
         for k, g in enumerate(group.layers):
@@ -228,20 +235,22 @@ class FusionSearch:
                                            f"{shape[0]}x{shape[1]}", result, traffic[g.name])
             per_layer.append(options)
         shares = tile_shares(choice.plan)
-        timed = [pipelined(choice.plan, tuple(per_layer[k][s] for k, s in enumerate(p)), shares) for p in partitions]
+        timed = [pipelined(choice.plan, tuple(per_layer[k][s] for k, s in enumerate(p)), shares, window, needed)
+                 for p in partitions]
         best = min(timed, default=None, key=lambda t: layer_score(t[0], self.objective))
         if best is None:
             return None
         return GroupSchedule(names, "spatial", best[0], single, choice, best[1])
 
 
-def pipelined(plan: TilePlan, costs: tuple[LayerCost, ...],
-              shares: np.ndarray) -> tuple[tuple[LayerCost, ...], Pipeline]:
+def pipelined(plan: TilePlan, costs: tuple[LayerCost, ...], shares: np.ndarray, window: int | None = None,
+              buffer_words: int = 0) -> tuple[tuple[LayerCost, ...], Pipeline]:
     """Spatially fused layers with their cycles scaled so that they add up to the group's pipelined latency
-    (each layer keeps its share of the group's latency in proportion to its own), and that pipeline."""
+    (each layer keeps its share of the group's latency in proportion to its own), and that pipeline with at
+    most ``window`` tiles in flight (``buffer_words``: the buffer that needs)."""
     ports = {lc.layer: fused_port_cycles(lc.result, lc.result.arch, lc.traffic) for lc in costs if lc.traffic}
     timing = pipeline(plan, {lc.layer: lc.cost.cycles for lc in costs}, {n: b for n, (b, _) in ports.items()},
-                      {n: d for n, (_, d) in ports.items()}, shares)
+                      {n: d for n, (_, d) in ports.items()}, shares, window, buffer_words)
     scale = timing.cycles / timing.serial if timing.serial else 1.0
     return tuple(replace(lc, cost=replace(lc.cost, cycles=lc.cost.cycles * scale)) for lc in costs), timing
 

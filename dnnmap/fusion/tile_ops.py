@@ -3,7 +3,7 @@
 Written independently of :mod:`dnnmap.sim.reference` (which the proof compares against): a
 convolution is a sum over the kernel offsets of strided slices contracted over input channels,
 a max-pool the maximum of those slices, an average pool their (undivided) sum, an add the sum of
-its inputs. Padding is materialized in the window: zeros, or the lowest integer for max-pooling.
+its inputs, a concat their channels stacked. Padding is materialized in the window: zeros, or the lowest integer for max-pooling.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ def compute_block(layer: LayerGeometry, windows: list[np.ndarray], weights: np.n
         out = contract_heads(windows[0], weights)
     elif layer.has_macs:
         out = _convolve(layer, windows[0], weights, shape)
+    elif layer.kind == "concat":
+        out = np.concatenate(windows, axis=0)
     elif layer.kind.startswith("pool"):
         slices = _window_slices(layer, windows[0], shape)
         out = np.maximum.reduce(slices) if layer.kind == "pool_max" else np.add.reduce(slices)

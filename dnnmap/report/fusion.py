@@ -21,7 +21,10 @@ def _tiles(group: GroupSchedule) -> str:
     part = "" if plan.out_channel_tile == channels else f", {plan.out_channel_tile} of {channels} output channels"
     block = (f", hidden block {plan.hidden_tile}" if plan.hidden_tile
              else f", key block {plan.key_tile}" if plan.key_tile else "")
-    return f"{plan.rows.tile}x{plan.cols.tile}{part}{block}, buf {si(group.tiling.buffer.total_words)}"
+    timing, buffer, flight = group.pipeline, group.tiling.buffer.total_words, ""
+    if timing is not None and timing.window is not None:  # spatial: the buffer its overlapped tiles need
+        buffer, flight = timing.buffer_words, f" ({timing.window} tile{'s' if timing.window > 1 else ''} in flight)"
+    return f"{plan.rows.tile}x{plan.cols.tile}{part}{block}, buf {si(buffer)}{flight}"
 
 
 def _bound(result: FusionResult, group: GroupSchedule) -> str:

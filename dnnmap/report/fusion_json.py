@@ -116,11 +116,13 @@ def _group_dict(index: int, group: GroupSchedule, arch: ArchSpec) -> dict[str, A
 
 def _pipeline_dict(timing: Pipeline) -> dict[str, Any]:
     """A spatial group's concurrent sub-arrays: its latency, what bounds it, and the serial sum it replaces.
-    Each layer's ``cycles`` is its share of the group's latency; ``stage_cycles`` its own on its sub-array."""
+    Each layer's ``cycles`` is its share of the group's latency; ``stage_cycles`` its own on its sub-array;
+    ``tiles_in_flight`` how far producers may run ahead, ``buffer_words`` the buffer that overlap needs."""
     return {"cycles": timing.cycles, "bound": timing.bound, "pipeline_cycles": timing.critical,
             "buffer_cycles": timing.buffer_floor, "dram_cycles": timing.dram_floor, "serial_cycles": timing.serial,
             "slowest_layer": timing.layers[timing.slowest], "fill_cycles": timing.fill, "drain_cycles": timing.drain,
-            "stage_cycles": dict(zip(timing.layers, timing.stage_cycles))}
+            "stage_cycles": dict(zip(timing.layers, timing.stage_cycles)),
+            "tiles_in_flight": timing.window, "buffer_words": timing.buffer_words}
 
 
 def _totals(schedule: Schedule) -> dict[str, float]:

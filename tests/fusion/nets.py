@@ -44,3 +44,25 @@ def tiny_bert(seq: int = 8, hidden: int = 16, heads: int = 2, layers: int = 1) -
 def tiny_llama(seq: int = 6, hidden: int = 16, heads: int = 4, kv_heads: int = 2) -> Network:
     """A Llama-style layer (RMSNorm, rotary, SwiGLU) reduced to ``seq`` tokens with grouped-query attention."""
     return encoder("tiny_llama", Config(hidden, heads, kv_heads, 2 * hidden, "rmsnorm", True, True, True), 1, seq)
+
+
+def inception_blocks(size: int = 9, width: int = 2) -> Network:
+    """InceptionV3's two module shapes, reduced: an Inception-A module (1x1 | 1x1-5x5 | 1x1-3x3-3x3 | 3x3 avg-pool-1x1,
+    joined by a channel concat) after a stem convolution, then a reduction module (3x3/2 | 1x1-3x3-3x3/2 | 3x3/2
+    max-pool, unpadded) joined by a second concat."""
+    b = NetworkBuilder("inception_blocks", (1, 3, size, size))
+    src = b.conv("stem", 2 * width, 3, 1, 1)
+    b1 = b.conv("a/branch1x1", width, 1, src=src)
+    b5 = b.conv("a/branch5x5_1", width, 1, src=src)
+    b5 = b.conv("a/branch5x5_2", width + 1, 5, 1, 2, src=b5)
+    b3 = b.conv("a/branch3x3dbl_1", width, 1, src=src)
+    b3 = b.conv("a/branch3x3dbl_2", width + 1, 3, 1, 1, src=b3)
+    b3 = b.conv("a/branch3x3dbl_3", width + 1, 3, 1, 1, src=b3)
+    pool = b.pool("a/avgpool", 3, 1, 1, mode="avg", src=src)
+    a = b.concat("a", b1, b5, b3, b.conv("a/branch_pool", width, 1, src=pool))
+    r3 = b.conv("b/branch3x3", width, 3, 2, 0, src=a)
+    d = b.conv("b/branch3x3dbl_1", width, 1, src=a)
+    d = b.conv("b/branch3x3dbl_2", width, 3, 1, 1, src=d)
+    d = b.conv("b/branch3x3dbl_3", width, 3, 2, 0, src=d)
+    b.concat("b", r3, d, b.pool("b/maxpool", 3, 2, src=a))
+    return b.build()

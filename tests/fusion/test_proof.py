@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from archs import eyeriss_without_hops
-from nets import resnet_blocks, tiny_bert, tiny_llama, vgg16_e_prefix
+from nets import inception_blocks, resnet_blocks, tiny_bert, tiny_llama, vgg16_e_prefix
 
 from dnnmap.arch.spec import load_arch
 from dnnmap.fusion import execute
@@ -34,6 +34,9 @@ VGG = vgg16_e_prefix()
 RESNET = resnet_blocks()
 VGG_LAYERS = [layer.name for layer in VGG.layers]
 RESNET_LAYERS = [layer.name for layer in RESNET.layers]
+INCEPTION = inception_blocks()
+INCEPTION_LAYERS = [layer.name for layer in INCEPTION.layers]
+MODULE_A, MODULE_B = INCEPTION_LAYERS[:10], INCEPTION_LAYERS[10:]
 BERT, LLAMA = tiny_bert(), tiny_llama()
 ATTENTION = ["layer0.attn.scores", "layer0.attn.softmax", "layer0.attn.values"]
 MLP, SWIGLU = ["layer0.fc1", "layer0.gelu", "layer0.fc2"], ["layer0.gate_proj", "layer0.up_proj", "layer0.swiglu",
@@ -62,6 +65,13 @@ CASES = [
     (LLAMA, ATTENTION, 1, 4, None, 0, 2),  # grouped-query with the keys tiled
     (LLAMA, ATTENTION, 4, 2, None, 0, 3),  # a band over both K/V heads, 3 query blocks, 2 key blocks
     (BERT, ATTENTION, 2, 3, None, 0, 3),  # 8 keys in blocks of 3, 3 and 2: the last block is short
+    (INCEPTION, MODULE_A, 1, 1, None),  # stem and an Inception-A module: four branches joined by a concat
+    (INCEPTION, MODULE_A, 2, 3, None),  # tiles that do not divide the 9x9 maps
+    (INCEPTION, MODULE_A[1:9], 4, 9, None),  # the four branches without the concat: they share the stem map
+    (INCEPTION, MODULE_A[7:], 3, 3, None),  # avg-pool branch + concat: the other branches' maps come from DRAM
+    (INCEPTION, MODULE_B, 1, 1, None),  # the reduction module: 3x3/2, 1x1-3x3-3x3/2, max-pool/2, concat
+    (INCEPTION, MODULE_A[5:] + MODULE_B, 1, 2, None),  # across the two modules
+    (BERT, ["layer0.q_proj", "layer0.k_proj", "layer0.v_proj"], 3, 1, None),  # three projections of one input
 ]
 
 
@@ -114,7 +124,7 @@ def _boundary(counts: dict[str, np.ndarray], result, arch) -> dict[str, float]: 
     return out
 
 
-@pytest.mark.parametrize("case", [CASES[i] for i in (0, 3, 4, 5, 7, 8, 10, 12, 15, 16, 17, 20)], ids=_ids)
+@pytest.mark.parametrize("case", [CASES[i] for i in (0, 3, 4, 5, 7, 8, 10, 12, 15, 16, 17, 20, 22, 25, 27)], ids=_ids)
 def test_fused_costing_counts_the_executors_transfers(case) -> None:  # noqa: ANN001
     """Eq. 6 at both ends: the costing's buffer fills and drains and DRAM words, summed over the group's
     layers, equal the literal executor's; every other count is the core mapping's. The core mapping's own

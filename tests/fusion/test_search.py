@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from nets import vgg16_e_prefix
+from nets import inception_blocks, vgg16_e_prefix
 from typer.testing import CliRunner
 
 from dnnmap.arch.spec import load_arch
@@ -88,3 +88,14 @@ def test_cli_fuse_prints_groups_and_totals() -> None:
     assert "unfused (single layer)" in result.output and "fused, DP schedule" in result.output
     bad = CliRunner().invoke(app, ["map", "lenet5", "--arch", "hwff_config1", "--fuse", "sideways"])
     assert bad.exit_code != 0 and "temporal" in bad.output
+
+
+def test_inception_branches_are_fusion_candidates() -> None:
+    """Runs across Inception branches are candidates: branches that share the module input (fetched once for
+    both), a branch with the concat that joins them, and the whole reduction module up to its concat."""
+    net = inception_blocks()
+    search = FusionSearch(net, ARCH, "latency", "random", 6)
+    names = {group for group, _ in search.candidates()}
+    assert ("a/branch1x1", "a/branch5x5_1") in names  # connected only through the stem map they both read
+    assert ("a/branch_pool", "a") in names and ("b/branch3x3dbl_3", "b/maxpool", "b") in names
+    assert any(len(g) == 6 and g[-1] == "b" for g in names)  # the reduction module whole
