@@ -11,7 +11,6 @@ each block is exported by the TorchScript exporter and, where the onnxscript pac
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -33,9 +32,8 @@ from torch_transformers import (  # noqa: E402
     rotary_tables,
 )
 from transformer_counts import LAYERNORM, ROTARY, RMSNORM, SOFTMAX, layer_counts, measured  # noqa: E402
-from typer.testing import CliRunner  # noqa: E402
+from cli_runs import assert_imports_and_maps  # noqa: E402
 
-from dnnmap.cli.main import app  # noqa: E402
 from dnnmap.workload.importers import import_model, load_network  # noqa: E402
 from dnnmap.workload.importers.report import UnsupportedOperatorsError  # noqa: E402
 
@@ -335,13 +333,4 @@ def test_concat_of_computed_rows_and_partial_rotary_not_dividing_are_listed(tmp_
 def test_import_then_map_without_skipping(tmp_path: Path, name: str, exporter: str) -> None:
     """``dnnmap import`` then ``dnnmap map`` (no --skip-unsupported): every layer mapped with its MACs."""
     path = _export(tmp_path, name, exporter)
-    runner = CliRunner()
-    imported = runner.invoke(app, ["import", str(path), "-o", str(tmp_path / "net.yaml")])
-    assert imported.exit_code == 0, imported.output
-    mapped = runner.invoke(app, ["map", str(tmp_path / "net.yaml"), "--arch", "eyeriss", "--json",
-                                 str(tmp_path / "map.json")])
-    assert mapped.exit_code == 0, mapped.output
-    layers = json.loads((tmp_path / "map.json").read_text())["layers"]
-    net = load_network(tmp_path / "net.yaml")
-    assert [(layer["name"], layer["macs"]) for layer in layers] == [(x.name, x.op.macs) for x in net.layers]
-    assert all(layer["cycles"] > 0 for layer in layers)
+    assert_imports_and_maps(path, tmp_path)

@@ -6,7 +6,6 @@ blocks' dimensions (``transformer_counts``), not from dnnmap.
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -17,10 +16,9 @@ torch = pytest.importorskip("torch", reason="torch not installed; run: pip insta
 
 from torch_transformers import BertLayer, Dims, Gpt2Block, LlamaLayer, VitBlock, export_block  # noqa: E402
 from transformer_counts import LAYERNORM, RMSNORM, layer_counts, measured  # noqa: E402
+from cli_runs import assert_imports_and_maps  # noqa: E402
 
-from typer.testing import CliRunner  # noqa: E402
 
-from dnnmap.cli.main import app  # noqa: E402
 from dnnmap.workload.importers import import_model, load_network  # noqa: E402
 
 D = Dims()
@@ -95,13 +93,4 @@ def test_llama_layer_with_rmsnorm_swiglu_and_grouped_query_attention(tmp_path: P
 @pytest.mark.parametrize("name", ["bert", "gpt2", "vit", "llama"])
 def test_import_then_map_without_skipping(tmp_path: Path, name: str) -> None:
     path = _export(tmp_path, name)
-    runner = CliRunner()
-    imported = runner.invoke(app, ["import", str(path), "-o", str(tmp_path / "net.yaml")])
-    assert imported.exit_code == 0, imported.output
-    mapped = runner.invoke(app, ["map", str(tmp_path / "net.yaml"), "--arch", "eyeriss", "--json",
-                                 str(tmp_path / "map.json")])
-    assert mapped.exit_code == 0, mapped.output
-    layers = json.loads((tmp_path / "map.json").read_text())["layers"]
-    net = load_network(tmp_path / "net.yaml")
-    assert [(layer["name"], layer["macs"]) for layer in layers] == [(x.name, x.op.macs) for x in net.layers]
-    assert all(layer["cycles"] > 0 for layer in layers)
+    assert_imports_and_maps(path, tmp_path)
