@@ -20,7 +20,8 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B4 **read-modify-write**: every lane result accumulates into the parent except the first touch
   of each output copy there: ``accumulate_reads >= lane updates - outputs x copies``, copies at
   most the product of the spatial factors of reduction dimensions above the parent (an unfixed
-  fan-out: its largest legal unrolling of the reduction dimensions left);
+  fan-out: its largest legal unrolling of the reduction dimensions left, a dimension over both axes
+  where the level allows it);
 * B5 **hops**: every word a child fills or drains crosses each fan-out between it and its parent,
   every lane read and partial-sum write crosses those between the lanes and the parent
   (``iterations`` of them);
@@ -39,7 +40,8 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`);
 * B6 latency: compute steps ``>= iterations / lanes``, lanes at most the fixed spatial factors times,
-  per unfixed fan-out, the largest product of legal spatial factors dividing what is left, and
+  per unfixed fan-out, the largest product of legal spatial factors dividing what is left (with
+  ``both_axes``, a dimension's factors on both axes of a 2-D fan-out), and
   the bandwidth cycles of levels whose counts are all exact; EDP the product of both bounds; DRAM
   bytes from the exact and compulsory DRAM counts.
 Touched words per instance use, per tensor axis, the largest single-term count (a sliding
@@ -106,27 +108,34 @@ def best_orders(op: Operator) -> tuple[np.ndarray, np.ndarray]:
     return np.array(orders, dtype=np.int64), window
 
 
-def largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...]) -> int:
+def largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...], both: bool = False) -> int:
     """Largest product of spatial factors (divisors of ``rest``, each dimension on one axis, the
     factors on an axis multiplying to at most its size) a fan-out of ``shape`` can hold: a search
-    over the reachable per-axis products, dimension by dimension. Only the divisors up to the largest
-    axis matter, and not the dimensions' order: each bound is replaced by its gcd with the lcm of
-    ``1 .. max(shape)``, and they are sorted (so equal problems share one cache entry)."""
-    lcm = math.lcm(*range(1, max(shape) + 1))
-    return _largest_unrolling(tuple(sorted(g for g in (math.gcd(int(n), lcm) for n in rest) if g > 1)), shape)
+    over the reachable per-axis products, dimension by dimension. ``both``: a dimension may also take a
+    factor on each axis of a 2-D fan-out, their product dividing its bound (``both_axes``). Only the divisors
+    up to the largest axis matter (with ``both``, products of two of them), and not the dimensions' order: each
+    bound is replaced by its gcd with the lcm of ``1 .. max(shape)`` (its square with ``both``), and they are
+    sorted (so equal problems share one cache entry)."""
+    lcm = math.lcm(*range(1, max(shape) + 1)) ** (2 if both else 1)
+    return _largest_unrolling(tuple(sorted(g for g in (math.gcd(int(n), lcm) for n in rest) if g > 1)), shape, both)
 
 
 @lru_cache(maxsize=65536)
-def _largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...]) -> int:
+def _largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...], both: bool = False) -> int:
     states = {(1,) * len(shape)}
     for n in rest:
-        divisors = [f for f in range(2, min(n, max(shape)) + 1) if n % f == 0]
+        if both:  # a factor per axis, their product dividing n
+            splits = [(x, y) for x in range(1, min(n, shape[0]) + 1) for y in range(1, min(n, shape[1]) + 1)
+                      if n % (x * y) == 0 and x * y > 1]
+        else:
+            divisors = [f for f in range(2, min(n, max(shape)) + 1) if n % f == 0]
+            splits = [tuple(f if b == a else 1 for b in range(len(shape))) for a in range(len(shape)) for f in divisors]
         grown = set(states)
         for used in states:
-            for a, size in enumerate(shape):
-                for f in divisors:
-                    if used[a] * f <= size:
-                        grown.add(used[:a] + (used[a] * f,) + used[a + 1:])
+            for split in splits:
+                new = tuple(u * f for u, f in zip(used, split))
+                if all(u <= size for u, size in zip(new, shape)):
+                    grown.add(new)
         states = grown
     return max(math.prod(u) for u in states)
 
@@ -156,9 +165,10 @@ class LowerBound:
     """Bounds of batches of nodes of one operator on one architecture."""
 
     def __init__(self, op: Operator, arch: ArchSpec, model: CostModel, keeps: np.ndarray,
-                 placement: bool = False) -> None:
+                 placement: bool = False, both_axes: frozenset[int] = frozenset()) -> None:
         self.op, self.arch, self.model, self.keeps = op, arch, model, keeps
         self.placement = placement
+        self.both_axes = both_axes  # levels whose 2-D fan-out may split a dimension over both axes
         self.L, self.T = len(arch.levels), len(op.tensors)
         self.pairs = tensor_pairs(op, keeps)
         self.fit = Capacity(op, arch, keeps)  # tiles whose exact footprint fits each level
@@ -412,10 +422,12 @@ class LowerBound:
         return rest // tile if m == fixed_from - 1 else tile
 
     def _largest(self, budget: np.ndarray, m: int) -> np.ndarray:
-        """(n,) :func:`largest_unrolling` of each row of ``budget`` on level ``m``'s fan-out."""
+        """(n,) :func:`largest_unrolling` of each row of ``budget`` on level ``m``'s fan-out (over both axes where
+        the level allows it)."""
         keys, inverse = unique_rows(budget)
         shape = tuple(self.arch.levels[m].fanout.shape)
-        most = np.array([largest_unrolling(tuple(int(x) for x in k), shape) for k in keys], dtype=float)
+        most = np.array([largest_unrolling(tuple(int(x) for x in k), shape, m in self.both_axes) for k in keys],
+                        dtype=float)
         return most[inverse.reshape(-1)]
 
     def _copies(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int,
