@@ -11,12 +11,15 @@ layers and architectures whose both-axis space is strictly larger than the one-a
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 from dnnmap.arch.spec import ArchSpec
+from dnnmap.cli.main import app
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.cost.objective import OBJECTIVES
@@ -148,3 +151,23 @@ def test_the_4x3_array_is_proven_through_a_constraints_file(tmp_path: Path) -> N
     path.write_text("levels:\n  Buf:\n    both_axes: true\n")
     with pytest.raises(DnnmapError, match=r"both-axis unrolling \(both_axes\) applies to the"):
         map_layer(op, ARRAY_4X3, "latency", "sunstone", SearchOptions(constraints=load_constraints(path)))
+
+
+def test_map_command_takes_a_placement_and_both_axes_file_for_optimal_only(tmp_path: Path) -> None:
+    """``dnnmap map --mapper optimal --constraints F`` with F holding only ``placement`` and ``both_axes`` runs;
+    the mappers that take neither refuse the file naming those that do."""
+    f = tmp_path / "wide.yaml"
+    f.write_text("placement: true\nlevels:\n  GLB:\n    both_axes: true\n")
+    out = tmp_path / "out.json"
+    args = ["map", "resnet18", "--arch", "eyeriss", "--layers", "layer4.1.conv2", "--objective", "energy",
+            "--constraints", str(f)]
+    res = CliRunner().invoke(app, [*args, "--mapper", "optimal", "--budget-seconds", "3", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(out.read_text())["layers"][0]["mapper"].startswith("optimal")
+    res = CliRunner().invoke(app, [*args, "--mapper", "sunstone"])
+    assert res.exit_code == 2 and "error: placement in --constraints applies to the auto, exhaustive, optimal, random" \
+        in res.output
+    f.write_text("levels:\n  GLB:\n    both_axes: true\n")
+    res = CliRunner().invoke(app, [*args, "--mapper", "tso"])
+    assert res.exit_code == 2 and "error: both_axes in --constraints applies to the auto, exhaustive, optimal, random" \
+        in res.output
