@@ -61,6 +61,7 @@ box no longer needs to fit, so a box not yet known is bounded by the largest one
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -230,6 +231,7 @@ class LowerBound:
         touched_all = self.touched_all
         own_words = touched_lower(self.op, tile, contiguous=True) if tile is not None else None
         forced: dict[int, np.ndarray] = {}  # B9: per child level, (n, T) energy a full refill per event adds
+        nested: dict[int, dict[int, tuple]] = {}  # B10 (placement): per child level, tensor -> (h, per word, copies)
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
             if ch >= known and not (self.placement and ch == known and not self.monotone[ch, t]):
@@ -267,16 +269,22 @@ class LowerBound:
                 else:
                     ratio = self._refill_ratio(rest if tile is None else tile, ch)[:, t]
                 words = self.iterations * ratio
+                copies = None
                 if t == self.out:  # each drained word but the first touches (outputs x copies) is reloaded
                     copies = self._copies(spatial, rest, fixed_from, ch, tile)
-                    words = words + np.maximum(0.0, words - self.out_words * copies)
+                    words = self._reloaded(words, copies)
                     per_word = self.energy[ch, t, :2].min() + self.hop_energy[crossed].sum()
                 forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = np.maximum(0.0, words - h) * per_word
+                if self.placement:
+                    nested.setdefault(ch, {})[t] = (h, per_word, copies)
         energy += hop @ self.hop_energy
         for ch, extra in forced.items():  # loops left above the child: none, level j's (rest / tile), or rest
             left = (rest // rest if ch == fixed_from - 1 else rest // tile if tile is not None and ch == fixed_from - 2
                     else rest)
-            energy += self._innermost_refills(extra, temporal, left, fixed_from)
+            refills = self._innermost_refills(extra, temporal, left, fixed_from)
+            if ch in nested:
+                refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
+            energy += refills
         if objective == "energy":
             return energy
         if objective == "dram":
@@ -350,6 +358,39 @@ class LowerBound:
         energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(len(tile))
         return energy, dram, child
+
+    def _reloaded(self, words: np.ndarray, copies: np.ndarray) -> np.ndarray:
+        """Output words drained ``words`` times plus the reloads: every drain but the first touches of the
+        (outputs x ``copies``) words is read back (B9)."""
+        return words + np.maximum(0.0, words - self.out_words * copies)
+
+    def _nested_refills(self, entries: dict[int, tuple], spatial: np.ndarray, ch: int) -> np.ndarray:
+        """(n,) B10, per-tensor refills under placement: for each plain tensor ``t`` kept at level ``ch``
+        (``entries``: t -> (compulsory child words, energy per word, output copies or None)), raise its tile over
+        the loops right above it that do not index it (same footprint, so it still fits) to ``R_t``; at every
+        run of ``R_t`` the innermost loop above it moved an index of ``t``, so ``t`` moves
+        ``iterations / prod(extents of R_t in the dims not indexing t)`` words. The ``R`` of the tensors of one
+        level are nested (cuts of one loop sequence); a tensor ``u`` whose ``R_u`` holds ``R_t`` bounds each extent
+        of ``R_t`` in a dimension indexing ``u`` by the words ``u`` holds. The least over the nesting orders of the
+        tensors the level keeps; extents at most what the fan-outs above leave (``_cover``)."""
+        cover = self._cover(spatial, ch).astype(float)
+        kept = [u for u in range(self.T) if self.keeps[ch, u]]
+        best = np.full(spatial.shape[0], np.inf)
+        for outer_first in itertools.permutations(kept):
+            total = np.zeros(spatial.shape[0])
+            for i, t in enumerate(outer_first):
+                if t not in entries:
+                    continue
+                h, per_word, copies = entries[t]
+                extent = cover.copy()
+                for u in outer_first[:i]:
+                    extent[:, self.indexes[u]] = np.minimum(extent[:, self.indexes[u]], self.capacity[ch, u])
+                words = self.iterations / extent[:, ~self.indexes[t]].prod(axis=1)
+                if copies is not None:
+                    words = self._reloaded(words, copies)
+                total += np.maximum(0.0, words - h) * per_word
+            best = np.minimum(best, total)
+        return best
 
     def _refill_ratio(self, rest: np.ndarray, level: int) -> np.ndarray:
         """(n, T) least ``touched(tile) / iterations(tile)`` over the tiles of ``level`` (boxes dividing ``rest``
