@@ -6,8 +6,9 @@ query projection ``bert_qproj``). For each layer, in one run:
 
 - AccelForge's mapper (FFM) with its default storage order and with ``force_memory_hierarchy_order=False``
   (each tensor's storage at its own depth), energy objective: its energy, latency and CPU seconds;
-- dnnmap's mappers (``optimal`` with its certificate; ``random --placement``, the widest space dnnmap searches;
-  ``optimal --placement`` where the optimal mapper takes placements): energy, seconds;
+- dnnmap's mappers (``optimal`` with its certificate over the shared-boundary space, with ``--placement``, with
+  ``both_axes`` on the PE array's level (a constraints file's ``both_axes: true``) and with both; ``random
+  --placement`` with ``both_axes``, the widest space dnnmap searches): energy, seconds;
 - each tool's best mapping priced in the other tool's model (AccelForge's loop tree translated into a dnnmap
   mapping with per-tensor placement and both-axis unrolling; dnnmap's loop nest written as an AccelForge
   mapping), or the reason a mapping cannot be expressed in the other format.
@@ -37,9 +38,10 @@ from pathlib import Path
 from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
-from dnnmap.errors import MappingError
+from dnnmap.errors import DnnmapError, MappingError
 from dnnmap.mapping.mapping import BOTH_AXES, LevelMapping, Mapping, validate_mapping
 from dnnmap.search import registry
+from dnnmap.search.constraints import Constraints, LevelConstraints
 from dnnmap.search.options import SearchOptions
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
@@ -290,9 +292,10 @@ class DnnmapRun:
 
 def run_dnnmap(label: str, mapper: str, layer: Layer, arch: ArchSpec, options: SearchOptions) -> DnnmapRun | str:
     """One dnnmap mapper on the layer (energy objective): its best energy, seconds and certificate."""
-    entry = registry.get(mapper)
-    if options.placement and not entry.takes_constraints:
-        return f"the {mapper} mapper does not search placements"
+    try:
+        entry = registry.check_options(mapper, options)
+    except DnnmapError as exc:
+        return str(exc)
     t0 = time.perf_counter()
     try:
         result = entry.search(layer.op, arch, "energy", options)
@@ -312,7 +315,7 @@ def main() -> None:
     parser.add_argument("--inputs", type=Path, default=INPUTS, help="the shared inputs folder")
     parser.add_argument("--layers", default="r18_l3ds_s1,bert_qproj")
     parser.add_argument("--random-budget", type=int, default=2_000_000, help="samples of random --placement")
-    parser.add_argument("--optimal-seconds", type=float, default=120.0, help="optimal mapper's limit per layer")
+    parser.add_argument("--optimal-seconds", type=float, default=300.0, help="optimal mapper's limit per layer")
     args = parser.parse_args()
     if not args.inputs.is_dir():
         print(f"skipped: no shared AccelForge inputs at {args.inputs}")
@@ -347,11 +350,17 @@ def main() -> None:
                     other = f"not expressible: {exc}"
                 print(f"| {label} | {res['energy']:,.0f} | dnnmap: {fmt(other)} | {res['cpu_s']:.1f} CPU "
                       f"({res['wall_s']:.1f} wall) | |")
+        both = Constraints(tuple((lv.name, LevelConstraints(both_axes=True)) for lv in arch.levels
+                                 if lv.fanout is not None and len(lv.fanout.shape) == 2))
         runs = [("dnnmap optimal", "optimal", SearchOptions(budget_seconds=args.optimal_seconds)),
                 ("dnnmap optimal --placement", "optimal",
                  SearchOptions(budget_seconds=args.optimal_seconds, placement=True)),
-                (f"dnnmap random --placement --budget {args.random_budget}", "random",
-                 SearchOptions(budget=args.random_budget, placement=True))]
+                ("dnnmap optimal, both_axes", "optimal",
+                 SearchOptions(budget_seconds=args.optimal_seconds, constraints=both)),
+                ("dnnmap optimal --placement, both_axes", "optimal",
+                 SearchOptions(budget_seconds=args.optimal_seconds, placement=True, constraints=both)),
+                (f"dnnmap random --placement, both_axes, --budget {args.random_budget}", "random",
+                 SearchOptions(budget=args.random_budget, placement=True, constraints=both))]
         for label, mapper, options in runs:
             run = run_dnnmap(label, mapper, layer, arch, options)
             if isinstance(run, str):

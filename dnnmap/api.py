@@ -121,13 +121,17 @@ class PreparedMap:
 
 def check_mapper_options(mapper: str, options: SearchOptions) -> None:
     """Refuse, before any work, an unknown mapper (dnnmap.search.registry), options it would ignore
-    (``--imperfect``, ``--tile-first``, ``--placement``, ``--constraints``), naming the mappers that take them, and budgets,
+    (``--imperfect``, ``--tile-first``, ``--placement``, ``--constraints``; a constraints file with only
+    ``placement`` and ``both_axes`` is taken by the mappers that take those), naming the mappers that take them, and budgets,
     seeds or time limits the mappers cannot honour."""
     chosen = registry.info(mapper)
     for given, takes, flag in ((options.imperfect is not None, registry.takes_imperfect, "--imperfect"),
                                (options.tile_first, registry.takes_tile_first, "--tile-first"),
                                (options.placement, registry.takes_placement, "--placement"),
-                               (not options.constraints.empty, registry.takes_constraints, "--constraints")):
+                               (options.constraints.placement, registry.takes_placement, "placement in --constraints"),
+                               (options.constraints.both_axes, registry.takes_both_axes, "both_axes in --constraints"),
+                               (not registry.narrowing(options.constraints).empty, registry.takes_constraints,
+                                "--constraints")):
         if given and not takes(chosen):
             raise DnnmapError(f"{flag} applies to the {', '.join(registry.names(takes))} mappers, not to "
                               f"{mapper!r}")

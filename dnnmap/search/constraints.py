@@ -94,6 +94,11 @@ class Constraints:
         """True when nothing is constrained or widened beyond the padding (the declared space)."""
         return not self.layouts and not self.placement and all(c == LevelConstraints() for _, c in self.levels)
 
+    @property
+    def both_axes(self) -> bool:
+        """True when some level may split a dimension over both axes of its 2-D fan-out."""
+        return any(c.both_axes for _, c in self.levels)
+
     def prefix(self) -> str:
         """Where error messages say the constraints come from."""
         return f"constraints file {self.source}: " if self.source else "constraints: "

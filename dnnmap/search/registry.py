@@ -21,6 +21,7 @@ from dnnmap.errors import DnnmapError, UnknownNameError, unknown_name_message
 
 if TYPE_CHECKING:
     from dnnmap.arch.spec import ArchSpec
+    from dnnmap.search.constraints import Constraints
     from dnnmap.search.mappers import Progress, SearchResult
     from dnnmap.search.options import SearchOptions
     from dnnmap.workload.ir import Operator
@@ -40,7 +41,8 @@ class MapperInfo:
     line for listings), ``takes_imperfect`` / ``takes_tile_first`` / ``takes_constraints`` (whether its search
     honours ``options.imperfect`` / ``options.tile_first`` / ``options.constraints``; map_layer refuses them
     otherwise); ``takes_placement``: the space with per-tensor placement only (a mapper that takes constraints
-    takes it too, :func:`takes_placement`); for a built-in mapper, the ``module`` that registers it."""
+    takes it too, :func:`takes_placement`); ``takes_both_axes``: the space with the constraint ``both_axes``
+    only (likewise, :func:`takes_both_axes`); for a built-in mapper, the ``module`` that registers it."""
 
     name: str
     description: str
@@ -48,6 +50,7 @@ class MapperInfo:
     takes_tile_first: bool = False
     takes_constraints: bool = False
     takes_placement: bool = False
+    takes_both_axes: bool = False
     module: str = ""
 
 
@@ -60,7 +63,7 @@ BUILTIN: dict[str, MapperInfo] = {info.name: info for info in (
     MapperInfo("sunstone", "a level-by-level walk over maximal tiles and unrollings (fast, near the optimum)",
                True, True, False, takes_placement=True, module="dnnmap.search.sunstone"),
     MapperInfo("optimal", "branch and bound to the proven optimum, or a certified gap when --budget-seconds runs "
-               "out", takes_placement=True, module="dnnmap.search.optimal"),
+               "out", takes_placement=True, takes_both_axes=True, module="dnnmap.search.optimal"),
     MapperInfo("tso", "tensor slicing and tiling for multicore NPUs (TSO; minimizes its own time estimate)",
                module="dnnmap.search.tso"),
     MapperInfo("marvel", "off-chip tiles and layouts first, then the on-chip mapping (Marvel)",
@@ -73,8 +76,8 @@ class Mapper:
     """A search for the best mapping of one operator on one architecture.
 
     ``name``: the ``--mapper`` value; ``description``: one line for listings; ``search``: the search.
-    ``takes_imperfect`` / ``takes_tile_first`` / ``takes_constraints`` / ``takes_placement``: as
-    :class:`MapperInfo`."""
+    ``takes_imperfect`` / ``takes_tile_first`` / ``takes_constraints`` / ``takes_placement`` /
+    ``takes_both_axes``: as :class:`MapperInfo`."""
 
     name: str
     description: str
@@ -83,13 +86,14 @@ class Mapper:
     takes_tile_first: bool = False
     takes_constraints: bool = False
     takes_placement: bool = False
+    takes_both_axes: bool = False
 
     @classmethod
     def builtin(cls, name: str, search: SearchFn) -> Mapper:
         """The built-in mapper ``name`` of :data:`BUILTIN` searching with ``search``."""
         info = BUILTIN[name]
         return cls(name, info.description, search, info.takes_imperfect, info.takes_tile_first,
-                   info.takes_constraints, info.takes_placement)
+                   info.takes_constraints, info.takes_placement, info.takes_both_axes)
 
 
 _MAPPERS: dict[str, Mapper] = {}
@@ -110,7 +114,7 @@ def register(mapper: Mapper) -> Mapper:
 
 def _info(mapper: Mapper, module: str = "") -> MapperInfo:
     return MapperInfo(mapper.name, mapper.description, mapper.takes_imperfect, mapper.takes_tile_first,
-                      mapper.takes_constraints, mapper.takes_placement, module)
+                      mapper.takes_constraints, mapper.takes_placement, mapper.takes_both_axes, module)
 
 
 def _known() -> dict[str, MapperInfo]:
@@ -158,9 +162,20 @@ def takes_placement(mapper: Mapper | MapperInfo) -> bool:
     return mapper.takes_placement or mapper.takes_constraints
 
 
+def takes_both_axes(mapper: Mapper | MapperInfo) -> bool:
+    return mapper.takes_both_axes or mapper.takes_constraints
+
+
+def narrowing(constraints: Constraints) -> Constraints:
+    """``constraints`` without what only widens the declared space (``placement``, every level's ``both_axes``):
+    what a mapper that does not take constraints would ignore."""
+    return replace(constraints, placement=False,
+                   levels=tuple((n, replace(c, both_axes=False)) for n, c in constraints.levels))
+
+
 def check_options(name: str, options: SearchOptions) -> Mapper:
-    """The mapper ``name``, refusing options it does not take (imperfect, tile_first, constraints or placement),
-    naming those that do."""
+    """The mapper ``name``, refusing options it does not take (imperfect, tile_first, constraints, placement or
+    both-axis unrolling), naming those that do."""
     mapper = get(name)
     if options.imperfect is not None and not mapper.takes_imperfect:
         raise DnnmapError(f"imperfect factorization is an option of the {', '.join(names(takes_imperfect))} "
@@ -171,7 +186,11 @@ def check_options(name: str, options: SearchOptions) -> Mapper:
     if options.space_constraints().placement and not takes_placement(mapper):
         raise DnnmapError(f"per-tensor placement applies to the {', '.join(names(takes_placement))} mappers, "
                           f"not to {name!r}")
-    if not replace(options.space_constraints(), placement=False).empty and not mapper.takes_constraints:
+    space = options.space_constraints()
+    if space.both_axes and not takes_both_axes(mapper):
+        raise DnnmapError(f"both-axis unrolling (both_axes) applies to the {', '.join(names(takes_both_axes))} "
+                          f"mappers, not to {name!r}")
+    if not narrowing(space).empty and not mapper.takes_constraints:
         raise DnnmapError(f"map-space constraints apply to the {', '.join(names(takes_constraints))} mappers; the "
                           f"{name!r} mapper builds its own candidates and would ignore them")
     return mapper

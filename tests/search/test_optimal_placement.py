@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dnnmap.arch.spec import ArchSpec
+from dnnmap.arch.spec import ArchSpec, parse_arch
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.cost.objective import OBJECTIVES
@@ -23,6 +23,7 @@ from dnnmap.search.constraints import Constraints
 from dnnmap.search.mappers import exhaustive_search
 from dnnmap.search.network import map_layer
 from dnnmap.search.optimal import optimal_search
+from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.search.optimal.expand import Nodes
 from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.search.options import SearchOptions
@@ -120,3 +121,29 @@ def test_the_scaled_down_eyeriss_example_is_found_through_the_options() -> None:
     expected = exhaustive_search(op, MINI_EYERISS, "energy", space=MapSpace(op, MINI_EYERISS, PLACED))
     assert placed.cost.energy[0] == expected.cost.energy[0] < shared.cost.energy[0]
     assert placed.mapper == "optimal (proven)" and placed.mapping.placed
+
+
+def tiny_rf_arch(capacity: dict[str, int]) -> ArchSpec:
+    """A register file of a few words per role under a 2-wide global buffer, where B10 (nested refills) binds."""
+    return parse_arch({"name": "tiny_rf", "clock_mhz": 100, "levels": [
+        {"name": "RF", "capacity": capacity, "keeps": ["input", "weight", "output"], "read_energy": 1.0,
+         "write_energy": 1.0},
+        {"name": "GLB", "capacity": 24, "read_energy": 6.0, "write_energy": 6.0, "fanout": {"shape": [2], "hop_energy": 0.0}},
+        {"name": "DRAM", "read_energy": 200.0, "write_energy": 200.0}]})
+
+
+def test_nested_refills_bind_and_never_exceed_any_completion(monkeypatch: pytest.MonkeyPatch) -> None:
+    """B10 (:meth:`LowerBound._nested_refills`) on a tiny register file (3 input words, 1 weight, 1 output): the
+    bounds with it pass the soundness check, and without it some ancestor's bound is lower where it fits (so
+    the check covers it; the random cases above are too roomy for B10 to bind)."""
+    arch, op = tiny_rf_arch({"input": 3, "weight": 1, "output": 1}), ops.matmul("m", 3, 4, 2)
+    test_placed_bound_never_exceeds_any_completion_and_optimum_is_brute_force(arch, op)
+    model = CostModel(op, arch)
+    batch = placed_space(op, arch)
+    trees = [BranchAndBound(op, arch, objective, model, placement=True) for objective in OBJECTIVES]
+    nodes = [placed_ancestors(batch, kind, j) for kind, j in trees[0].stages[:-1]]
+    with_b10 = [bb._bound(node, stage) for bb in trees for stage, node in enumerate(nodes)]
+    monkeypatch.setattr(LowerBound, "_nested_refills", lambda self, entries, spatial, ch: np.zeros(len(spatial)))
+    without = [bb._bound(node, stage) for bb in trees for stage, node in enumerate(nodes)]
+    assert all((a >= b).all() for a, b in zip(with_b10, without))
+    assert any((np.isfinite(a) & (a > b * (1 + 1e-9))).any() for a, b in zip(with_b10, without))

@@ -20,7 +20,8 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B4 **read-modify-write**: every lane result accumulates into the parent except the first touch
   of each output copy there: ``accumulate_reads >= lane updates - outputs x copies``, copies at
   most the product of the spatial factors of reduction dimensions above the parent (an unfixed
-  fan-out: its largest legal unrolling of the reduction dimensions left);
+  fan-out: its largest legal unrolling of the reduction dimensions left, a dimension over both axes
+  where the level allows it);
 * B5 **hops**: every word a child fills or drains crosses each fan-out between it and its parent,
   every lane read and partial-sum write crosses those between the lanes and the parent
   (``iterations`` of them);
@@ -39,7 +40,8 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`);
 * B6 latency: compute steps ``>= iterations / lanes``, lanes at most the fixed spatial factors times,
-  per unfixed fan-out, the largest product of legal spatial factors dividing what is left, and
+  per unfixed fan-out, the largest product of legal spatial factors dividing what is left (with
+  ``both_axes``, a dimension's factors on both axes of a 2-D fan-out), and
   the bandwidth cycles of levels whose counts are all exact; EDP the product of both bounds; DRAM
   bytes from the exact and compulsory DRAM counts.
 Touched words per instance use, per tensor axis, the largest single-term count (a sliding
@@ -59,6 +61,7 @@ box no longer needs to fit, so a box not yet known is bounded by the largest one
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -106,27 +109,34 @@ def best_orders(op: Operator) -> tuple[np.ndarray, np.ndarray]:
     return np.array(orders, dtype=np.int64), window
 
 
-def largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...]) -> int:
+def largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...], both: bool = False) -> int:
     """Largest product of spatial factors (divisors of ``rest``, each dimension on one axis, the
     factors on an axis multiplying to at most its size) a fan-out of ``shape`` can hold: a search
-    over the reachable per-axis products, dimension by dimension. Only the divisors up to the largest
-    axis matter, and not the dimensions' order: each bound is replaced by its gcd with the lcm of
-    ``1 .. max(shape)``, and they are sorted (so equal problems share one cache entry)."""
-    lcm = math.lcm(*range(1, max(shape) + 1))
-    return _largest_unrolling(tuple(sorted(g for g in (math.gcd(int(n), lcm) for n in rest) if g > 1)), shape)
+    over the reachable per-axis products, dimension by dimension. ``both``: a dimension may also take a
+    factor on each axis of a 2-D fan-out, their product dividing its bound (``both_axes``). Only the divisors
+    up to the largest axis matter (with ``both``, products of two of them), and not the dimensions' order: each
+    bound is replaced by its gcd with the lcm of ``1 .. max(shape)`` (its square with ``both``), and they are
+    sorted (so equal problems share one cache entry)."""
+    lcm = math.lcm(*range(1, max(shape) + 1)) ** (2 if both else 1)
+    return _largest_unrolling(tuple(sorted(g for g in (math.gcd(int(n), lcm) for n in rest) if g > 1)), shape, both)
 
 
 @lru_cache(maxsize=65536)
-def _largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...]) -> int:
+def _largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...], both: bool = False) -> int:
     states = {(1,) * len(shape)}
     for n in rest:
-        divisors = [f for f in range(2, min(n, max(shape)) + 1) if n % f == 0]
+        if both:  # a factor per axis, their product dividing n
+            splits = [(x, y) for x in range(1, min(n, shape[0]) + 1) for y in range(1, min(n, shape[1]) + 1)
+                      if n % (x * y) == 0 and x * y > 1]
+        else:
+            divisors = [f for f in range(2, min(n, max(shape)) + 1) if n % f == 0]
+            splits = [tuple(f if b == a else 1 for b in range(len(shape))) for a in range(len(shape)) for f in divisors]
         grown = set(states)
         for used in states:
-            for a, size in enumerate(shape):
-                for f in divisors:
-                    if used[a] * f <= size:
-                        grown.add(used[:a] + (used[a] * f,) + used[a + 1:])
+            for split in splits:
+                new = tuple(u * f for u, f in zip(used, split))
+                if all(u <= size for u, size in zip(new, shape)):
+                    grown.add(new)
         states = grown
     return max(math.prod(u) for u in states)
 
@@ -156,9 +166,10 @@ class LowerBound:
     """Bounds of batches of nodes of one operator on one architecture."""
 
     def __init__(self, op: Operator, arch: ArchSpec, model: CostModel, keeps: np.ndarray,
-                 placement: bool = False) -> None:
+                 placement: bool = False, both_axes: frozenset[int] = frozenset()) -> None:
         self.op, self.arch, self.model, self.keeps = op, arch, model, keeps
         self.placement = placement
+        self.both_axes = both_axes  # levels whose 2-D fan-out may split a dimension over both axes
         self.L, self.T = len(arch.levels), len(op.tensors)
         self.pairs = tensor_pairs(op, keeps)
         self.fit = Capacity(op, arch, keeps)  # tiles whose exact footprint fits each level
@@ -220,6 +231,7 @@ class LowerBound:
         touched_all = self.touched_all
         own_words = touched_lower(self.op, tile, contiguous=True) if tile is not None else None
         forced: dict[int, np.ndarray] = {}  # B9: per child level, (n, T) energy a full refill per event adds
+        nested: dict[int, dict[int, tuple]] = {}  # B10 (placement): per child level, tensor -> (h, per word, copies)
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
             if ch >= known and not (self.placement and ch == known and not self.monotone[ch, t]):
@@ -257,16 +269,22 @@ class LowerBound:
                 else:
                     ratio = self._refill_ratio(rest if tile is None else tile, ch)[:, t]
                 words = self.iterations * ratio
+                copies = None
                 if t == self.out:  # each drained word but the first touches (outputs x copies) is reloaded
                     copies = self._copies(spatial, rest, fixed_from, ch, tile)
-                    words = words + np.maximum(0.0, words - self.out_words * copies)
+                    words = self._reloaded(words, copies)
                     per_word = self.energy[ch, t, :2].min() + self.hop_energy[crossed].sum()
                 forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = np.maximum(0.0, words - h) * per_word
+                if self.placement:
+                    nested.setdefault(ch, {})[t] = (h, per_word, copies)
         energy += hop @ self.hop_energy
         for ch, extra in forced.items():  # loops left above the child: none, level j's (rest / tile), or rest
             left = (rest // rest if ch == fixed_from - 1 else rest // tile if tile is not None and ch == fixed_from - 2
                     else rest)
-            energy += self._innermost_refills(extra, temporal, left, fixed_from)
+            refills = self._innermost_refills(extra, temporal, left, fixed_from)
+            if ch in nested:
+                refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
+            energy += refills
         if objective == "energy":
             return energy
         if objective == "dram":
@@ -341,6 +359,39 @@ class LowerBound:
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(len(tile))
         return energy, dram, child
 
+    def _reloaded(self, words: np.ndarray, copies: np.ndarray) -> np.ndarray:
+        """Output words drained ``words`` times plus the reloads: every drain but the first touches of the
+        (outputs x ``copies``) words is read back (B9)."""
+        return words + np.maximum(0.0, words - self.out_words * copies)
+
+    def _nested_refills(self, entries: dict[int, tuple], spatial: np.ndarray, ch: int) -> np.ndarray:
+        """(n,) B10, per-tensor refills under placement: for each plain tensor ``t`` kept at level ``ch``
+        (``entries``: t -> (compulsory child words, energy per word, output copies or None)), raise its tile over
+        the loops right above it that do not index it (same footprint, so it still fits) to ``R_t``; at every
+        run of ``R_t`` the innermost loop above it moved an index of ``t``, so ``t`` moves
+        ``iterations / prod(extents of R_t in the dims not indexing t)`` words. The ``R`` of the tensors of one
+        level are nested (cuts of one loop sequence); a tensor ``u`` whose ``R_u`` holds ``R_t`` bounds each extent
+        of ``R_t`` in a dimension indexing ``u`` by the words ``u`` holds. The least over the nesting orders of the
+        tensors the level keeps; extents at most what the fan-outs above leave (``_cover``)."""
+        cover = self._cover(spatial, ch).astype(float)
+        kept = [u for u in range(self.T) if self.keeps[ch, u]]
+        best = np.full(spatial.shape[0], np.inf)
+        for outer_first in itertools.permutations(kept):
+            total = np.zeros(spatial.shape[0])
+            for i, t in enumerate(outer_first):
+                if t not in entries:
+                    continue
+                h, per_word, copies = entries[t]
+                extent = cover.copy()
+                for u in outer_first[:i]:
+                    extent[:, self.indexes[u]] = np.minimum(extent[:, self.indexes[u]], self.capacity[ch, u])
+                words = self.iterations / extent[:, ~self.indexes[t]].prod(axis=1)
+                if copies is not None:
+                    words = self._reloaded(words, copies)
+                total += np.maximum(0.0, words - h) * per_word
+            best = np.minimum(best, total)
+        return best
+
     def _refill_ratio(self, rest: np.ndarray, level: int) -> np.ndarray:
         """(n, T) least ``touched(tile) / iterations(tile)`` over the tiles of ``level`` (boxes dividing ``rest``
         whose footprint may fit, :meth:`Capacity.fits`): a tensor refilled whole at every event of
@@ -412,10 +463,12 @@ class LowerBound:
         return rest // tile if m == fixed_from - 1 else tile
 
     def _largest(self, budget: np.ndarray, m: int) -> np.ndarray:
-        """(n,) :func:`largest_unrolling` of each row of ``budget`` on level ``m``'s fan-out."""
+        """(n,) :func:`largest_unrolling` of each row of ``budget`` on level ``m``'s fan-out (over both axes where
+        the level allows it)."""
         keys, inverse = unique_rows(budget)
         shape = tuple(self.arch.levels[m].fanout.shape)
-        most = np.array([largest_unrolling(tuple(int(x) for x in k), shape) for k in keys], dtype=float)
+        most = np.array([largest_unrolling(tuple(int(x) for x in k), shape, m in self.both_axes) for k in keys],
+                        dtype=float)
         return most[inverse.reshape(-1)]
 
     def _copies(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int,

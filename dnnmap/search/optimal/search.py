@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,13 +81,14 @@ def _stages(L: int, level0_order: bool) -> list[tuple[str, int]]:
 
 class BranchAndBound:
     def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 100_000,
-                 placement: bool = False) -> None:
+                 placement: bool = False, both_axes: frozenset[int] = frozenset()) -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
         self.L, self.D = len(arch.levels), len(op.dim_names)
         self.keeps = MappingBatch.default_keeps(op, arch)
         self.placement = placement
+        self.both_axes = both_axes  # levels whose 2-D fan-out may split a dimension over both axes
         self.registers = bool(arch.mac.operand_registers)
-        self.bound = LowerBound(op, arch, model, self.keeps, placement)
+        self.bound = LowerBound(op, arch, model, self.keeps, placement, both_axes)
         self.fit = None if placement else self.bound.fit  # tiles dropped for their footprint (none with placement)
         self.stages = _stages(self.L, self.registers or (placement and bool(self.keeps[0].any()) and self.L > 1))
         self.chunk = chunk
@@ -192,10 +193,10 @@ class BranchAndBound:
                 tiles = candidate_tiles(one.temporal[0, 0], j, self.fit)
                 tile_lb = np.maximum(self.tile_bound(one.take(np.zeros(len(tiles), dtype=np.int64)), tiles, j), parent_lb[k])
                 alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
-                piece, which = expand_factors(one, j, self.arch, self.fit, tiles[alive])
+                piece, which = expand_factors(one, j, self.arch, self.fit, tiles[alive], j in self.both_axes)
                 yield piece, tile_lb[alive][which]
             else:
-                piece, _ = expand_factors(one, j, self.arch, self.fit)
+                piece, _ = expand_factors(one, j, self.arch, self.fit, both=j in self.both_axes)
                 yield piece, np.full(len(piece), parent_lb[k])
 
     def _placements(self, nodes: Nodes, parents: np.ndarray, j: int) -> tuple[Nodes, np.ndarray]:
@@ -287,15 +288,18 @@ class BranchAndBound:
 
 def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_seconds: float | None = None,
                    incumbent: SearchResult | None = None, seeds: Sequence[Mapping] = (),
-                   placement: bool = False) -> OptimalResult:
+                   placement: bool = False, both_axes: Collection[str] = ()) -> OptimalResult:
     """Optimum of the declared space with its certificate (``budget_seconds``: None = until proven;
-    ``placement``: the space with every per-tensor placement).
+    ``placement``: the space with every per-tensor placement; ``both_axes``: names of the levels whose 2-D
+    fan-out may split a dimension over both axes, the constraint ``both_axes``).
 
     The search starts from ``incumbent`` (None: Sunstone's result) and the better of ``seeds``, further
     mappings of the space known beforehand (e.g. an optimum on a smaller buffer, which fits a larger one)."""
     t0 = time.perf_counter()
     model = CostModel(op, arch)
-    bb = BranchAndBound(op, arch, objective, model, placement=placement)
+    names = [lv.name for lv in arch.levels]
+    bb = BranchAndBound(op, arch, objective, model, placement=placement,
+                        both_axes=frozenset(names.index(name) for name in both_axes))
     if incumbent is None:
         try:
             incumbent = sunstone_search(op, arch, objective, model=model)
@@ -320,8 +324,9 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
 
 def search_optimal(op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
                    progress: Progress | None = None) -> SearchResult:
-    return optimal_search(op, arch, objective, budget_seconds=options.budget_seconds,
-                          placement=options.space_constraints().placement).result
+    space = options.space_constraints()
+    return optimal_search(op, arch, objective, budget_seconds=options.budget_seconds, placement=space.placement,
+                          both_axes=[name for name, c in space.levels if c.both_axes]).result
 
 
 MAPPER = Mapper.builtin("optimal", search_optimal)
