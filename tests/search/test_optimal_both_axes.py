@@ -164,7 +164,10 @@ def test_map_command_takes_a_placement_and_both_axes_file_for_optimal_only(tmp_p
     res = CliRunner().invoke(app, [*args, "--mapper", "optimal", "--budget-seconds", "3", "--json", str(out)])
     assert res.exit_code == 0, res.output
     assert json.loads(out.read_text())["layers"][0]["mapper"].startswith("optimal")
-    res = CliRunner().invoke(app, [*args, "--mapper", "sunstone"])
+    res = CliRunner().invoke(app, [*args, "--mapper", "sunstone"])  # sunstone takes placement, not both_axes
+    assert res.exit_code == 2 and "error: both_axes in --constraints applies to the auto, exhaustive, optimal, random" \
+        in res.output
+    res = CliRunner().invoke(app, [*args, "--mapper", "tso"])
     assert res.exit_code == 2 and "error: placement in --constraints applies to the auto, exhaustive, optimal, random" \
         in res.output
     f.write_text("levels:\n  GLB:\n    both_axes: true\n")
