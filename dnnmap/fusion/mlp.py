@@ -27,7 +27,7 @@ from dnnmap.fusion.execute import ExecutionResult, FusedExecutor, MapStore, Step
 from dnnmap.fusion.geometry import LayerGeometry
 from dnnmap.fusion.group import FusedGroup
 from dnnmap.fusion.tile_ops import compute_block
-from dnnmap.fusion.tiling import CHANNELWISE_KINDS, TilePlan, hidden_chain_problem
+from dnnmap.fusion.tiling import CHANNELWISE_KINDS, TilePlan, hidden_chain_problem, powers_of_two_below
 from dnnmap.workload.ir import Network
 
 
@@ -37,12 +37,7 @@ def hidden_tiles(group: FusedGroup) -> list[int]:
     if hidden_chain_problem(group):
         return []
     hidden = group.bottom.in_channels
-    sizes, b = [], 1
-    while b < hidden:
-        if hidden % b == 0:
-            sizes.append(b)
-        b *= 2
-    return sizes
+    return [b for b in powers_of_two_below(hidden) if hidden % b == 0]
 
 
 class HiddenTiledExecutor(FusedExecutor):

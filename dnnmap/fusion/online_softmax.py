@@ -36,7 +36,7 @@ from dnnmap.fusion.attention import contract_heads, head_map, operator_tensor
 from dnnmap.fusion.execute import Box, ExecutionResult, FusedExecutor, MapStore, Step
 from dnnmap.fusion.geometry import LayerGeometry
 from dnnmap.fusion.group import FusedGroup
-from dnnmap.fusion.tiling import Interval, TilePlan, key_tile_problem
+from dnnmap.fusion.tiling import Interval, TilePlan, key_tile_problem, powers_of_two_below
 from dnnmap.sim.functions import forward
 from dnnmap.workload.ir import Network
 
@@ -52,11 +52,7 @@ def key_tiles(group: FusedGroup) -> list[int]:
     (:func:`dnnmap.fusion.tiling.key_tile_problem`)."""
     if key_tile_problem(group, 1):
         return []
-    keys, sizes, b = group.bottom.in_channels, [], 1
-    while b < keys:
-        sizes.append(b)
-        b *= 2
-    return sizes
+    return powers_of_two_below(group.bottom.in_channels)
 
 
 class KeyTiledExecutor(FusedExecutor):

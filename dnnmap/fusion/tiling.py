@@ -191,6 +191,11 @@ def plan_tiles(group: FusedGroup, toy: int, tox: int, tof: int | None = None, hi
 CHANNELWISE_KINDS = ("gelu", "silu", "swiglu")  # an activation computes each hidden channel from the same channel
 
 
+def powers_of_two_below(n: int) -> list[int]:
+    """1, 2, 4, ... below ``n``: the block sizes the tile search tries for a dimension it splits into blocks."""
+    return [1 << k for k in range(max(n - 1, 0).bit_length())]
+
+
 def hidden_chain_problem(group: FusedGroup) -> str | None:
     """Why the group's hidden dimension cannot be tiled (None when it can): it must be an MLP whose up-projections
     read maps from outside, whose activations are channel-wise, whose down-projection (the bottom layer, without
