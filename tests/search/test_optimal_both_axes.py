@@ -39,7 +39,7 @@ from dnnmap.workload.ir import Operator
 from brute_force import all_mappings
 from test_both_axes import ARRAY_4X3
 from test_optimal_bounds import ancestors, random_arch, random_layer
-from test_optimal_placement import placed_ancestors
+from test_optimal_placement import placed_ancestors, placed_space
 from test_placement_space import placements
 
 
@@ -48,14 +48,7 @@ def two_d_levels(arch: ArchSpec) -> list[str]:
 
 
 def both_space(op: Operator, arch: ArchSpec, placement: bool) -> MappingBatch:
-    mappings = all_mappings(op, arch, both=True)
-    if placement:
-        mappings = [p for m in mappings for p in placements(m, op, arch)]
-    batch = MappingBatch.from_mappings(op, arch, mappings)
-    if placement and batch.above is None:  # no level has a loop to place below
-        batch = MappingBatch(batch.temporal, batch.spatial, batch.order, batch.keeps, batch.layouts, batch.axes,
-                             np.zeros((len(batch), len(arch.levels), len(op.tensors)), dtype=np.int64))
-    return batch
+    return placed_space(op, arch, both=True, placement=placement)
 
 
 def cases(n: int, seed: int, on_chip: int | None = None) -> list[tuple[ArchSpec, Operator]]:

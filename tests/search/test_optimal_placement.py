@@ -47,10 +47,14 @@ def placed_ancestors(batch: MappingBatch, kind: str, j: int) -> Nodes:
     return Nodes(node.temporal, node.spatial, node.axes, node.order, above)
 
 
-def placed_space(op: Operator, arch: ArchSpec) -> MappingBatch:
-    mappings = [p for m in all_mappings(op, arch) for p in placements(m, op, arch)]
+def placed_space(op: Operator, arch: ArchSpec, both: bool = False, placement: bool = True) -> MappingBatch:
+    """Every mapping of the brute force (``both``: also both-axis splits), each with every placement
+    (``placement``)."""
+    mappings = all_mappings(op, arch, both=both)
+    if placement:
+        mappings = [p for m in mappings for p in placements(m, op, arch)]
     batch = MappingBatch.from_mappings(op, arch, mappings)
-    if batch.above is None:  # no level has a loop to place below
+    if placement and batch.above is None:  # no level has a loop to place below
         batch = MappingBatch(batch.temporal, batch.spatial, batch.order, batch.keeps, batch.layouts, batch.axes,
                              np.zeros((len(batch), len(arch.levels), len(op.tensors)), dtype=np.int64))
     return batch
