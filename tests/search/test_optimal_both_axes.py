@@ -39,7 +39,7 @@ from dnnmap.workload.ir import Operator
 from brute_force import all_mappings
 from test_both_axes import ARRAY_4X3
 from test_optimal_bounds import ancestors, random_arch, random_layer
-from test_optimal_placement import placed_ancestors, placed_space
+from test_optimal_placement import assert_bounds_below, placed_ancestors, placed_space
 from test_placement_space import placements
 
 
@@ -91,18 +91,8 @@ def test_both_axes_bound_never_exceeds_any_completion_and_optimum_is_brute_force
                 optimal_search(op, arch, objective, placement=placement, both_axes=levels)
             continue
         ok = np.isfinite(truth)
-        bb = BranchAndBound(op, arch, objective, model, placement=placement, both_axes=both)
-        for stage, (kind, j) in enumerate(bb.stages[:-1]):
-            lb = bb._bound(node(batch, kind, j), stage)
-            bad = np.nonzero(ok & (lb > truth * (1 + 1e-9)))[0]
-            assert len(bad) == 0, (objective, kind, j, batch.mapping(int(bad[0]), op, arch), lb[bad[0]],
-                                   truth[bad[0]])
-            if kind == "F" and 1 <= j < bb.L - 1:  # the tile bound
-                tiles = batch.temporal[:, :j].prod(axis=1) * batch.spatial[:, :j].prod(axis=1)
-                lb = bb.tile_bound(node(batch, "O", j + 1), tiles, j)
-                bad = np.nonzero(ok & (lb > truth * (1 + 1e-9)))[0]
-                assert len(bad) == 0, (objective, "tile", j, batch.mapping(int(bad[0]), op, arch), lb[bad[0]],
-                                       truth[bad[0]])
+        assert_bounds_below(BranchAndBound(op, arch, objective, model, placement=placement, both_axes=both), batch,
+                            truth, ok, node)
         found = optimal_search(op, arch, objective, incumbent=None, placement=placement, both_axes=levels)
         assert found.certificate.proven
         assert found.result.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)

@@ -11,6 +11,8 @@ the brute force in ``test_placement_space.py``), on random small layers and arch
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -71,6 +73,24 @@ def cases(n: int, seed: int, on_chip: int | None = None) -> list[tuple[ArchSpec,
     return out
 
 
+def assert_bounds_below(bb: BranchAndBound, batch: MappingBatch, truth: np.ndarray, ok: np.ndarray,
+                        node: Callable[[MappingBatch, str, int], Nodes]) -> None:
+    """At every stage of ``bb`` the bound of each mapping's ancestor (``node``), and at the factor stages the tile
+    bound, is at most the mapping's own cost (``truth``, where ``ok``)."""
+    op, arch = bb.op, bb.arch
+    for stage, (kind, j) in enumerate(bb.stages[:-1]):
+        lb = bb._bound(node(batch, kind, j), stage)
+        bad = np.nonzero(ok & (lb > truth * (1 + 1e-9)))[0]
+        assert len(bad) == 0, (bb.objective, kind, j, batch.mapping(int(bad[0]), op, arch), lb[bad[0]],
+                               truth[bad[0]])
+        if kind == "F" and 1 <= j < bb.L - 1:  # the tile bound
+            tiles = batch.temporal[:, :j].prod(axis=1) * batch.spatial[:, :j].prod(axis=1)
+            lb = bb.tile_bound(node(batch, "O", j + 1), tiles, j)
+            bad = np.nonzero(ok & (lb > truth * (1 + 1e-9)))[0]
+            assert len(bad) == 0, (bb.objective, "tile", j, batch.mapping(int(bad[0]), op, arch), lb[bad[0]],
+                                   truth[bad[0]])
+
+
 CASES = cases(10, seed=21) + cases(8, seed=22, on_chip=2)
 
 
@@ -86,18 +106,8 @@ def test_placed_bound_never_exceeds_any_completion_and_optimum_is_brute_force(ar
                 optimal_search(op, arch, objective, placement=True)
             continue
         ok = np.isfinite(truth)
-        bb = BranchAndBound(op, arch, objective, model, placement=True)
-        for stage, (kind, j) in enumerate(bb.stages[:-1]):
-            lb = bb._bound(placed_ancestors(batch, kind, j), stage)
-            bad = np.nonzero(ok & (lb > truth * (1 + 1e-9)))[0]
-            assert len(bad) == 0, (objective, kind, j, batch.mapping(int(bad[0]), op, arch), lb[bad[0]],
-                                   truth[bad[0]])
-            if kind == "F" and 1 <= j < bb.L - 1:  # the tile bound
-                tiles = batch.temporal[:, :j].prod(axis=1) * batch.spatial[:, :j].prod(axis=1)
-                lb = bb.tile_bound(placed_ancestors(batch, "O", j + 1), tiles, j)
-                bad = np.nonzero(ok & (lb > truth * (1 + 1e-9)))[0]
-                assert len(bad) == 0, (objective, "tile", j, batch.mapping(int(bad[0]), op, arch), lb[bad[0]],
-                                       truth[bad[0]])
+        assert_bounds_below(BranchAndBound(op, arch, objective, model, placement=True), batch, truth, ok,
+                            placed_ancestors)
         found = optimal_search(op, arch, objective, incumbent=None, placement=True)
         assert found.certificate.proven
         assert found.result.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)
