@@ -206,14 +206,18 @@ class ScoresGate(torch.nn.Module):
         return torch.where(y > 0, y, 0.0)[:, :3]
 
 
-def test_unsupported_where_and_slice_are_listed_at_once(tmp_path: Path) -> None:
-    path = tmp_path / "gate.onnx"
+def _unsupported_listing(block: torch.nn.Module, path: Path) -> str:
+    """The import error of ``block`` exported to ``path`` (hidden states in): its list of unsupported operators."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        export_block(ScoresGate(), torch.randn(D.batch, D.tokens, D.hidden), str(path))
+        export_block(block, torch.randn(D.batch, D.tokens, D.hidden), str(path))
     with pytest.raises(UnsupportedOperatorsError) as err:
         load_network(path)
-    message = str(err.value)
+    return str(err.value)
+
+
+def test_unsupported_where_and_slice_are_listed_at_once(tmp_path: Path) -> None:
+    message = _unsupported_listing(ScoresGate(), tmp_path / "gate.onnx")
     assert "Where (condition computed from layer results, or fill computed)" in message
     assert f"Slice (takes {D.batch * 3 * D.hidden} of {D.batch * D.tokens * D.hidden} elements" in message
     assert "Greater" in message  # the comparison of a layer's result is listed too
@@ -317,13 +321,7 @@ class TokenConcat(torch.nn.Module):
 
 
 def test_concat_of_computed_rows_and_partial_rotary_not_dividing_are_listed(tmp_path: Path) -> None:
-    path = tmp_path / "cat.onnx"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        export_block(TokenConcat(), torch.randn(D.batch, D.tokens, D.hidden), str(path))
-    with pytest.raises(UnsupportedOperatorsError) as err:
-        load_network(path)
-    message = str(err.value)
+    message = _unsupported_listing(TokenConcat(), tmp_path / "cat.onnx")
     assert "Concat (axis 1 of a rank-3 tensor joins tensors all computed here" in message
     assert f"Concat (partial rotary on 6 of {D.head_dim} dims: the rotated dims must divide the head dim)" in message
 
