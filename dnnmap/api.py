@@ -124,17 +124,11 @@ def check_mapper_options(mapper: str, options: SearchOptions) -> None:
     (``--imperfect``, ``--tile-first``, ``--placement``, ``--constraints``; a constraints file with only
     ``placement`` and ``both_axes`` is taken by the mappers that take those), naming the mappers that take them, and budgets,
     seeds or time limits the mappers cannot honour."""
-    chosen = registry.info(mapper)
-    for given, takes, flag in ((options.imperfect is not None, registry.takes_imperfect, "--imperfect"),
-                               (options.tile_first, registry.takes_tile_first, "--tile-first"),
-                               (options.placement, registry.takes_placement, "--placement"),
-                               (options.constraints.placement, registry.takes_placement, "placement in --constraints"),
-                               (options.constraints.both_axes, registry.takes_both_axes, "both_axes in --constraints"),
-                               (not registry.narrowing(options.constraints).empty, registry.takes_constraints,
-                                "--constraints")):
-        if given and not takes(chosen):
-            raise DnnmapError(f"{flag} applies to the {', '.join(registry.names(takes))} mappers, not to "
-                              f"{mapper!r}")
+    flags = {"imperfect": "--imperfect", "tile_first": "--tile-first", "placement": "--placement",
+             "constraints.placement": "placement in --constraints", "constraints.both_axes": "both_axes in --constraints",
+             "constraints": "--constraints"}
+    for key, takes in registry.refused_options(registry.info(mapper), options)[:1]:
+        raise DnnmapError(f"{flags[key]} applies to the {', '.join(registry.names(takes))} mappers, not to {mapper!r}")
     options.check()
 
 

@@ -73,27 +73,20 @@ BUILTIN: dict[str, MapperInfo] = {info.name: info for info in (
 
 @dataclass(frozen=True)
 class Mapper:
-    """A search for the best mapping of one operator on one architecture.
+    """A search for the best mapping of one operator on one architecture: ``info`` (its name, description and the
+    options it takes; ``module`` stays empty for a mapper defined outside dnnmap) and ``search``."""
 
-    ``name``: the ``--mapper`` value; ``description``: one line for listings; ``search``: the search.
-    ``takes_imperfect`` / ``takes_tile_first`` / ``takes_constraints`` / ``takes_placement`` /
-    ``takes_both_axes``: as :class:`MapperInfo`."""
-
-    name: str
-    description: str
+    info: MapperInfo
     search: SearchFn
-    takes_imperfect: bool = False
-    takes_tile_first: bool = False
-    takes_constraints: bool = False
-    takes_placement: bool = False
-    takes_both_axes: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.info.name
 
     @classmethod
     def builtin(cls, name: str, search: SearchFn) -> Mapper:
         """The built-in mapper ``name`` of :data:`BUILTIN` searching with ``search``."""
-        info = BUILTIN[name]
-        return cls(name, info.description, search, info.takes_imperfect, info.takes_tile_first,
-                   info.takes_constraints, info.takes_placement, info.takes_both_axes)
+        return cls(BUILTIN[name], search)
 
 
 _MAPPERS: dict[str, Mapper] = {}
@@ -104,22 +97,17 @@ def register(mapper: Mapper) -> Mapper:
     a built-in mapper's name with another description or other options."""
     known = _MAPPERS.get(mapper.name)
     if known is not None and known != mapper:
-        raise ValueError(f"mapper name {mapper.name!r} is taken: {known.description}")
+        raise ValueError(f"mapper name {mapper.name!r} is taken: {known.info.description}")
     builtin = BUILTIN.get(mapper.name)
-    if builtin is not None and builtin != _info(mapper, builtin.module):
+    if builtin is not None and builtin != replace(mapper.info, module=builtin.module):
         raise ValueError(f"mapper name {mapper.name!r} is taken: {builtin.description}")
     _MAPPERS[mapper.name] = mapper
     return mapper
 
 
-def _info(mapper: Mapper, module: str = "") -> MapperInfo:
-    return MapperInfo(mapper.name, mapper.description, mapper.takes_imperfect, mapper.takes_tile_first,
-                      mapper.takes_constraints, mapper.takes_placement, mapper.takes_both_axes, module)
-
-
 def _known() -> dict[str, MapperInfo]:
     """Every mapper's info: the built-in ones and those registered (imported or a user's), no import."""
-    return {**BUILTIN, **{n: _info(m) for n, m in _MAPPERS.items() if n not in BUILTIN}}
+    return {**BUILTIN, **{n: m.info for n, m in _MAPPERS.items() if n not in BUILTIN}}
 
 
 def names(where: Callable[[MapperInfo], bool] | None = None) -> tuple[str, ...]:
@@ -146,23 +134,23 @@ def get(name: str) -> Mapper:
     return _MAPPERS[name]
 
 
-def takes_imperfect(mapper: Mapper | MapperInfo) -> bool:
+def takes_imperfect(mapper: MapperInfo) -> bool:
     return mapper.takes_imperfect
 
 
-def takes_tile_first(mapper: Mapper | MapperInfo) -> bool:
+def takes_tile_first(mapper: MapperInfo) -> bool:
     return mapper.takes_tile_first
 
 
-def takes_constraints(mapper: Mapper | MapperInfo) -> bool:
+def takes_constraints(mapper: MapperInfo) -> bool:
     return mapper.takes_constraints
 
 
-def takes_placement(mapper: Mapper | MapperInfo) -> bool:
+def takes_placement(mapper: MapperInfo) -> bool:
     return mapper.takes_placement or mapper.takes_constraints
 
 
-def takes_both_axes(mapper: Mapper | MapperInfo) -> bool:
+def takes_both_axes(mapper: MapperInfo) -> bool:
     return mapper.takes_both_axes or mapper.takes_constraints
 
 
@@ -173,24 +161,31 @@ def narrowing(constraints: Constraints) -> Constraints:
                    levels=tuple((n, replace(c, both_axes=False)) for n, c in constraints.levels))
 
 
+Capability = Callable[[MapperInfo], bool]
+
+# Each option a mapper may not take, in the words of the Python options (``SearchOptions``' fields).
+OPTION_WORDS = {"imperfect": "imperfect factorization", "tile_first": "tile_first", "placement": "per-tensor placement",
+                "constraints.placement": "per-tensor placement", "constraints.both_axes": "both-axis unrolling "
+                "(both_axes)", "constraints": "a map-space constraint"}
+
+
+def refused_options(caps: MapperInfo, options: SearchOptions) -> list[tuple[str, Capability]]:
+    """The options given in ``options`` that the mapper ``caps`` describes does not take, each as its key of
+    :data:`OPTION_WORDS` and the capability of the mappers that take it (a constraints file holding only
+    ``placement`` and ``both_axes`` is taken by the mappers that take those)."""
+    given = (("imperfect", options.imperfect is not None, takes_imperfect),
+             ("tile_first", options.tile_first, takes_tile_first),
+             ("placement", options.placement, takes_placement),
+             ("constraints.placement", options.constraints.placement, takes_placement),
+             ("constraints.both_axes", options.constraints.both_axes, takes_both_axes),
+             ("constraints", not narrowing(options.constraints).empty, takes_constraints))
+    return [(key, takes) for key, asked, takes in given if asked and not takes(caps)]
+
+
 def check_options(name: str, options: SearchOptions) -> Mapper:
-    """The mapper ``name``, refusing options it does not take (imperfect, tile_first, constraints, placement or
-    both-axis unrolling), naming those that do."""
+    """The mapper ``name``, refusing the first option it does not take (:func:`refused_options`), naming the
+    mappers that take it."""
     mapper = get(name)
-    if options.imperfect is not None and not mapper.takes_imperfect:
-        raise DnnmapError(f"imperfect factorization is an option of the {', '.join(names(takes_imperfect))} "
-                          f"mappers, not of {name!r}")
-    if options.tile_first and not mapper.takes_tile_first:
-        raise DnnmapError(f"tile_first is an option of the {', '.join(names(takes_tile_first))} mappers, "
-                          f"not of {name!r}")
-    if options.space_constraints().placement and not takes_placement(mapper):
-        raise DnnmapError(f"per-tensor placement applies to the {', '.join(names(takes_placement))} mappers, "
-                          f"not to {name!r}")
-    space = options.space_constraints()
-    if space.both_axes and not takes_both_axes(mapper):
-        raise DnnmapError(f"both-axis unrolling (both_axes) applies to the {', '.join(names(takes_both_axes))} "
-                          f"mappers, not to {name!r}")
-    if not narrowing(space).empty and not mapper.takes_constraints:
-        raise DnnmapError(f"map-space constraints apply to the {', '.join(names(takes_constraints))} mappers; the "
-                          f"{name!r} mapper builds its own candidates and would ignore them")
+    for key, takes in refused_options(mapper.info, options)[:1]:
+        raise DnnmapError(f"{OPTION_WORDS[key]} applies to the {', '.join(names(takes))} mappers, not to {name!r}")
     return mapper

@@ -129,7 +129,7 @@ def test_the_4x3_array_is_proven_through_a_constraints_file(tmp_path: Path) -> N
     assert both.mapper == "optimal (proven)" and both.cost.cycles[0] == 1 < one.cost.cycles[0] == 3
     assert both.mapping.levels[0].spatial_axis == (("K", BOTH_AXES),)
     path.write_text("levels:\n  Buf:\n    both_axes: true\n    spatial_dims: [K]\n")
-    with pytest.raises(DnnmapError, match="map-space constraints apply to the"):
+    with pytest.raises(DnnmapError, match="a map-space constraint applies to the"):
         map_layer(op, ARRAY_4X3, "latency", "optimal", SearchOptions(constraints=load_constraints(path)))
     path.write_text("levels:\n  Buf:\n    both_axes: true\n")
     with pytest.raises(DnnmapError, match=r"both-axis unrolling \(both_axes\) applies to the"):

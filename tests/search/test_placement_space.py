@@ -135,7 +135,7 @@ def test_the_option_in_files_and_its_refusals(tmp_path: Path) -> None:
         check_options("tso", SearchOptions(placement=True))
     check_options("random", SearchOptions(placement=True))
     check_options("optimal", SearchOptions(placement=True))
-    with pytest.raises(DnnmapError, match="constraints"):  # the optimal mapper takes placement, no other constraint
+    with pytest.raises(DnnmapError, match="map-space constraint applies"):  # the optimal mapper takes placement, no other constraint
         check_options("optimal", SearchOptions(placement=True, constraints=Constraints(levels=(("GLB", LevelConstraints(
             spatial_dims=("K",))),))))
 

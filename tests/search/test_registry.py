@@ -46,7 +46,7 @@ def test_every_builtin_mapper_is_registered() -> None:
     assert registry.names()[0] == "auto"
     assert registry.names(registry.takes_imperfect) == ("auto", "exhaustive", "random", "sunstone")
     assert registry.names(registry.takes_tile_first) == ("auto", "sunstone")
-    assert all(registry.get(n).name == n and registry.get(n).description for n in registry.names())
+    assert all(registry.get(n).name == n and registry.get(n).info.description for n in registry.names())
 
 
 def test_unknown_mapper_and_objective_list_the_known_names() -> None:
@@ -58,9 +58,9 @@ def test_unknown_mapper_and_objective_list_the_known_names() -> None:
 
 @pytest.mark.parametrize("mapper", ["optimal", "tso", "marvel"])
 def test_options_a_mapper_does_not_take_are_refused(mapper: str) -> None:
-    with pytest.raises(DnnmapError, match=f"option of the auto, exhaustive, random, sunstone mappers, not of '{mapper}'"):
+    with pytest.raises(DnnmapError, match=f"imperfect factorization applies to the auto, exhaustive, random, sunstone mappers, not to '{mapper}'"):
         map_layer(SMALL, EYERISS, "edp", mapper, SearchOptions(imperfect=0.1))
-    with pytest.raises(DnnmapError, match=f"tile_first is an option of the auto, sunstone mappers, not of '{mapper}'"):
+    with pytest.raises(DnnmapError, match=f"tile_first applies to the auto, sunstone mappers, not to '{mapper}'"):
         map_layer(SMALL, EYERISS, "edp", mapper, SearchOptions(tile_first=True))
 
 
@@ -69,7 +69,7 @@ def tiny_random(op, arch, objective, options, progress=None) -> SearchResult:  #
     return random_search(op, arch, objective, budget=100, seed=options.seed)
 
 
-TINY_RANDOM = registry.Mapper("tiny-random", "100 random samples", tiny_random)
+TINY_RANDOM = registry.Mapper(registry.MapperInfo("tiny-random", "100 random samples"), tiny_random)
 
 
 def test_a_new_mapper_is_one_registration(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,10 +84,10 @@ def test_a_new_mapper_is_one_registration(monkeypatch: pytest.MonkeyPatch) -> No
     net = Network("two", (Layer(a, ("x",), (1, 4, 4, 4)), Layer(b, ("a",), (1, 4, 4, 4))), (("x", (1, 2, 4, 4)),))
     result = search_network(net, EYERISS, "energy", "tiny-random", options=SearchOptions(seed=3))
     assert result.energy == 2 * float(want.cost.energy[0]) and result.layers[1].reused_from == "a"
-    with pytest.raises(DnnmapError, match="not of 'tiny-random'"):
+    with pytest.raises(DnnmapError, match="not to 'tiny-random'"):
         map_layer(SMALL, EYERISS, "energy", "tiny-random", SearchOptions(imperfect=0.1))
     with pytest.raises(ValueError, match="'random' is taken"):
-        registry.register(registry.Mapper("random", "another", tiny_random))
+        registry.register(registry.Mapper(registry.MapperInfo("random", "another"), tiny_random))
     registry.register(registry.get("random"))  # registering the same mapper again is harmless
 
 
