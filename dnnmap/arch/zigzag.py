@@ -85,6 +85,7 @@ class ImportedZigzag:
     notes: tuple[str, ...]
     array_dims: dict[str, tuple[int, int]]  # array dimension -> (level index, fan-out axis)
     links: dict[str, Role]  # memory operand -> role
+    imc: ImcArray | None = None  # the in-memory-computing macro the energies were derived from, if any
 
 
 def _port(raw: object, at: Where) -> Port:
@@ -187,6 +188,11 @@ def _imc_levels(imc: ImcArray, memories: list[Memory], chain: list[Memory], role
             what = ", ".join(f"{k} {v:.4g}" for k, v in parts.items())
             notes.append(f"{reg.name}: each {role} {action} adds {sum(parts.values()):.4g} pJ of the in-memory array "
                          f"({what}) per {'row an input enters' if role == 'input' else 'column an output leaves'}")
+    reg = next(m for m in chain if ops["input"] in m.operands)
+    if reg.size < 2 * bits["input"]:
+        notes.append(f"{reg.name} holds one {bits['input']}-bit input: a layer reading two inputs at once (a residual "
+                     "add) does not fit it; map the others (--layers); ZigZag's own ResNet-18 runs price only its convolutions and "
+                     "classifier")
     kind = "analog" if imc.analog else "digital"
     per_mac = imc.per_mac()
     notes.append(f"{kind} in-memory array {imc.columns} x {imc.rows} (wordline {imc.wordline}, bitline {imc.bitline}): "
@@ -383,7 +389,7 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
                 "precision_bits": max(bits["input"], bits["weight"]), "cycles": imc.passes if imc else 1},
         "levels": levels,
     }
-    return ImportedZigzag(parse_arch(spec, f"{origin} (imported)"), tuple(notes), array_dims, roles)
+    return ImportedZigzag(parse_arch(spec, f"{origin} (imported)"), tuple(notes), array_dims, roles, imc)
 
 
 def import_zigzag_arch(path: str | Path, links: dict[str, Role] | None = None,
