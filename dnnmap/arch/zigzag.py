@@ -19,9 +19,12 @@ What is read (docs/zigzag.md has the full correspondence and what differs):
 - bandwidth: ports' ``bandwidth_max`` bits per cycle in words of the widest operand the level keeps
   (read ports -> read_bandwidth, write ports -> write_bandwidth, read_write ports -> bandwidth);
 - ``operational_array``: ``unit_energy`` per MAC, ``dimensions``/``sizes``; array dimensions of size 1 vanish,
-  a fan-out over more than two dimensions keeps the first as x and folds the rest into y.
+  a fan-out over more than two dimensions keeps the first as x and folds the rest into y. An in-memory-computing
+  array (``is_imc``) is priced by :mod:`dnnmap.arch.zigzag_imc`: its bit-serial passes become ``mac.cycles``, its
+  per-row, per-column and per-MAC energies the input register's reads, the output register's updates and
+  ``mac.energy``; its weights sit in the ``cells`` memory, an ordinary level.
 
-Refused with the construct named: in-memory-computing arrays (``is_imc``), CACTI cost extraction
+Refused with the construct named: CACTI cost extraction
 (``auto_cost_extraction``), a memory whose operands have different such dimensions below them, an outermost
 memory that does not hold every operand or that leaves an array dimension no memory of some operand serves.
 """
@@ -176,9 +179,10 @@ def _imc_levels(imc: ImcArray, memories: list[Memory], chain: list[Memory], role
             f"{cells.size} bits hold several {imc.weight_bits}-bit weights per multiplier: ZigZag then charges a "
             "local bit-line precharge that depends on the loop order, which is not expressed")
     extra: dict[str, dict[Role, dict[str, float]]] = {}
+    registers = {role: next(m for m in chain if ops[role] in m.operands) for role in ("input", "output")}
     for role, action, dim, parts in (("input", "read", imc.wordline, imc.per_row()),
                                      ("output", "update", imc.bitline, imc.per_column())):
-        reg = next(m for m in chain if ops[role] in m.operands)
+        reg = registers[role]
         if reg.served != {dim}:
             raise (reg.where / "served_dimensions").error(
                 f"ZigZag's in-memory array takes the lowest {ops[role]} memory to serve the "
@@ -188,11 +192,10 @@ def _imc_levels(imc: ImcArray, memories: list[Memory], chain: list[Memory], role
             what = ", ".join(f"{k} {v:.4g}" for k, v in parts.items())
             notes.append(f"{reg.name}: each {role} {action} adds {sum(parts.values()):.4g} pJ of the in-memory array "
                          f"({what}) per {'row an input enters' if role == 'input' else 'column an output leaves'}")
-    reg = next(m for m in chain if ops["input"] in m.operands)
-    if reg.size < 2 * bits["input"]:
-        notes.append(f"{reg.name} holds one {bits['input']}-bit input: a layer reading two inputs at once (a residual "
-                     "add) does not fit it; map the others (--layers); ZigZag's own ResNet-18 runs price only its convolutions and "
-                     "classifier")
+    if registers["input"].size < 2 * bits["input"]:
+        notes.append(f"{registers['input'].name} holds one {bits['input']}-bit input: a layer reading two inputs at once (a residual "
+                     "add) does not fit it; map the others (--layers); ZigZag's own ResNet-18 runs price only its "
+                     "convolutions and classifier")
     kind = "analog" if imc.analog else "digital"
     per_mac = imc.per_mac()
     notes.append(f"{kind} in-memory array {imc.columns} x {imc.rows} (wordline {imc.wordline}, bitline {imc.bitline}): "
