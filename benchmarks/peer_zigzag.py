@@ -107,11 +107,14 @@ def print_breakdown(total: dict[tuple[str, str], list[float]]) -> None:
     print(f"| total | | | | | | | | {d / z:.4f} |")
 
 
-def add_imc_breakdown(total: dict[str, list[float]], zz_layer: dict, op, core, cost) -> None:
+def add_imc_breakdown(total: dict[str, list[float]], memories: dict[tuple[str, str], list[float]], zz_layer: dict,
+                      op, core, cost) -> None:
     """Accumulate the in-memory array's energy per part in both models: ZigZag's components charged per row
     (DACs, analog multipliers), per column (ADCs, bit-line addition, place-value adders, accumulators) and per
     MAC (digital multipliers and adder trees); dnnmap's input register reads, output register updates and MACs
-    times the energies the importer added (:mod:`dnnmap.arch.zigzag_imc`)."""
+    times the energies the importer added (:mod:`dnnmap.arch.zigzag_imc`). In ``memories`` (:func:`add_breakdown`)
+    dnnmap's row and column energies move from the registers' reads and updates to the MAC row, where ZigZag
+    books them."""
     imc, spec, parts = core.imc, core.spec, zz_layer["mac_parts"]
     analog = imc.analog
     ours = {"rows": (sum(imc.per_row().values()), "input", "reads", IMC_ROW if analog else ()),
@@ -125,7 +128,11 @@ def add_imc_breakdown(total: dict[str, list[float]], zz_layer: dict, op, core, c
         else:
             t = next(j for j, x in enumerate(op.tensors) if x.role == role)
             level = next(i for i, lv in enumerate(spec.levels) if role in lv.keeps)
-            cell[1] += energy * float(cost.counts[kind][0, level, t])
+            moved = energy * float(cost.counts[kind][0, level, t])
+            cell[1] += moved
+            operand = next(k for k, r in OPERAND_ROLE.items() if r == role)
+            memories[(spec.levels[level].name, operand)][3 if kind == "reads" else 5] -= moved
+            memories[("MAC", "-")][3] += moved
 
 
 def main() -> None:
@@ -172,7 +179,7 @@ def main() -> None:
             tot["dz_c"] += float(c.cycles[0])
             add_breakdown(parts, z, op, core.spec, c)
             if core.imc is not None:
-                add_imc_breakdown(imc_parts, z, op, core, c)
+                add_imc_breakdown(imc_parts, parts, z, op, core, c)
             row += [f"{z['energy']:.4g}", f"{z['cycles']:.0f}", f"{float(c.energy[0]):.4g}{'' if c.valid[0] else '*'}",
                     f"{float(c.cycles[0]):.0f}"]
         rows.append(row)
