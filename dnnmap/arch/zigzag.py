@@ -194,8 +194,8 @@ def _imc_levels(imc: ImcArray, memories: list[Memory], chain: list[Memory], role
                          f"({what}) per {'row an input enters' if role == 'input' else 'column an output leaves'}")
     if registers["input"].size < 2 * bits["input"]:
         notes.append(f"{registers['input'].name} holds one {bits['input']}-bit input: a layer reading two inputs at once (a residual "
-                     "add) does not fit it; map the others (--layers); ZigZag's own ResNet-18 runs price only its "
-                     "convolutions and classifier")
+                     "add) does not fit it; map the others (--layers); ZigZag skips pooling and add layers on "
+                     "in-memory arrays")
     kind = "analog" if imc.analog else "digital"
     per_mac = imc.per_mac()
     notes.append(f"{kind} in-memory array {imc.columns} x {imc.rows} (wordline {imc.wordline}, bitline {imc.bitline}): "
