@@ -18,6 +18,9 @@ from dnnmap.cost.model import CostModel
 from dnnmap.errors import InputFileError
 from dnnmap.mapping.zigzag_map import zigzag_mapping
 from dnnmap.search.network import map_layer
+from dnnmap.search.options import SearchOptions
+from dnnmap.sim import sim_metrics, simulate
+from dnnmap.workload import ops
 from dnnmap.workload.importers.zigzag_workload import common_precision, load_zigzag_workload
 
 FIX = Path(__file__).parent / "fixtures"
@@ -131,3 +134,22 @@ def test_arrays_zigzag_cannot_price_here_exit_2_naming_the_field(tmp_path: Path,
     assert result.exit_code == 2 and "Traceback" not in result.output and str(path) in result.output
     for w in words:
         assert w in result.output, result.output
+
+
+@pytest.mark.parametrize("name", ["aimc", "dimc"])
+def test_model_equals_the_simulator_on_the_imported_arrays(name: str) -> None:
+    """The imported specs (one-word registers, the merged output register, mac.cycles 4 and 8) priced by the
+    cost model and by the reference simulator: energy, compute cycles and latency agree on a small convolution
+    under the default mapper's mapping and the best of random samples of four seeds."""
+    spec = import_zigzag_arch(HW / f"{name}.yaml").spec
+    op = ops.conv2d("small", 4, 8, 6, 3)
+    results = [map_layer(op, spec, "energy")] + [
+        map_layer(op, spec, "edp", "random", SearchOptions(budget=3000, seed=seed)) for seed in range(4)]
+    for found in results:
+        m = found.mapping
+        cost = CostModel(op, spec).evaluate(MappingBatch.from_mappings(op, spec, [m]))
+        metrics = sim_metrics(simulate(op, spec, m, compute=False), op, spec, m)
+        assert float(cost.energy[0]) == pytest.approx(metrics.energy), m
+        assert float(cost.compute_cycles[0]) == pytest.approx(metrics.compute_cycles), m
+        assert float(cost.cycles[0]) == pytest.approx(metrics.cycles), m
+        assert metrics.compute_cycles % spec.mac.cycles == 0
