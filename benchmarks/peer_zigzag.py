@@ -3,7 +3,8 @@ its hardware with its mapping file; dnnmap imports the same three files (``impor
 ZigZag's chosen mappings in its own model and searches its own. Not part of the test run.
 
 Run: ``python benchmarks/peer_zigzag.py [--zigzag-python /work/zzvenv/bin/python] [--hardware tpu_like]
-[--layers 21] [--breakdown]``. ZigZag is installed into a separate venv (``python -m venv /work/zzvenv &&
+[--layers 21] [--breakdown]``; ``--hardware aimc`` or ``dimc`` (in-memory computing arrays, ZigZag's mapping
+hints ``default_imc.yaml``) also prints the array's energy per component in both models. ZigZag is installed into a separate venv (``python -m venv /work/zzvenv &&
 /work/zzvenv/bin/pip install zigzag-dse six``); without it the ZigZag columns are skipped with the reason.
 dnnmap's mappings cannot be fed back into ZigZag's model here (ZigZag takes no fixed temporal mapping from
 a file), so that cell is n/a.
@@ -21,8 +22,7 @@ from pathlib import Path
 from dnnmap.arch.zigzag import import_zigzag_arch
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
-from dnnmap.fileio import load_data
-from dnnmap.mapping.zigzag_map import mapping_entry, zigzag_mapping
+from dnnmap.mapping.zigzag_map import zigzag_mapping
 from dnnmap.search.network import map_layer
 from dnnmap.workload.importers.zigzag_workload import (
     common_precision,
@@ -33,6 +33,10 @@ from dnnmap.workload.importers.zigzag_workload import (
 FIX = Path(__file__).resolve().parents[1] / "tests" / "zigzag" / "fixtures"
 ACTIONS = ("read", "fill", "update")  # ZigZag: reads to below and above, writes from above, writes from below
 OPERAND_ROLE = {"W": "weight", "I": "input", "O": "output"}
+MAPPING_FILE = {"aimc": "default_imc", "dimc": "default_imc"}  # hardware -> ZigZag's mapping file, else its own
+# ZigZag's in-memory array components -> where dnnmap charges them (dnnmap.arch.zigzag_imc)
+IMC_ROW, IMC_COLUMN, IMC_MAC = ("dacs", "mults"), ("adcs", "analog_bl_addition", "adders_pv", "accumulators"), \
+    ("mults", "adders_regular", "local_bl_precharging")
 
 _ZIGZAG_RUN = r"""
 import json, sys, time, logging
@@ -54,8 +58,11 @@ for cme, _ in cmes[0][1]:
                          e.get(D.WR_IN_BY_LOW)]
                         for lv, e in zip(levels(cme.memory_operand_links.layer_to_mem_op(lop)), per_level)]
              for lop, per_level in cme.mem_energy_breakdown_further.items()}
+    spatial = {str(oa): [f"{d}, {float(s):g}" for d, s in dims.items()]
+               for oa, dims in cme.layer.spatial_mapping.items()}
     layers.append({"name": cme.layer.name, "energy": cme.energy_total, "cycles": cme.latency_total2,
-                   "loops": loops, "mac": cme.mac_energy, "parts": parts})
+                   "loops": loops, "mac": cme.mac_energy, "parts": parts, "spatial": spatial,
+                   "mac_parts": getattr(cme, "mac_energy_breakdown", None)})
 json.dump({"seconds": seconds, "energy": energy, "cycles": latency, "layers": layers}, sys.stdout)
 """
 
@@ -100,22 +107,57 @@ def print_breakdown(total: dict[tuple[str, str], list[float]]) -> None:
     print(f"| total | | | | | | | | {d / z:.4f} |")
 
 
+def add_imc_breakdown(total: dict[str, list[float]], memories: dict[tuple[str, str], list[float]], zz_layer: dict,
+                      op, core, cost) -> None:
+    """Accumulate the in-memory array's energy per part in both models: ZigZag's components charged per row
+    (DACs, analog multipliers), per column (ADCs, bit-line addition, place-value adders, accumulators) and per
+    MAC (digital multipliers and adder trees); dnnmap's input register reads, output register updates and MACs
+    times the energies the importer added (:mod:`dnnmap.arch.zigzag_imc`). In ``memories`` (:func:`add_breakdown`)
+    dnnmap's row and column energies move from the registers' reads and updates to the MAC row, where ZigZag
+    books them."""
+    imc, spec, parts = core.imc, core.spec, zz_layer["mac_parts"]
+    analog = imc.analog
+    ours = {"rows": (sum(imc.per_row().values()), "input", "reads", IMC_ROW if analog else ()),
+            "columns": (sum(imc.per_column().values()), "output", "updates", IMC_COLUMN),
+            "MACs": (sum(imc.per_mac().values()), None, None, () if analog else IMC_MAC)}
+    for part, (energy, role, kind, theirs) in ours.items():
+        cell = total.setdefault(part, [0.0, 0.0])
+        cell[0] += sum(parts[k] for k in theirs)
+        if role is None:
+            cell[1] += energy * op.macs
+        else:
+            t = next(j for j, x in enumerate(op.tensors) if x.role == role)
+            level = next(i for i, lv in enumerate(spec.levels) if role in lv.keeps)
+            moved = energy * float(cost.counts[kind][0, level, t])
+            cell[1] += moved
+            operand = next(k for k, r in OPERAND_ROLE.items() if r == role)
+            memories[(spec.levels[level].name, operand)][3 if kind == "reads" else 5] -= moved
+            memories[("MAC", "-")][3] += moved
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--zigzag-python", default="/work/zzvenv/bin/python")
     ap.add_argument("--hardware", default="tpu_like")
     ap.add_argument("--layers", type=int, default=21)
+    ap.add_argument("--zigzag-cache", type=Path, default=None,
+                    help="JSON file of ZigZag's results: read when it exists, else written after ZigZag runs")
     ap.add_argument("--breakdown", action="store_true",
                     help="per memory and operand, each action's energy of ZigZag's mappings in both models")
     args = ap.parse_args()
-    hw, mp, wl_path = FIX / "hardware" / f"{args.hardware}.yaml", FIX / "mapping" / f"{args.hardware}.yaml", \
-        FIX / "workload" / "resnet18.yaml"
+    hw, wl_path = FIX / "hardware" / f"{args.hardware}.yaml", FIX / "workload" / "resnet18.yaml"
+    mp = FIX / "mapping" / f"{MAPPING_FILE.get(args.hardware, args.hardware)}.yaml"
     wl = load_zigzag_workload(wl_path)
     core = import_zigzag_arch(hw, word_bits=common_precision(wl)[0], final_output_bits=final_output_bits(wl))
-    mapping_data = load_data(mp)
-    zz = run_zigzag(args.zigzag_python, wl_path, hw, mp)
+    if args.zigzag_cache is not None and args.zigzag_cache.exists():
+        zz = json.loads(args.zigzag_cache.read_text())
+    else:
+        zz = run_zigzag(args.zigzag_python, wl_path, hw, mp)
+        if args.zigzag_cache is not None and isinstance(zz, dict):
+            args.zigzag_cache.write_text(json.dumps(zz))
     theirs = {x["name"]: x for x in zz["layers"]} if isinstance(zz, dict) else {}
     parts: dict[tuple[str, str], list[float]] = {}
+    imc_parts: dict[str, list[float]] = {}
     rows, tot = [], {k: 0.0 for k in ("zz_e", "zz_c", "dz_e", "dz_c", "dd_e", "dd_c", "evals")}
     t0 = time.perf_counter()
     for layer in wl.network.layers[:args.layers]:
@@ -128,8 +170,7 @@ def main() -> None:
         z = theirs.get(op.name)
         row = [op.name, f"{energy:.4g}", f"{cycles:.0f}"]
         if z is not None:
-            entry = [{"name": op.name, "spatial_mapping": mapping_entry(mapping_data, op.name, str(mp))[0]["spatial_mapping"],
-                      "temporal_ordering": z["loops"]}]
+            entry = [{"name": op.name, "spatial_mapping": z["spatial"], "temporal_ordering": z["loops"]}]
             m = zigzag_mapping(entry, "zigzag", op, core)
             c = CostModel(op, core.spec).evaluate(MappingBatch.from_mappings(op, core.spec, [m]))
             tot["zz_e"] += z["energy"]
@@ -137,6 +178,8 @@ def main() -> None:
             tot["dz_e"] += float(c.energy[0])
             tot["dz_c"] += float(c.cycles[0])
             add_breakdown(parts, z, op, core.spec, c)
+            if core.imc is not None:
+                add_imc_breakdown(imc_parts, parts, z, op, core, c)
             row += [f"{z['energy']:.4g}", f"{z['cycles']:.0f}", f"{float(c.energy[0]):.4g}{'' if c.valid[0] else '*'}",
                     f"{float(c.cycles[0]):.0f}"]
         rows.append(row)
@@ -157,6 +200,11 @@ def main() -> None:
               f"{tot['dd_e'] / tot['dz_e']:.4f}, cycles {tot['dd_c'] / tot['dz_c']:.4f}")
         if args.breakdown:
             print_breakdown(parts)
+        if imc_parts:
+            print("\n| in-memory array, ZigZag's mappings | ZigZag pJ | dnnmap pJ | dnnmap / ZigZag |\n|---|---|---|---|")
+            for part, (z_e, d_e) in imc_parts.items():
+                print(f"| per {part[:-1] if part != 'MACs' else 'MAC'} | {z_e:.4g} | {d_e:.4g} | "
+                      f"{d_e / z_e if z_e else float('nan'):.4f} |")
     else:
         print(f"ZigZag skipped: {zz}")
 

@@ -190,6 +190,8 @@ class Sparsity(_Strict):
 class Mac(_Strict):
     energy: float = Field(1.0, ge=0, description="energy per MAC")
     precision_bits: int = Field(16, gt=0)
+    cycles: int = Field(1, ge=1, le=1024, description="cycles one MAC takes on a lane: every temporal step of "
+                        "a mapping lasts this long (a bit-serial array feeding an 8-bit input 2 bits a cycle: 4)")
     operand_registers: tuple[Role, ...] = Field(
         (), description="roles held in a one-word register per MAC lane: re-read (written) only when the "
         "lane's word changes between consecutive steps")

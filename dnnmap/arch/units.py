@@ -26,12 +26,13 @@ class ComputeUnit:
     macs: bool  # the layer's operations are MACs
     words: int  # words of the layer's tensors (each input read once, the output written once)
     bandwidth: float | None  # words per cycle of the vector unit (None: unlimited)
+    cycles: int = 1  # cycles per temporal step of a mapping (the MAC array's ``mac.cycles``; the vector unit 1)
 
     def least_cycles(self, operations: float) -> float:
         """Cycles the unit needs at least for ``operations`` (executed) operations: 0 for MACs (the mapping's
-        temporal steps are the MAC array's cycles), else ``operations / lanes`` and, with a bandwidth, the
-        layer's words / bandwidth. Compute cycles are the larger of this and the temporal steps
-        (docs/cost-model.md section 3)."""
+        temporal steps times ``cycles`` are the MAC array's cycles), else ``operations / lanes`` and, with a
+        bandwidth, the layer's words / bandwidth. Compute cycles are the larger of this and the temporal steps
+        times ``cycles`` (docs/cost-model.md section 3)."""
         if self.macs:
             return 0.0
         least = operations / self.lanes
@@ -43,8 +44,9 @@ def compute_unit(op: Operator, arch: ArchSpec) -> ComputeUnit:
     kind = kind_of(op)
     words = sum(t.size(op.bounds) for t in op.tensors)
     if kind is None or kind.macs:
-        return ComputeUnit("MAC array", arch.num_macs, arch.mac.energy, 1, True, words, None)
+        return ComputeUnit("MAC array", arch.num_macs, arch.mac.energy, 1, True, words, None, arch.mac.cycles)
     if arch.vector is None:
-        return ComputeUnit("MAC array", arch.num_macs, arch.mac.energy, kind.ops, False, words, None)
+        return ComputeUnit("MAC array", arch.num_macs, arch.mac.energy, kind.ops, False, words, None,
+                           arch.mac.cycles)
     vec = arch.vector
     return ComputeUnit("vector unit", vec.lanes, vec.energy, kind.ops, False, words, vec.bandwidth)

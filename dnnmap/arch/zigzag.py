@@ -19,9 +19,12 @@ What is read (docs/zigzag.md has the full correspondence and what differs):
 - bandwidth: ports' ``bandwidth_max`` bits per cycle in words of the widest operand the level keeps
   (read ports -> read_bandwidth, write ports -> write_bandwidth, read_write ports -> bandwidth);
 - ``operational_array``: ``unit_energy`` per MAC, ``dimensions``/``sizes``; array dimensions of size 1 vanish,
-  a fan-out over more than two dimensions keeps the first as x and folds the rest into y.
+  a fan-out over more than two dimensions keeps the first as x and folds the rest into y. An in-memory-computing
+  array (``is_imc``) is priced by :mod:`dnnmap.arch.zigzag_imc`: its bit-serial passes become ``mac.cycles``, its
+  per-row, per-column and per-MAC energies the input register's reads, the output register's updates and
+  ``mac.energy``; its weights sit in the ``cells`` memory, an ordinary level.
 
-Refused with the construct named: in-memory-computing arrays (``is_imc``), CACTI cost extraction
+Refused with the construct named: CACTI cost extraction
 (``auto_cost_extraction``), a memory whose operands have different such dimensions below them, an outermost
 memory that does not hold every operand or that leaves an array dimension no memory of some operand serves.
 """
@@ -34,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from dnnmap.arch.spec import ALL_ROLES, ArchSpec, parse_arch
+from dnnmap.arch.zigzag_imc import ImcArray, imc_array
 from dnnmap.fileio import load_data
 from dnnmap.workload.importers.timeloop_yaml import (
     Where,
@@ -84,6 +88,7 @@ class ImportedZigzag:
     notes: tuple[str, ...]
     array_dims: dict[str, tuple[int, int]]  # array dimension -> (level index, fan-out axis)
     links: dict[str, Role]  # memory operand -> role
+    imc: ImcArray | None = None  # the in-memory-computing macro the energies were derived from, if any
 
 
 def _port(raw: object, at: Where) -> Port:
@@ -142,11 +147,9 @@ def _memory(name: str, raw: object, dims: tuple[str, ...], at: Where) -> Memory:
                   _allocation(ports, raw_ports, operands, at / "ports"), frozenset(served), at)
 
 
-def _array(data: dict[str, Any], at: Where) -> tuple[float, dict[str, int]]:
+def _array(data: dict[str, Any], at: Where) -> tuple[float, dict[str, int], ImcArray | None]:
+    """The MAC energy, the array's dimension sizes, and its in-memory-computing macro (``is_imc``) if any."""
     oa = mapping_at(data.get("operational_array"), at)
-    if oa.get("is_imc") or "imc_type" in oa:
-        raise (at / "is_imc").error("in-memory computing arrays (is_imc, imc_type) cannot be expressed: dnnmap "
-                                    "models digital MAC arrays fed by memory levels")
     dims = names_at(oa.get("dimensions"), at / "dimensions")
     sizes = list_at(oa.get("sizes"), at / "sizes")
     if len(sizes) != len(dims) or len(set(dims)) != len(dims):
@@ -154,10 +157,55 @@ def _array(data: dict[str, Any], at: Where) -> tuple[float, dict[str, int]]:
     shape = {d: integer(s, at / "sizes" / i) for i, (d, s) in enumerate(zip(dims, sizes))}
     if any(s < 1 for s in shape.values()):
         raise (at / "sizes").error("array sizes must be >= 1")
+    if oa.get("is_imc"):
+        return 0.0, shape, imc_array(oa, shape, at)
     energy = number(oa.get("unit_energy", 0.0), at / "unit_energy")
     if energy < 0:
         raise (at / "unit_energy").error("must be >= 0")
-    return energy, shape
+    return energy, shape, None
+
+
+def _imc_levels(imc: ImcArray, memories: list[Memory], chain: list[Memory], roles: dict[str, Role],
+                bits: dict[Role, int], notes: list[str]) -> dict[str, dict[Role, dict[str, float]]]:
+    """Energy added per word to the levels an in-memory array charges (:mod:`dnnmap.arch.zigzag_imc`): the input
+    register's reads (per row), the output register's updates (per column); checks the weight ``cells``."""
+    ops = {role: op for op, role in roles.items()}
+    cells = next((m for m in memories if m.name == "cells"), None)
+    if cells is None or cells.operands != (ops["weight"],) or cells.served:
+        raise memories[0].where.error("an in-memory-computing array keeps its weights in a memory named 'cells' "
+                                      f"holding only {ops['weight']} with no served dimensions (one per multiplier)")
+    if cells.size > imc.weight_bits:
+        raise (cells.where / "size").error(
+            f"{cells.size} bits hold several {imc.weight_bits}-bit weights per multiplier: ZigZag then charges a "
+            "local bit-line precharge that depends on the loop order, which is not expressed")
+    extra: dict[str, dict[Role, dict[str, float]]] = {}
+    registers = {role: next(m for m in chain if ops[role] in m.operands) for role in ("input", "output")}
+    for role, action, dim, parts in (("input", "read", imc.wordline, imc.per_row()),
+                                     ("output", "update", imc.bitline, imc.per_column())):
+        reg = registers[role]
+        if reg.served != {dim}:
+            raise (reg.where / "served_dimensions").error(
+                f"ZigZag's in-memory array takes the lowest {ops[role]} memory to serve the "
+                f"{'wordline' if role == 'input' else 'bitline'} dimension {dim} alone, got {sorted(reg.served)}")
+        if parts:
+            extra[reg.name] = {role: {action: sum(parts.values())}}
+            what = ", ".join(f"{k} {v:.4g}" for k, v in parts.items())
+            notes.append(f"{reg.name}: each {role} {action} adds {sum(parts.values()):.4g} pJ of the in-memory array "
+                         f"({what}) per {'row an input enters' if role == 'input' else 'column an output leaves'}")
+    if registers["input"].size < 2 * bits["input"]:
+        notes.append(f"{registers['input'].name} holds one {bits['input']}-bit input: a layer reading two inputs at once (a residual "
+                     "add) does not fit it; map the others (--layers); ZigZag skips pooling and add layers on "
+                     "in-memory arrays")
+    kind = "analog" if imc.analog else "digital"
+    per_mac = imc.per_mac()
+    notes.append(f"{kind} in-memory array {imc.columns} x {imc.rows} (wordline {imc.wordline}, bitline {imc.bitline}): "
+                 f"{imc.passes} cycles per MAC ({imc.act_bits}-bit inputs, {imc.serial_bits} bits a cycle)"
+                 + (f"; {sum(per_mac.values()):.4g} pJ per MAC (" + ", ".join(f"{k} {v:.4g}" for k, v in per_mac.items())
+                    + ", ZigZag's energy with every row and column used)" if per_mac else ""))
+    if bits["weight"] != imc.weight_bits or bits["input"] != imc.act_bits:
+        notes.append(f"the array's input_precision ({imc.act_bits}, {imc.weight_bits}) prices it; the workload's "
+                     f"input {bits['input']} and weight {bits['weight']} bits size the memories' words")
+    return extra
 
 
 def _chain(memories: list[Memory], shape: dict[str, int], notes: list[str]) -> list[Memory]:
@@ -216,10 +264,12 @@ def _port_for(m: Memory, op: str, directions: tuple[str, ...], kinds: tuple[str,
     return next((p for p in m.ports if p.kind in kinds), None)
 
 
-def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int],
-              final_bits: int | None = None) -> dict[Role, dict[str, float]]:
+def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int], final_bits: int | None = None,
+              extra: dict[Role, dict[str, float]] | None = None) -> dict[Role, dict[str, float]]:
     """Energy per word of each action on each role ``m`` keeps; ``final_bits``: the width of the output
-    words written into it (the backing store receives final outputs, ZigZag's ``O_final``)."""
+    words written into it (the backing store receives final outputs, ZigZag's ``O_final``); ``extra``:
+    energy added per word and action (an in-memory array's rows and columns)."""
+    extra = extra or {}
     out: dict[Role, dict[str, float]] = {}
     one_lane = not m.served
     for op in m.operands:
@@ -233,6 +283,8 @@ def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int],
                      "fill": _per_word(m.w_cost, fill, bits[role], one_lane),
                      "update": _per_word(m.w_cost, update, final_bits if role == "output" and final_bits
                                          else bits[role], one_lane)}
+        for action, e in extra.get(role, {}).items():
+            out[role][action] += e
     return out
 
 
@@ -264,11 +316,12 @@ def _fanout(dims: list[str], shape: dict[str, int]) -> tuple[dict[str, Any] | No
 
 
 def _level(m: Memory, roles: dict[str, Role], bits: dict[Role, int], last: bool, copies: int,
-           final_bits: int | None) -> dict[str, Any]:
+           final_bits: int | None, extra: dict[Role, dict[str, float]] | None) -> dict[str, Any]:
     """The level of memory ``m``; one instance stands for ``copies`` of ZigZag's (its capacity and bandwidth
-    times ``copies``; :func:`_displaced`); the backing store's output updates move ``final_bits`` words."""
+    times ``copies``; :func:`_displaced`); the backing store's output updates move ``final_bits`` words;
+    ``extra``: :func:`_energies`."""
     kept = [roles[o] for o in m.operands]
-    energies = _energies(m, roles, bits, final_bits if last else None)
+    energies = _energies(m, roles, bits, final_bits if last else None, extra)
     base = energies[kept[0]]
     level: dict[str, Any] = {"name": m.name, "keeps": [r for r in ALL_ROLES if r in kept]}
     if not last:
@@ -294,12 +347,13 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
     top = mapping_at(data, where)
     roles = dict(links or DEFAULT_LINKS)
     bits = dict(word_bits or DEFAULT_BITS)
-    mac_energy, shape = _array(top, where / "operational_array")
+    mac_energy, shape, imc = _array(top, where / "operational_array")
     raw = mapping_at(top.get("memories"), where / "memories")
     memories = [_memory(str(n), m, tuple(shape), where / "memories" / str(n)) for n, m in raw.items()]
     if not memories:
         raise (where / "memories").error("no memories")
     chain = _chain(memories, shape, notes)
+    extra = _imc_levels(imc, memories, chain, roles, bits, notes) if imc is not None else {}
     if final_output_bits is not None and final_output_bits != bits["output"]:
         notes.append(f"{chain[-1].name}: output updates are charged as {final_output_bits}-bit final outputs "
                      f"(O_final), as ZigZag writes them; partial sums spilled to it (reduction loops at that level) "
@@ -312,7 +366,7 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
         last = i == len(chain) - 1
         displaced = frozenset() if last else _displaced(m, chain[:i], below)
         copies = math.prod(shape[d] for d in displaced)
-        level = _level(m, roles, bits, last, copies, final_output_bits)
+        level = _level(m, roles, bits, last, copies, final_output_bits, extra.get(m.name))
         if copies > 1:
             notes.append(_displaced_note(m, roles, sorted(displaced, key=list(shape).index), copies))
         served = frozenset(shape) if last else m.served
@@ -334,10 +388,11 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
         "source": f"zigzag import of {origin}",
         "clock_mhz": clock_mhz,
         "word_bits": bits["input"] if len(set(bits.values())) == 1 else bits,
-        "mac": {"energy": mac_energy, "precision_bits": max(bits["input"], bits["weight"])},
+        "mac": {"energy": sum(imc.per_mac().values()) if imc else mac_energy,
+                "precision_bits": max(bits["input"], bits["weight"]), "cycles": imc.passes if imc else 1},
         "levels": levels,
     }
-    return ImportedZigzag(parse_arch(spec, f"{origin} (imported)"), tuple(notes), array_dims, roles)
+    return ImportedZigzag(parse_arch(spec, f"{origin} (imported)"), tuple(notes), array_dims, roles, imc)
 
 
 def import_zigzag_arch(path: str | Path, links: dict[str, Role] | None = None,

@@ -165,7 +165,7 @@ class CostModel:
         scalars[kernel.S_BURST_MODEL] = float(burst_model)
         self._burst_model = burst_model  # else the kernel gets no layouts: its burst code is not even compiled
         scalars[kernel.S_SPARSE] = float(self.sparse is not None)
-        scalars[kernel.S_STEP_SCALE] = skip
+        scalars[kernel.S_STEP_SCALE] = skip * self.unit.cycles  # effectual steps x cycles per step
         self._scalars = scalars
         # some fan-out has an ingress or egress bandwidth: the kernel's network pass runs
         self._network = bool((self._level_params[:, [kernel.P_IN_BW, kernel.P_OUT_BW]] > 0).any())

@@ -33,7 +33,7 @@ class SimMetrics:
     hop_energy: float  # words through each fan-out x its hop energy
     mac_energy: float  # executed operations (lane-steps x operations per iteration) x the unit's energy
     energy: float
-    compute_cycles: float  # temporal steps, at least the cycles the unit running the layer needs
+    compute_cycles: float  # temporal steps x the unit's cycles per step, at least the cycles the unit needs
     level_cycles: dict[str, float]  # busiest instance's bandwidth cycles; last level: also its transfer model
     transfer_cycles: float  # the backing store's transfer model alone (0 without one)
     network_cycles: dict[str, float]  # per level with a fan-out: busiest instance's max(ingress / ingress
@@ -95,7 +95,7 @@ def sim_metrics(result: SimResult, op: Operator, arch: ArchSpec, mapping: Mappin
     unit = compute_unit(op, arch)  # the MAC array, or the vector unit for non-MAC kinds
     operations = result.macs * unit.ops_per_iteration
     mac_energy = operations * unit.energy
-    compute = max(float(result.temporal_steps), unit.least_cycles(operations))
+    compute = max(float(result.temporal_steps) * unit.cycles, unit.least_cycles(operations))
 
     dram_bytes = sum((len(log.word) if log.compressed_words is None else log.compressed_words) * arch.bytes_of(log.role)
                      for log in result.dram_log)

@@ -35,7 +35,7 @@ runner = CliRunner()
 SHIPPED = {  # file -> None (imports) or the construct its refusal names
     "tpu_like": None, "eyeriss_like": None, "tesla_npu_like": None, "gemm_l1": None, "gemm_l1_l3": None,
     "generic_array_cacti": None, "edge_tpu_like": None, "meta_prototype": None,
-    "ascend_like": None, "aimc": "in-memory computing", "dimc": "in-memory computing",
+    "ascend_like": None, "aimc": None, "dimc": None,
 }
 
 
@@ -240,7 +240,7 @@ operational_array: {unit_energy: 0.1, dimensions: [D1], sizes: [4]}
     (BAD_HW.replace("[I2, tl]", "['I2, tl']"), ["memories.rf.served_dimensions", "D9"]),
     (BAD_HW.replace("r_cost: 0.1", "r_cost: -1").replace("[I2, tl]", "['I2, tl']").replace("[D9]", "[]"),
      ["memories.rf", "r_cost and w_cost must be >= 0"]),
-    (BAD_HW.replace("operational_array: {", "operational_array: {is_imc: true, "), ["is_imc"]),
+    (BAD_HW.replace("operational_array: {", "operational_array: {is_imc: true, "), ["imc_type", "analog"]),
     ("memories: [1, 2]\n", ["operational_array", "expected a mapping"]),
     ("a: &a [1]\nb: *a\nc: {x: 1, x: 2}\n", ["operational_array"]),
     ("\xff\xfe", ["UTF-8"]),
