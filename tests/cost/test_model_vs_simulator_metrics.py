@@ -126,6 +126,12 @@ def test_the_cases_exercise_the_options(perfect: list[Case]) -> None:
     assert share(lambda c: not c.metrics.valid) > 30 and share(lambda c: c.metrics.valid) > 100
     assert share(lambda c: c.metrics.dram_bursts > 0) > 50
     assert share(lambda c: isinstance(c.arch.word_bits, dict)) > 100
+    # final outputs narrower than partial sums, moved by on-chip drains and by updates (DRAM writes among them)
+    narrower = [c for c in perfect if c.arch.final_bits < c.arch.bits_of("output")]
+    assert sum(1 for c in narrower if any(x.final_drains for x in c.sim.counts.values())) > 40
+    assert sum(1 for c in narrower if c.metrics.dram_bursts and any(
+        x.final_updates for (lv, _), x in c.sim.counts.items() if lv == c.arch.dram.name)) > 10
+    assert sum(1 for c in narrower if not any(x.final_updates for x in c.sim.counts.values())) > 20
     # non-MAC layers on a declared vector unit, and the unit's cycles (lanes, bandwidth) binding compute
     assert share(lambda c: c.arch.vector is not None and c.op.macs == 0) > 40
     assert share(lambda c: c.metrics.compute_cycles > c.sim.temporal_steps) > 20
@@ -134,6 +140,13 @@ def test_the_cases_exercise_the_options(perfect: list[Case]) -> None:
     assert share(lambda c: max(c.metrics.network_cycles.values(), default=0) > 0) > 60
     assert share(lambda c: max(c.metrics.network_cycles.values(), default=0)
                  >= max(c.metrics.compute_cycles, *c.metrics.level_cycles.values())) > 20
+
+
+def _model_final(c: Case, kind: str, li: int, ti: int) -> float:
+    """The model's words of ``kind`` (drains or updates) at level ``li`` of tensor ``ti`` that carry final output
+    values (docs/cost-model.md 2b): all of them from the lowest such level up (``CostBatch.final_*``), else none."""
+    lowest = c.cost.final_drains if kind == "drains" else c.cost.final_updates
+    return float(c.cost.counts[kind][0, li, ti]) if c.op.tensors[ti].role == "output" and li >= lowest[0] else 0.0
 
 
 def test_counts_tiles_and_hops_exact(perfect: list[Case]) -> None:
@@ -146,6 +159,9 @@ def test_counts_tiles_and_hops_exact(perfect: list[Case]) -> None:
                 s = c.sim.count(lv.name, t.name)
                 for kind in COUNT_KINDS:
                     assert c.cost.counts[kind][0, li, ti] == getattr(s, kind), f"{lv.name} {t.name} {kind}: {c.where}"
+                for kind in ("drains", "updates"):
+                    assert _model_final(c, kind, li, ti) == getattr(s, f"final_{kind}"), \
+                        f"{lv.name} {t.name} final {kind}: {c.where}"
                 if li < len(c.arch.levels) - 1:
                     assert c.cost.tile_words[0, li, ti] == c.metrics.tile_words.get((lv.name, t.name), 0), c.where
 
