@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from dnnmap.arch.spec import ArchSpec, Fanout, Level, TransferModel
+from dnnmap.arch.spec import ACTIONS, ArchSpec, Fanout, Level, TransferModel
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import COUNT_KINDS, CostBatch, CostModel
 from dnnmap.mapping.mapping import LevelMapping, Mapping
@@ -169,8 +169,12 @@ def test_counts_tiles_and_hops_exact(perfect: list[Case]) -> None:
 def test_energy_exact(perfect: list[Case]) -> None:
     for c in perfect:
         n = len(c.arch.levels)
+        by_action = c.cost.energy_by_action()[0]
         for li, lv in enumerate(c.arch.levels):
             assert _close(c.cost.energy_breakdown[0, li], c.metrics.level_energy[lv.name]), f"{lv.name}: {c.where}"
+            for ti, t in enumerate(c.op.tensors):
+                for ai, action in enumerate(ACTIONS):
+                    assert _close(by_action[li, ti, ai], c.metrics.action_energy.get((lv.name, t.name, action), 0.0))
         assert _close(c.cost.energy_breakdown[0, n], c.metrics.hop_energy), c.where
         assert _close(c.cost.energy_breakdown[0, n + 1], c.metrics.mac_energy), c.where
         assert _close(c.cost.energy[0], c.metrics.energy), c.where
@@ -192,6 +196,8 @@ def test_latency_and_utilization_exact(perfect: list[Case]) -> None:
 def test_dram_bytes_exact(perfect: list[Case]) -> None:
     for c in perfect:
         assert _close(c.cost.dram_bytes[0], c.metrics.dram_bytes), c.where
+        word_bytes = np.array([c.arch.bytes_of(t.role) for t in c.op.tensors])
+        assert _close(c.cost.dram_bytes_by_tensor(word_bytes)[0].sum(), c.metrics.dram_bytes), c.where
 
 
 def test_dram_bursts_exact(perfect: list[Case]) -> None:
