@@ -216,10 +216,9 @@ def _port_for(m: Memory, op: str, directions: tuple[str, ...], kinds: tuple[str,
     return next((p for p in m.ports if p.kind in kinds), None)
 
 
-def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int],
-              final_bits: int | None = None) -> dict[Role, dict[str, float]]:
-    """Energy per word of each action on each role ``m`` keeps; ``final_bits``: the width of the output
-    words written into it (the backing store receives final outputs, ZigZag's ``O_final``)."""
+def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int]) -> dict[Role, dict[str, float]]:
+    """Energy per word of each action on each role ``m`` keeps (final outputs: the spec's
+    ``final_output_bits`` scales the output's words)."""
     out: dict[Role, dict[str, float]] = {}
     one_lane = not m.served
     for op in m.operands:
@@ -231,8 +230,7 @@ def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int],
             raise (m.where / "ports").error(f"no read or write port for operand {op}")
         out[role] = {"read": _per_word(m.r_cost, read, bits[role], one_lane),
                      "fill": _per_word(m.w_cost, fill, bits[role], one_lane),
-                     "update": _per_word(m.w_cost, update, final_bits if role == "output" and final_bits
-                                         else bits[role], one_lane)}
+                     "update": _per_word(m.w_cost, update, bits[role], one_lane)}
     return out
 
 
@@ -263,12 +261,11 @@ def _fanout(dims: list[str], shape: dict[str, int]) -> tuple[dict[str, Any] | No
     return {"shape": sizes}, {d: min(i, 1) for i, d in enumerate(dims)}
 
 
-def _level(m: Memory, roles: dict[str, Role], bits: dict[Role, int], last: bool, copies: int,
-           final_bits: int | None) -> dict[str, Any]:
+def _level(m: Memory, roles: dict[str, Role], bits: dict[Role, int], last: bool, copies: int) -> dict[str, Any]:
     """The level of memory ``m``; one instance stands for ``copies`` of ZigZag's (its capacity and bandwidth
-    times ``copies``; :func:`_displaced`); the backing store's output updates move ``final_bits`` words."""
+    times ``copies``; :func:`_displaced`)."""
     kept = [roles[o] for o in m.operands]
-    energies = _energies(m, roles, bits, final_bits if last else None)
+    energies = _energies(m, roles, bits)
     base = energies[kept[0]]
     level: dict[str, Any] = {"name": m.name, "keeps": [r for r in ALL_ROLES if r in kept]}
     if not last:
@@ -287,8 +284,8 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
                      word_bits: dict[Role, int] | None = None, clock_mhz: float = 1000.0,
                      notes: list[str] | None = None, final_output_bits: int | None = None) -> ImportedZigzag:
     """The :class:`ArchSpec` of a parsed ZigZag hardware file (``origin``: its path, for messages).
-    ``final_output_bits``: the width of the final outputs (the workload's ``O_final``): ZigZag writes them
-    to the outermost memory at that width, so its output update energy is charged per such word."""
+    ``final_output_bits``: the width of the final outputs (the workload's ``O_final``), the spec's
+    ``final_output_bits``: ZigZag moves outputs at that width from a memory above the last reduction up."""
     notes = list(notes or [])
     where = Where(origin)
     top = mapping_at(data, where)
@@ -300,11 +297,10 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
     if not memories:
         raise (where / "memories").error("no memories")
     chain = _chain(memories, shape, notes)
-    if final_output_bits is not None and final_output_bits != bits["output"]:
-        notes.append(f"{chain[-1].name}: output updates are charged as {final_output_bits}-bit final outputs "
-                     f"(O_final), as ZigZag writes them; partial sums spilled to it (reduction loops at that level) "
-                     f"would be {bits['output']}-bit words in ZigZag; traffic and transfer time count "
-                     f"{bits['output']}-bit outputs")
+    final = final_output_bits is not None and final_output_bits != bits["output"]
+    if final:
+        notes.append(f"final outputs (O_final) move at {final_output_bits} bits, partial sums at "
+                     f"{bits['output']} (final_output_bits)")
     levels: list[dict[str, Any]] = []
     array_dims: dict[str, tuple[int, int]] = {}
     below: frozenset[str] = frozenset()
@@ -312,7 +308,7 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
         last = i == len(chain) - 1
         displaced = frozenset() if last else _displaced(m, chain[:i], below)
         copies = math.prod(shape[d] for d in displaced)
-        level = _level(m, roles, bits, last, copies, final_output_bits)
+        level = _level(m, roles, bits, last, copies)
         if copies > 1:
             notes.append(_displaced_note(m, roles, sorted(displaced, key=list(shape).index), copies))
         served = frozenset(shape) if last else m.served
@@ -337,6 +333,8 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
         "mac": {"energy": mac_energy, "precision_bits": max(bits["input"], bits["weight"])},
         "levels": levels,
     }
+    if final:
+        spec["final_output_bits"] = final_output_bits
     return ImportedZigzag(parse_arch(spec, f"{origin} (imported)"), tuple(notes), array_dims, roles)
 
 
