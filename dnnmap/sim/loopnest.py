@@ -40,7 +40,7 @@ Meant for small layers (up to ~10^6 lane-steps; larger nests are refused, see ``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -67,8 +67,10 @@ class AccessCounts:
     updates: int = 0
     drains: int = 0
     accumulate_reads: int = 0
-    final_drains: int = 0  # of the drains, the words carrying final output values (docs/cost-model.md 2b) ...
-    final_updates: int = 0  # ... and of the updates
+    # of the drains and of the updates, the words carrying final output values (docs/cost-model.md 2b); parts
+    # of the counts above, so not compared: two counts are equal when their five kinds are
+    final_drains: int = field(default=0, compare=False)
+    final_updates: int = field(default=0, compare=False)
 
     def __add__(self, other: "AccessCounts") -> "AccessCounts":
         return AccessCounts(self.reads + other.reads, self.fills + other.fills, self.updates + other.updates,
