@@ -467,14 +467,16 @@ class _Tally:
                  {"fills": fills.instance, "drains": drains.instance}, costs)
 
     def parent_moves(self, op: Operator, t: Tensor, child: int, parent: int, moves: _Moves, direction: Direction,
-                     parent_copies: _Copies | None, during_step: bool = False) -> bool:
+                     parent_copies: _Copies | None, during_step: bool = False, dense: _Moves | None = None) -> bool:
         """Reads (of what the children fill) or updates (of what they drain) at the parent, with the
         updates' accumulate reads (``parent_copies``: the parent's copies, None for the backing store).
 
         Returns whether the updates carry final values: every word arrives once (after merging). A word's
         value moves up only in updates, so its one update holds every contribution; a word arriving twice
         arrived incomplete the first time (every copy takes a contribution in the child). Final updates
-        are counted as ``final_updates`` too."""
+        are counted as ``final_updates`` too. ``dense``: the moves of every lane-step when the lanes skip a
+        sparse operand's zeros (``moves`` the effectual ones): the dense schedule decides, as the hardware
+        cannot know which words its skipped steps leave complete."""
         if not len(moves.word):
             return False
         rule = _link_rule(self.arch, child, parent, t.role)
@@ -490,7 +492,9 @@ class _Tally:
             accumulate = np.zeros(len(seen.word), dtype=bool)
             if self.arch.levels[parent].read_modify_write:
                 accumulate = _accumulate_reads(seen, parent_copies, size, self.nest.steps, during_step)
-            final = len(_unique(seen.word)) == len(seen.word)
+            decided = seen if dense is None else _merge_at_parent(self.nest, child, parent, dense, size,
+                                                                  rule.reduction, False)
+            final = len(_unique(decided.word)) == len(decided.word)
             self.add(parent, t.name, AccessCounts(updates=len(seen.word), accumulate_reads=int(accumulate.sum()),
                                                   final_updates=len(seen.word) if final else 0),
                      {"updates": seen.parent, "accumulate_reads": seen.parent[accumulate]})
@@ -537,16 +541,21 @@ def _count_tensor(tally: _Tally, op: Operator, mapping: Mapping, it: ActiveItera
     whole = tally.word_cost.get(len(arch.levels) - 1)
     tally.tile_words[(arch.levels[-1].name, t.name)] = size if whole is None else float(whole.sum())
     for child, parent in zip([LANES] + chain[:-1], chain):
+        dense = None  # the output's moves of every lane-step, when the lanes skip zeros (lane_keep)
         if child in copies:
             fills, drains = copies[child].fills(), copies[child].drains()
             if child != LANES:  # an operand register has no counts of its own
                 tally.child_moves(child, t.name, fills, drains)
+            elif first_touch is not None and lane_keep is not None:
+                dense = _residency(nest, LANES, it, word, size, first_touch, halo_reuse=True)[0].drains()
         else:  # every active lane reads one word / writes one partial sum per step
             lane_moves = _Moves(lane_it.step, lane_it.lane, lane_word, np.ones(len(lane_word), dtype=bool))
             fills, drains = (_NO_MOVES, lane_moves) if first_touch is not None else (lane_moves, _NO_MOVES)
+            if first_touch is not None and lane_keep is not None:
+                dense = _Moves(it.step, it.lane, word, np.ones(len(word), dtype=bool))
         tally.parent_moves(op, t, child, parent, fills, "read", copies.get(parent))
         final = tally.parent_moves(op, t, child, parent, drains, "update", copies.get(parent),
-                                   during_step=child not in copies)
+                                   during_step=child not in copies, dense=dense)
         if final and child in copies and child != LANES and len(_unique(drains.word)) == len(drains.word):
             # the child's drains are final values too unless a reducing network merged partial ones
             tally.add(child, t.name, AccessCounts(final_drains=len(drains.word)), {})
