@@ -32,7 +32,8 @@ first of the next when both touch the axis' ends; each run costs
 Structure (docs/cost-model.md section 5): :class:`~dnnmap.cost.model.CostModel` builds the static tables
 (per operator: the axes' terms, each dimension's axes; per batch: the (child, parent) pairs and their
 network rules); :func:`evaluate_range` loops over the mappings (on :func:`scratch_arrays`), calling per
-mapping :func:`nest_structure`, per pair :func:`pair_grid`, :func:`output_copies`, :func:`lane_counts` (MAC lanes) or :func:`tile_sets`, :func:`event_walk` (:func:`axis_move` per event
+mapping :func:`nest_structure`, per pair :func:`pair_grid`, :func:`output_copies`, :func:`final_outputs` (outputs),
+:func:`lane_counts` (MAC lanes) or :func:`tile_sets`, :func:`event_walk` (:func:`axis_move` per event
 and window axis) and :func:`pair_counts`, the bursts (:func:`lane_bursts`, :func:`pair_bursts`), then
 :func:`capacity_excess`, :func:`energy`, :func:`bandwidth_cycles`, :func:`dram_bytes` and :func:`latency`.
 When a fan-out has a network bandwidth, :func:`network_range` then adds the network term in a pass of its
