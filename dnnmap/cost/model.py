@@ -49,13 +49,18 @@ class CostBatch:
     final_updates: np.ndarray  # (B,) ... and whose output updates do; every level above it too (section 2b)
     final_scale: np.ndarray  # (T,) bits of a final word over the word's bits (final_output_bits; 1: not the output)
 
-    def final_words(self, kind: str) -> np.ndarray:
-        """(B, L, T) the words of ``kind`` (``drains`` or ``updates``) at the final output width counted as
-        words of the tensor's width (x ``final_scale``); every other count unchanged (docs/cost-model.md 2b)."""
-        counts = self.counts[kind]
+    def final_share(self, kind: str) -> np.ndarray:
+        """(B, L, T) what one word of ``kind`` (``drains`` or ``updates``) costs in words of its tensor's width:
+        ``final_scale`` where the output's words of that kind carry final values, else 1 (docs/cost-model.md 2b)."""
+        L = self.counts[kind].shape[1]
         lowest = self.final_drains if kind == "drains" else self.final_updates
-        final = np.arange(counts.shape[1])[None, :, None] >= lowest[:, None, None]
-        return counts * np.where(final, self.final_scale[None, None, :], 1.0)
+        final = np.arange(L)[None, :, None] >= lowest[:, None, None]
+        return np.where(final, self.final_scale[None, None, :], 1.0)
+
+    def final_words(self, kind: str) -> np.ndarray:
+        """(B, L, T) the words of ``kind`` (``drains`` or ``updates``), final output words counted at their width
+        (:meth:`final_share`); every other count unchanged."""
+        return self.counts[kind] * self.final_share(kind)
 
     def energy_by_action(self) -> np.ndarray:
         """(B, L, T, 3) energy of each level, tensor and action: reads (to children and lanes, drains,
