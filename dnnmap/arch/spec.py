@@ -214,6 +214,10 @@ class ArchSpec(_Strict):
     source: str = Field("", description="where the numbers come from")
     clock_mhz: float = Field(gt=0)
     word_bits: int | dict[Role, int] = Field(16, description="bits per tensor element, or per role")
+    final_output_bits: int | None = Field(
+        None, description="bits of a final output element: outputs that leave a level complete (no reduction "
+        "left above it, not a partial-sum spill) move at this width, partial sums at the output's word_bits "
+        "(docs/cost-model.md section 2b); null = the output's word_bits")
     energy_unit: str = "pJ"
     mac: Mac = Mac()
     overlap: bool = Field(True, description="compute and transfers overlap (latency = max); false: they add (TSO NMP)")
@@ -231,6 +235,14 @@ class ArchSpec(_Strict):
         if isinstance(v, dict) and set(v) != set(ALL_ROLES):
             raise ValueError(f"per-role word_bits must give all of {list(ALL_ROLES)}")
         return v
+
+    @model_validator(mode="after")
+    def _final_output_bits(self) -> "ArchSpec":
+        final, partial = self.final_output_bits, self.bits_of("output")
+        if final is not None and not 1 <= final <= partial:
+            raise ValueError(f"final_output_bits: {final} must be between 1 and the output's word_bits ({partial}): "
+                             "final outputs are at most as wide as the partial sums they are summed in")
+        return self
 
     @model_validator(mode="after")
     def _levels(self) -> "ArchSpec":
@@ -258,6 +270,15 @@ class ArchSpec(_Strict):
 
     def bytes_of(self, role: str) -> float:
         return self.bits_of(role) / 8
+
+    @property
+    def final_bits(self) -> int:
+        """Bits of a final output element (``final_output_bits``, by default the output's ``word_bits``)."""
+        return self.final_output_bits if self.final_output_bits is not None else self.bits_of("output")
+
+    def moved_bits(self, role: str, final: bool) -> int:
+        """Bits one moved element of ``role`` takes: a final output's (``final``) or the role's word."""
+        return self.final_bits if final and role == "output" else self.bits_of(role)
 
     def capacity_units_of(self, level: Level, role: str) -> int:
         """Capacity units one element of ``role`` takes at ``level``: its bits where the level counts

@@ -264,11 +264,11 @@ def _port_for(m: Memory, op: str, directions: tuple[str, ...], kinds: tuple[str,
     return next((p for p in m.ports if p.kind in kinds), None)
 
 
-def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int], final_bits: int | None = None,
+def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int],
               extra: dict[Role, dict[str, float]] | None = None) -> dict[Role, dict[str, float]]:
-    """Energy per word of each action on each role ``m`` keeps; ``final_bits``: the width of the output
-    words written into it (the backing store receives final outputs, ZigZag's ``O_final``); ``extra``:
-    energy added per word and action (an in-memory array's rows and columns)."""
+    """Energy per word of each action on each role ``m`` keeps (final outputs: the spec's
+    ``final_output_bits`` scales the output's words); ``extra``: energy added per word and action (an
+    in-memory array's rows and columns)."""
     extra = extra or {}
     out: dict[Role, dict[str, float]] = {}
     one_lane = not m.served
@@ -281,8 +281,7 @@ def _energies(m: Memory, roles: dict[str, Role], bits: dict[Role, int], final_bi
             raise (m.where / "ports").error(f"no read or write port for operand {op}")
         out[role] = {"read": _per_word(m.r_cost, read, bits[role], one_lane),
                      "fill": _per_word(m.w_cost, fill, bits[role], one_lane),
-                     "update": _per_word(m.w_cost, update, final_bits if role == "output" and final_bits
-                                         else bits[role], one_lane)}
+                     "update": _per_word(m.w_cost, update, bits[role], one_lane)}
         for action, e in extra.get(role, {}).items():
             out[role][action] += e
     return out
@@ -316,12 +315,11 @@ def _fanout(dims: list[str], shape: dict[str, int]) -> tuple[dict[str, Any] | No
 
 
 def _level(m: Memory, roles: dict[str, Role], bits: dict[Role, int], last: bool, copies: int,
-           final_bits: int | None, extra: dict[Role, dict[str, float]] | None) -> dict[str, Any]:
+           extra: dict[Role, dict[str, float]] | None) -> dict[str, Any]:
     """The level of memory ``m``; one instance stands for ``copies`` of ZigZag's (its capacity and bandwidth
-    times ``copies``; :func:`_displaced`); the backing store's output updates move ``final_bits`` words;
-    ``extra``: :func:`_energies`."""
+    times ``copies``; :func:`_displaced`); ``extra``: :func:`_energies`."""
     kept = [roles[o] for o in m.operands]
-    energies = _energies(m, roles, bits, final_bits if last else None, extra)
+    energies = _energies(m, roles, bits, extra)
     base = energies[kept[0]]
     level: dict[str, Any] = {"name": m.name, "keeps": [r for r in ALL_ROLES if r in kept]}
     if not last:
@@ -340,8 +338,8 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
                      word_bits: dict[Role, int] | None = None, clock_mhz: float = 1000.0,
                      notes: list[str] | None = None, final_output_bits: int | None = None) -> ImportedZigzag:
     """The :class:`ArchSpec` of a parsed ZigZag hardware file (``origin``: its path, for messages).
-    ``final_output_bits``: the width of the final outputs (the workload's ``O_final``): ZigZag writes them
-    to the outermost memory at that width, so its output update energy is charged per such word."""
+    ``final_output_bits``: the width of the final outputs (the workload's ``O_final``), the spec's
+    ``final_output_bits``: ZigZag moves outputs at that width from a memory above the last reduction up."""
     notes = list(notes or [])
     where = Where(origin)
     top = mapping_at(data, where)
@@ -354,11 +352,10 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
         raise (where / "memories").error("no memories")
     chain = _chain(memories, shape, notes)
     extra = _imc_levels(imc, memories, chain, roles, bits, notes) if imc is not None else {}
-    if final_output_bits is not None and final_output_bits != bits["output"]:
-        notes.append(f"{chain[-1].name}: output updates are charged as {final_output_bits}-bit final outputs "
-                     f"(O_final), as ZigZag writes them; partial sums spilled to it (reduction loops at that level) "
-                     f"would be {bits['output']}-bit words in ZigZag; traffic and transfer time count "
-                     f"{bits['output']}-bit outputs")
+    final = final_output_bits is not None and final_output_bits != bits["output"]
+    if final:
+        notes.append(f"final outputs (O_final) move at {final_output_bits} bits, partial sums at "
+                     f"{bits['output']} (final_output_bits)")
     levels: list[dict[str, Any]] = []
     array_dims: dict[str, tuple[int, int]] = {}
     below: frozenset[str] = frozenset()
@@ -366,7 +363,7 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
         last = i == len(chain) - 1
         displaced = frozenset() if last else _displaced(m, chain[:i], below)
         copies = math.prod(shape[d] for d in displaced)
-        level = _level(m, roles, bits, last, copies, final_output_bits, extra.get(m.name))
+        level = _level(m, roles, bits, last, copies, extra.get(m.name))
         if copies > 1:
             notes.append(_displaced_note(m, roles, sorted(displaced, key=list(shape).index), copies))
         served = frozenset(shape) if last else m.served
@@ -392,6 +389,8 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
                 "precision_bits": max(bits["input"], bits["weight"]), "cycles": imc.passes if imc else 1},
         "levels": levels,
     }
+    if final:
+        spec["final_output_bits"] = final_output_bits
     return ImportedZigzag(parse_arch(spec, f"{origin} (imported)"), tuple(notes), array_dims, roles, imc)
 
 

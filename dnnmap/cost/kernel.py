@@ -32,7 +32,8 @@ first of the next when both touch the axis' ends; each run costs
 Structure (docs/cost-model.md section 5): :class:`~dnnmap.cost.model.CostModel` builds the static tables
 (per operator: the axes' terms, each dimension's axes; per batch: the (child, parent) pairs and their
 network rules); :func:`evaluate_range` loops over the mappings (on :func:`scratch_arrays`), calling per
-mapping :func:`nest_structure`, per pair :func:`pair_grid`, :func:`output_copies`, :func:`lane_counts` (MAC lanes) or :func:`tile_sets`, :func:`event_walk` (:func:`axis_move` per event
+mapping :func:`nest_structure`, per pair :func:`pair_grid`, :func:`output_copies`, :func:`final_outputs` (outputs),
+:func:`lane_counts` (MAC lanes) or :func:`tile_sets`, :func:`event_walk` (:func:`axis_move` per event
 and window axis) and :func:`pair_counts`, the bursts (:func:`lane_bursts`, :func:`pair_bursts`), then
 :func:`capacity_excess`, :func:`energy`, :func:`bandwidth_cycles`, :func:`dram_bytes` and :func:`latency`.
 When a fan-out has a network bandwidth, :func:`network_range` then adds the network term in a pass of its
@@ -67,9 +68,10 @@ READ_E, FILL_E, UPDATE_E, CAP_WEIGHT, WORD_SCALE = 0, 1, 2, 3, 4
 # read-modify-write and halo-reuse switches (docs/cost-model.md section 2b), a fan-out below the level (0/1),
 # the ingress and egress bandwidths of that fan-out (words/cycle per instance of the level, 0 = unlimited)
 P_BANDWIDTH, P_READ_BW, P_WRITE_BW, P_HOP_E, P_RMW, P_HALO, P_FANOUT, P_IN_BW, P_OUT_BW = range(9)
-# columns of ``tensor_params`` (T, 4): bytes per word, operand register per lane (0/1), the output (0/1), the share of
-# lane-steps that touch the tensor (docs/sparse.md: the density of the sparse operand when the MACs skip its zeros)
-T_BYTES, T_REGISTER, T_OUTPUT, T_LANE_SCALE = 0, 1, 2, 3
+# columns of ``tensor_params`` (T, 5): bytes per word, operand register per lane (0/1), the output (0/1), the share of
+# lane-steps that touch the tensor (docs/sparse.md: the density of the sparse operand when the MACs skip its zeros),
+# the bits of a final output word over the word's bits (final_output_bits; 1 for every other tensor)
+T_BYTES, T_REGISTER, T_OUTPUT, T_LANE_SCALE, T_FINAL_SCALE = 0, 1, 2, 3, 4
 # columns of ``scalars`` (docs/cost-model.md section 3)
 # (S_MAC_ENERGY and S_NUM_MACS: energy per operation and lanes of the unit running the layer, dnnmap.arch.units;
 # S_LEAST_COMPUTE: the cycles that unit needs at least, the compute cycles' floor)
@@ -86,8 +88,10 @@ SCALAR_COLUMNS = 12
 (PR_TENSOR, PR_CHILD, PR_PARENT, PR_MCAST, PR_REDUCE, PR_IDENTICAL, PR_OUTPUT, PR_LANES, PR_SETS, PR_RMW,
  PR_HALO) = range(11)
 PAIR_COLUMNS = 11
-# columns of ``summary`` (B, 7)
-(O_VALID, O_CYCLES, O_STEPS, O_ENERGY, O_DRAM_BYTES, O_UTILIZATION, O_BURSTS) = range(7)
+# columns of ``summary`` (B, 9); the last two: the lowest level whose output drains, and the lowest whose output
+# updates, carry final values, and every level above it too (L: none; docs/cost-model.md section 2b, final_outputs)
+(O_VALID, O_CYCLES, O_STEPS, O_ENERGY, O_DRAM_BYTES, O_UTILIZATION, O_BURSTS, O_FINAL_DRAINS,
+ O_FINAL_UPDATES) = range(9)
 
 # Scratch of one mapping (section 1), filled by :func:`nest_structure`:
 # ``level_nest`` (L + 1, 3): instances of the level, product of its spatial factors, its first loop in ``loops``
@@ -933,6 +937,26 @@ def event_walk(pairs: np.ndarray, pi: int, row: int, loops: np.ndarray, first: i
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def final_outputs(pairs: np.ndarray, pi: int, first: int, n_loops: int, loops: np.ndarray, dim_rel: np.ndarray,
+                  rep_c: float, rep_p: float) -> tuple[bool, bool]:
+    """Whether output pair ``pi``'s transfers carry final values (docs/cost-model.md section 2b): (the child's
+    drains, the parent's updates). Every word then crosses the pair once, complete: no reduction loop (a loop of
+    trip > 1 over a dimension the output does not depend on) above the child's tile lies outside a loop that
+    moves the tile (those the output depends on; for MAC lanes without registers, which write every step, any
+    reduction loop at all), the parent holds one copy per word (``rep_p`` 1), and the child's copies over
+    spatially split reduction dimensions (``rep_c``) are merged by a reducing network before the parent (the
+    updates: final) or there is one (the drains too). ``loops[first:n_loops]``: the loops above the tile."""
+    t = pairs[pi, PR_TENSOR]
+    moved = pairs[pi, PR_LANES] != 0  # a loop below moves the tile (lanes: every step is a new write)
+    for m in range(first, n_loops):  # innermost first
+        if dim_rel[t, loops[m, LP_DIM], REL_KIND] & REL_DIM:
+            moved = True
+        elif moved:  # a reduction loop outside one that moves the tile: its words come back
+            return False, False
+    return rep_c == 1.0, rep_p == 1.0 and (rep_c == 1.0 or pairs[pi, PR_REDUCE] != 0)
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def pair_counts(pairs: np.ndarray, pi: int, b: int, child_total: float, union_total: float, inst_c: int, inst_p: int,
                 tiles: float, o_size: float, rep_c: float, rep_p: float, counts: np.ndarray) -> float:
     """The counts of a (child, parent) pair under its network's rules (docs/cost-model.md sections 2, 2b, 4),
@@ -1150,10 +1174,13 @@ def capacity_excess(b: int, tile_words: np.ndarray, level_tensor: np.ndarray, ca
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def energy(b: int, counts: np.ndarray, hop: np.ndarray, level_tensor: np.ndarray, level_params: np.ndarray,
-           scalars: np.ndarray, breakdown: np.ndarray) -> float:
+           scalars: np.ndarray, breakdown: np.ndarray, o_t: int, final_drains: int, final_updates: int,
+           final_scale: float) -> float:
     """Energy of mapping ``b`` (docs/cost-model.md sections 2b, 3): per level, (reads + drains + accumulate
-    reads) x read energy + fills x fill energy + updates x update energy of each tensor; the words through
-    the fan-outs x hop energy; MACs x MAC energy. Writes ``breakdown[b]`` (levels, hops, MACs); returns the sum."""
+    reads) x read energy + fills x fill energy + updates x update energy of each tensor, the output's drains
+    at levels from ``final_drains`` and its updates at levels from ``final_updates`` (final values) at
+    ``final_scale`` x the energy per word; the words through the fan-outs x hop energy; MACs x MAC energy.
+    Writes ``breakdown[b]`` (levels, hops, MACs); returns the sum."""
     L = counts.shape[2]
     T = counts.shape[3]
     hop_energy = 0.0
@@ -1161,9 +1188,14 @@ def energy(b: int, counts: np.ndarray, hop: np.ndarray, level_tensor: np.ndarray
     for i in range(L):
         level_energy = 0.0
         for t in range(T):
-            reads = counts[b, READS, i, t] + counts[b, DRAINS, i, t] + counts[b, ACC_READS, i, t]
+            drains = counts[b, DRAINS, i, t]
+            updates = counts[b, UPDATES, i, t]
+            if t == o_t:
+                drains *= final_scale if i >= final_drains else 1.0
+                updates *= final_scale if i >= final_updates else 1.0
+            reads = counts[b, READS, i, t] + drains + counts[b, ACC_READS, i, t]
             level_energy += (reads * level_tensor[i, t, READ_E] + counts[b, FILLS, i, t] * level_tensor[i, t, FILL_E]
-                             + counts[b, UPDATES, i, t] * level_tensor[i, t, UPDATE_E])
+                             + updates * level_tensor[i, t, UPDATE_E])
         breakdown[b, i] = level_energy
         total += level_energy
         hop_energy += hop[b, i] * level_params[i, P_HOP_E]
@@ -1198,12 +1230,16 @@ def bandwidth_cycles(b: int, counts: np.ndarray, level_params: np.ndarray, level
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def dram_bytes(b: int, counts: np.ndarray, tensor_params: np.ndarray) -> float:
-    """Bytes between the backing store and its children: its reads and updates x bytes per word (section 3)."""
+def dram_bytes(b: int, counts: np.ndarray, tensor_params: np.ndarray, o_t: int, final_updates: int) -> float:
+    """Bytes between the backing store and its children: its reads and updates x bytes per word (section 3), the
+    output's updates at the final width when they carry final values (``final_updates`` <= the backing store)."""
     L = counts.shape[2]
     total = 0.0
     for t in range(counts.shape[3]):
-        total += (counts[b, READS, L - 1, t] + counts[b, UPDATES, L - 1, t]) * tensor_params[t, T_BYTES]
+        updates = counts[b, UPDATES, L - 1, t]
+        if t == o_t and final_updates <= L - 1:
+            updates *= tensor_params[t, T_FINAL_SCALE]
+        total += (counts[b, READS, L - 1, t] + updates) * tensor_params[t, T_BYTES]
     return total
 
 
@@ -1280,7 +1316,7 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
     per level and tensor (energies, capacity weight), per tensor (``T_*``), the capacity partition of
     ``cap[l]`` that tensor ``t`` uses at level ``l``, and the scalars (``S_*``).
     ``outputs = (counts (B, 5, L, T), tile_words (B, L, T), hop (B, L), excess (B, L),
-    breakdown (B, L + 2), level_cycles (B, L), summary (B, 7), net_cycles (B, L))``; ``net_cycles`` is
+    breakdown (B, L + 2), level_cycles (B, L), summary (B, 9), net_cycles (B, L))``; ``net_cycles`` is
     written by :func:`network_range` (it stays as given here), which the caller runs next when some
     fan-out has an ingress or egress bandwidth.
     """
@@ -1317,6 +1353,8 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
         for x in range(tensor_axes[o_t, TX_NAX]):
             o_size *= axis_extent(ax_nterm, ax_terms, o_t, x, cover, L)
         bursts = 0.0
+        final_drains = L  # the lowest levels whose output drains / updates carry final values (L: none)
+        final_updates = L
         for pi in range(pairs.shape[0]):
             t = pairs[pi, PR_TENSOR]
             c = pairs[pi, PR_CHILD]
@@ -1327,7 +1365,11 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
             pair_grid(pairs, pi, sf, b, spatial, n_spatial, cover, dim_rel, dim_terms, nax, grid, grid_n)
             rep_c, rep_p = output_copies(pairs, pi, sf, b, spatial, n_spatial, dim_rel) if pairs[pi, PR_OUTPUT] \
                 else (1.0, 1.0)
+            word_bytes = tensor_params[t, T_BYTES]
             if pairs[pi, PR_LANES]:  # MAC lanes: every temporal step every lane touches one word of the tensor
+                if pairs[pi, PR_OUTPUT] and final_outputs(pairs, pi, 0, n_loops, loops, dim_rel, rep_c, rep_p)[1]:
+                    final_updates = min(final_updates, p)
+                    word_bytes *= tensor_params[t, T_FINAL_SCALE]
                 lane_words = identical_groups(t, c, p, level_nest, sf, b, spatial, n_spatial, cover, dim_rel,
                                               dim_terms, nax, ax_nterm, fan_grid, fan_grid_n, union_bm, work, base) \
                     if pairs[pi, PR_IDENTICAL] and not pairs[pi, PR_OUTPUT] \
@@ -1338,9 +1380,16 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
                 add_hops(hop, b, -1, p, level_params, words * scale)
                 if layout is not None and need_sets:
                     bursts += scale * lane_bursts(pairs, pi, steps, lanes, inst_p, lane_words, grid, grid_n, nax, sets,
-                                                  work, base, sizes, layout, tensor_params[t, T_BYTES], burst_bytes)
+                                                  work, base, sizes, layout, word_bytes, burst_bytes)
                 continue
             tcover, row, first = tile_walk_start(above, b, t, c, level_nest, loops, cover, tile_cover)
+            if pairs[pi, PR_OUTPUT]:
+                drains_final, updates_final = final_outputs(pairs, pi, first, n_loops, loops, dim_rel, rep_c, rep_p)
+                if drains_final and c >= 0:
+                    final_drains = min(final_drains, c)
+                if updates_final:  # then no output word is reloaded: every transfer is a final write-back
+                    final_updates = min(final_updates, p)
+                    word_bytes *= tensor_params[t, T_FINAL_SCALE]
             totals = tile_sets(t, row, nax, tcover, ax_nterm, ax_terms, grid, grid_n, axis_sets, sets, work, base,
                                need_sets)
             if c >= 0:
@@ -1350,12 +1399,12 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
             full_u = 0.0
             full_a = 0.0
             if layout is not None and need_sets:
-                full_u = product_bursts(union_bm, sizes, t, nax, layout, tensor_params[t, T_BYTES], burst_bytes)
-                full_a = product_bursts(tile_bm, sizes, t, nax, layout, tensor_params[t, T_BYTES], burst_bytes)
+                full_u = product_bursts(union_bm, sizes, t, nax, layout, word_bytes, burst_bytes)
+                full_a = product_bursts(tile_bm, sizes, t, nax, layout, word_bytes, burst_bytes)
             child_total, union_total, bursts_u, bursts_a = event_walk(
                 pairs, pi, row, loops, first, n_loops, tensor_axes, dim_rel, ax_nterm, ax_terms,
                 tcover, grid, grid_n, axis_sets, sets, work, wrap, base, totals, full_u, full_a, sizes, layout,
-                tensor_params[t, T_BYTES], burst_bytes)
+                word_bytes, burst_bytes)
             inst_c = level_nest[c, LN_INST] if c >= 0 else lanes  # child -1 here: the lanes' operand registers
             tiles = 0.0
             if pairs[pi, PR_IDENTICAL]:
@@ -1376,9 +1425,10 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
 
         # ---- capacity, energy, latency (section 3) ------------------------------------
         valid = capacity_excess(b, tile_words, level_tensor, cap_part, cap, part_used, excess)
-        total_energy = energy(b, counts, hop, level_tensor, level_params, scalars, breakdown)
+        total_energy = energy(b, counts, hop, level_tensor, level_params, scalars, breakdown, o_t, final_drains,
+                              final_updates, tensor_params[o_t, T_FINAL_SCALE])
         bandwidth_cycles(b, counts, level_params, level_nest, level_cycles)
-        nbytes = dram_bytes(b, counts, tensor_params)
+        nbytes = dram_bytes(b, counts, tensor_params, o_t, final_updates)
         # effectual steps when the MACs skip zeros (docs/sparse.md); at least what the unit running the layer needs
         compute = max(steps * scalars[S_STEP_SCALE], scalars[S_LEAST_COMPUTE])
         cycles = latency(b, compute, nbytes, bursts, scalars, level_cycles)
@@ -1389,6 +1439,8 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
         summary[b, O_DRAM_BYTES] = nbytes
         summary[b, O_UTILIZATION] = scalars[S_OPS] / (cycles * scalars[S_NUM_MACS])
         summary[b, O_BURSTS] = bursts
+        summary[b, O_FINAL_DRAINS] = final_drains
+        summary[b, O_FINAL_UPDATES] = final_updates
     return B, base
 
 

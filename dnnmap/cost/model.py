@@ -45,14 +45,38 @@ class CostBatch:
     dram_bursts: np.ndarray
     hop_words: np.ndarray  # (B, L) words delivered through each level's fan-out
     action_energy: np.ndarray  # (L, T, 3) energy per word of read, fill, update (the architecture's)
+    final_drains: np.ndarray  # (B,) the lowest level whose output drains carry final values (L: none) ...
+    final_updates: np.ndarray  # (B,) ... and whose output updates do; every level above it too (section 2b)
+    final_scale: np.ndarray  # (T,) bits of a final word over the word's bits (final_output_bits; 1: not the output)
+
+    def final_share(self, kind: str) -> np.ndarray:
+        """(B, L, T) what one word of ``kind`` (``drains`` or ``updates``) costs in words of its tensor's width:
+        ``final_scale`` where the output's words of that kind carry final values, else 1 (docs/cost-model.md 2b)."""
+        L = self.counts[kind].shape[1]
+        lowest = self.final_drains if kind == "drains" else self.final_updates
+        final = np.arange(L)[None, :, None] >= lowest[:, None, None]
+        return np.where(final, self.final_scale[None, None, :], 1.0)
+
+    def final_words(self, kind: str) -> np.ndarray:
+        """(B, L, T) the words of ``kind`` (``drains`` or ``updates``), final output words counted at their width
+        (:meth:`final_share`); every other count unchanged."""
+        return self.counts[kind] * self.final_share(kind)
 
     def energy_by_action(self) -> np.ndarray:
         """(B, L, T, 3) energy of each level, tensor and action: reads (to children and lanes, drains,
-        read-modify-write reads) x read energy, fills x fill energy, updates x update energy
-        (docs/cost-model.md section 2b). Their sum plus hop and MAC energy is ``energy``."""
+        read-modify-write reads) x read energy, fills x fill energy, updates x update energy, drains and
+        updates of final outputs at their width (``final_words``; docs/cost-model.md section 2b). Their sum
+        plus hop and MAC energy is ``energy``."""
         c = self.counts
-        words = np.stack([c["reads"] + c["drains"] + c["accumulate_reads"], c["fills"], c["updates"]], axis=-1)
+        words = np.stack([c["reads"] + self.final_words("drains") + c["accumulate_reads"], c["fills"],
+                          self.final_words("updates")], axis=-1)
         return words * self.action_energy
+
+    def dram_bytes_by_tensor(self, word_bytes: np.ndarray) -> np.ndarray:
+        """(B, T) bytes each tensor moves to or from the backing store (its reads and updates, final outputs at
+        their width), given each tensor's bytes per word; they sum to ``dram_bytes``."""
+        top = self.counts["reads"].shape[1] - 1
+        return (self.counts["reads"][:, top] + self.final_words("updates")[:, top]) * word_bytes
 
     @property
     def edp(self) -> np.ndarray:
@@ -134,8 +158,11 @@ class CostModel:
                                         (lv.fanout.ingress_bandwidth or 0.0) if lv.fanout else 0.0,
                                         (lv.fanout.egress_bandwidth or 0.0) if lv.fanout else 0.0]
                                        for lv in arch.levels])
+        self.final_scale = np.array([arch.final_bits / arch.bits_of(t.role) if j == self._out else 1.0
+                                     for j, t in enumerate(op.tensors)])
         self._tensor_params = np.array([[arch.bytes_of(t.role), float(t.role in arch.mac.operand_registers),
-                                         float(j == self._out), 1.0] for j, t in enumerate(op.tensors)])
+                                         float(j == self._out), 1.0, self.final_scale[j]]
+                                        for j, t in enumerate(op.tensors)])
         self._cap_part, self._cap = self._capacity_partitions()
         cap_weight = np.array([[float(arch.capacity_units_of(lv, t.role))
                                 for t in op.tensors] for lv in arch.levels])
@@ -273,7 +300,7 @@ class CostModel:
         """
         L, T = self.L, self.T
         B = len(batch)
-        shapes = ((B, len(COUNT_KINDS), L, T), (B, L, T), (B, L), (B, L), (B, L + 2), (B, L), (B, 7), (B, L))
+        shapes = ((B, len(COUNT_KINDS), L, T), (B, L, T), (B, L), (B, L), (B, L + 2), (B, L), (B, 9), (B, L))
         if reuse_buffers:
             # cells the kernel never writes (levels not keeping a tensor) depend only on the bypass
             # choices, so buffers zeroed once serve every batch with the same ones
@@ -316,4 +343,5 @@ class CostModel:
             utilization=utilization,
             counts={k: counts[:, i] for i, k in enumerate(COUNT_KINDS)}, tile_words=tile_words,
             capacity_excess=excess, dram_bursts=summary[:, kernel.O_BURSTS], hop_words=hop_words,
-            action_energy=self.action_energy)
+            action_energy=self.action_energy, final_drains=summary[:, kernel.O_FINAL_DRAINS].astype(np.int64),
+            final_updates=summary[:, kernel.O_FINAL_UPDATES].astype(np.int64), final_scale=self.final_scale)

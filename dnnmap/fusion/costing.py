@@ -83,17 +83,24 @@ class DramTerm:
     energy: float
 
 
+def _final_share(arch: ArchSpec, role: str) -> float:
+    """What one word of ``role`` written out complete costs in words of its width: a group's outputs go to DRAM
+    as final values (no partial sums, ``T_if = N_if``), at ``final_output_bits`` (docs/cost-model.md 2b)."""
+    return arch.moved_bits(role, True) / arch.bits_of(role)
+
+
 def dram_terms(arch: ArchSpec, traffic: LayerTraffic) -> tuple[DramTerm, ...]:
-    """The layer's Eq. 6 traffic by term, priced with the DRAM level's energies."""
+    """The layer's Eq. 6 traffic by term, priced with the DRAM level's energies (outputs at the final width)."""
     words = {"input": traffic.input_words, "weight": traffic.weight_words, "output": traffic.output_words}
-    return tuple(DramTerm(role, action, words[role], words[role] * arch.bytes_of(role),
-                          words[role] * arch.dram.energy_of(role, action)) for role, action in DRAM_TERMS)
+    return tuple(DramTerm(role, action, words[role], words[role] * arch.bytes_of(role) * _final_share(arch, role),
+                          words[role] * arch.dram.energy_of(role, action) * _final_share(arch, role))
+                 for role, action in DRAM_TERMS)
 
 
 def volume_bytes(arch: ArchSpec, volume: OffChipVolume) -> float:
-    """Bytes of an off-chip volume, each term at its role's word size."""
+    """Bytes of an off-chip volume, each term at its role's word size (outputs: the final width)."""
     return (volume.input_words * arch.bytes_of("input") + volume.weight_words * arch.bytes_of("weight")
-            + volume.output_words * arch.bytes_of("output"))
+            + volume.output_words * arch.bytes_of("output") * _final_share(arch, "output"))
 
 
 def _eq6_words(result: SearchResult, traffic: LayerTraffic) -> list[int]:
@@ -152,8 +159,8 @@ def fused_level_cycles(result: SearchResult, arch: ArchSpec, counts: dict[str, n
         writes = (counts["fills"][i] + counts["updates"][i]).sum() / n
         cycles[i] = bandwidth_cycles(lv, np.array([reads]), np.array([writes]))
     if arch.dram.transfer is not None:
-        nbytes = sum((counts["reads"][top, t] + counts["updates"][top, t]) * arch.bytes_of(x.role)
-                     for t, x in enumerate(result.op.tensors))
+        nbytes = sum((counts["reads"][top, t] + counts["updates"][top, t] * _final_share(arch, x.role))
+                     * arch.bytes_of(x.role) for t, x in enumerate(result.op.tensors))
         cycles[top] = dram_cycles(arch, float(nbytes))
     return cycles
 
@@ -180,13 +187,26 @@ def fused_port_cycles(result: SearchResult, arch: ArchSpec, traffic: LayerTraffi
     return float(levels[-2]), float(levels[-1])
 
 
+def fused_action_energy(result: SearchResult, arch: ArchSpec, counts: dict[str, np.ndarray]) -> np.ndarray:
+    """(L, T, 3) energy of the fused ``counts`` by level, tensor and action (read incl. drains and
+    read-modify-write reads, fill, update): the core's prices, final output words at their width - the core
+    mapping's (:meth:`~dnnmap.cost.model.CostBatch.final_share`), and the group outputs the buffer drains to
+    DRAM, which are complete."""
+    drains, updates = result.cost.final_share("drains")[0], result.cost.final_share("updates")[0]
+    for t, x in enumerate(result.op.tensors):
+        child = boundary_level(result, arch, x.name)
+        if x.role == "output" and child is not None:
+            drains[child, t] = updates[-1, t] = _final_share(arch, "output")
+    words = np.stack([counts["reads"] + counts["drains"] * drains + counts["accumulate_reads"], counts["fills"],
+                      counts["updates"] * updates], axis=-1)
+    return words * result.cost.action_energy
+
+
 def fused_energy_breakdown(result: SearchResult, arch: ArchSpec, traffic: LayerTraffic) -> np.ndarray:
     """(L + 2,) energy of each level moving the fused counts, then the core mapping's network hops and MACs."""
     counts = fused_counts(result, arch, traffic)
-    words = np.stack([counts["reads"] + counts["drains"] + counts["accumulate_reads"], counts["fills"],
-                      counts["updates"]], axis=-1)
     breakdown = result.cost.energy_breakdown[0].copy()
-    breakdown[:len(arch.levels)] = (words * result.cost.action_energy).sum(axis=(1, 2))
+    breakdown[:len(arch.levels)] = fused_action_energy(result, arch, counts).sum(axis=(1, 2))
     breakdown[-1] += traffic.extra_operations * compute_unit(result.op, arch).energy
     return breakdown
 

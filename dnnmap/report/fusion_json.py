@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.fusion.costing import (
     Cost,
     dram_terms,
+    fused_action_energy,
     fused_counts,
     fused_cycle_parts,
     fused_energy_breakdown,
@@ -63,8 +63,7 @@ def fused_layer_to_dict(lc: LayerCost, network: Network) -> dict[str, Any]:
     parts = fused_cycle_parts(lc.result, arch, traffic)
     breakdown = fused_energy_breakdown(lc.result, arch, traffic)
     names = [lv.name for lv in arch.levels]
-    energy = np.stack([counts["reads"] + counts["drains"] + counts["accumulate_reads"], counts["fills"],
-                       counts["updates"]], axis=-1) * lc.result.cost.action_energy
+    energy = fused_action_energy(lc.result, arch, counts)
     data.update({
         "cycles": lc.cost.cycles,
         "latency_ms": latency_ms(lc.cost.cycles, arch),

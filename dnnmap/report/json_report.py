@@ -95,9 +95,9 @@ def counts_dict(counts: dict[str, np.ndarray], op: Operator, arch: ArchSpec) -> 
 
 def _dram_bytes_by_tensor(layer: LayerResult, arch: ArchSpec) -> dict[str, float]:
     """Bytes each tensor moves to or from the backing store (reads and updates; they sum to ``dram_bytes``)."""
-    cost, top = layer.search.cost, len(arch.levels) - 1
-    return {t.name: float((cost.counts["reads"][0, top, j] + cost.counts["updates"][0, top, j]) * arch.bytes_of(t.role))
-            for j, t in enumerate(layer.search.op.tensors)}
+    tensors = layer.search.op.tensors
+    nbytes = layer.search.cost.dram_bytes_by_tensor(np.array([arch.bytes_of(t.role) for t in tensors]))[0]
+    return {t.name: float(nbytes[j]) for j, t in enumerate(tensors)}
 
 
 def layer_to_dict(layer: LayerResult, arch: ArchSpec, network: Network | None = None) -> dict[str, Any]:

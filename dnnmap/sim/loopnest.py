@@ -40,7 +40,7 @@ Meant for small layers (up to ~10^6 lane-steps; larger nests are refused, see ``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -67,10 +67,15 @@ class AccessCounts:
     updates: int = 0
     drains: int = 0
     accumulate_reads: int = 0
+    # of the drains and of the updates, the words carrying final output values (docs/cost-model.md 2b); parts
+    # of the counts above, so not compared: two counts are equal when their five kinds are
+    final_drains: int = field(default=0, compare=False)
+    final_updates: int = field(default=0, compare=False)
 
     def __add__(self, other: "AccessCounts") -> "AccessCounts":
         return AccessCounts(self.reads + other.reads, self.fills + other.fills, self.updates + other.updates,
-                            self.drains + other.drains, self.accumulate_reads + other.accumulate_reads)
+                            self.drains + other.drains, self.accumulate_reads + other.accumulate_reads,
+                            self.final_drains + other.final_drains, self.final_updates + other.final_updates)
 
     @property
     def read_words(self) -> int:
@@ -103,6 +108,7 @@ class TransferLog:
     group: np.ndarray
     word: np.ndarray  # row-major flat index in ``shape``
     compressed_words: float | None = None  # a compressed sparse operand: its non-zeros (``word``) plus metadata
+    final: bool = False  # final output values (written at the final output width, docs/cost-model.md 2b)
 
 
 @dataclass(frozen=True)
@@ -461,13 +467,21 @@ class _Tally:
                  {"fills": fills.instance, "drains": drains.instance}, costs)
 
     def parent_moves(self, op: Operator, t: Tensor, child: int, parent: int, moves: _Moves, direction: Direction,
-                     parent_copies: _Copies | None, during_step: bool = False) -> None:
+                     parent_copies: _Copies | None, during_step: bool = False, dense: _Moves | None = None) -> bool:
         """Reads (of what the children fill) or updates (of what they drain) at the parent, with the
-        updates' accumulate reads (``parent_copies``: the parent's copies, None for the backing store)."""
+        updates' accumulate reads (``parent_copies``: the parent's copies, None for the backing store).
+
+        Returns whether the updates carry final values: every word arrives once (after merging). A word's
+        value moves up only in updates, so its one update holds every contribution; a word arriving twice
+        arrived incomplete the first time (every copy takes a contribution in the child). Final updates
+        are counted as ``final_updates`` too. ``dense``: the moves of every lane-step when the lanes skip a
+        sparse operand's zeros (``moves`` the effectual ones): the dense schedule decides, as the hardware
+        cannot know which words its skipped steps leave complete."""
         if not len(moves.word):
-            return
+            return False
         rule = _link_rule(self.arch, child, parent, t.role)
         size = t.size(op.bounds)
+        final = False
         if direction == "read":
             seen = _merge_at_parent(self.nest, child, parent, moves, size, rule.multicast, rule.identical)
             cost = self.words(parent, seen.word)
@@ -478,7 +492,11 @@ class _Tally:
             accumulate = np.zeros(len(seen.word), dtype=bool)
             if self.arch.levels[parent].read_modify_write:
                 accumulate = _accumulate_reads(seen, parent_copies, size, self.nest.steps, during_step)
-            self.add(parent, t.name, AccessCounts(updates=len(seen.word), accumulate_reads=int(accumulate.sum())),
+            decided = seen if dense is None else _merge_at_parent(self.nest, child, parent, dense, size,
+                                                                  rule.reduction, False)
+            final = len(_unique(decided.word)) == len(decided.word)
+            self.add(parent, t.name, AccessCounts(updates=len(seen.word), accumulate_reads=int(accumulate.sum()),
+                                                  final_updates=len(seen.word) if final else 0),
                      {"updates": seen.parent, "accumulate_reads": seen.parent[accumulate]})
         merged, identical = (rule.multicast, rule.identical) if direction == "read" else (rule.reduction, False)
         network = self.network_ingress if direction == "read" else self.network_egress
@@ -495,7 +513,8 @@ class _Tally:
             cost = self.words(parent, seen.word)
             self.dram_log.append(TransferLog(t.name, t.role, direction, tuple(a.name for a in t.axes),
                                              t.shape(op.bounds), seen.step, seen.group, seen.word,
-                                             None if cost is None else float(cost.sum())))
+                                             None if cost is None else float(cost.sum()), final))
+        return final
 
 
 def _count_tensor(tally: _Tally, op: Operator, mapping: Mapping, it: ActiveIterations, t: Tensor,
@@ -522,16 +541,24 @@ def _count_tensor(tally: _Tally, op: Operator, mapping: Mapping, it: ActiveItera
     whole = tally.word_cost.get(len(arch.levels) - 1)
     tally.tile_words[(arch.levels[-1].name, t.name)] = size if whole is None else float(whole.sum())
     for child, parent in zip([LANES] + chain[:-1], chain):
+        dense = None  # the output's moves of every lane-step, when the lanes skip zeros (lane_keep)
         if child in copies:
             fills, drains = copies[child].fills(), copies[child].drains()
             if child != LANES:  # an operand register has no counts of its own
                 tally.child_moves(child, t.name, fills, drains)
+            elif first_touch is not None and lane_keep is not None:
+                dense = _residency(nest, LANES, it, word, size, first_touch, halo_reuse=True)[0].drains()
         else:  # every active lane reads one word / writes one partial sum per step
             lane_moves = _Moves(lane_it.step, lane_it.lane, lane_word, np.ones(len(lane_word), dtype=bool))
             fills, drains = (_NO_MOVES, lane_moves) if first_touch is not None else (lane_moves, _NO_MOVES)
+            if first_touch is not None and lane_keep is not None:
+                dense = _Moves(it.step, it.lane, word, np.ones(len(word), dtype=bool))
         tally.parent_moves(op, t, child, parent, fills, "read", copies.get(parent))
-        tally.parent_moves(op, t, child, parent, drains, "update", copies.get(parent),
-                           during_step=child not in copies)
+        final = tally.parent_moves(op, t, child, parent, drains, "update", copies.get(parent),
+                                   during_step=child not in copies, dense=dense)
+        if final and child in copies and child != LANES and len(_unique(drains.word)) == len(drains.word):
+            # the child's drains are final values too unless a reducing network merged partial ones
+            tally.add(child, t.name, AccessCounts(final_drains=len(drains.word)), {})
 
 
 def _subset(it: ActiveIterations, keep: np.ndarray) -> ActiveIterations:

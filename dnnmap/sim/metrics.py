@@ -87,7 +87,9 @@ def sim_metrics(result: SimResult, op: Operator, arch: ArchSpec, mapping: Mappin
     action_energy: dict[tuple[str, str, Action], float] = {}
     for (level, tensor), c in result.counts.items():
         lv, role = arch.levels[arch.level_index(level)], op.tensor(tensor).role
-        for action, words in (("read", c.read_words), ("fill", c.fills), ("update", c.updates)):
+        final = arch.moved_bits(role, True) / arch.bits_of(role)  # a final output word's energy per word
+        for action, words in (("read", c.read_words + c.final_drains * (final - 1)), ("fill", c.fills),
+                              ("update", c.updates + c.final_updates * (final - 1))):
             action_energy[(level, tensor, action)] = words * lv.energy_of(role, action)
     level_energy = {lv.name: sum(e for (name, _, _), e in action_energy.items() if name == lv.name)
                     for lv in arch.levels}
@@ -97,8 +99,8 @@ def sim_metrics(result: SimResult, op: Operator, arch: ArchSpec, mapping: Mappin
     mac_energy = operations * unit.energy
     compute = max(float(result.temporal_steps) * unit.cycles, unit.least_cycles(operations))
 
-    dram_bytes = sum((len(log.word) if log.compressed_words is None else log.compressed_words) * arch.bytes_of(log.role)
-                     for log in result.dram_log)
+    dram_bytes = sum((len(log.word) if log.compressed_words is None else log.compressed_words)
+                     * arch.moved_bits(log.role, log.final) / 8 for log in result.dram_log)
     transfer = arch.dram.transfer
     bursts = dram_bursts(result, arch, mapping) if transfer is not None and transfer.model == "burst" else 0
     transfer_cycles = 0.0

@@ -101,7 +101,7 @@ def _run_lengths(log: TransferLog, layout: tuple[str, ...]) -> np.ndarray:
 def dram_bursts(result: SimResult, arch: ArchSpec, mapping: Mapping) -> int:
     """Bursts of all DRAM transfers (TSO Alg. 4 applied literally): each contiguous run of a transfer in
     the tensor's DRAM layout (the mapping's ``layouts``, else the axis order) costs
-    ``ceil(run_bytes / burst_bytes)`` of ``arch``'s DRAM."""
+    ``ceil(run_bytes / burst_bytes)`` of ``arch``'s DRAM (final outputs at their width)."""
     if arch.dram.transfer is None:
         raise ValueError(f"architecture {arch.name!r}: the DRAM level has no transfer model (burst_bytes)")
     burst_bytes = arch.dram.transfer.burst_bytes
@@ -109,5 +109,5 @@ def dram_bursts(result: SimResult, arch: ArchSpec, mapping: Mapping) -> int:
     for log in result.dram_log:
         if len(log.word):
             runs = _run_lengths(log, mapping.layout(log.tensor, log.axis_names))
-            total += int(np.ceil(runs * arch.bytes_of(log.role) / burst_bytes).sum())
+            total += int(np.ceil(runs * arch.moved_bits(log.role, log.final) / 8 / burst_bytes).sum())
     return total

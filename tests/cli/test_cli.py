@@ -119,6 +119,7 @@ def test_bad_model_file_prints_one_error_line(tmp_path: Path, name: str, content
     (lambda spec: spec.update(clock_mhx=200), ("clock_mhx", "unknown field")),
     (lambda spec: spec.update(clock_mhz="fast"), ("clock_mhz",)),
     (lambda spec: spec["levels"][0].update(capacity="big"), ("levels.0.capacity",)),
+    (lambda spec: spec.update(final_output_bits=32), ("final_output_bits", "output's word_bits (16)")),
 ])
 def test_bad_arch_yaml_names_file_and_field(tmp_path: Path, edit, fragments: tuple[str, ...]) -> None:
     spec = yaml.safe_load((PRESET_DIR / "eyeriss.yaml").read_text())

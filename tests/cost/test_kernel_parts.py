@@ -225,6 +225,34 @@ def test_single_dimension_axis_refills_from_the_first_loop_on_it() -> None:
     assert hops == 24 + 16
 
 
+def test_final_outputs_need_every_reduction_inside_the_loops_that_move_the_tile() -> None:
+    # O[k] reduced over c (C does not index O); (drains final, updates final) of the pair (level 0, DRAM)
+    dim_rel = np.array([[[k.REL_SINGLE | k.REL_DIM, 1], [0, 0]]], dtype=np.int64)
+
+    def final(tf: list[list[int]], order: list[list[int]], rep_c: float = 1.0, rep_p: float = 1.0,
+              **pair: bool) -> tuple[bool, bool]:
+        nest = _nest(tf=tf, sf=[[1, 1], [1, 1]], order=order)
+        c = -1 if pair.get("lanes") else 0
+        first = nest["level_nest"][c + 1, k.LN_FIRST_LOOP]
+        return k.final_outputs(_pair(output=True, c=c, **pair), 0, first, nest["n_loops"], nest["loops"], dim_rel,
+                               rep_c, rep_p)
+
+    # above the child, innermost first: C 3 then K 2 - each K tile is complete before it moves: final
+    assert final([[4, 1], [2, 3]], [[K_, C_], [K_, C_]]) == (True, True)
+    # K 2 then C 3: the tiles come back for every C (a partial-sum spill): partial
+    assert final([[4, 1], [2, 3]], [[K_, C_], [C_, K_]]) == (False, False)
+    # only C above (the child keeps its whole output through the reduction): final
+    assert final([[8, 1], [1, 3]], [[K_, C_], [K_, C_]]) == (True, True)
+    # MAC lanes write every step: any reduction loop makes their writes partial; none: final
+    assert final([[4, 1], [2, 3]], [[K_, C_], [K_, C_]], lanes=True) == (False, False)
+    assert final([[4, 1], [2, 1]], [[K_, C_], [K_, C_]], lanes=True) == (True, True)
+    # copies over a spatially split reduction: merged by a reducing network, the updates are final, the
+    # drains not; unmerged, neither; copies left above the parent: neither
+    assert final([[8, 1], [1, 1]], [[K_, C_], [K_, C_]], rep_c=2.0) == (False, True)
+    assert final([[8, 1], [1, 1]], [[K_, C_], [K_, C_]], rep_c=2.0, reduce=False) == (False, False)
+    assert final([[8, 1], [1, 1]], [[K_, C_], [K_, C_]], rep_c=2.0, rep_p=2.0) == (False, False)
+
+
 def _input_counts(**rule) -> tuple[np.ndarray, float]:
     # 4 child instances under one parent, each filled 10 words in all; the union over them 25 words;
     # 2 distinct child tiles (identical rule)
@@ -308,20 +336,28 @@ def test_capacity_energy_bandwidth_latency() -> None:
     level_params[0, k.P_HOP_E] = 0.5
     level_params[0, k.P_BANDWIDTH] = 4.0  # buffer: 4 words/cycle shared, 2 reads/cycle, 2 instances
     level_params[0, k.P_READ_BW] = 2.0
-    scalars = np.zeros(9)
+    scalars = np.zeros(k.SCALAR_COLUMNS)
     scalars[k.S_OPS], scalars[k.S_MAC_ENERGY] = 50, 0.1
     breakdown = np.zeros((1, 4))
-    total = k.energy(0, counts, hop, level_tensor, level_params, scalars, breakdown)
+    # tensor 1 is the output, no level moves final values of it (2 = L: none)
+    total = k.energy(0, counts, hop, level_tensor, level_params, scalars, breakdown, 1, 2, 2, 0.5)
     # buffer: (100 + 5 + 3) x 1 + 20 x 2 + 5 x 3 = 163; DRAM 20 x 10 = 200; hops 7 x 0.5; MACs 50 x 0.1
     assert breakdown[0].tolist() == [163, 200, 3.5, 5]
     assert total == 163 + 200 + 3.5 + 5
+    # the buffer's output drains carry final values at half the bits: (100 + 5 x 0.5 + 3) + 40 + 15 = 160.5;
+    # its updates too: 5 x 3 x 0.5 = 7.5 instead of 15
+    k.energy(0, counts, hop, level_tensor, level_params, scalars, breakdown, 1, 0, 2, 0.5)
+    assert breakdown[0, 0] == 160.5
+    k.energy(0, counts, hop, level_tensor, level_params, scalars, breakdown, 1, 0, 0, 0.5)
+    assert breakdown[0, 0] == 153
     level_nest = np.array([[2, 1, 0], [1, 1, 0], [0, 0, 0]])
     level_cycles = np.zeros((1, 2))
     k.bandwidth_cycles(0, counts, level_params, level_nest, level_cycles)
     # buffer: 108 reads + 25 writes over 2 instances: max(133 / 4, 108 / 2) / 2 = 27; DRAM: unlimited
     assert level_cycles[0].tolist() == [27, 0]
-    tensor_params = np.array([[2.0, 0, 0], [4.0, 0, 1]])
-    nbytes = k.dram_bytes(0, counts, tensor_params)
+    tensor_params = np.array([[2.0, 0, 0, 1, 1], [4.0, 0, 1, 1, 0.5]])  # the output's final words: half the bits
+    assert k.dram_bytes(0, counts, tensor_params, 1, 1) == 20 * 2 + 5 * 4 * 0.5  # DRAM's updates are final
+    nbytes = k.dram_bytes(0, counts, tensor_params, 1, 2)
     assert nbytes == 20 * 2 + 5 * 4
     scalars[k.S_SEC_PER_BYTE], scalars[k.S_SEC_PER_BURST], scalars[k.S_CLOCK_HZ] = 0.5, 10.0, 1.0
     scalars[k.S_OVERLAP] = 1.0

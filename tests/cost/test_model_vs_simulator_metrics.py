@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from dnnmap.arch.spec import ArchSpec, Fanout, Level, TransferModel
+from dnnmap.arch.spec import ACTIONS, ArchSpec, Fanout, Level, TransferModel
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import COUNT_KINDS, CostBatch, CostModel
 from dnnmap.mapping.mapping import LevelMapping, Mapping
@@ -126,6 +126,12 @@ def test_the_cases_exercise_the_options(perfect: list[Case]) -> None:
     assert share(lambda c: not c.metrics.valid) > 30 and share(lambda c: c.metrics.valid) > 100
     assert share(lambda c: c.metrics.dram_bursts > 0) > 50
     assert share(lambda c: isinstance(c.arch.word_bits, dict)) > 100
+    # final outputs narrower than partial sums, moved by on-chip drains and by updates (DRAM writes among them)
+    narrower = [c for c in perfect if c.arch.final_bits < c.arch.bits_of("output")]
+    assert sum(1 for c in narrower if any(x.final_drains for x in c.sim.counts.values())) > 40
+    assert sum(1 for c in narrower if c.metrics.dram_bursts and any(
+        x.final_updates for (lv, _), x in c.sim.counts.items() if lv == c.arch.dram.name)) > 10
+    assert sum(1 for c in narrower if not any(x.final_updates for x in c.sim.counts.values())) > 20
     # non-MAC layers on a declared vector unit, and the unit's cycles (lanes, bandwidth) binding compute
     assert share(lambda c: c.arch.vector is not None and c.op.macs == 0) > 40
     assert share(lambda c: c.metrics.compute_cycles > c.sim.temporal_steps) > 20
@@ -134,6 +140,13 @@ def test_the_cases_exercise_the_options(perfect: list[Case]) -> None:
     assert share(lambda c: max(c.metrics.network_cycles.values(), default=0) > 0) > 60
     assert share(lambda c: max(c.metrics.network_cycles.values(), default=0)
                  >= max(c.metrics.compute_cycles, *c.metrics.level_cycles.values())) > 20
+
+
+def _model_final(c: Case, kind: str, li: int, ti: int) -> float:
+    """The model's words of ``kind`` (drains or updates) at level ``li`` of tensor ``ti`` that carry final output
+    values (docs/cost-model.md 2b): all of them from the lowest such level up (``CostBatch.final_*``), else none."""
+    lowest = c.cost.final_drains if kind == "drains" else c.cost.final_updates
+    return float(c.cost.counts[kind][0, li, ti]) if c.op.tensors[ti].role == "output" and li >= lowest[0] else 0.0
 
 
 def test_counts_tiles_and_hops_exact(perfect: list[Case]) -> None:
@@ -146,6 +159,9 @@ def test_counts_tiles_and_hops_exact(perfect: list[Case]) -> None:
                 s = c.sim.count(lv.name, t.name)
                 for kind in COUNT_KINDS:
                     assert c.cost.counts[kind][0, li, ti] == getattr(s, kind), f"{lv.name} {t.name} {kind}: {c.where}"
+                for kind in ("drains", "updates"):
+                    assert _model_final(c, kind, li, ti) == getattr(s, f"final_{kind}"), \
+                        f"{lv.name} {t.name} final {kind}: {c.where}"
                 if li < len(c.arch.levels) - 1:
                     assert c.cost.tile_words[0, li, ti] == c.metrics.tile_words.get((lv.name, t.name), 0), c.where
 
@@ -153,8 +169,12 @@ def test_counts_tiles_and_hops_exact(perfect: list[Case]) -> None:
 def test_energy_exact(perfect: list[Case]) -> None:
     for c in perfect:
         n = len(c.arch.levels)
+        by_action = c.cost.energy_by_action()[0]
         for li, lv in enumerate(c.arch.levels):
             assert _close(c.cost.energy_breakdown[0, li], c.metrics.level_energy[lv.name]), f"{lv.name}: {c.where}"
+            for ti, t in enumerate(c.op.tensors):
+                for ai, action in enumerate(ACTIONS):
+                    assert _close(by_action[li, ti, ai], c.metrics.action_energy.get((lv.name, t.name, action), 0.0))
         assert _close(c.cost.energy_breakdown[0, n], c.metrics.hop_energy), c.where
         assert _close(c.cost.energy_breakdown[0, n + 1], c.metrics.mac_energy), c.where
         assert _close(c.cost.energy[0], c.metrics.energy), c.where
@@ -176,6 +196,8 @@ def test_latency_and_utilization_exact(perfect: list[Case]) -> None:
 def test_dram_bytes_exact(perfect: list[Case]) -> None:
     for c in perfect:
         assert _close(c.cost.dram_bytes[0], c.metrics.dram_bytes), c.where
+        word_bytes = np.array([c.arch.bytes_of(t.role) for t in c.op.tensors])
+        assert _close(c.cost.dram_bytes_by_tensor(word_bytes)[0].sum(), c.metrics.dram_bytes), c.where
 
 
 def test_dram_bursts_exact(perfect: list[Case]) -> None:

@@ -122,3 +122,29 @@ def test_fuse_refuses_what_it_cannot_honour(extra: list[str], message: str, tmp_
     result = CliRunner().invoke(app, [*FUSE, *extra, "--json", str(tmp_path / "x.json")])
     assert result.exit_code == 2 and message in result.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_fused_outputs_move_at_the_final_width(tmp_path: Path) -> None:
+    """With ``final_output_bits`` (docs/cost-model.md 2b) a fused layer's group outputs go to DRAM as final values:
+    its DRAM output bytes are its output words at the final width (4 of hwff_config1's 8 bits), its DRAM update
+    energy that of those words, and its parts still add up to its totals (fused and core costing agree)."""
+    import yaml
+
+    from dnnmap.arch.spec import PRESET_DIR
+    spec = yaml.safe_load((PRESET_DIR / "hwff_config1.yaml").read_text())
+    spec["final_output_bits"] = 4
+    arch = tmp_path / "narrow.yaml"
+    arch.write_text(yaml.safe_dump(spec))
+    run(*FUSE[:3], arch, *FUSE[4:], "--json", tmp_path / "run.json")
+    data = json.loads((tmp_path / "run.json").read_text())
+    top = spec["levels"][-1]
+    written = [layer for layer in data["layers"] if layer["fusion"]["mode"] != "single"
+               and layer["counts"].get(top["name"], {}).get("output")]
+    assert written
+    for layer in written:
+        words = layer["counts"][top["name"]]["output"]["updates"]
+        assert layer["dram_bytes_by_tensor"]["output"] == pytest.approx(words * 4 / 8)
+        update = top.get("energy", {}).get("output", {}).get("update", top["write_energy"])
+        assert layer["energy_by_action"][top["name"]]["output"]["update"] == pytest.approx(words * update * 4 / 8)
+        assert sum(layer["dram_bytes_by_tensor"].values()) == pytest.approx(layer["dram_bytes"], rel=1e-9)
+        assert sum(layer["energy_breakdown"].values()) == pytest.approx(layer["energy"], rel=1e-9)

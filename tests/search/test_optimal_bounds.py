@@ -6,7 +6,7 @@ the mapper) and every stage of the branch-and-bound tree, the mapping's ancestor
 the bound must not exceed the mapping's own cost: a bound above any completion could prune the
 optimum. On random small layers and random architectures (capacities partitioned or not, bypass,
 1-D and 2-D fan-outs with and without multicast and reduction, read-modify-write on and off,
-halo-reuse rules, operand registers, bandwidths, overlap) for every objective; the certified
+halo-reuse rules, operand registers, bandwidths, overlap, final output widths) for every objective; the certified
 optimum must then equal the brute-force one.
 """
 
@@ -54,6 +54,8 @@ def random_arch(rng: np.random.Generator, i: int, on_chip: int | None = None) ->
     spec = {"name": f"rand{i}", "clock_mhz": 100, "overlap": bool(rng.random() < 0.7), "levels": levels}
     if rng.random() < 0.2:
         spec["mac"] = {"operand_registers": ["weight"]}
+    if rng.random() < 0.5:  # final outputs narrower than the 16-bit partial sums (docs/cost-model.md 2b)
+        spec["final_output_bits"] = int(rng.choice([4, 8]))
     return parse_arch(spec)
 
 

@@ -198,6 +198,33 @@ def test_metrics_of_the_weight_stationary_conv() -> None:
                             ("DRAM", "O"): 4}
 
 
+def test_final_outputs_at_their_width() -> None:
+    """``final_output_bits: 8`` (partial sums 32): the weight-stationary conv (``for q in 4: for s in 3``)
+    finishes each output in the RF before the q loop moves it, so the RF's 4 drains and DRAM's 4 updates
+    carry final values; the 12 lane results are partial sums.
+
+    - RF O reads (4 drains at 8 / 32 of a word + 8 accumulate reads) x 1 = 9, updates 12 x 5 = 60 (were 12
+      and 60); DRAM O updates 4 x 20 x 8 / 32 = 20 (was 80): energy 296 - 3 - 60 = 233.
+    - DRAM bytes 6 + 6 + 4 x 1 = 16; bursts unchanged (10: each output a 1-byte transfer, one burst).
+    Spilling instead (``for s in 3: for q in 4`` at DRAM, nothing in the RF loops), every output word leaves
+    the RF and reaches DRAM 3 times, partial sums until the last: no transfer counts as final, as without
+    the field."""
+    op, arch = conv1d(), metrics_arch()
+    narrow = arch.model_copy(update={"final_output_bits": 8})
+    r = simulate(op, narrow, WS)
+    assert (r.count("RF", "O").final_drains, r.count("RF", "O").final_updates) == (4, 0)
+    assert r.count("DRAM", "O").final_updates == 4
+    s = sim_metrics(r, op, narrow, WS)
+    assert s.action_energy[("RF", "O", "read")] == 9 and s.action_energy[("DRAM", "O", "update")] == 20
+    assert s.energy == 233 and (s.dram_bytes, s.dram_bursts) == (16, 10)
+    assert s.transfer_cycles == pytest.approx(11.6)
+    spill = mapping_of({}, {"temporal": {"S": 3, "Q": 4}, "order": ("S", "Q")})
+    r = simulate(op, narrow, spill)
+    assert r.count("RF", "O").drains == 12 and r.count("DRAM", "O").updates == 12
+    assert not any(c.final_drains or c.final_updates for c in r.counts.values())
+    assert sim_metrics(r, op, narrow, spill).energy == sim_metrics(simulate(op, arch, spill), op, arch, spill).energy
+
+
 @pytest.mark.parametrize("capacity, buffers, excess", [
     (100, 2, 54),  # tiles 3 x 8 + 3 x 16 + 1 x 32 = 104 bits against 100 / 2
     (220, 2, -6),  # ... against 110

@@ -252,8 +252,9 @@ def random_arch_options(rng: np.random.Generator, arch: ArchSpec) -> ArchSpec:
     sometimes small enough to make a mapping invalid, also on the backing store), shared and
     read/write bandwidths, buffering depth 1-3, halo reuse and read-modify-write switches, the
     multicast rule, per-role no-multicast and ingress/egress bandwidths of every fan-out, hop and MAC
-    energies, operand registers, overlap, a volume or burst transfer model on the backing store, and half
-    of the time a vector unit (lanes, energy, sometimes a bandwidth) for the non-MAC kinds."""
+    energies, operand registers, overlap, a volume or burst transfer model on the backing store, half
+    of the time a vector unit (lanes, energy, sometimes a bandwidth) for the non-MAC kinds, and most of
+    the time a final output width (1 bit up to the output's width)."""
     word_bits = ({role: int(rng.choice(WIDTHS)) for role in ALL_ROLES} if rng.random() < 0.6
                  else int(rng.choice(WIDTHS)))
     levels = tuple(_options_of_level(rng, lv, i == len(arch.levels) - 1) for i, lv in enumerate(arch.levels))
@@ -261,6 +262,8 @@ def random_arch_options(rng: np.random.Generator, arch: ArchSpec) -> ArchSpec:
                                       "operand_registers": tuple(r for r in ALL_ROLES if rng.random() < 0.4)})
     vector = _maybe(rng, 0.5, {"lanes": _int(rng, 1, 8), "energy": round(float(rng.uniform(0.1, 2)), 2),
                                "bandwidth": _maybe(rng, 0.5, float(rng.choice([0.5, 1.0, 4.0])))})
+    output_bits = word_bits["output"] if isinstance(word_bits, dict) else word_bits
     return ArchSpec.model_validate({**arch.model_dump(), "word_bits": word_bits, "mac": mac.model_dump(),
                                     "overlap": bool(rng.random() < 0.6), "vector": vector,
-                                    "levels": [lv.model_dump() for lv in levels]})
+                                    "levels": [lv.model_dump() for lv in levels],
+                                    "final_output_bits": _maybe(rng, 0.6, _int(rng, 1, output_bits))})

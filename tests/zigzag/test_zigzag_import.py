@@ -203,10 +203,12 @@ def test_cli_writes_spec_network_and_mappings(tmp_path: Path) -> None:
     spec = load_arch(out)
     assert spec.levels == import_zigzag_arch(HW / "tpu_like.yaml", word_bits={
         "input": 8, "weight": 8, "output": 16}, final_output_bits=8).spec.levels
-    # final outputs go to DRAM at O_final (8 bits) as ZigZag writes them; partial sums are read at 16
-    assert spec.dram.energy_of("output", "update") == pytest.approx(750 * 8 / 64)
+    # final outputs move at O_final (8 bits) as ZigZag moves them (the spec's final_output_bits scales the
+    # words that carry them); energies per word are those of 16-bit partial sums
+    assert spec.final_output_bits == 8 and spec.bits_of("output") == 16
+    assert spec.dram.energy_of("output", "update") == pytest.approx(750 * 16 / 64)
     assert spec.dram.energy_of("output", "read") == pytest.approx(700 * 16 / 64)
-    assert "output updates are charged as 8-bit final outputs" in result.output
+    assert "final outputs (O_final) move at 8 bits" in result.output
     net = load_network(tmp_path / "resnet18.net.yaml")
     files = sorted((tmp_path / "tpu_like.mappings").glob("*.yaml"))
     assert len(files) == len(net.layers) == 21
@@ -270,6 +272,7 @@ def test_tpu_like_preset_is_the_import_of_zigzags_file() -> None:
     """The preset claims ZigZag's tpu_like.yaml as its source: it is that file imported (700 MHz our choice)."""
     preset = load_arch("tpu_like")
     imported = import_zigzag_arch(HW / "tpu_like.yaml", word_bits={"input": 8, "weight": 8, "output": 16},
-                                  clock_mhz=700).spec
+                                  clock_mhz=700, final_output_bits=8).spec
     assert preset.levels == imported.levels and preset.mac == imported.mac
     assert preset.word_bits == imported.word_bits and preset.clock_mhz == 700
+    assert preset.final_output_bits == imported.final_output_bits == 8  # resnet18.yaml's O_final

@@ -177,12 +177,15 @@ class LowerBound:
         self.iterations = float(np.prod(self.bounds.astype(float)))
         self.fan = np.array([lv.fanout_size for lv in arch.levels], dtype=float)
         self.hop_energy = np.array([lv.fanout.hop_energy if lv.fanout else 0.0 for lv in arch.levels])
-        self.energy = model.action_energy  # (L, T, 3) read, fill, update
         self.out = next(j for j, t in enumerate(op.tensors) if t.role == "output")
+        # (L, T, 3) read, fill, update; the output's reads and updates, and its DRAM bytes below, at the final
+        # output width (at most the partial sums'): final values may move at it (docs/cost-model.md 2b)
+        self.energy = model.action_energy.copy()
+        self.energy[:, self.out, [0, 2]] *= model.final_scale[self.out]
         self.out_words = float(op.tensors[self.out].size(op.bounds))
         self.reduction = np.array([d not in op.tensors[self.out].dims for d in op.dim_names])
         self.registers = {j for j, t in enumerate(op.tensors) if t.role in arch.mac.operand_registers}
-        self.word_bytes = np.array([arch.bytes_of(t.role) for t in op.tensors])
+        self.word_bytes = np.array([arch.bytes_of(t.role) for t in op.tensors]) * model.final_scale
         self.orders, self.window = best_orders(op)
         self.op_dims = len(op.dim_names)
         self.capacity = np.array([[_words_held(arch, i, t.role) for t in op.tensors] for i in range(self.L)])
