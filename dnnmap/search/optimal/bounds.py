@@ -253,6 +253,13 @@ class LowerBound:
                 if by_order is not None and ch == known - 1 and (self.monotone[ch, t] or not self.placement):
                     ex = self._exact(by_order[t].counts, pr)
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
+            over = np.zeros(n, dtype=bool)
+            if self.placement and 0 <= ch <= known and self.plain[t]:  # B11: a box the tensor cannot hold
+                box = self._box(temporal, spatial, ch, fixed_from, tile)
+                if box is not None:
+                    over = ~self._holds(ch, t, touched_lower(self.op, box, contiguous=True)[:, t])
+                    if over.any():
+                        e, d, h = self._oversized(pr, spatial, fixed_from, rest, tile, box, over, (e, d, h))
             energy += e
             dram += d
             crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
@@ -274,7 +281,8 @@ class LowerBound:
                     copies = self._copies(spatial, rest, fixed_from, ch, tile)
                     words = self._reloaded(words, copies)
                     per_word = self.energy[ch, t, :2].min() + self.hop_energy[crossed].sum()
-                forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = np.maximum(0.0, words - h) * per_word
+                forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = np.where(over, 0.0,  # B11 holds them already
+                                                                             np.maximum(0.0, words - h) * per_word)
                 if self.placement:
                     nested.setdefault(ch, {})[t] = (h, per_word, copies)
         energy += hop @ self.hop_energy
@@ -358,6 +366,55 @@ class LowerBound:
         energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(len(tile))
         return energy, dram, child
+
+    def _box(self, temporal: np.ndarray, spatial: np.ndarray, ch: int, fixed_from: int,
+             tile: np.ndarray | None) -> np.ndarray | None:
+        """(n, D) the box of level ``ch`` (its loops and everything below them) where the node fixes it: levels
+        ``>= fixed_from - 1`` (the levels below ``fixed_from`` are folded into level 0's slot), or level
+        ``fixed_from - 2`` when its ``tile`` is given (:meth:`.search.BranchAndBound.tile_bound`); else None."""
+        if ch >= fixed_from - 1:
+            return temporal[:, :ch + 1].prod(axis=1) * spatial[:, :ch + 1].prod(axis=1)
+        if tile is not None and ch == fixed_from - 2:
+            return tile
+        return None
+
+    def _holds(self, level: int, t: int, words: np.ndarray) -> np.ndarray:
+        """(n,) whether ``words`` of tensor ``t`` alone fit one instance of ``level`` (its partitions' weights, as
+        :class:`Capacity` checks a tile; a level without a capacity holds anything)."""
+        spec = self.fit.levels[level]
+        if spec is None:
+            return np.ones(len(words), dtype=bool)
+        part, sizes = spec
+        return (words[:, None] * part[t][None, :] <= sizes[None, :]).all(axis=1)
+
+    def _oversized(self, pr: Pair, spatial: np.ndarray, fixed_from: int, rest: np.ndarray, tile: np.ndarray | None,
+                   box: np.ndarray, over: np.ndarray, bound: tuple[np.ndarray, np.ndarray, np.ndarray]
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """B11 (placement): the pair's (energy, DRAM bytes, fan-out words) bound ``bound`` raised where ``over``: a
+        plain tensor whose footprint in the child's ``box`` exceeds what one child instance holds lies below one of
+        the child level's loops that index it, so its tile changes to a disjoint one whenever that loop or any
+        loop outside it advances, at least at every iteration of the loops above the level times the trips of
+        that level's loops indexing it above the tile: the child fills (drains) the whole box footprint at every
+        event of the level, ``iterations x touched(box) / iterations(box)`` words over all instances, and each
+        parent instance receives (sends) at least one child's, that divided by the children per parent (an
+        unfixed fan-out: its size). Outputs add the reloads of all but the first touches (B9)."""
+        t, ch, p = pr.tensor, pr.child, pr.parent
+        words = self.iterations * touched_lower(self.op, box, contiguous=True)[:, t] / box.prod(axis=1)
+        children = np.ones(len(box))
+        for m in range(ch + 1, p + 1):
+            children *= spatial[:, m].prod(axis=1) if m >= fixed_from else self.fan[m]
+        parent = words / children
+        if t == self.out:
+            child = self._reloaded(words, self._copies(spatial, rest, fixed_from, ch, tile))
+            energy = (words * self.energy[ch, t, 0] + (child - words) * self.energy[ch, t, 1]
+                      + parent * self.energy[p, t, 2])
+        else:
+            child = words
+            energy = words * self.energy[ch, t, 1] + parent * self.energy[p, t, 0]
+        dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(len(box))
+        e, d, h = bound
+        return (np.where(over, np.maximum(e, energy), e), np.where(over, np.maximum(d, dram), d),
+                np.where(over, np.maximum(h, child), h))
 
     def _reloaded(self, words: np.ndarray, copies: np.ndarray) -> np.ndarray:
         """Output words drained ``words`` times plus the reloads: every drain but the first touches of the
