@@ -232,6 +232,7 @@ class LowerBound:
         own_words = touched_lower(self.op, tile, contiguous=True) if tile is not None else None
         forced: dict[int, np.ndarray] = {}  # B9: per child level, (n, T) energy a full refill per event adds
         nested: dict[int, dict[int, tuple]] = {}  # B10 (placement): per child level, tensor -> (h, per word, copies)
+        wholes: dict[int, dict[int, tuple]] = {}  # B11 (placement): per child level, tensor -> (box words, increment)
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
             if ch >= known and not (self.placement and ch == known and not self.monotone[ch, t]):
@@ -253,19 +254,21 @@ class LowerBound:
                 if by_order is not None and ch == known - 1 and (self.monotone[ch, t] or not self.placement):
                     ex = self._exact(by_order[t].counts, pr)
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
-            over = np.zeros(n, dtype=bool)
-            if self.placement and 0 <= ch <= known and self.plain[t]:  # B11: a box the tensor cannot hold
+            crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
+            hop_per_word = self.hop_energy[crossed].sum()
+            whole = None  # B11: (box words, energy the pair adds when refilled whole at every event)
+            if self.placement and 0 <= ch <= known and self.plain[t]:
                 box = self._box(temporal, spatial, ch, fixed_from, tile)
                 if box is not None:
-                    over = ~self._holds(ch, t, touched_lower(self.op, box, contiguous=True)[:, t])
-                    if over.any():
-                        e, d, h = self._oversized(pr, spatial, fixed_from, rest, tile, box, over, (e, d, h))
+                    box_words = touched_lower(self.op, box, contiguous=True)[:, t]
+                    fe, fd, fh = self._refilled_whole(pr, spatial, fixed_from, rest, tile, box)
+                    d = np.where(self._hold(ch, {t: box_words}), d, np.maximum(d, fd))  # t alone cannot be held
+                    whole = (box_words, np.maximum(0.0, fe + fh * hop_per_word - e - h * hop_per_word))
             energy += e
             dram += d
-            crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
             hop[:, crossed] += h[:, None]
             if 0 <= ch < known and self.plain[t]:  # B9 (a child whose tile is known: that tile's ratio)
-                per_word = self.energy[ch, t, 0 if t == self.out else 1] + self.hop_energy[crossed].sum()
+                per_word = self.energy[ch, t, 0 if t == self.out else 1] + hop_per_word
                 if ch == fixed_from - 1:
                     ratio = tile_words[:, t] / rest.prod(axis=1)
                 elif tile is not None and ch == fixed_from - 2:
@@ -280,16 +283,25 @@ class LowerBound:
                 if t == self.out:  # each drained word but the first touches (outputs x copies) is reloaded
                     copies = self._copies(spatial, rest, fixed_from, ch, tile)
                     words = self._reloaded(words, copies)
-                    per_word = self.energy[ch, t, :2].min() + self.hop_energy[crossed].sum()
-                forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = np.where(over, 0.0,  # B11 holds them already
-                                                                             np.maximum(0.0, words - h) * per_word)
+                    per_word = self.energy[ch, t, :2].min() + hop_per_word
+                extra = np.maximum(0.0, words - h) * per_word
+                if whole is not None:  # the same box refilled whole: the larger of the two increments
+                    extra = np.maximum(extra, whole[1])
+                    whole = (whole[0], extra)
+                forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = extra
                 if self.placement:
                     nested.setdefault(ch, {})[t] = (h, per_word, copies)
+            if whole is not None:
+                wholes.setdefault(ch, {})[t] = whole
         energy += hop @ self.hop_energy
-        for ch, extra in forced.items():  # loops left above the child: none, level j's (rest / tile), or rest
+        for ch in sorted(set(forced) | set(wholes)):  # loops left above the child: none, level j's (rest / tile), or rest
             left = (rest // rest if ch == fixed_from - 1 else rest // tile if tile is not None and ch == fixed_from - 2
                     else rest)
-            refills = self._innermost_refills(extra, temporal, left, fixed_from)
+            extra = forced.get(ch, np.zeros((n, self.T)))
+            if ch in wholes:
+                refills = self._held_refills(wholes[ch], extra, temporal, left, fixed_from, ch)
+            else:
+                refills = self._innermost_refills(extra, temporal, left, fixed_from)
             if ch in nested:
                 refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
             energy += refills
@@ -378,32 +390,41 @@ class LowerBound:
             return tile
         return None
 
-    def _holds(self, level: int, t: int, words: np.ndarray) -> np.ndarray:
-        """(n,) whether ``words`` of tensor ``t`` alone fit one instance of ``level`` (its partitions' weights, as
-        :class:`Capacity` checks a tile; a level without a capacity holds anything)."""
+    def _hold(self, level: int, words: dict[int, np.ndarray]) -> np.ndarray:
+        """(n,) whether tiles of ``words`` (tensor -> (n,) words) fit one instance of ``level`` together, the other
+        tensors it keeps taking no room (its partitions' weights, as :class:`Capacity` checks a tile; a level
+        without a capacity holds anything)."""
         spec = self.fit.levels[level]
+        n = len(next(iter(words.values())))
         if spec is None:
-            return np.ones(len(words), dtype=bool)
+            return np.ones(n, dtype=bool)
         part, sizes = spec
-        return (words[:, None] * part[t][None, :] <= sizes[None, :]).all(axis=1)
+        used = np.zeros((n, len(sizes)))
+        for t, w in words.items():
+            used += w[:, None] * part[t][None, :]
+        return (used <= sizes[None, :]).all(axis=1)
 
-    def _oversized(self, pr: Pair, spatial: np.ndarray, fixed_from: int, rest: np.ndarray, tile: np.ndarray | None,
-                   box: np.ndarray, over: np.ndarray, bound: tuple[np.ndarray, np.ndarray, np.ndarray]
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """B11 (placement): the pair's (energy, DRAM bytes, fan-out words) bound ``bound`` raised where ``over``: a
-        plain tensor whose footprint in the child's ``box`` exceeds what one child instance holds lies below one of
-        the child level's loops that index it, so its tile changes to a disjoint one whenever that loop or any
-        loop outside it advances, at least at every iteration of the loops above the level times the trips of
-        that level's loops indexing it above the tile: the child fills (drains) the whole box footprint at every
-        event of the level, ``iterations x touched(box) / iterations(box)`` words over all instances, and each
-        parent instance receives (sends) at least one child's, that divided by the children per parent (an
-        unfixed fan-out: its size). Outputs add the reloads of all but the first touches (B9)."""
+    def _refilled_whole(self, pr: Pair, spatial: np.ndarray, fixed_from: int, rest: np.ndarray,
+                        tile: np.ndarray | None, box: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """B11: (energy, DRAM bytes, fan-out words) of a plain tensor's pair whose child refills (drains) its whole
+        footprint in the child level's ``box`` at every event of the level: ``iterations x touched(box) /
+        iterations(box)`` words over all child instances. Each parent instance sends (receives) the union of its
+        children's words: children whose spatial positions differ in a dimension indexing the tensor hold disjoint
+        words, so the parent moves at least that divided by the product of the spatial factors, between child and
+        parent, of the dimensions that do not index it (an unfixed fan-out: its largest legal unrolling of those
+        dimensions, :meth:`_largest`). Outputs add the reloads of all but the first touches (B9)."""
         t, ch, p = pr.tensor, pr.child, pr.parent
         words = self.iterations * touched_lower(self.op, box, contiguous=True)[:, t] / box.prod(axis=1)
-        children = np.ones(len(box))
+        shared = np.ones(len(box))  # children under one parent instance holding the same words of t
         for m in range(ch + 1, p + 1):
-            children *= spatial[:, m].prod(axis=1) if m >= fixed_from else self.fan[m]
-        parent = words / children
+            if self.arch.levels[m].fanout is None:
+                continue
+            if m >= fixed_from:
+                shared *= spatial[:, m][:, ~self.indexes[t]].prod(axis=1)
+            else:
+                budget = self._fan_budget(rest, tile, fixed_from, m)
+                shared *= self._largest(np.where(self.indexes[t][None, :], 1, budget), m)
+        parent = words / shared
         if t == self.out:
             child = self._reloaded(words, self._copies(spatial, rest, fixed_from, ch, tile))
             energy = (words * self.energy[ch, t, 0] + (child - words) * self.energy[ch, t, 1]
@@ -412,9 +433,28 @@ class LowerBound:
             child = words
             energy = words * self.energy[ch, t, 1] + parent * self.energy[p, t, 0]
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(len(box))
-        e, d, h = bound
-        return (np.where(over, np.maximum(e, energy), e), np.where(over, np.maximum(d, dram), d),
-                np.where(over, np.maximum(h, child), h))
+        return energy, dram, child
+
+    def _held_refills(self, wholes: dict[int, tuple[np.ndarray, np.ndarray]], extra: np.ndarray,
+                      temporal: np.ndarray, rest: np.ndarray, fixed_from: int, ch: int) -> np.ndarray:
+        """(n,) B11 with B9 at a child level whose box is known: of the plain tensors ``wholes`` (t -> (box words,
+        energy a whole refill at every event adds)), the set ``W`` whose tiles hold their whole box footprint must
+        fit the level together; every other one lies below a loop of the level indexing it and is refilled whole
+        at every event; those in ``W`` get B9 (``extra``, refilled when the innermost loop above the box indexes
+        them). The least over the sets ``W`` that fit."""
+        tensors = list(wholes)
+        best = np.full(extra.shape[0], np.inf)
+        for size in range(len(tensors) + 1):
+            for kept in itertools.combinations(tensors, size):
+                fits = self._hold(ch, {t: wholes[t][0] for t in kept}) if kept else np.ones(len(best), dtype=bool)
+                cond = extra.copy()
+                cond[:, [t for t in tensors if t not in kept]] = 0.0
+                value = self._innermost_refills(cond, temporal, rest, fixed_from)
+                for t in tensors:
+                    if t not in kept:
+                        value = value + wholes[t][1]
+                best = np.where(fits, np.minimum(best, value), best)
+        return best
 
     def _reloaded(self, words: np.ndarray, copies: np.ndarray) -> np.ndarray:
         """Output words drained ``words`` times plus the reloads: every drain but the first touches of the
