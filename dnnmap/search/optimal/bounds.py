@@ -71,7 +71,9 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
+from dnnmap.search.optimal.expand import both_axes_unrollings
 from dnnmap.search.space import touched_lower, unique_rows
+from dnnmap.search.sunstone.unroll import legal_unrollings
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.workload.ir import Operator
 
@@ -193,6 +195,7 @@ class LowerBound:
         self.monotone = np.array([[bool(self.plain[t]) or lv.halo_reuse is True for t in range(self.T)]
                                   for lv in arch.levels])
         self._tiles: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
         transfer = arch.dram.transfer
         self.cycles_per_byte = (float(dram_transfer_seconds(transfer, 1.0, 0.0)) * arch.clock_mhz * 1e6
                                 if transfer is not None else 0.0)
@@ -230,6 +233,9 @@ class LowerBound:
         level_known = np.ones(self.L, dtype=bool)
         touched_all = self.touched_all
         own_words = touched_lower(self.op, tile, contiguous=True) if tile is not None else None
+        options = None  # B11 at the tile bound: what level fixed_from - 1's fan-out may unroll, jointly
+        if self.placement and tile is not None and self.arch.levels[fixed_from - 1].fanout is not None:
+            options = self._unrolled(rest // tile, fixed_from - 1)
         forced: dict[int, np.ndarray] = {}  # B9: per child level, (n, T) energy a full refill per event adds
         nested: dict[int, dict[int, tuple]] = {}  # B10 (placement): per child level, tensor -> (h, per word, copies)
         wholes: dict[int, dict[int, tuple]] = {}  # B11 (placement): per child level, tensor -> (box words, increment)
@@ -261,9 +267,22 @@ class LowerBound:
                 box = self._box(temporal, spatial, ch, fixed_from, tile)
                 if box is not None:
                     box_words = touched_lower(self.op, box, contiguous=True)[:, t]
-                    fe, fd, fh = self._refilled_whole(pr, spatial, fixed_from, rest, tile, box)
-                    d = np.where(self._hold(ch, {t: box_words}), d, np.maximum(d, fd))  # t alone cannot be held
-                    whole = (box_words, np.maximum(0.0, fe + fh * hop_per_word - e - h * hop_per_word))
+                    unrolled = options if ch == fixed_from - 2 else None  # (n, V, T) or None: V = 1
+                    fe, fd, fh = self._refilled_whole(pr, spatial, fixed_from, rest, tile, box, unrolled=unrolled)
+                    d = np.where(self._hold(ch, {t: box_words}), d, np.maximum(d, fd.min(axis=1)))  # t alone
+                    base = np.maximum(0.0, fe + fh * hop_per_word - (e + h * hop_per_word)[:, None])  # (n, V)
+                    per_loop = base[:, :, None]  # by unrolling and the level's outermost loop (B11)
+                    trips = self._level_trips(temporal, ch, fixed_from, box)
+                    if trips is not None:
+                        live = trips > 1
+                        per_loop = np.where(live[:, None, :], base[:, :, None], np.inf)
+                        for k in np.nonzero(live.any(axis=0) & ~self.indexes[t])[0]:
+                            scale = np.where(live[:, k], trips[:, k], 1).astype(float)
+                            ge, _, gh = self._refilled_whole(pr, spatial, fixed_from, rest, tile, box, scale, unrolled)
+                            per_loop[:, :, k] = np.where(live[:, k, None], np.maximum(
+                                0.0, ge + gh * hop_per_word - (e + h * hop_per_word)[:, None]), np.inf)
+                        per_loop[~live.any(axis=1)] = base[~live.any(axis=1), :, None]
+                    whole = (box_words, base.min(axis=1), per_loop.reshape(n, -1))
             energy += e
             dram += d
             hop[:, crossed] += h[:, None]
@@ -287,7 +306,7 @@ class LowerBound:
                 extra = np.maximum(0.0, words - h) * per_word
                 if whole is not None:  # the same box refilled whole: the larger of the two increments
                     extra = np.maximum(extra, whole[1])
-                    whole = (whole[0], extra)
+                    whole = (whole[0], extra, np.maximum(whole[2], extra[:, None]))
                 forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = extra
                 if self.placement:
                     nested.setdefault(ch, {})[t] = (h, per_word, copies)
@@ -404,44 +423,93 @@ class LowerBound:
             used += w[:, None] * part[t][None, :]
         return (used <= sizes[None, :]).all(axis=1)
 
+    def _level_trips(self, temporal: np.ndarray, ch: int, fixed_from: int, box: np.ndarray) -> np.ndarray | None:
+        """(n, D) the trips of level ``ch``'s temporal loops where the node fixes them (a fixed level, or level 0
+        without a fan-out, whose loops are its box), else None."""
+        if ch >= fixed_from:
+            return temporal[:, ch]
+        if ch == 0 and self.arch.levels[0].fanout is None:
+            return box
+        return None
+
+    def _unrolled(self, budget: np.ndarray, m: int) -> np.ndarray:
+        """(n, V, T) per row of ``budget`` (what level ``m``'s unfixed fan-out may unroll), the products of each
+        legal unrolling's factors over the dimensions that do not index each tensor (its multicast copies; the
+        output's: its copies over reduction dimensions), the Pareto-largest vectors only (a larger product never
+        raises B11), padded by repeating the first."""
+        keys, inverse = unique_rows(budget)
+        found = [self._pareto_copies(tuple(int(x) for x in key), m) for key in keys]
+        V = max(len(f) for f in found)
+        out = np.stack([np.concatenate([f, np.repeat(f[:1], V - len(f), axis=0)]) for f in found]).astype(float)
+        return out[inverse.reshape(-1)]
+
+    def _pareto_copies(self, limits: tuple[int, ...], m: int) -> np.ndarray:
+        """(V, T) the Pareto-largest per-tensor copy products of the legal unrollings of ``limits`` on level ``m``'s
+        fan-out (:meth:`_unrolled`), cached."""
+        if (limits, m) not in self._copies_cache:
+            shape = tuple(self.arch.levels[m].fanout.shape)
+            fac, _ = (both_axes_unrollings if m in self.both_axes else legal_unrollings)(limits, shape)
+            prods = np.unique(np.stack([np.where(self.indexes[t][None, :], 1, fac).prod(axis=1)
+                                        for t in range(self.T)], axis=1), axis=0)
+            dominated = ((prods[None, :, :] >= prods[:, None, :]).all(axis=2)
+                         & (prods[None, :, :] > prods[:, None, :]).any(axis=2)).any(axis=1)
+            self._copies_cache[(limits, m)] = prods[~dominated]
+        return self._copies_cache[(limits, m)]
+
     def _refilled_whole(self, pr: Pair, spatial: np.ndarray, fixed_from: int, rest: np.ndarray,
-                        tile: np.ndarray | None, box: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                        tile: np.ndarray | None, box: np.ndarray, scale: np.ndarray | float = 1.0,
+                        unrolled: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """B11: (energy, DRAM bytes, fan-out words) of a plain tensor's pair whose child refills (drains) its whole
         footprint in the child level's ``box`` at every event of the level: ``iterations x touched(box) /
         iterations(box)`` words over all child instances. Each parent instance sends (receives) the union of its
         children's words: children whose spatial positions differ in a dimension indexing the tensor hold disjoint
         words, so the parent moves at least that divided by the product of the spatial factors, between child and
         parent, of the dimensions that do not index it (an unfixed fan-out: its largest legal unrolling of those
-        dimensions, :meth:`_largest`). Outputs add the reloads of all but the first touches (B9)."""
+        dimensions, :meth:`_largest`). Outputs add the reloads of all but the first touches (B9), into the child and,
+        of the parent's union, out of the parent (its first touches: the outputs times their copies above it).
+        The parent's DRAM bytes count its reads of inputs and its updates of outputs. ``scale``
+        (n,): the events multiplied by a loop of the level outside the tile that does not index the tensor.
+        ``unrolled`` (n, V, T, :meth:`_unrolled`): the unfixed fan-out of level ``fixed_from - 1`` takes one of these
+        vectors of copies instead of each tensor's largest alone. (n, V) each (V = 1 without ``unrolled``)."""
         t, ch, p = pr.tensor, pr.child, pr.parent
-        words = self.iterations * touched_lower(self.op, box, contiguous=True)[:, t] / box.prod(axis=1)
-        shared = np.ones(len(box))  # children under one parent instance holding the same words of t
+        words = scale * self.iterations * touched_lower(self.op, box, contiguous=True)[:, t] / box.prod(axis=1)
+        words = np.broadcast_to(words, (len(box),))[:, None]  # (n, 1)
+        shared = np.ones((len(box), 1))  # children under one parent instance holding the same words of t
         for m in range(ch + 1, p + 1):
             if self.arch.levels[m].fanout is None:
                 continue
             if m >= fixed_from:
-                shared *= spatial[:, m][:, ~self.indexes[t]].prod(axis=1)
+                shared = shared * spatial[:, m][:, ~self.indexes[t]].prod(axis=1)[:, None]
+            elif unrolled is not None and m == fixed_from - 1:
+                shared = shared * unrolled[:, :, t]
             else:
                 budget = self._fan_budget(rest, tile, fixed_from, m)
-                shared *= self._largest(np.where(self.indexes[t][None, :], 1, budget), m)
+                shared = shared * self._largest(np.where(self.indexes[t][None, :], 1, budget), m)[:, None]
         parent = words / shared
         if t == self.out:
-            child = self._reloaded(words, self._copies(spatial, rest, fixed_from, ch, tile))
+            if unrolled is not None and ch == fixed_from - 2:
+                copies = self._copies(spatial, rest, fixed_from, fixed_from - 1, tile)[:, None] * unrolled[:, :, t]
+            else:
+                copies = self._copies(spatial, rest, fixed_from, ch, tile)[:, None]
+            child = self._reloaded(words, copies)
+            reloads = np.maximum(0.0, parent - self.out_words * self._copies(spatial, rest, fixed_from, p, tile)[:, None])
             energy = (words * self.energy[ch, t, 0] + (child - words) * self.energy[ch, t, 1]
-                      + parent * self.energy[p, t, 2])
+                      + parent * self.energy[p, t, 2] + reloads * self.energy[p, t, 0])
         else:
             child = words
             energy = words * self.energy[ch, t, 1] + parent * self.energy[p, t, 0]
-        dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(len(box))
-        return energy, dram, child
+        dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros_like(parent)
+        return energy, dram, np.broadcast_to(child, parent.shape)
 
-    def _held_refills(self, wholes: dict[int, tuple[np.ndarray, np.ndarray]], extra: np.ndarray,
+    def _held_refills(self, wholes: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], extra: np.ndarray,
                       temporal: np.ndarray, rest: np.ndarray, fixed_from: int, ch: int) -> np.ndarray:
         """(n,) B11 with B9 at a child level whose box is known: of the plain tensors ``wholes`` (t -> (box words,
-        energy a whole refill at every event adds)), the set ``W`` whose tiles hold their whole box footprint must
-        fit the level together; every other one lies below a loop of the level indexing it and is refilled whole
-        at every event; those in ``W`` get B9 (``extra``, refilled when the innermost loop above the box indexes
-        them). The least over the sets ``W`` that fit."""
+        energy a whole refill at every event adds, and that by the level's outermost loop (n, D or 1))), the set
+        ``W`` whose tiles hold their whole box footprint must fit the level together; every other one lies below a
+        loop of the level indexing it and is refilled whole at every event, times the trips of the level's
+        outermost loop when that loop does not index it (it lies outside the indexing loop); those in ``W`` get B9
+        (``extra``, refilled when the innermost loop above the box indexes them). The least over the sets ``W``
+        that fit and the outermost loops."""
         tensors = list(wholes)
         best = np.full(extra.shape[0], np.inf)
         for size in range(len(tensors) + 1):
@@ -450,9 +518,8 @@ class LowerBound:
                 cond = extra.copy()
                 cond[:, [t for t in tensors if t not in kept]] = 0.0
                 value = self._innermost_refills(cond, temporal, rest, fixed_from)
-                for t in tensors:
-                    if t not in kept:
-                        value = value + wholes[t][1]
+                refilled = sum((wholes[t][2] for t in tensors if t not in kept), np.zeros((len(best), 1)))
+                value = value + refilled.min(axis=1)
                 best = np.where(fits, np.minimum(best, value), best)
         return best
 
