@@ -1,6 +1,6 @@
 """The certified-optimal mapper over the per-tensor placement space: nodes and seconds to proof, before and after.
 
-Run: ``python benchmarks/optimal_placement_bench.py [--before REV] [--budget-seconds 300] [--cases pw,q,...]
+Run: ``python benchmarks/placed_bounds_bench.py [--before REV] [--budget-seconds 300] [--cases pw,q,...]
 [--objectives energy,edp]`` from the repository root.
 
 Cases (the architecture of the side-by-side comparison with AccelForge, ``eyeriss`` with hop energy 0,
@@ -48,8 +48,9 @@ print(json.dumps({{"proven": c.proven, "gap": c.gap, "nodes": c.nodes, "seconds"
 def run(code_root: Path, case: str, objective: str, budget: float) -> dict:
     """One case in a fresh process importing ``dnnmap`` from ``code_root``."""
     script = ONE.format(support=str(ROOT / "tests" / "support"), case=case, objective=objective, budget=budget)
-    env = dict(os.environ, PYTHONPATH=str(code_root))
-    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    env = dict(os.environ, PYTHONPATH=str(code_root))  # run from code_root: ``-c`` puts the working directory first
+    out = subprocess.run([sys.executable, "-c", script], env=env, cwd=code_root, capture_output=True, text=True,
+                         check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
