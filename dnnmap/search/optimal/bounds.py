@@ -57,6 +57,14 @@ level's whole box (all its loops and those below) whatever the placements: when 
 the box advances on a dimension indexing a plain tensor, the box's next run touches none of the words of
 the previous run, so each of its words of the tensor is filled (drained) at least once in it. Only the
 box no longer needs to fit, so a box not yet known is bounded by the largest one (what is left).
+B10 (:meth:`LowerBound._nested_refills`) couples a level's tensors through their nested tiles. B11 (whole-box
+refills, :meth:`LowerBound._held_refills`): where a level's box is known, a plain tensor whose tile holds less than
+its box footprint lies below a loop of the level indexing it and is refilled whole at every event of the level
+whatever the order (times the trips of the level's outermost loop when that loop does not index it); the tensors
+held whole must fit together, so the bound is the least over the sets that fit and the outermost loops, the held
+ones keeping B9, and the parent moves at least the union of its children's words (at the tile bound the
+unfixed fan-out's unrolling taken jointly over the tensors). It raises the energy (so EDP) and, where one tensor
+alone cannot be held, the DRAM bytes; the latency does not use it.
 """
 
 from __future__ import annotations
