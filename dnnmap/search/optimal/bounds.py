@@ -64,7 +64,7 @@ whatever the order (times the trips of the level's outermost loop when that loop
 held whole must fit together, so the bound is the least over the sets that fit and the outermost loops, the held
 ones keeping B9, and the parent moves at least the union of its children's words (at the tile bound the
 unfixed fan-out's unrolling taken jointly over the tensors). It raises the energy (so EDP) and, where one tensor
-alone cannot be held, the DRAM bytes; the latency does not use it.
+alone cannot be held, the DRAM bytes (so the ``dram`` objective and the latency's DRAM time, as B3's bytes).
 """
 
 from __future__ import annotations
