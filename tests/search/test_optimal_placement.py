@@ -146,18 +146,60 @@ def tiny_rf_arch(capacity: dict[str, int]) -> ArchSpec:
         {"name": "DRAM", "read_energy": 200.0, "write_energy": 200.0}]})
 
 
+def stage_bounds(arch: ArchSpec, op: Operator) -> list[np.ndarray]:
+    """Every objective's bound of every placed brute-force mapping's ancestor at every stage, and its tile bound."""
+    model = CostModel(op, arch)
+    batch = placed_space(op, arch)
+    out = []
+    for objective in OBJECTIVES:
+        bb = BranchAndBound(op, arch, objective, model, placement=True)
+        for stage, (kind, j) in enumerate(bb.stages[:-1]):
+            out.append(bb._bound(placed_ancestors(batch, kind, j), stage))
+            if kind == "F" and 1 <= j < bb.L - 1:
+                tiles = batch.temporal[:, :j].prod(axis=1) * batch.spatial[:, :j].prod(axis=1)
+                out.append(bb.tile_bound(placed_ancestors(batch, "O", j + 1), tiles, j))
+    return out
+
+
+def assert_raises_some_bound(with_rule: list[np.ndarray], without: list[np.ndarray]) -> None:
+    """A rule never lowers a bound and raises some finite one (so the soundness check covers it)."""
+    assert all((a >= b * (1 - 1e-12)).all() for a, b in zip(with_rule, without))
+    assert any((np.isfinite(a) & (a > b * (1 + 1e-9))).any() for a, b in zip(with_rule, without))
+
+
+TINY = (tiny_rf_arch({"input": 3, "weight": 1, "output": 1}), ops.matmul("m", 3, 4, 2))
+
+
 def test_nested_refills_bind_and_never_exceed_any_completion(monkeypatch: pytest.MonkeyPatch) -> None:
     """B10 (:meth:`LowerBound._nested_refills`) on a tiny register file (3 input words, 1 weight, 1 output): the
     bounds with it pass the soundness check, and without it some ancestor's bound is lower where it fits (so
     the check covers it; the random cases above are too roomy for B10 to bind)."""
-    arch, op = tiny_rf_arch({"input": 3, "weight": 1, "output": 1}), ops.matmul("m", 3, 4, 2)
+    arch, op = TINY
     test_placed_bound_never_exceeds_any_completion_and_optimum_is_brute_force(arch, op)
-    model = CostModel(op, arch)
-    batch = placed_space(op, arch)
-    trees = [BranchAndBound(op, arch, objective, model, placement=True) for objective in OBJECTIVES]
-    nodes = [placed_ancestors(batch, kind, j) for kind, j in trees[0].stages[:-1]]
-    with_b10 = [bb._bound(node, stage) for bb in trees for stage, node in enumerate(nodes)]
+    with_b10 = stage_bounds(arch, op)
     monkeypatch.setattr(LowerBound, "_nested_refills", lambda self, entries, spatial, ch: np.zeros(len(spatial)))
-    without = [bb._bound(node, stage) for bb in trees for stage, node in enumerate(nodes)]
-    assert all((a >= b).all() for a, b in zip(with_b10, without))
-    assert any((np.isfinite(a) & (a > b * (1 + 1e-9))).any() for a, b in zip(with_b10, without))
+    assert_raises_some_bound(with_b10, stage_bounds(arch, op))
+
+
+def _largest_copies_alone(self: LowerBound, limits: tuple[int, ...], m: int) -> np.ndarray:
+    """Each tensor's largest copies on its own (the unrolling not shared between the tensors)."""
+    return ORIGINAL_PARETO(self, limits, m).max(axis=0, keepdims=True)
+
+
+ORIGINAL_PARETO = LowerBound._pareto_copies
+
+
+@pytest.mark.parametrize("method, replacement", [
+    ("_box", lambda self, *args: None),  # no box known: B11 off
+    ("_level_trips", lambda self, *args: None),  # no outermost-loop factor
+    ("_pareto_copies", _largest_copies_alone)])  # each tensor's copies at the tile bound on their own
+def test_whole_box_refills_bind(monkeypatch: pytest.MonkeyPatch, method: str, replacement: Callable) -> None:
+    """B11 (docs/search.md "B11, whole-box refills") on the tiny register file, whose soundness and optimum the
+    test above checks with every rule on: each of its three parts - a tensor that cannot hold its box refilled
+    whole at every event (over the sets the level can hold together), times the level's outermost loop where it
+    does not index the tensor, and at the tile bound the fan-out's copies taken jointly over the tensors - raises
+    some ancestor's bound where it is taken out, so the check covers it."""
+    arch, op = TINY
+    full = stage_bounds(arch, op)
+    monkeypatch.setattr(LowerBound, method, replacement)
+    assert_raises_some_bound(full, stage_bounds(arch, op))

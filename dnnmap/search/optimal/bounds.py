@@ -57,6 +57,14 @@ level's whole box (all its loops and those below) whatever the placements: when 
 the box advances on a dimension indexing a plain tensor, the box's next run touches none of the words of
 the previous run, so each of its words of the tensor is filled (drained) at least once in it. Only the
 box no longer needs to fit, so a box not yet known is bounded by the largest one (what is left).
+B10 (:meth:`LowerBound._nested_refills`) couples a level's tensors through their nested tiles. B11 (whole-box
+refills, :meth:`LowerBound._held_refills`): where a level's box is known, a plain tensor whose tile holds less than
+its box footprint lies below a loop of the level indexing it and is refilled whole at every event of the level
+whatever the order (times the trips of the level's outermost loop when that loop does not index it); the tensors
+held whole must fit together, so the bound is the least over the sets that fit and the outermost loops, the held
+ones keeping B9, and the parent moves at least the union of its children's words (at the tile bound the
+unfixed fan-out's unrolling taken jointly over the tensors). It raises the energy (so EDP) and, where one tensor
+alone cannot be held, the DRAM bytes (so the ``dram`` objective and the latency's DRAM time, as B3's bytes).
 """
 
 from __future__ import annotations
@@ -71,7 +79,9 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
+from dnnmap.search.optimal.expand import both_axes_unrollings
 from dnnmap.search.space import touched_lower, unique_rows
+from dnnmap.search.sunstone.unroll import legal_unrollings
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.workload.ir import Operator
 
@@ -196,6 +206,7 @@ class LowerBound:
         self.monotone = np.array([[bool(self.plain[t]) or lv.halo_reuse is True for t in range(self.T)]
                                   for lv in arch.levels])
         self._tiles: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
         transfer = arch.dram.transfer
         self.cycles_per_byte = (float(dram_transfer_seconds(transfer, 1.0, 0.0)) * arch.clock_mhz * 1e6
                                 if transfer is not None else 0.0)
@@ -233,8 +244,12 @@ class LowerBound:
         level_known = np.ones(self.L, dtype=bool)
         touched_all = self.touched_all
         own_words = touched_lower(self.op, tile, contiguous=True) if tile is not None else None
+        options = None  # B11 at the tile bound: what level fixed_from - 1's fan-out may unroll, jointly
+        if self.placement and tile is not None and self.arch.levels[fixed_from - 1].fanout is not None:
+            options = self._unrolled(rest // tile, fixed_from - 1)
         forced: dict[int, np.ndarray] = {}  # B9: per child level, (n, T) energy a full refill per event adds
         nested: dict[int, dict[int, tuple]] = {}  # B10 (placement): per child level, tensor -> (h, per word, copies)
+        wholes: dict[int, dict[int, tuple]] = {}  # B11 (placement): per child level, tensor -> (box words, increment)
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
             if ch >= known and not (self.placement and ch == known and not self.monotone[ch, t]):
@@ -256,12 +271,34 @@ class LowerBound:
                 if by_order is not None and ch == known - 1 and (self.monotone[ch, t] or not self.placement):
                     ex = self._exact(by_order[t].counts, pr)
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
+            crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
+            hop_per_word = self.hop_energy[crossed].sum()
+            whole = None  # B11: (box words, energy the pair adds when refilled whole at every event)
+            if self.placement and 0 <= ch <= known and self.plain[t]:
+                box = self._box(temporal, spatial, ch, fixed_from, tile)
+                if box is not None:
+                    box_words = touched_lower(self.op, box, contiguous=True)[:, t]
+                    unrolled = options if ch == fixed_from - 2 else None  # (n, V, T) or None: V = 1
+                    fe, fd, fh = self._refilled_whole(pr, spatial, fixed_from, rest, tile, box, unrolled=unrolled)
+                    d = np.where(self._hold(ch, {t: box_words}), d, np.maximum(d, fd.min(axis=1)))  # t alone
+                    base = np.maximum(0.0, fe + fh * hop_per_word - (e + h * hop_per_word)[:, None])  # (n, V)
+                    per_loop = base[:, :, None]  # by unrolling and the level's outermost loop (B11)
+                    trips = self._level_trips(temporal, ch, fixed_from, box)
+                    if trips is not None:
+                        live = trips > 1
+                        per_loop = np.where(live[:, None, :], base[:, :, None], np.inf)
+                        for k in np.nonzero(live.any(axis=0) & ~self.indexes[t])[0]:
+                            scale = np.where(live[:, k], trips[:, k], 1).astype(float)
+                            ge, _, gh = self._refilled_whole(pr, spatial, fixed_from, rest, tile, box, scale, unrolled)
+                            per_loop[:, :, k] = np.where(live[:, k, None], np.maximum(
+                                0.0, ge + gh * hop_per_word - (e + h * hop_per_word)[:, None]), np.inf)
+                        per_loop[~live.any(axis=1)] = base[~live.any(axis=1), :, None]
+                    whole = (box_words, base.min(axis=1), per_loop.reshape(n, -1))
             energy += e
             dram += d
-            crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
             hop[:, crossed] += h[:, None]
             if 0 <= ch < known and self.plain[t]:  # B9 (a child whose tile is known: that tile's ratio)
-                per_word = self.energy[ch, t, 0 if t == self.out else 1] + self.hop_energy[crossed].sum()
+                per_word = self.energy[ch, t, 0 if t == self.out else 1] + hop_per_word
                 if ch == fixed_from - 1:
                     ratio = tile_words[:, t] / rest.prod(axis=1)
                 elif tile is not None and ch == fixed_from - 2:
@@ -276,15 +313,25 @@ class LowerBound:
                 if t == self.out:  # each drained word but the first touches (outputs x copies) is reloaded
                     copies = self._copies(spatial, rest, fixed_from, ch, tile)
                     words = self._reloaded(words, copies)
-                    per_word = self.energy[ch, t, :2].min() + self.hop_energy[crossed].sum()
-                forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = np.maximum(0.0, words - h) * per_word
+                    per_word = self.energy[ch, t, :2].min() + hop_per_word
+                extra = np.maximum(0.0, words - h) * per_word
+                if whole is not None:  # the same box refilled whole: the larger of the two increments
+                    extra = np.maximum(extra, whole[1])
+                    whole = (whole[0], extra, np.maximum(whole[2], extra[:, None]))
+                forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = extra
                 if self.placement:
                     nested.setdefault(ch, {})[t] = (h, per_word, copies)
+            if whole is not None:
+                wholes.setdefault(ch, {})[t] = whole
         energy += hop @ self.hop_energy
-        for ch, extra in forced.items():  # loops left above the child: none, level j's (rest / tile), or rest
+        for ch in sorted(set(forced) | set(wholes)):  # loops left above the child: none, level j's (rest / tile), or rest
             left = (rest // rest if ch == fixed_from - 1 else rest // tile if tile is not None and ch == fixed_from - 2
                     else rest)
-            refills = self._innermost_refills(extra, temporal, left, fixed_from)
+            extra = forced.get(ch, np.zeros((n, self.T)))
+            if ch in wholes:
+                refills = self._held_refills(wholes[ch], extra, temporal, left, fixed_from, ch)
+            else:
+                refills = self._innermost_refills(extra, temporal, left, fixed_from)
             if ch in nested:
                 refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
             energy += refills
@@ -361,6 +408,131 @@ class LowerBound:
         energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(len(tile))
         return energy, dram, child
+
+    def _box(self, temporal: np.ndarray, spatial: np.ndarray, ch: int, fixed_from: int,
+             tile: np.ndarray | None) -> np.ndarray | None:
+        """(n, D) the box of level ``ch`` (its loops and everything below them) where the node fixes it: levels
+        ``>= fixed_from - 1`` (the levels below ``fixed_from`` are folded into level 0's slot), or level
+        ``fixed_from - 2`` when its ``tile`` is given (:meth:`.search.BranchAndBound.tile_bound`); else None."""
+        if ch >= fixed_from - 1:
+            return temporal[:, :ch + 1].prod(axis=1) * spatial[:, :ch + 1].prod(axis=1)
+        if tile is not None and ch == fixed_from - 2:
+            return tile
+        return None
+
+    def _hold(self, level: int, words: dict[int, np.ndarray]) -> np.ndarray:
+        """(n,) whether tiles of ``words`` (tensor -> (n,) words) fit one instance of ``level`` together, the other
+        tensors it keeps taking no room (its partitions' weights, as :class:`Capacity` checks a tile; a level
+        without a capacity holds anything)."""
+        spec = self.fit.levels[level]
+        n = len(next(iter(words.values())))
+        if spec is None:
+            return np.ones(n, dtype=bool)
+        part, sizes = spec
+        used = np.zeros((n, len(sizes)))
+        for t, w in words.items():
+            used += w[:, None] * part[t][None, :]
+        return (used <= sizes[None, :]).all(axis=1)
+
+    def _level_trips(self, temporal: np.ndarray, ch: int, fixed_from: int, box: np.ndarray) -> np.ndarray | None:
+        """(n, D) the trips of level ``ch``'s temporal loops where the node fixes them (a fixed level, or level 0
+        without a fan-out, whose loops are its box), else None."""
+        if ch >= fixed_from:
+            return temporal[:, ch]
+        if ch == 0 and self.arch.levels[0].fanout is None:
+            return box
+        return None
+
+    def _unrolled(self, budget: np.ndarray, m: int) -> np.ndarray:
+        """(n, V, T) per row of ``budget`` (what level ``m``'s unfixed fan-out may unroll), the products of each
+        legal unrolling's factors over the dimensions that do not index each tensor (its multicast copies; the
+        output's: its copies over reduction dimensions), the Pareto-largest vectors only (a larger product never
+        raises B11), padded by repeating the first."""
+        keys, inverse = unique_rows(budget)
+        found = [self._pareto_copies(tuple(int(x) for x in key), m) for key in keys]
+        V = max(len(f) for f in found)
+        out = np.stack([np.concatenate([f, np.repeat(f[:1], V - len(f), axis=0)]) for f in found]).astype(float)
+        return out[inverse.reshape(-1)]
+
+    def _pareto_copies(self, limits: tuple[int, ...], m: int) -> np.ndarray:
+        """(V, T) the Pareto-largest per-tensor copy products of the legal unrollings of ``limits`` on level ``m``'s
+        fan-out (:meth:`_unrolled`), cached."""
+        if (limits, m) not in self._copies_cache:
+            shape = tuple(self.arch.levels[m].fanout.shape)
+            fac, _ = (both_axes_unrollings if m in self.both_axes else legal_unrollings)(limits, shape)
+            prods = np.unique(np.stack([np.where(self.indexes[t][None, :], 1, fac).prod(axis=1)
+                                        for t in range(self.T)], axis=1), axis=0)
+            dominated = ((prods[None, :, :] >= prods[:, None, :]).all(axis=2)
+                         & (prods[None, :, :] > prods[:, None, :]).any(axis=2)).any(axis=1)
+            self._copies_cache[(limits, m)] = prods[~dominated]
+        return self._copies_cache[(limits, m)]
+
+    def _refilled_whole(self, pr: Pair, spatial: np.ndarray, fixed_from: int, rest: np.ndarray,
+                        tile: np.ndarray | None, box: np.ndarray, scale: np.ndarray | float = 1.0,
+                        unrolled: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """B11: (energy, DRAM bytes, fan-out words) of a plain tensor's pair whose child refills (drains) its whole
+        footprint in the child level's ``box`` at every event of the level: ``iterations x touched(box) /
+        iterations(box)`` words over all child instances. Each parent instance sends (receives) the union of its
+        children's words: children whose spatial positions differ in a dimension indexing the tensor hold disjoint
+        words, so the parent moves at least that divided by the product of the spatial factors, between child and
+        parent, of the dimensions that do not index it (an unfixed fan-out: its largest legal unrolling of those
+        dimensions, :meth:`_largest`). Outputs add the reloads of all but the first touches (B9), into the child and,
+        of the parent's union, out of the parent (its first touches: the outputs times their copies above it).
+        The parent's DRAM bytes count its reads of inputs and its updates of outputs. ``scale``
+        (n,): the events multiplied by a loop of the level outside the tile that does not index the tensor.
+        ``unrolled`` (n, V, T, :meth:`_unrolled`): the unfixed fan-out of level ``fixed_from - 1`` takes one of these
+        vectors of copies instead of each tensor's largest alone. (n, V) each (V = 1 without ``unrolled``)."""
+        t, ch, p = pr.tensor, pr.child, pr.parent
+        words = scale * self.iterations * touched_lower(self.op, box, contiguous=True)[:, t] / box.prod(axis=1)
+        words = np.broadcast_to(words, (len(box),))[:, None]  # (n, 1)
+        shared = np.ones((len(box), 1))  # children under one parent instance holding the same words of t
+        for m in range(ch + 1, p + 1):
+            if self.arch.levels[m].fanout is None:
+                continue
+            if m >= fixed_from:
+                shared = shared * spatial[:, m][:, ~self.indexes[t]].prod(axis=1)[:, None]
+            elif unrolled is not None and m == fixed_from - 1:
+                shared = shared * unrolled[:, :, t]
+            else:
+                budget = self._fan_budget(rest, tile, fixed_from, m)
+                shared = shared * self._largest(np.where(self.indexes[t][None, :], 1, budget), m)[:, None]
+        parent = words / shared
+        if t == self.out:
+            if unrolled is not None and ch == fixed_from - 2:
+                copies = self._copies(spatial, rest, fixed_from, fixed_from - 1, tile)[:, None] * unrolled[:, :, t]
+            else:
+                copies = self._copies(spatial, rest, fixed_from, ch, tile)[:, None]
+            child = self._reloaded(words, copies)
+            reloads = np.maximum(0.0, parent - self.out_words * self._copies(spatial, rest, fixed_from, p, tile)[:, None])
+            energy = (words * self.energy[ch, t, 0] + (child - words) * self.energy[ch, t, 1]
+                      + parent * self.energy[p, t, 2] + reloads * self.energy[p, t, 0])
+        else:
+            child = words
+            energy = words * self.energy[ch, t, 1] + parent * self.energy[p, t, 0]
+        dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros_like(parent)
+        return energy, dram, np.broadcast_to(child, parent.shape)
+
+    def _held_refills(self, wholes: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], extra: np.ndarray,
+                      temporal: np.ndarray, rest: np.ndarray, fixed_from: int, ch: int) -> np.ndarray:
+        """(n,) B11 with B9 at a child level whose box is known: of the plain tensors ``wholes`` (t -> (box words,
+        energy a whole refill at every event adds, and that by the level's outermost loop (n, D or 1))), the set
+        ``W`` whose tiles hold their whole box footprint must fit the level together; every other one lies below a
+        loop of the level indexing it and is refilled whole at every event, times the trips of the level's
+        outermost loop when that loop does not index it (it lies outside the indexing loop); those in ``W`` get B9
+        (``extra``, refilled when the innermost loop above the box indexes them). The least over the sets ``W``
+        that fit and the outermost loops."""
+        tensors = list(wholes)
+        best = np.full(extra.shape[0], np.inf)
+        for size in range(len(tensors) + 1):
+            for kept in itertools.combinations(tensors, size):
+                fits = self._hold(ch, {t: wholes[t][0] for t in kept}) if kept else np.ones(len(best), dtype=bool)
+                cond = extra.copy()
+                cond[:, [t for t in tensors if t not in kept]] = 0.0
+                value = self._innermost_refills(cond, temporal, rest, fixed_from)
+                refilled = sum((wholes[t][2] for t in tensors if t not in kept), np.zeros((len(best), 1)))
+                value = value + refilled.min(axis=1)
+                best = np.where(fits, np.minimum(best, value), best)
+        return best
 
     def _reloaded(self, words: np.ndarray, copies: np.ndarray) -> np.ndarray:
         """Output words drained ``words`` times plus the reloads: every drain but the first touches of the
