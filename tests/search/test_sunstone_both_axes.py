@@ -2,7 +2,8 @@
 ``both_axes: true`` with ``--mapper sunstone``; docs/search.md "The Sunstone mapper"), and Sunstone against the
 exhaustive optimum of the shared, both-axes and placed spaces on random small cases.
 
-* The K12 layer on a 4x3 array: one cycle over both axes (three on one), with and without placement.
+* The K12 layer on a 4x3 array: one cycle over both axes (three on one), with and without placement; K11 under
+  ``--imperfect``: padded unrollings over both axes.
 * Every mapping Sunstone returns with ``both_axes`` is legal (``validate_mapping``) and the cost model's counts,
   hops, energy and cycles equal the reference simulator's on it (random layers and architectures with 2-D
   fan-outs, with and without placement).
@@ -79,6 +80,20 @@ def test_k12_fills_a_4x3_array_over_both_axes(objective: str, placement: bool) -
     assert both.mapping.levels[0].spatial == (("K", 12),)
     assert both.mapping.levels[0].spatial_axis == (("K", BOTH_AXES),)
     assert_model_is_simulator(op, ARRAY_4X3, both)
+
+
+def test_padded_unrollings_over_both_axes() -> None:
+    """K = 11 (prime) on the 4x3 array under ``--imperfect``: one axis takes K4 padded (3 steps), both axes K6
+    padded as 2 x 3 (2 steps, 12 >= 11; 11 itself fits neither axis); the simulator runs it in as many cycles."""
+    op = ops.pointwise("k11", 1, 11, (1, 1))
+    one = sunstone_search(op, ARRAY_4X3, "latency", imperfect=0.15)
+    both = sunstone_search(op, ARRAY_4X3, "latency", imperfect=0.15, both_axes=["Buf"])
+    assert sunstone_search(op, ARRAY_4X3, "latency", both_axes=["Buf"]).cost.cycles[0] == 11
+    assert one.cost.cycles[0] == 3 and both.cost.cycles[0] == 2
+    assert both.mapping.levels[0].spatial == (("K", 6),) and both.mapping.levels[0].spatial_axis == (("K", BOTH_AXES),)
+    validate_mapping(both.mapping, op, ARRAY_4X3)
+    sim = simulate(op, ARRAY_4X3, both.mapping)
+    assert sim.output_matches and sim_metrics(sim, op, ARRAY_4X3, both.mapping).cycles == 2
 
 
 def test_every_mapping_with_both_axes_is_legal_and_priced_as_the_simulator_counts() -> None:
