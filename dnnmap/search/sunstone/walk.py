@@ -70,7 +70,8 @@ RULES = ("unrollings", "tiles", "orders", "best_order", "cut")
 Observation 4 (every fitting tile); ``orders``: the loop-order trie (every order of a level's live loops, and so
 no Observation 5 exclusion, which reads the trie's reuse); ``best_order``: one order per (tile, unrolling);
 ``cut``: the alpha-beta cut (every candidate expanded)."""
-EVERY_UNROLLING = 16  # fan-outs of at most this many instances take every legal unrolling
+EVERY_UNROLLING = 8  # fan-outs of at most this many instances take every legal unrolling
+PLACED_EVERY_UNROLLING = 16  # ... in the placed walk
 EVERY_TILE = 32  # tile lattices with at most this many fitting tiles take every one
 
 
@@ -183,7 +184,8 @@ class SunstoneWalk:
             one = np.ones((1, self.D), dtype=np.int64)
             return one, np.zeros_like(one)
         limits, sub_caps = tuple(int(n) for n in residual), self._caps(caps)
-        every = self.relaxed or "unrollings" in self.relax or math.prod(shape) <= EVERY_UNROLLING
+        small = PLACED_EVERY_UNROLLING if self.placement else EVERY_UNROLLING
+        every = self.relaxed or "unrollings" in self.relax or math.prod(shape) <= small
         both = level in self.both_axes
         u = unrolling_candidates(limits, shape, excluded, maximal_only=not every, caps=sub_caps, escape=self.escape,
                                  both=both)
