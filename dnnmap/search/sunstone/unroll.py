@@ -19,6 +19,9 @@ uses one axis (the declared space's rule, :meth:`MapSpace.spatial_legal`). Kept 
     at 56%, issue 9).
 Both rules are lossy: docs/search.md.
 
+Both-axis unrolling (``both``, the constraint ``both_axes``): the candidates are :func:`both_axes_unrollings` (a
+dimension may take a factor on each axis of a 2-D fan-out), the table the optimal mapper's factor stage shares.
+
 Imperfect factorization (``caps``): a dimension's spatial factors are then its ceil splits
 (:func:`dnnmap.search.space.factor_candidates`: e.g. 10 of 28 on a 12-wide axis, 3 steps of 10
 with 2 padded iterations), so an axis can be filled where no divisor fits it, and "next divisor"

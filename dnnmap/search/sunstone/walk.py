@@ -40,6 +40,10 @@ four, else the trie's), and a fan-out of at most ``PLACED_EVERY_UNROLLING`` inst
 unrolling (a smaller unrolling can leave the register file room for a placed tile; on large arrays the
 maximal ones only, for time). The walk's best is refined by :func:`.placement.refine_placements`.
 
+Small cases (issue 28): a fan-out of at most ``EVERY_UNROLLING`` instances takes every legal unrolling and a tile
+lattice with at most ``EVERY_TILE`` fitting tiles every fitting tile; maximal unrollings and tiles lost up to 1.7-2x
+on such levels (docs/search.md), and real arrays and buffers are larger, so the default's cost barely changes.
+
 Both-axis unrolling (``both_axes``: the levels whose constraint ``both_axes`` is on): the unrolling step of such a
 level's 2-D fan-out takes its candidates from :func:`.unroll.both_axes_unrollings` (a dimension may take a factor on
 each axis), maximal among those factor vectors; the rest of the walk is unchanged.
