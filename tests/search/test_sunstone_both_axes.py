@@ -11,7 +11,7 @@ exhaustive optimum of the shared, both-axes and placed spaces on random small ca
   spaces: its candidates cover the space, so each loss of the default walk is one of the named rules
   (``benchmarks/sunstone_placement.py --why`` names it per case).
 * The default walk: within 1% of the optimum of the shared and both-axes spaces on the small random cases of the
-  optimal mapper's soundness test (fan-outs of at most 8 instances take every legal unrolling and lattices of at
+  optimal mapper's soundness test (fan-outs of at most 6 instances take every legal unrolling and lattices of at
   most 32 fitting tiles every tile, so the lossy rules left are the loop-order trie, one order per tile and
   unrolling, and the alpha-beta cut; measured 160 of 160 and 63 of 63, seed 0 of the benchmark), and on the oracle
   cases of ``three_level_2d`` with placement it now reaches the placed optimum (1.21-2.07x above it before).

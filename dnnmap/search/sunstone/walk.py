@@ -74,7 +74,7 @@ RULES = ("unrollings", "tiles", "orders", "best_order", "cut")
 Observation 4 (every fitting tile); ``orders``: the loop-order trie (every order of a level's live loops, and so
 no Observation 5 exclusion, which reads the trie's reuse); ``best_order``: one order per (tile, unrolling);
 ``cut``: the alpha-beta cut (every candidate expanded)."""
-EVERY_UNROLLING = 8  # fan-outs of at most this many instances take every legal unrolling
+EVERY_UNROLLING = 6  # fan-outs of at most this many instances take every legal unrolling
 PLACED_EVERY_UNROLLING = 16  # ... in the placed walk
 EVERY_TILE = 32  # tile lattices with at most this many fitting tiles take every one
 
