@@ -30,7 +30,7 @@ from dnnmap.search.mappers import exhaustive_search
 from dnnmap.search.network import map_layer
 from dnnmap.search.optimal import optimal_search
 from dnnmap.search.optimal.bounds import largest_unrolling
-from dnnmap.search.optimal.expand import both_axes_unrollings
+from dnnmap.search.sunstone.unroll import both_axes_unrollings
 from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.search.options import SearchOptions
 from dnnmap.search.space import MapSpace
@@ -133,12 +133,13 @@ def test_the_4x3_array_is_proven_through_a_constraints_file(tmp_path: Path) -> N
         map_layer(op, ARRAY_4X3, "latency", "optimal", SearchOptions(constraints=load_constraints(path)))
     path.write_text("levels:\n  Buf:\n    both_axes: true\n")
     with pytest.raises(DnnmapError, match=r"both-axis unrolling \(both_axes\) applies to the"):
-        map_layer(op, ARRAY_4X3, "latency", "sunstone", SearchOptions(constraints=load_constraints(path)))
+        map_layer(op, ARRAY_4X3, "latency", "marvel", SearchOptions(constraints=load_constraints(path)))
 
 
-def test_map_command_takes_a_placement_and_both_axes_file_for_optimal_only(tmp_path: Path) -> None:
+def test_map_command_takes_a_placement_and_both_axes_file_for_optimal(tmp_path: Path) -> None:
     """``dnnmap map --mapper optimal --constraints F`` with F holding only ``placement`` and ``both_axes`` runs;
-    the mappers that take neither refuse the file naming those that do."""
+    the mappers that take neither refuse the file naming those that do (Sunstone takes it:
+    ``test_sunstone_both_axes.py``)."""
     f = tmp_path / "wide.yaml"
     f.write_text("placement: true\nlevels:\n  GLB:\n    both_axes: true\n")
     out = tmp_path / "out.json"
@@ -147,13 +148,10 @@ def test_map_command_takes_a_placement_and_both_axes_file_for_optimal_only(tmp_p
     res = CliRunner().invoke(app, [*args, "--mapper", "optimal", "--budget-seconds", "3", "--json", str(out)])
     assert res.exit_code == 0, res.output
     assert json.loads(out.read_text())["layers"][0]["mapper"].startswith("optimal")
-    res = CliRunner().invoke(app, [*args, "--mapper", "sunstone"])  # sunstone takes placement, not both_axes
-    assert res.exit_code == 2 and "error: both_axes in --constraints applies to the auto, exhaustive, optimal, random" \
-        in res.output
     res = CliRunner().invoke(app, [*args, "--mapper", "tso"])
     assert res.exit_code == 2 and "error: placement in --constraints applies to the auto, exhaustive, optimal, random" \
         in res.output
     f.write_text("levels:\n  GLB:\n    both_axes: true\n")
     res = CliRunner().invoke(app, [*args, "--mapper", "tso"])
-    assert res.exit_code == 2 and "error: both_axes in --constraints applies to the auto, exhaustive, optimal, random" \
-        in res.output
+    assert res.exit_code == 2 and "error: both_axes in --constraints applies to the auto, exhaustive, optimal, random, " \
+        "sunstone mappers" in res.output

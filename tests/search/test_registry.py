@@ -46,6 +46,8 @@ def test_every_builtin_mapper_is_registered() -> None:
     assert registry.names()[0] == "auto"
     assert registry.names(registry.takes_imperfect) == ("auto", "exhaustive", "random", "sunstone")
     assert registry.names(registry.takes_tile_first) == ("auto", "sunstone")
+    assert registry.names(registry.takes_placement) == ("auto", "exhaustive", "optimal", "random", "sunstone")
+    assert registry.names(registry.takes_both_axes) == ("auto", "exhaustive", "optimal", "random", "sunstone")
     assert all(registry.get(n).name == n and registry.get(n).info.description for n in registry.names())
 
 

@@ -82,10 +82,10 @@ def test_on_the_oracle_cases_never_worse_legal_and_never_below_the_placed_optimu
 
 def test_on_random_small_cases() -> None:
     """Random small layers on random 2-3 level architectures with random options (the model-vs-simulator
-    generator), random objectives: the properties of ``_check`` and never below the exhaustive placed optimum;
-    measured (benchmarks/sunstone_placement.py, seed 0): most equal it, so at least half must here."""
+    generator), random objectives: the properties of ``_check``, never below the exhaustive placed optimum and within
+    1% of it (benchmarks/sunstone_placement.py, seed 0: 147 of 147 since small lattices take every tile)."""
     rng = np.random.default_rng(7)
-    cases = equal = 0
+    cases = 0
     while cases < 12:
         op, arch = random_op(rng), random_arch(rng)
         if len(arch.levels) > 3:
@@ -97,10 +97,8 @@ def test_on_random_small_cases() -> None:
         except (SearchSpaceTooLarge, MappingError):
             continue
         best = optimum.cost.objective(objective)[0]
-        assert value >= best * (1 - 1e-9)
-        equal += value <= best * (1 + 1e-9)
+        assert best * (1 - 1e-9) <= value <= best * 1.01, (op.name, arch.name, objective, value / best)
         cases += 1
-    assert equal >= cases // 2
 
 
 def test_reaches_the_placed_optimum_on_the_scaled_down_eyeriss_example_and_matches_the_simulator() -> None:

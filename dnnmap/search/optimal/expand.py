@@ -10,23 +10,21 @@ level ``j``'s non-trivial loops (the exhaustive mapper's lossless rule; level 0 
 fixed order; with placement every order, each then paired with the placements worth searching,
 :mod:`.placement`; no tile is then dropped for its footprint: a tensor placed below the level's loops
 needs only part of it). On a level whose 2-D fan-out may split a dimension over both axes (the constraint
-``both_axes``) the spatial factors are :func:`both_axes_unrollings`. Together the stages enumerate exactly
+``both_axes``) the spatial factors are :func:`~dnnmap.search.sunstone.unroll.both_axes_unrollings`. Together the stages enumerate exactly
 the declared space of :class:`~dnnmap.search.space.MapSpace`, with or without placement and both-axis unrolling.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.mapping.mapping import BOTH_AXES
-from dnnmap.search.space import level_orders, unique_rows
+from dnnmap.search.space import level_orders
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.search.sunstone.walk import Partials
-from dnnmap.search.sunstone.unroll import legal_unrollings
+from dnnmap.search.sunstone.unroll import legal_table
 
 
 @dataclass
@@ -47,32 +45,6 @@ class Nodes(Partials):
                                                                                   "order")), above)
 
 
-@lru_cache(maxsize=8192)
-def both_axes_unrollings(limits: tuple[int, ...], shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Every legal (factors, axes) of dimensions with bounds ``limits`` on a 2-D fan-out ``shape`` when a dimension
-    may also split over both axes (``both_axes``; the space's slot rule, :meth:`MapSpace.spatial_legal`): each
-    dimension takes ``x`` on axis 0 and ``y`` on axis 1 with ``x * y`` dividing its bound, the factors on an axis
-    multiply to at most its size; its factor is ``x * y`` and its axis 0, 1 or :data:`BOTH_AXES` (both > 1). One
-    row per distinct (factors, axes): the mapping records no more (read-only, cached)."""
-    per_axis = np.ones((1, 0, 2), dtype=np.int64)  # (rows, dims so far, axis)
-    used = np.ones((1, 2), dtype=np.int64)
-    for n in limits:
-        options = np.array([(x, y) for x in range(1, min(n, shape[0]) + 1) for y in range(1, min(n, shape[1]) + 1)
-                            if n % (x * y) == 0], dtype=np.int64)  # (k, 2)
-        grown = (used[:, None, :] * options[None, :, :]).reshape(-1, 2)
-        ok = (grown <= np.array(shape)).all(axis=1)
-        per_axis = np.concatenate([np.repeat(per_axis, len(options), axis=0),
-                                   np.tile(options, (len(used), 1))[:, None, :]], axis=1)[ok]
-        used = grown[ok]
-    fac = per_axis.prod(axis=2)
-    ax = np.where(per_axis[:, :, 1] > 1, np.where(per_axis[:, :, 0] > 1, BOTH_AXES, 1), 0)
-    rows, _ = unique_rows(np.concatenate([fac, ax], axis=1))
-    fac, ax = rows[:, :len(limits)].copy(), rows[:, len(limits):].copy()
-    fac.setflags(write=False)
-    ax.setflags(write=False)
-    return fac, ax
-
-
 def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity | None) -> np.ndarray:
     """(m, D) tiles of level ``j - 1`` that split ``rest`` (divisors) and whose footprint fits (``fit``; None:
     every one, as with per-tensor placement, where a tile's tensors may each hold only part of it)."""
@@ -85,7 +57,7 @@ def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
     """Every split of each node's ``rest`` into level ``j``'s temporal and spatial factors and the tile below
     (``tiles``: only those tiles of level ``j - 1``, for a single node), and the index of each child's tile
     among its node's tiles; ``both``: a dimension may split over both axes of level ``j``'s 2-D fan-out."""
-    unrollings = both_axes_unrollings if both else legal_unrollings
+    unrollings = legal_table(both)
     out, which = [], []
     shape = tuple(arch.levels[j].fanout.shape) if arch.levels[j].fanout else None
     for k in range(len(nodes)):

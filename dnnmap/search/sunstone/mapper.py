@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Collection
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostModel
@@ -20,7 +21,8 @@ from dnnmap.workload.ir import Operator
 def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats: SunstoneStats | None = None,
                     model: CostModel | None = None,
                     imperfect: float | None = None,
-                    tile_first: bool = False, placement: bool = False) -> SearchResult:
+                    tile_first: bool = False, placement: bool = False,
+                    both_axes: Collection[str] = (), relax: frozenset[str] = frozenset()) -> SearchResult:
     """Best mapping the Sunstone walk finds; ``stats`` (if given) accumulates its pruning statistics.
 
     ``tile_first``: also pair each maximal tile of the whole residual with the maximal unrollings of
@@ -37,25 +39,33 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
     ``placement``: the space also holds per-tensor placements (``--placement``): a third walk whose tiles may
     fit with each tensor's free placement, then :func:`.placement.refine_placements` from the best of every
     walk (the shared-boundary ones included, so the option never returns a worse objective).
+
+    ``both_axes``: names of the levels whose 2-D fan-out may split a dimension over both axes (the constraint
+    ``both_axes``): every walk's unrolling step of those levels takes both-axis unrollings too.
+
+    ``relax``: pruning rules of every walk switched off (:data:`.walk.RULES`; a diagnostic: which rule loses a case).
     """
     if imperfect is not None and not imperfect >= 0:
         raise ValueError(f"imperfect waste must be >= 0, got {imperfect!r}")
     t0 = time.perf_counter()
     model = model or CostModel(op, arch)
-    walk = SunstoneWalk(op, arch, objective, model, tile_first=tile_first)
+    names = [lv.name for lv in arch.levels]
+    both = frozenset(names.index(name) for name in both_axes)
+    walk = SunstoneWalk(op, arch, objective, model, tile_first=tile_first, both_axes=both, relax=relax)
     best = walk.run()
     evaluated = walk.stats.evaluated
     if stats is not None:
         stats.merge(walk.stats)
     if imperfect is not None and imperfect > 0:
-        padded = SunstoneWalk(op, arch, objective, model, waste=imperfect)
+        padded = SunstoneWalk(op, arch, objective, model, waste=imperfect, both_axes=both, relax=relax)
         if padded.run() is not None and (padded.best_score, padded.best_tie) < (walk.best_score, walk.best_tie):
             best = padded.best
         evaluated += padded.stats.evaluated
         if stats is not None:
             stats.merge(padded.stats)
     if placement:
-        placed = SunstoneWalk(op, arch, objective, model, tile_first=tile_first, placement=True)
+        placed = SunstoneWalk(op, arch, objective, model, tile_first=tile_first, placement=True, both_axes=both,
+                             relax=relax)
         placed.run()
         evaluated += placed.stats.evaluated
         if stats is not None:
@@ -78,8 +88,9 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
 
 def search_sunstone(op: Operator, arch: ArchSpec, objective: str, options: SearchOptions,
                     progress: Progress | None = None) -> SearchResult:
+    space = options.space_constraints()
     return sunstone_search(op, arch, objective, imperfect=options.imperfect, tile_first=options.tile_first,
-                           placement=options.placement)
+                           placement=space.placement, both_axes=[name for name, c in space.levels if c.both_axes])
 
 
 MAPPER = Mapper.builtin("sunstone", search_sunstone)

@@ -130,30 +130,31 @@ class TileTree:
         self._index = [{d: k for k, d in enumerate(divisors(n))} for n in residual]
         self._done: dict[tuple, tuple[np.ndarray, int]] = {}
 
-    def maximal(self, limits: tuple[int, ...], caps: tuple[int, ...] | None = None) -> tuple[np.ndarray, int]:
+    def maximal(self, limits: tuple[int, ...], caps: tuple[int, ...] | None = None,
+                maximal_only: bool = True) -> tuple[np.ndarray, int]:
         """Maximal fitting tiles dividing ``limits`` (or, with ``caps``, ceil splits of it padding each
-        dimension to at most its cap) and the number of fitting ones (the tree's nodes)."""
+        dimension to at most its cap) and the number of fitting ones (the tree's nodes); ``maximal_only=False``:
+        every fitting tile (Observation 4 off, a diagnostic of the walk's losses)."""
         if caps is not None and all(c <= n and r % n == 0 for c, n, r in zip(caps, limits, self.residual)):
             caps = None  # no room to pad and a divisor sub-box: the divisor sub-lattice
-        key = (limits, caps)
+        key = (limits, caps, maximal_only)
         if key not in self._done:
-            self._done[key] = self._maximal(limits) if caps is None else self._maximal_padded(limits, caps)
+            lattice, fits = self._fits(limits) if caps is None else self._fits_padded(limits, caps)
+            keep = maximal_mask(limits, fits, caps) if maximal_only else fits
+            self._done[key] = lattice[keep], int(fits.sum())
         return self._done[key]
 
-    def _maximal_padded(self, limits: tuple[int, ...], caps: tuple[int, ...]) -> tuple[np.ndarray, int]:
+    def _fits_padded(self, limits: tuple[int, ...], caps: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """The ceil-split lattice is not a sub-lattice of ``residual``'s divisors: its fits are computed anew."""
         lattice = divisor_lattice(limits, caps)
-        fits = self.capacity.fits_placed(self.level, self.inner, lattice, self.order)
-        return lattice[maximal_mask(limits, fits, caps)], int(fits.sum())
+        return lattice, self.capacity.fits_placed(self.level, self.inner, lattice, self.order)
 
-    def _maximal(self, limits: tuple[int, ...]) -> tuple[np.ndarray, int]:
+    def _fits(self, limits: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         fits = self.fits
         for d, (n, r) in enumerate(zip(limits, self.residual)):
             if n != r:  # the divisors of n among those of r (the other axes are taken whole)
                 fits = fits.take([self._index[d][x] for x in divisors(n)], axis=d)
-        fits = fits.reshape(-1)
-        keep = maximal_mask(limits, fits)
-        return divisor_lattice(limits)[keep], int(fits.sum())
+        return divisor_lattice(limits), fits.reshape(-1)
 
 
 def maximal_tiles(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, inner: np.ndarray,

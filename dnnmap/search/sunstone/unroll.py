@@ -19,6 +19,9 @@ uses one axis (the declared space's rule, :meth:`MapSpace.spatial_legal`). Kept 
     at 56%, issue 9).
 Both rules are lossy: docs/search.md.
 
+Both-axis unrolling (``both``, the constraint ``both_axes``): the candidates are :func:`both_axes_unrollings` (a
+dimension may take a factor on each axis of a 2-D fan-out), the table the optimal mapper's factor stage shares.
+
 Imperfect factorization (``caps``): a dimension's spatial factors are then its ceil splits
 (:func:`dnnmap.search.space.factor_candidates`: e.g. 10 of 28 on a 12-wide axis, 3 steps of 10
 with 2 padded iterations), so an axis can be filled where no divisor fits it, and "next divisor"
@@ -32,6 +35,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from dnnmap.mapping.mapping import BOTH_AXES
+from dnnmap.search.space import unique_rows
 from dnnmap.search.sunstone.tiles import values
 
 
@@ -72,6 +77,41 @@ def legal_unrollings(limits: tuple[int, ...], shape: tuple[int, ...],
     return fac, ax
 
 
+@lru_cache(maxsize=8192)
+def both_axes_unrollings(limits: tuple[int, ...], shape: tuple[int, ...],
+                         caps: tuple[int, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Every legal (factors, axes) of dimensions with bounds ``limits`` on a 2-D fan-out ``shape`` when a dimension
+    may also split over both axes (``both_axes``; the space's slot rule, :meth:`MapSpace.spatial_legal`): each
+    dimension takes ``x`` on axis 0 and ``y`` on axis 1 with ``x * y`` dividing its bound (with ``caps``: one of its
+    ceil splits), the factors on an axis multiply to at most its size; its factor is ``x * y`` and its axis 0, 1
+    or :data:`BOTH_AXES` (both > 1). One row per distinct (factors, axes): the mapping records no more (read-only,
+    cached). The optimal mapper's factor stage and Sunstone's unrolling step both use it."""
+    per_axis = np.ones((1, 0, 2), dtype=np.int64)  # (rows, dims so far, axis)
+    used = np.ones((1, 2), dtype=np.int64)
+    for vals in values(limits, caps):
+        allowed = set(vals)
+        options = np.array([(x, y) for x in range(1, min(vals[-1], shape[0]) + 1)
+                            for y in range(1, min(vals[-1], shape[1]) + 1) if x * y in allowed], dtype=np.int64)
+        grown = (used[:, None, :] * options[None, :, :]).reshape(-1, 2)
+        ok = (grown <= np.array(shape)).all(axis=1)
+        per_axis = np.concatenate([np.repeat(per_axis, len(options), axis=0),
+                                   np.tile(options, (len(used), 1))[:, None, :]], axis=1)[ok]
+        used = grown[ok]
+    fac = per_axis.prod(axis=2)
+    ax = np.where(per_axis[:, :, 1] > 1, np.where(per_axis[:, :, 0] > 1, BOTH_AXES, 1), 0)
+    rows, _ = unique_rows(np.concatenate([fac, ax], axis=1))
+    fac, ax = rows[:, :len(limits)].copy(), rows[:, len(limits):].copy()
+    fac.setflags(write=False)
+    ax.setflags(write=False)
+    return fac, ax
+
+
+def legal_table(both: bool):  # noqa: ANN201 - one of the two cached tables above
+    """The legal unrollings of a fan-out: :func:`both_axes_unrollings` where a dimension may split over both axes
+    of it (``both``), else :func:`legal_unrollings` (one axis per dimension, the declared space)."""
+    return both_axes_unrollings if both else legal_unrollings
+
+
 def _maximal(fac: np.ndarray, ax: np.ndarray, limits: tuple[int, ...], shape: tuple[int, ...],
              caps: tuple[int, ...] | None = None) -> np.ndarray:
     """Rows none of whose factors can grow to the next value (divisor or ceil split) of its limit (or,
@@ -107,21 +147,27 @@ def _rows(fac: np.ndarray, ax: np.ndarray, rows: np.ndarray) -> Unrollings:
 @lru_cache(maxsize=65536)
 def unrolling_candidates(limits: tuple[int, ...], shape: tuple[int, ...],
                          excluded: frozenset[int] = frozenset(), maximal_only: bool = True,
-                         caps: tuple[int, ...] | None = None, escape: str = "lift") -> Unrollings:
+                         caps: tuple[int, ...] | None = None, escape: str = "lift", both: bool = False) -> Unrollings:
     """Maximal unrollings avoiding the ``excluded`` dimensions (Observation 5) plus the escape clause
     (``escape``: ``"lift"`` or ``"best"``, module docstring; ``maximal_only=False``: every legal
-    unrolling, one per factor vector); ``caps``: imperfect factors."""
-    fac, ax = legal_unrollings(limits, shape, caps)
+    unrolling, one per factor vector); ``caps``: imperfect factors; ``both``: a dimension may split over both
+    axes of the 2-D fan-out (:func:`both_axes_unrollings`; maximal then means that no one-dimension growth is a
+    legal factor vector on any axes, :func:`maximal_among`'s test)."""
+    fac, ax = legal_table(both)(limits, shape, caps)
     if not maximal_only:
         _, first = np.unique(fac, axis=0, return_index=True)
         return _rows(fac, ax, np.sort(first))
-    maximal = _maximal(fac, ax, limits, shape, caps)
     allowed = np.ones(len(fac), dtype=bool)
     for d in excluded:
         allowed &= fac[:, d] == 1
-    restricted_limits = tuple(1 if d in excluded else n for d, n in enumerate(limits))
-    restricted_caps = None if caps is None else tuple(1 if d in excluded else c for d, c in enumerate(caps))
-    permitted = allowed & _maximal(fac, ax, restricted_limits, shape, restricted_caps)
+    if both:
+        maximal = ~_grown(fac, np.ones(len(fac), dtype=bool), limits, caps)
+        permitted = allowed & ~_grown(fac, allowed, limits, caps)
+    else:
+        maximal = _maximal(fac, ax, limits, shape, caps)
+        restricted_limits = tuple(1 if d in excluded else n for d, n in enumerate(limits))
+        restricted_caps = None if caps is None else tuple(1 if d in excluded else c for d, c in enumerate(caps))
+        permitted = allowed & _maximal(fac, ax, restricted_limits, shape, restricted_caps)
     util = fac.prod(axis=1)
     best = util[maximal].max() if maximal.any() else 1
     best_permitted = util[permitted].max() if permitted.any() else 0
@@ -133,13 +179,9 @@ def unrolling_candidates(limits: tuple[int, ...], shape: tuple[int, ...],
     return _rows(fac, ax, np.nonzero(keep)[0][np.sort(first)])
 
 
-def maximal_among(fac: np.ndarray, ax: np.ndarray, ok: np.ndarray, limits: tuple[int, ...],
-                  caps: tuple[int, ...] | None = None) -> Unrollings:
-    """Of the legal unrollings ``fac``/``ax`` (:func:`legal_unrollings` of ``limits``), the rows ``ok``
-    (those whose smallest tiles fit the levels above) none of whose one-dimension growths to the next
-    value is an ``ok`` factor vector, one per factor vector: maximal among the unrollings that fit.
-    Legality is closed under shrinking a factor and fitting under shrinking a tile, so one-step
-    growths suffice, and the all-ones unrolling, when ``ok``, leaves at least one row."""
+def _grown(fac: np.ndarray, ok: np.ndarray, limits: tuple[int, ...], caps: tuple[int, ...] | None) -> np.ndarray:
+    """Rows of ``fac`` (a legal table of ``limits``) one of whose one-dimension growths to the next value
+    (divisor or ceil split) is the factor vector of an ``ok`` row."""
     vals = values(limits, caps)
     pos = np.stack([np.searchsorted(np.array(v), fac[:, d]) for d, v in enumerate(vals)], axis=1)
     radix = np.cumprod([1] + [len(v) for v in vals[:-1]])
@@ -149,6 +191,16 @@ def maximal_among(fac: np.ndarray, ax: np.ndarray, ok: np.ndarray, limits: tuple
     for d, v in enumerate(vals):
         can = pos[:, d] + 1 < len(v)
         grown |= can & np.isin(code + radix[d], ok_codes)
-    keep = ok & ~grown
+    return grown
+
+
+def maximal_among(fac: np.ndarray, ax: np.ndarray, ok: np.ndarray, limits: tuple[int, ...],
+                  caps: tuple[int, ...] | None = None) -> Unrollings:
+    """Of the legal unrollings ``fac``/``ax`` (:func:`legal_unrollings` or :func:`both_axes_unrollings` of
+    ``limits``), the rows ``ok`` (those whose smallest tiles fit the levels above) none of whose one-dimension
+    growths to the next value is an ``ok`` factor vector, one per factor vector: maximal among the unrollings
+    that fit. Legality is closed under shrinking a factor and fitting under shrinking a tile, so one-step
+    growths suffice, and the all-ones unrolling, when ``ok``, leaves at least one row."""
+    keep = ok & ~_grown(fac, ok, limits, caps)
     _, first = np.unique(fac[keep], axis=0, return_index=True)
     return _rows(fac, ax, np.nonzero(keep)[0][np.sort(first)])

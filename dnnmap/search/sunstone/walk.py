@@ -39,6 +39,14 @@ matters once a tensor is placed there, is chosen at step 0 (every order of its l
 four, else the trie's), and a fan-out of at most ``PLACED_EVERY_UNROLLING`` instances takes every legal
 unrolling (a smaller unrolling can leave the register file room for a placed tile; on large arrays the
 maximal ones only, for time). The walk's best is refined by :func:`.placement.refine_placements`.
+
+Small cases (issue 28): a fan-out of at most ``EVERY_UNROLLING`` instances takes every legal unrolling and a tile
+lattice with at most ``EVERY_TILE`` fitting tiles every fitting tile; maximal unrollings and tiles lost up to 1.7-2x
+on such levels (docs/search.md), and real arrays and buffers are larger, so the default's cost barely changes.
+
+Both-axis unrolling (``both_axes``: the levels whose constraint ``both_axes`` is on): the unrolling step of such a
+level's 2-D fan-out takes its candidates from :func:`.unroll.both_axes_unrollings` (a dimension may take a factor on
+each axis), maximal among those factor vectors; the rest of the walk is unchanged.
 """
 
 from __future__ import annotations
@@ -57,10 +65,18 @@ from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.space import level_orders, padded_cap
 from dnnmap.search.sunstone.placement import placement_variants
 from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_mask
-from dnnmap.search.sunstone.unroll import ESCAPES, legal_unrollings, maximal_among, unrolling_candidates
+from dnnmap.search.sunstone.unroll import ESCAPES, legal_table, maximal_among, unrolling_candidates
 from dnnmap.workload.ir import Operator
 
-PLACED_EVERY_UNROLLING = 16  # with placement, fan-outs of at most this many instances take every legal unrolling
+RULES = ("unrollings", "tiles", "orders", "best_order", "cut")
+"""The walk's lossy pruning rules ``relax`` can switch off (docs/search.md, "Which pruning is lossless"):
+``unrollings``: maximal unrollings and Observation 5 (every legal unrolling instead); ``tiles``: maximal tiles,
+Observation 4 (every fitting tile); ``orders``: the loop-order trie (every order of a level's live loops, and so
+no Observation 5 exclusion, which reads the trie's reuse); ``best_order``: one order per (tile, unrolling);
+``cut``: the alpha-beta cut (every candidate expanded)."""
+EVERY_UNROLLING = 6  # fan-outs of at most this many instances take every legal unrolling
+PLACED_EVERY_UNROLLING = 16  # ... in the placed walk
+EVERY_TILE = 32  # tile lattices with at most this many fitting tiles take every one
 
 
 @dataclass
@@ -90,7 +106,8 @@ class SunstoneWalk:
 
     def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 8,
                  waste: float | None = None, escape: str = "lift", tile_first: bool = False,
-                 placement: bool = False) -> None:
+                 placement: bool = False, both_axes: frozenset[int] = frozenset(),
+                 relax: frozenset[str] = frozenset()) -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
         self.L, self.D = len(arch.levels), len(op.dim_names)
         self.bounds = np.array([op.bound(d) for d in op.dim_names], dtype=np.int64)
@@ -100,6 +117,10 @@ class SunstoneWalk:
         self.escape = escape  # Observation 5's escape clause (unroll.py)
         self.tile_first = tile_first  # also the report's order: maximal tile first, then unrolling
         self.placement = placement  # tiles may fit with per-tensor placements (module docstring)
+        self.both_axes = both_axes  # levels whose 2-D fan-out may split a dimension over both axes
+        if not relax <= set(RULES):
+            raise ValueError(f"relax takes {', '.join(RULES)}, got {sorted(relax)}")
+        self.relax = relax  # pruning rules switched off (RULES): a diagnostic of which rule loses a case
         self.caps = np.array([padded_cap(int(b), waste) for b in self.bounds], dtype=np.int64)
         self.keeps = MappingBatch.default_keeps(op, arch)
         self.capacity = Capacity(op, arch, self.keeps)
@@ -131,6 +152,9 @@ class SunstoneWalk:
         live = tuple(d for d, n in zip(dims, residual) if n > 1)
         if len(live) <= 1:
             return [(np.arange(self.D), frozenset())]
+        if "orders" in self.relax:
+            return [(np.array(o, dtype=np.int64), frozenset()) for o in level_orders(
+                tuple(d for d in range(self.D) if residual[d] > 1), self.D)]
         trie = order_candidates(self.op, live)
         self.stats.orders_all += math.factorial(len(live))
         self.stats.orders_kept += len(trie.kept)
@@ -164,42 +188,52 @@ class SunstoneWalk:
             one = np.ones((1, self.D), dtype=np.int64)
             return one, np.zeros_like(one)
         limits, sub_caps = tuple(int(n) for n in residual), self._caps(caps)
-        every = self.relaxed or (self.placement and math.prod(shape) <= PLACED_EVERY_UNROLLING)
-        u = unrolling_candidates(limits, shape, excluded, maximal_only=not every, caps=sub_caps, escape=self.escape)
+        small = PLACED_EVERY_UNROLLING if self.placement else EVERY_UNROLLING
+        every = self.relaxed or "unrollings" in self.relax or math.prod(shape) <= small
+        both = level in self.both_axes
+        u = unrolling_candidates(limits, shape, excluded, maximal_only=not every, caps=sub_caps, escape=self.escape,
+                                 both=both)
         self.stats.unroll_legal += u.legal
         fits = self._fits_from(level, inner[None, :] * u.factors)
         if not fits.any():
-            fac, ax = legal_unrollings(limits, shape, sub_caps)
+            fac, ax = legal_table(both)(limits, shape, sub_caps)
             u = maximal_among(fac, ax, self._fits_from(level, inner[None, :] * fac), limits, sub_caps)
             fits = np.ones(len(u.factors), dtype=bool)
         self.stats.unroll_kept += int(fits.sum())
         return u.factors[fits], u.axes[fits]
 
     def _tiles(self, level: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
-               caps: np.ndarray | None = None, order: np.ndarray | None = None) -> np.ndarray:
-        """Maximal tiles of ``level``; ``order`` (the level's loop order, with ``placement``): tiles may fit
-        with per-tensor placements."""
+               caps: np.ndarray | None = None, order: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
+        """Maximal tiles of ``level`` and False, or every fitting tile and True where there are at most
+        ``EVERY_TILE`` (or ``relax`` has ``tiles``); ``order`` (the level's loop order, with ``placement``): tiles
+        may fit with per-tensor placements."""
         order = order if self.placement else None
         key = (level, inner.tobytes(), residual.tobytes(), b"" if order is None else order.tobytes())
         if key not in self._trees:
             self._trees[key] = TileTree(self.capacity, level, inner, tuple(residual.tolist()), order)
         sub_caps = self._caps(None if caps is None else caps // unroll)
-        tiles, fitting = self._trees[key].maximal(tuple((-(-residual // unroll)).tolist()), sub_caps)
+        limits = tuple((-(-residual // unroll)).tolist())
+        tiles, fitting = self._trees[key].maximal(limits, sub_caps)
+        every = "tiles" in self.relax or fitting <= EVERY_TILE
+        if every:
+            tiles, fitting = self._trees[key].maximal(limits, sub_caps, maximal_only=False)
         self.stats.tiles_fitting += fitting
         self.stats.tiles_maximal += len(tiles)
         if level == 0:
             self.stats.l1_tiles_fitting += fitting
             self.stats.l1_tiles_maximal += len(tiles)
-        return tiles
+        return tiles, every
 
     def _fit_above(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
-                   tiles: np.ndarray, caps: np.ndarray | None = None) -> np.ndarray:
-        """Tiles every level above can still hold (one per instance). When some maximal tile cannot,
+                   tiles: np.ndarray, every: bool, caps: np.ndarray | None = None) -> np.ndarray:
+        """Tiles every level above can still hold (one per instance); ``every``: ``tiles`` are all the fitting
+        ones, so these are all the tiles that fit every level. When some maximal tile cannot,
         the tree is re-grown with all those capacities as the fit test (a tile is then maximal for the
         levels together, the report's gap: maximal tiles can starve a small level above; not only the
         next one: a level that bypasses a tensor lets its tile grow past a level higher up)."""
-        if self._fits_from(i + 1, inner[None, :] * tiles * unroll[None, :]).all():
-            return tiles
+        above = self._fits_from(i + 1, inner[None, :] * tiles * unroll[None, :])
+        if above.all() or every:
+            return tiles[above]
         key = (i, inner.tobytes(), residual.tobytes(), unroll.tobytes())
         if key not in self._regrown:
             limits = tuple(int(n) for n in -(-residual // unroll))
@@ -273,9 +307,9 @@ class SunstoneWalk:
             for f, a in zip(fac, ax):
                 key = f.tobytes()
                 if key not in fitted:
-                    fit = self._tiles(i, inner, residual, f, caps, s.order[0, i])
+                    fit, every = self._tiles(i, inner, residual, f, caps, s.order[0, i])
                     if i + 1 < self.L - 1:
-                        fit = self._fit_above(i, inner, residual, f, fit, caps)
+                        fit = self._fit_above(i, inner, residual, f, fit, every, caps)
                     fitted[key] = fit
                 if len(fitted[key]):
                     m = len(fitted[key])
@@ -284,7 +318,7 @@ class SunstoneWalk:
                     axes.append(np.repeat(a[None, :], m, axis=0))
                     orders.append(np.repeat(order[None, :], m, axis=0))
             if self.tile_first and i + 1 < self.L and self._fanout(i + 1) is not None and self.waste is None:
-                for t in self._tiles(i, inner, residual, np.ones(self.D, dtype=np.int64)):
+                for t in self._tiles(i, inner, residual, np.ones(self.D, dtype=np.int64))[0]:
                     fac, ax = self._unrollings(i + 1, residual // t, excluded, inner * t)  # levels above hold it
                     if len(fac):
                         tiles.append(np.repeat(t[None, :], len(fac), axis=0))
@@ -356,11 +390,11 @@ class SunstoneWalk:
                 self.best = MappingBatch(best.temporal, best.spatial, best.order, self.keeps, (), best.axes,
                                          self._above(best))
             return
-        keep = self._best_order_only(cands, score, tie, i)
+        keep = self._best_order_only(cands, score, tie, i) if "best_order" not in self.relax else np.arange(len(cands))
         keep = keep[np.isfinite(score[keep])]
         keep = keep[np.lexsort((tie[keep], score[keep]))]
         for start in range(0, len(keep), self.chunk):
-            if score[keep[start]] >= self.best_score:  # every later candidate is at least as bad
+            if score[keep[start]] >= self.best_score and "cut" not in self.relax:  # every later one is as bad
                 self.stats.level_cut[i] += len(keep) - start
                 break
             group = keep[start:start + self.chunk]
