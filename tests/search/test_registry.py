@@ -17,6 +17,7 @@ from dnnmap.errors import DnnmapError, UnknownNameError
 from dnnmap.search import registry
 from dnnmap.search.mappers import SearchResult, exhaustive_search, random_search
 from dnnmap.search.network import map_layer, search_network
+from dnnmap.search.constraints import Constraints
 from dnnmap.search.options import SearchOptions
 from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.workload import ops
@@ -98,6 +99,13 @@ def test_auto_delegates_by_space_size() -> None:
     assert small.mapper == "exhaustive" and small.mapping == exhaustive_search(SMALL, EYERISS, "edp").mapping
     big = map_layer(SMALL, EYERISS, "edp", "auto", SearchOptions(exhaustive_limit=10))
     assert big.mapper == "sunstone" and big.mapping == sunstone_search(SMALL, EYERISS, "edp").mapping
+    wide = Constraints().with_level("GLB", both_axes=True)  # widening only: still Sunstone's space
+    got = map_layer(SMALL, EYERISS, "edp", "auto", SearchOptions(exhaustive_limit=10, placement=True, constraints=wide))
+    assert got.mapper == "sunstone"
+    assert got.mapping == sunstone_search(SMALL, EYERISS, "edp", placement=True, both_axes=("GLB",)).mapping
+    narrowed = wide.with_level("GLB", spatial_dims=("K",))
+    assert map_layer(SMALL, EYERISS, "edp", "auto", SearchOptions(exhaustive_limit=10, constraints=narrowed)).mapper \
+        == "random"
 
 
 def test_rank_is_objective_then_tie_break_then_enumeration_order() -> None:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.mappers import Progress, SearchResult, exhaustive_size
 from dnnmap.search.options import SearchOptions
-from dnnmap.search.registry import Mapper, get, register
+from dnnmap.search.registry import Mapper, get, narrowing, register
 from dnnmap.search.space import MapSpace
 from dnnmap.workload.ir import Operator
 
@@ -16,11 +14,11 @@ def search_auto(op: Operator, arch: ArchSpec, objective: str, options: SearchOpt
                 progress: Progress | None = None) -> SearchResult:
     """The exhaustive mapper when the declared space has at most ``options.exhaustive_limit`` mappings,
     else the Sunstone mapper (better than ``budget`` random samples on every network and preset of
-    ``benchmarks/sunstone_bench.py``, in a third of the time or less; with per-tensor placement too); under map-space
-    constraints, which Sunstone does not walk, ``budget`` mappings sampled from the constrained space (random)."""
+    ``benchmarks/sunstone_bench.py``, in a third of the time or less; with per-tensor placement and both-axis unrolling too); under
+    other map-space constraints, which Sunstone does not walk, ``budget`` mappings sampled from the constrained space (random)."""
     space = MapSpace(op, arch, options.space_constraints())
     small = exhaustive_size(space.tables(), space) <= options.exhaustive_limit
-    large = "sunstone" if replace(space.constraints, placement=False).empty else "random"
+    large = "sunstone" if narrowing(space.constraints).empty else "random"
     return get("exhaustive" if small else large).search(op, arch, objective, options, progress)
 
 
