@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.cost.warmup import compile_kernels
+from dnnmap.search.bounds import OptimalSpace
 from dnnmap.search.network import shape_key
 from dnnmap.search.optimal import optimal_search
 from dnnmap.search.sunstone.mapper import sunstone_search
@@ -73,17 +74,12 @@ def both_axes_levels(arch: ArchSpec) -> list[str]:
     return [lv.name for lv in arch.levels if lv.fanout is not None and len(lv.fanout.shape) == 2]
 
 
-def space_label(placement: bool, both_axes: list[str]) -> str:
-    parts = (["placement"] if placement else []) + ([f"both axes ({','.join(both_axes)})"] if both_axes else [])
-    return " + ".join(parts) or "shared boundary"
-
-
 def rows(net_name: str, arch_name: str, objective: str, budget: float, only: set[str] | None = None,
          placement: bool = False, both_axes: bool = False) -> Iterator[Row]:
     arch, seen = load_arch(arch_name), set()
     compile_kernels(arch)  # not timed: the kernel's first load belongs to no layer
     wide = both_axes_levels(arch) if both_axes else []
-    space = space_label(placement, wide)
+    space = OptimalSpace(placement, tuple(wide)).label
     for layer in net_layers(net_name):
         if shape_key(layer.op) in seen or (only and layer.name not in only):
             continue
@@ -142,7 +138,8 @@ def main() -> None:
     print(HEAD, flush=True)
     for net in args.nets.split(","):
         for arch in args.archs.split(","):
-            space = space_label(args.placement, both_axes_levels(load_arch(arch)) if args.both_axes else [])
+            wide = both_axes_levels(load_arch(arch)) if args.both_axes else []
+            space = OptimalSpace(args.placement, tuple(wide)).label
             for objective in args.objectives.split(","):
                 got = []
                 for row in rows(net, arch, objective, args.budget_seconds, only, args.placement, args.both_axes):
