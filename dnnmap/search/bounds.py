@@ -22,7 +22,9 @@ from dataclasses import dataclass, fields
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.arch.variants import with_capacity
 from dnnmap.errors import DnnmapError, MappingError
+from dnnmap.mapping.mapping import Mapping
 from dnnmap.search.constraints import Constraints, LevelConstraints
+from dnnmap.search.mappers import SearchResult
 from dnnmap.search.optimal import OptimalResult, optimal_search
 from dnnmap.workload.ir import Operator
 
@@ -123,28 +125,45 @@ def auto_capacities(op: Operator, arch: ArchSpec, points: int = AUTO_POINTS) -> 
     return tuple(top >> k for k in reversed(range(points)) if top >> k >= 1)
 
 
+def _optimum(op: Operator, arch: ArchSpec, objective: str, budget_seconds: float | None, seeds: list[Mapping],
+             space: OptimalSpace, incumbent: SearchResult | None = None) -> OptimalResult | None:
+    """The optimal mapper's result in ``space`` (None when no mapping fits)."""
+    try:
+        found = optimal_search(op, arch, objective, budget_seconds, incumbent=incumbent, seeds=seeds,
+                               placement=space.placement, both_axes=space.both_axes)
+    except MappingError:  # nothing fits this capacity
+        return None
+    # with placement the search may end on a mapping that does not fit: nothing fits either
+    return found if math.isfinite(found.certificate.incumbent) else None
+
+
 def attainable_bounds(op: Operator, arch: ArchSpec, capacities: Sequence[int], objective: str = "dram",
                       budget_seconds: float | None = None,
                       on_point: Callable[[BoundPoint], None] | None = None,
                       space: OptimalSpace = OptimalSpace()) -> list[BoundPoint]:
     """The curve of ``op`` on ``arch`` over ``capacities`` of the buffer level (sorted increasing, repeats
     dropped): per capacity the optimal mapper's result in ``space`` under ``objective`` (``dram`` or
-    ``energy``), ``budget_seconds`` per point (None: until proven)."""
+    ``energy``), ``budget_seconds`` per point (None: until proven).
+
+    In a space wider than the shared boundary each point first searches the shared-boundary space (the same
+    budget) and starts the wider search from that optimum, a mapping of the wider space too: so the wider curve
+    is at or below the shared one even where a wider point is not proven."""
     if objective not in BOUND_OBJECTIVES:
         raise DnnmapError(f"objective {objective!r}: bounds are computed for {' or '.join(BOUND_OBJECTIVES)}")
     space.constraints().check(arch)  # levels the architecture has, with a 2-D fan-out where both_axes
+    shared_space = OptimalSpace()
     b = buffer_level(arch)
     points: list[BoundPoint] = []
-    seeds: list = []
+    seeds: list[Mapping] = []  # the previous point's mapping: it still fits the larger buffer
+    shared_seeds: list[Mapping] = []  # the same at the shared boundary, for the shared searches
     for capacity in sorted(set(capacities)):
         variant = with_capacity(arch, b, capacity)
-        try:
-            found: OptimalResult | None = optimal_search(op, variant, objective, budget_seconds, seeds=seeds,
-                                                         placement=space.placement, both_axes=space.both_axes)
-        except MappingError:  # nothing fits this capacity
-            found = None
-        if found is not None and not math.isfinite(found.certificate.incumbent):
-            found = None  # with placement the search may end on a mapping that does not fit: nothing fits either
+        shared = None
+        if space != shared_space:
+            shared = _optimum(op, variant, objective, budget_seconds, shared_seeds, shared_space)
+            shared_seeds = [shared.result.mapping] if shared is not None else shared_seeds
+        found = _optimum(op, variant, objective, budget_seconds, seeds, space,
+                         shared.result if shared is not None else None)
         if found is not None:
             seeds = [found.result.mapping]
         point = BoundPoint(capacity, variant, found)

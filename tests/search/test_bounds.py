@@ -20,9 +20,11 @@ from dnnmap.cost.model import CostModel
 from dnnmap.errors import DnnmapError, MappingError
 from dnnmap.mapping.mapping import validate_mapping
 from dnnmap.report.bounds import bounds_table, status
+from dnnmap.search import bounds as bounds_module
 from dnnmap.search.bounds import OptimalSpace, attainable_bounds, auto_capacities, buffer_level, whole_layer_capacity
 from dnnmap.search.constraints import Constraints
 from dnnmap.search.mappers import exhaustive_search
+from dnnmap.search.optimal import optimal_search
 from dnnmap.search.space import MapSpace
 from dnnmap.workload import ops
 from test_oracle import ARCHS, LAYERS
@@ -150,6 +152,25 @@ def test_wider_curve_equals_the_exhaustive_optimum_there_and_never_exceeds_the_s
         assert p.value == pytest.approx(best.cost.objective(objective)[0], rel=1e-9)
         assert cost.objective(objective)[0] == pytest.approx(p.value, rel=1e-9)
     assert any(p.value < s.value * (1 - 1e-9) for p, s in zip(wide, shared) if p.found is not None)
+
+
+def test_a_wider_point_starts_from_the_shared_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each point of a wider space first searches the shared boundary and starts the wider search from that
+    result, so a wider point stopped at once is still at or below the shared point."""
+    calls = []
+
+    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - records optimal_search's calls
+        found = optimal_search(*args, **kwargs)
+        calls.append((kwargs["placement"], kwargs["incumbent"], found))
+        return found
+
+    monkeypatch.setattr(bounds_module, "optimal_search", spy)
+    point, = attainable_bounds(LAYERS["pointwise"], ARCHS["two_level_1d"], [8], "energy", budget_seconds=0.0,
+                               space=OptimalSpace(placement=True))
+    (shared_placed, shared_start, shared), (wide_placed, wide_start, wide) = calls
+    assert not shared_placed and shared_start is None  # the shared search starts from Sunstone
+    assert wide_placed and wide_start is shared.result and point.found is wide
+    assert point.value <= shared.certificate.incumbent
 
 
 def test_space_of_a_constraints_value_and_its_label() -> None:
