@@ -10,9 +10,9 @@ import typer
 from dnnmap.api import MapRequest, prepare_map, run_map
 from dnnmap.cli.console import load_kernels, stdout_console, wrote
 from dnnmap.cli.errors import stderr_console, user_errors
-from dnnmap.cli.options import (INPUT_SHAPE_HELP, PNG_DIR_HELP, BudgetOption, BudgetSecondsOption, ImperfectOption,
-                                PlacementOption, SeedOption, TileFirstOption, check_outputs, mapper_help, output_path,
-                                parse_input_shapes, parse_layer_list, search_options)
+from dnnmap.cli.options import (INPUT_SHAPE_HELP, PNG_DIR_HELP, BudgetOption, BudgetSecondsOption, ConstraintsOption,
+                                ImperfectOption, PlacementOption, SeedOption, TileFirstOption, check_outputs, mapper_help,
+                                output_path, parse_input_shapes, parse_layer_list, search_options)
 from dnnmap.cli.progress import count_progress, item_progress
 from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.errors import DnnmapError
@@ -67,10 +67,7 @@ def map_command(
     imperfect: ImperfectOption = False,
     tile_first: TileFirstOption = False,
     placement: PlacementOption = False,
-    constraints: Annotated[Optional[Path], typer.Option("--constraints", help="YAML file of map-space constraints "
-                                                        "(a dataflow: fixed factors, spatial loops, loop order, "
-                                                        "bypass per level); auto, exhaustive and random mappers; "
-                                                        "docs/search.md")] = None,
+    constraints: ConstraintsOption = None,
     workers: Annotated[Optional[int], typer.Option(help="search the distinct layers in parallel on a new local "
                                                    "Dask cluster of this many processes; not with --fuse")] = None,
     scheduler: Annotated[Optional[str], typer.Option(help="search the distinct layers in parallel on an existing "

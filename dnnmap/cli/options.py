@@ -72,7 +72,13 @@ def search_options(budget: int = DEFAULT_BUDGET, seed: int = 0,
 
 PlacementOption = Annotated[bool, typer.Option("--placement", help="per-tensor placement: the map space also "
                                                "places each tensor a level keeps below some of the level's loops "
-                                               "(auto, exhaustive, random and sunstone mappers; docs/search.md)")]
+                                               "(auto, exhaustive, optimal, random and sunstone mappers; "
+                                               "docs/search.md)")]
+ConstraintsOption = Annotated[Optional[Path], typer.Option("--constraints", help="YAML file of map-space constraints "
+                                                           "(a dataflow: fixed factors, spatial loops, loop order, "
+                                                           "bypass per level); auto, exhaustive and random mappers; "
+                                                           "the optimal mapper takes a file holding only placement "
+                                                           "and both_axes; docs/search.md")]
 
 
 def mapper_help(prefix: str = "") -> str:

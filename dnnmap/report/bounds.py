@@ -15,7 +15,7 @@ from dnnmap.mapping.io import mapping_to_dict
 from dnnmap.report.json_report import tool_version
 from dnnmap.report.summary import mapping_summary
 from dnnmap.report.tables import si
-from dnnmap.search.bounds import BoundPoint, buffer_level
+from dnnmap.search.bounds import BoundPoint, OptimalSpace, buffer_level
 from dnnmap.workload.ir import Operator
 
 Curve = tuple[Operator, list[BoundPoint]]  # one layer and its points
@@ -38,12 +38,13 @@ def status(point: BoundPoint) -> str:
     return "proven" if cert.proven else f"gap {cert.gap:.1%} (bound {cert.lower_bound:.4g})"
 
 
-def bounds_table(op: Operator, points: list[BoundPoint], objective: str, arch: ArchSpec) -> Table:
-    """One row per capacity: the minimum, its certificate, the DRAM bytes and energy of the mapping and
-    the mapping's spatial and off-chip loops."""
+def bounds_table(op: Operator, points: list[BoundPoint], objective: str, arch: ArchSpec,
+                 space: OptimalSpace = OptimalSpace()) -> Table:
+    """One row per capacity: the minimum in ``space``, its certificate, the DRAM bytes and energy of the mapping
+    and the mapping's spatial and off-chip loops."""
     level = arch.levels[buffer_level(arch)].name
     table = Table(title=f"{op.name}: minimum {objective_label(objective, arch)} by {level} capacity on "
-                        f"{arch.name}", title_justify="left")
+                        f"{arch.name}, {space.label}", title_justify="left")
     for header in (f"{level} capacity ({capacity_unit(arch)})", f"minimum {objective_label(objective, arch)}",
                    "certificate", "DRAM bytes", f"energy ({arch.energy_unit})", "seconds",
                    "mapping (spatial | DRAM loops)"):
@@ -77,17 +78,19 @@ def point_to_dict(op: Operator, p: BoundPoint) -> dict[str, Any]:
     return out
 
 
-def bounds_to_dict(model: str, arch: ArchSpec, objective: str, curves: list[Curve]) -> dict[str, Any]:
-    """The JSON document of ``dnnmap bounds``: per layer its points, each with its mapping."""
+def bounds_to_dict(model: str, arch: ArchSpec, objective: str, curves: list[Curve],
+                   space: OptimalSpace = OptimalSpace()) -> dict[str, Any]:
+    """The JSON document of ``dnnmap bounds``: the space searched, per layer its points, each with its mapping."""
     return {"tool": tool_version(), "model": model, "arch": arch.name, "objective": objective,
+            "space": {"placement": space.placement, "both_axes": list(space.both_axes), "label": space.label},
             "level": arch.levels[buffer_level(arch)].name, "capacity_unit": capacity_unit(arch),
             "value_unit": objective_label(objective, arch),
             "layers": [{"layer": op.name, "points": [point_to_dict(op, p) for p in points]} for op, points in curves]}
 
 
-def bounds_png(curves: list[Curve], objective: str, arch: ArchSpec) -> bytes:
-    """The curves as a PNG: minimum against capacity (log-log), proven points filled, points whose time
-    budget ran out hollow with a bar down to their certified lower bound."""
+def bounds_png(curves: list[Curve], objective: str, arch: ArchSpec, space: OptimalSpace = OptimalSpace()) -> bytes:
+    """The curves as a PNG: minimum in ``space`` against capacity (log-log), proven points filled, points whose
+    time budget ran out hollow with a bar down to their certified lower bound."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6.4, 4.2))
@@ -107,7 +110,7 @@ def bounds_png(curves: list[Curve], objective: str, arch: ArchSpec) -> bytes:
     level = arch.levels[buffer_level(arch)].name
     ax.set_xlabel(f"{level} capacity ({capacity_unit(arch)})")
     ax.set_ylabel(f"minimum {objective_label(objective, arch)}")
-    ax.set_title(f"Attainable {objective_label(objective, arch)} on {arch.name} "
+    ax.set_title(f"Attainable {objective_label(objective, arch)} on {arch.name}, {space.label}\n"
                  "(filled: proven; hollow: bar to the certified bound)", fontsize=9)
     ax.grid(True, which="both", linewidth=0.3)
     if len(curves) > 1:

@@ -7,22 +7,69 @@ that capacity (:func:`~dnnmap.arch.variants.with_capacity`), so each value carri
 or the certified lower bound and the gap when the time budget ran out. Capacities are walked in increasing
 order and the best mapping found so far seeds the next search: only the capacity grows, so it still fits,
 and the curve of incumbents never rises even where a point is not proven.
+
+The space searched is the optimal mapper's (:class:`OptimalSpace`): the shared tile boundary per level by
+default, widened by per-tensor placement and by both-axis unrolling on named levels - what a constraints file
+holding only ``placement`` and ``both_axes`` asks for (:meth:`OptimalSpace.of`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.arch.variants import with_capacity
 from dnnmap.errors import DnnmapError, MappingError
+from dnnmap.mapping.mapping import Mapping
+from dnnmap.search.constraints import Constraints, LevelConstraints
+from dnnmap.search.mappers import SearchResult
 from dnnmap.search.optimal import OptimalResult, optimal_search
 from dnnmap.workload.ir import Operator
 
 BOUND_OBJECTIVES = ("dram", "energy")
 AUTO_POINTS = 8  # capacities of `auto`: powers of two, the largest holding every tensor the level keeps
+
+
+@dataclass(frozen=True)
+class OptimalSpace:
+    """The map space the optimal mapper proves its optimum in: one tile boundary per level shared by the
+    tensors it keeps, widened by ``placement`` (each tensor's tile at its own depth in the level's loops) and by
+    ``both_axes`` (names of the levels whose 2-D fan-out may split one dimension over both axes)."""
+
+    placement: bool = False
+    both_axes: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, constraints: Constraints) -> OptimalSpace:
+        """The space of a constraints value holding only ``placement`` and per-level ``both_axes``; any other
+        constraint narrows the space, which the optimal mapper does not search: a DnnmapError naming the file
+        and the field."""
+        plain = LevelConstraints()
+        for name, c in constraints.levels:
+            for f in fields(LevelConstraints):
+                if f.name != "both_axes" and getattr(c, f.name) != getattr(plain, f.name):
+                    raise DnnmapError(f"{constraints.prefix()}field 'levels.{name}.{f.name}': the optimal mapper, "
+                                      "which proves each bound, searches the whole space; a constraints file for "
+                                      "it may only widen it (placement: true, and both_axes: true on levels with a "
+                                      "2-D fan-out)")
+        if constraints.layouts or constraints.waste is not None:
+            raise DnnmapError(f"{constraints.prefix()}DRAM layouts and padding are not searched by the optimal "
+                              "mapper; give only placement and both_axes")
+        return cls(constraints.placement, tuple(name for name, c in constraints.levels if c.both_axes))
+
+    def constraints(self) -> Constraints:
+        """The constraints value of this space (:meth:`of`'s inverse)."""
+        return Constraints(tuple((name, LevelConstraints(both_axes=True)) for name in self.both_axes),
+                           placement=self.placement)
+
+    @property
+    def label(self) -> str:
+        """The space in words, for tables and plots."""
+        wide = ([] if not self.placement else ["per-tensor placement"]) + \
+            ([f"both-axis unrolling on {', '.join(self.both_axes)}"] if self.both_axes else [])
+        return f"space with {' and '.join(wide)}" if wide else "shared-boundary space"
 
 
 @dataclass(frozen=True)
@@ -78,23 +125,45 @@ def auto_capacities(op: Operator, arch: ArchSpec, points: int = AUTO_POINTS) -> 
     return tuple(top >> k for k in reversed(range(points)) if top >> k >= 1)
 
 
+def _optimum(op: Operator, arch: ArchSpec, objective: str, budget_seconds: float | None, seeds: list[Mapping],
+             space: OptimalSpace, incumbent: SearchResult | None = None) -> OptimalResult | None:
+    """The optimal mapper's result in ``space`` (None when no mapping fits)."""
+    try:
+        found = optimal_search(op, arch, objective, budget_seconds, incumbent=incumbent, seeds=seeds,
+                               placement=space.placement, both_axes=space.both_axes)
+    except MappingError:  # nothing fits this capacity
+        return None
+    # with placement the search may end on a mapping that does not fit: nothing fits either
+    return found if math.isfinite(found.certificate.incumbent) else None
+
+
 def attainable_bounds(op: Operator, arch: ArchSpec, capacities: Sequence[int], objective: str = "dram",
                       budget_seconds: float | None = None,
-                      on_point: Callable[[BoundPoint], None] | None = None) -> list[BoundPoint]:
+                      on_point: Callable[[BoundPoint], None] | None = None,
+                      space: OptimalSpace = OptimalSpace()) -> list[BoundPoint]:
     """The curve of ``op`` on ``arch`` over ``capacities`` of the buffer level (sorted increasing, repeats
-    dropped): per capacity the optimal mapper's result under ``objective`` (``dram`` or ``energy``),
-    ``budget_seconds`` per point (None: until proven)."""
+    dropped): per capacity the optimal mapper's result in ``space`` under ``objective`` (``dram`` or
+    ``energy``), ``budget_seconds`` per point (None: until proven).
+
+    In a space wider than the shared boundary each point first searches the shared-boundary space (the same
+    budget) and starts the wider search from that optimum, a mapping of the wider space too: so the wider curve
+    is at or below the shared one even where a wider point is not proven."""
     if objective not in BOUND_OBJECTIVES:
         raise DnnmapError(f"objective {objective!r}: bounds are computed for {' or '.join(BOUND_OBJECTIVES)}")
+    space.constraints().check(arch)  # levels the architecture has, with a 2-D fan-out where both_axes
+    shared_space = OptimalSpace()
     b = buffer_level(arch)
     points: list[BoundPoint] = []
-    seeds: list = []
+    seeds: list[Mapping] = []  # the previous point's mapping: it still fits the larger buffer
+    shared_seeds: list[Mapping] = []  # the same at the shared boundary, for the shared searches
     for capacity in sorted(set(capacities)):
         variant = with_capacity(arch, b, capacity)
-        try:
-            found: OptimalResult | None = optimal_search(op, variant, objective, budget_seconds, seeds=seeds)
-        except MappingError:  # nothing fits this capacity
-            found = None
+        shared = None
+        if space != shared_space:
+            shared = _optimum(op, variant, objective, budget_seconds, shared_seeds, shared_space)
+            shared_seeds = [shared.result.mapping] if shared is not None else shared_seeds
+        found = _optimum(op, variant, objective, budget_seconds, seeds, space,
+                         shared.result if shared is not None else None)
         if found is not None:
             seeds = [found.result.mapping]
         point = BoundPoint(capacity, variant, found)
