@@ -79,9 +79,8 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
-from dnnmap.search.optimal.expand import both_axes_unrollings
 from dnnmap.search.space import touched_lower, unique_rows
-from dnnmap.search.sunstone.unroll import legal_unrollings
+from dnnmap.search.sunstone.unroll import legal_table
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.workload.ir import Operator
 
@@ -459,7 +458,7 @@ class LowerBound:
         fan-out (:meth:`_unrolled`), cached."""
         if (limits, m) not in self._copies_cache:
             shape = tuple(self.arch.levels[m].fanout.shape)
-            fac, _ = (both_axes_unrollings if m in self.both_axes else legal_unrollings)(limits, shape)
+            fac, _ = legal_table(m in self.both_axes)(limits, shape)
             prods = np.unique(np.stack([np.where(self.indexes[t][None, :], 1, fac).prod(axis=1)
                                         for t in range(self.T)], axis=1), axis=0)
             dominated = ((prods[None, :, :] >= prods[:, None, :]).all(axis=2)
