@@ -177,6 +177,8 @@ def test_sunstone_keeps_weights_in_their_cells_on_a_small_array(shape: tuple) ->
     op = ops.conv2d("small", *shape)
     best = float(map_layer(op, spec, "energy", "exhaustive").cost.energy[0])
     assert float(map_layer(op, spec, "energy", "sunstone").cost.energy[0]) <= 1.01 * best
+    padded = map_layer(op, spec, "energy", "sunstone", SearchOptions(imperfect=0.5))  # the padded walk's caps too
+    assert bool(padded.cost.valid[0]) and float(padded.cost.energy[0]) <= 1.01 * best
 
 
 def test_sunstone_and_optimal_do_not_stream_weights_from_dram_on_layer2() -> None:

@@ -233,7 +233,8 @@ class SunstoneWalk:
         :meth:`_held_below`'s dimension sets left to the level above."""
         boxes = [(residual, caps)]
         left = -(-residual // unroll)
-        boxes += [(np.where(m, 1, residual), np.where(m, 1, caps)) for m in self.held_below[i] if (left[m] > 1).any()]
+        boxes += [(np.where(m, 1, residual), np.where(m, unroll, caps))  # caps // unroll: 1 there
+                  for m in self.held_below[i] if (left[m] > 1).any()]
         out = []
         for box, box_caps in boxes:
             fit = self._tiles(i, inner, box, unroll, box_caps, order)
