@@ -135,6 +135,23 @@ class SunstoneWalk:
         self._fitted: dict[tuple[int, bytes, bytes, bytes], dict[bytes, np.ndarray]] = {}
         self._regrown: dict[tuple[int, bytes, bytes, bytes], np.ndarray] = {}
         self._row_fits: dict[int, dict[bytes, bool]] = {}
+        self.held_below = self._held_below()
+
+    def _held_below(self) -> list[list[np.ndarray]]:
+        """Per level, for each tensor a level below keeps and this level bypasses, the dimensions that index it
+        and no tensor this level keeps (a (D,) mask; only non-empty ones). Maximal tiles take such dimensions
+        whole, since they cost this level no room, but a loop over them inside the level changes the tensor
+        under every loop of the level above, so nothing above keeps it in the level below (an in-memory
+        array's weights: stationary in their cells only when the output register's tile leaves C, FX, FY to
+        the SRAM's loops). The walk also offers the maximal tiles with these dimensions left to the level above."""
+        relevant = self.capacity.relevant
+        out: list[list[np.ndarray]] = []
+        for i in range(self.L):
+            own = relevant[self.keeps[i].astype(bool)].any(axis=0)
+            below = self.keeps[:i].any(axis=0) & ~self.keeps[i].astype(bool) if i else np.zeros(len(relevant), bool)
+            masks = {(relevant[t] & ~own).tobytes(): relevant[t] & ~own for t in np.nonzero(below)[0]}
+            out.append([m for m in masks.values() if m.any()])
+        return out
 
     # ---- candidates -------------------------------------------------------------------
     def _fanout(self, level: int) -> tuple[int, ...] | None:
@@ -244,6 +261,20 @@ class SunstoneWalk:
             self._regrown[key] = lattice[maximal_mask(limits, fits, sub_caps)]
         return self._regrown[key]
 
+    def _fitting_tiles(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
+                       caps: np.ndarray, order: np.ndarray) -> np.ndarray:
+        """Level ``i``'s maximal tiles that every level above can hold, and those with each of
+        :meth:`_held_below`'s dimension sets left to the level above."""
+        boxes = [(residual, caps)]
+        left = -(-residual // unroll)
+        boxes += [(np.where(m, 1, residual), np.where(m, unroll, caps))  # caps // unroll: 1 there
+                  for m in self.held_below[i] if (left[m] > 1).any()]
+        out = []
+        for box, box_caps in boxes:
+            fit, every = self._tiles(i, inner, box, unroll, box_caps, order)
+            out.append(self._fit_above(i, inner, box, unroll, fit, every, box_caps) if i + 1 < self.L - 1 else fit)
+        return out[0] if len(out) == 1 else np.unique(np.concatenate(out), axis=0)
+
     def _fits_rows(self, level: int, covers: np.ndarray) -> np.ndarray:
         """:meth:`Capacity.fits` of each row of ``covers``, memoized per row (with ``placement`` the orders of
         level 0 give many tile sets sharing rows)."""
@@ -307,10 +338,7 @@ class SunstoneWalk:
             for f, a in zip(fac, ax):
                 key = f.tobytes()
                 if key not in fitted:
-                    fit, every = self._tiles(i, inner, residual, f, caps, s.order[0, i])
-                    if i + 1 < self.L - 1:
-                        fit = self._fit_above(i, inner, residual, f, fit, every, caps)
-                    fitted[key] = fit
+                    fitted[key] = self._fitting_tiles(i, inner, residual, f, caps, s.order[0, i])
                 if len(fitted[key]):
                     m = len(fitted[key])
                     tiles.append(fitted[key])
