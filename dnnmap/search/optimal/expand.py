@@ -73,6 +73,20 @@ def both_axes_unrollings(limits: tuple[int, ...], shape: tuple[int, ...]) -> tup
     return fac, ax
 
 
+@lru_cache(maxsize=8192)
+def distinct_unrollings(limits: tuple[int, ...], shape: tuple[int, ...], both: bool) -> tuple[np.ndarray, np.ndarray]:
+    """One legal (factors, axes) row per distinct factor vector (rule P4, docs/search.md): the cost model and the
+    simulator count over all the instances under one parent whatever axis carries which factor (neither reads the
+    axes), and the axes of one level constrain no other level, so rows with equal factors give every completion
+    the same cost; the axes only have to be legal, which each kept row is (read-only, cached)."""
+    fac, ax = (both_axes_unrollings if both else legal_unrollings)(limits, shape)
+    _, first = np.unique(unique_rows(fac)[1], return_index=True)
+    fac, ax = fac[first], ax[first]
+    fac.setflags(write=False)
+    ax.setflags(write=False)
+    return fac, ax
+
+
 def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity | None) -> np.ndarray:
     """(m, D) tiles of level ``j - 1`` that split ``rest`` (divisors) and whose footprint fits (``fit``; None:
     every one, as with per-tensor placement, where a tile's tensors may each hold only part of it)."""
@@ -81,11 +95,17 @@ def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity | None) -> np.ndarra
 
 
 def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
-                   tiles: np.ndarray | None = None, both: bool = False) -> tuple[Nodes, np.ndarray]:
+                   tiles: np.ndarray | None = None, both: bool = False,
+                   distinct: bool = False) -> tuple[Nodes, np.ndarray]:
     """Every split of each node's ``rest`` into level ``j``'s temporal and spatial factors and the tile below
     (``tiles``: only those tiles of level ``j - 1``, for a single node), and the index of each child's tile
-    among its node's tiles; ``both``: a dimension may split over both axes of level ``j``'s 2-D fan-out."""
-    unrollings = both_axes_unrollings if both else legal_unrollings
+    among its node's tiles; ``both``: a dimension may split over both axes of level ``j``'s 2-D fan-out;
+    ``distinct``: one child per distinct spatial factor vector (:func:`distinct_unrollings`)."""
+    if distinct:
+        def unrollings(limits: tuple[int, ...], shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+            return distinct_unrollings(limits, shape, both)
+    else:
+        unrollings = both_axes_unrollings if both else legal_unrollings
     out, which = [], []
     shape = tuple(arch.levels[j].fanout.shape) if arch.levels[j].fanout else None
     for k in range(len(nodes)):

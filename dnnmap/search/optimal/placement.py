@@ -11,10 +11,11 @@ such tensor can be raised by one loop with the level still fitting.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Collection
 
 import numpy as np
 
-from dnnmap.search.space import touched_lower
+from dnnmap.search.space import touched_lower, unique_rows
 from dnnmap.workload.ir import Operator
 
 
@@ -65,3 +66,79 @@ def least_placements(op: Operator, trips: np.ndarray, order: np.ndarray, base: n
         keep &= ~(can[None, :] & fits[:, up])
     rows, which = np.nonzero(keep)
     return rows, grid[which]
+
+
+class OrderKeys:
+    """What of one level's (loop order, placements) the cost model can see (pruning rule P3, docs/search.md).
+
+    The model prices a tensor's (child, parent) pair from the child's tile (the loops below its boundary, as a
+    set) and the walk over the loops above it, innermost first (``kernel.event_walk``): a loop on a dimension
+    that is the only moving term of one of the tensor's axes (a *stop*) and every loop outside it refill the whole
+    tile, so the walk ends there and those loops count only through the product of their trips, which is the
+    product of all the loops above the tile over the loops walked before it. So a pair depends on the level's
+    order only through (a) the set of the level's loops below the tensor's boundary and (b) the level's loops
+    above that boundary walked before the first stop, innermost first: for a tensor without a sliding window
+    every one of those does not index it and the walk skips it (it neither moves the tile nor wraps anything),
+    so they count only as a set; for a window tensor as the exact sequence. A level's order and placements
+    reach the pairs of its own tensors (boundary at their placement) and of every tensor with a child below the
+    level (a lower level keeping it, or its operand register; boundary below all the level's loops), and
+    nothing else: capacities are tile sizes, latency and DRAM bursts are functions of these counts (for a tensor
+    without a window each refill moves a whole tile, a fixed number of bursts). Two children of one node whose
+    keys are equal therefore have, for every completion of the levels below (which neither constrains),
+    identical counts, energies, latencies and fits: only one of them need be searched, for every objective."""
+
+    def __init__(self, op: Operator, keeps: np.ndarray, registers: Collection[str]) -> None:
+        dims = op.dim_names
+        bound = np.array([op.bound(d) for d in dims])
+        T, D = len(op.tensors), len(dims)
+        single = np.zeros((T, D), dtype=bool)
+        window = np.zeros((T, D), dtype=bool)
+        for t, tensor in enumerate(op.tensors):
+            for axis in tensor.axes:
+                live = [dims.index(d) for d, _ in axis.terms if bound[dims.index(d)] > 1]
+                (single if len(live) == 1 else window)[t, live] = True
+        self.plain = ~window.any(axis=1)
+        self.stops = single & ~window  # a dimension of both kinds never ends the key's walk: a finer key
+        below = np.cumsum(keeps, axis=0) - keeps > 0  # (L, T) kept at some lower level
+        self.below = below | np.array([t.role in registers for t in op.tensors])[None, :]
+        self.keeps = keeps
+
+    def _walk(self, t: int, order: np.ndarray, live: np.ndarray, rank: np.ndarray, boundary: np.ndarray
+              ) -> np.ndarray:
+        """(n,) code of the level's loops above ``boundary`` (n,: non-trivial loops above tensor ``t``'s tile; ``rank``
+        (n, D) of each loop among them) walked innermost first before the first stop: a bit set for a tensor
+        without a sliding window, else the sequence."""
+        D = order.shape[1]
+        code = np.zeros(order.shape[0], dtype=np.int64)
+        stopped = np.zeros(order.shape[0], dtype=bool)
+        for p in range(D - 1, -1, -1):
+            d = order[:, p]
+            above = live[:, p] & (rank[:, p] < boundary)
+            stopped |= above & self.stops[t, d]
+            walked = above & ~stopped
+            code = np.where(walked, code | (1 << d) if self.plain[t] else code * (D + 1) + d + 1, code)
+        return code
+
+    def keys(self, j: int, trips: np.ndarray, order: np.ndarray, above: np.ndarray | None) -> np.ndarray:
+        """(n, K) keys of children with level-``j`` ``trips`` (n, D), ``order`` (n, D; outermost first) and
+        placements ``above`` (n, T; None: every tensor below all the level's loops)."""
+        live = np.take_along_axis(trips, order, axis=1) > 1
+        k = live.sum(axis=1)
+        rank = np.cumsum(live, axis=1) - 1
+        bits = (1 << order) * live  # (n, D)
+        cols = []
+        for t in range(len(self.plain)):
+            if self.below[j, t]:
+                cols.append(self._walk(t, order, live, rank, k))
+            if self.keeps[j, t] and above is not None:
+                n = above[:, t]
+                cols.append(self._walk(t, order, live, rank, n))
+                cols.append((bits * (rank >= n[:, None])).sum(axis=1))  # the set below the boundary
+        return np.stack(cols, axis=1) if cols else np.zeros((len(order), 0), dtype=np.int64)
+
+
+def distinct_children(keys: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """Indices (ascending) of the first child of each (parent, key) (``parents`` (n,) the child's node)."""
+    _, inverse = unique_rows(np.concatenate([parents[:, None], keys], axis=1))
+    _, first = np.unique(inverse, return_index=True)
+    return np.sort(first)
