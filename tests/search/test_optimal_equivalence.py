@@ -57,18 +57,35 @@ def space(k: int) -> MappingBatch:
     return both_space(op, arch, True) if both else placed_space(op, arch)
 
 
-def classes(batch: MappingBatch, keys: OrderKeys, j: int) -> np.ndarray:
+def classes(batch: MappingBatch, keys: OrderKeys, j: int, with_runs: bool = True) -> np.ndarray:
     """(n,) class of each mapping: equal when the mappings differ at most in level ``j``'s order and placements
-    with equal keys and in the spatial axes of any level."""
+    with equal keys (``with_runs``: else equal exact keys) and in the spatial axes of any level."""
     L = batch.temporal.shape[1]
     above = batch.above
     others = np.ones(L, dtype=bool)
     others[j] = False
-    key = keys.keys(j, batch.temporal[:, j], batch.order[:, j], above[:, j] if j < L - 1 else None)
+    exact, runs = keys.keys(j, batch.temporal[:, j], batch.order[:, j], above[:, j] if j < L - 1 else None)
     rows = np.concatenate([batch.temporal.reshape(len(batch), -1), batch.spatial.reshape(len(batch), -1),
                            batch.order[:, others].reshape(len(batch), -1), above[:, others].reshape(len(batch), -1),
-                           key], axis=1)
+                           exact] + [runs] * with_runs, axis=1)
     return np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
+
+
+def assert_dominated_never_cheaper(batch: MappingBatch, keys: OrderKeys, j: int, values: list[np.ndarray]) -> int:
+    """Among mappings that differ only in level ``j``'s order, placements and the axes, with equal exact keys, one
+    whose runs are ``>=`` another's one by one costs no more in each of ``values``; returns the pairs checked."""
+    L = batch.temporal.shape[1]
+    runs = keys.keys(j, batch.temporal[:, j], batch.order[:, j], batch.above[:, j] if j < L - 1 else None)[1]
+    group = classes(batch, keys, j, with_runs=False)
+    pairs = 0
+    for g in np.nonzero(np.bincount(group) > 1)[0]:
+        members = np.nonzero(group == g)[0]
+        a, b = np.repeat(members, len(members)), np.tile(members, len(members))
+        beats = (runs[a] >= runs[b]).all(axis=1) & (runs[a] > runs[b]).any(axis=1)
+        for v in values:
+            assert (v[a[beats]] <= v[b[beats]] * (1 + 1e-12)).all()
+        pairs += int(beats.sum())
+    return pairs
 
 
 def merged_by_order(batch: MappingBatch, group: np.ndarray, j: int) -> int:
@@ -90,20 +107,25 @@ def test_children_with_equal_keys_cost_the_same_in_every_completion(k: int) -> N
             first = np.zeros(group.max() + 1, dtype=values.dtype)
             first[group] = values  # any member's value; every member must equal it
             assert np.array_equal(values, first[group]) or np.allclose(values, first[group], rtol=1e-12)
+        assert_dominated_never_cheaper(batch, keys, j, [cost.energy, cost.cycles, cost.dram_bursts,
+                                                        cost.hop_words.sum(axis=1), ~cost.valid,
+                                                        *(cost.objective(o) for o in OBJECTIVES)])
     if both:
         assert len(np.unique(classes(batch, keys, 0))) < len(batch)  # some mappings differ only in their axes
         assert two_d_levels(arch)
 
 
-def test_most_cases_merge_orders_or_placements() -> None:
-    """The check above is not vacuous: on most cases some class holds mappings with different orders or
-    placements of one level."""
-    merging = 0
+def test_most_cases_merge_and_dominate_orders_or_placements() -> None:
+    """The checks above are not vacuous: on most cases some class holds mappings with different orders or
+    placements of one level, and on many some mapping dominates another."""
+    merging = dominating = 0
     for k, (arch, op, _) in enumerate(ALL):
         batch = space(k)
         keys = OrderKeys(op, batch.keeps, arch.mac.operand_registers)
         merging += any(merged_by_order(batch, classes(batch, keys, j), j) for j in range(len(arch.levels)))
+        dominating += any(assert_dominated_never_cheaper(batch, keys, j, []) for j in range(len(arch.levels)))
     assert merging >= 0.7 * len(ALL)
+    assert dominating >= 0.3 * len(ALL)
 
 
 def test_the_rules_cut_nodes_and_keep_the_brute_force_optimum(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -91,7 +91,8 @@ class BranchAndBound:
         self.bound = LowerBound(op, arch, model, self.keeps, placement, both_axes)
         self.fit = None if placement else self.bound.fit  # tiles dropped for their footprint (none with placement)
         # in the widened space (placement, both axes): one child per class of children the cost model cannot tell
-        # apart, P3 (orders and placements) and P4 (spatial axes); the default space's tree is left as it was
+        # apart, P3 (orders and placements) and P4 (spatial axes), and no child another dominates (P5); the default
+        # space's tree is left as it was
         self.distinct = placement or bool(both_axes)
         self.order_keys = OrderKeys(op, self.keeps, arch.mac.operand_registers) if self.distinct else None
         self.stages = _stages(self.L, self.registers or (placement and bool(self.keeps[0].any()) and self.L > 1))
@@ -190,9 +191,9 @@ class BranchAndBound:
             if self.placement and j < self.L - 1:
                 piece, parents = self._placements(piece, parents, j)
             if self.order_keys is not None:
-                keys = self.order_keys.keys(j, piece.temporal[:, j], piece.order[:, j],
-                                            piece.above[:, j] if self.placement and j < self.L - 1 else None)
-                keep = distinct_children(keys, parents)
+                exact, runs = self.order_keys.keys(j, piece.temporal[:, j], piece.order[:, j],
+                                                   piece.above[:, j] if self.placement and j < self.L - 1 else None)
+                keep = distinct_children(exact, runs, parents)
                 piece, parents = piece.take(keep), parents[keep]
             yield piece, parent_lb[parents]
             return
