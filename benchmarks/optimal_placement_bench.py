@@ -67,7 +67,7 @@ def cell(r: dict | str) -> str:
     if isinstance(r, str):
         return f"error: {r} | | | |"
     state = "proven" if r["proven"] else f"gap {r['gap']:.1%}"
-    return f"{r['value']:,.6g} ({state}) | {r['nodes']:,} | {r['s']:.1f} | {r['cpu']:.1f}"
+    return f"{r['value']:,.0f} ({state}) | {r['nodes']:,} | {r['s']:.1f} | {r['cpu']:.1f}"
 
 
 def main() -> None:
