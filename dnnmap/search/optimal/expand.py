@@ -11,7 +11,10 @@ fixed order; with placement every order, each then paired with the placements wo
 :mod:`.placement`; no tile is then dropped for its footprint: a tensor placed below the level's loops
 needs only part of it). On a level whose 2-D fan-out may split a dimension over both axes (the constraint
 ``both_axes``) the spatial factors are :func:`both_axes_unrollings`. Together the stages enumerate exactly
-the declared space of :class:`~dnnmap.search.space.MapSpace`, with or without placement and both-axis unrolling.
+the declared space of :class:`~dnnmap.search.space.MapSpace`, with or without placement and both-axis unrolling;
+in the widened space (either of them) the mapper keeps one spatial row per factor vector
+(:func:`distinct_unrollings`, rule P4) and one order stage child per class :class:`.placement.OrderKeys` cannot
+tell apart, none dominated (P3, P5): every dropped child has a kept sibling no worse in every completion.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ placements are chosen. A node's completion leaves the open levels' tensors at th
 holds at least as much as any placement and so, for the tensors P1 holds for (no sliding window, or every
 overlap reused: :attr:`.bounds.LowerBound.monotone`), never moves more words: its counts still bound every
 completion's from below (pruning rule P1 in the docs; the other tensors' pairs get the compulsory bounds).
+In that widened space (placement or both-axis unrolling) children the cost model cannot tell apart, or that a
+sibling beats in every completion, are not searched (rules P3-P5: :class:`.placement.OrderKeys`,
+:func:`.expand.distinct_unrollings`).
 """
 
 from __future__ import annotations
