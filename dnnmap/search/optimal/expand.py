@@ -11,17 +11,21 @@ fixed order; with placement every order, each then paired with the placements wo
 :mod:`.placement`; no tile is then dropped for its footprint: a tensor placed below the level's loops
 needs only part of it). On a level whose 2-D fan-out may split a dimension over both axes (the constraint
 ``both_axes``) the spatial factors are :func:`~dnnmap.search.sunstone.unroll.both_axes_unrollings`. Together the stages enumerate exactly
-the declared space of :class:`~dnnmap.search.space.MapSpace`, with or without placement and both-axis unrolling.
+the declared space of :class:`~dnnmap.search.space.MapSpace`, with or without placement and both-axis unrolling;
+in the widened space (either of them) the mapper keeps one spatial row per factor vector
+(:func:`distinct_unrollings`, rule P4) and one order stage child per class :class:`.placement.OrderKeys` cannot
+tell apart, none dominated (P3, P5): every dropped child has a kept sibling no worse in every completion.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.search.space import level_orders
+from dnnmap.search.space import level_orders, unique_rows
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.search.sunstone.walk import Partials
 from dnnmap.search.sunstone.unroll import legal_table
@@ -45,6 +49,20 @@ class Nodes(Partials):
                                                                                   "order")), above)
 
 
+@lru_cache(maxsize=8192)
+def distinct_unrollings(limits: tuple[int, ...], shape: tuple[int, ...], both: bool) -> tuple[np.ndarray, np.ndarray]:
+    """One legal (factors, axes) row per distinct factor vector (rule P4, docs/search.md): the cost model and the
+    simulator count over all the instances under one parent whatever axis carries which factor (neither reads the
+    axes), and the axes of one level constrain no other level, so rows with equal factors give every completion
+    the same cost; the axes only have to be legal, which each kept row is (read-only, cached)."""
+    fac, ax = legal_table(both)(limits, shape)
+    _, first = np.unique(unique_rows(fac)[1], return_index=True)
+    fac, ax = fac[first], ax[first]
+    fac.setflags(write=False)
+    ax.setflags(write=False)
+    return fac, ax
+
+
 def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity | None) -> np.ndarray:
     """(m, D) tiles of level ``j - 1`` that split ``rest`` (divisors) and whose footprint fits (``fit``; None:
     every one, as with per-tensor placement, where a tile's tensors may each hold only part of it)."""
@@ -53,11 +71,17 @@ def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity | None) -> np.ndarra
 
 
 def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
-                   tiles: np.ndarray | None = None, both: bool = False) -> tuple[Nodes, np.ndarray]:
+                   tiles: np.ndarray | None = None, both: bool = False,
+                   distinct: bool = False) -> tuple[Nodes, np.ndarray]:
     """Every split of each node's ``rest`` into level ``j``'s temporal and spatial factors and the tile below
     (``tiles``: only those tiles of level ``j - 1``, for a single node), and the index of each child's tile
-    among its node's tiles; ``both``: a dimension may split over both axes of level ``j``'s 2-D fan-out."""
-    unrollings = legal_table(both)
+    among its node's tiles; ``both``: a dimension may split over both axes of level ``j``'s 2-D fan-out;
+    ``distinct``: one child per distinct spatial factor vector (:func:`distinct_unrollings`)."""
+    if distinct:
+        def unrollings(limits: tuple[int, ...], shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+            return distinct_unrollings(limits, shape, both)
+    else:
+        unrollings = legal_table(both)
     out, which = [], []
     shape = tuple(arch.levels[j].fanout.shape) if arch.levels[j].fanout else None
     for k in range(len(nodes)):

@@ -11,10 +11,11 @@ such tensor can be raised by one loop with the level still fitting.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Collection
 
 import numpy as np
 
-from dnnmap.search.space import touched_lower
+from dnnmap.search.space import touched_lower, unique_rows
 from dnnmap.workload.ir import Operator
 
 
@@ -65,3 +66,103 @@ def least_placements(op: Operator, trips: np.ndarray, order: np.ndarray, base: n
         keep &= ~(can[None, :] & fits[:, up])
     rows, which = np.nonzero(keep)
     return rows, grid[which]
+
+
+class OrderKeys:
+    """What of one level's (loop order, placements) the cost model can see (rules P3 and P5, docs/search.md).
+
+    The model prices a tensor's (child, parent) pair from the child's tile (the loops below its boundary, as a
+    set) and the walk over the loops above it, innermost first (``kernel.event_walk``): a loop on a dimension
+    that is the only moving term of one of the tensor's axes (a *stop*) and every loop outside it refill the whole
+    tile, so the walk ends there and those loops count only through the product of their trips, which is the
+    product of all the loops above the tile over the loops walked before it. So a pair depends on the level's
+    order only through (a) the set of the level's loops below the tensor's boundary and (b) the level's loops
+    above that boundary walked before the first stop, innermost first. For a tensor without a sliding window
+    every one of those does not index it and the walk skips it (it neither moves the tile nor wraps anything),
+    so they count only through the product of their trips (the tensor's *run*), and every count of the pair is a
+    non-decreasing function of the number of whole-tile refills, which a longer run only lowers; for a window
+    tensor they count as the exact sequence. A level's order and placements reach the pairs of its own tensors
+    (boundary at their placement) and of every tensor with a child below the level (a lower level keeping it, or
+    its operand register; boundary below all the level's loops), and nothing else: capacities are tile sizes,
+    latency and DRAM bursts are non-decreasing functions of these counts (for a tensor without a window each
+    refill moves a whole tile, a fixed number of bursts).
+
+    :meth:`keys` gives each child the exact part (tile sets, window sequences) and the runs. Two children of one
+    node with equal exact parts (equal tiles, so equal fits) whose runs are ``>=`` one by one give every completion
+    of the levels below (which neither constrains) counts no larger, so every objective no larger: only the
+    children no other child dominates need be searched (:func:`distinct_children`)."""
+
+    def __init__(self, op: Operator, keeps: np.ndarray, registers: Collection[str]) -> None:
+        dims = op.dim_names
+        bound = np.array([op.bound(d) for d in dims])
+        T, D = len(op.tensors), len(dims)
+        single = np.zeros((T, D), dtype=bool)
+        window = np.zeros((T, D), dtype=bool)
+        for t, tensor in enumerate(op.tensors):
+            for axis in tensor.axes:
+                live = [dims.index(d) for d, _ in axis.terms if bound[dims.index(d)] > 1]
+                (single if len(live) == 1 else window)[t, live] = True
+        self.plain = ~window.any(axis=1)
+        self.stops = single & ~window  # a dimension of both kinds never ends the key's walk: a finer key
+        below = np.cumsum(keeps, axis=0) - keeps > 0  # (L, T) kept at some lower level
+        self.below = below | np.array([t.role in registers for t in op.tensors])[None, :]
+        self.keeps = keeps
+
+    def _walk(self, t: int, trips: np.ndarray, order: np.ndarray, live: np.ndarray, rank: np.ndarray,
+              boundary: np.ndarray) -> np.ndarray:
+        """(n,) the level's loops above ``boundary`` (n,: non-trivial loops above tensor ``t``'s tile; ``rank``
+        (n, D) of each loop among them) walked innermost first before the first stop: the product of their trips
+        (the run) for a tensor without a sliding window, else a code of the sequence."""
+        D = order.shape[1]
+        code = np.ones(order.shape[0], dtype=np.int64) if self.plain[t] else np.zeros(order.shape[0], dtype=np.int64)
+        stopped = np.zeros(order.shape[0], dtype=bool)
+        for p in range(D - 1, -1, -1):
+            d = order[:, p]
+            above = live[:, p] & (rank[:, p] < boundary)
+            stopped |= above & self.stops[t, d]
+            walked = above & ~stopped
+            code = np.where(walked, code * trips[np.arange(len(d)), d] if self.plain[t] else code * (D + 1) + d + 1,
+                            code)
+        return code
+
+    def keys(self, j: int, trips: np.ndarray, order: np.ndarray, above: np.ndarray | None
+             ) -> tuple[np.ndarray, np.ndarray]:
+        """(exact (n, E), runs (n, R)) of children with level-``j`` ``trips`` (n, D), ``order`` (n, D; outermost
+        first) and placements ``above`` (n, T; None: every tensor below all the level's loops)."""
+        live = np.take_along_axis(trips, order, axis=1) > 1
+        k = live.sum(axis=1)
+        rank = np.cumsum(live, axis=1) - 1
+        bits = (1 << order) * live  # (n, D)
+        exact, runs = [np.zeros(len(order), dtype=np.int64)], [np.ones(len(order), dtype=np.int64)]
+        for t in range(len(self.plain)):
+            walks = [k] if self.below[j, t] else []
+            if self.keeps[j, t] and above is not None:
+                walks.append(above[:, t])
+                exact.append((bits * (rank >= above[:, t][:, None])).sum(axis=1))  # the set below the boundary
+            for boundary in walks:
+                (runs if self.plain[t] else exact).append(self._walk(t, trips, order, live, rank, boundary))
+        return np.stack(exact, axis=1), np.stack(runs, axis=1)
+
+
+def distinct_children(exact: np.ndarray, runs: np.ndarray, parents: np.ndarray, pairs: int = 1 << 21) -> np.ndarray:
+    """Indices (ascending) of the children (``parents`` (n,): each child's node) that no child of the same node with
+    the same ``exact`` keys dominates: runs ``>=`` one by one, and larger in one or equal and listed earlier.
+    Pairs are compared a block of about ``pairs`` at a time."""
+    _, group = unique_rows(np.concatenate([parents[:, None], exact], axis=1))
+    order = np.argsort(group, kind="stable")
+    g, r = group[order], runs[order]
+    starts = np.r_[0, np.nonzero(np.diff(g))[0] + 1]
+    sizes = np.diff(np.r_[starts, len(g)])
+    first = np.repeat(starts, sizes)  # each sorted child's group's first row
+    size = np.repeat(sizes, sizes)
+    dominated = np.zeros(len(g), dtype=bool)
+    begin = 0
+    while begin < len(g):  # children [begin, end) against every child of their group
+        end = begin + max(1, int(np.searchsorted(np.cumsum(size[begin:]), pairs)))
+        b = np.repeat(np.arange(begin, end), size[begin:end])
+        a = np.repeat(first[begin:end], size[begin:end]) + np.arange(len(b)) - np.repeat(
+            np.cumsum(size[begin:end]) - size[begin:end], size[begin:end])
+        beats = (r[a] >= r[b]).all(axis=1) & ((r[a] > r[b]).any(axis=1) | (a < b))
+        dominated[begin:end] = np.bincount(b - begin, weights=beats, minlength=end - begin) > 0
+        begin = end
+    return np.sort(order[~dominated])

@@ -17,6 +17,9 @@ placements are chosen. A node's completion leaves the open levels' tensors at th
 holds at least as much as any placement and so, for the tensors P1 holds for (no sliding window, or every
 overlap reused: :attr:`.bounds.LowerBound.monotone`), never moves more words: its counts still bound every
 completion's from below (pruning rule P1 in the docs; the other tensors' pairs get the compulsory bounds).
+In that widened space (placement or both-axis unrolling) children the cost model cannot tell apart, or that a
+sibling beats in every completion, are not searched (rules P3-P5: :class:`.placement.OrderKeys`,
+:func:`.expand.distinct_unrollings`).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from dnnmap.search.mappers import SearchResult, nothing_fits_message
 from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.search.mappers import Progress
 from dnnmap.search.optimal.expand import Nodes, candidate_tiles, expand_factors, expand_orders
-from dnnmap.search.optimal.placement import least_placements
+from dnnmap.search.optimal.placement import OrderKeys, distinct_children, least_placements
 from dnnmap.search.options import SearchOptions
 from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.search.registry import Mapper
@@ -90,6 +93,11 @@ class BranchAndBound:
         self.registers = bool(arch.mac.operand_registers)
         self.bound = LowerBound(op, arch, model, self.keeps, placement, both_axes)
         self.fit = None if placement else self.bound.fit  # tiles dropped for their footprint (none with placement)
+        # in the widened space (placement, both axes): one child per class of children the cost model cannot tell
+        # apart, P3 (orders and placements) and P4 (spatial axes), and no child another dominates (P5); the default
+        # space's tree is left as it was
+        self.distinct = placement or bool(both_axes)
+        self.order_keys = OrderKeys(op, self.keeps, arch.mac.operand_registers) if self.distinct else None
         self.stages = _stages(self.L, self.registers or (placement and bool(self.keeps[0].any()) and self.L > 1))
         self.chunk = chunk
         self.incumbent = math.inf
@@ -185,6 +193,11 @@ class BranchAndBound:
             piece, parents = expand_orders(nodes, j)
             if self.placement and j < self.L - 1:
                 piece, parents = self._placements(piece, parents, j)
+            if self.order_keys is not None:
+                exact, runs = self.order_keys.keys(j, piece.temporal[:, j], piece.order[:, j],
+                                                   piece.above[:, j] if self.placement and j < self.L - 1 else None)
+                keep = distinct_children(exact, runs, parents)
+                piece, parents = piece.take(keep), parents[keep]
             yield piece, parent_lb[parents]
             return
         for k in range(len(nodes)):
@@ -193,23 +206,20 @@ class BranchAndBound:
                 tiles = candidate_tiles(one.temporal[0, 0], j, self.fit)
                 tile_lb = np.maximum(self.tile_bound(one.take(np.zeros(len(tiles), dtype=np.int64)), tiles, j), parent_lb[k])
                 alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
-                piece, which = expand_factors(one, j, self.arch, self.fit, tiles[alive], j in self.both_axes)
+                piece, which = expand_factors(one, j, self.arch, self.fit, tiles[alive], j in self.both_axes,
+                                              self.distinct)
                 yield piece, tile_lb[alive][which]
             else:
-                piece, _ = expand_factors(one, j, self.arch, self.fit, both=j in self.both_axes)
+                piece, _ = expand_factors(one, j, self.arch, self.fit, both=j in self.both_axes,
+                                          distinct=self.distinct)
                 yield piece, np.full(len(piece), parent_lb[k])
 
     def _placements(self, nodes: Nodes, parents: np.ndarray, j: int) -> tuple[Nodes, np.ndarray]:
         """Each child of an order stage (its level-``j`` order fixed) with every placement at level ``j`` worth
-        keeping (:func:`.placement.least_placements`), and their parents' indices. Without operand registers
-        level 0's order matters only with a tensor placed there: nothing placed is kept with one order."""
+        keeping (:func:`.placement.least_placements`), and their parents' indices."""
         base = nodes.spatial[:, j] * (nodes.temporal[:, 0] if j > 0 else 1)
         rows, above = least_placements(self.op, nodes.temporal[:, j], nodes.order[:, j], base, self.keeps[j],
                                        self.bound.monotone[j], self.bound.fit.levels[j])
-        if j == 0 and not self.registers:
-            first = np.r_[True, parents[1:] != parents[:-1]]  # a node's children are consecutive
-            alone = first[rows] | above.any(axis=1)
-            rows, above = rows[alone], above[alone]
         out = nodes.take(rows)
         out.above = out.above.copy()
         out.above[:, j] = above
