@@ -1,12 +1,13 @@
 """Proofs of the optimal mapper over the placed space, this checkout against another revision, side by side.
 
 Run from the repository root: ``PYTHONPATH=. python benchmarks/optimal_placement_bench.py [--compare REV]
-[--budget-seconds 300] [--r18-budget-seconds 180] [--cases a,b]``
+[--budget-seconds 300] [--r18-budget-seconds 180] [--cases a,b] [--objectives energy,edp]``
 
 Cases (docs/search.md "The optimal mapper with placement"): the issue's two layers (the 1x1 convolution K=256
 C=128 P=Q=14 and BERT-base's query projection, 128x768 by 768x768) on ``eyeriss`` with hop energy 0, with
 placement and both-axis unrolling on the global buffer's PE array; and ResNet-18 layers on ``eyeriss`` with
-placement; energy and EDP each. Every (case, code) runs in its own process (``PYTHONPATH`` the checkout, REV
+placement; each for the ``--objectives`` (energy and EDP). A case is named ``LAYER-OBJECTIVE`` (``pw-energy``,
+``q_proj-edp``, ``layer4.0.conv2-energy``); ``--cases`` takes case or layer names. Every (case, code) runs in its own process (``PYTHONPATH`` the checkout, REV
 exported with ``git archive`` into a temporary folder), the two codes one after the other per case, so both see
 about the same load. Printed per run: proven or the gap at the budget, the objective, nodes bounded, wall and CPU
 seconds. The machine is shared: compare nodes first, seconds as orders of magnitude.
@@ -24,10 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 # (name, architecture, layer, placement, both-axes levels, objective)
-CASES = [(f"{layer}-{obj}", arch, layer, True, both, obj)
-         for layer, arch, both in [("pw", "nohop", ["GLB"]), ("q_proj", "nohop", ["GLB"]),
-                                   ("layer2.0.downsample.0", "eyeriss", []), ("layer4.0.conv1", "eyeriss", [])]
-         for obj in ("energy", "edp")]
+LAYERS = [("pw", "nohop", ["GLB"]), ("q_proj", "nohop", ["GLB"])] + [
+    (name, "eyeriss", []) for name in ("layer2.0.downsample.0", "layer3.0.conv1", "layer4.0.conv1", "layer4.0.conv2",
+                                       "fc")]
 
 WORKER = r"""
 import json, sys, time
@@ -75,9 +75,12 @@ def main() -> None:
     parser.add_argument("--compare", help="git revision to run beside this checkout (before)")
     parser.add_argument("--budget-seconds", type=float, default=300.0, help="per run, the issue's two layers")
     parser.add_argument("--r18-budget-seconds", type=float, default=180.0, help="per run, the ResNet-18 layers")
-    parser.add_argument("--cases", help="comma-separated case names (default: all)")
+    parser.add_argument("--cases", help="comma-separated case or layer names (default: all)")
+    parser.add_argument("--objectives", default="energy,edp")
     args = parser.parse_args()
-    cases = [c for c in CASES if not args.cases or c[0] in args.cases.split(",")]
+    wanted = set(args.cases.split(",")) if args.cases else None
+    cases = [(f"{layer}-{obj}", arch, layer, True, both, obj) for layer, arch, both in LAYERS
+             for obj in args.objectives.split(",") if wanted is None or {layer, f"{layer}-{obj}"} & wanted]
     with tempfile.TemporaryDirectory() as tmp:
         codes = [("this checkout", ROOT)]
         if args.compare:
