@@ -103,7 +103,7 @@ def _stages(L: int, level0_order: bool) -> list[tuple[str, int]]:
 
 
 class BranchAndBound:
-    def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 100_000,
+    def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 20_000,
                  placement: bool = False, both_axes: frozenset[int] = frozenset()) -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
         self.L, self.D = len(arch.levels), len(op.dim_names)
