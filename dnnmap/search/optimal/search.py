@@ -122,8 +122,8 @@ class BranchAndBound:
         self.batch_children = 4096  # children bounded per step of the walk (siblings grouped up to this)
         # running mean of the children one node has at each stage (from one node at a time)
         self.children_per_node = np.full(len(self.stages) + 1, float(self.batch_children))
-        # running mean of the seconds bounding one node takes at each stage (first guess: 256 nodes a step)
-        self.seconds_per_node = np.full(len(self.stages), STEP_SECONDS / 256)
+        # running mean of the seconds bounding one node (one tile: key "tile") takes per stage (first guess: 256 a step)
+        self.seconds_per_node: dict[int | tuple[int, str], float] = {}
 
     def _batch(self, n: Nodes) -> MappingBatch:
         return MappingBatch(n.temporal, n.spatial, n.order, self.keeps, (), n.axes, n.above)
@@ -227,11 +227,9 @@ class BranchAndBound:
             tiles = np.ones((1, self.D), dtype=np.int64) if j == 0 else candidate_tiles(one.temporal[0, 0], j, self.fit)
             tile_lb = np.full(len(tiles), parent_lb[k])
             if 1 <= j < self.L - 1:
-                for lo in range(0, len(tiles), self.chunk):
-                    _check(deadline)
-                    part = tiles[lo:lo + self.chunk]
-                    tile_lb[lo:lo + len(part)] = np.maximum(
-                        self.tile_bound(one.take(np.zeros(len(part), dtype=np.int64)), part, j), parent_lb[k])
+                for part in self._timed(len(tiles), (stage, "tile"), deadline):
+                    tile_lb[part] = np.maximum(
+                        self.tile_bound(one.take(np.zeros(len(part), dtype=np.int64)), tiles[part], j), parent_lb[k])
             alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
             lo, step = 0, 1
             while lo < len(alive):
@@ -244,6 +242,20 @@ class BranchAndBound:
                     step = max(1, min(4 * step, step * self.chunk // max(len(piece), 1)))  # about a chunk a step
                     later = min(tile_lb[alive[lo:]].min(initial=math.inf), parent_lb[k + 1:].min(initial=math.inf))
                     yield from self._split(piece, tile_lb[idx][which], float(later))
+
+    def _timed(self, n: int, key: int | tuple[int, str], deadline: float) -> Iterator[np.ndarray]:
+        """Consecutive index ranges covering ``n`` items, each about :data:`STEP_SECONDS` of work from the running
+        mean per item of the work ``key`` names (timed by the caller's use between yields; first guess: 256 items);
+        raises :class:`_OutOfTime` before each past ``deadline``."""
+        lo = 0
+        while lo < n:
+            _check(deadline)
+            per_item = self.seconds_per_node.get(key, STEP_SECONDS / 256)
+            hi = min(n, lo + int(np.clip(STEP_SECONDS / per_item, 16, self.chunk)))
+            t = time.perf_counter()
+            yield np.arange(lo, hi)
+            self.seconds_per_node[key] = 0.5 * per_item + 0.5 * (time.perf_counter() - t) / (hi - lo)
+            lo = hi
 
     def _split(self, piece: Nodes, lb: np.ndarray, later: float) -> Iterator[tuple[Nodes, np.ndarray, float]]:
         """``piece`` and its bounds ``lb`` in slices of at most :attr:`chunk` nodes, each with the least bound of
@@ -292,14 +304,9 @@ class BranchAndBound:
         """The children in ``pieces`` whose bound (at least the ``inherited`` one) is below the incumbent, sorted
         by bound, and their bounds; bounded about :data:`STEP_SECONDS` at a time, the clock read in between."""
         batch, parent = Nodes.concat(pieces), np.concatenate(inherited)
-        lb, lo = np.empty(len(batch)), 0
-        while lo < len(batch):
-            _check(deadline)
-            hi = min(len(batch), lo + int(np.clip(STEP_SECONDS / self.seconds_per_node[stage], 16, self.chunk)))
-            t = time.perf_counter()
-            lb[lo:hi] = np.maximum(self._bound(batch.take(np.arange(lo, hi)), stage), parent[lo:hi])
-            self.seconds_per_node[stage] = 0.5 * self.seconds_per_node[stage] + 0.5 * (time.perf_counter() - t) / (hi - lo)
-            lo = hi
+        lb = np.empty(len(batch))
+        for part in self._timed(len(batch), stage, deadline):
+            lb[part] = np.maximum(self._bound(batch.take(part), stage), parent[part])
         alive = np.nonzero(lb < self.incumbent * (1 - EPS))[0]
         order = alive[np.argsort(lb[alive], kind="stable")]
         return batch.take(order), lb[order]
