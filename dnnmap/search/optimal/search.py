@@ -206,8 +206,8 @@ class BranchAndBound:
                   deadline: float = math.inf) -> Iterator[tuple[Nodes, np.ndarray, float]]:
         """Children of each node with the bound they inherit, in pieces of at most :attr:`chunk` nodes, each with the
         least bound inherited by the children not yet made (a lower bound of every one of them). Factor
-        stages below the top first bound each tile of level ``j - 1`` (:meth:`tile_bound`, ``chunk`` tiles at a
-        time, the clock read between them) and split only the tiles below the incumbent, a few at a time."""
+        stages below the top first bound each tile of level ``j - 1`` (:meth:`tile_bound`, in :meth:`_timed` steps)
+        and split only the tiles below the incumbent, a few at a time; the clock is read before each step."""
         kind, j = self.stages[stage]
         if kind == "O":
             orders = [math.factorial(int(n)) for n in (nodes.temporal[:, j] > 1).sum(axis=1)]
@@ -284,8 +284,8 @@ class BranchAndBound:
                    deadline: float = math.inf) -> Iterator[tuple[Nodes, np.ndarray, float]]:
         """Children of ``nodes`` at ``stage`` whose bound is below the incumbent, a chunk (below twice
         :attr:`chunk` children bounded at once) at a time, each chunk's sorted by bound, with the least bound of
-        the children not yet bounded (inf after the last); raises :class:`_OutOfTime` past ``deadline``. A child's bound is at least its parent's (the parent's holds for every completion of
-        the child too)."""
+        the children not yet bounded (inf after the last); raises :class:`_OutOfTime` past ``deadline``. A child's
+        bound is at least its parent's (the parent's holds for every completion of the child too)."""
         pending, inherited, size, born = [], [], 0, 0
         for piece, lb, later in self._children(nodes, stage, parent_lb, deadline):
             pending.append(piece)
@@ -356,7 +356,8 @@ class BranchAndBound:
                 continue
             # siblings whose children are few are expanded together (larger batches for the cost model)
             end = min(len(nodes), k + int(np.clip(self.batch_children / self.children_per_node[stage + 1], 1, 256)))
-            top[3:] = [end, self._survivors(nodes.take(np.arange(k, end)), stage + 1, lb[k:end], deadline), float(lb[k])]
+            top[3:] = [end, self._survivors(nodes.take(np.arange(k, end)), stage + 1, lb[k:end], deadline),
+                       float(lb[k:end].min())]
         return self.incumbent
 
 
