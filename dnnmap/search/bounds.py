@@ -129,12 +129,10 @@ def _optimum(op: Operator, arch: ArchSpec, objective: str, budget_seconds: float
              space: OptimalSpace, incumbent: SearchResult | None = None) -> OptimalResult | None:
     """The optimal mapper's result in ``space`` (None when no mapping fits)."""
     try:
-        found = optimal_search(op, arch, objective, budget_seconds, incumbent=incumbent, seeds=seeds,
-                               placement=space.placement, both_axes=space.both_axes)
+        return optimal_search(op, arch, objective, budget_seconds, incumbent=incumbent, seeds=seeds,
+                              placement=space.placement, both_axes=space.both_axes)
     except MappingError:  # nothing fits this capacity
         return None
-    # with placement the search may end on a mapping that does not fit: nothing fits either
-    return found if math.isfinite(found.certificate.incumbent) else None
 
 
 def attainable_bounds(op: Operator, arch: ArchSpec, capacities: Sequence[int], objective: str = "dram",

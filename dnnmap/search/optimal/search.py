@@ -7,8 +7,14 @@ is what is left, its order is fixed: :mod:`.expand`). Every node is bounded with
 whose bound reaches the incumbent is pruned, which is safe because the bound is admissible, so
 the search returns the optimum of the declared space. The incumbent starts at the Sunstone
 mapper's result; every completion priced on the way that fits may replace it (a node's completion
-is a mapping of the space), and a child's bound is at least its parent's. When ``budget_seconds`` runs out, the certificate's lower bound is the least
+is a mapping of the space; one that does not fit, of infinite value, never is), and a child's bound is at least its parent's. When ``budget_seconds`` runs out, the certificate's lower bound is the least
 bound of the nodes still open, and the gap is ``incumbent / lower bound - 1``.
+
+Memory and the budget: a node's children are generated and bounded in chunks of at most ``chunk`` nodes
+(:meth:`BranchAndBound._survivors`), each chunk's survivors entering the walk (sorted by bound) before the next
+chunk is made, so the walk holds at most about one chunk per stage at once; the clock is read between chunks
+(also while tiles are bounded). The children of a node not yet all made are open with their parent's bound,
+which the certificate's lower bound counts.
 
 With per-tensor placement (``placement=True``, docs/search.md "The optimal mapper with placement") each
 order stage also fixes the level's placements (:mod:`.placement`), level 0's order and
@@ -26,7 +32,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,10 +54,11 @@ from dnnmap.search.registry import Mapper
 from dnnmap.workload.ir import Operator
 
 EPS = 1e-9  # relative slack: a bound within rounding of the incumbent cannot beat it
+STEP_SECONDS = 0.1  # about the time one call of the cost model and bounds takes: the clock is read between calls
 
 
 class _OutOfTime(Exception):
-    """The budget ran out while a node's children were being bounded."""
+    """The budget ran out while a node's children were being made or bounded."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,22 @@ class OptimalResult:
     certificate: Certificate
 
 
+def _check(deadline: float) -> None:
+    """Raises :class:`_OutOfTime` past ``deadline``."""
+    if time.perf_counter() > deadline:
+        raise _OutOfTime
+
+
+def _slices(sizes: np.ndarray, cap: int) -> Iterator[np.ndarray]:
+    """Consecutive index ranges whose ``sizes`` sum to at most ``cap`` (or a single index)."""
+    total = np.concatenate([[0], np.cumsum(sizes)])
+    lo = 0
+    while lo < len(sizes):
+        hi = max(lo + 1, int(np.searchsorted(total, total[lo] + cap, side="right")) - 1)
+        yield np.arange(lo, hi)
+        lo = hi
+
+
 def _stages(L: int, level0_order: bool) -> list[tuple[str, int]]:
     """Factor and order stages top-down; level 0's order only matters (and is searched) with operand
     registers, whose events are every temporal loop (docs/cost-model.md section 4), or a tensor placed
@@ -83,7 +106,7 @@ def _stages(L: int, level0_order: bool) -> list[tuple[str, int]]:
 
 
 class BranchAndBound:
-    def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 100_000,
+    def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 20_000,
                  placement: bool = False, both_axes: frozenset[int] = frozenset()) -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
         self.L, self.D = len(arch.levels), len(op.dim_names)
@@ -107,6 +130,8 @@ class BranchAndBound:
         self.batch_children = 4096  # children bounded per step of the walk (siblings grouped up to this)
         # running mean of the children one node has at each stage (from one node at a time)
         self.children_per_node = np.full(len(self.stages) + 1, float(self.batch_children))
+        # running mean of the seconds bounding one node (one tile: key "tile") takes per stage (first guess: 256 a step)
+        self.seconds_per_node: dict[int | tuple[int, str], float] = {}
 
     def _batch(self, n: Nodes) -> MappingBatch:
         return MappingBatch(n.temporal, n.spatial, n.order, self.keeps, (), n.axes, n.above)
@@ -115,7 +140,7 @@ class BranchAndBound:
         cost = self.model.evaluate(batch)
         score, j = cost.best(self.objective)
         tie = float(cost.tie_break()[j])
-        if (score, tie) < (self.incumbent, self.tie):
+        if math.isfinite(score) and (score, tie) < (self.incumbent, self.tie):
             self.incumbent, self.tie, self.best = score, tie, batch.take([j])
 
     def _consider(self, nodes: Nodes, cost: CostBatch) -> np.ndarray:
@@ -125,7 +150,7 @@ class BranchAndBound:
         score = cost.objective(self.objective).copy()
         tie = cost.tie_break()
         k = best_index(score, tie)
-        if (score[k], tie[k]) < (self.incumbent, self.tie):
+        if math.isfinite(score[k]) and (score[k], tie[k]) < (self.incumbent, self.tie):
             self.incumbent, self.tie = float(score[k]), float(tie[k])
             self.best = self._batch(nodes.take(np.array([k])))
         return score
@@ -185,34 +210,73 @@ class BranchAndBound:
         return self.bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j + 1, j, self.objective,
                                   tile=tiles)
 
-    def _children(self, nodes: Nodes, stage: int, parent_lb: np.ndarray):  # noqa: ANN202 - (Nodes, bounds) pieces
-        """Children of each node with the bound they inherit. Factor stages below the top first bound each
-        tile of level ``j - 1`` (:meth:`tile_bound`) and split only the tiles below the incumbent."""
+    def _children(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
+                  deadline: float = math.inf) -> Iterator[tuple[Nodes, np.ndarray, float]]:
+        """Children of each node with the bound they inherit, in pieces of at most :attr:`chunk` nodes, each with the
+        least bound inherited by the children not yet made (a lower bound of every one of them). Factor
+        stages below the top first bound each tile of level ``j - 1`` (:meth:`tile_bound`, in :meth:`_timed` steps)
+        and split only the tiles below the incumbent, a few at a time; the clock is read before each step."""
         kind, j = self.stages[stage]
-        if kind == "O":  # every node at once
-            piece, parents = expand_orders(nodes, j)
-            if self.placement and j < self.L - 1:
-                piece, parents = self._placements(piece, parents, j)
-            if self.order_keys is not None:
-                exact, runs = self.order_keys.keys(j, piece.temporal[:, j], piece.order[:, j],
-                                                   piece.above[:, j] if self.placement and j < self.L - 1 else None)
-                keep = distinct_children(exact, runs, parents)
-                piece, parents = piece.take(keep), parents[keep]
-            yield piece, parent_lb[parents]
+        if kind == "O":
+            orders = [math.factorial(int(n)) for n in (nodes.temporal[:, j] > 1).sum(axis=1)]
+            step = max(1, self.chunk // 8)  # placements multiply the orders
+            for rows in _slices(np.array(orders), self.chunk):
+                piece, parents = expand_orders(nodes.take(rows), j)
+                later = float(parent_lb[rows[0]:].min())  # children of these nodes and the next are still to come
+                for lo in range(0, len(piece), step):
+                    part = np.arange(lo, min(lo + step, len(piece)))
+                    sub, up = piece.take(part), rows[parents[part]]
+                    if self.placement and j < self.L - 1:
+                        sub, up = self._placements(sub, up, j)
+                    if self.order_keys is not None:  # P3, P5 among the siblings made together
+                        exact, runs = self.order_keys.keys(j, sub.temporal[:, j], sub.order[:, j],
+                                                           sub.above[:, j] if self.placement and j < self.L - 1 else None)
+                        keep = distinct_children(exact, runs, up)
+                        sub, up = sub.take(keep), up[keep]
+                    yield from self._split(sub, parent_lb[up], later)
             return
         for k in range(len(nodes)):
             one = nodes.take(np.array([k]))
+            tiles = np.ones((1, self.D), dtype=np.int64) if j == 0 else candidate_tiles(one.temporal[0, 0], j, self.fit)
+            tile_lb = np.full(len(tiles), parent_lb[k])
             if 1 <= j < self.L - 1:
-                tiles = candidate_tiles(one.temporal[0, 0], j, self.fit)
-                tile_lb = np.maximum(self.tile_bound(one.take(np.zeros(len(tiles), dtype=np.int64)), tiles, j), parent_lb[k])
-                alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
-                piece, which = expand_factors(one, j, self.arch, self.fit, tiles[alive], j in self.both_axes,
-                                              self.distinct)
-                yield piece, tile_lb[alive][which]
-            else:
-                piece, _ = expand_factors(one, j, self.arch, self.fit, both=j in self.both_axes,
-                                          distinct=self.distinct)
-                yield piece, np.full(len(piece), parent_lb[k])
+                for part in self._timed(len(tiles), (stage, "tile"), deadline):
+                    tile_lb[part] = np.maximum(
+                        self.tile_bound(one.take(np.zeros(len(part), dtype=np.int64)), tiles[part], j), parent_lb[k])
+            alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
+            lo, step = 0, 1
+            while lo < len(alive):
+                idx = alive[lo:lo + step]
+                idx = idx[tile_lb[idx] < self.incumbent * (1 - EPS)]  # the incumbent may have improved meanwhile
+                lo += step
+                if len(idx):
+                    _check(deadline)
+                    piece, which = expand_factors(one, j, self.arch, self.fit, tiles[idx], j in self.both_axes,
+                                                  self.distinct)
+                    step = max(1, min(4 * step, step * self.chunk // max(len(piece), 1)))  # about a chunk a step
+                    later = min(tile_lb[alive[lo:]].min(initial=math.inf), parent_lb[k + 1:].min(initial=math.inf))
+                    yield from self._split(piece, tile_lb[idx][which], float(later))
+
+    def _timed(self, n: int, key: int | tuple[int, str], deadline: float) -> Iterator[np.ndarray]:
+        """Consecutive index ranges covering ``n`` items, each about :data:`STEP_SECONDS` of work from the running
+        mean per item of the work ``key`` names (timed by the caller's use between yields; first guess: 256 items);
+        raises :class:`_OutOfTime` before each past ``deadline``."""
+        lo = 0
+        while lo < n:
+            _check(deadline)
+            per_item = self.seconds_per_node.get(key, STEP_SECONDS / 256)
+            hi = min(n, lo + int(np.clip(STEP_SECONDS / per_item, 16, self.chunk)))
+            t = time.perf_counter()
+            yield np.arange(lo, hi)
+            self.seconds_per_node[key] = 0.5 * per_item + 0.5 * (time.perf_counter() - t) / (hi - lo)
+            lo = hi
+
+    def _split(self, piece: Nodes, lb: np.ndarray, later: float) -> Iterator[tuple[Nodes, np.ndarray, float]]:
+        """``piece`` and its bounds ``lb`` in slices of at most :attr:`chunk` nodes, each with the least bound of
+        the rest of ``piece`` and of the children after it (``later``)."""
+        for lo in range(0, len(piece), self.chunk):
+            hi = min(lo + self.chunk, len(piece))
+            yield piece.take(np.arange(lo, hi)), lb[lo:hi], min(float(lb[hi:].min(initial=math.inf)), later)
 
     def _placements(self, nodes: Nodes, parents: np.ndarray, j: int) -> tuple[Nodes, np.ndarray]:
         """Each child of an order stage (its level-``j`` order fixed) with every placement at level ``j`` worth
@@ -226,41 +290,46 @@ class BranchAndBound:
         return out, parents[rows]
 
     def _survivors(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
-                   deadline: float = math.inf) -> tuple[Nodes, np.ndarray]:
-        """Children of ``nodes`` at ``stage`` whose bound is below the incumbent, sorted by bound. A child's
+                   deadline: float = math.inf) -> Iterator[tuple[Nodes, np.ndarray, float]]:
+        """Children of ``nodes`` at ``stage`` whose bound is below the incumbent, a chunk (below twice
+        :attr:`chunk` children bounded at once) at a time, each chunk's sorted by bound, with the least bound of
+        the children not yet bounded (inf after the last); raises :class:`_OutOfTime` past ``deadline``. A child's
         bound is at least its parent's (the parent's holds for every completion of the child too)."""
-        kept, lbs, pending, inherited, size = [], [], [], [], 0
-
-        def flush() -> None:
-            batch, parent = Nodes.concat(pending), np.concatenate(inherited)
-            pending.clear()
-            inherited.clear()
-            if len(batch) == 0:
-                return
-            lb = np.maximum(self._bound(batch, stage), parent)
-            alive = lb < self.incumbent * (1 - EPS)
-            kept.append(batch.take(np.nonzero(alive)[0]))
-            lbs.append(lb[alive])
-
-        born = 0
-        for piece, lb in self._children(nodes, stage, parent_lb):
+        pending, inherited, size, born = [], [], 0, 0
+        for piece, lb, later in self._children(nodes, stage, parent_lb, deadline):
             pending.append(piece)
             inherited.append(lb)
             born += len(piece)
             size += len(piece)
             if size >= self.chunk:
-                flush()
-                size = 0
-                if time.perf_counter() > deadline:
-                    raise _OutOfTime
+                yield *self._bound_sorted(pending, inherited, stage, deadline), later
+                pending, inherited, size = [], [], 0
         if pending:
-            flush()
+            yield *self._bound_sorted(pending, inherited, stage, deadline), math.inf
         self.children_per_node[stage] = max(1.0, 0.8 * self.children_per_node[stage] + 0.2 * born / len(nodes))
-        if not kept:
-            return nodes.take(np.array([], dtype=np.int64)), np.zeros(0)
-        out, lb = Nodes.concat(kept), np.concatenate(lbs)
-        order = np.argsort(lb, kind="stable")
-        return out.take(order), lb[order]
+
+    def _bound_sorted(self, pieces: list[Nodes], inherited: list[np.ndarray], stage: int,
+                      deadline: float) -> tuple[Nodes, np.ndarray]:
+        """The children in ``pieces`` whose bound (at least the ``inherited`` one) is below the incumbent, sorted
+        by bound, and their bounds; bounded about :data:`STEP_SECONDS` at a time, the clock read in between."""
+        batch, parent = Nodes.concat(pieces), np.concatenate(inherited)
+        lb = np.empty(len(batch))
+        for part in self._timed(len(batch), stage, deadline):
+            lb[part] = np.maximum(self._bound(batch.take(part), stage), parent[part])
+        alive = np.nonzero(lb < self.incumbent * (1 - EPS))[0]
+        order = alive[np.argsort(lb[alive], kind="stable")]
+        return batch.take(order), lb[order]
+
+    def _open_bound(self, stack: list[list]) -> float:
+        """The least bound of the nodes still open on ``stack`` (at most the incumbent): each frame's nodes not yet
+        expanded and, while a frame's expansion is under way, the least bound of its children not yet bounded."""
+        open_lb = [self.incumbent]
+        for _, _, lb, k, expansion, first in stack:
+            if len(lb) > k:
+                open_lb.append(float(lb[k:].min()))
+            if expansion is not None:
+                open_lb.append(first)
+        return min(open_lb)
 
     def run(self, deadline: float) -> float:
         """Search until done or ``deadline``; returns the certified lower bound."""
@@ -269,15 +338,26 @@ class BranchAndBound:
                      np.zeros((1, L, D), dtype=np.int64), np.tile(np.arange(D), (1, L, 1)),
                      np.zeros((1, L, len(self.op.tensors)), dtype=np.int64) if self.placement else None)
         root.temporal[0, 0] = [self.op.bound(d) for d in self.op.dim_names]
-        # depth first, lowest bound first among siblings: (stage, siblings sorted by bound, their bounds, next one)
-        stack: list[list] = [[-1, root, np.zeros(1), 0]]
+        # depth first, lowest bound first among siblings: (stage, siblings sorted by bound, their bounds, next one,
+        # the expansion under way of the siblings before it (a generator of bounded chunks) or None, the least bound
+        # of its children not yet bounded)
+        stack: list[list] = [[-1, root, np.zeros(1), 0, None, 0.0]]
         while stack:
             if time.perf_counter() > deadline:
-                open_lb = [float(lb[k:][lb[k:] < self.incumbent].min()) for _, _, lb, k in stack
-                           if (lb[k:] < self.incumbent).any()]
-                return min(open_lb + [self.incumbent])
+                return self._open_bound(stack)
             top = stack[-1]
-            stage, nodes, lb, k = top
+            stage, nodes, lb, k, expansion, _ = top
+            if expansion is not None:
+                try:
+                    children, child_lb, top[5] = next(expansion)
+                except StopIteration:
+                    top[4] = None
+                    continue
+                except _OutOfTime:  # the children not yet bounded stay open with the bound they inherit
+                    return self._open_bound(stack)
+                if stage + 1 < len(self.stages) - 1 and len(children):
+                    stack.append([stage + 1, children, child_lb, 0, None, 0.0])
+                continue
             while k < len(nodes) and lb[k] >= self.incumbent * (1 - EPS):
                 k += 1
             if k >= len(nodes):
@@ -285,14 +365,8 @@ class BranchAndBound:
                 continue
             # siblings whose children are few are expanded together (larger batches for the cost model)
             end = min(len(nodes), k + int(np.clip(self.batch_children / self.children_per_node[stage + 1], 1, 256)))
-            top[3] = end
-            try:
-                children, child_lb = self._survivors(nodes.take(np.arange(k, end)), stage + 1, lb[k:end], deadline)
-            except _OutOfTime:  # the nodes stay open with their own bounds
-                top[3] = k
-                continue
-            if stage + 1 < len(self.stages) - 1 and len(children):
-                stack.append([stage + 1, children, child_lb, 0])
+            top[3:] = [end, self._survivors(nodes.take(np.arange(k, end)), stage + 1, lb[k:end], deadline),
+                       float(lb[k:end].min())]
         return self.incumbent
 
 
