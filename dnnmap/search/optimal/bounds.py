@@ -206,6 +206,9 @@ class LowerBound:
                                   for lv in arch.levels])
         self._tiles: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
+        skip = model.ops_count / op.operations if op.operations else 1.0  # effectual share (sparse operands)
+        self.step_cycles = skip * model.unit.cycles  # B6: compute cycles per temporal step
+        self.least_compute = model.unit.least_cycles(model.ops_count)
         transfer = arch.dram.transfer
         self.cycles_per_byte = (float(dram_transfer_seconds(transfer, 1.0, 0.0)) * arch.clock_mhz * 1e6
                                 if transfer is not None else 0.0)
@@ -239,6 +242,7 @@ class LowerBound:
         runs = self.runs(temporal, order, fixed_from, known)
         energy = cost.energy_breakdown[:, self.L + 1].copy()  # MACs
         dram = np.zeros(n)
+        dram_words = np.zeros((n, self.T))  # B6: per tensor, a lower bound of the backing store's reads and updates
         hop = np.zeros((n, self.L))  # lower bound of the words through each fan-out
         level_known = np.ones(self.L, dtype=bool)
         touched_all = self.touched_all
@@ -295,6 +299,7 @@ class LowerBound:
                     whole = (box_words, base.min(axis=1), per_loop.reshape(n, -1))
             energy += e
             dram += d
+            dram_words[:, t] += d / self.word_bytes[t]
             hop[:, crossed] += h[:, None]
             if 0 <= ch < known and self.plain[t]:  # B9 (a child whose tile is known: that tile's ratio)
                 per_word = self.energy[ch, t, 0 if t == self.out else 1] + hop_per_word
@@ -338,7 +343,7 @@ class LowerBound:
             return energy
         if objective == "dram":
             return dram
-        latency = self._latency(cost, spatial, rest, fixed_from, level_known, dram, tile)
+        latency = self._latency(cost, spatial, rest, fixed_from, level_known, dram, dram_words, tile)
         return latency if objective == "latency" else energy * latency
 
     def _exact(self, c: dict[str, np.ndarray], pr: Pair) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -365,10 +370,7 @@ class LowerBound:
         if ch < 0:
             if t in self.registers:
                 return np.zeros(n), np.zeros(n), np.zeros(n)
-            lanes = np.ones(n)
-            for m in range(p + 1):
-                lanes *= spatial[:, m].prod(axis=1) if m >= fixed_from else self.fan[m]
-            parent = self.iterations / lanes
+            parent = self.iterations / self._lane_copies(t, spatial, rest, fixed_from, p, tile)
             energy = parent * self.energy[p, t, 2 if is_out else 0]
             if is_out and self.arch.levels[p].read_modify_write:  # B4
                 energy = energy + np.maximum(0.0, parent - self.out_words * self._copies(spatial, rest, fixed_from, p, tile)) \
@@ -384,6 +386,26 @@ class LowerBound:
         energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
         return energy, dram, child
+
+    def _lane_copies(self, t: int, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int,
+                     tile: np.ndarray | None = None) -> np.ndarray:
+        """(n,) B3 at the lanes: an upper bound of the lanes one word of tensor ``t`` at level ``p`` serves in one
+        step, so its reads (updates) there are at least ``iterations`` over it. Lanes whose spatial positions differ
+        in a dimension indexing a plain tensor use distinct words of it, so a word serves at most the product of
+        the spatial factors, between the lanes and ``p``, of the dimensions that do not index it (an unfixed
+        fan-out: its largest legal unrolling of those, :meth:`_largest`; the output's: its reduction dimensions).
+        A sliding-window tensor: all the lanes (a window may map several lanes' indices to one word)."""
+        copies = np.ones(spatial.shape[0])
+        for m in range(p + 1):
+            if self.arch.levels[m].fanout is None:
+                continue
+            if m >= fixed_from:
+                copies *= spatial[:, m][:, ~self.indexes[t]].prod(axis=1) if self.plain[t] else spatial[:, m].prod(axis=1)
+            elif self.plain[t]:
+                copies *= self._largest(np.where(self.indexes[t][None, :], 1, self._fan_budget(rest, tile, fixed_from, m)), m)
+            else:
+                copies *= self.fan[m]
+        return copies
 
     def _sweeps(self, pr: Pair, spatial: np.ndarray, fixed_from: int, sweeps: np.ndarray, runs: np.ndarray,
                 tile: np.ndarray, held: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -670,13 +692,38 @@ class LowerBound:
         return par
 
     def _latency(self, cost: CostBatch, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
-                 level_known: np.ndarray, dram: np.ndarray, tile: np.ndarray | None = None) -> np.ndarray:
-        """B6: (n,) latency bound: compute steps over :meth:`_parallel`'s lanes and the cycles of the levels whose
-        counts are all exact (DRAM at least its bound's bytes)."""
-        par = self._parallel(spatial, rest, fixed_from, tile)
-        steps = self.iterations / par
+                 level_known: np.ndarray, dram: np.ndarray, dram_words: np.ndarray,
+                 tile: np.ndarray | None = None) -> np.ndarray:
+        """B6: (n,) latency bound: the compute cycles (:meth:`_compute_cycles`) and the cycles of the levels whose
+        counts are all exact; the backing store's at least its transfer time for the DRAM bytes bound and its
+        bandwidth cycles for ``dram_words`` (n, T), per tensor a lower bound of the words it reads or is updated
+        with (:meth:`_store_cycles`)."""
         known = np.where(level_known[None, :], cost.level_cycles, 0.0)
-        known[:, -1] = np.maximum(known[:, -1], dram * self.cycles_per_byte)
+        known[:, -1] = np.maximum(known[:, -1], np.maximum(dram * self.cycles_per_byte, self._store_cycles(dram_words)))
+        steps = self._compute_cycles(spatial, rest, fixed_from, tile)
         if self.arch.overlap:
             return np.maximum(steps, known.max(axis=1))
         return steps + known.sum(axis=1)
+
+    def _compute_cycles(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
+                        tile: np.ndarray | None = None) -> np.ndarray:
+        """B6: (n,) compute cycles of every completion: the model's ``max(steps x cycles per step, the unit's
+        least cycles)`` with ``steps >= iterations / lanes`` (:meth:`_parallel`); cycles per step are the
+        effectual share of the operations (sparse operands whose zeros are skipped) times the unit's cycles per
+        step, and the least cycles those of the unit running the layer (the vector unit's ``operations /
+        lanes`` and ``words / bandwidth`` for a pooling or element-wise layer, docs/cost-model.md section 3)."""
+        steps = self.iterations / self._parallel(spatial, rest, fixed_from, tile) * self.step_cycles
+        return np.maximum(steps, self.least_compute)
+
+    def _store_cycles(self, words: np.ndarray) -> np.ndarray:
+        """(n,) B6: the backing store's bandwidth cycles (it has one instance) given ``words`` (n, T), lower bounds
+        of its reads (inputs, weights) or reads and updates (the output) per tensor: all of them over its
+        ``bandwidth``, the inputs' and weights' over its ``read_bandwidth`` (the kernel's ``bandwidth_cycles``
+        counts at least these words on each port)."""
+        top = self.arch.levels[-1]
+        cycles = np.zeros(words.shape[0])
+        if top.bandwidth:
+            cycles = words.sum(axis=1) / top.bandwidth
+        if top.read_bandwidth:
+            cycles = np.maximum(cycles, np.delete(words, self.out, axis=1).sum(axis=1) / top.read_bandwidth)
+        return cycles
