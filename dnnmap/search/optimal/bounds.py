@@ -171,6 +171,19 @@ def _pareto_tiles(op: Operator, fit: Capacity, level: int, bounds: np.ndarray,
     return tiles[kept], ratio[kept]
 
 
+def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
+    """(n, T) lower bound of the words of each tensor a box of ``box`` indices per dimension touches, whatever the
+    indices (contiguous or not): per axis, ``sum of its terms' counts - (terms - 1)`` (for finite integer sets ``A``,
+    ``B``: ``|A + B| >= |A| + |B| - 1``, and a term's non-zero coefficient keeps its values distinct), times over the
+    axes (as :func:`touched_lower`)."""
+    out = np.ones((box.shape[0], len(op.tensors)))
+    for j, tensor in enumerate(op.tensors):
+        for axis in tensor.axes:
+            counts = [box[:, op.dim_names.index(d)] for d, _ in axis.terms]
+            out[:, j] *= sum(counts) - (len(counts) - 1)
+    return out
+
+
 class LowerBound:
     """Bounds of batches of nodes of one operator on one architecture."""
 
@@ -191,6 +204,10 @@ class LowerBound:
         # output width (at most the partial sums'): final values may move at it (docs/cost-model.md 2b)
         self.energy = model.action_energy.copy()
         self.energy[:, self.out, [0, 2]] *= model.final_scale[self.out]
+        # (L, T) read energy of the parent's reads and accumulate reads, and (L, T) update energy of a pair that cannot
+        # carry final values: always at the partial sums' width (the model scales only drains and final updates)
+        self.read_full = model.action_energy[:, :, 0]
+        self.update_full = model.action_energy[:, :, 2]
         self.out_words = float(op.tensors[self.out].size(op.bounds))
         self.reduction = np.array([d not in op.tensors[self.out].dims for d in op.dim_names])
         self.registers = {j for j, t in enumerate(op.tensors) if t.role in arch.mac.operand_registers}
@@ -349,7 +366,7 @@ class LowerBound:
     def _exact(self, c: dict[str, np.ndarray], pr: Pair) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """B1: (energy, DRAM bytes, words through each fan-out in between) of a pair from its exact counts."""
         t, ch, p = pr.tensor, pr.child, pr.parent
-        energy = ((c["reads"][:, p, t] + c["accumulate_reads"][:, p, t]) * self.energy[p, t, 0]
+        energy = ((c["reads"][:, p, t] + c["accumulate_reads"][:, p, t]) * self.read_full[p, t]
                   + c["updates"][:, p, t] * self.energy[p, t, 2])
         if ch >= 0:
             energy = energy + c["fills"][:, ch, t] * self.energy[ch, t, 1] + c["drains"][:, ch, t] * self.energy[ch, t, 0]
@@ -370,11 +387,14 @@ class LowerBound:
         if ch < 0:
             if t in self.registers:
                 return np.zeros(n), np.zeros(n), np.zeros(n)
-            parent = self.iterations / self._lane_copies(t, spatial, rest, fixed_from, p, tile)
-            energy = parent * self.energy[p, t, 2 if is_out else 0]
+            parent = self._lane_words(t, spatial, rest, fixed_from, p, tile)
+            energy = parent * self.energy[p, t, 0]
+            if is_out:  # final updates cross once: more than one per output word are partial sums (B3)
+                energy = parent * np.where(parent > self.out_words * (1 + 1e-9), self.update_full[p, t],
+                                           self.energy[p, t, 2])
             if is_out and self.arch.levels[p].read_modify_write:  # B4
                 energy = energy + np.maximum(0.0, parent - self.out_words * self._copies(spatial, rest, fixed_from, p, tile)) \
-                    * self.energy[p, t, 0]
+                    * self.read_full[p, t]
             dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
             return energy, dram, np.full(n, self.iterations)
         child = np.full(n, touched_all[t])
@@ -387,25 +407,31 @@ class LowerBound:
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
         return energy, dram, child
 
-    def _lane_copies(self, t: int, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int,
-                     tile: np.ndarray | None = None) -> np.ndarray:
-        """(n,) B3 at the lanes: an upper bound of the lanes one word of tensor ``t`` at level ``p`` serves in one
-        step, so its reads (updates) there are at least ``iterations`` over it. Lanes whose spatial positions differ
-        in a dimension indexing a plain tensor use distinct words of it, so a word serves at most the product of
-        the spatial factors, between the lanes and ``p``, of the dimensions that do not index it (an unfixed
-        fan-out: its largest legal unrolling of those, :meth:`_largest`; the output's: its reduction dimensions).
-        A sliding-window tensor: all the lanes (a window may map several lanes' indices to one word)."""
+    def _lane_words(self, t: int, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int,
+                    tile: np.ndarray | None = None) -> np.ndarray:
+        """(n,) B3 at the lanes: a lower bound of the words of tensor ``t`` level ``p`` reads (is updated with) for
+        the MAC lanes: ``iterations / |S| x`` the distinct words of the lanes' box ``S`` under one ``p`` instance in
+        one step (the product of the spatial factors of the fan-outs between the lanes and ``p``; every step's box is
+        a translate of it). Fixed fan-outs: per axis of the tensor at least ``sum of its terms' index counts -
+        (terms - 1)`` values (``|A + B| >= |A| + |B| - 1`` for finite sets of integers, :func:`_sumset_words`; a
+        plain tensor: ``1 / copies``, the product of the factors of the dimensions that do not index it). An
+        unfixed fan-out: a plain tensor's copies at most its largest legal unrolling of those dimensions
+        (:meth:`_largest`; the output's: its reduction dimensions), a sliding-window tensor's at most all lanes."""
+        fans = [m for m in range(p + 1) if self.arch.levels[m].fanout is not None]
+        if all(m >= fixed_from for m in fans):
+            box = np.ones((spatial.shape[0], self.op_dims), dtype=np.int64)
+            for m in fans:
+                box = box * spatial[:, m]
+            return self.iterations * _sumset_words(self.op, box)[:, t] / box.prod(axis=1)
         copies = np.ones(spatial.shape[0])
-        for m in range(p + 1):
-            if self.arch.levels[m].fanout is None:
-                continue
+        for m in fans:
             if m >= fixed_from:
                 copies *= spatial[:, m][:, ~self.indexes[t]].prod(axis=1) if self.plain[t] else spatial[:, m].prod(axis=1)
             elif self.plain[t]:
                 copies *= self._largest(np.where(self.indexes[t][None, :], 1, self._fan_budget(rest, tile, fixed_from, m)), m)
             else:
                 copies *= self.fan[m]
-        return copies
+        return self.iterations / copies
 
     def _sweeps(self, pr: Pair, spatial: np.ndarray, fixed_from: int, sweeps: np.ndarray, runs: np.ndarray,
                 tile: np.ndarray, held: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -526,7 +552,7 @@ class LowerBound:
             child = self._reloaded(words, copies)
             reloads = np.maximum(0.0, parent - self.out_words * self._copies(spatial, rest, fixed_from, p, tile)[:, None])
             energy = (words * self.energy[ch, t, 0] + (child - words) * self.energy[ch, t, 1]
-                      + parent * self.energy[p, t, 2] + reloads * self.energy[p, t, 0])
+                      + parent * self.energy[p, t, 2] + reloads * self.read_full[p, t])
         else:
             child = words
             energy = words * self.energy[ch, t, 1] + parent * self.energy[p, t, 0]
