@@ -16,7 +16,11 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B3 **compulsory traffic** for the other pairs: every touched word of a tensor is filled into
   (or drained from) the child at least once per child instance that touches it, read from
   (written to) each parent instance at least once, and a MAC lane reads one word of each input and
-  writes one partial sum per step (``iterations / lanes`` words below one parent instance);
+  writes one partial sum per step: the parent moves, per step, at least the distinct words of the lanes'
+  box under it (:meth:`LowerBound._lane_words`: the sumset bound ``|A + B| >= |A| + |B| - 1`` per axis where
+  the fan-outs are fixed, else the lanes over a plain tensor's largest multicast copies); the output's reads
+  and accumulate reads are at the partial sums' width (the model narrows only drains and final updates), and
+  lane updates more than one per output word cannot all be final, so they are too;
 * B4 **read-modify-write**: every lane result accumulates into the parent except the first touch
   of each output copy there: ``accumulate_reads >= lane updates - outputs x copies``, copies at
   most the product of the spatial factors of reduction dimensions above the parent (an unfixed
@@ -39,10 +43,12 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   :meth:`LowerBound._innermost_refills`);
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`);
-* B6 latency: compute steps ``>= iterations / lanes``, lanes at most the fixed spatial factors times,
+* B6 latency: compute cycles ``>= max(iterations / lanes x cycles per step, the unit's least cycles)`` (the
+  vector unit's for pooling and element-wise layers), lanes at most the fixed spatial factors times,
   per unfixed fan-out, the largest product of legal spatial factors dividing what is left (with
   ``both_axes``, a dimension's factors on both axes of a 2-D fan-out), and
-  the bandwidth cycles of levels whose counts are all exact; EDP the product of both bounds; DRAM
+  the bandwidth cycles of levels whose counts are all exact, the backing store's at least its bandwidth
+  cycles of the DRAM words bound (B12, :meth:`LowerBound._store_cycles`); EDP the product of both bounds; DRAM
   bytes from the exact and compulsory DRAM counts.
 Touched words per instance use, per tensor axis, the largest single-term count (a sliding
 window ``s*p + r`` touches at least as many elements as ``p`` or ``r`` alone take values).
