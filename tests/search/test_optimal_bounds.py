@@ -29,8 +29,11 @@ from brute_force import all_mappings
 ROLES = ("input", "weight", "output")
 
 
-def random_arch(rng: np.random.Generator, i: int, on_chip: int | None = None) -> ArchSpec:
-    """Two or three levels (``on_chip`` + DRAM), random capacities, bypass, fan-outs and options."""
+def random_arch(rng: np.random.Generator, i: int, on_chip: int | None = None, tpu: bool = False) -> ArchSpec:
+    """Two or three levels (``on_chip`` + DRAM), random capacities, bypass, fan-outs and options. ``tpu``: also the
+    shape of ``tpu_like`` (capacities in bits of 8-bit operands and 16-bit partial sums, 2-D fan-outs, a backing
+    store with a bandwidth in words per cycle instead of or besides a transfer model, a vector unit, MACs of
+    several cycles)."""
     n_on_chip = int(rng.integers(1, 3)) if on_chip is None else on_chip
     levels = []
     for k in range(n_on_chip):
@@ -38,13 +41,17 @@ def random_arch(rng: np.random.Generator, i: int, on_chip: int | None = None) ->
         cap: object = int(rng.integers(4, 40))
         if rng.random() < 0.4:
             cap = {r: int(rng.integers(2, 16)) for r in keeps}
+        if tpu:  # in bits: 8 per operand word, 16 per partial sum
+            cap = {r: 8 * c for r, c in cap.items()} if isinstance(cap, dict) else 8 * cap
         lv: dict = {"name": f"L{k}", "capacity": cap, "keeps": keeps, "read_energy": float(rng.integers(1, 8)),
                     "write_energy": float(rng.integers(1, 8)), "read_modify_write": bool(rng.random() < 0.7),
                     "halo_reuse": [True, False, "innermost"][int(rng.integers(0, 3))]}
         if rng.random() < 0.3:
             lv["bandwidth"] = float(rng.integers(1, 4))
+        if tpu:
+            lv["capacity_unit"] = "bits"
         if rng.random() < 0.7:
-            shape = [int(rng.integers(2, 4))] if rng.random() < 0.6 else [2, int(rng.integers(2, 3))]
+            shape = [int(rng.integers(2, 4))] if rng.random() < 0.6 and not tpu else [2, int(rng.integers(2, 3))]
             lv["fanout"] = {"shape": shape, "multicast": bool(rng.random() < 0.7),
                             "reduction": bool(rng.random() < 0.7), "hop_energy": float(rng.integers(0, 3)),
                             "multicast_rule": "union" if rng.random() < 0.7 else "identical"}
@@ -56,11 +63,29 @@ def random_arch(rng: np.random.Generator, i: int, on_chip: int | None = None) ->
         spec["mac"] = {"operand_registers": ["weight"]}
     if rng.random() < 0.5:  # final outputs narrower than the 16-bit partial sums (docs/cost-model.md 2b)
         spec["final_output_bits"] = int(rng.choice([4, 8]))
+    if tpu:
+        spec["word_bits"] = {"input": 8, "weight": 8, "output": 16}
+        store = levels[-1]
+        if rng.random() < 0.7:  # words per cycle of the backing store, with or without the transfer model
+            store["bandwidth" if rng.random() < 0.6 else "read_bandwidth"] = float(rng.choice([0.25, 1.0, 2.0]))
+            if rng.random() < 0.6:
+                del store["transfer"]
+        if rng.random() < 0.7:
+            spec["vector"] = {"lanes": int(rng.integers(1, 4)), "energy": 0.5,
+                              "bandwidth": float(rng.choice([0.5, 2.0])) if rng.random() < 0.6 else None}
+        if rng.random() < 0.4:
+            spec.setdefault("mac", {})["cycles"] = int(rng.integers(2, 4))
     return parse_arch(spec)
 
 
-def random_layer(rng: np.random.Generator, i: int) -> Operator:
-    kind = int(rng.integers(0, 3))
+def random_layer(rng: np.random.Generator, i: int, tpu: bool = False) -> Operator:
+    """A small convolution, matmul or depthwise layer; ``tpu``: also element-wise adds and poolings (layers the
+    vector unit runs)."""
+    kind = int(rng.integers(0, 5 if tpu else 3))
+    if kind == 3:
+        return ops.eltwise(f"e{i}", int(rng.integers(1, 4)), (int(rng.integers(2, 5)), 1))
+    if kind == 4:
+        return ops.pool(f"p{i}", int(rng.integers(1, 3)), (int(rng.integers(3, 6)), 1), (2, 1), stride=1)
     if kind == 0:
         return ops.conv2d(f"c{i}", int(rng.integers(1, 3)), int(rng.integers(1, 4)), (int(rng.integers(3, 5)), 1),
                           (int(rng.integers(1, 3)), 1), stride=int(rng.integers(1, 3)))
@@ -83,17 +108,19 @@ def ancestors(batch: MappingBatch, kind: str, j: int) -> Nodes:
     return Nodes(t, s, a, o)
 
 
-def cases(n: int, seed: int, on_chip: int | None = None) -> list[tuple[ArchSpec, Operator]]:
+def cases(n: int, seed: int, on_chip: int | None = None, tpu: bool = False) -> list[tuple[ArchSpec, Operator]]:
     rng = np.random.default_rng(seed)
     out = []
     while len(out) < n:
-        arch, op = random_arch(rng, len(out), on_chip), random_layer(rng, len(out))
+        arch, op = random_arch(rng, len(out), on_chip, tpu), random_layer(rng, len(out), tpu)
         if len(all_mappings(op, arch)) <= 20_000:
             out.append((arch, op))
     return out
 
 
-CASES = cases(24, seed=11) + cases(12, seed=12, on_chip=2)  # three levels: B9 and the tile bound apply
+# three levels: B9 and the tile bound apply; the tpu_like shape: the latency's backing-store and vector-unit
+# terms and the lanes' multicast bound (B6, B3) bind
+CASES = cases(24, seed=11) + cases(12, seed=12, on_chip=2) + cases(16, seed=13, tpu=True)
 
 
 @pytest.mark.parametrize("arch,op", CASES, ids=[f"{a.name}-{op.name}-{k}" for k, (a, op) in enumerate(CASES)])

@@ -16,7 +16,11 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B3 **compulsory traffic** for the other pairs: every touched word of a tensor is filled into
   (or drained from) the child at least once per child instance that touches it, read from
   (written to) each parent instance at least once, and a MAC lane reads one word of each input and
-  writes one partial sum per step (``iterations / lanes`` words below one parent instance);
+  writes one partial sum per step: the parent moves, per step, at least the distinct words of the lanes'
+  box under it (:meth:`LowerBound._lane_words`: the sumset bound ``|A + B| >= |A| + |B| - 1`` per axis where
+  the fan-outs are fixed, else the lanes over a plain tensor's largest multicast copies); the output's reads
+  and accumulate reads are at the partial sums' width (the model narrows only drains and final updates), and
+  lane updates more than one per output word cannot all be final, so they are too;
 * B4 **read-modify-write**: every lane result accumulates into the parent except the first touch
   of each output copy there: ``accumulate_reads >= lane updates - outputs x copies``, copies at
   most the product of the spatial factors of reduction dimensions above the parent (an unfixed
@@ -39,10 +43,12 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   :meth:`LowerBound._innermost_refills`);
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`);
-* B6 latency: compute steps ``>= iterations / lanes``, lanes at most the fixed spatial factors times,
+* B6 latency: compute cycles ``>= max(iterations / lanes x cycles per step, the unit's least cycles)`` (the
+  vector unit's for pooling and element-wise layers), lanes at most the fixed spatial factors times,
   per unfixed fan-out, the largest product of legal spatial factors dividing what is left (with
   ``both_axes``, a dimension's factors on both axes of a 2-D fan-out), and
-  the bandwidth cycles of levels whose counts are all exact; EDP the product of both bounds; DRAM
+  the bandwidth cycles of levels whose counts are all exact, the backing store's at least its bandwidth
+  cycles of the DRAM words bound (B12, :meth:`LowerBound._store_cycles`); EDP the product of both bounds; DRAM
   bytes from the exact and compulsory DRAM counts.
 Touched words per instance use, per tensor axis, the largest single-term count (a sliding
 window ``s*p + r`` touches at least as many elements as ``p`` or ``r`` alone take values).
@@ -171,6 +177,19 @@ def _pareto_tiles(op: Operator, fit: Capacity, level: int, bounds: np.ndarray,
     return tiles[kept], ratio[kept]
 
 
+def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
+    """(n, T) lower bound of the words of each tensor a box of ``box`` indices per dimension touches, whatever the
+    indices (contiguous or not): per axis, ``sum of its terms' counts - (terms - 1)`` (for finite integer sets ``A``,
+    ``B``: ``|A + B| >= |A| + |B| - 1``, and a term's non-zero coefficient keeps its values distinct), times over the
+    axes (as :func:`touched_lower`)."""
+    out = np.ones((box.shape[0], len(op.tensors)))
+    for j, tensor in enumerate(op.tensors):
+        for axis in tensor.axes:
+            counts = [box[:, op.dim_names.index(d)] for d, _ in axis.terms]
+            out[:, j] *= sum(counts) - (len(counts) - 1)
+    return out
+
+
 class LowerBound:
     """Bounds of batches of nodes of one operator on one architecture."""
 
@@ -191,6 +210,10 @@ class LowerBound:
         # output width (at most the partial sums'): final values may move at it (docs/cost-model.md 2b)
         self.energy = model.action_energy.copy()
         self.energy[:, self.out, [0, 2]] *= model.final_scale[self.out]
+        # (L, T) read energy of the parent's reads and accumulate reads, and (L, T) update energy of a pair that cannot
+        # carry final values: always at the partial sums' width (the model scales only drains and final updates)
+        self.read_full = model.action_energy[:, :, 0]
+        self.update_full = model.action_energy[:, :, 2]
         self.out_words = float(op.tensors[self.out].size(op.bounds))
         self.reduction = np.array([d not in op.tensors[self.out].dims for d in op.dim_names])
         self.registers = {j for j, t in enumerate(op.tensors) if t.role in arch.mac.operand_registers}
@@ -206,6 +229,9 @@ class LowerBound:
                                   for lv in arch.levels])
         self._tiles: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
+        skip = model.ops_count / op.operations if op.operations else 1.0  # effectual share (sparse operands)
+        self.step_cycles = skip * model.unit.cycles  # B6: compute cycles per temporal step
+        self.least_compute = model.unit.least_cycles(model.ops_count)
         transfer = arch.dram.transfer
         self.cycles_per_byte = (float(dram_transfer_seconds(transfer, 1.0, 0.0)) * arch.clock_mhz * 1e6
                                 if transfer is not None else 0.0)
@@ -239,6 +265,7 @@ class LowerBound:
         runs = self.runs(temporal, order, fixed_from, known)
         energy = cost.energy_breakdown[:, self.L + 1].copy()  # MACs
         dram = np.zeros(n)
+        dram_words = np.zeros((n, self.T))  # B6: per tensor, a lower bound of the backing store's reads and updates
         hop = np.zeros((n, self.L))  # lower bound of the words through each fan-out
         level_known = np.ones(self.L, dtype=bool)
         touched_all = self.touched_all
@@ -295,6 +322,7 @@ class LowerBound:
                     whole = (box_words, base.min(axis=1), per_loop.reshape(n, -1))
             energy += e
             dram += d
+            dram_words[:, t] += d / self.word_bytes[t]
             hop[:, crossed] += h[:, None]
             if 0 <= ch < known and self.plain[t]:  # B9 (a child whose tile is known: that tile's ratio)
                 per_word = self.energy[ch, t, 0 if t == self.out else 1] + hop_per_word
@@ -338,13 +366,13 @@ class LowerBound:
             return energy
         if objective == "dram":
             return dram
-        latency = self._latency(cost, spatial, rest, fixed_from, level_known, dram, tile)
+        latency = self._latency(cost, spatial, rest, fixed_from, level_known, dram, dram_words, tile)
         return latency if objective == "latency" else energy * latency
 
     def _exact(self, c: dict[str, np.ndarray], pr: Pair) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """B1: (energy, DRAM bytes, words through each fan-out in between) of a pair from its exact counts."""
         t, ch, p = pr.tensor, pr.child, pr.parent
-        energy = ((c["reads"][:, p, t] + c["accumulate_reads"][:, p, t]) * self.energy[p, t, 0]
+        energy = ((c["reads"][:, p, t] + c["accumulate_reads"][:, p, t]) * self.read_full[p, t]
                   + c["updates"][:, p, t] * self.energy[p, t, 2])
         if ch >= 0:
             energy = energy + c["fills"][:, ch, t] * self.energy[ch, t, 1] + c["drains"][:, ch, t] * self.energy[ch, t, 0]
@@ -365,14 +393,14 @@ class LowerBound:
         if ch < 0:
             if t in self.registers:
                 return np.zeros(n), np.zeros(n), np.zeros(n)
-            lanes = np.ones(n)
-            for m in range(p + 1):
-                lanes *= spatial[:, m].prod(axis=1) if m >= fixed_from else self.fan[m]
-            parent = self.iterations / lanes
-            energy = parent * self.energy[p, t, 2 if is_out else 0]
+            parent = self._lane_words(t, spatial, rest, fixed_from, p, tile)
+            energy = parent * self.energy[p, t, 0]
+            if is_out:  # final updates cross once: more than one per output word are partial sums (B3)
+                energy = parent * np.where(parent > self.out_words * (1 + 1e-9), self.update_full[p, t],
+                                           self.energy[p, t, 2])
             if is_out and self.arch.levels[p].read_modify_write:  # B4
                 energy = energy + np.maximum(0.0, parent - self.out_words * self._copies(spatial, rest, fixed_from, p, tile)) \
-                    * self.energy[p, t, 0]
+                    * self.read_full[p, t]
             dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
             return energy, dram, np.full(n, self.iterations)
         child = np.full(n, touched_all[t])
@@ -384,6 +412,32 @@ class LowerBound:
         energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
         return energy, dram, child
+
+    def _lane_words(self, t: int, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int,
+                    tile: np.ndarray | None = None) -> np.ndarray:
+        """(n,) B3 at the lanes: a lower bound of the words of tensor ``t`` level ``p`` reads (is updated with) for
+        the MAC lanes: ``iterations / |S| x`` the distinct words of the lanes' box ``S`` under one ``p`` instance in
+        one step (the product of the spatial factors of the fan-outs between the lanes and ``p``; every step's box is
+        a translate of it). Fixed fan-outs: per axis of the tensor at least ``sum of its terms' index counts -
+        (terms - 1)`` values (``|A + B| >= |A| + |B| - 1`` for finite sets of integers, :func:`_sumset_words`; a
+        plain tensor: ``1 / copies``, the product of the factors of the dimensions that do not index it). An
+        unfixed fan-out: a plain tensor's copies at most its largest legal unrolling of those dimensions
+        (:meth:`_largest`; the output's: its reduction dimensions), a sliding-window tensor's at most all lanes."""
+        fans = [m for m in range(p + 1) if self.arch.levels[m].fanout is not None]
+        if all(m >= fixed_from for m in fans):
+            box = np.ones((spatial.shape[0], self.op_dims), dtype=np.int64)
+            for m in fans:
+                box = box * spatial[:, m]
+            return self.iterations * _sumset_words(self.op, box)[:, t] / box.prod(axis=1)
+        copies = np.ones(spatial.shape[0])
+        for m in fans:
+            if m >= fixed_from:
+                copies *= spatial[:, m][:, ~self.indexes[t]].prod(axis=1) if self.plain[t] else spatial[:, m].prod(axis=1)
+            elif self.plain[t]:
+                copies *= self._largest(np.where(self.indexes[t][None, :], 1, self._fan_budget(rest, tile, fixed_from, m)), m)
+            else:
+                copies *= self.fan[m]
+        return self.iterations / copies
 
     def _sweeps(self, pr: Pair, spatial: np.ndarray, fixed_from: int, sweeps: np.ndarray, runs: np.ndarray,
                 tile: np.ndarray, held: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -504,7 +558,7 @@ class LowerBound:
             child = self._reloaded(words, copies)
             reloads = np.maximum(0.0, parent - self.out_words * self._copies(spatial, rest, fixed_from, p, tile)[:, None])
             energy = (words * self.energy[ch, t, 0] + (child - words) * self.energy[ch, t, 1]
-                      + parent * self.energy[p, t, 2] + reloads * self.energy[p, t, 0])
+                      + parent * self.energy[p, t, 2] + reloads * self.read_full[p, t])
         else:
             child = words
             energy = words * self.energy[ch, t, 1] + parent * self.energy[p, t, 0]
@@ -670,13 +724,38 @@ class LowerBound:
         return par
 
     def _latency(self, cost: CostBatch, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
-                 level_known: np.ndarray, dram: np.ndarray, tile: np.ndarray | None = None) -> np.ndarray:
-        """B6: (n,) latency bound: compute steps over :meth:`_parallel`'s lanes and the cycles of the levels whose
-        counts are all exact (DRAM at least its bound's bytes)."""
-        par = self._parallel(spatial, rest, fixed_from, tile)
-        steps = self.iterations / par
+                 level_known: np.ndarray, dram: np.ndarray, dram_words: np.ndarray,
+                 tile: np.ndarray | None = None) -> np.ndarray:
+        """B6: (n,) latency bound: the compute cycles (:meth:`_compute_cycles`) and the cycles of the levels whose
+        counts are all exact; the backing store's at least its transfer time for the DRAM bytes bound and its
+        bandwidth cycles for ``dram_words`` (n, T), per tensor a lower bound of the words it reads or is updated
+        with (:meth:`_store_cycles`)."""
         known = np.where(level_known[None, :], cost.level_cycles, 0.0)
-        known[:, -1] = np.maximum(known[:, -1], dram * self.cycles_per_byte)
+        known[:, -1] = np.maximum(known[:, -1], np.maximum(dram * self.cycles_per_byte, self._store_cycles(dram_words)))
+        steps = self._compute_cycles(spatial, rest, fixed_from, tile)
         if self.arch.overlap:
             return np.maximum(steps, known.max(axis=1))
         return steps + known.sum(axis=1)
+
+    def _compute_cycles(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
+                        tile: np.ndarray | None = None) -> np.ndarray:
+        """B6: (n,) compute cycles of every completion: the model's ``max(steps x cycles per step, the unit's
+        least cycles)`` with ``steps >= iterations / lanes`` (:meth:`_parallel`); cycles per step are the
+        effectual share of the operations (sparse operands whose zeros are skipped) times the unit's cycles per
+        step, and the least cycles those of the unit running the layer (the vector unit's ``operations /
+        lanes`` and ``words / bandwidth`` for a pooling or element-wise layer, docs/cost-model.md section 3)."""
+        steps = self.iterations / self._parallel(spatial, rest, fixed_from, tile) * self.step_cycles
+        return np.maximum(steps, self.least_compute)
+
+    def _store_cycles(self, words: np.ndarray) -> np.ndarray:
+        """(n,) B6: the backing store's bandwidth cycles (it has one instance) given ``words`` (n, T), lower bounds
+        of its reads (inputs, weights) or reads and updates (the output) per tensor: all of them over its
+        ``bandwidth``, the inputs' and weights' over its ``read_bandwidth`` (the kernel's ``bandwidth_cycles``
+        counts at least these words on each port)."""
+        top = self.arch.levels[-1]
+        cycles = np.zeros(words.shape[0])
+        if top.bandwidth:
+            cycles = words.sum(axis=1) / top.bandwidth
+        if top.read_bandwidth:
+            cycles = np.maximum(cycles, np.delete(words, self.out, axis=1).sum(axis=1) / top.read_bandwidth)
+        return cycles
