@@ -2,8 +2,9 @@
 honoured, memory stays bounded however many children a node has, and nothing fitting raises (docs/search.md "The
 optimal mapper with placement", "Memory and the budget").
 
-The large layer runs in a child process so that its peak resident memory (``ru_maxrss``) is its own; an address
-space limit there makes a regression fail with ``MemoryError`` instead of taking the machine down. Before the
+The large layer runs in a child process so that its peak resident memory is its own (``VmHWM`` of its address
+space: ``ru_maxrss`` would carry over the test runner's own peak through fork and exec); an address space limit
+there makes a regression fail with ``MemoryError`` instead of taking the machine down. Before the
 children were made in chunks this layer allocated millions of nodes at once (over 8 GB)."""
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ found = optimal_search(op, arch, "energy", budget_seconds={BUDGET}, placement=Tr
 wall = time.perf_counter() - t0
 c = found.certificate
 priced = float(CostModel(op, arch).evaluate(MappingBatch.from_mappings(op, arch, [found.result.mapping])).energy[0])
+hwm_kb = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print(json.dumps(dict(wall=wall, seconds=c.seconds, lower=c.lower_bound, incumbent=c.incumbent, gap=c.gap,
-                      proven=c.proven, priced=priced, peak_gb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)))
+                      proven=c.proven, priced=priced, peak_gb=hwm_kb / 2**20)))
 """
 
 
