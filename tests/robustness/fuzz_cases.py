@@ -801,12 +801,24 @@ def workload_spec_case(b: Bases, rng: random.Random, i: int) -> Outcome:
                     check=lambda: None if plain else f"accepted {spec!r}")
 
 
+ZIGZAG_HARDWARE = sorted((Path(__file__).resolve().parents[1] / "zigzag" / "fixtures" / "hardware").glob("*.yaml"))
+
+
+def zigzag_hw_case(b: Bases, rng: random.Random, i: int) -> Outcome:
+    """A mutant of one of ZigZag's shipped hardware files (in-memory computing arrays included) through
+    ``import-arch zigzag``; the spec it writes must not be left behind after a refusal."""
+    source = rng.choice(ZIGZAG_HARDWARE)
+    path, out = b.root / f"zz_{i}.yaml", b.root / f"zz_{i}.dnnmap.yaml"
+    write_mutant(path, yaml.safe_load(source.read_text()), "yaml", rng, text=source.read_text())
+    return run_case("zigzag-hw", ["import-arch", "zigzag", str(path), "-o", str(out)], b.root, outputs=(out,))
+
+
 KINDS: dict[str, Callable[[Bases, random.Random, int], Outcome]] = {
     "arch": arch_case, "network": network_case, "mapping": mapping_case, "nve-spec": nve_spec_case,
     "nve-xml": xml_case, "nve-manifest": manifest_case, "nve-binary": binary_case, "options": option_case,
     "sparse-arch": sparse_arch_case, "density": density_case, "nmp-dir": nmp_dir_case,
     "sweep-store": sweep_store_case, "hw-options": hw_option_case, "directives": directives_case,
-    "run-json": run_json_case, "workload-spec": workload_spec_case,
+    "run-json": run_json_case, "workload-spec": workload_spec_case, "zigzag-hw": zigzag_hw_case,
 }
 
 
