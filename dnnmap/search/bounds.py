@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.arch.variants import with_capacity
@@ -46,14 +46,12 @@ class OptimalSpace:
         """The space of a constraints value holding only ``placement`` and per-level ``both_axes``; any other
         constraint narrows the space, which the optimal mapper does not search: a DnnmapError naming the file
         and the field."""
-        plain = LevelConstraints()
-        for name, c in constraints.levels:
-            for f in fields(LevelConstraints):
-                if f.name != "both_axes" and getattr(c, f.name) != getattr(plain, f.name):
-                    raise DnnmapError(f"{constraints.prefix()}field 'levels.{name}.{f.name}': the optimal mapper, "
-                                      "which proves each bound, searches the whole space; a constraints file for "
-                                      "it may only widen it (placement: true, and both_axes: true on levels with a "
-                                      "2-D fan-out)")
+        level_fields = [f for f in constraints.narrowing_fields() if f.startswith("levels.")]
+        if level_fields:
+            raise DnnmapError(f"{constraints.prefix()}field '{level_fields[0]}': the optimal mapper, "
+                              "which proves each bound, searches the whole space; a constraints file for "
+                              "it may only widen it (placement: true, and both_axes: true on levels with a "
+                              "2-D fan-out)")
         if constraints.layouts or constraints.waste is not None:
             raise DnnmapError(f"{constraints.prefix()}DRAM layouts and padding are not searched by the optimal "
                               "mapper; give only placement and both_axes")

@@ -15,7 +15,7 @@ dimension a layer does not have is ignored for that layer, so one value can cons
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -93,6 +93,17 @@ class Constraints:
     def empty(self) -> bool:
         """True when nothing is constrained or widened beyond the padding (the declared space)."""
         return not self.layouts and not self.placement and all(c == LevelConstraints() for _, c in self.levels)
+
+    def narrowing_fields(self) -> tuple[str, ...]:
+        """The fields that narrow the declared space, as a constraints file spells them (``levels.GLB.order``,
+        ``layouts``), levels by name and each level's fields in declaration order; empty when the value only
+        widens it (``placement``, every level's ``both_axes``) or constrains nothing. The padding ``waste``
+        widens the space too and is not named. One rule for every caller: the mapper check, ``auto``'s choice
+        of Sunstone and the optimal mapper's space (which also refuses padding) read it."""
+        plain = LevelConstraints()
+        named = tuple(f"levels.{name}.{f.name}" for name, c in self.levels for f in fields(LevelConstraints)
+                      if f.name != "both_axes" and getattr(c, f.name) != getattr(plain, f.name))
+        return named + (("layouts",) if self.layouts else ())
 
     @property
     def both_axes(self) -> bool:

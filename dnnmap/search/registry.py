@@ -21,7 +21,6 @@ from dnnmap.errors import DnnmapError, UnknownNameError, unknown_name_message
 
 if TYPE_CHECKING:
     from dnnmap.arch.spec import ArchSpec
-    from dnnmap.search.constraints import Constraints
     from dnnmap.search.mappers import Progress, SearchResult
     from dnnmap.search.options import SearchOptions
     from dnnmap.workload.ir import Operator
@@ -154,13 +153,6 @@ def takes_both_axes(mapper: MapperInfo) -> bool:
     return mapper.takes_both_axes or mapper.takes_constraints
 
 
-def narrowing(constraints: Constraints) -> Constraints:
-    """``constraints`` without what only widens the declared space (``placement``, every level's ``both_axes``):
-    what a mapper that does not take constraints would ignore."""
-    return replace(constraints, placement=False,
-                   levels=tuple((n, replace(c, both_axes=False)) for n, c in constraints.levels))
-
-
 Capability = Callable[[MapperInfo], bool]
 
 # Each option a mapper may not take, in the words of the Python options (``SearchOptions``' fields).
@@ -178,7 +170,7 @@ def refused_options(caps: MapperInfo, options: SearchOptions) -> list[tuple[str,
              ("placement", options.placement, takes_placement),
              ("constraints.placement", options.constraints.placement, takes_placement),
              ("constraints.both_axes", options.constraints.both_axes, takes_both_axes),
-             ("constraints", not narrowing(options.constraints).empty, takes_constraints))
+             ("constraints", bool(options.constraints.narrowing_fields()), takes_constraints))
     return [(key, takes) for key, asked, takes in given if asked and not takes(caps)]
 
 

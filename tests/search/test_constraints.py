@@ -216,3 +216,51 @@ def test_map_command_walks_the_constrained_space_and_refuses_other_mappers(tmp_p
     f.write_text("levels:\n  PE: {}\n")
     res = CliRunner().invoke(app, [*args, "--mapper", "random", "--constraints", str(f)])
     assert res.exit_code == 2 and f"constraints file {f}: field 'levels.PE'" in res.output
+
+
+def _random_constraints(rng: np.random.Generator) -> Constraints:
+    """A constraints value with each field of each level set (or left whole) at random, often only widening."""
+    levels = []
+    for name in ("GLB", "RF"):
+        if rng.random() < 0.3:
+            continue
+        narrow = rng.random() < 0.5  # half the levels only widen (both_axes) or constrain nothing
+        pick = (lambda: narrow and rng.random() < 0.3)  # noqa: E731 - one draw per field
+        levels.append((name, LevelConstraints(
+            temporal=(("K", 2),) if pick() else (), spatial=(("C", 2),) if pick() else (),
+            tile=(("P", 3),) if pick() else (), spatial_dims=("K",) if pick() else None,
+            axes=(("K", 0),) if pick() else (), order=("C", "K") if pick() else None,
+            keep=("W", "O") if pick() else None, both_axes=bool(rng.random() < 0.5))))
+    layouts = (("I", ("C", "P")),) if rng.random() < 0.15 else ()
+    return Constraints(tuple(levels), layouts=layouts, placement=bool(rng.random() < 0.5))
+
+
+def test_narrowing_fields_one_rule_for_the_mapper_check_auto_and_the_optimal_space() -> None:
+    """On random constraints values, the mapper check (a constraint Sunstone does not take: what makes ``auto``
+    sample instead of running Sunstone) and the optimal mapper's space (``OptimalSpace.of``, naming the field)
+    agree with each other and with the rule stated independently: nothing but placement and both_axes set."""
+    from dnnmap.search import registry
+    from dnnmap.search.bounds import OptimalSpace
+    from dnnmap.search.options import SearchOptions
+
+    sunstone = registry.get("sunstone").info
+    rng = np.random.default_rng(28)
+    seen = {True: 0, False: 0}
+    for _ in range(300):
+        c = _random_constraints(rng)
+        only_widens = replace(c, placement=False, levels=tuple(
+            (n, replace(lc, both_axes=False)) for n, lc in c.levels if replace(lc, both_axes=False) != LevelConstraints()
+        )) == Constraints()
+        narrowing = c.narrowing_fields()
+        assert (not narrowing) == only_widens
+        refused = [key for key, _ in registry.refused_options(sunstone, SearchOptions(constraints=c))]
+        assert ("constraints" in refused) == bool(narrowing)
+        if narrowing:
+            said = f"field '{narrowing[0]}': the optimal mapper" if narrowing[0] != "layouts" else "DRAM layouts"
+            with pytest.raises(DnnmapError, match=f"^constraints: {said}"):
+                OptimalSpace.of(c)
+        else:
+            space = OptimalSpace.of(c)
+            assert space.placement == c.placement and set(space.both_axes) == {n for n, lc in c.levels if lc.both_axes}
+        seen[bool(narrowing)] += 1
+    assert min(seen.values()) > 50  # both outcomes drawn often

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.mappers import Progress, SearchResult, exhaustive_size
 from dnnmap.search.options import SearchOptions
-from dnnmap.search.registry import Mapper, get, narrowing, register
+from dnnmap.search.registry import Mapper, get, register
 from dnnmap.search.space import MapSpace
 from dnnmap.workload.ir import Operator
 
@@ -18,7 +18,7 @@ def search_auto(op: Operator, arch: ArchSpec, objective: str, options: SearchOpt
     other map-space constraints, which Sunstone does not walk, ``budget`` mappings sampled from the constrained space (random)."""
     space = MapSpace(op, arch, options.space_constraints())
     small = exhaustive_size(space.tables(), space) <= options.exhaustive_limit
-    large = "sunstone" if narrowing(space.constraints).empty else "random"
+    large = "random" if space.constraints.narrowing_fields() else "sunstone"
     return get("exhaustive" if small else large).search(op, arch, objective, options, progress)
 
 
