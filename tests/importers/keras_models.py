@@ -1,4 +1,5 @@
-"""Small hand-built Keras models shared by the Keras-file and SavedModel importer tests (need keras)."""
+"""Keras models shared by the Keras-file and SavedModel importer tests (need keras): small hand-built ones and
+``keras.applications`` architectures without weights (:func:`application`)."""
 
 from __future__ import annotations
 
@@ -27,3 +28,17 @@ def small_model(dilated: bool = False) -> keras.Model:
     c = layers.Dropout(0.5)(c)
     out = layers.Dense(10, activation="softmax", name="fc")(c)
     return keras.Model(inp, out, name="small")
+
+
+def application(name: str) -> keras.Model:
+    """The ``keras.applications`` architecture ``name`` (``weights=None``, logits out) with its weights never
+    initialized: the Keras front end reads the model's configuration only, and initializing the weights costs
+    memory the TensorFlow allocator keeps for the rest of the process (VGG16: 138 M random parameters, +1.4 GB
+    of resident memory that stayed with the test runner until it exited; measured in docs/architecture.md).
+    Keras defers each variable's initializer inside ``StatelessScope(initialize_variables=False)`` and would run
+    them all when a later scope exits; ``clear_session`` drops that list. Not for a model that is saved or
+    called (its weights have no values)."""
+    with keras.StatelessScope(initialize_variables=False):
+        model = getattr(keras.applications, name)(weights=None, classifier_activation=None)
+    keras.backend.clear_session()
+    return model
