@@ -85,7 +85,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
-from dnnmap.search.space import touched_lower, unique_rows
+from dnnmap.search.space import touched_lower, unique_rows, window_extent
 from dnnmap.search.sunstone.unroll import legal_table
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.workload.ir import Operator
@@ -166,15 +166,34 @@ def _pareto_tiles(op: Operator, fit: Capacity, level: int, bounds: np.ndarray,
                   t: int) -> tuple[np.ndarray, np.ndarray]:
     """Tiles of ``level`` within the layer that may fit, by ascending ``touched_t / iterations`` (B9), dropping
     each tile a kept one of no larger ratio divides (whenever it divides a node's tile, so does the kept one)."""
+    tiles = _fitting_tiles(fit, level, bounds)
+    return _pareto(tiles, touched_lower(op, tiles, contiguous=True)[:, t] / tiles.prod(axis=1))
+
+
+def _fitting_tiles(fit: Capacity, level: int, bounds: np.ndarray) -> np.ndarray:
+    """(m, D) the tiles of ``level`` within the layer whose exact footprint may fit it."""
     tiles = divisor_lattice(tuple(int(x) for x in bounds))
-    tiles = tiles[fit.fits(level, tiles)]
-    ratio = touched_lower(op, tiles, contiguous=True)[:, t] / tiles.prod(axis=1)
+    return tiles[fit.fits(level, tiles)]
+
+
+def _pareto(tiles: np.ndarray, ratio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``tiles`` by ascending ``ratio``, dropping each tile a kept one of no larger ratio divides (whenever it divides
+    a node's tile, so does the kept one): the least ratio over the tiles dividing any box is a kept one's."""
     order = np.argsort(ratio, kind="stable")
     kept: list[int] = []
     for k in order:
         if not kept or not (tiles[k][None, :] % tiles[kept] == 0).all(axis=1).any():
             kept.append(int(k))
     return tiles[kept], ratio[kept]
+
+
+def _least_dividing(keys: np.ndarray, tiles: np.ndarray, ratio: np.ndarray) -> np.ndarray:
+    """(u,) per row of ``keys`` the least ``ratio`` of the ``tiles`` dividing it (``tiles`` by ascending ratio,
+    :func:`_pareto`), 0 where none does."""
+    if len(tiles) == 0:
+        return np.zeros(len(keys))
+    divides = (keys[:, None, :] % tiles[None, :, :] == 0).all(axis=2)  # (u, m), tiles by ratio
+    return np.where(divides.any(axis=1), ratio[divides.argmax(axis=1)], 0.0)
 
 
 def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
@@ -187,6 +206,38 @@ def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
         for axis in tensor.axes:
             counts = [box[:, op.dim_names.index(d)] for d, _ in axis.terms]
             out[:, j] *= sum(counts) - (len(counts) - 1)
+    return out
+
+
+def _step_words(op: Operator, tiles: np.ndarray, t: int, halo: bool) -> np.ndarray:
+    """(n, D) B13: a lower bound of the words of tensor ``t`` a child whose tile (contiguous index ranges of ``tiles``
+    extents) brings in at one event of a loop on each dimension ``d`` (0 where ``d`` does not index ``t``). On an axis
+    where ``d`` is the only term moving (a plain axis) any move of ``d`` gives a disjoint footprint: the whole tile.
+    On a sliding-window axis ``h = sum c_i x_i`` a step (not a wrap) of a loop on ``d`` shifts ``h``'s values by at
+    least ``|c_d| e_d`` (the loop's stride is at least the tile's extent), and the tile's values ``H`` lie in an
+    interval of ``span = 1 + sum |c_i| (e_i - 1)``, so the shifted values meet ``H`` in at most ``span - |c_d| e_d``
+    of them: at least ``|H| - max(0, span - |c_d| e_d)`` new values, times the other axes' counts. Without halo
+    reuse (``halo`` false) a changed tile is refilled whole. The maximum over the axes ``d`` moves."""
+    dims = op.dim_names
+    tensor = op.tensors[t]
+    counts = []
+    for axis in tensor.axes:
+        keys, inverse = unique_rows(tiles[:, [dims.index(d) for d, _ in axis.terms]])
+        coefs = tuple(c for _, c in axis.terms)
+        counts.append(np.array([window_extent(coefs, tuple(int(x) for x in k)) for k in keys],
+                               dtype=float)[inverse.reshape(-1)])
+    whole = np.prod(counts, axis=0) if counts else np.ones(len(tiles))
+    out = np.zeros((len(tiles), len(dims)))
+    for count, axis in zip(counts, tensor.axes):
+        live = [d for d, _ in axis.terms if op.bound(d) > 1]
+        span = 1 + sum(abs(c) * (tiles[:, dims.index(d)] - 1) for d, c in axis.terms)
+        for d, c in axis.terms:
+            i = dims.index(d)
+            if len(live) <= 1 or not halo:
+                new = whole
+            else:
+                new = np.maximum(0.0, count - np.maximum(0, span - abs(c) * tiles[:, i])) * (whole / count)
+            out[:, i] = np.maximum(out[:, i], new)
     return out
 
 
@@ -224,6 +275,10 @@ class LowerBound:
         self.touched_all = touched_lower(op, self.bounds[None, :], contiguous=True)[0]
         self.indexes = np.array([[d in t.dims for d in op.dim_names] for t in op.tensors])  # (T, D)
         self.plain = ~self.window.any(axis=1)  # tensors without a sliding-window axis (B9)
+        # (T, D) B13: the dimensions on an axis of the tensor where they are the only term moving (any move of them is
+        # disjoint), and the Pareto tiles of each level by the words a step of each dimension brings in
+        self.disjoint = self.indexes & ~self.window
+        self._step_tiles: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray]]] = {}
         # (L, T) P1 holds for the tensor's tile at the level: a tile below more loops moves no fewer words
         self.monotone = np.array([[bool(self.plain[t]) or lv.halo_reuse is True for t in range(self.T)]
                                   for lv in arch.levels])
@@ -276,6 +331,7 @@ class LowerBound:
         forced: dict[int, np.ndarray] = {}  # B9: per child level, (n, T) energy a full refill per event adds
         nested: dict[int, dict[int, tuple]] = {}  # B10 (placement): per child level, tensor -> (h, per word, copies)
         wholes: dict[int, dict[int, tuple]] = {}  # B11 (placement): per child level, tensor -> (box words, increment)
+        windowed: dict[int, np.ndarray] = {}  # B13: per child level, (n, D) energy a step of each dimension adds
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
             if ch >= known and not (self.placement and ch == known and not self.monotone[ch, t]):
@@ -348,17 +404,21 @@ class LowerBound:
                 forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = extra
                 if self.placement:
                     nested.setdefault(ch, {})[t] = (h, per_word, copies)
+            elif 0 <= ch < known and not self.placement and t != self.out:  # B13: a sliding-window input
+                per_word = self.energy[ch, t, 1] + hop_per_word
+                windowed[ch] = windowed.get(ch, 0.0) + self._window_refills(t, ch, temporal, rest, tile, fixed_from,
+                                                                            h, per_word)
             if whole is not None:
                 wholes.setdefault(ch, {})[t] = whole
         energy += hop @ self.hop_energy
-        for ch in sorted(set(forced) | set(wholes)):  # loops left above the child: none, level j's (rest / tile), or rest
+        for ch in sorted(set(forced) | set(wholes) | set(windowed)):  # loops left above the child: none, level j's
             left = (rest // rest if ch == fixed_from - 1 else rest // tile if tile is not None and ch == fixed_from - 2
-                    else rest)
+                    else rest)  # (rest / tile), or rest
             extra = forced.get(ch, np.zeros((n, self.T)))
             if ch in wholes:
                 refills = self._held_refills(wholes[ch], extra, temporal, left, fixed_from, ch)
             else:
-                refills = self._innermost_refills(extra, temporal, left, fixed_from)
+                refills = self._innermost_refills(extra, temporal, left, fixed_from, windowed.get(ch))
             if ch in nested:
                 refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
             energy += refills
@@ -405,10 +465,10 @@ class LowerBound:
             return energy, dram, np.full(n, self.iterations)
         child = np.full(n, touched_all[t])
         if ch + 1 >= fixed_from:  # every spatial factor above the child is fixed
-            child = self._instances(spatial, ch) * touched_lower(self.op, self._cover(spatial, ch))[:, t]
+            child = self._instances(spatial, ch) * self._instance_words(spatial, ch)[:, t]
         parent = np.full(n, touched_all[t])
         if fixed_from <= p + 1 < self.L:
-            parent = self._instances(spatial, p) * touched_lower(self.op, self._cover(spatial, p))[:, t]
+            parent = self._instances(spatial, p) * self._instance_words(spatial, p)[:, t]
         energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
         return energy, dram, child
@@ -630,23 +690,68 @@ class LowerBound:
         keys, inverse = unique_rows(rest)
         out = np.zeros((len(keys), self.T))
         for t, (tiles, ratio) in enumerate(self._tiles[level]):
-            if len(tiles) == 0:
-                continue
-            divides = (keys[:, None, :] % tiles[None, :, :] == 0).all(axis=2)  # (u, m), tiles by ratio
-            first = divides.argmax(axis=1)
-            out[:, t] = np.where(divides.any(axis=1), ratio[first], 0.0)
+            out[:, t] = _least_dividing(keys, tiles, ratio)
         return out[inverse.reshape(-1)]
 
     def _innermost_refills(self, extra: np.ndarray, temporal: np.ndarray, rest: np.ndarray,
-                           fixed_from: int) -> np.ndarray:
+                           fixed_from: int, by_dim: np.ndarray | None = None) -> np.ndarray:
         """(n,) B9: the innermost non-trivial loop above the child level advances at every one of its events;
         every plain tensor it indexes then refills its whole (disjoint) tile each time. That loop is one of
         the dimensions still left (``rest > 1``) or moved by a fixed level; the least over them of the
-        energy ``extra`` (n, T) it forces, or all of it when no loop is left above the child."""
+        energy ``extra`` (n, T) it forces, plus ``by_dim`` (n, D; B13, the sliding-window inputs' energy when that
+        loop is on each dimension), or all of ``extra`` when no loop is left above the child."""
         candidate = (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)  # (n, D)
-        per_dim = np.where(candidate, extra @ self.indexes.astype(float), np.inf)
+        per_dim = extra @ self.indexes.astype(float) + (0.0 if by_dim is None else by_dim)
+        per_dim = np.where(candidate, per_dim, np.inf)
         least = per_dim.min(axis=1)
         return np.where(candidate.any(axis=1), least, extra.sum(axis=1))
+
+    def _window_refills(self, t: int, ch: int, temporal: np.ndarray, rest: np.ndarray, tile: np.ndarray | None,
+                        fixed_from: int, h: np.ndarray, per_word: float) -> np.ndarray:
+        """(n, D) B13 for a sliding-window input ``t`` at child level ``ch`` whose tile or the order above it is open:
+        the energy its fills add over the pair's other bound (``h`` words, ``per_word`` each) when the innermost
+        non-trivial loop above the child is on each dimension ``d``. The child's ``E`` events over its instances are
+        ``iterations / iterations(tile)``; a loop on a dimension on a plain axis of ``t`` moves it to a disjoint
+        footprint at every event, one on a window axis at ``(T - 1) / T`` of them (the steps of a loop of ``T``
+        trips, not its wraps), each bringing in at least :func:`_step_words`. ``T``: the trips of ``d`` at the
+        lowest fixed level with a non-trivial loop where the child's tile is fixed, else at least 2. The tile's
+        words per iteration: the fixed tile's, or the least over the tiles that may fit (:meth:`_step_ratio`)."""
+        halo = self.arch.levels[ch].halo_reuse is not False
+        if ch == fixed_from - 1 or (tile is not None and ch == fixed_from - 2):
+            own = rest if ch == fixed_from - 1 else tile
+            steps = _step_words(self.op, own, t, halo) / own.prod(axis=1)[:, None]
+        else:
+            steps = self._step_ratio(rest if tile is None else tile, ch, t, halo)
+        trips = np.full(steps.shape, 2.0)
+        if ch == fixed_from - 1:  # the innermost loop above the child is one of the lowest non-trivial level's
+            lowest = fixed_from + (temporal[:, fixed_from:] > 1).any(axis=2).argmax(axis=1)
+            at = temporal[np.arange(len(rest)), lowest].astype(float)
+            trips = np.where(at > 1, at, 2.0)
+        share = np.where(self.disjoint[t][None, :], 1.0, (trips - 1) / trips)
+        return np.maximum(0.0, self.iterations * steps * share - h[:, None]) * per_word
+
+    def _step_ratio(self, rest: np.ndarray, level: int, t: int, halo: bool) -> np.ndarray:
+        """(n, D) B13: per dimension, the least :func:`_step_words` of tensor ``t`` over ``iterations(tile)`` among
+        the tiles of ``level`` that divide ``rest`` and may fit (the Pareto tiles per dimension, cached)."""
+        if (level, t) not in self._step_tiles:
+            tiles = _fitting_tiles(self.fit, level, self.bounds)
+            per = (_step_words(self.op, tiles, t, halo) / tiles.prod(axis=1)[:, None] if len(tiles)
+                   else np.zeros((0, self.op_dims)))
+            self._step_tiles[(level, t)] = [_pareto(tiles, per[:, d]) for d in range(self.op_dims)]
+        keys, inverse = unique_rows(rest)
+        out = np.stack([_least_dividing(keys, *pareto) for pareto in self._step_tiles[(level, t)]], axis=1)
+        return out[inverse.reshape(-1)]
+
+    def _instance_words(self, spatial: np.ndarray, level: int) -> np.ndarray:
+        """(n, T) B3: lower bound of the words of each tensor one instance of ``level`` touches over the layer (every
+        spatial factor above it fixed). Its indices per dimension are the layer's with the digits of the spatial
+        factors above fixed: a whole range where no such factor splits the dimension, so a tensor none of whose
+        sliding-window dimensions is split touches exactly the contiguous count (:func:`touched_lower`); else the
+        sumset bound, which holds for any index sets (:func:`_sumset_words`)."""
+        cover = self._cover(spatial, level)
+        split = spatial[:, level + 1:].prod(axis=1) > 1  # (n, D)
+        whole = ~(split[:, None, :] & self.window[None, :, :]).any(axis=2)  # (n, T)
+        return np.where(whole, touched_lower(self.op, cover, contiguous=True), _sumset_words(self.op, cover))
 
     def runs(self, temporal: np.ndarray, order: np.ndarray, fixed_from: int, known: int) -> np.ndarray:
         """(n, T) lower bound of the sweeps (iterations of the loops of levels ``>= j``) that start a new
