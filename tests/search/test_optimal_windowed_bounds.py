@@ -23,7 +23,6 @@ from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.search.optimal import optimal_search
 from dnnmap.search.optimal import bounds
 from dnnmap.search.optimal.bounds import LowerBound
-from dnnmap.search.optimal.expand import Nodes
 from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.search.space import touched_lower
 from dnnmap.workload import ops
@@ -121,9 +120,14 @@ def stage_bounds(arch: ArchSpec, op: Operator) -> list[np.ndarray]:
     return out
 
 
-def _old_instance_words(self: LowerBound, spatial: np.ndarray, level: int) -> np.ndarray:
+def _old_instance_words(self: LowerBound, spatial: np.ndarray, level: int, t: int) -> np.ndarray:
     """B3's instance words before: the largest single term per axis."""
-    return touched_lower(self.op, self._cover(spatial, level))
+    return touched_lower(self.op, self._cover(spatial, level))[:, t]
+
+
+def _plain_order_safe(self: LowerBound, temporal: np.ndarray, j: int) -> np.ndarray:
+    """B2 before: only where no non-trivial level-``j`` loop moves a window axis of the tensor."""
+    return ~((temporal[:, j] > 1)[:, None, :] & self.window[None, :, :]).any(axis=2)
 
 
 ORIGINAL_STEPS = bounds._step_words
@@ -135,14 +139,17 @@ BIND = CASES[:12]
     (bounds, ("_step_words", lambda op, tiles, t, halo: np.zeros((len(tiles), len(op.dim_names)))),
      ("_step_words", lambda op, tiles, t, halo: 1.03 * ORIGINAL_STEPS(op, tiles, t, halo))),
     (LowerBound, ("_instance_words", _old_instance_words),
-     ("_instance_words", lambda self, spatial, level: 1.03 * ORIGINAL_INSTANCE_WORDS(self, spatial, level)))],
-    ids=["B13 window steps", "B3 instance words"])
+     ("_instance_words", lambda self, spatial, level, t: 1.03 * ORIGINAL_INSTANCE_WORDS(self, spatial, level, t))),
+    (LowerBound, ("order_safe", _plain_order_safe),
+     ("order_safe", lambda self, temporal, j: np.ones((len(temporal), self.T), dtype=bool)))],
+    ids=["B13 window steps", "B3 instance words", "B2 one window loop"])
 def test_windowed_terms_bind_and_their_inflation_is_caught(monkeypatch: pytest.MonkeyPatch, target: object,
                                                            off: tuple[str, Callable], inflated: tuple[str, Callable]
                                                            ) -> None:
     """Each new term raises some finite bound of the brute-force ancestors on these cases (and never lowers one), so
     the soundness check above covers it; the term inflated by 3% puts some bound above a mapping's cost (the check
-    would catch an inadmissible version)."""
+    would catch an inadmissible version). For B2, the inadmissible version is B2 on every window tensor (several of
+    its loops at level ``j``, or halos kept only across the innermost loop)."""
     with_rule = [b for arch, op in BIND for b in stage_bounds(arch, op)]
     monkeypatch.setattr(target, *off)
     without = [b for arch, op in BIND for b in stage_bounds(arch, op)]

@@ -209,6 +209,9 @@ def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
     return out
 
 
+_window_extent = lru_cache(maxsize=65536)(window_extent)  # B13: per (coefficients, extents) of a tile's axis
+
+
 def _step_words(op: Operator, tiles: np.ndarray, t: int, halo: bool) -> np.ndarray:
     """(n, D) B13: a lower bound of the words of tensor ``t`` a child whose tile (contiguous index ranges of ``tiles``
     extents) brings in at one event of a loop on each dimension ``d`` (0 where ``d`` does not index ``t``). On an axis
@@ -224,7 +227,7 @@ def _step_words(op: Operator, tiles: np.ndarray, t: int, halo: bool) -> np.ndarr
     for axis in tensor.axes:
         keys, inverse = unique_rows(tiles[:, [dims.index(d) for d, _ in axis.terms]])
         coefs = tuple(c for _, c in axis.terms)
-        counts.append(np.array([window_extent(coefs, tuple(int(x) for x in k)) for k in keys],
+        counts.append(np.array([_window_extent(coefs, tuple(int(x) for x in k)) for k in keys],
                                dtype=float)[inverse.reshape(-1)])
     whole = np.prod(counts, axis=0) if counts else np.ones(len(tiles))
     out = np.zeros((len(tiles), len(dims)))
@@ -279,6 +282,10 @@ class LowerBound:
         # disjoint), and the Pareto tiles of each level by the words a step of each dimension brings in
         self.disjoint = self.indexes & ~self.window
         self._step_tiles: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray]]] = {}
+        # per tensor, per axis: its dimensions' columns and its count over the whole layer (B3, :meth:`_instance_words`)
+        self._axes = [[(np.array([op.dim_names.index(d) for d, _ in a.terms]),
+                        window_extent(tuple(c for _, c in a.terms), tuple(op.bound(d) for d, _ in a.terms)))
+                       for a in tensor.axes] for tensor in op.tensors]
         # (L, T) P1 holds for the tensor's tile at the level: a tile below more loops moves no fewer words
         self.monotone = np.array([[bool(self.plain[t]) or lv.halo_reuse is True for t in range(self.T)]
                                   for lv in arch.levels])
@@ -299,9 +306,14 @@ class LowerBound:
         return self.bounds[None, :] // spatial[:, level + 1:].prod(axis=1)
 
     def order_safe(self, temporal: np.ndarray, j: int) -> np.ndarray:
-        """(n, T): B2 applies to the tensor (no non-trivial loop of level ``j`` moves its window axes)."""
+        """(n, T): B2 applies to the tensor: no non-trivial loop of level ``j`` moves its window axes, or (B2 for a
+        sliding-window tensor) only one of them indexes it at all and the child level ``j - 1`` does not keep halos
+        only across its innermost loop (``halo_reuse: innermost``, where the loop innermost decides the reuse)."""
         moving = temporal[:, j] > 1  # (n, D)
-        return ~(moving[:, None, :] & self.window[None, :, :]).any(axis=2)
+        safe = ~(moving[:, None, :] & self.window[None, :, :]).any(axis=2)
+        if self.arch.levels[j - 1].halo_reuse != "innermost":
+            safe |= (moving[:, None, :] & self.indexes[None, :, :]).sum(axis=2) <= 1
+        return safe
 
     def compute(self, cost: CostBatch, temporal: np.ndarray, spatial: np.ndarray, order: np.ndarray,
                 fixed_from: int, known: int,
@@ -465,10 +477,10 @@ class LowerBound:
             return energy, dram, np.full(n, self.iterations)
         child = np.full(n, touched_all[t])
         if ch + 1 >= fixed_from:  # every spatial factor above the child is fixed
-            child = self._instances(spatial, ch) * self._instance_words(spatial, ch)[:, t]
+            child = self._instances(spatial, ch) * self._instance_words(spatial, ch, t)
         parent = np.full(n, touched_all[t])
         if fixed_from <= p + 1 < self.L:
-            parent = self._instances(spatial, p) * self._instance_words(spatial, p)[:, t]
+            parent = self._instances(spatial, p) * self._instance_words(spatial, p, t)
         energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
         return energy, dram, child
@@ -739,19 +751,24 @@ class LowerBound:
                    else np.zeros((0, self.op_dims)))
             self._step_tiles[(level, t)] = [_pareto(tiles, per[:, d]) for d in range(self.op_dims)]
         keys, inverse = unique_rows(rest)
-        out = np.stack([_least_dividing(keys, *pareto) for pareto in self._step_tiles[(level, t)]], axis=1)
+        out = np.zeros((len(keys), self.op_dims))
+        for d in np.nonzero(self.indexes[t] & (self.bounds > 1))[0]:  # a dimension of one index never moves
+            out[:, d] = _least_dividing(keys, *self._step_tiles[(level, t)][d])
         return out[inverse.reshape(-1)]
 
-    def _instance_words(self, spatial: np.ndarray, level: int) -> np.ndarray:
-        """(n, T) B3: lower bound of the words of each tensor one instance of ``level`` touches over the layer (every
+    def _instance_words(self, spatial: np.ndarray, level: int, t: int) -> np.ndarray:
+        """(n,) B3: lower bound of the words of tensor ``t`` one instance of ``level`` touches over the layer (every
         spatial factor above it fixed). Its indices per dimension are the layer's with the digits of the spatial
-        factors above fixed: a whole range where no such factor splits the dimension, so a tensor none of whose
-        sliding-window dimensions is split touches exactly the contiguous count (:func:`touched_lower`); else the
-        sumset bound, which holds for any index sets (:func:`_sumset_words`)."""
+        factors above fixed (``cover`` of them): the whole range where no such factor splits the dimension. Per axis
+        of ``t``: where none of its dimensions is split, exactly the layer's count of the axis; else at least the
+        sumset bound ``sum of cover - (terms - 1)``, which holds for any index sets (:func:`_sumset_words`; a
+        single-term axis: its cover), times over the axes."""
         cover = self._cover(spatial, level)
-        split = spatial[:, level + 1:].prod(axis=1) > 1  # (n, D)
-        whole = ~(split[:, None, :] & self.window[None, :, :]).any(axis=2)  # (n, T)
-        return np.where(whole, touched_lower(self.op, cover, contiguous=True), _sumset_words(self.op, cover))
+        out = np.ones(len(cover))
+        for idx, full in self._axes[t]:
+            sumset = cover[:, idx].sum(axis=1) - (len(idx) - 1)
+            out *= np.where((cover[:, idx] == self.bounds[idx]).all(axis=1), full, sumset) if len(idx) > 1 else sumset
+        return out
 
     def runs(self, temporal: np.ndarray, order: np.ndarray, fixed_from: int, known: int) -> np.ndarray:
         """(n, T) lower bound of the sweeps (iterations of the loops of levels ``>= j``) that start a new
