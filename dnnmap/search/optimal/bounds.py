@@ -41,6 +41,12 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   that indexes the tensor refills (drains) its whole tile: ``iterations x touched(tile) /
   iterations(tile)`` words, least over the tiles that may fit (:meth:`LowerBound._refill_ratio`,
   :meth:`LowerBound._innermost_refills`);
+* B13 **window-step refills** (the sliding-window inputs' B9, :meth:`LowerBound._window_refills`): when that
+  innermost loop is on a dimension of a plain axis of the input, every event refills its whole tile; on a window
+  axis, each of its steps (``(T - 1) / T`` of the events) brings in at least the tile's words minus the most the
+  shifted window can share (:func:`_step_words`); B9 takes the least over the loops of both terms together. B3's
+  words per instance are exact per axis where no spatial factor above splits its dimensions
+  (:meth:`LowerBound._instance_words`), and B2 also holds for a window tensor that only one level-``j`` loop indexes;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`);
 * B6 latency: compute cycles ``>= max(iterations / lanes x cycles per step, the unit's least cycles)`` (the
@@ -50,8 +56,9 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   the bandwidth cycles of levels whose counts are all exact, the backing store's at least its bandwidth
   cycles of the DRAM words bound (B12, :meth:`LowerBound._store_cycles`); EDP the product of both bounds; DRAM
   bytes from the exact and compulsory DRAM counts.
-Touched words per instance use, per tensor axis, the largest single-term count (a sliding
-window ``s*p + r`` touches at least as many elements as ``p`` or ``r`` alone take values).
+Touched words of a tile (contiguous index ranges) are exact; per instance over the layer, per tensor axis, the
+layer's count where no spatial factor above splits the axis, else the sumset bound (a sliding window ``s*p + r``
+touches at least ``|p| + |r| - 1`` elements).
 
 With per-tensor placement (``placement``) a node's completion leaves the tensors of the levels whose
 placements are still open at the shared boundary; by P1 (docs/search.md) its counts of the pairs with
