@@ -141,15 +141,19 @@ BIND = CASES[:12]
     (LowerBound, ("_instance_words", _old_instance_words),
      ("_instance_words", lambda self, spatial, level, t: 1.03 * ORIGINAL_INSTANCE_WORDS(self, spatial, level, t))),
     (LowerBound, ("order_safe", _plain_order_safe),
-     ("order_safe", lambda self, temporal, j: np.ones((len(temporal), self.T), dtype=bool)))],
-    ids=["B13 window steps", "B3 instance words", "B2 one window loop"])
+     ("order_safe", lambda self, temporal, j: np.ones((len(temporal), self.T), dtype=bool))),
+    (LowerBound, ("_every_event", lambda self, tiles, t: np.broadcast_to(self.disjoint[t], tiles.shape)),
+     ("_every_event", lambda self, tiles, t: np.broadcast_to(self.indexes[t], tiles.shape))),
+    ],
+    ids=["B13 window steps", "B3 instance words", "B2 one window loop", "B13 every event"])
 def test_windowed_terms_bind_and_their_inflation_is_caught(monkeypatch: pytest.MonkeyPatch, target: object,
                                                            off: tuple[str, Callable], inflated: tuple[str, Callable]
                                                            ) -> None:
     """Each new term raises some finite bound of the brute-force ancestors on these cases (and never lowers one), so
     the soundness check above covers it; the term inflated by 3% puts some bound above a mapping's cost (the check
     would catch an inadmissible version). For B2, the inadmissible version is B2 on every window tensor (several of
-    its loops at level ``j``, or halos kept only across the innermost loop)."""
+    its loops at level ``j``, or halos kept only across the innermost loop); for B13's share of the events, every
+    event of a window loop counted (its wraps included) whatever the other terms of the window."""
     with_rule = [b for arch, op in BIND for b in stage_bounds(arch, op)]
     monkeypatch.setattr(target, *off)
     without = [b for arch, op in BIND for b in stage_bounds(arch, op)]

@@ -732,29 +732,45 @@ class LowerBound:
         non-trivial loop above the child is on each dimension ``d``. The child's ``E`` events over its instances are
         ``iterations / iterations(tile)``; a loop on a dimension on a plain axis of ``t`` moves it to a disjoint
         footprint at every event, one on a window axis at ``(T - 1) / T`` of them (the steps of a loop of ``T``
-        trips, not its wraps), each bringing in at least :func:`_step_words`. ``T``: the trips of ``d`` at the
-        lowest fixed level with a non-trivial loop where the child's tile is fixed, else at least 2. The tile's
-        words per iteration: the fixed tile's, or the least over the tiles that may fit (:meth:`_step_ratio`)."""
+        trips, not its wraps) or at all of them (:meth:`_every_event`), each bringing in at least :func:`_step_words`.
+        ``T``: the trips of ``d`` at the lowest fixed level with a non-trivial loop where the child's tile is fixed,
+        else at least 2. The tile's words per iteration: the fixed tile's, or the least over the tiles that may fit
+        (:meth:`_step_ratio`)."""
         halo = self.arch.levels[ch].halo_reuse is not False
         if ch == fixed_from - 1 or (tile is not None and ch == fixed_from - 2):
             own = rest if ch == fixed_from - 1 else tile
-            steps = _step_words(self.op, own, t, halo) / own.prod(axis=1)[:, None]
+            trips = np.full(own.shape, 2.0)
+            if ch == fixed_from - 1:  # the innermost loop above the child is one of the lowest non-trivial level's
+                lowest = fixed_from + (temporal[:, fixed_from:] > 1).any(axis=2).argmax(axis=1)
+                at = temporal[np.arange(len(rest)), lowest].astype(float)
+                trips = np.where(at > 1, at, 2.0)
+            share = np.where(self._every_event(own, t), 1.0, (trips - 1) / trips)
+            steps = _step_words(self.op, own, t, halo) * share / own.prod(axis=1)[:, None]
         else:
             steps = self._step_ratio(rest if tile is None else tile, ch, t, halo)
-        trips = np.full(steps.shape, 2.0)
-        if ch == fixed_from - 1:  # the innermost loop above the child is one of the lowest non-trivial level's
-            lowest = fixed_from + (temporal[:, fixed_from:] > 1).any(axis=2).argmax(axis=1)
-            at = temporal[np.arange(len(rest)), lowest].astype(float)
-            trips = np.where(at > 1, at, 2.0)
-        share = np.where(self.disjoint[t][None, :], 1.0, (trips - 1) / trips)
-        return np.maximum(0.0, self.iterations * steps * share - h[:, None]) * per_word
+        return np.maximum(0.0, self.iterations * steps - h[:, None]) * per_word
+
+    def _every_event(self, tiles: np.ndarray, t: int) -> np.ndarray:
+        """(n, D) B13: whether every event of an innermost loop on each dimension ``d`` (wraps included) brings in
+        :func:`_step_words` of tensor ``t``: ``d`` is on a plain axis (a disjoint footprint), or every other moving
+        term of each window axis holding ``d`` is whole in the tile (no loop above moves it, so at each event the axis
+        shifts by a non-zero multiple of the innermost ``d`` loop's stride, at least ``|c_d| e_d``, either way)."""
+        whole = np.ones(tiles.shape, dtype=bool)
+        for axis in self.op.tensors[t].axes:
+            live = [self.op.dim_names.index(d) for d, _ in axis.terms if self.op.bound(d) > 1]
+            for i in live if len(live) > 1 else ():
+                others = [k for k in live if k != i]
+                whole[:, i] &= (tiles[:, others] == self.bounds[others]).all(axis=1)
+        return self.disjoint[t][None, :] | (whole & self.indexes[t][None, :])
 
     def _step_ratio(self, rest: np.ndarray, level: int, t: int, halo: bool) -> np.ndarray:
-        """(n, D) B13: per dimension, the least :func:`_step_words` of tensor ``t`` over ``iterations(tile)`` among
+        """(n, D) B13: per dimension, the least :func:`_step_words` of tensor ``t`` times the share of the events that
+        bring them in (1 where :meth:`_every_event`, else at least half: ``T >= 2``) over ``iterations(tile)``, among
         the tiles of ``level`` that divide ``rest`` and may fit (the Pareto tiles per dimension, cached)."""
         if (level, t) not in self._step_tiles:
             tiles = _fitting_tiles(self.fit, level, self.bounds)
-            per = (_step_words(self.op, tiles, t, halo) / tiles.prod(axis=1)[:, None] if len(tiles)
+            share = np.where(self._every_event(tiles, t), 1.0, 0.5)  # a window loop's steps: at least half its events
+            per = (_step_words(self.op, tiles, t, halo) * share / tiles.prod(axis=1)[:, None] if len(tiles)
                    else np.zeros((0, self.op_dims)))
             self._step_tiles[(level, t)] = [_pareto(tiles, per[:, d]) for d in range(self.op_dims)]
         keys, inverse = unique_rows(rest)
