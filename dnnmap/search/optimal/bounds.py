@@ -41,6 +41,12 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   that indexes the tensor refills (drains) its whole tile: ``iterations x touched(tile) /
   iterations(tile)`` words, least over the tiles that may fit (:meth:`LowerBound._refill_ratio`,
   :meth:`LowerBound._innermost_refills`);
+* B13 **window-step refills** (the sliding-window inputs' B9, :meth:`LowerBound._window_refills`): when that
+  innermost loop is on a dimension of a plain axis of the input, every event refills its whole tile; on a window
+  axis, each of its steps (``(T - 1) / T`` of the events) brings in at least the tile's words minus the most the
+  shifted window can share (:func:`_step_words`); B9 takes the least over the loops of both terms together. B3's
+  words per instance are exact per axis where no spatial factor above splits its dimensions
+  (:meth:`LowerBound._instance_words`), and B2 also holds for a window tensor that only one level-``j`` loop indexes;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`);
 * B6 latency: compute cycles ``>= max(iterations / lanes x cycles per step, the unit's least cycles)`` (the
@@ -50,8 +56,9 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   the bandwidth cycles of levels whose counts are all exact, the backing store's at least its bandwidth
   cycles of the DRAM words bound (B12, :meth:`LowerBound._store_cycles`); EDP the product of both bounds; DRAM
   bytes from the exact and compulsory DRAM counts.
-Touched words per instance use, per tensor axis, the largest single-term count (a sliding
-window ``s*p + r`` touches at least as many elements as ``p`` or ``r`` alone take values).
+Touched words of a tile (contiguous index ranges) are exact; per instance over the layer, per tensor axis, the
+layer's count where no spatial factor above splits the axis, else the sumset bound (a sliding window ``s*p + r``
+touches at least ``|p| + |r| - 1`` elements).
 
 With per-tensor placement (``placement``) a node's completion leaves the tensors of the levels whose
 placements are still open at the shared boundary; by P1 (docs/search.md) its counts of the pairs with
@@ -85,7 +92,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
-from dnnmap.search.space import touched_lower, unique_rows
+from dnnmap.search.space import touched_lower, unique_rows, window_extent
 from dnnmap.search.sunstone.unroll import legal_table
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.workload.ir import Operator
@@ -166,15 +173,34 @@ def _pareto_tiles(op: Operator, fit: Capacity, level: int, bounds: np.ndarray,
                   t: int) -> tuple[np.ndarray, np.ndarray]:
     """Tiles of ``level`` within the layer that may fit, by ascending ``touched_t / iterations`` (B9), dropping
     each tile a kept one of no larger ratio divides (whenever it divides a node's tile, so does the kept one)."""
+    tiles = _fitting_tiles(fit, level, bounds)
+    return _pareto(tiles, touched_lower(op, tiles, contiguous=True)[:, t] / tiles.prod(axis=1))
+
+
+def _fitting_tiles(fit: Capacity, level: int, bounds: np.ndarray) -> np.ndarray:
+    """(m, D) the tiles of ``level`` within the layer whose exact footprint may fit it."""
     tiles = divisor_lattice(tuple(int(x) for x in bounds))
-    tiles = tiles[fit.fits(level, tiles)]
-    ratio = touched_lower(op, tiles, contiguous=True)[:, t] / tiles.prod(axis=1)
+    return tiles[fit.fits(level, tiles)]
+
+
+def _pareto(tiles: np.ndarray, ratio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``tiles`` by ascending ``ratio``, dropping each tile a kept one of no larger ratio divides (whenever it divides
+    a node's tile, so does the kept one): the least ratio over the tiles dividing any box is a kept one's."""
     order = np.argsort(ratio, kind="stable")
     kept: list[int] = []
     for k in order:
         if not kept or not (tiles[k][None, :] % tiles[kept] == 0).all(axis=1).any():
             kept.append(int(k))
     return tiles[kept], ratio[kept]
+
+
+def _least_dividing(keys: np.ndarray, tiles: np.ndarray, ratio: np.ndarray) -> np.ndarray:
+    """(u,) per row of ``keys`` the least ``ratio`` of the ``tiles`` dividing it (``tiles`` by ascending ratio,
+    :func:`_pareto`), 0 where none does."""
+    if len(tiles) == 0:
+        return np.zeros(len(keys))
+    divides = (keys[:, None, :] % tiles[None, :, :] == 0).all(axis=2)  # (u, m), tiles by ratio
+    return np.where(divides.any(axis=1), ratio[divides.argmax(axis=1)], 0.0)
 
 
 def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
@@ -187,6 +213,41 @@ def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
         for axis in tensor.axes:
             counts = [box[:, op.dim_names.index(d)] for d, _ in axis.terms]
             out[:, j] *= sum(counts) - (len(counts) - 1)
+    return out
+
+
+_window_extent = lru_cache(maxsize=65536)(window_extent)  # B13: per (coefficients, extents) of a tile's axis
+
+
+def _step_words(op: Operator, tiles: np.ndarray, t: int, halo: bool) -> np.ndarray:
+    """(n, D) B13: a lower bound of the words of tensor ``t`` a child whose tile (contiguous index ranges of ``tiles``
+    extents) brings in at one event of a loop on each dimension ``d`` (0 where ``d`` does not index ``t``). On an axis
+    where ``d`` is the only term moving (a plain axis) any move of ``d`` gives a disjoint footprint: the whole tile.
+    On a sliding-window axis ``h = sum c_i x_i`` a step (not a wrap) of a loop on ``d`` shifts ``h``'s values by at
+    least ``|c_d| e_d`` (the loop's stride is at least the tile's extent), and the tile's values ``H`` lie in an
+    interval of ``span = 1 + sum |c_i| (e_i - 1)``, so the shifted values meet ``H`` in at most ``span - |c_d| e_d``
+    of them: at least ``|H| - max(0, span - |c_d| e_d)`` new values, times the other axes' counts. Without halo
+    reuse (``halo`` false) a changed tile is refilled whole. The maximum over the axes ``d`` moves."""
+    dims = op.dim_names
+    tensor = op.tensors[t]
+    counts = []
+    for axis in tensor.axes:
+        keys, inverse = unique_rows(tiles[:, [dims.index(d) for d, _ in axis.terms]])
+        coefs = tuple(c for _, c in axis.terms)
+        counts.append(np.array([_window_extent(coefs, tuple(int(x) for x in k)) for k in keys],
+                               dtype=float)[inverse.reshape(-1)])
+    whole = np.prod(counts, axis=0) if counts else np.ones(len(tiles))
+    out = np.zeros((len(tiles), len(dims)))
+    for count, axis in zip(counts, tensor.axes):
+        live = [d for d, _ in axis.terms if op.bound(d) > 1]
+        span = 1 + sum(abs(c) * (tiles[:, dims.index(d)] - 1) for d, c in axis.terms)
+        for d, c in axis.terms:
+            i = dims.index(d)
+            if len(live) <= 1 or not halo:
+                new = whole
+            else:
+                new = np.maximum(0.0, count - np.maximum(0, span - abs(c) * tiles[:, i])) * (whole / count)
+            out[:, i] = np.maximum(out[:, i], new)
     return out
 
 
@@ -224,6 +285,14 @@ class LowerBound:
         self.touched_all = touched_lower(op, self.bounds[None, :], contiguous=True)[0]
         self.indexes = np.array([[d in t.dims for d in op.dim_names] for t in op.tensors])  # (T, D)
         self.plain = ~self.window.any(axis=1)  # tensors without a sliding-window axis (B9)
+        # (T, D) B13: the dimensions on an axis of the tensor where they are the only term moving (any move of them is
+        # disjoint), and the Pareto tiles of each level by the words a step of each dimension brings in
+        self.disjoint = self.indexes & ~self.window
+        self._step_tiles: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray]]] = {}
+        # per tensor, per axis: its dimensions' columns and its count over the whole layer (B3, :meth:`_instance_words`)
+        self._axes = [[(np.array([op.dim_names.index(d) for d, _ in a.terms]),
+                        window_extent(tuple(c for _, c in a.terms), tuple(op.bound(d) for d, _ in a.terms)))
+                       for a in tensor.axes] for tensor in op.tensors]
         # (L, T) P1 holds for the tensor's tile at the level: a tile below more loops moves no fewer words
         self.monotone = np.array([[bool(self.plain[t]) or lv.halo_reuse is True for t in range(self.T)]
                                   for lv in arch.levels])
@@ -244,9 +313,14 @@ class LowerBound:
         return self.bounds[None, :] // spatial[:, level + 1:].prod(axis=1)
 
     def order_safe(self, temporal: np.ndarray, j: int) -> np.ndarray:
-        """(n, T): B2 applies to the tensor (no non-trivial loop of level ``j`` moves its window axes)."""
+        """(n, T): B2 applies to the tensor: no non-trivial loop of level ``j`` moves its window axes, or (B2 for a
+        sliding-window tensor) only one of them indexes it at all and the child level ``j - 1`` does not keep halos
+        only across its innermost loop (``halo_reuse: innermost``, where the loop innermost decides the reuse)."""
         moving = temporal[:, j] > 1  # (n, D)
-        return ~(moving[:, None, :] & self.window[None, :, :]).any(axis=2)
+        safe = ~(moving[:, None, :] & self.window[None, :, :]).any(axis=2)
+        if self.arch.levels[j - 1].halo_reuse != "innermost":
+            safe |= (moving[:, None, :] & self.indexes[None, :, :]).sum(axis=2) <= 1
+        return safe
 
     def compute(self, cost: CostBatch, temporal: np.ndarray, spatial: np.ndarray, order: np.ndarray,
                 fixed_from: int, known: int,
@@ -276,6 +350,7 @@ class LowerBound:
         forced: dict[int, np.ndarray] = {}  # B9: per child level, (n, T) energy a full refill per event adds
         nested: dict[int, dict[int, tuple]] = {}  # B10 (placement): per child level, tensor -> (h, per word, copies)
         wholes: dict[int, dict[int, tuple]] = {}  # B11 (placement): per child level, tensor -> (box words, increment)
+        windowed: dict[int, np.ndarray] = {}  # B13: per child level, (n, D) energy a step of each dimension adds
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
             if ch >= known and not (self.placement and ch == known and not self.monotone[ch, t]):
@@ -348,17 +423,21 @@ class LowerBound:
                 forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = extra
                 if self.placement:
                     nested.setdefault(ch, {})[t] = (h, per_word, copies)
+            elif 0 <= ch < known and not self.placement and t != self.out:  # B13: a sliding-window input
+                per_word = self.energy[ch, t, 1] + hop_per_word
+                windowed[ch] = windowed.get(ch, 0.0) + self._window_refills(t, ch, temporal, rest, tile, fixed_from,
+                                                                            h, per_word)
             if whole is not None:
                 wholes.setdefault(ch, {})[t] = whole
         energy += hop @ self.hop_energy
-        for ch in sorted(set(forced) | set(wholes)):  # loops left above the child: none, level j's (rest / tile), or rest
+        for ch in sorted(set(forced) | set(wholes) | set(windowed)):  # loops left above the child: none, level j's
             left = (rest // rest if ch == fixed_from - 1 else rest // tile if tile is not None and ch == fixed_from - 2
-                    else rest)
+                    else rest)  # (rest / tile), or rest
             extra = forced.get(ch, np.zeros((n, self.T)))
             if ch in wholes:
                 refills = self._held_refills(wholes[ch], extra, temporal, left, fixed_from, ch)
             else:
-                refills = self._innermost_refills(extra, temporal, left, fixed_from)
+                refills = self._innermost_refills(extra, temporal, left, fixed_from, windowed.get(ch))
             if ch in nested:
                 refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
             energy += refills
@@ -405,10 +484,10 @@ class LowerBound:
             return energy, dram, np.full(n, self.iterations)
         child = np.full(n, touched_all[t])
         if ch + 1 >= fixed_from:  # every spatial factor above the child is fixed
-            child = self._instances(spatial, ch) * touched_lower(self.op, self._cover(spatial, ch))[:, t]
+            child = self._instances(spatial, ch) * self._instance_words(spatial, ch, t)
         parent = np.full(n, touched_all[t])
         if fixed_from <= p + 1 < self.L:
-            parent = self._instances(spatial, p) * touched_lower(self.op, self._cover(spatial, p))[:, t]
+            parent = self._instances(spatial, p) * self._instance_words(spatial, p, t)
         energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
         return energy, dram, child
@@ -630,23 +709,89 @@ class LowerBound:
         keys, inverse = unique_rows(rest)
         out = np.zeros((len(keys), self.T))
         for t, (tiles, ratio) in enumerate(self._tiles[level]):
-            if len(tiles) == 0:
-                continue
-            divides = (keys[:, None, :] % tiles[None, :, :] == 0).all(axis=2)  # (u, m), tiles by ratio
-            first = divides.argmax(axis=1)
-            out[:, t] = np.where(divides.any(axis=1), ratio[first], 0.0)
+            out[:, t] = _least_dividing(keys, tiles, ratio)
         return out[inverse.reshape(-1)]
 
     def _innermost_refills(self, extra: np.ndarray, temporal: np.ndarray, rest: np.ndarray,
-                           fixed_from: int) -> np.ndarray:
+                           fixed_from: int, by_dim: np.ndarray | None = None) -> np.ndarray:
         """(n,) B9: the innermost non-trivial loop above the child level advances at every one of its events;
         every plain tensor it indexes then refills its whole (disjoint) tile each time. That loop is one of
         the dimensions still left (``rest > 1``) or moved by a fixed level; the least over them of the
-        energy ``extra`` (n, T) it forces, or all of it when no loop is left above the child."""
+        energy ``extra`` (n, T) it forces, plus ``by_dim`` (n, D; B13, the sliding-window inputs' energy when that
+        loop is on each dimension), or all of ``extra`` when no loop is left above the child."""
         candidate = (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)  # (n, D)
-        per_dim = np.where(candidate, extra @ self.indexes.astype(float), np.inf)
+        per_dim = extra @ self.indexes.astype(float) + (0.0 if by_dim is None else by_dim)
+        per_dim = np.where(candidate, per_dim, np.inf)
         least = per_dim.min(axis=1)
         return np.where(candidate.any(axis=1), least, extra.sum(axis=1))
+
+    def _window_refills(self, t: int, ch: int, temporal: np.ndarray, rest: np.ndarray, tile: np.ndarray | None,
+                        fixed_from: int, h: np.ndarray, per_word: float) -> np.ndarray:
+        """(n, D) B13 for a sliding-window input ``t`` at child level ``ch`` whose tile or the order above it is open:
+        the energy its fills add over the pair's other bound (``h`` words, ``per_word`` each) when the innermost
+        non-trivial loop above the child is on each dimension ``d``. The child's ``E`` events over its instances are
+        ``iterations / iterations(tile)``; a loop on a dimension on a plain axis of ``t`` moves it to a disjoint
+        footprint at every event, one on a window axis at ``(T - 1) / T`` of them (the steps of a loop of ``T``
+        trips, not its wraps) or at all of them (:meth:`_every_event`), each bringing in at least :func:`_step_words`.
+        ``T``: the trips of ``d`` at the lowest fixed level with a non-trivial loop where the child's tile is fixed,
+        else at least 2. The tile's words per iteration: the fixed tile's, or the least over the tiles that may fit
+        (:meth:`_step_ratio`)."""
+        halo = self.arch.levels[ch].halo_reuse is not False
+        if ch == fixed_from - 1 or (tile is not None and ch == fixed_from - 2):
+            own = rest if ch == fixed_from - 1 else tile
+            trips = np.full(own.shape, 2.0)
+            if ch == fixed_from - 1:  # the innermost loop above the child is one of the lowest non-trivial level's
+                lowest = fixed_from + (temporal[:, fixed_from:] > 1).any(axis=2).argmax(axis=1)
+                at = temporal[np.arange(len(rest)), lowest].astype(float)
+                trips = np.where(at > 1, at, 2.0)
+            share = np.where(self._every_event(own, t), 1.0, (trips - 1) / trips)
+            steps = _step_words(self.op, own, t, halo) * share / own.prod(axis=1)[:, None]
+        else:
+            steps = self._step_ratio(rest if tile is None else tile, ch, t, halo)
+        return np.maximum(0.0, self.iterations * steps - h[:, None]) * per_word
+
+    def _every_event(self, tiles: np.ndarray, t: int) -> np.ndarray:
+        """(n, D) B13: whether every event of an innermost loop on each dimension ``d`` (wraps included) brings in
+        :func:`_step_words` of tensor ``t``: ``d`` is on a plain axis (a disjoint footprint), or every other moving
+        term of each window axis holding ``d`` is whole in the tile (no loop above moves it, so at each event the axis
+        shifts by a non-zero multiple of the innermost ``d`` loop's stride, at least ``|c_d| e_d``, either way)."""
+        whole = np.ones(tiles.shape, dtype=bool)
+        for axis in self.op.tensors[t].axes:
+            live = [self.op.dim_names.index(d) for d, _ in axis.terms if self.op.bound(d) > 1]
+            for i in live if len(live) > 1 else ():
+                others = [k for k in live if k != i]
+                whole[:, i] &= (tiles[:, others] == self.bounds[others]).all(axis=1)
+        return self.disjoint[t][None, :] | (whole & self.indexes[t][None, :])
+
+    def _step_ratio(self, rest: np.ndarray, level: int, t: int, halo: bool) -> np.ndarray:
+        """(n, D) B13: per dimension, the least :func:`_step_words` of tensor ``t`` times the share of the events that
+        bring them in (1 where :meth:`_every_event`, else at least half: ``T >= 2``) over ``iterations(tile)``, among
+        the tiles of ``level`` that divide ``rest`` and may fit (the Pareto tiles per dimension, cached)."""
+        if (level, t) not in self._step_tiles:
+            tiles = _fitting_tiles(self.fit, level, self.bounds)
+            share = np.where(self._every_event(tiles, t), 1.0, 0.5)  # a window loop's steps: at least half its events
+            per = (_step_words(self.op, tiles, t, halo) * share / tiles.prod(axis=1)[:, None] if len(tiles)
+                   else np.zeros((0, self.op_dims)))
+            self._step_tiles[(level, t)] = [_pareto(tiles, per[:, d]) for d in range(self.op_dims)]
+        keys, inverse = unique_rows(rest)
+        out = np.zeros((len(keys), self.op_dims))
+        for d in np.nonzero(self.indexes[t] & (self.bounds > 1))[0]:  # a dimension of one index never moves
+            out[:, d] = _least_dividing(keys, *self._step_tiles[(level, t)][d])
+        return out[inverse.reshape(-1)]
+
+    def _instance_words(self, spatial: np.ndarray, level: int, t: int) -> np.ndarray:
+        """(n,) B3: lower bound of the words of tensor ``t`` one instance of ``level`` touches over the layer (every
+        spatial factor above it fixed). Its indices per dimension are the layer's with the digits of the spatial
+        factors above fixed (``cover`` of them): the whole range where no such factor splits the dimension. Per axis
+        of ``t``: where none of its dimensions is split, exactly the layer's count of the axis; else at least the
+        sumset bound ``sum of cover - (terms - 1)``, which holds for any index sets (:func:`_sumset_words`; a
+        single-term axis: its cover), times over the axes."""
+        cover = self._cover(spatial, level)
+        out = np.ones(len(cover))
+        for idx, full in self._axes[t]:
+            sumset = cover[:, idx].sum(axis=1) - (len(idx) - 1)
+            out *= np.where((cover[:, idx] == self.bounds[idx]).all(axis=1), full, sumset) if len(idx) > 1 else sumset
+        return out
 
     def runs(self, temporal: np.ndarray, order: np.ndarray, fixed_from: int, known: int) -> np.ndarray:
         """(n, T) lower bound of the sweeps (iterations of the loops of levels ``>= j``) that start a new
