@@ -11,6 +11,7 @@ from dnnmap.cost.model import CostModel
 from dnnmap.errors import MappingError
 from dnnmap.search.mappers import Progress, SearchResult, nothing_fits_message
 from dnnmap.search.options import SearchOptions
+from dnnmap.search.sunstone.descent import descend
 from dnnmap.search.sunstone.placement import refine_placements
 from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.sunstone.walk import SunstoneWalk
@@ -54,11 +55,15 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
     walk = SunstoneWalk(op, arch, objective, model, tile_first=tile_first, both_axes=both, relax=relax)
     best = walk.run()
     evaluated = walk.stats.evaluated
+    score = (walk.best_score, walk.best_tie)
+    if best is not None:  # the walk's pruning is lossy: the factor descent's second look (descent.py)
+        down = descend(arch, objective, model, best, both)
+        best, evaluated, score = down.batch, evaluated + down.evaluated, (down.score, down.tie)
     if stats is not None:
         stats.merge(walk.stats)
     if imperfect is not None and imperfect > 0:
         padded = SunstoneWalk(op, arch, objective, model, waste=imperfect, both_axes=both, relax=relax)
-        if padded.run() is not None and (padded.best_score, padded.best_tie) < (walk.best_score, walk.best_tie):
+        if padded.run() is not None and (padded.best_score, padded.best_tie) < score:
             best = padded.best
         evaluated += padded.stats.evaluated
         if stats is not None:
@@ -71,7 +76,11 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
         if stats is not None:
             stats.merge(placed.stats)
         score, tie = math.inf, math.inf
-        for start in (best, placed.best):
+        placed_best = placed.best
+        if placed_best is not None:
+            down = descend(arch, objective, model, placed_best, both)
+            placed_best, evaluated = down.batch, evaluated + down.evaluated
+        for start in (best, placed_best):
             if start is not None:
                 refined = refine_placements(op, arch, objective, model, start)
                 evaluated += refined.evaluated

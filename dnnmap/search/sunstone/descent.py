@@ -1,0 +1,160 @@
+"""Factor descent: the last step of every Sunstone walk (issue 28; docs/search.md "The Sunstone mapper", item 8).
+
+The walk's pruning (maximal tiles, maximal unrollings, Observation 5) keeps, per step, the candidates that are
+best when the levels above have room and the fan-out multicasts. Where that premise fails the pruned candidate
+is often one factor away from the optimum: a level with no capacity limit takes the whole residual as its maximal
+tile where the optimum leaves a factor to the level above (latency and EDP with per-level bandwidths), a fan-out
+without multicast is filled where the optimum leaves it idle (``dram``), an array axis is filled where a smaller
+unrolling leaves the global buffer room for a larger tile above it (BERT-base's query projection on Eyeriss: 48 of
+168 PEs). The descent starts from the walk's best mapping and moves factors:
+
+* a *redistribution*: the product of one dimension's factors in two slots (a level's temporal loops, a fan-out)
+  split anew between them, every divisor (moving a factor from one to the other, or trading factors: ``K8`` in
+  the register file and ``K6`` on the array become ``K12`` and ``K4``); a new temporal loop takes the dimension's
+  place in the level's order, a new spatial factor an axis the dimension may use;
+* where a grown spatial factor does not fit its axis of a 2-D fan-out, the level's dimensions change axes (the
+  first assignment that fits, splits over both axes where the level takes them: the cost model prices an
+  unrolling by its factors, docs/search.md item 4).
+
+Each round prices every neighbour of the incumbent in one batch and takes the best when it is strictly better
+(objective, then the energy tie-break); it stops when none is, or after ``ROUNDS`` rounds. Every neighbour is
+legal in the walk's space (spatial factors fit their axes, a dimension on one axis of a fan-out unless the level
+takes both-axis unrollings, where it may split over both axes; capacity from the cost model), so the
+result is never worse than the walk's and is a mapping of the same space. Padded mappings (``--imperfect``) are
+left alone: the padded space's factors are ceil splits of each step's residual, which a redistribution need not
+keep (``K6 x 2`` of ``K11`` would become ``K12``, a padded extent the space does not hold). Per-tensor placements are clipped to the
+loops each level keeps (the placement stage, :func:`.placement.refine_placements`, runs after it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.cost.batch import MappingBatch
+from dnnmap.cost.model import CostModel
+from dnnmap.cost.objective import best_index
+from dnnmap.mapping.mapping import BOTH_AXES
+from dnnmap.search.space import divisors
+
+ROUNDS = 8  # improving rounds at most
+
+
+@dataclass
+class Descended:
+    """The descent's best mapping (one row), its objective, tie-break and the neighbours it priced."""
+
+    batch: MappingBatch
+    score: float
+    tie: float
+    evaluated: int
+
+
+def _axes_used(spatial: np.ndarray, axes: np.ndarray, n_axes: int) -> np.ndarray:
+    """(n, A) product of the spatial factors on each axis of one fan-out (rows (n, D))."""
+    return np.stack([np.where(axes == a, spatial, 1).prod(axis=1) for a in range(n_axes)], axis=1)
+
+
+def _assign(factors: np.ndarray, shape: tuple[int, ...], both: bool) -> np.ndarray | None:
+    """Axes (D,) on which the spatial ``factors`` (D,) of a 2-D fan-out fit ``shape`` (the first assignment found;
+    each dimension on one axis, or with ``both`` split ``x * y`` over the two axes, axis :data:`BOTH_AXES`), or
+    None."""
+    dims = [int(d) for d in np.nonzero(factors > 1)[0]]
+    options = []
+    for d in dims:
+        f = int(factors[d])
+        splits = [(x, f // x) for x in divisors(f) if both or x in (1, f)]
+        options.append([(x, y) for x, y in splits if x <= shape[0] and y <= shape[1]])
+    axes = np.zeros(len(factors), dtype=np.int64)
+
+    def place(k: int, used0: int, used1: int) -> bool:
+        if k == len(dims):
+            return True
+        for x, y in options[k]:
+            if used0 * x <= shape[0] and used1 * y <= shape[1] and place(k + 1, used0 * x, used1 * y):
+                axes[dims[k]] = BOTH_AXES if x > 1 and y > 1 else int(y > 1)
+                return True
+        return False
+
+    return axes if place(0, 1, 1) else None
+
+
+def neighbours(arch: ArchSpec, start: MappingBatch, both_axes: frozenset[int] = frozenset()) -> MappingBatch:
+    """Every redistribution (module docstring) of the one-row ``start``, legal on the fan-outs."""
+    temporal, spatial, axes = start.temporal[0], start.spatial[0], start.axes[0]
+    L, D = temporal.shape
+    shapes = [tuple(lv.fanout.shape) if lv.fanout else None for lv in arch.levels]
+    # slots of one dimension: ("t", level) or ("s", level, axis: where its factor is, or any it may take)
+    spatial_levels = [lv for lv in range(L) if shapes[lv] is not None]
+    rows_t, rows_s, rows_a = [], [], []
+    for d in range(D):
+        slots = [("t", lv) for lv in range(L)]
+        for lv in spatial_levels:
+            if spatial[lv, d] > 1:
+                slots.append(("s", lv, int(axes[lv, d])))  # BOTH_AXES on a both-axes level
+            else:
+                slots += [("s", lv, a) for a in range(len(shapes[lv]))]
+
+        def factor(slot: tuple) -> int:
+            return int(temporal[slot[1], d] if slot[0] == "t" else spatial[slot[1], d])
+
+        for k, p in enumerate(slots):
+            for q in slots[k + 1:]:
+                total = factor(p) * factor(q)
+                if q[:2] == p[:2] or total == 1:
+                    continue
+                for v in divisors(total):
+                    if v == factor(p):
+                        continue
+                    t, s, a = temporal.copy(), spatial.copy(), axes.copy()
+                    for slot, value in ((p, v), (q, total // v)):
+                        (t if slot[0] == "t" else s)[slot[1], d] = value
+                        if slot[0] == "s":
+                            a[slot[1], d] = slot[2] if value > 1 else 0
+                    rows_t.append(t), rows_s.append(s), rows_a.append(a)
+    if not rows_t:
+        return start.take(np.array([], dtype=np.int64))
+    t, s, a = np.array(rows_t), np.array(rows_s), np.array(rows_a)
+    ok = np.ones(len(t), dtype=bool)
+    for lv in spatial_levels:
+        both = lv in both_axes
+        fits = (_axes_used(s[:, lv], a[:, lv], len(shapes[lv])) <= np.array(shapes[lv])).all(axis=1) & (not both)
+        if len(shapes[lv]) == 2:  # a grown factor may fit once the level's dimensions change axes (or split)
+            for r in np.nonzero(~fits)[0]:
+                assigned = _assign(s[r, lv], shapes[lv], both)
+                if assigned is not None:
+                    a[r, lv], fits[r] = assigned, True
+        ok &= fits
+    t, s, a = t[ok], s[ok], a[ok]
+    n = len(t)
+    above = None
+    if start.above is not None:
+        loops = (t > 1).sum(axis=2)  # (n, L) non-trivial temporal loops per level
+        above = np.minimum(np.repeat(start.above, n, axis=0), loops[:, :, None])
+    return MappingBatch(t, s, np.repeat(start.order, n, axis=0), start.keeps, start.layouts, a, above)
+
+
+def descend(arch: ArchSpec, objective: str, model: CostModel, start: MappingBatch,
+            both_axes: frozenset[int] = frozenset(), rounds: int | None = None) -> Descended:
+    """The best mapping the descent (module docstring) reaches from the one-row ``start`` in at most ``rounds``
+    improving rounds (``ROUNDS`` when None; 0: ``start`` itself)."""
+    rounds = ROUNDS if rounds is None else rounds
+    cost = model.evaluate(start)
+    best, score, tie, evaluated = start, float(cost.objective(objective)[0]), float(cost.tie_break()[0]), 1
+    bounds = [model.op.bound(d) for d in model.op.dim_names]
+    if (start.temporal[0].prod(axis=0) * start.spatial[0].prod(axis=0)).tolist() != bounds:
+        rounds = 0  # padded: a redistribution would leave the ceil splits of the padded space
+    for _ in range(rounds):
+        cands = neighbours(arch, best, both_axes)
+        if len(cands) == 0:
+            break
+        cost = model.evaluate(cands, reuse_buffers=True)
+        evaluated += len(cands)
+        s, t = cost.objective(objective), cost.tie_break()
+        j = best_index(s, t)
+        if not (s[j], t[j]) < (score, tie):
+            break
+        best, score, tie = cands.take([j]), float(s[j]), float(t[j])
+    return Descended(best, score, tie, evaluated)
