@@ -120,6 +120,10 @@ def test_unrolling_observation5_and_escape() -> None:
     # excluding only R: K and C fill the array, no escape needed
     only_r = unrolling_candidates(limits, (14, 12), frozenset({5}))
     assert (only_r.factors[:, 5] == 1).all()
+    # "always" (the walk's default): the exclusion is lifted there too, every maximal unrolling is added
+    always = unrolling_candidates(limits, (14, 12), frozenset({5}), escape="always")
+    assert {tuple(f) for f in always.factors} == {tuple(f) for f in free.factors} | {tuple(f) for f in only_r.factors}
+    assert (always.factors[:, 5] > 1).any()
 
 
 ORACLE_ARCH = parse_arch({"name": "small", "clock_mhz": 100, "levels": [
@@ -277,5 +281,5 @@ def test_walk_refuses_an_unknown_escape_reading() -> None:
     from dnnmap.search.sunstone.walk import SunstoneWalk
 
     op, arch = zoo.get("lenet5").layers[0].op, load_arch("eyeriss")
-    with pytest.raises(ValueError, match="escape must be one of lift, best"):
+    with pytest.raises(ValueError, match="escape must be one of always, lift, best"):
         SunstoneWalk(op, arch, "edp", CostModel(op, arch), escape="lfit")

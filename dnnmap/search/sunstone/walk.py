@@ -105,7 +105,7 @@ class SunstoneWalk:
     """The search for one operator on one architecture; ``run`` returns the best finished batch row."""
 
     def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 8,
-                 waste: float | None = None, escape: str = "lift", tile_first: bool = False,
+                 waste: float | None = None, escape: str = "always", tile_first: bool = False,
                  placement: bool = False, both_axes: frozenset[int] = frozenset(),
                  relax: frozenset[str] = frozenset()) -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
