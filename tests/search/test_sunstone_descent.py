@@ -1,4 +1,5 @@
-"""Sunstone's factor descent and Observation 5's ``always`` reading (docs/search.md "The Sunstone mapper", item 8):
+"""Sunstone's factor descent, every tile of a level without a capacity limit, and Observation 5's ``always``
+reading (docs/search.md "The Sunstone mapper", items 3, 4 and 8):
 the cases the walk lost by more than 1% (``benchmarks/sunstone_placement.py --why``, issue 28) now within 1% of
 the optimum, which each test computes with the exhaustive or the optimal mapper; every neighbour of the descent is
 a legal mapping of the walk's space, and the descent never returns a worse mapping than the walk."""
@@ -13,7 +14,7 @@ from dnnmap.cost.model import CostModel
 from dnnmap.mapping.mapping import validate_mapping
 from dnnmap.search.mappers import exhaustive_search
 from dnnmap.search.optimal import optimal_search
-from dnnmap.search.sunstone import descent
+from dnnmap.search.sunstone import descent, walk
 from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
@@ -58,10 +59,46 @@ NO_MULTICAST_3X3 = {
          "fanout": {"shape": [3, 3], "multicast": False, "reduction": False, "hop_energy": 0.0},
          "buffers": 2, "halo_reuse": False, "read_modify_write": False}]}
 
-FORMER_LOSSES = [  # (case, layer, architecture, objective): the walk alone was 1.59x, 2.47x and 1.06x above
+# random 91 of the benchmark's generator before final output widths (docs/search.md): a 3x3 fan-out under 19-word
+# registers that keep nothing, EDP (1.40x: the optimum is two redistributions away from the walk's best)
+SMALL_REGISTERS_3X3 = {
+    "name": "small_registers_3x3", "clock_mhz": 100.0, "word_bits": {"input": 32, "weight": 24, "output": 8},
+    "mac": {"energy": 0.9, "operand_registers": ["weight", "output"]}, "overlap": False,
+    "vector": {"lanes": 8, "energy": 0.15, "bandwidth": 1.0},
+    "levels": [
+        {"name": "L0", "capacity": 19, "keeps": [], "read_energy": 2.01, "write_energy": 1.54, "write_bandwidth": 1.0,
+         "fanout": {"shape": [3, 3], "reduction": False, "hop_energy": 1.67, "egress_bandwidth": 0.25},
+         "buffers": 2},
+        {"name": "L1", "capacity": 26, "read_energy": 3.57, "write_energy": 2.18, "bandwidth": 4.0,
+         "read_modify_write": False},
+        {"name": "DRAM", "capacity_unit": "bits", "read_energy": 2.65, "write_energy": 2.04,
+         "transfer": {"bandwidth_gbps": 0.05, "burst_bytes": 16}, "buffers": 3, "halo_reuse": False}]}
+# random 220 of ``--random 300 --seed 1``: fan-outs under a register level and under DRAM, EDP (1.09x after the
+# single redistributions: the optimum moves B, M and N at once)
+TWO_FANOUTS = {
+    "name": "two_fanouts", "clock_mhz": 100.0, "word_bits": {"input": 24, "weight": 24, "output": 16},
+    "mac": {"energy": 1.35}, "vector": {"lanes": 7, "energy": 1.52, "bandwidth": 1.0},
+    "levels": [
+        {"name": "L0", "read_energy": 2.86, "write_energy": 0.26, "bandwidth": 2.0, "write_bandwidth": 0.5,
+         "buffers": 3, "read_modify_write": False},
+        {"name": "L1", "keeps": ["input", "output"], "read_energy": 0.09, "write_energy": 3.1, "bandwidth": 0.5,
+         "fanout": {"shape": [1, 3], "multicast": False, "multicast_rule": "identical", "no_multicast": ["weight"],
+                    "egress_bandwidth": 0.5},
+         "buffers": 2, "halo_reuse": "innermost", "read_modify_write": False},
+        {"name": "DRAM", "read_energy": 0.19, "write_energy": 0.4,
+         "energy": {"input": {"read": 4.53, "fill": 3.38, "update": 0.8}, "weight": {"fill": 6.73, "update": 7.17},
+                    "output": {"update": 2.37}},
+         "bandwidth": 2.0, "write_bandwidth": 0.5,
+         "fanout": {"shape": [2, 3], "multicast_rule": "identical", "hop_energy": 0.01, "ingress_bandwidth": 4.0,
+                    "egress_bandwidth": 0.5},
+         "halo_reuse": "innermost"}]}
+
+FORMER_LOSSES = [  # (case, layer, architecture, objective): the walk alone was 1.59x, 2.47x, 1.06x, 1.40x, 1.51x above
     ("attention values, latency", ops.attention("attn", "values", 2, 4, 4, 4, 2, 2), UNBOUNDED_L0, "latency"),
     ("mttkrp, edp", ops.einsum("mttkrp", "ikl,kj,lj->ij", dict(i=4, k=4, l=4, j=2)), UNBOUNDED_BITS_L0, "edp"),
     ("mttkrp, dram", ops.einsum("mttkrp", "ikl,kj,lj->ij", dict(i=4, k=2, l=4, j=4)), NO_MULTICAST_3X3, "dram"),
+    ("pointwise, edp", ops.pointwise("conv", 3, 3, (5, 6)), SMALL_REGISTERS_3X3, "edp"),
+    ("batched matmul, edp", ops.matmul("mm", 2, 3, 6, batch=2), TWO_FANOUTS, "edp"),
 ]
 
 
@@ -72,10 +109,13 @@ def _value(op: Operator, arch: ArchSpec, objective: str, **options) -> float:  #
 @pytest.mark.parametrize("case,op,arch_data,objective", FORMER_LOSSES, ids=[c[0] for c in FORMER_LOSSES])
 def test_former_small_case_losses_within_one_percent(case: str, op: Operator, arch_data: dict, objective: str,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within 1% of the exhaustive optimum; more than 1% above it with the descent and the unbounded-level tile rule
+    off (the walk's earlier rules)."""
     arch = ArchSpec.model_validate(arch_data)
     best = exhaustive_search(op, arch, objective).cost.objective(objective)[0]
     assert best * (1 - 1e-9) <= _value(op, arch, objective) <= best * 1.01
-    monkeypatch.setattr(descent, "ROUNDS", 0)  # the walk alone: more than 1% above (what the descent closes)
+    monkeypatch.setattr(descent, "ROUNDS", 0)
+    monkeypatch.setattr(walk, "EVERY_UNBOUNDED_TILE", walk.EVERY_TILE)
     assert _value(op, arch, objective) > best * 1.01
 
 

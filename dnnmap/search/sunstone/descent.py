@@ -28,18 +28,21 @@ loops each level keeps (the placement stage, :func:`.placement.refine_placements
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
-from dnnmap.cost.objective import best_index
+from dnnmap.cost.objective import rank
 from dnnmap.mapping.mapping import BOTH_AXES
 from dnnmap.search.space import divisors
 
 ROUNDS = 8  # improving rounds at most
+PAIRS = 8  # when no redistribution improves, the best this many are each extended by a second one
 
 
 @dataclass
@@ -57,17 +60,20 @@ def _axes_used(spatial: np.ndarray, axes: np.ndarray, n_axes: int) -> np.ndarray
     return np.stack([np.where(axes == a, spatial, 1).prod(axis=1) for a in range(n_axes)], axis=1)
 
 
-def _assign(factors: np.ndarray, shape: tuple[int, ...], both: bool) -> np.ndarray | None:
-    """Axes (D,) on which the spatial ``factors`` (D,) of a 2-D fan-out fit ``shape`` (the first assignment found;
-    each dimension on one axis, or with ``both`` split ``x * y`` over the two axes, axis :data:`BOTH_AXES`), or
-    None."""
-    dims = [int(d) for d in np.nonzero(factors > 1)[0]]
+@lru_cache(maxsize=65536)
+def _assign(factors: tuple[int, ...], shape: tuple[int, ...], both: bool) -> tuple[int, ...] | None:
+    """Axes (one per dimension) on which the spatial ``factors`` of a 2-D fan-out fit ``shape`` (the first
+    assignment found; each dimension on one axis, or with ``both`` split ``x * y`` over the two axes, axis
+    :data:`BOTH_AXES`), or None."""
+    dims = [d for d, f in enumerate(factors) if f > 1]
+    if math.prod(factors) > shape[0] * shape[1]:
+        return None
     options = []
     for d in dims:
-        f = int(factors[d])
+        f = factors[d]
         splits = [(x, f // x) for x in divisors(f) if both or x in (1, f)]
         options.append([(x, y) for x, y in splits if x <= shape[0] and y <= shape[1]])
-    axes = np.zeros(len(factors), dtype=np.int64)
+    axes = [0] * len(factors)
 
     def place(k: int, used0: int, used1: int) -> bool:
         if k == len(dims):
@@ -78,7 +84,7 @@ def _assign(factors: np.ndarray, shape: tuple[int, ...], both: bool) -> np.ndarr
                 return True
         return False
 
-    return axes if place(0, 1, 1) else None
+    return tuple(axes) if place(0, 1, 1) else None
 
 
 def neighbours(arch: ArchSpec, start: MappingBatch, both_axes: frozenset[int] = frozenset()) -> MappingBatch:
@@ -88,42 +94,39 @@ def neighbours(arch: ArchSpec, start: MappingBatch, both_axes: frozenset[int] = 
     shapes = [tuple(lv.fanout.shape) if lv.fanout else None for lv in arch.levels]
     # slots of one dimension: ("t", level) or ("s", level, axis: where its factor is, or any it may take)
     spatial_levels = [lv for lv in range(L) if shapes[lv] is not None]
-    rows_t, rows_s, rows_a = [], [], []
+    # one row per neighbour: (dimension, then per side: is spatial, level, axis, new factor)
+    moves: list[tuple[int, int, int, int, int, int, int, int, int]] = []
     for d in range(D):
-        slots = [("t", lv) for lv in range(L)]
+        slots = [(0, lv, 0) for lv in range(L)]
         for lv in spatial_levels:
             if spatial[lv, d] > 1:
-                slots.append(("s", lv, int(axes[lv, d])))  # BOTH_AXES on a both-axes level
+                slots.append((1, lv, int(axes[lv, d])))  # BOTH_AXES on a both-axes level
             else:
-                slots += [("s", lv, a) for a in range(len(shapes[lv]))]
-
-        def factor(slot: tuple) -> int:
-            return int(temporal[slot[1], d] if slot[0] == "t" else spatial[slot[1], d])
-
+                slots += [(1, lv, a) for a in range(len(shapes[lv]))]
+        factor = [int(spatial[lv, d] if kind else temporal[lv, d]) for kind, lv, _ in slots]
         for k, p in enumerate(slots):
-            for q in slots[k + 1:]:
-                total = factor(p) * factor(q)
-                if q[:2] == p[:2] or total == 1:
-                    continue
-                for v in divisors(total):
-                    if v == factor(p):
-                        continue
-                    t, s, a = temporal.copy(), spatial.copy(), axes.copy()
-                    for slot, value in ((p, v), (q, total // v)):
-                        (t if slot[0] == "t" else s)[slot[1], d] = value
-                        if slot[0] == "s":
-                            a[slot[1], d] = slot[2] if value > 1 else 0
-                    rows_t.append(t), rows_s.append(s), rows_a.append(a)
-    if not rows_t:
+            for m in range(k + 1, len(slots)):
+                q, total = slots[m], factor[k] * factor[m]
+                if q[:2] != p[:2] and total > 1:
+                    moves += [(d, *p, v, *q, total // v) for v in divisors(total) if v != factor[k]]
+    if not moves:
         return start.take(np.array([], dtype=np.int64))
-    t, s, a = np.array(rows_t), np.array(rows_s), np.array(rows_a)
+    mv = np.array(moves, dtype=np.int64)
+    n, rows = len(mv), np.arange(len(mv))
+    t, s, a = (np.repeat(x[None], n, axis=0) for x in (temporal, spatial, axes))
+    for side in (1, 5):  # the two slots of each move
+        kind, lv, ax, value = mv[:, side], mv[:, side + 1], mv[:, side + 2], mv[:, side + 3]
+        tm, sm = kind == 0, kind == 1
+        t[rows[tm], lv[tm], mv[tm, 0]] = value[tm]
+        s[rows[sm], lv[sm], mv[sm, 0]] = value[sm]
+        a[rows[sm], lv[sm], mv[sm, 0]] = np.where(value[sm] > 1, ax[sm], 0)
     ok = np.ones(len(t), dtype=bool)
     for lv in spatial_levels:
         both = lv in both_axes
         fits = (_axes_used(s[:, lv], a[:, lv], len(shapes[lv])) <= np.array(shapes[lv])).all(axis=1) & (not both)
         if len(shapes[lv]) == 2:  # a grown factor may fit once the level's dimensions change axes (or split)
             for r in np.nonzero(~fits)[0]:
-                assigned = _assign(s[r, lv], shapes[lv], both)
+                assigned = _assign(tuple(s[r, lv].tolist()), shapes[lv], both)
                 if assigned is not None:
                     a[r, lv], fits[r] = assigned, True
         ok &= fits
@@ -134,6 +137,25 @@ def neighbours(arch: ArchSpec, start: MappingBatch, both_axes: frozenset[int] = 
         loops = (t > 1).sum(axis=2)  # (n, L) non-trivial temporal loops per level
         above = np.minimum(np.repeat(start.above, n, axis=0), loops[:, :, None])
     return MappingBatch(t, s, np.repeat(start.order, n, axis=0), start.keeps, start.layouts, a, above)
+
+
+def _ranked(model: CostModel, objective: str, cands: MappingBatch) -> tuple[np.ndarray, float, float]:
+    """The rows of ``cands`` best first (objective, tie-break), and the best one's objective and tie-break (inf
+    where there is none)."""
+    if len(cands) == 0:
+        return np.zeros(0, dtype=np.int64), np.inf, np.inf
+    cost = model.evaluate(cands, reuse_buffers=True)
+    s, t = cost.objective(objective), cost.tie_break()
+    order = rank(s, t)
+    return order, float(s[order[0]]), float(t[order[0]])
+
+
+def _concat(batches: list[MappingBatch]) -> MappingBatch:
+    """The rows of ``batches`` (same bypass and layouts) as one batch."""
+    first = batches[0]
+    above = None if first.above is None else np.concatenate([b.above for b in batches])
+    return MappingBatch(*(np.concatenate([getattr(b, f) for b in batches]) for f in ("temporal", "spatial", "order")),
+                        first.keeps, first.layouts, np.concatenate([b.axes for b in batches]), above)
 
 
 def descend(arch: ArchSpec, objective: str, model: CostModel, start: MappingBatch,
@@ -148,13 +170,13 @@ def descend(arch: ArchSpec, objective: str, model: CostModel, start: MappingBatc
         rounds = 0  # padded: a redistribution would leave the ceil splits of the padded space
     for _ in range(rounds):
         cands = neighbours(arch, best, both_axes)
-        if len(cands) == 0:
+        order, s, t = _ranked(model, objective, cands)
+        j, evaluated = order[0] if len(order) else -1, evaluated + len(cands)
+        if not (s, t) < (score, tie) and len(cands):  # two redistributions in a row, from the best few first ones
+            cands = _concat([neighbours(arch, cands.take([k]), both_axes) for k in order[:PAIRS]])
+            order, s, t = _ranked(model, objective, cands)
+            j, evaluated = order[0] if len(order) else -1, evaluated + len(cands)
+        if not (s, t) < (score, tie):
             break
-        cost = model.evaluate(cands, reuse_buffers=True)
-        evaluated += len(cands)
-        s, t = cost.objective(objective), cost.tie_break()
-        j = best_index(s, t)
-        if not (s[j], t[j]) < (score, tie):
-            break
-        best, score, tie = cands.take([j]), float(s[j]), float(t[j])
+        best, score, tie = cands.take([j]), s, t
     return Descended(best, score, tie, evaluated)
