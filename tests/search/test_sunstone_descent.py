@@ -12,8 +12,10 @@ from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.mapping.mapping import validate_mapping
+from dnnmap.search.constraints import Constraints
 from dnnmap.search.mappers import exhaustive_search
 from dnnmap.search.optimal import optimal_search
+from dnnmap.search.space import MapSpace
 from dnnmap.search.sunstone import descent, walk
 from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.workload import ops
@@ -117,6 +119,33 @@ def test_former_small_case_losses_within_one_percent(case: str, op: Operator, ar
     monkeypatch.setattr(descent, "ROUNDS", 0)
     monkeypatch.setattr(walk, "EVERY_UNBOUNDED_TILE", walk.EVERY_TILE)
     assert _value(op, arch, objective) > best * 1.01
+
+
+# bounds 41 of the optimal mapper's soundness generator (docs/search.md): a register level with ``halo_reuse: false``
+# under which the placed optimum keeps R2 in the registers with the input below the R loop (1.11x: the placed walk
+# unrolled R2, and the placement stage changes placements only)
+NO_HALO_REGISTERS = {
+    "name": "no_halo_registers", "clock_mhz": 100.0, "word_bits": 16, "overlap": True,
+    "mac": {"energy": 1.0, "precision_bits": 16, "cycles": 1, "operand_registers": []},
+    "levels": [
+        {"name": "L0", "capacity": {"input": 6, "weight": 9, "output": 2}, "read_energy": 4.0, "write_energy": 1.0,
+         "fanout": {"shape": [3], "multicast_rule": "identical", "hop_energy": 0.0}, "buffers": 1,
+         "halo_reuse": False},
+        {"name": "L1", "capacity": {"input": 3, "weight": 9, "output": 11}, "read_energy": 6.0, "write_energy": 5.0,
+         "bandwidth": 2.0, "fanout": {"shape": [3], "reduction": False, "hop_energy": 1.0}, "buffers": 1},
+        {"name": "DRAM", "read_energy": 100.0, "write_energy": 100.0, "buffers": 1,
+         "transfer": {"model": "volume", "bandwidth_gbps": 0.8, "burst_bytes": 64, "cas_ns": 14.0}}]}
+
+
+def test_former_placed_loss_within_one_percent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The placed descent's neighbours also place one tensor: ``R2`` moves from the array into the registers with
+    the input placed below it (more than 1% above the placed optimum without the descent)."""
+    op, arch = ops.conv2d("d41", 2, 2, (4, 1), (2, 1), groups=2), ArchSpec.model_validate(NO_HALO_REGISTERS)
+    best = exhaustive_search(op, arch, "latency", space=MapSpace(op, arch, Constraints(placement=True)))
+    found = sunstone_search(op, arch, "latency", placement=True)
+    assert found.cost.cycles[0] <= best.cost.cycles[0] * 1.01 and found.mapping.placed
+    monkeypatch.setattr(descent, "ROUNDS", 0)
+    assert sunstone_search(op, arch, "latency", placement=True).cost.cycles[0] > best.cost.cycles[0] * 1.01
 
 
 QUERY = ops.matmul("q", 128, 768, 768)  # BERT-base's query projection

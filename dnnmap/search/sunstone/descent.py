@@ -40,6 +40,7 @@ from dnnmap.cost.model import CostModel
 from dnnmap.cost.objective import rank
 from dnnmap.mapping.mapping import BOTH_AXES
 from dnnmap.search.space import divisors
+from dnnmap.search.sunstone.placement import free_placement
 
 ROUNDS = 8  # improving rounds at most
 PAIRS = 8  # when no redistribution improves, the best this many are each extended by a second one
@@ -87,8 +88,11 @@ def _assign(factors: tuple[int, ...], shape: tuple[int, ...], both: bool) -> tup
     return tuple(axes) if place(0, 1, 1) else None
 
 
-def neighbours(arch: ArchSpec, start: MappingBatch, both_axes: frozenset[int] = frozenset()) -> MappingBatch:
-    """Every redistribution (module docstring) of the one-row ``start``, legal on the fan-outs."""
+def neighbours(arch: ArchSpec, start: MappingBatch, both_axes: frozenset[int] = frozenset(),
+               relevant: np.ndarray | None = None) -> MappingBatch:
+    """Every redistribution (module docstring) of the one-row ``start``, legal on the fan-outs; with ``relevant``
+    (:func:`.placement.relevance`, a placed start) each also with one kept tensor of one level at its free
+    placement there (:func:`.placement.free_placement`)."""
     temporal, spatial, axes = start.temporal[0], start.spatial[0], start.axes[0]
     L, D = temporal.shape
     shapes = [tuple(lv.fanout.shape) if lv.fanout else None for lv in arch.levels]
@@ -132,11 +136,21 @@ def neighbours(arch: ArchSpec, start: MappingBatch, both_axes: frozenset[int] = 
         ok &= fits
     t, s, a = t[ok], s[ok], a[ok]
     n = len(t)
-    above = None
-    if start.above is not None:
-        loops = (t > 1).sum(axis=2)  # (n, L) non-trivial temporal loops per level
-        above = np.minimum(np.repeat(start.above, n, axis=0), loops[:, :, None])
-    return MappingBatch(t, s, np.repeat(start.order, n, axis=0), start.keeps, start.layouts, a, above)
+    order = np.repeat(start.order, n, axis=0)
+    if start.above is None:
+        return MappingBatch(t, s, order, start.keeps, start.layouts, a, None)
+    loops = (t > 1).sum(axis=2)  # (n, L) non-trivial temporal loops per level
+    above = np.minimum(np.repeat(start.above, n, axis=0), loops[:, :, None])
+    rows, aboves = [np.arange(n)], [above]
+    for lv in range(L - 1) if relevant is not None else ():
+        free, _ = free_placement(relevant, start.order[0, lv], t[:, lv])
+        for j in np.nonzero(start.keeps[lv])[0]:
+            moved = np.nonzero(free[:, j] != above[:, lv, j])[0]
+            placed = above[moved].copy()
+            placed[:, lv, j] = free[moved, j]
+            rows.append(moved), aboves.append(placed)
+    rows = np.concatenate(rows)
+    return MappingBatch(t[rows], s[rows], order[rows], start.keeps, start.layouts, a[rows], np.concatenate(aboves))
 
 
 def _ranked(model: CostModel, objective: str, cands: MappingBatch) -> tuple[np.ndarray, float, float]:
@@ -159,9 +173,11 @@ def _concat(batches: list[MappingBatch]) -> MappingBatch:
 
 
 def descend(arch: ArchSpec, objective: str, model: CostModel, start: MappingBatch,
-            both_axes: frozenset[int] = frozenset(), rounds: int | None = None) -> Descended:
+            both_axes: frozenset[int] = frozenset(), rounds: int | None = None,
+            relevant: np.ndarray | None = None) -> Descended:
     """The best mapping the descent (module docstring) reaches from the one-row ``start`` in at most ``rounds``
-    improving rounds (``ROUNDS`` when None; 0: ``start`` itself)."""
+    improving rounds (``ROUNDS`` when None; 0: ``start`` itself); ``relevant``: a placed start's neighbours also
+    place one tensor (:func:`neighbours`)."""
     rounds = ROUNDS if rounds is None else rounds
     cost = model.evaluate(start)
     best, score, tie, evaluated = start, float(cost.objective(objective)[0]), float(cost.tie_break()[0]), 1
@@ -169,11 +185,11 @@ def descend(arch: ArchSpec, objective: str, model: CostModel, start: MappingBatc
     if (start.temporal[0].prod(axis=0) * start.spatial[0].prod(axis=0)).tolist() != bounds:
         rounds = 0  # padded: a redistribution would leave the ceil splits of the padded space
     for _ in range(rounds):
-        cands = neighbours(arch, best, both_axes)
+        cands = neighbours(arch, best, both_axes, relevant)
         order, s, t = _ranked(model, objective, cands)
         j, evaluated = order[0] if len(order) else -1, evaluated + len(cands)
         if not (s, t) < (score, tie) and len(cands):  # two redistributions in a row, from the best few first ones
-            cands = _concat([neighbours(arch, cands.take([k]), both_axes) for k in order[:PAIRS]])
+            cands = _concat([neighbours(arch, cands.take([k]), both_axes, relevant) for k in order[:PAIRS]])
             order, s, t = _ranked(model, objective, cands)
             j, evaluated = order[0] if len(order) else -1, evaluated + len(cands)
         if not (s, t) < (score, tie):

@@ -12,7 +12,7 @@ from dnnmap.errors import MappingError
 from dnnmap.search.mappers import Progress, SearchResult, nothing_fits_message
 from dnnmap.search.options import SearchOptions
 from dnnmap.search.sunstone.descent import descend
-from dnnmap.search.sunstone.placement import refine_placements
+from dnnmap.search.sunstone.placement import refine_placements, relevance
 from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.sunstone.walk import SunstoneWalk
 from dnnmap.search.registry import Mapper
@@ -78,7 +78,7 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
         score, tie = math.inf, math.inf
         placed_best = placed.best
         if placed_best is not None:
-            down = descend(arch, objective, model, placed_best, both)
+            down = descend(arch, objective, model, placed_best, both, relevant=relevance(op))
             placed_best, evaluated = down.batch, evaluated + down.evaluated
         for start in (best, placed_best):
             if start is not None:
