@@ -44,6 +44,7 @@ from dnnmap.search.sunstone.placement import free_placement
 
 ROUNDS = 8  # improving rounds at most
 PAIRS = 8  # when no redistribution improves, the best this many are each extended by a second one
+PAIR_WALKS = 2000  # ... after walks that priced at most this many mappings (small spaces; module docstring)
 
 
 @dataclass
@@ -174,10 +175,10 @@ def _concat(batches: list[MappingBatch]) -> MappingBatch:
 
 def descend(arch: ArchSpec, objective: str, model: CostModel, start: MappingBatch,
             both_axes: frozenset[int] = frozenset(), rounds: int | None = None,
-            relevant: np.ndarray | None = None) -> Descended:
+            relevant: np.ndarray | None = None, pairs: bool = True) -> Descended:
     """The best mapping the descent (module docstring) reaches from the one-row ``start`` in at most ``rounds``
     improving rounds (``ROUNDS`` when None; 0: ``start`` itself); ``relevant``: a placed start's neighbours also
-    place one tensor (:func:`neighbours`)."""
+    place one tensor (:func:`neighbours`); ``pairs``: where no redistribution improves, also two in a row."""
     rounds = ROUNDS if rounds is None else rounds
     cost = model.evaluate(start)
     best, score, tie, evaluated = start, float(cost.objective(objective)[0]), float(cost.tie_break()[0]), 1
@@ -188,7 +189,7 @@ def descend(arch: ArchSpec, objective: str, model: CostModel, start: MappingBatc
         cands = neighbours(arch, best, both_axes, relevant)
         order, s, t = _ranked(model, objective, cands)
         j, evaluated = order[0] if len(order) else -1, evaluated + len(cands)
-        if not (s, t) < (score, tie) and len(cands):  # two redistributions in a row, from the best few first ones
+        if pairs and not (s, t) < (score, tie) and len(cands):  # two in a row, from the best few first ones
             cands = _concat([neighbours(arch, cands.take([k]), both_axes, relevant) for k in order[:PAIRS]])
             order, s, t = _ranked(model, objective, cands)
             j, evaluated = order[0] if len(order) else -1, evaluated + len(cands)

@@ -11,7 +11,7 @@ from dnnmap.cost.model import CostModel
 from dnnmap.errors import MappingError
 from dnnmap.search.mappers import Progress, SearchResult, nothing_fits_message
 from dnnmap.search.options import SearchOptions
-from dnnmap.search.sunstone.descent import descend
+from dnnmap.search.sunstone.descent import PAIR_WALKS, descend
 from dnnmap.search.sunstone.placement import refine_placements, relevance
 from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.sunstone.walk import SunstoneWalk
@@ -57,7 +57,7 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
     evaluated = walk.stats.evaluated
     score = (walk.best_score, walk.best_tie)
     if best is not None:  # the walk's pruning is lossy: the factor descent's second look (descent.py)
-        down = descend(arch, objective, model, best, both)
+        down = descend(arch, objective, model, best, both, pairs=walk.stats.evaluated <= PAIR_WALKS)
         best, evaluated, score = down.batch, evaluated + down.evaluated, (down.score, down.tie)
     if stats is not None:
         stats.merge(walk.stats)
@@ -78,7 +78,8 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
         score, tie = math.inf, math.inf
         placed_best = placed.best
         if placed_best is not None:
-            down = descend(arch, objective, model, placed_best, both, relevant=relevance(op))
+            down = descend(arch, objective, model, placed_best, both, relevant=relevance(op),
+                           pairs=placed.stats.evaluated <= PAIR_WALKS)
             placed_best, evaluated = down.batch, evaluated + down.evaluated
         for start in (best, placed_best):
             if start is not None:
