@@ -17,13 +17,19 @@ unrolling leaves the global buffer room for a larger tile above it (BERT-base's 
   unrolling by its factors, docs/search.md item 4).
 
 Each round prices every neighbour of the incumbent in one batch and takes the best when it is strictly better
-(objective, then the energy tie-break); it stops when none is, or after ``ROUNDS`` rounds. Every neighbour is
-legal in the walk's space (spatial factors fit their axes, a dimension on one axis of a fan-out unless the level
-takes both-axis unrollings, where it may split over both axes; capacity from the cost model), so the
+(objective, then the energy tie-break). When none is, and the walk was small (at most ``PAIR_WALKS`` mappings
+priced: the random small cases, not real layers on real arrays, where it would add 10% to a network's time), the
+best ``PAIRS`` neighbours are each extended by a second redistribution (a fan-out's dimensions traded with another
+fan-out's and a level's loops at once). It stops when nothing is better, or after ``ROUNDS`` rounds. Every
+neighbour is legal in the walk's space (spatial factors fit their axes, a dimension on one axis of a fan-out unless
+the level takes both-axis unrollings, where it may split over both axes; capacity from the cost model), so the
 result is never worse than the walk's and is a mapping of the same space. Padded mappings (``--imperfect``) are
 left alone: the padded space's factors are ceil splits of each step's residual, which a redistribution need not
-keep (``K6 x 2`` of ``K11`` would become ``K12``, a padded extent the space does not hold). Per-tensor placements are clipped to the
-loops each level keeps (the placement stage, :func:`.placement.refine_placements`, runs after it).
+keep (``K6 x 2`` of ``K11`` would become ``K12``, a padded extent the space does not hold). Per-tensor placements
+are clipped to the loops each level keeps; from a placed start each redistribution is also offered with one kept
+tensor of one level at its free placement (:func:`.placement.free_placement`: a loop moved into a level with
+``halo_reuse: false`` pays only with the input placed below it), and the placement stage
+(:func:`.placement.refine_placements`) runs after the descent.
 """
 
 from __future__ import annotations
