@@ -24,7 +24,8 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
                     imperfect: float | None = None,
                     tile_first: bool = False, placement: bool = False,
                     both_axes: Collection[str] = (), relax: frozenset[str] = frozenset()) -> SearchResult:
-    """Best mapping the Sunstone walk finds; ``stats`` (if given) accumulates its pruning statistics.
+    """Best mapping the Sunstone walk finds, followed by the factor descent (:mod:`.descent`; the exact and placed
+    walks' results); ``stats`` (if given) accumulates the walks' pruning statistics.
 
     ``tile_first``: also pair each maximal tile of the whole residual with the maximal unrollings of
     what it leaves (the report's order, tile then unrolling; docs/search.md), about 2-3x slower.
@@ -55,15 +56,15 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
     walk = SunstoneWalk(op, arch, objective, model, tile_first=tile_first, both_axes=both, relax=relax)
     best = walk.run()
     evaluated = walk.stats.evaluated
-    score = (walk.best_score, walk.best_tie)
+    key = (walk.best_score, walk.best_tie)
     if best is not None:  # the walk's pruning is lossy: the factor descent's second look (descent.py)
         down = descend(arch, objective, model, best, both, pairs=walk.stats.evaluated <= PAIR_WALKS)
-        best, evaluated, score = down.batch, evaluated + down.evaluated, (down.score, down.tie)
+        best, evaluated, key = down.batch, evaluated + down.evaluated, (down.score, down.tie)
     if stats is not None:
         stats.merge(walk.stats)
     if imperfect is not None and imperfect > 0:
         padded = SunstoneWalk(op, arch, objective, model, waste=imperfect, both_axes=both, relax=relax)
-        if padded.run() is not None and (padded.best_score, padded.best_tie) < score:
+        if padded.run() is not None and (padded.best_score, padded.best_tie) < key:
             best = padded.best
         evaluated += padded.stats.evaluated
         if stats is not None:
