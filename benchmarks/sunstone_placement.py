@@ -14,7 +14,9 @@ without it (what it returned before it took both_axes). Prints per space how oft
 pruning rule loses it: the rules (:data:`dnnmap.search.sunstone.walk.RULES`) whose switching off alone brings
 Sunstone within 1% of the optimum (``none alone`` when no single one does, then ``all`` if switching them all off
 does), and for the placed spaces ``refinement`` when even the walk without pruning misses it (the per-level
-descent of ``refine_placements``).
+descent of ``refine_placements``). Sunstone is ``sunstone_search`` whole: the walks, the factor descent
+(``dnnmap/search/sunstone/descent.py``) and the placement stage; a rule is named when the walk with it off,
+followed by the same descent, reaches 1%.
 """
 
 from __future__ import annotations

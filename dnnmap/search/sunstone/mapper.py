@@ -11,7 +11,8 @@ from dnnmap.cost.model import CostModel
 from dnnmap.errors import MappingError
 from dnnmap.search.mappers import Progress, SearchResult, nothing_fits_message
 from dnnmap.search.options import SearchOptions
-from dnnmap.search.sunstone.placement import refine_placements
+from dnnmap.search.sunstone.descent import PAIR_WALKS, descend
+from dnnmap.search.sunstone.placement import refine_placements, relevance
 from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.sunstone.walk import SunstoneWalk
 from dnnmap.search.registry import Mapper
@@ -23,7 +24,8 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
                     imperfect: float | None = None,
                     tile_first: bool = False, placement: bool = False,
                     both_axes: Collection[str] = (), relax: frozenset[str] = frozenset()) -> SearchResult:
-    """Best mapping the Sunstone walk finds; ``stats`` (if given) accumulates its pruning statistics.
+    """Best mapping the Sunstone walk finds, followed by the factor descent (:mod:`.descent`; the exact and placed
+    walks' results); ``stats`` (if given) accumulates the walks' pruning statistics.
 
     ``tile_first``: also pair each maximal tile of the whole residual with the maximal unrollings of
     what it leaves (the report's order, tile then unrolling; docs/search.md), about 2-3x slower.
@@ -54,11 +56,15 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
     walk = SunstoneWalk(op, arch, objective, model, tile_first=tile_first, both_axes=both, relax=relax)
     best = walk.run()
     evaluated = walk.stats.evaluated
+    key = (walk.best_score, walk.best_tie)
+    if best is not None:  # the walk's pruning is lossy: the factor descent's second look (descent.py)
+        down = descend(arch, objective, model, best, both, pairs=walk.stats.evaluated <= PAIR_WALKS)
+        best, evaluated, key = down.batch, evaluated + down.evaluated, (down.score, down.tie)
     if stats is not None:
         stats.merge(walk.stats)
     if imperfect is not None and imperfect > 0:
         padded = SunstoneWalk(op, arch, objective, model, waste=imperfect, both_axes=both, relax=relax)
-        if padded.run() is not None and (padded.best_score, padded.best_tie) < (walk.best_score, walk.best_tie):
+        if padded.run() is not None and (padded.best_score, padded.best_tie) < key:
             best = padded.best
         evaluated += padded.stats.evaluated
         if stats is not None:
@@ -71,7 +77,12 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
         if stats is not None:
             stats.merge(placed.stats)
         score, tie = math.inf, math.inf
-        for start in (best, placed.best):
+        placed_best = placed.best
+        if placed_best is not None:
+            down = descend(arch, objective, model, placed_best, both, relevant=relevance(op),
+                           pairs=placed.stats.evaluated <= PAIR_WALKS)
+            placed_best, evaluated = down.batch, evaluated + down.evaluated
+        for start in (best, placed_best):
             if start is not None:
                 refined = refine_placements(op, arch, objective, model, start)
                 evaluated += refined.evaluated

@@ -77,6 +77,7 @@ no Observation 5 exclusion, which reads the trie's reuse); ``best_order``: one o
 EVERY_UNROLLING = 6  # fan-outs of at most this many instances take every legal unrolling
 PLACED_EVERY_UNROLLING = 16  # ... in the placed walk
 EVERY_TILE = 32  # tile lattices with at most this many fitting tiles take every one
+EVERY_UNBOUNDED_TILE = 256  # ... on a level without a capacity limit
 
 
 @dataclass
@@ -105,7 +106,7 @@ class SunstoneWalk:
     """The search for one operator on one architecture; ``run`` returns the best finished batch row."""
 
     def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 8,
-                 waste: float | None = None, escape: str = "lift", tile_first: bool = False,
+                 waste: float | None = None, escape: str = "always", tile_first: bool = False,
                  placement: bool = False, both_axes: frozenset[int] = frozenset(),
                  relax: frozenset[str] = frozenset()) -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
@@ -231,7 +232,8 @@ class SunstoneWalk:
         sub_caps = self._caps(None if caps is None else caps // unroll)
         limits = tuple((-(-residual // unroll)).tolist())
         tiles, fitting = self._trees[key].maximal(limits, sub_caps)
-        every = "tiles" in self.relax or fitting <= EVERY_TILE
+        unbounded = self.capacity.levels[level] is None  # every tile fits: Observation 4 has no room to weigh
+        every = "tiles" in self.relax or fitting <= (EVERY_UNBOUNDED_TILE if unbounded else EVERY_TILE)
         if every:
             tiles, fitting = self._trees[key].maximal(limits, sub_caps, maximal_only=False)
         self.stats.tiles_fitting += fitting
