@@ -19,13 +19,14 @@ tell apart, none dominated (P3, P5): every dropped child has a kept sibling no w
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.search.space import level_orders, unique_rows
+from dnnmap.search.space import MapSpace, level_orders, unique_rows
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.search.sunstone.walk import Partials
 from dnnmap.search.sunstone.unroll import legal_table
@@ -63,6 +64,131 @@ def distinct_unrollings(limits: tuple[int, ...], shape: tuple[int, ...], both: b
     return fac, ax
 
 
+class PaddedSplits:
+    """The factor stages over the padded (imperfect) space of ``space`` (``Constraints(waste=)``): per dimension the
+    exhaustive mapper's table of ceil-split chains (:meth:`MapSpace.factor_table`, the one candidate generator) read
+    from the top level down. A node fixes, per dimension, the slot factors of the levels above ``j`` and (below the
+    top) ``rest``, the product of the factors at and below ``j``; level ``j``'s children are the distinct (temporal
+    factor, spatial slot factors, tile below) of the table rows agreeing with that (so every child has a completion
+    in the space), each dimension on one axis of a fan-out. The padded extent of every dimension is fixed from the
+    top level's stage on: the node's own factor product (:func:`extents`)."""
+
+    def __init__(self, space: MapSpace) -> None:
+        self.L = len(space.arch.levels)
+        self.slots = space.spatial_slots
+        self.shapes = [tuple(lv.fanout.shape) if lv.fanout else () for lv in space.arch.levels]
+        tables = space.tables()
+        self.index = [[self._level_index(table, j) for j in range(self.L)] for table in tables]
+        self.members_of = [_RowSet(table) for table in tables]
+
+    def _columns(self, where) -> list[int]:  # noqa: ANN001 - a predicate on a level
+        """Slot columns (temporal ones, then spatial ones in slot order) of the levels ``where`` accepts."""
+        return [m for m in range(self.L) if where(m)] + [self.L + k for k, s in enumerate(self.slots) if where(s.level)]
+
+    def _level_index(self, table: np.ndarray, j: int) -> dict[tuple[int, ...], np.ndarray]:
+        """Key (the slots above ``j``, and ``rest`` below the top) -> the distinct (temporal factor, spatial slot
+        factors, tile below) of level ``j`` among the rows with that key, a dimension on at most one axis."""
+        up, low = self._columns(lambda m: m > j), self._columns(lambda m: m < j)
+        own = [j] + [self.L + k for k, s in enumerate(self.slots) if s.level == j]
+        below = table[:, low].prod(axis=1)
+        keys = table[:, up]
+        if j < self.L - 1:
+            keys = np.concatenate([keys, (below * table[:, own].prod(axis=1))[:, None]], axis=1)
+        options = np.concatenate([table[:, own], below[:, None]], axis=1)
+        options = options[(options[:, 1:-1] > 1).sum(axis=1) <= 1]  # one axis per dimension
+        keys = keys[(table[:, own[1:]] > 1).sum(axis=1) <= 1]
+        groups, inverse = unique_rows(keys)
+        out = {}
+        for g, key in enumerate(groups):
+            out[tuple(int(x) for x in key)] = unique_rows(options[inverse == g])[0]
+        return out
+
+    def node_slots(self, temporal: np.ndarray, spatial: np.ndarray, axes: np.ndarray) -> np.ndarray:
+        """(n, D, slots) the slot factors of nodes (a spatial factor on the slot of its axis)."""
+        cols = [temporal[:, m] for m in range(self.L)]
+        cols += [np.where((spatial[:, s.level] > 1) & (axes[:, s.level] == s.axis), spatial[:, s.level], 1)
+                 for s in self.slots]
+        return np.stack(cols, axis=2)
+
+    def _options(self, nodes: Nodes, k: int, j: int) -> list[np.ndarray]:
+        """Per dimension, level ``j``'s options for node ``k`` (rows of :meth:`_level_index`)."""
+        slots = self.node_slots(nodes.temporal[k:k + 1], nodes.spatial[k:k + 1], nodes.axes[k:k + 1])[0]
+        up = self._columns(lambda m: m > j)
+        out = []
+        for d, index in enumerate(self.index):
+            key = tuple(int(x) for x in slots[d, up]) + ((int(nodes.temporal[k, 0, d]),) if j < self.L - 1 else ())
+            out.append(index[j].get(key, np.zeros((0, len(self.shapes[j]) + 2), dtype=np.int64)))
+        return out
+
+    def tiles(self, nodes: Nodes, k: int, j: int, fit: Capacity | None) -> np.ndarray:
+        """(m, D) tiles of level ``j - 1`` (products of the factors below ``j``) some child of node ``k`` has, whose
+        footprint fits (``fit``; None: every one)."""
+        values = [np.unique(o[:, -1]) for o in self._options(nodes, k, j)]
+        grid = np.stack(np.meshgrid(*values, indexing="ij"), -1).reshape(-1, len(values)).astype(np.int64)
+        return grid if fit is None or j == 0 else grid[fit.fits(j - 1, grid)]
+
+    def split(self, nodes: Nodes, k: int, j: int, tile: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(temporal factors, spatial factors, axes), (m, D) each, of level ``j`` for node ``k``'s children with
+        ``tile`` below: the options' products within each fan-out axis, one per distinct factor vector (rule P4)."""
+        per_dim = [o[o[:, -1] == t, :-1] for o, t in zip(self._options(nodes, k, j), tile)]
+        shape = np.array(self.shapes[j], dtype=np.int64)
+        pick = np.zeros((1, 0), dtype=np.int64)
+        used = np.ones((1, len(shape)), dtype=np.int64)
+        for opts in per_dim:  # dimension by dimension, the axes' products within their sizes
+            grown = used[:, None, :] * opts[None, :, 1:]
+            r, m = np.nonzero((grown <= shape).all(axis=2))
+            pick = np.concatenate([pick[r], m[:, None]], axis=1)
+            used = grown[r, m]
+        chosen = [per_dim[d][pick[:, d]] for d in range(len(per_dim))]  # (m, 1 + axes) each
+        temporal = np.stack([c[:, 0] for c in chosen], axis=1)
+        spatial = np.stack([c[:, 1:].prod(axis=1) for c in chosen], axis=1)
+        axes = np.stack([c[:, 1:].argmax(axis=1) if c.shape[1] > 1 else np.zeros(len(c), dtype=np.int64)
+                         for c in chosen], axis=1)
+        _, first = np.unique(unique_rows(spatial)[1], return_index=True)
+        return temporal[first], spatial[first], axes[first]
+
+    def members(self, temporal: np.ndarray, spatial: np.ndarray, axes: np.ndarray) -> np.ndarray:
+        """(n,) whether each mapping (a node's completion) lies in the padded space: every dimension's slot factors
+        are a row of its table."""
+        slots = self.node_slots(temporal, spatial, axes)
+        ok = np.ones(len(temporal), dtype=bool)
+        for d, rows in enumerate(self.members_of):
+            ok &= rows.contains(slots[:, d])
+        return ok
+
+
+class _RowSet:
+    """Membership of integer rows in a table: each column's value ranked among the table's values, the ranks one
+    mixed-radix key (a Python set of rows when the keys would not fit 62 bits)."""
+
+    def __init__(self, table: np.ndarray) -> None:
+        self.values = [np.unique(table[:, c]) for c in range(table.shape[1])]
+        radix = [len(v) for v in self.values]
+        self.exact = math.prod(radix) < 2 ** 62
+        if self.exact:
+            self.weights = np.array([math.prod(radix[c + 1:]) for c in range(len(radix))], dtype=np.int64)
+            self.keys = np.unique(self._ranks(table)[0] @ self.weights)
+        else:
+            self.rows = {tuple(r) for r in table.tolist()}
+
+    def _ranks(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ranks = np.stack([np.searchsorted(v, rows[:, c]).clip(0, len(v) - 1) for c, v in enumerate(self.values)], 1)
+        found = np.stack([v[ranks[:, c]] == rows[:, c] for c, v in enumerate(self.values)], 1).all(axis=1)
+        return ranks, found
+
+    def contains(self, rows: np.ndarray) -> np.ndarray:
+        if not self.exact:
+            return np.array([tuple(r) in self.rows for r in rows.tolist()], dtype=bool)
+        ranks, found = self._ranks(rows)
+        return found & np.isin(ranks @ self.weights, self.keys)
+
+
+def extents(nodes: Nodes) -> np.ndarray:
+    """(n, D) the iterations each node's completions run per dimension: the product of its factors (with ``rest``
+    in level 0's temporal slot), the layer's bounds in the exact space, the padded extents in the padded one."""
+    return nodes.temporal.prod(axis=1) * nodes.spatial.prod(axis=1)
+
+
 def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity | None) -> np.ndarray:
     """(m, D) tiles of level ``j - 1`` that split ``rest`` (divisors) and whose footprint fits (``fit``; None:
     every one, as with per-tensor placement, where a tile's tensors may each hold only part of it)."""
@@ -72,11 +198,12 @@ def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity | None) -> np.ndarra
 
 def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
                    tiles: np.ndarray | None = None, both: bool = False,
-                   distinct: bool = False) -> tuple[Nodes, np.ndarray]:
+                   distinct: bool = False, padded: PaddedSplits | None = None) -> tuple[Nodes, np.ndarray]:
     """Every split of each node's ``rest`` into level ``j``'s temporal and spatial factors and the tile below
     (``tiles``: only those tiles of level ``j - 1``, for a single node), and the index of each child's tile
     among its node's tiles; ``both``: a dimension may split over both axes of level ``j``'s 2-D fan-out;
-    ``distinct``: one child per distinct spatial factor vector (:func:`distinct_unrollings`)."""
+    ``distinct``: one child per distinct spatial factor vector (:func:`distinct_unrollings`); ``padded``: the
+    splits of the padded space instead (:class:`PaddedSplits`)."""
     if distinct:
         def unrollings(limits: tuple[int, ...], shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
             return distinct_unrollings(limits, shape, both)
@@ -88,14 +215,20 @@ def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
         rest = nodes.temporal[k, 0]
         if j == 0:  # level 0 keeps what its fan-out leaves
             below = np.ones((1, len(rest)), dtype=np.int64)
+        elif tiles is not None:
+            below = tiles
         else:
-            below = candidate_tiles(rest, j, fit) if tiles is None else tiles
+            below = candidate_tiles(rest, j, fit) if padded is None else padded.tiles(nodes, k, j, fit)
         for i, tile in enumerate(below):
-            q = rest // tile
-            if shape is None:
-                fac, ax = np.ones((1, len(q)), dtype=np.int64), np.zeros((1, len(q)), dtype=np.int64)
+            if padded is not None:
+                own, fac, ax = padded.split(nodes, k, j, tile)
             else:
-                fac, ax = unrollings(tuple(int(n) for n in q), shape)
+                q = rest // tile
+                if shape is None:
+                    fac, ax = np.ones((1, len(q)), dtype=np.int64), np.zeros((1, len(q)), dtype=np.int64)
+                else:
+                    fac, ax = unrollings(tuple(int(n) for n in q), shape)
+                own = q // fac
             m = len(fac)
             t = np.repeat(nodes.temporal[k:k + 1], m, axis=0)
             s = np.repeat(nodes.spatial[k:k + 1], m, axis=0)
@@ -103,10 +236,8 @@ def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
             o = np.repeat(nodes.order[k:k + 1], m, axis=0)
             above = None if nodes.above is None else np.repeat(nodes.above[k:k + 1], m, axis=0)
             s[:, j], a[:, j] = fac, ax
-            if j == 0:
-                t[:, 0] = rest // fac
-            else:
-                t[:, j] = q // fac
+            t[:, j] = own
+            if j > 0:
                 t[:, 0] = tile
             out.append(Nodes(t, s, a, o, above))
             which.append(np.full(m, i, dtype=np.int64))
