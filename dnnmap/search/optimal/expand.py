@@ -79,7 +79,8 @@ class PaddedSplits:
         self.shapes = [tuple(lv.fanout.shape) if lv.fanout else () for lv in space.arch.levels]
         tables = space.tables()
         self.index = [[self._level_index(table, j) for j in range(self.L)] for table in tables]
-        self.members_of = [_RowSet(table) for table in tables]
+        self.members_of = {d: _RowSet(table) for d, table in enumerate(tables) if len(table) > 1}  # others: 1 row
+        self._combined: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def _columns(self, where) -> list[int]:  # noqa: ANN001 - a predicate on a level
         """Slot columns (temporal ones, then spatial ones in slot order) of the levels ``where`` accepts."""
@@ -90,18 +91,16 @@ class PaddedSplits:
         factors, tile below) of level ``j`` among the rows with that key, a dimension on at most one axis."""
         up, low = self._columns(lambda m: m > j), self._columns(lambda m: m < j)
         own = [j] + [self.L + k for k, s in enumerate(self.slots) if s.level == j]
+        table = table[(table[:, own[1:]] > 1).sum(axis=1) <= 1]  # one axis per dimension
         below = table[:, low].prod(axis=1)
         keys = table[:, up]
         if j < self.L - 1:
             keys = np.concatenate([keys, (below * table[:, own].prod(axis=1))[:, None]], axis=1)
-        options = np.concatenate([table[:, own], below[:, None]], axis=1)
-        options = options[(options[:, 1:-1] > 1).sum(axis=1) <= 1]  # one axis per dimension
-        keys = keys[(table[:, own[1:]] > 1).sum(axis=1) <= 1]
-        groups, inverse = unique_rows(keys)
-        out = {}
-        for g, key in enumerate(groups):
-            out[tuple(int(x) for x in key)] = unique_rows(options[inverse == g])[0]
-        return out
+        width = keys.shape[1]
+        rows = unique_rows(np.concatenate([keys, table[:, own], below[:, None]], axis=1))[0]  # sorted: keys grouped
+        starts = np.concatenate([[0], np.nonzero((rows[1:, :width] != rows[:-1, :width]).any(axis=1))[0] + 1,
+                                 [len(rows)]])
+        return {tuple(rows[a, :width].tolist()): rows[a:b, width:] for a, b in zip(starts[:-1], starts[1:])}
 
     def node_slots(self, temporal: np.ndarray, spatial: np.ndarray, axes: np.ndarray) -> np.ndarray:
         """(n, D, slots) the slot factors of nodes (a spatial factor on the slot of its axis)."""
@@ -116,7 +115,7 @@ class PaddedSplits:
         up = self._columns(lambda m: m > j)
         out = []
         for d, index in enumerate(self.index):
-            key = tuple(int(x) for x in slots[d, up]) + ((int(nodes.temporal[k, 0, d]),) if j < self.L - 1 else ())
+            key = tuple(slots[d, up].tolist()) + ((int(nodes.temporal[k, 0, d]),) if j < self.L - 1 else ())
             out.append(index[j].get(key, np.zeros((0, len(self.shapes[j]) + 2), dtype=np.int64)))
         return out
 
@@ -127,10 +126,29 @@ class PaddedSplits:
         grid = np.stack(np.meshgrid(*values, indexing="ij"), -1).reshape(-1, len(values)).astype(np.int64)
         return grid if fit is None or j == 0 else grid[fit.fits(j - 1, grid)]
 
-    def split(self, nodes: Nodes, k: int, j: int, tile: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(temporal factors, spatial factors, axes), (m, D) each, of level ``j`` for node ``k``'s children with
-        ``tile`` below: the options' products within each fan-out axis, one per distinct factor vector (rule P4)."""
-        per_dim = [o[o[:, -1] == t, :-1] for o, t in zip(self._options(nodes, k, j), tile)]
+    def splits(self, nodes: Nodes, k: int, j: int, tiles: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(temporal factors, spatial factors, axes) (m, D) each of level ``j`` for node ``k``'s children with each
+        row of ``tiles`` below, and the index of each child's tile: per tile the options' products within each
+        fan-out axis, one per distinct factor vector (rule P4)."""
+        options = self._options(nodes, k, j)
+        if not self.shapes[j]:  # no fan-out: one temporal factor per dimension and tile
+            by_tile = [o[np.argsort(o[:, -1], kind="stable")] for o in options]
+            own = np.stack([o[np.searchsorted(o[:, -1], tiles[:, d]), 0] for d, o in enumerate(by_tile)], axis=1)
+            ones = np.ones_like(own)
+            return own, ones, ones - 1, np.arange(len(tiles))
+        groups = [{int(v): o[o[:, -1] == v, :-1] for v in np.unique(o[:, -1])} for o in options]
+        parts = [self._combine(j, tuple(g[int(v)] for g, v in zip(groups, tile))) for tile in tiles]
+        which = np.repeat(np.arange(len(tiles)), [len(p[0]) for p in parts])
+        return (*(np.concatenate([p[i] for p in parts]) for i in range(3)), which)
+
+    def _combine(self, j: int, per_dim: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(temporal factors, spatial factors, axes) of every choice of one option per dimension (rows (temporal
+        factor, slot factors)) whose slot factors multiply within each axis of level ``j``'s fan-out, one per
+        distinct spatial factor vector (cached: many tiles leave the same options)."""
+        key = (j, tuple(o.tobytes() + bytes([len(o)]) for o in per_dim))
+        if key in self._combined:
+            return self._combined[key]
         shape = np.array(self.shapes[j], dtype=np.int64)
         pick = np.zeros((1, 0), dtype=np.int64)
         used = np.ones((1, len(shape)), dtype=np.int64)
@@ -142,17 +160,19 @@ class PaddedSplits:
         chosen = [per_dim[d][pick[:, d]] for d in range(len(per_dim))]  # (m, 1 + axes) each
         temporal = np.stack([c[:, 0] for c in chosen], axis=1)
         spatial = np.stack([c[:, 1:].prod(axis=1) for c in chosen], axis=1)
-        axes = np.stack([c[:, 1:].argmax(axis=1) if c.shape[1] > 1 else np.zeros(len(c), dtype=np.int64)
-                         for c in chosen], axis=1)
+        axes = np.stack([c[:, 1:].argmax(axis=1) for c in chosen], axis=1)
         _, first = np.unique(unique_rows(spatial)[1], return_index=True)
-        return temporal[first], spatial[first], axes[first]
+        if len(self._combined) > 200_000:
+            self._combined.clear()
+        self._combined[key] = (temporal[first], spatial[first], axes[first])
+        return self._combined[key]
 
     def members(self, temporal: np.ndarray, spatial: np.ndarray, axes: np.ndarray) -> np.ndarray:
         """(n,) whether each mapping (a node's completion) lies in the padded space: every dimension's slot factors
         are a row of its table."""
         slots = self.node_slots(temporal, spatial, axes)
         ok = np.ones(len(temporal), dtype=bool)
-        for d, rows in enumerate(self.members_of):
+        for d, rows in self.members_of.items():
             ok &= rows.contains(slots[:, d])
         return ok
 
@@ -180,7 +200,9 @@ class _RowSet:
         if not self.exact:
             return np.array([tuple(r) in self.rows for r in rows.tolist()], dtype=bool)
         ranks, found = self._ranks(rows)
-        return found & np.isin(ranks @ self.weights, self.keys)
+        keys = ranks @ self.weights
+        at = np.searchsorted(self.keys, keys).clip(0, len(self.keys) - 1)
+        return found & (self.keys[at] == keys)
 
 
 def extents(nodes: Nodes) -> np.ndarray:
@@ -194,6 +216,23 @@ def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity | None) -> np.ndarra
     every one, as with per-tensor placement, where a tile's tensors may each hold only part of it)."""
     below = divisor_lattice(tuple(int(n) for n in rest))
     return below if fit is None else below[fit.fits(j - 1, below)]
+
+
+def _children(nodes: Nodes, k: int, j: int, own: np.ndarray, fac: np.ndarray, ax: np.ndarray,
+              tile: np.ndarray) -> Nodes:
+    """Node ``k``'s children with level ``j``'s temporal factors ``own``, spatial factors ``fac`` on axes ``ax``
+    ((m, D) each) and the tile below ``tile`` ((m, D) or (1, D); ``rest`` of the child, unless ``j`` is 0)."""
+    m = len(fac)
+    t = np.repeat(nodes.temporal[k:k + 1], m, axis=0)
+    s = np.repeat(nodes.spatial[k:k + 1], m, axis=0)
+    a = np.repeat(nodes.axes[k:k + 1], m, axis=0)
+    o = np.repeat(nodes.order[k:k + 1], m, axis=0)
+    above = None if nodes.above is None else np.repeat(nodes.above[k:k + 1], m, axis=0)
+    s[:, j], a[:, j] = fac, ax
+    t[:, j] = own
+    if j > 0:
+        t[:, 0] = tile
+    return Nodes(t, s, a, o, above)
 
 
 def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
@@ -219,28 +258,19 @@ def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
             below = tiles
         else:
             below = candidate_tiles(rest, j, fit) if padded is None else padded.tiles(nodes, k, j, fit)
+        if padded is not None:
+            own, fac, ax, which_tile = padded.splits(nodes, k, j, below)
+            out.append(_children(nodes, k, j, own, fac, ax, below[which_tile]))
+            which.append(which_tile)
+            continue
         for i, tile in enumerate(below):
-            if padded is not None:
-                own, fac, ax = padded.split(nodes, k, j, tile)
+            q = rest // tile
+            if shape is None:
+                fac, ax = np.ones((1, len(q)), dtype=np.int64), np.zeros((1, len(q)), dtype=np.int64)
             else:
-                q = rest // tile
-                if shape is None:
-                    fac, ax = np.ones((1, len(q)), dtype=np.int64), np.zeros((1, len(q)), dtype=np.int64)
-                else:
-                    fac, ax = unrollings(tuple(int(n) for n in q), shape)
-                own = q // fac
-            m = len(fac)
-            t = np.repeat(nodes.temporal[k:k + 1], m, axis=0)
-            s = np.repeat(nodes.spatial[k:k + 1], m, axis=0)
-            a = np.repeat(nodes.axes[k:k + 1], m, axis=0)
-            o = np.repeat(nodes.order[k:k + 1], m, axis=0)
-            above = None if nodes.above is None else np.repeat(nodes.above[k:k + 1], m, axis=0)
-            s[:, j], a[:, j] = fac, ax
-            t[:, j] = own
-            if j > 0:
-                t[:, 0] = tile
-            out.append(Nodes(t, s, a, o, above))
-            which.append(np.full(m, i, dtype=np.int64))
+                fac, ax = unrollings(tuple(int(n) for n in q), shape)
+            out.append(_children(nodes, k, j, q // fac, fac, ax, tile[None, :]))
+            which.append(np.full(len(fac), i, dtype=np.int64))
     if not out:
         return nodes.take(np.array([], dtype=np.int64)), np.zeros(0, dtype=np.int64)
     return Nodes.concat(out), np.concatenate(which)
