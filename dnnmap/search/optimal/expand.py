@@ -122,9 +122,19 @@ class PaddedSplits:
     def tiles(self, nodes: Nodes, k: int, j: int, fit: Capacity | None) -> np.ndarray:
         """(m, D) tiles of level ``j - 1`` (products of the factors below ``j``) some child of node ``k`` has, whose
         footprint fits (``fit``; None: every one)."""
-        values = [np.unique(o[:, -1]) for o in self._options(nodes, k, j)]
-        grid = np.stack(np.meshgrid(*values, indexing="ij"), -1).reshape(-1, len(values)).astype(np.int64)
-        return grid if fit is None or j == 0 else grid[fit.fits(j - 1, grid)]
+        options = self._options(nodes, k, j)
+        grid = np.ones((1, len(options)), dtype=np.int64)
+        for d, o in enumerate(options):  # dimension by dimension, dropping tiles whose footprint cannot fit (it
+            values = np.unique(o[:, -1])  # only grows with the extents still to come)
+            grid = np.repeat(grid, len(values), axis=0)
+            grid[:, d] = np.tile(values, len(grid) // len(values))
+            if fit is not None and j > 0:
+                grid = grid[fit.fits(j - 1, grid)]
+        if j == self.L - 1:  # the top: tiles of one padded extent together (the nodes are bounded by extent)
+            least = np.stack([o[np.searchsorted(o[:, -1], grid[:, d]), 0] for d, o in
+                              enumerate(o[np.argsort(o[:, -1], kind="stable")] for o in options)], axis=1)
+            grid = grid[np.lexsort((grid * least).T[::-1])]
+        return grid
 
     def splits(self, nodes: Nodes, k: int, j: int, tiles: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

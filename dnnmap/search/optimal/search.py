@@ -156,10 +156,12 @@ class BranchAndBound:
     def _consider(self, nodes: Nodes, cost: CostBatch) -> np.ndarray:
         """Scores of ``nodes`` as complete mappings, updating the incumbent. A node's completion (the
         levels below its stage: all iterations left in level 0's temporal loops, no spatial factors, the
-        root's orders) is itself a mapping of the declared space, so any that fits may be the incumbent."""
+        root's orders) is itself a mapping of the declared space, so any that fits may be the incumbent (in the padded
+        space only where every dimension's factors are one of its ceil-split chains: :meth:`.expand.PaddedSplits.members`)."""
         score = cost.objective(self.objective).copy()
-        if self.padded is not None:  # a completion outside the padded space (a ceil-split chain it lacks) is no mapping of it
-            score[~self.padded.members(nodes.temporal, nodes.spatial, nodes.axes)] = np.inf
+        if self.padded is not None:  # a completion outside the padded space (a ceil-split chain it lacks) is no
+            rows = np.nonzero(score <= self.incumbent)[0]  # mapping of it; only those that may win are looked up
+            score[rows[~self.padded.members(nodes.temporal[rows], nodes.spatial[rows], nodes.axes[rows])]] = np.inf
         tie = cost.tie_break()
         k = best_index(score, tie)
         if math.isfinite(score[k]) and (score[k], tie[k]) < (self.incumbent, self.tie):
