@@ -116,6 +116,23 @@ def test_padded_bound_never_exceeds_any_completion_and_optimum_is_the_exhaustive
             assert n <= found.result.mapping.total(d) <= padded_cap(n, waste)
 
 
+@pytest.mark.parametrize("arch,op,waste", CASES[:8], ids=_ids(CASES[:8]))
+def test_padded_optimum_with_placement_is_the_exhaustive_one(arch: ArchSpec, op: Operator, waste: float) -> None:
+    """With per-tensor placement too, the proven optimum equals the exhaustive mapper's over
+    ``Constraints(waste=, placement=True)`` for every objective."""
+    space = MapSpace(op, arch, Constraints(waste=waste, placement=True))
+    for objective in OBJECTIVES:
+        try:
+            best = exhaustive_search(op, arch, objective, space=space)
+        except DnnmapError:
+            with pytest.raises(DnnmapError):
+                optimal_search(op, arch, objective, imperfect=waste, placement=True)
+            continue
+        found = optimal_search(op, arch, objective, incumbent=None, imperfect=waste, placement=True)
+        assert found.certificate.proven
+        assert found.result.cost.objective(objective)[0] == pytest.approx(best.cost.objective(objective)[0], rel=1e-9)
+
+
 def test_padding_beats_the_exact_optimum_on_a_prime_layer() -> None:
     """A matmul of prime bounds on a 4x3 array: with divisors only nothing but 1 fits an axis; padded, the proven
     optimum (equal to the exhaustive mapper's) runs several times fewer cycles than the exact proven optimum."""
