@@ -121,6 +121,9 @@ class BranchAndBound:
         # the padded space (``waste``): its factor stages, and a bound per padded extent of the nodes' completions
         self.padded = PaddedSplits(MapSpace(op, arch, Constraints(waste=waste))) if waste is not None else None
         self.bounds_by_extent = {tuple(int(x) for x in self.bound.bounds): self.bound}
+        # the padded top level without a fan-out has one child per tile, the many tiles the padding allows: they are
+        # all bounded before any is expanded, then expanded best first, so a budget stop has a finite bound
+        self.top_bounded = self.padded is not None and not arch.levels[-1].fanout
         self.fit = None if placement else self.bound.fit  # tiles dropped for their footprint (none with placement)
         # in the widened space (placement, both axes): one child per class of children the cost model cannot tell
         # apart, P3 (orders and placements) and P4 (spatial axes), and no child another dominates (P5); the default
@@ -287,11 +290,18 @@ class BranchAndBound:
             else:
                 tiles = candidate_tiles(one.temporal[0, 0], j, self.fit)
             tile_lb = np.full(len(tiles), parent_lb[k])
-            if 1 <= j < self.L - 1:
+            if 1 <= j < self.L - 1 or (j == self.L - 1 and self.top_bounded):
                 for part in self._timed(len(tiles), (stage, "tile"), deadline):
+                    if j == self.L - 1:  # the padded top: each tile's one child bounded (made again, not bounded, below)
+                        kids, _ = expand_factors(one, j, self.arch, self.fit, tiles[part], False, self.distinct,
+                                                 self.padded)
+                        tile_lb[part] = np.maximum(self._bound(kids, stage), parent_lb[k])
+                        continue
                     tile_lb[part] = np.maximum(
                         self.tile_bound(one.take(np.zeros(len(part), dtype=np.int64)), tiles[part], j), parent_lb[k])
             alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
+            if j == self.L - 1 and self.top_bounded:  # best first: the certificate is the least bound left
+                alive = alive[np.argsort(tile_lb[alive], kind="stable")]
             lo, step = 0, 1
             while lo < len(alive):
                 idx = alive[lo:lo + step]
@@ -362,7 +372,9 @@ class BranchAndBound:
         by bound, and their bounds; bounded about :data:`STEP_SECONDS` at a time, the clock read in between."""
         batch, parent = Nodes.concat(pieces), np.concatenate(inherited)
         lb = np.empty(len(batch))
-        for part in self._timed(len(batch), stage, deadline):
+        if stage == 0 and self.top_bounded:  # bounded with their tiles (:meth:`_children`)
+            lb = parent.copy()
+        for part in [] if stage == 0 and self.top_bounded else self._timed(len(batch), stage, deadline):
             lb[part] = np.maximum(self._bound(batch.take(part), stage), parent[part])
         alive = np.nonzero(lb < self.incumbent * (1 - EPS))[0]
         order = alive[np.argsort(lb[alive], kind="stable")]
