@@ -26,6 +26,11 @@ completion's from below (pruning rule P1 in the docs; the other tensors' pairs g
 In that widened space (placement or both-axis unrolling) children the cost model cannot tell apart, or that a
 sibling beats in every completion, are not searched (rules P3-P5: :class:`.placement.OrderKeys`,
 :func:`.expand.distinct_unrollings`).
+
+Over the padded space (``imperfect``, docs/search.md "The optimal mapper over the padded space") the factor stages
+read the exhaustive mapper's ceil-split tables (:class:`.expand.PaddedSplits`), each node is bounded for the padded
+extent its completions run (:meth:`BranchAndBound.lower`), only completions that are mappings of the space become
+incumbents, and the top level's tiles are all bounded before any is expanded, best first.
 """
 
 from __future__ import annotations
@@ -371,11 +376,12 @@ class BranchAndBound:
         """The children in ``pieces`` whose bound (at least the ``inherited`` one) is below the incumbent, sorted
         by bound, and their bounds; bounded about :data:`STEP_SECONDS` at a time, the clock read in between."""
         batch, parent = Nodes.concat(pieces), np.concatenate(inherited)
-        lb = np.empty(len(batch))
         if stage == 0 and self.top_bounded:  # bounded with their tiles (:meth:`_children`)
             lb = parent.copy()
-        for part in [] if stage == 0 and self.top_bounded else self._timed(len(batch), stage, deadline):
-            lb[part] = np.maximum(self._bound(batch.take(part), stage), parent[part])
+        else:
+            lb = np.empty(len(batch))
+            for part in self._timed(len(batch), stage, deadline):
+                lb[part] = np.maximum(self._bound(batch.take(part), stage), parent[part])
         alive = np.nonzero(lb < self.incumbent * (1 - EPS))[0]
         order = alive[np.argsort(lb[alive], kind="stable")]
         return batch.take(order), lb[order]
