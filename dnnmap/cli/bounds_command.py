@@ -12,8 +12,8 @@ import typer
 from dnnmap.api import MapRequest, prepare_map
 from dnnmap.cli.console import load_kernels, stdout_console, wrote
 from dnnmap.cli.errors import stderr_console, user_errors
-from dnnmap.cli.options import (BudgetSecondsOption, ConstraintsOption, PlacementOption, check_outputs, output_path,
-                                parse_layer_list, search_options)
+from dnnmap.cli.options import (BudgetSecondsOption, ConstraintsOption, ImperfectOption, PlacementOption,
+                                check_outputs, output_path, parse_layer_list, search_options)
 from dnnmap.cli.progress import item_progress
 from dnnmap.errors import DnnmapError
 from dnnmap.fileio import write_text_atomic
@@ -60,6 +60,7 @@ def bounds_command(
     objective: Annotated[str, typer.Option(help="dram (off-chip bytes) or energy")] = "dram",
     budget_seconds: BudgetSecondsOption = DEFAULT_BUDGET_SECONDS,
     placement: PlacementOption = False,
+    imperfect: ImperfectOption = False,
     constraints: ConstraintsOption = None,
     png: Annotated[Optional[Path], typer.Option("--png", parser=output_path, help="plot the curves to this "
                                                 "PNG file")] = None,
@@ -67,15 +68,15 @@ def bounds_command(
                                                       "with its mapping to this JSON file")] = None,
 ) -> None:
     """For a range of on-chip buffer capacities, the proven minimum DRAM traffic (or energy) of each
-    layer and the mapping that attains it (the optimal mapper on each capacity; --placement and a --constraints
-    file holding placement and both_axes widen the space it proves the minimum in)."""
+    layer and the mapping that attains it (the optimal mapper on each capacity; --placement, --imperfect and a
+    --constraints file holding placement and both_axes widen the space it proves the minimum in)."""
     if objective not in BOUND_OBJECTIVES:
         raise DnnmapError(f"--objective {objective!r}: choose {' or '.join(BOUND_OBJECTIVES)}")
     asked = parse_capacities(capacities)
     names = parse_layer_list(layers)
     if not names:
         raise DnnmapError("--layers: name at least one layer")
-    options = search_options(budget_seconds=budget_seconds,
+    options = search_options(budget_seconds=budget_seconds, imperfect=imperfect,
                              constraints=None if constraints is None else load_constraints(constraints),
                              placement=placement)
     space = OptimalSpace.of(options.space_constraints())  # only placement and both_axes: before the mapper's check

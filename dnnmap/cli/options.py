@@ -54,7 +54,7 @@ BudgetSecondsOption = Annotated[Optional[float], typer.Option(min=0.0, help="opt
                                                               "before it stops with a certified gap")]
 ImperfectOption = Annotated[bool, typer.Option("--imperfect", help="imperfect factorization: factors may pad a "
                                                "dimension by up to 15% of its bound (edge tiles; auto, exhaustive, "
-                                               "random and sunstone mappers; docs/search.md)")]
+                                               "optimal, random and sunstone mappers; docs/search.md)")]
 TileFirstOption = Annotated[bool, typer.Option("--tile-first", help="Sunstone (auto, sunstone mappers): also walk "
                                                "the report's tile-first order; closes its last 1-2% gaps on some "
                                                "layers at ~2.7x the search time (docs/search.md)")]

@@ -82,7 +82,8 @@ def bounds_to_dict(model: str, arch: ArchSpec, objective: str, curves: list[Curv
                    space: OptimalSpace = OptimalSpace()) -> dict[str, Any]:
     """The JSON document of ``dnnmap bounds``: the space searched, per layer its points, each with its mapping."""
     return {"tool": tool_version(), "model": model, "arch": arch.name, "objective": objective,
-            "space": {"placement": space.placement, "both_axes": list(space.both_axes), "label": space.label},
+            "space": {"placement": space.placement, "both_axes": list(space.both_axes), "imperfect": space.imperfect,
+                      "label": space.label},
             "level": arch.levels[buffer_level(arch)].name, "capacity_unit": capacity_unit(arch),
             "value_unit": objective_label(objective, arch),
             "layers": [{"layer": op.name, "points": [point_to_dict(op, p) for p in points]} for op, points in curves]}

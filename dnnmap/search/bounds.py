@@ -36,10 +36,12 @@ AUTO_POINTS = 8  # capacities of `auto`: powers of two, the largest holding ever
 class OptimalSpace:
     """The map space the optimal mapper proves its optimum in: one tile boundary per level shared by the
     tensors it keeps, widened by ``placement`` (each tensor's tile at its own depth in the level's loops) and by
-    ``both_axes`` (names of the levels whose 2-D fan-out may split one dimension over both axes)."""
+    ``both_axes`` (names of the levels whose 2-D fan-out may split one dimension over both axes) and by
+    ``imperfect`` (factors may pad each dimension by up to this fraction of its bound; None: exact factors)."""
 
     placement: bool = False
     both_axes: tuple[str, ...] = ()
+    imperfect: float | None = None
 
     @classmethod
     def of(cls, constraints: Constraints) -> OptimalSpace:
@@ -52,21 +54,23 @@ class OptimalSpace:
                               "which proves each bound, searches the whole space; a constraints file for "
                               "it may only widen it (placement: true, and both_axes: true on levels with a "
                               "2-D fan-out)")
-        if constraints.layouts or constraints.waste is not None:
-            raise DnnmapError(f"{constraints.prefix()}DRAM layouts and padding are not searched by the optimal "
+        if constraints.layouts:
+            raise DnnmapError(f"{constraints.prefix()}DRAM layouts are not searched by the optimal "
                               "mapper; give only placement and both_axes")
-        return cls(constraints.placement, tuple(name for name, c in constraints.levels if c.both_axes))
+        return cls(constraints.placement, tuple(name for name, c in constraints.levels if c.both_axes),
+                   constraints.waste)
 
     def constraints(self) -> Constraints:
         """The constraints value of this space (:meth:`of`'s inverse)."""
         return Constraints(tuple((name, LevelConstraints(both_axes=True)) for name in self.both_axes),
-                           placement=self.placement)
+                           placement=self.placement, waste=self.imperfect)
 
     @property
     def label(self) -> str:
         """The space in words, for tables and plots."""
         wide = ([] if not self.placement else ["per-tensor placement"]) + \
-            ([f"both-axis unrolling on {', '.join(self.both_axes)}"] if self.both_axes else [])
+            ([f"both-axis unrolling on {', '.join(self.both_axes)}"] if self.both_axes else []) + \
+            ([f"padding up to {self.imperfect:.0%}"] if self.imperfect is not None else [])
         return f"space with {' and '.join(wide)}" if wide else "shared-boundary space"
 
 
@@ -128,7 +132,7 @@ def _optimum(op: Operator, arch: ArchSpec, objective: str, budget_seconds: float
     """The optimal mapper's result in ``space`` (None when no mapping fits)."""
     try:
         return optimal_search(op, arch, objective, budget_seconds, incumbent=incumbent, seeds=seeds,
-                              placement=space.placement, both_axes=space.both_axes)
+                              placement=space.placement, both_axes=space.both_axes, imperfect=space.imperfect)
     except MappingError:  # nothing fits this capacity
         return None
 

@@ -62,7 +62,7 @@ BUILTIN: dict[str, MapperInfo] = {info.name: info for info in (
     MapperInfo("sunstone", "a level-by-level walk over maximal tiles and unrollings (fast, near the optimum)",
                True, True, False, takes_placement=True, takes_both_axes=True, module="dnnmap.search.sunstone"),
     MapperInfo("optimal", "branch and bound to the proven optimum, or a certified gap when --budget-seconds runs "
-               "out", takes_placement=True, takes_both_axes=True, module="dnnmap.search.optimal"),
+               "out", takes_imperfect=True, takes_placement=True, takes_both_axes=True, module="dnnmap.search.optimal"),
     MapperInfo("tso", "tensor slicing and tiling for multicore NPUs (TSO; minimizes its own time estimate)",
                module="dnnmap.search.tso"),
     MapperInfo("marvel", "off-chip tiles and layouts first, then the on-chip mapping (Marvel)",

@@ -58,7 +58,7 @@ def test_sweep_task_key_depends_on_the_options() -> None:
 
 @pytest.mark.parametrize("command", [["map", "lenet5"], ["generate-hw", "lenet5", "--pes", "16"],
                                      ["sweep", "lenet5", "--arch", "eyeriss", "--serial"]])
-@pytest.mark.parametrize("flags, message", [(["--mapper", "optimal", "--imperfect"], "--imperfect applies to"),
+@pytest.mark.parametrize("flags, message", [(["--mapper", "tso", "--imperfect"], "--imperfect applies to"),
                                             (["--mapper", "random", "--tile-first"], "--tile-first applies to"),
                                             (["--mapper", "nosuch"], "unknown mapper")])
 def test_options_a_mapper_ignores_are_refused(command: list[str], flags: list[str], message: str,

@@ -200,7 +200,7 @@ def test_command_with_placement_and_both_axes_covers_the_wider_space(tmp_path: P
         docs[name] = json.loads(out_json.read_text()), result.stdout
     label = "space with per-tensor placement and both-axis unrolling on GLB"
     doc, stdout = docs["wide"]
-    assert doc["space"] == {"placement": True, "both_axes": ["GLB"], "label": label}
+    assert doc["space"] == {"placement": True, "both_axes": ["GLB"], "imperfect": None, "label": label}
     assert label in stdout and "shared-boundary space" in docs["shared"][1]
     assert docs["shared"][0]["space"]["label"] == "shared-boundary space"
     wide, shared = (d["layers"][0]["points"] for d, _ in (docs["wide"], docs["shared"]))

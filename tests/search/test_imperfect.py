@@ -240,7 +240,7 @@ def test_exhaustive_and_random_over_the_imperfect_space() -> None:
 
 def test_map_layer_refuses_imperfect_for_other_mappers() -> None:
     with pytest.raises(DnnmapError, match="imperfect"):
-        map_layer(LAYERS[2], MINI, "edp", "optimal", SearchOptions(imperfect=WASTE))
+        map_layer(LAYERS[2], MINI, "edp", "tso", SearchOptions(imperfect=WASTE))
 
 
 def test_cli_imperfect_option() -> None:

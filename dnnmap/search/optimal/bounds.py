@@ -255,14 +255,18 @@ class LowerBound:
     """Bounds of batches of nodes of one operator on one architecture."""
 
     def __init__(self, op: Operator, arch: ArchSpec, model: CostModel, keeps: np.ndarray,
-                 placement: bool = False, both_axes: frozenset[int] = frozenset()) -> None:
+                 placement: bool = False, both_axes: frozenset[int] = frozenset(),
+                 extents: tuple[int, ...] | None = None) -> None:
+        """``extents``: the iterations per dimension of the nodes' completions where they differ from the layer's
+        bounds (imperfect factorization: the cost model prices the padded nest as a perfect nest of these extents,
+        docs/search.md "The optimal mapper over the padded space"); None: the layer's bounds."""
         self.op, self.arch, self.model, self.keeps = op, arch, model, keeps
         self.placement = placement
         self.both_axes = both_axes  # levels whose 2-D fan-out may split a dimension over both axes
         self.L, self.T = len(arch.levels), len(op.tensors)
         self.pairs = tensor_pairs(op, keeps)
         self.fit = Capacity(op, arch, keeps)  # tiles whose exact footprint fits each level
-        self.bounds = np.array([op.bound(d) for d in op.dim_names], dtype=np.int64)
+        self.bounds = np.array(extents or [op.bound(d) for d in op.dim_names], dtype=np.int64)
         self.iterations = float(np.prod(self.bounds.astype(float)))
         self.fan = np.array([lv.fanout_size for lv in arch.levels], dtype=float)
         self.hop_energy = np.array([lv.fanout.hop_energy if lv.fanout else 0.0 for lv in arch.levels])
@@ -275,7 +279,7 @@ class LowerBound:
         # carry final values: always at the partial sums' width (the model scales only drains and final updates)
         self.read_full = model.action_energy[:, :, 0]
         self.update_full = model.action_energy[:, :, 2]
-        self.out_words = float(op.tensors[self.out].size(op.bounds))
+        self.out_words = float(op.tensors[self.out].size(dict(zip(op.dim_names, self.bounds.tolist()))))
         self.reduction = np.array([d not in op.tensors[self.out].dims for d in op.dim_names])
         self.registers = {j for j, t in enumerate(op.tensors) if t.role in arch.mac.operand_registers}
         self.word_bytes = np.array([arch.bytes_of(t.role) for t in op.tensors]) * model.final_scale

@@ -19,13 +19,14 @@ tell apart, none dominated (P3, P5): every dropped child has a kept sibling no w
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.search.space import level_orders, unique_rows
+from dnnmap.search.space import MapSpace, level_orders, unique_rows
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.search.sunstone.walk import Partials
 from dnnmap.search.sunstone.unroll import legal_table
@@ -63,6 +64,163 @@ def distinct_unrollings(limits: tuple[int, ...], shape: tuple[int, ...], both: b
     return fac, ax
 
 
+class PaddedSplits:
+    """The factor stages over the padded (imperfect) space of ``space`` (``Constraints(waste=)``): per dimension the
+    exhaustive mapper's table of ceil-split chains (:meth:`MapSpace.factor_table`, the one candidate generator) read
+    from the top level down. A node fixes, per dimension, the slot factors of the levels above ``j`` and (below the
+    top) ``rest``, the product of the factors at and below ``j``; level ``j``'s children are the distinct (temporal
+    factor, spatial slot factors, tile below) of the table rows agreeing with that (so every child has a completion
+    in the space), each dimension on one axis of a fan-out. The padded extent of every dimension is fixed from the
+    top level's stage on: the node's own factor product (:func:`extents`)."""
+
+    def __init__(self, space: MapSpace) -> None:
+        self.L = len(space.arch.levels)
+        self.slots = space.spatial_slots
+        self.shapes = [tuple(lv.fanout.shape) if lv.fanout else () for lv in space.arch.levels]
+        tables = space.tables()
+        self.index = [[self._level_index(table, j) for j in range(self.L)] for table in tables]
+        self.members_of = {d: _RowSet(table) for d, table in enumerate(tables) if len(table) > 1}  # others: 1 row
+        self._combined: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def _columns(self, where) -> list[int]:  # noqa: ANN001 - a predicate on a level
+        """Slot columns (temporal ones, then spatial ones in slot order) of the levels ``where`` accepts."""
+        return [m for m in range(self.L) if where(m)] + [self.L + k for k, s in enumerate(self.slots) if where(s.level)]
+
+    def _level_index(self, table: np.ndarray, j: int) -> dict[tuple[int, ...], np.ndarray]:
+        """Key (the slots above ``j``, and ``rest`` below the top) -> the distinct (temporal factor, spatial slot
+        factors, tile below) of level ``j`` among the rows with that key, a dimension on at most one axis."""
+        up, low = self._columns(lambda m: m > j), self._columns(lambda m: m < j)
+        own = [j] + [self.L + k for k, s in enumerate(self.slots) if s.level == j]
+        table = table[(table[:, own[1:]] > 1).sum(axis=1) <= 1]  # one axis per dimension
+        below = table[:, low].prod(axis=1)
+        keys = table[:, up]
+        if j < self.L - 1:
+            keys = np.concatenate([keys, (below * table[:, own].prod(axis=1))[:, None]], axis=1)
+        width = keys.shape[1]
+        rows = unique_rows(np.concatenate([keys, table[:, own], below[:, None]], axis=1))[0]  # sorted: keys grouped
+        starts = np.concatenate([[0], np.nonzero((rows[1:, :width] != rows[:-1, :width]).any(axis=1))[0] + 1,
+                                 [len(rows)]])
+        return {tuple(rows[a, :width].tolist()): rows[a:b, width:] for a, b in zip(starts[:-1], starts[1:])}
+
+    def node_slots(self, temporal: np.ndarray, spatial: np.ndarray, axes: np.ndarray) -> np.ndarray:
+        """(n, D, slots) the slot factors of nodes (a spatial factor on the slot of its axis)."""
+        cols = [temporal[:, m] for m in range(self.L)]
+        cols += [np.where((spatial[:, s.level] > 1) & (axes[:, s.level] == s.axis), spatial[:, s.level], 1)
+                 for s in self.slots]
+        return np.stack(cols, axis=2)
+
+    def _options(self, nodes: Nodes, k: int, j: int) -> list[np.ndarray]:
+        """Per dimension, level ``j``'s options for node ``k`` (rows of :meth:`_level_index`)."""
+        slots = self.node_slots(nodes.temporal[k:k + 1], nodes.spatial[k:k + 1], nodes.axes[k:k + 1])[0]
+        up = self._columns(lambda m: m > j)
+        out = []
+        for d, index in enumerate(self.index):
+            key = tuple(slots[d, up].tolist()) + ((int(nodes.temporal[k, 0, d]),) if j < self.L - 1 else ())
+            out.append(index[j].get(key, np.zeros((0, len(self.shapes[j]) + 2), dtype=np.int64)))
+        return out
+
+    def tiles(self, nodes: Nodes, k: int, j: int, fit: Capacity | None) -> np.ndarray:
+        """(m, D) tiles of level ``j - 1`` (products of the factors below ``j``) some child of node ``k`` has, whose
+        footprint fits (``fit``; None: every one)."""
+        options = self._options(nodes, k, j)
+        grid = np.ones((1, len(options)), dtype=np.int64)
+        for d, o in enumerate(options):  # dimension by dimension, dropping tiles whose footprint cannot fit (it
+            values = np.unique(o[:, -1])  # only grows with the extents still to come)
+            grid = np.repeat(grid, len(values), axis=0)
+            grid[:, d] = np.tile(values, len(grid) // len(values))
+            if fit is not None and j > 0:
+                grid = grid[fit.fits(j - 1, grid)]
+        if j == self.L - 1:  # the top: tiles of one padded extent together (the nodes are bounded by extent)
+            least = np.stack([o[np.searchsorted(o[:, -1], grid[:, d]), 0] for d, o in
+                              enumerate(o[np.argsort(o[:, -1], kind="stable")] for o in options)], axis=1)
+            grid = grid[np.lexsort((grid * least).T[::-1])]
+        return grid
+
+    def splits(self, nodes: Nodes, k: int, j: int, tiles: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(temporal factors, spatial factors, axes) (m, D) each of level ``j`` for node ``k``'s children with each
+        row of ``tiles`` below, and the index of each child's tile: per tile the options' products within each
+        fan-out axis, one per distinct factor vector (rule P4)."""
+        options = self._options(nodes, k, j)
+        if not self.shapes[j]:  # no fan-out: one temporal factor per dimension and tile
+            by_tile = [o[np.argsort(o[:, -1], kind="stable")] for o in options]
+            own = np.stack([o[np.searchsorted(o[:, -1], tiles[:, d]), 0] for d, o in enumerate(by_tile)], axis=1)
+            ones = np.ones_like(own)
+            return own, ones, ones - 1, np.arange(len(tiles))
+        groups = [{int(v): o[o[:, -1] == v, :-1] for v in np.unique(o[:, -1])} for o in options]
+        parts = [self._combine(j, tuple(g[int(v)] for g, v in zip(groups, tile))) for tile in tiles]
+        which = np.repeat(np.arange(len(tiles)), [len(p[0]) for p in parts])
+        return (*(np.concatenate([p[i] for p in parts]) for i in range(3)), which)
+
+    def _combine(self, j: int, per_dim: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(temporal factors, spatial factors, axes) of every choice of one option per dimension (rows (temporal
+        factor, slot factors)) whose slot factors multiply within each axis of level ``j``'s fan-out, one per
+        distinct spatial factor vector (cached: many tiles leave the same options)."""
+        key = (j, tuple(o.tobytes() + bytes([len(o)]) for o in per_dim))
+        if key in self._combined:
+            return self._combined[key]
+        shape = np.array(self.shapes[j], dtype=np.int64)
+        pick = np.zeros((1, 0), dtype=np.int64)
+        used = np.ones((1, len(shape)), dtype=np.int64)
+        for opts in per_dim:  # dimension by dimension, the axes' products within their sizes
+            grown = used[:, None, :] * opts[None, :, 1:]
+            r, m = np.nonzero((grown <= shape).all(axis=2))
+            pick = np.concatenate([pick[r], m[:, None]], axis=1)
+            used = grown[r, m]
+        chosen = [per_dim[d][pick[:, d]] for d in range(len(per_dim))]  # (m, 1 + axes) each
+        temporal = np.stack([c[:, 0] for c in chosen], axis=1)
+        spatial = np.stack([c[:, 1:].prod(axis=1) for c in chosen], axis=1)
+        axes = np.stack([c[:, 1:].argmax(axis=1) for c in chosen], axis=1)
+        _, first = np.unique(unique_rows(spatial)[1], return_index=True)
+        if len(self._combined) > 200_000:
+            self._combined.clear()
+        self._combined[key] = (temporal[first], spatial[first], axes[first])
+        return self._combined[key]
+
+    def members(self, temporal: np.ndarray, spatial: np.ndarray, axes: np.ndarray) -> np.ndarray:
+        """(n,) whether each mapping (a node's completion) lies in the padded space: every dimension's slot factors
+        are a row of its table."""
+        slots = self.node_slots(temporal, spatial, axes)
+        ok = np.ones(len(temporal), dtype=bool)
+        for d, rows in self.members_of.items():
+            ok &= rows.contains(slots[:, d])
+        return ok
+
+
+class _RowSet:
+    """Membership of integer rows in a table: each column's value ranked among the table's values, the ranks one
+    mixed-radix key (a Python set of rows when the keys would not fit 62 bits)."""
+
+    def __init__(self, table: np.ndarray) -> None:
+        self.values = [np.unique(table[:, c]) for c in range(table.shape[1])]
+        radix = [len(v) for v in self.values]
+        self.exact = math.prod(radix) < 2 ** 62
+        if self.exact:
+            self.weights = np.array([math.prod(radix[c + 1:]) for c in range(len(radix))], dtype=np.int64)
+            self.keys = np.unique(self._ranks(table)[0] @ self.weights)
+        else:
+            self.rows = {tuple(r) for r in table.tolist()}
+
+    def _ranks(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ranks = np.stack([np.searchsorted(v, rows[:, c]).clip(0, len(v) - 1) for c, v in enumerate(self.values)], 1)
+        found = np.stack([v[ranks[:, c]] == rows[:, c] for c, v in enumerate(self.values)], 1).all(axis=1)
+        return ranks, found
+
+    def contains(self, rows: np.ndarray) -> np.ndarray:
+        if not self.exact:
+            return np.array([tuple(r) in self.rows for r in rows.tolist()], dtype=bool)
+        ranks, found = self._ranks(rows)
+        keys = ranks @ self.weights
+        at = np.searchsorted(self.keys, keys).clip(0, len(self.keys) - 1)
+        return found & (self.keys[at] == keys)
+
+
+def extents(nodes: Nodes) -> np.ndarray:
+    """(n, D) the iterations each node's completions run per dimension: the product of its factors (with ``rest``
+    in level 0's temporal slot), the layer's bounds in the exact space, the padded extents in the padded one."""
+    return nodes.temporal.prod(axis=1) * nodes.spatial.prod(axis=1)
+
+
 def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity | None) -> np.ndarray:
     """(m, D) tiles of level ``j - 1`` that split ``rest`` (divisors) and whose footprint fits (``fit``; None:
     every one, as with per-tensor placement, where a tile's tensors may each hold only part of it)."""
@@ -70,13 +228,31 @@ def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity | None) -> np.ndarra
     return below if fit is None else below[fit.fits(j - 1, below)]
 
 
+def _children(nodes: Nodes, k: int, j: int, own: np.ndarray, fac: np.ndarray, ax: np.ndarray,
+              tile: np.ndarray) -> Nodes:
+    """Node ``k``'s children with level ``j``'s temporal factors ``own``, spatial factors ``fac`` on axes ``ax``
+    ((m, D) each) and the tile below ``tile`` ((m, D) or (1, D); ``rest`` of the child, unless ``j`` is 0)."""
+    m = len(fac)
+    t = np.repeat(nodes.temporal[k:k + 1], m, axis=0)
+    s = np.repeat(nodes.spatial[k:k + 1], m, axis=0)
+    a = np.repeat(nodes.axes[k:k + 1], m, axis=0)
+    o = np.repeat(nodes.order[k:k + 1], m, axis=0)
+    above = None if nodes.above is None else np.repeat(nodes.above[k:k + 1], m, axis=0)
+    s[:, j], a[:, j] = fac, ax
+    t[:, j] = own
+    if j > 0:
+        t[:, 0] = tile
+    return Nodes(t, s, a, o, above)
+
+
 def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
                    tiles: np.ndarray | None = None, both: bool = False,
-                   distinct: bool = False) -> tuple[Nodes, np.ndarray]:
+                   distinct: bool = False, padded: PaddedSplits | None = None) -> tuple[Nodes, np.ndarray]:
     """Every split of each node's ``rest`` into level ``j``'s temporal and spatial factors and the tile below
     (``tiles``: only those tiles of level ``j - 1``, for a single node), and the index of each child's tile
     among its node's tiles; ``both``: a dimension may split over both axes of level ``j``'s 2-D fan-out;
-    ``distinct``: one child per distinct spatial factor vector (:func:`distinct_unrollings`)."""
+    ``distinct``: one child per distinct spatial factor vector (:func:`distinct_unrollings`); ``padded``: the
+    splits of the padded space instead (:class:`PaddedSplits`)."""
     if distinct:
         def unrollings(limits: tuple[int, ...], shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
             return distinct_unrollings(limits, shape, both)
@@ -88,28 +264,23 @@ def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
         rest = nodes.temporal[k, 0]
         if j == 0:  # level 0 keeps what its fan-out leaves
             below = np.ones((1, len(rest)), dtype=np.int64)
+        elif tiles is not None:
+            below = tiles
         else:
-            below = candidate_tiles(rest, j, fit) if tiles is None else tiles
+            below = candidate_tiles(rest, j, fit) if padded is None else padded.tiles(nodes, k, j, fit)
+        if padded is not None:
+            own, fac, ax, which_tile = padded.splits(nodes, k, j, below)
+            out.append(_children(nodes, k, j, own, fac, ax, below[which_tile]))
+            which.append(which_tile)
+            continue
         for i, tile in enumerate(below):
             q = rest // tile
             if shape is None:
                 fac, ax = np.ones((1, len(q)), dtype=np.int64), np.zeros((1, len(q)), dtype=np.int64)
             else:
                 fac, ax = unrollings(tuple(int(n) for n in q), shape)
-            m = len(fac)
-            t = np.repeat(nodes.temporal[k:k + 1], m, axis=0)
-            s = np.repeat(nodes.spatial[k:k + 1], m, axis=0)
-            a = np.repeat(nodes.axes[k:k + 1], m, axis=0)
-            o = np.repeat(nodes.order[k:k + 1], m, axis=0)
-            above = None if nodes.above is None else np.repeat(nodes.above[k:k + 1], m, axis=0)
-            s[:, j], a[:, j] = fac, ax
-            if j == 0:
-                t[:, 0] = rest // fac
-            else:
-                t[:, j] = q // fac
-                t[:, 0] = tile
-            out.append(Nodes(t, s, a, o, above))
-            which.append(np.full(m, i, dtype=np.int64))
+            out.append(_children(nodes, k, j, q // fac, fac, ax, tile[None, :]))
+            which.append(np.full(len(fac), i, dtype=np.int64))
     if not out:
         return nodes.take(np.array([], dtype=np.int64)), np.zeros(0, dtype=np.int64)
     return Nodes.concat(out), np.concatenate(which)

@@ -26,13 +26,18 @@ completion's from below (pruning rule P1 in the docs; the other tensors' pairs g
 In that widened space (placement or both-axis unrolling) children the cost model cannot tell apart, or that a
 sibling beats in every completion, are not searched (rules P3-P5: :class:`.placement.OrderKeys`,
 :func:`.expand.distinct_unrollings`).
+
+Over the padded space (``imperfect``, docs/search.md "The optimal mapper over the padded space") the factor stages
+read the exhaustive mapper's ceil-split tables (:class:`.expand.PaddedSplits`), each node is bounded for the padded
+extent its completions run (:meth:`BranchAndBound.lower`), only completions that are mappings of the space become
+incumbents, and the top level's tiles are all bounded before any is expanded, best first.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,14 +46,16 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.objective import best_index
-from dnnmap.errors import MappingError
+from dnnmap.errors import DnnmapError, MappingError
 from dnnmap.mapping.mapping import Mapping
 from dnnmap.search.mappers import SearchResult, nothing_fits_message
 from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.search.mappers import Progress
-from dnnmap.search.optimal.expand import Nodes, candidate_tiles, expand_factors, expand_orders
+from dnnmap.search.constraints import Constraints
+from dnnmap.search.optimal.expand import Nodes, PaddedSplits, candidate_tiles, expand_factors, expand_orders, extents
 from dnnmap.search.optimal.placement import OrderKeys, distinct_children, least_placements
 from dnnmap.search.options import SearchOptions
+from dnnmap.search.space import MapSpace, unique_rows
 from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.search.registry import Mapper
 from dnnmap.workload.ir import Operator
@@ -107,7 +114,8 @@ def _stages(L: int, level0_order: bool) -> list[tuple[str, int]]:
 
 class BranchAndBound:
     def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 20_000,
-                 placement: bool = False, both_axes: frozenset[int] = frozenset()) -> None:
+                 placement: bool = False, both_axes: frozenset[int] = frozenset(),
+                 waste: float | None = None) -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
         self.L, self.D = len(arch.levels), len(op.dim_names)
         self.keeps = MappingBatch.default_keeps(op, arch)
@@ -115,6 +123,12 @@ class BranchAndBound:
         self.both_axes = both_axes  # levels whose 2-D fan-out may split a dimension over both axes
         self.registers = bool(arch.mac.operand_registers)
         self.bound = LowerBound(op, arch, model, self.keeps, placement, both_axes)
+        # the padded space (``waste``): its factor stages, and a bound per padded extent of the nodes' completions
+        self.padded = PaddedSplits(MapSpace(op, arch, Constraints(waste=waste))) if waste is not None else None
+        self.bounds_by_extent = {tuple(int(x) for x in self.bound.bounds): self.bound}
+        # the padded top level without a fan-out has one child per tile, the many tiles the padding allows: they are
+        # all bounded before any is expanded, then expanded best first, so a budget stop has a finite bound
+        self.top_bounded = self.padded is not None and not arch.levels[-1].fanout
         self.fit = None if placement else self.bound.fit  # tiles dropped for their footprint (none with placement)
         # in the widened space (placement, both axes): one child per class of children the cost model cannot tell
         # apart, P3 (orders and placements) and P4 (spatial axes), and no child another dominates (P5); the default
@@ -137,17 +151,25 @@ class BranchAndBound:
         return MappingBatch(n.temporal, n.spatial, n.order, self.keeps, (), n.axes, n.above)
 
     def offer(self, batch: MappingBatch) -> None:
+        """Make the best of ``batch`` the incumbent if it beats it (and, in the padded space, is a mapping of it)."""
         cost = self.model.evaluate(batch)
-        score, j = cost.best(self.objective)
+        score = cost.objective(self.objective).copy()
+        if self.padded is not None:
+            score[~self.padded.members(batch.temporal, batch.spatial, batch.axes)] = np.inf
+        j = best_index(score, cost.tie_break())
         tie = float(cost.tie_break()[j])
-        if math.isfinite(score) and (score, tie) < (self.incumbent, self.tie):
-            self.incumbent, self.tie, self.best = score, tie, batch.take([j])
+        if math.isfinite(score[j]) and (float(score[j]), tie) < (self.incumbent, self.tie):
+            self.incumbent, self.tie, self.best = float(score[j]), tie, batch.take([j])
 
     def _consider(self, nodes: Nodes, cost: CostBatch) -> np.ndarray:
         """Scores of ``nodes`` as complete mappings, updating the incumbent. A node's completion (the
         levels below its stage: all iterations left in level 0's temporal loops, no spatial factors, the
-        root's orders) is itself a mapping of the declared space, so any that fits may be the incumbent."""
+        root's orders) is itself a mapping of the declared space, so any that fits may be the incumbent (in the padded
+        space only where every dimension's factors are one of its ceil-split chains: :meth:`.expand.PaddedSplits.members`)."""
         score = cost.objective(self.objective).copy()
+        if self.padded is not None:  # a completion outside the padded space (a ceil-split chain it lacks) is no
+            rows = np.nonzero(score <= self.incumbent)[0]  # mapping of it; only those that may win are looked up
+            score[rows[~self.padded.members(nodes.temporal[rows], nodes.spatial[rows], nodes.axes[rows])]] = np.inf
         tie = cost.tie_break()
         k = best_index(score, tie)
         if math.isfinite(score[k]) and (score[k], tie[k]) < (self.incumbent, self.tie):
@@ -155,9 +177,34 @@ class BranchAndBound:
             self.best = self._batch(nodes.take(np.array([k])))
         return score
 
+    def lower(self, extent: np.ndarray) -> LowerBound:
+        """The bound of nodes whose completions run ``extent`` iterations per dimension (the layer's bounds, or in
+        the padded space the padded extents: :func:`.expand.extents`)."""
+        key = tuple(int(x) for x in extent)
+        if key not in self.bounds_by_extent:
+            self.bounds_by_extent[key] = LowerBound(self.op, self.arch, self.model, self.keeps, self.placement,
+                                                    self.both_axes, key)
+        return self.bounds_by_extent[key]
+
     def _bound(self, nodes: Nodes, stage: int) -> np.ndarray:
         """Lower bounds after ``stage`` (exact objective at the last stage); every completion priced on
-        the way is offered as an incumbent."""
+        the way is offered as an incumbent. Nodes of different padded extents are bounded apart."""
+        return self._by_extent(nodes, lambda rows, bound: self._bound_extent(nodes.take(rows), stage, bound))
+
+    def _by_extent(self, nodes: Nodes, bound_rows: Callable[[np.ndarray, LowerBound], np.ndarray]) -> np.ndarray:
+        """``bound_rows(rows, bound)`` over the groups of ``nodes`` of one extent (:func:`.expand.extents`), each
+        with its :meth:`lower` bound, put together in the nodes' order."""
+        keys, inverse = unique_rows(extents(nodes))
+        if len(keys) == 1:
+            return bound_rows(np.arange(len(nodes)), self.lower(keys[0]))
+        out = np.empty(len(nodes))
+        for g, key in enumerate(keys):
+            rows = np.nonzero(inverse == g)[0]
+            out[rows] = bound_rows(rows, self.lower(key))
+        return out
+
+    def _bound_extent(self, nodes: Nodes, stage: int, bound: LowerBound) -> np.ndarray:
+        """:meth:`_bound` of nodes of one extent, with its ``bound``."""
         self.nodes += len(nodes)
         kind, j = self.stages[stage]
         cost = self.model.evaluate(self._batch(nodes), reuse_buffers=True)
@@ -175,10 +222,10 @@ class BranchAndBound:
                     self._consider(variant, by_order[-1])
                 else:
                     by_order.append(cost)
-            lb = self.bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective,
-                                    by_order, safe)
+            lb = bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective,
+                               by_order, safe)
         else:
-            lb = self.bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective)
+            lb = bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective)
         return np.where(self._fits(nodes, cost, kind, j), lb, np.inf)
 
     def _fits(self, nodes: Nodes, cost: CostBatch, kind: str, j: int) -> np.ndarray:
@@ -206,9 +253,13 @@ class BranchAndBound:
         level-``j - 1`` tile is the same row of ``tiles``, before level ``j``'s factors are split
         (:meth:`.bounds.LowerBound.compute`, ``tile``)."""
         self.nodes += len(tiles)
-        cost = self.model.evaluate(self._batch(nodes))
-        return self.bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j + 1, j, self.objective,
-                                  tile=tiles)
+
+        def bound_rows(rows: np.ndarray, bound: LowerBound) -> np.ndarray:
+            part = nodes.take(rows)
+            cost = self.model.evaluate(self._batch(part))
+            return bound.compute(cost, part.temporal, part.spatial, part.order, j + 1, j, self.objective,
+                                 tile=tiles[rows])
+        return self._by_extent(nodes, bound_rows)
 
     def _children(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
                   deadline: float = math.inf) -> Iterator[tuple[Nodes, np.ndarray, float]]:
@@ -237,13 +288,25 @@ class BranchAndBound:
             return
         for k in range(len(nodes)):
             one = nodes.take(np.array([k]))
-            tiles = np.ones((1, self.D), dtype=np.int64) if j == 0 else candidate_tiles(one.temporal[0, 0], j, self.fit)
+            if j == 0:
+                tiles = np.ones((1, self.D), dtype=np.int64)
+            elif self.padded is not None:
+                tiles = self.padded.tiles(one, 0, j, self.fit)
+            else:
+                tiles = candidate_tiles(one.temporal[0, 0], j, self.fit)
             tile_lb = np.full(len(tiles), parent_lb[k])
-            if 1 <= j < self.L - 1:
+            if 1 <= j < self.L - 1 or (j == self.L - 1 and self.top_bounded):
                 for part in self._timed(len(tiles), (stage, "tile"), deadline):
+                    if j == self.L - 1:  # the padded top: each tile's one child bounded (made again, not bounded, below)
+                        kids, _ = expand_factors(one, j, self.arch, self.fit, tiles[part], False, self.distinct,
+                                                 self.padded)
+                        tile_lb[part] = np.maximum(self._bound(kids, stage), parent_lb[k])
+                        continue
                     tile_lb[part] = np.maximum(
                         self.tile_bound(one.take(np.zeros(len(part), dtype=np.int64)), tiles[part], j), parent_lb[k])
             alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
+            if j == self.L - 1 and self.top_bounded:  # best first: the certificate is the least bound left
+                alive = alive[np.argsort(tile_lb[alive], kind="stable")]
             lo, step = 0, 1
             while lo < len(alive):
                 idx = alive[lo:lo + step]
@@ -252,7 +315,7 @@ class BranchAndBound:
                 if len(idx):
                     _check(deadline)
                     piece, which = expand_factors(one, j, self.arch, self.fit, tiles[idx], j in self.both_axes,
-                                                  self.distinct)
+                                                  self.distinct, self.padded)
                     step = max(1, min(4 * step, step * self.chunk // max(len(piece), 1)))  # about a chunk a step
                     later = min(tile_lb[alive[lo:]].min(initial=math.inf), parent_lb[k + 1:].min(initial=math.inf))
                     yield from self._split(piece, tile_lb[idx][which], float(later))
@@ -313,9 +376,12 @@ class BranchAndBound:
         """The children in ``pieces`` whose bound (at least the ``inherited`` one) is below the incumbent, sorted
         by bound, and their bounds; bounded about :data:`STEP_SECONDS` at a time, the clock read in between."""
         batch, parent = Nodes.concat(pieces), np.concatenate(inherited)
-        lb = np.empty(len(batch))
-        for part in self._timed(len(batch), stage, deadline):
-            lb[part] = np.maximum(self._bound(batch.take(part), stage), parent[part])
+        if stage == 0 and self.top_bounded:  # bounded with their tiles (:meth:`_children`)
+            lb = parent.copy()
+        else:
+            lb = np.empty(len(batch))
+            for part in self._timed(len(batch), stage, deadline):
+                lb[part] = np.maximum(self._bound(batch.take(part), stage), parent[part])
         alive = np.nonzero(lb < self.incumbent * (1 - EPS))[0]
         order = alive[np.argsort(lb[alive], kind="stable")]
         return batch.take(order), lb[order]
@@ -372,24 +438,36 @@ class BranchAndBound:
 
 def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_seconds: float | None = None,
                    incumbent: SearchResult | None = None, seeds: Sequence[Mapping] = (),
-                   placement: bool = False, both_axes: Collection[str] = ()) -> OptimalResult:
+                   placement: bool = False, both_axes: Collection[str] = (),
+                   imperfect: float | None = None) -> OptimalResult:
     """Optimum of the declared space with its certificate (``budget_seconds``: None = until proven;
     ``placement``: the space with every per-tensor placement; ``both_axes``: names of the levels whose 2-D
-    fan-out may split a dimension over both axes, the constraint ``both_axes``).
+    fan-out may split a dimension over both axes, the constraint ``both_axes``; ``imperfect``: the padded space,
+    factors padding each dimension by up to this fraction of its bound, as the exhaustive mapper's
+    ``MapSpace(op, arch, Constraints(waste=imperfect))``; not with ``both_axes``).
 
-    The search starts from ``incumbent`` (None: Sunstone's result) and the better of ``seeds``, further
-    mappings of the space known beforehand (e.g. an optimum on a smaller buffer, which fits a larger one)."""
+    The search starts from ``incumbent`` (None: Sunstone's result, with ``imperfect`` its padded walk's where that
+    is a mapping of the padded space, else its exact walk's) and the better of ``seeds``, further mappings of the
+    space known beforehand (e.g. an optimum on a smaller buffer, which fits a larger one); one outside the space
+    is not taken."""
     t0 = time.perf_counter()
+    if imperfect is not None and both_axes:
+        raise DnnmapError("the optimal mapper does not search imperfect factorization together with both-axis "
+                          "unrolling (both_axes); drop one of them, or use --mapper sunstone")
     model = CostModel(op, arch)
     names = [lv.name for lv in arch.levels]
     bb = BranchAndBound(op, arch, objective, model, placement=placement,
-                        both_axes=frozenset(names.index(name) for name in both_axes))
+                        both_axes=frozenset(names.index(name) for name in both_axes), waste=imperfect)
     if incumbent is None:
-        try:
-            incumbent = sunstone_search(op, arch, objective, model=model)
-        except MappingError:
-            incumbent = None
-    if incumbent is not None:
+        for pad in ([imperfect] if imperfect is not None else []) + [None]:
+            try:
+                bb.offer(MappingBatch.from_mappings(op, arch, [sunstone_search(op, arch, objective, model=model,
+                                                                               imperfect=pad).mapping]))
+            except MappingError:
+                break
+            if math.isfinite(bb.incumbent):
+                break
+    else:
         bb.offer(MappingBatch.from_mappings(op, arch, [incumbent.mapping]))
     for seed in seeds:
         bb.offer(MappingBatch.from_mappings(op, arch, [seed]))
@@ -410,7 +488,7 @@ def search_optimal(op: Operator, arch: ArchSpec, objective: str, options: Search
                    progress: Progress | None = None) -> SearchResult:
     space = options.space_constraints()
     return optimal_search(op, arch, objective, budget_seconds=options.budget_seconds, placement=space.placement,
-                          both_axes=[name for name, c in space.levels if c.both_axes]).result
+                          both_axes=[name for name, c in space.levels if c.both_axes], imperfect=space.waste).result
 
 
 MAPPER = Mapper.builtin("optimal", search_optimal)
