@@ -190,6 +190,24 @@ def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
     return out
 
 
+LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
+
+
+def _lane_live(op: Operator) -> np.ndarray:
+    """(T, D) per tensor, the dimensions its lane boxes' words per lane depend on: all but those that are the only
+    live term of one of its axes and appear in no other (such a factor ``f`` multiplies both the words of the box and
+    its size by ``f``: :func:`_sumset_words`). Setting the others' factors to 1 keeps an unrolling legal and its
+    ratio unchanged, so the least ratio over the legal unrollings is the least over those with them at 1."""
+    live = np.ones((len(op.tensors), len(op.dim_names)), dtype=bool)
+    for j, tensor in enumerate(op.tensors):
+        for d in tensor.dims:
+            axes = [a for a in tensor.axes if d in a.dims]
+            alone = all(op.bound(e) == 1 for e, _ in axes[0].terms if e != d)
+            if len(axes) == 1 and alone and sum(e == d for e, _ in axes[0].terms) == 1:
+                live[j, op.dim_names.index(d)] = False
+    return live
+
+
 class LowerBound:
     """Bounds of batches of nodes of one operator on one architecture."""
 
@@ -229,6 +247,8 @@ class LowerBound:
                                   for lv in arch.levels])
         self._tiles: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
+        self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
+        self._ratio_cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}  # B3 (:meth:`_least_ratio`)
         skip = model.ops_count / op.operations if op.operations else 1.0  # effectual share (sparse operands)
         self.step_cycles = skip * model.unit.cycles  # B6: compute cycles per temporal step
         self.least_compute = model.unit.least_cycles(model.ops_count)
@@ -429,15 +449,58 @@ class LowerBound:
             for m in fans:
                 box = box * spatial[:, m]
             return self.iterations * _sumset_words(self.op, box)[:, t] / box.prod(axis=1)
+        if not self.plain[t]:
+            return self.iterations * self._window_lane_ratio(t, spatial, rest, fixed_from, fans, tile)
         copies = np.ones(spatial.shape[0])
         for m in fans:
             if m >= fixed_from:
-                copies *= spatial[:, m][:, ~self.indexes[t]].prod(axis=1) if self.plain[t] else spatial[:, m].prod(axis=1)
-            elif self.plain[t]:
-                copies *= self._largest(np.where(self.indexes[t][None, :], 1, self._fan_budget(rest, tile, fixed_from, m)), m)
+                copies *= spatial[:, m][:, ~self.indexes[t]].prod(axis=1)
             else:
-                copies *= self.fan[m]
+                copies *= self._largest(np.where(self.indexes[t][None, :], 1, self._fan_budget(rest, tile, fixed_from, m)), m)
         return self.iterations / copies
+
+    def _window_lane_ratio(self, t: int, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, fans: list[int],
+                           tile: np.ndarray | None = None) -> np.ndarray:
+        """(n,) B3 at the lanes for a sliding-window tensor ``t`` under fan-outs ``fans`` some of which are not fixed:
+        the least distinct words per lane per step, ``words(S) / |S|`` (the sumset bound, :func:`_sumset_words`), over
+        every lanes' box ``S`` a completion may use: the fixed fan-outs' factors times, per unfixed fan-out, any of its
+        legal unrollings of what is left to it (:meth:`_fan_budget`; over both axes where the level allows it). The
+        dimensions the ratio does not depend on (:func:`_lane_live`) are dropped first (:meth:`_least_ratio`)."""
+        live = self.lane_live[t][None, :]
+        fixed = np.ones((spatial.shape[0], self.op_dims), dtype=np.int64)
+        for m in fans:
+            if m >= fixed_from:
+                fixed = fixed * spatial[:, m]
+        unfixed = tuple(m for m in fans if m < fixed_from)
+        parts = [np.where(live, fixed, 1)] + [np.where(live, self._fan_budget(rest, tile, fixed_from, m), 1)
+                                              for m in unfixed]
+        keys, inverse = unique_rows(np.concatenate(parts, axis=1))
+        least = np.array([self._least_ratio(t, unfixed, tuple(int(x) for x in key)) for key in keys])
+        return least[inverse.reshape(-1)]
+
+    def _least_ratio(self, t: int, unfixed: tuple[int, ...], key: tuple[int, ...]) -> float:
+        """B3: least ``words(S) / |S|`` of tensor ``t`` over the boxes ``S = fixed x U_1 x ...``: ``key`` holds the fixed
+        fan-outs' box, then per level of ``unfixed`` the limits of its legal unrollings ``U_m``
+        (:func:`.legal_table`). Where the product of the tables would exceed :data:`LANE_BOXES` rows, ``1 / (fixed x
+        every unfixed fan-out's size)`` (at least one word per step). Cached."""
+        cached = self._ratio_cache.get((t, unfixed, key))
+        if cached is not None:
+            return cached
+        D = self.op_dims
+        boxes = np.array(key[:D], dtype=np.int64)[None, :]
+        for i, m in enumerate(unfixed):
+            shape = tuple(self.arch.levels[m].fanout.shape)
+            fac, _ = legal_table(m in self.both_axes)(key[D * (i + 1):D * (i + 2)], shape)
+            if len(boxes) * len(fac) > LANE_BOXES:
+                boxes = None
+                break
+            boxes = (boxes[:, None, :] * fac[None, :, :]).reshape(-1, D)
+        if boxes is None:
+            least = 1.0 / (math.prod(key[:D]) * float(np.prod(self.fan[list(unfixed)])))
+        else:
+            least = float((_sumset_words(self.op, boxes)[:, t] / boxes.prod(axis=1)).min())
+        self._ratio_cache[(t, unfixed, key)] = least
+        return least
 
     def _sweeps(self, pr: Pair, spatial: np.ndarray, fixed_from: int, sweeps: np.ndarray, runs: np.ndarray,
                 tile: np.ndarray, held: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
