@@ -190,6 +190,34 @@ def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
     return out
 
 
+def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> np.ndarray:
+    """(n, T) lower bound of the words of each tensor a lanes' box of ``box`` indices per dimension touches in one
+    step. ``step`` (n, D): where known, the box's indices of each dimension are the progression ``base + k x step``
+    (one fan-out: a spatial loop's stride is the product of the factors of its dimension below it,
+    docs/cost-model.md section 1); an axis of two terms ``c1 d1 + c2 d2`` then takes exactly
+    ``a b - max(0, a - v') max(0, b - u')`` values (``a``, ``b`` the counts, ``u' = c1 step1 / g``, ``v' = c2 step2 / g``,
+    ``g`` their gcd: the pairs ``(x, y)`` and ``(x + v', y - u')`` give one value, so the values are the chains of
+    such pairs, one per pair ``(x, y)`` with ``(x - v', y + u')`` outside the grid). Other axes, and every axis
+    without ``step``: :func:`_sumset_words`."""
+    out = _sumset_words(op, box)
+    if step is None:
+        return out
+    for j, tensor in enumerate(op.tensors):
+        for axis in tensor.axes:
+            if len(axis.terms) != 2 or any(c <= 0 for _, c in axis.terms):
+                continue
+            (d1, c1), (d2, c2) = axis.terms
+            i1, i2 = op.dim_names.index(d1), op.dim_names.index(d2)
+            if i1 == i2:
+                continue
+            a, b = box[:, i1], box[:, i2]
+            u, v = c1 * step[:, i1], c2 * step[:, i2]
+            g = np.gcd(u, v)
+            exact = a * b - np.maximum(0, a - v // g) * np.maximum(0, b - u // g)
+            out[:, j] *= exact / (a + b - 1)
+    return out
+
+
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
 
 
@@ -448,7 +476,8 @@ class LowerBound:
             box = np.ones((spatial.shape[0], self.op_dims), dtype=np.int64)
             for m in fans:
                 box = box * spatial[:, m]
-            return self.iterations * _sumset_words(self.op, box)[:, t] / box.prod(axis=1)
+            step = rest if fans == [fixed_from] else None  # the levels below the fan-out: folded into ``rest``
+            return self.iterations * _lane_box_words(self.op, box, step)[:, t] / box.prod(axis=1)
         if not self.plain[t]:
             return self.iterations * self._window_lane_ratio(t, spatial, rest, fixed_from, fans, tile)
         copies = np.ones(spatial.shape[0])
@@ -474,20 +503,25 @@ class LowerBound:
         unfixed = tuple(m for m in fans if m < fixed_from)
         parts = [np.where(live, fixed, 1)] + [np.where(live, self._fan_budget(rest, tile, fixed_from, m), 1)
                                               for m in unfixed]
+        stepped = tile is not None and fans == [fixed_from - 1]  # the fan-out's stride: the tile below it
+        if stepped:
+            parts.append(np.where(live, tile, 1))
         keys, inverse = unique_rows(np.concatenate(parts, axis=1))
-        least = np.array([self._least_ratio(t, unfixed, tuple(int(x) for x in key)) for key in keys])
+        least = np.array([self._least_ratio(t, unfixed, tuple(int(x) for x in key), stepped) for key in keys])
         return least[inverse.reshape(-1)]
 
-    def _least_ratio(self, t: int, unfixed: tuple[int, ...], key: tuple[int, ...]) -> float:
+    def _least_ratio(self, t: int, unfixed: tuple[int, ...], key: tuple[int, ...], stepped: bool = False) -> float:
         """B3: least ``words(S) / |S|`` of tensor ``t`` over the boxes ``S = fixed x U_1 x ...``: ``key`` holds the fixed
         fan-outs' box, then per level of ``unfixed`` the limits of its legal unrollings ``U_m``
-        (:func:`.legal_table`). Where the product of the tables would exceed :data:`LANE_BOXES` rows, ``1 / (fixed x
-        every unfixed fan-out's size)`` (at least one word per step). Cached."""
+        (:func:`.legal_table`), then (``stepped``: one fan-out, unfixed) the stride of its indices, the tile below
+        it (:func:`_lane_box_words`). Where the product of the tables would exceed :data:`LANE_BOXES` rows,
+        ``1 / (fixed x every unfixed fan-out's size)`` (at least one word per step). Cached."""
         cached = self._ratio_cache.get((t, unfixed, key))
         if cached is not None:
             return cached
         D = self.op_dims
         boxes = np.array(key[:D], dtype=np.int64)[None, :]
+        step = np.array(key[-D:], dtype=np.int64)[None, :] if stepped else None
         for i, m in enumerate(unfixed):
             shape = tuple(self.arch.levels[m].fanout.shape)
             fac, _ = legal_table(m in self.both_axes)(key[D * (i + 1):D * (i + 2)], shape)
@@ -498,7 +532,7 @@ class LowerBound:
         if boxes is None:
             least = 1.0 / (math.prod(key[:D]) * float(np.prod(self.fan[list(unfixed)])))
         else:
-            least = float((_sumset_words(self.op, boxes)[:, t] / boxes.prod(axis=1)).min())
+            least = float((_lane_box_words(self.op, boxes, step)[:, t] / boxes.prod(axis=1)).min())
         self._ratio_cache[(t, unfixed, key)] = least
         return least
 
