@@ -38,13 +38,14 @@ from test_optimal_bounds import ancestors
 from test_optimal_placement import assert_bounds_below
 
 
-def lane_arch(rng: np.random.Generator, i: int) -> ArchSpec:
+def lane_arch(rng: np.random.Generator, i: int, registers: bool = False) -> ArchSpec:
     """A tpu-shaped architecture (capacities in bits of 8-bit operands and 16-bit partial sums): an optional
-    register file below (weights, maybe outputs), the buffer keeping the input (and output, maybe weights) with a
-    2-D fan-out straight above the MAC lanes, and DRAM with a bandwidth in words per cycle or a transfer model."""
+    register file below (weights, maybe outputs; ``registers``: both, as ``tpu_like``'s two register files), the
+    buffer keeping the input (and output, maybe weights) with a 2-D fan-out straight above the MAC lanes, and DRAM
+    with a bandwidth in words per cycle or a transfer model."""
     levels = []
-    if rng.random() < 0.6:
-        keeps = ["weight"] + (["output"] if rng.random() < 0.4 else [])
+    if registers or rng.random() < 0.6:
+        keeps = ["weight"] + (["output"] if registers or rng.random() < 0.4 else [])
         levels.append({"name": "RF", "capacity": 8 * int(rng.integers(2, 12)), "capacity_unit": "bits",
                        "keeps": keeps, "read_energy": float(rng.integers(1, 3)), "write_energy": 1.0})
     buf_keeps = ["input", "output"] + (["weight"] if not levels or rng.random() < 0.3 else [])
@@ -71,12 +72,13 @@ def lane_arch(rng: np.random.Generator, i: int) -> ArchSpec:
     return parse_arch(spec)
 
 
-def window_layer(rng: np.random.Generator, i: int) -> Operator:
-    """A small layer whose input has a sliding window: a (strided) convolution, a depthwise one or a pooling."""
-    kind = int(rng.integers(0, 3))
+def window_layer(rng: np.random.Generator, i: int, conv: bool = False) -> Operator:
+    """A small layer whose input has a sliding window: a (strided) convolution, a depthwise one or a pooling
+    (``conv``: a convolution over two input channels, whose output word gathers copies over ``C`` and ``R``)."""
+    kind = 0 if conv else int(rng.integers(0, 3))
     stride = int(rng.integers(1, 3))
     if kind == 0:
-        return ops.conv2d(f"c{i}", 1, int(rng.integers(1, 3)), (int(rng.integers(3, 6)), 1),
+        return ops.conv2d(f"c{i}", 2 if conv else 1, int(rng.integers(1, 3)), (int(rng.integers(3, 6)), 1),
                           (int(rng.integers(2, 4)), 1), stride=stride)
     if kind == 1:
         return ops.depthwise(f"d{i}", 2, (int(rng.integers(3, 6)), 1), (int(rng.integers(2, 4)), 1), stride=stride)
@@ -84,13 +86,15 @@ def window_layer(rng: np.random.Generator, i: int) -> Operator:
                     stride=stride)
 
 
-def cases(n: int, seed: int, both: bool) -> list[tuple[ArchSpec, Operator]]:
+def cases(n: int, seed: int, both: bool, registers: bool = False) -> list[tuple[ArchSpec, Operator]]:
     """Random cases whose windowed input is read by the lanes through the buffer's fan-out, with a brute-force
-    space small enough (``both``: one where some mapping splits a dimension over both axes)."""
+    space small enough (``both``: one where some mapping splits a dimension over both axes; ``registers``: weights
+    and outputs in a register file below the fan-out and convolutions over two channels, where the input's best
+    unrolling and the output's most copies differ, so the joint term binds)."""
     rng = np.random.default_rng(seed)
     out = []
     while len(out) < n:
-        arch, op = lane_arch(rng, len(out)), window_layer(rng, len(out))
+        arch, op = lane_arch(rng, len(out), registers), window_layer(rng, len(out), registers)
         size = len(all_mappings(op, arch, both=both))
         if size > 6_000 or (both and size == len(all_mappings(op, arch))):
             continue
@@ -99,7 +103,8 @@ def cases(n: int, seed: int, both: bool) -> list[tuple[ArchSpec, Operator]]:
 
 
 CASES = [(a, op, False) for a, op in cases(8, seed=41, both=False)] + \
-        [(a, op, True) for a, op in cases(6, seed=42, both=True)]
+        [(a, op, True) for a, op in cases(6, seed=42, both=True)] + \
+        [(a, op, b) for b in (False, True) for a, op in cases(3, seed=43 + b, both=b, registers=True)]
 
 
 def fan_levels(arch: ArchSpec) -> frozenset[int]:
@@ -207,3 +212,10 @@ def test_exact_window_count_is_the_enumerated_one() -> None:
         values = {c1 * x * s1 * k + c2 * y * s2 for x in range(a) for y in range(b)}
         assert _lane_box_words(op, box, step)[0, t] == len(values)
         assert _lane_box_words(op, box, None)[0, t] <= len(values)
+
+
+def test_joint_lanes_term_counted_twice_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mutation: the joint term (one unrolling for all the lanes' pairs, ``_joint_lanes``) added twice."""
+    real = LowerBound._joint_lanes
+    monkeypatch.setattr(LowerBound, "_joint_lanes", lambda self, *a, **k: 2 * real(self, *a, **k))
+    assert violations() > 0

@@ -399,6 +399,7 @@ class LowerBound:
             if whole is not None:
                 wholes.setdefault(ch, {})[t] = whole
         energy += hop @ self.hop_energy
+        energy += self._joint_lanes(spatial, rest, fixed_from, tile)  # B3/B4 at the lanes, one unrolling for all
         for ch in sorted(set(forced) | set(wholes)):  # loops left above the child: none, level j's (rest / tile), or rest
             left = (rest // rest if ch == fixed_from - 1 else rest // tile if tile is not None and ch == fixed_from - 2
                     else rest)
@@ -442,13 +443,8 @@ class LowerBound:
             if t in self.registers:
                 return np.zeros(n), np.zeros(n), np.zeros(n)
             parent = self._lane_words(t, spatial, rest, fixed_from, p, tile)
-            energy = parent * self.energy[p, t, 0]
-            if is_out:  # final updates cross once: more than one per output word are partial sums (B3)
-                energy = parent * np.where(parent > self.out_words * (1 + 1e-9), self.update_full[p, t],
-                                           self.energy[p, t, 2])
-            if is_out and self.arch.levels[p].read_modify_write:  # B4
-                energy = energy + np.maximum(0.0, parent - self.out_words * self._copies(spatial, rest, fixed_from, p, tile)) \
-                    * self.read_full[p, t]
+            rmw = is_out and self.arch.levels[p].read_modify_write
+            energy = self._lane_energy(t, p, parent, self._copies(spatial, rest, fixed_from, p, tile) if rmw else None)
             dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
             return energy, dram, np.full(n, self.iterations)
         child = np.full(n, touched_all[t])
@@ -487,6 +483,77 @@ class LowerBound:
             else:
                 copies *= self._largest(np.where(self.indexes[t][None, :], 1, self._fan_budget(rest, tile, fixed_from, m)), m)
         return self.iterations / copies
+
+    def _lane_energy(self, t: int, p: int, parent: np.ndarray, copies: np.ndarray | None) -> np.ndarray:
+        """B3/B4: energy of the lanes' pair of tensor ``t`` whose parent ``p`` moves ``parent`` words for them: reads, or
+        for the output updates (more than one per output word are partial sums, at full width) and, with ``copies``
+        (the copies of each output word at ``p``, read-modify-write), the accumulate reads of all but the first touches."""
+        if t != self.out:
+            return parent * self.energy[p, t, 0]
+        energy = parent * np.where(parent > self.out_words * (1 + 1e-9), self.update_full[p, t], self.energy[p, t, 2])
+        if copies is not None:
+            energy = energy + np.maximum(0.0, parent - self.out_words * copies) * self.read_full[p, t]
+        return energy
+
+    def _joint_lanes(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
+                     tile: np.ndarray | None = None) -> np.ndarray:
+        """(n,) B3/B4 at the lanes taken jointly over the one open fan-out's unrolling ``U``: the lanes' pairs bound
+        each on its own (:meth:`_compulsory`) take each its best ``U`` (the least words per lane of each input, the most
+        copies of the output); every completion has one ``U`` for all of them, so their energy is at least
+        ``min over U of the sum``; this adds that minimum less the sum of the per-pair minima (:meth:`_joint_gain`).
+        0 with no open fan-out or several."""
+        opened = [m for m in range(fixed_from) if self.arch.levels[m].fanout is not None]
+        if len(opened) != 1:
+            return np.zeros(spatial.shape[0])
+        m = opened[0]
+        fixed = [f for f in range(fixed_from, self.L) if self.arch.levels[f].fanout is not None]
+        stepped = tile is not None and m == fixed_from - 1  # the fan-out's stride: the tile below it
+        parts = [self._fan_budget(rest, tile, fixed_from, m)] + [spatial[:, f] for f in fixed] + ([tile] if stepped
+                                                                                                  else [])
+        keys, inverse = unique_rows(np.concatenate(parts, axis=1))
+        gain = np.array([self._joint_gain(m, tuple(fixed), stepped, tuple(int(x) for x in key)) for key in keys])
+        return gain[inverse.reshape(-1)]
+
+    def _joint_gain(self, m: int, fixed: tuple[int, ...], stepped: bool, key: tuple[int, ...]) -> float:
+        """:meth:`_joint_lanes` for one ``key`` (the open fan-out ``m``'s limits, the fixed fan-outs' factors, and with
+        ``stepped`` the open fan-out's stride): over the legal unrollings ``U`` of the limits (:func:`.legal_table`),
+        ``min_U sum_pairs e(U) - sum_pairs min_U e(U)`` of the lanes' pairs whose energy depends on ``U`` (the open
+        fan-out lies between the lanes and the parent, or above a read-modify-write parent of the output),
+        ``e`` (:meth:`_lane_energy`) with the words of the box of the fan-outs in between (:func:`_lane_box_words`, the
+        stride known where the open fan-out is the only one) and the output's copies the reduction factors of the
+        fan-outs above the parent. Cached."""
+        cached = self._ratio_cache.get((-1, (m, *fixed, stepped), key))
+        if cached is not None:
+            return cached
+        D = self.op_dims
+        shape = tuple(self.arch.levels[m].fanout.shape)
+        table = np.asarray(legal_table(m in self.both_axes)(key[:D], shape)[0])
+        factors = {f: np.array(key[D * (i + 1):D * (i + 2)], dtype=np.int64)[None, :] for i, f in enumerate(fixed)}
+        factors[m] = table
+        step = np.broadcast_to(np.array(key[-D:], dtype=np.int64), table.shape) if stepped else None
+        total, apart = np.zeros(len(table)), 0.0
+        for pr in self.pairs:
+            t, p = pr.tensor, pr.parent
+            rmw = t == self.out and self.arch.levels[p].read_modify_write
+            if pr.child >= 0 or t in self.registers or not (m <= p or (rmw and m > p)):
+                continue
+            box = np.ones((len(table), D), dtype=np.int64)
+            for f in (f for f in factors if f <= p):
+                box = box * factors[f]
+            between = [f for f in range(p + 1) if self.arch.levels[f].fanout is not None]
+            words = self.iterations * _lane_box_words(self.op, box, step if between == [m] else None)[:, t] \
+                / box.prod(axis=1)
+            copies = None
+            if rmw:
+                copies = np.ones(len(table))
+                for f in (f for f in factors if f > p):
+                    copies = copies * factors[f][:, self.reduction].prod(axis=1)
+            e = self._lane_energy(t, p, words, copies)
+            total += e
+            apart += float(e.min())
+        gain = max(0.0, float(total.min()) - apart)
+        self._ratio_cache[(-1, (m, *fixed, stepped), key)] = gain
+        return gain
 
     def _window_lane_ratio(self, t: int, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, fans: list[int],
                            tile: np.ndarray | None = None) -> np.ndarray:
