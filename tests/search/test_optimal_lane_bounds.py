@@ -135,14 +135,14 @@ def test_lane_bound_never_exceeds_any_completion_and_optimum_is_brute_force(arch
         assert found.result.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)
 
 
-def violations() -> int:
-    """Ancestor nodes and tile bounds over all :data:`CASES` (energy) whose bound exceeds their mapping's cost."""
+def violations(objective: str = "energy") -> int:
+    """Cases of :data:`CASES` where an ancestor node's bound or a tile bound exceeds its mapping's cost."""
     bad = 0
     for arch, op, both in CASES:
         model, batch, cost = space(op, arch, both)
-        truth = cost.objective("energy")
+        truth = cost.objective(objective)
         ok = np.isfinite(truth)
-        bb = BranchAndBound(op, arch, "energy", model, both_axes=fan_levels(arch) if both else frozenset())
+        bb = BranchAndBound(op, arch, objective, model, both_axes=fan_levels(arch) if both else frozenset())
         try:
             assert_bounds_below(bb, batch, truth, ok, ancestors)
         except AssertionError:
@@ -217,5 +217,23 @@ def test_exact_window_count_is_the_enumerated_one() -> None:
 def test_joint_lanes_term_counted_twice_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """Mutation: the joint term (one unrolling for all the lanes' pairs, ``_joint_lanes``) added twice."""
     real = LowerBound._joint_lanes
-    monkeypatch.setattr(LowerBound, "_joint_lanes", lambda self, *a, **k: 2 * real(self, *a, **k))
+
+    def twice(self: LowerBound, *args: object) -> tuple[np.ndarray, np.ndarray | None]:
+        extra, lanes = real(self, *args)
+        return 2 * extra, lanes
+
+    monkeypatch.setattr(LowerBound, "_joint_lanes", twice)
     assert violations() > 0
+
+
+def test_joint_edp_with_too_few_lanes_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mutation: EDP's joint bound pricing each Pareto unrolling's compute steps at half its lanes."""
+    assert violations("edp") == 0
+    real = LowerBound._joint_lanes
+
+    def halved(self: LowerBound, *args: object) -> tuple[np.ndarray, np.ndarray | None]:
+        extra, lanes = real(self, *args)
+        return extra, None if lanes is None else lanes / 2
+
+    monkeypatch.setattr(LowerBound, "_joint_lanes", halved)
+    assert violations("edp") > 0

@@ -277,6 +277,7 @@ class LowerBound:
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
         self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
         self._ratio_cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}  # B3 (:meth:`_least_ratio`)
+        self._front_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # B3/B4 (:meth:`_joint_front`)
         skip = model.ops_count / op.operations if op.operations else 1.0  # effectual share (sparse operands)
         self.step_cycles = skip * model.unit.cycles  # B6: compute cycles per temporal step
         self.least_compute = model.unit.least_cycles(model.ops_count)
@@ -399,7 +400,6 @@ class LowerBound:
             if whole is not None:
                 wholes.setdefault(ch, {})[t] = whole
         energy += hop @ self.hop_energy
-        energy += self._joint_lanes(spatial, rest, fixed_from, tile)  # B3/B4 at the lanes, one unrolling for all
         for ch in sorted(set(forced) | set(wholes)):  # loops left above the child: none, level j's (rest / tile), or rest
             left = (rest // rest if ch == fixed_from - 1 else rest // tile if tile is not None and ch == fixed_from - 2
                     else rest)
@@ -411,12 +411,23 @@ class LowerBound:
             if ch in nested:
                 refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
             energy += refills
+        extra, lanes = self._joint_lanes(spatial, rest, fixed_from, tile)  # B3/B4 at the lanes, one unrolling for all
         if objective == "energy":
-            return energy
+            return energy + extra[:, 0]
         if objective == "dram":
             return dram
         latency = self._latency(cost, spatial, rest, fixed_from, level_known, dram, dram_words, tile)
-        return latency if objective == "latency" else energy * latency
+        if objective == "latency":
+            return latency
+        edp = (energy + extra[:, 0]) * latency
+        if lanes is not None:  # EDP with the energy and the compute steps of each Pareto unrolling together
+            fixed = spatial[:, fixed_from:].prod(axis=(1, 2)).astype(float)
+            joint = np.full(len(edp), np.inf)
+            for i in range(extra.shape[1]):
+                joint = np.minimum(joint, (energy + extra[:, i]) * self._latency(
+                    cost, spatial, rest, fixed_from, level_known, dram, dram_words, tile, fixed * lanes[:, i]))
+            edp = np.maximum(edp, joint)
+        return edp
 
     def _exact(self, c: dict[str, np.ndarray], pr: Pair) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """B1: (energy, DRAM bytes, words through each fan-out in between) of a pair from its exact counts."""
@@ -496,33 +507,41 @@ class LowerBound:
         return energy
 
     def _joint_lanes(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
-                     tile: np.ndarray | None = None) -> np.ndarray:
-        """(n,) B3/B4 at the lanes taken jointly over the one open fan-out's unrolling ``U``: the lanes' pairs bound
-        each on its own (:meth:`_compulsory`) take each its best ``U`` (the least words per lane of each input, the most
-        copies of the output); every completion has one ``U`` for all of them, so their energy is at least
-        ``min over U of the sum``; this adds that minimum less the sum of the per-pair minima (:meth:`_joint_gain`).
-        0 with no open fan-out or several."""
+                     tile: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """B3/B4 at the lanes taken jointly over the one open fan-out's unrolling ``U``: the lanes' pairs bound each on
+        its own (:meth:`_compulsory`) take each its best ``U`` (the least words per lane of each input, the most copies
+        of the output); every completion has one ``U`` for all of them, so their energy is at least ``min over U of
+        the sum``. Returns (n, V) that sum less the sum of the per-pair minima, and (n, V) the lanes ``|U|``, at the
+        Pareto points of (energy, lanes) (:meth:`_joint_front`; the least energy first, rows padded by repeating
+        their last point): column 0 is what the energy bound adds, and a completion's ``U`` is dominated by one of
+        the points (no more energy, no fewer lanes), which B6 uses for EDP. (n, 1) zeros and None with no open
+        fan-out or several."""
         opened = [m for m in range(fixed_from) if self.arch.levels[m].fanout is not None]
         if len(opened) != 1:
-            return np.zeros(spatial.shape[0])
+            return np.zeros((spatial.shape[0], 1)), None
         m = opened[0]
         fixed = [f for f in range(fixed_from, self.L) if self.arch.levels[f].fanout is not None]
         stepped = tile is not None and m == fixed_from - 1  # the fan-out's stride: the tile below it
         parts = [self._fan_budget(rest, tile, fixed_from, m)] + [spatial[:, f] for f in fixed] + ([tile] if stepped
                                                                                                   else [])
         keys, inverse = unique_rows(np.concatenate(parts, axis=1))
-        gain = np.array([self._joint_gain(m, tuple(fixed), stepped, tuple(int(x) for x in key)) for key in keys])
-        return gain[inverse.reshape(-1)]
+        fronts = [self._joint_front(m, tuple(fixed), stepped, tuple(int(x) for x in key)) for key in keys]
+        V = max(len(e) for e, _ in fronts)
+        extra = np.array([np.concatenate([e, np.repeat(e[-1:], V - len(e))]) for e, _ in fronts])
+        lanes = np.array([np.concatenate([u, np.repeat(u[-1:], V - len(u))]) for _, u in fronts])
+        rows = inverse.reshape(-1)
+        return extra[rows], lanes[rows]
 
-    def _joint_gain(self, m: int, fixed: tuple[int, ...], stepped: bool, key: tuple[int, ...]) -> float:
+    def _joint_front(self, m: int, fixed: tuple[int, ...], stepped: bool,
+                     key: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`_joint_lanes` for one ``key`` (the open fan-out ``m``'s limits, the fixed fan-outs' factors, and with
         ``stepped`` the open fan-out's stride): over the legal unrollings ``U`` of the limits (:func:`.legal_table`),
-        ``min_U sum_pairs e(U) - sum_pairs min_U e(U)`` of the lanes' pairs whose energy depends on ``U`` (the open
+        ``sum_pairs e(U) - sum_pairs min_U e(U)`` of the lanes' pairs whose energy depends on ``U`` (the open
         fan-out lies between the lanes and the parent, or above a read-modify-write parent of the output),
         ``e`` (:meth:`_lane_energy`) with the words of the box of the fan-outs in between (:func:`_lane_box_words`, the
         stride known where the open fan-out is the only one) and the output's copies the reduction factors of the
-        fan-outs above the parent. Cached."""
-        cached = self._ratio_cache.get((-1, (m, *fixed, stepped), key))
+        fan-outs above the parent; with ``|U|``, at the Pareto points by ascending energy. Cached."""
+        cached = self._front_cache.get((m, fixed, stepped, key))
         if cached is not None:
             return cached
         D = self.op_dims
@@ -531,7 +550,7 @@ class LowerBound:
         factors = {f: np.array(key[D * (i + 1):D * (i + 2)], dtype=np.int64)[None, :] for i, f in enumerate(fixed)}
         factors[m] = table
         step = np.broadcast_to(np.array(key[-D:], dtype=np.int64), table.shape) if stepped else None
-        total, apart = np.zeros(len(table)), 0.0
+        total = np.zeros(len(table))
         for pr in self.pairs:
             t, p = pr.tensor, pr.parent
             rmw = t == self.out and self.arch.levels[p].read_modify_write
@@ -549,11 +568,13 @@ class LowerBound:
                 for f in (f for f in factors if f > p):
                     copies = copies * factors[f][:, self.reduction].prod(axis=1)
             e = self._lane_energy(t, p, words, copies)
-            total += e
-            apart += float(e.min())
-        gain = max(0.0, float(total.min()) - apart)
-        self._ratio_cache[(-1, (m, *fixed, stepped), key)] = gain
-        return gain
+            total += e - e.min()
+        lanes = table.prod(axis=1).astype(float)
+        order = np.lexsort((-lanes, total))  # by energy, the most lanes first among equals
+        most = np.maximum.accumulate(lanes[order])
+        keep = order[np.concatenate([[True], most[1:] > most[:-1]])]
+        self._front_cache[(m, fixed, stepped, key)] = (total[keep], lanes[keep])
+        return self._front_cache[(m, fixed, stepped, key)]
 
     def _window_lane_ratio(self, t: int, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, fans: list[int],
                            tile: np.ndarray | None = None) -> np.ndarray:
@@ -889,26 +910,28 @@ class LowerBound:
 
     def _latency(self, cost: CostBatch, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
                  level_known: np.ndarray, dram: np.ndarray, dram_words: np.ndarray,
-                 tile: np.ndarray | None = None) -> np.ndarray:
+                 tile: np.ndarray | None = None, lanes: np.ndarray | None = None) -> np.ndarray:
         """B6: (n,) latency bound: the compute cycles (:meth:`_compute_cycles`) and the cycles of the levels whose
         counts are all exact; the backing store's at least its transfer time for the DRAM bytes bound and its
         bandwidth cycles for ``dram_words`` (n, T), per tensor a lower bound of the words it reads or is updated
-        with (:meth:`_store_cycles`)."""
+        with (:meth:`_store_cycles`). ``lanes`` (n,): the lanes of the completions bounded, if known (EDP's joint
+        bound, :meth:`_joint_lanes`)."""
         known = np.where(level_known[None, :], cost.level_cycles, 0.0)
         known[:, -1] = np.maximum(known[:, -1], np.maximum(dram * self.cycles_per_byte, self._store_cycles(dram_words)))
-        steps = self._compute_cycles(spatial, rest, fixed_from, tile)
+        steps = self._compute_cycles(spatial, rest, fixed_from, tile, lanes)
         if self.arch.overlap:
             return np.maximum(steps, known.max(axis=1))
         return steps + known.sum(axis=1)
 
     def _compute_cycles(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
-                        tile: np.ndarray | None = None) -> np.ndarray:
+                        tile: np.ndarray | None = None, lanes: np.ndarray | None = None) -> np.ndarray:
         """B6: (n,) compute cycles of every completion: the model's ``max(steps x cycles per step, the unit's
         least cycles)`` with ``steps >= iterations / lanes`` (:meth:`_parallel`); cycles per step are the
         effectual share of the operations (sparse operands whose zeros are skipped) times the unit's cycles per
         step, and the least cycles those of the unit running the layer (the vector unit's ``operations /
         lanes`` and ``words / bandwidth`` for a pooling or element-wise layer, docs/cost-model.md section 3)."""
-        steps = self.iterations / self._parallel(spatial, rest, fixed_from, tile) * self.step_cycles
+        par = self._parallel(spatial, rest, fixed_from, tile) if lanes is None else lanes
+        steps = self.iterations / par * self.step_cycles
         return np.maximum(steps, self.least_compute)
 
     def _store_cycles(self, words: np.ndarray) -> np.ndarray:
