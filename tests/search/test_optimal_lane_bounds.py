@@ -218,8 +218,8 @@ def test_joint_lanes_term_counted_twice_is_caught(monkeypatch: pytest.MonkeyPatc
     """Mutation: the joint term (one unrolling for all the lanes' pairs, ``_joint_lanes``) added twice."""
     real = LowerBound._joint_lanes
 
-    def twice(self: LowerBound, *args: object) -> tuple[np.ndarray, np.ndarray | None]:
-        extra, lanes = real(self, *args)
+    def twice(self: LowerBound, *args: object, **kwargs: object) -> tuple[np.ndarray, np.ndarray | None]:
+        extra, lanes = real(self, *args, **kwargs)
         return 2 * extra, lanes
 
     monkeypatch.setattr(LowerBound, "_joint_lanes", twice)
@@ -231,8 +231,8 @@ def test_joint_edp_with_too_few_lanes_is_caught(monkeypatch: pytest.MonkeyPatch)
     assert violations("edp") == 0
     real = LowerBound._joint_lanes
 
-    def halved(self: LowerBound, *args: object) -> tuple[np.ndarray, np.ndarray | None]:
-        extra, lanes = real(self, *args)
+    def halved(self: LowerBound, *args: object, **kwargs: object) -> tuple[np.ndarray, np.ndarray | None]:
+        extra, lanes = real(self, *args, **kwargs)
         return extra, None if lanes is None else lanes / 2
 
     monkeypatch.setattr(LowerBound, "_joint_lanes", halved)

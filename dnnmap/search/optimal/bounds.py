@@ -411,17 +411,19 @@ class LowerBound:
             if ch in nested:
                 refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
             energy += refills
-        extra, lanes = self._joint_lanes(spatial, rest, fixed_from, tile)  # B3/B4 at the lanes, one unrolling for all
+        # B3/B4 at the lanes, one unrolling for all; its Pareto points with the lanes for EDP
+        extra, lanes = self._joint_lanes(spatial, rest, fixed_from, tile, front=objective == "edp")
         if objective == "energy":
             return energy + extra[:, 0]
         if objective == "dram":
             return dram
-        latency = self._latency(cost, spatial, rest, fixed_from, level_known, dram, dram_words, tile)
+        fixed = spatial[:, fixed_from:].prod(axis=(1, 2)).astype(float)
+        most = None if lanes is None else fixed * lanes.max(axis=1)  # the largest legal unrolling: ``_parallel``'s
+        latency = self._latency(cost, spatial, rest, fixed_from, level_known, dram, dram_words, tile, most)
         if objective == "latency":
             return latency
         edp = (energy + extra[:, 0]) * latency
         if lanes is not None:  # EDP with the energy and the compute steps of each Pareto unrolling together
-            fixed = spatial[:, fixed_from:].prod(axis=(1, 2)).astype(float)
             joint = np.full(len(edp), np.inf)
             for i in range(extra.shape[1]):
                 joint = np.minimum(joint, (energy + extra[:, i]) * self._latency(
@@ -507,74 +509,118 @@ class LowerBound:
         return energy
 
     def _joint_lanes(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
-                     tile: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+                     tile: np.ndarray | None = None, front: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """B3/B4 at the lanes taken jointly over the one open fan-out's unrolling ``U``: the lanes' pairs bound each on
         its own (:meth:`_compulsory`) take each its best ``U`` (the least words per lane of each input, the most copies
         of the output); every completion has one ``U`` for all of them, so their energy is at least ``min over U of
         the sum``. Returns (n, V) that sum less the sum of the per-pair minima, and (n, V) the lanes ``|U|``, at the
         Pareto points of (energy, lanes) (:meth:`_joint_front`; the least energy first, rows padded by repeating
         their last point): column 0 is what the energy bound adds, and a completion's ``U`` is dominated by one of
-        the points (no more energy, no fewer lanes), which B6 uses for EDP. (n, 1) zeros and None with no open
-        fan-out or several."""
+        the points (no more energy, no fewer lanes), which B6 uses for EDP. Without ``front`` only the least (n, 1)
+        and None. (n, 1) zeros and None with no open fan-out or several, and at the tile bound (whose many tiles
+        would each need their own)."""
         opened = [m for m in range(fixed_from) if self.arch.levels[m].fanout is not None]
-        if len(opened) != 1:
+        if len(opened) != 1 or tile is not None:
             return np.zeros((spatial.shape[0], 1)), None
         m = opened[0]
-        fixed = [f for f in range(fixed_from, self.L) if self.arch.levels[f].fanout is not None]
-        stepped = tile is not None and m == fixed_from - 1  # the fan-out's stride: the tile below it
-        parts = [self._fan_budget(rest, tile, fixed_from, m)] + [spatial[:, f] for f in fixed] + ([tile] if stepped
-                                                                                                  else [])
-        keys, inverse = unique_rows(np.concatenate(parts, axis=1))
-        fronts = [self._joint_front(m, tuple(fixed), stepped, tuple(int(x) for x in key)) for key in keys]
+        fixed = tuple(f for f in range(fixed_from, self.L) if self.arch.levels[f].fanout is not None)
+        keys, inverse = unique_rows(np.concatenate([rest] + [spatial[:, f] for f in fixed], axis=1))
+        D = self.op_dims
+        if not front:
+            least = np.array([self._joint_least(m, fixed, tuple(int(x) for x in key[D:]), key[:D]) for key in keys])
+            return least[inverse.reshape(-1)][:, None], None
+        fronts = [self._joint_front(m, fixed, tuple(int(x) for x in key[D:]), key[:D]) for key in keys]
         V = max(len(e) for e, _ in fronts)
         extra = np.array([np.concatenate([e, np.repeat(e[-1:], V - len(e))]) for e, _ in fronts])
         lanes = np.array([np.concatenate([u, np.repeat(u[-1:], V - len(u))]) for _, u in fronts])
         rows = inverse.reshape(-1)
         return extra[rows], lanes[rows]
 
-    def _joint_front(self, m: int, fixed: tuple[int, ...], stepped: bool,
-                     key: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`_joint_lanes` for one ``key`` (the open fan-out ``m``'s limits, the fixed fan-outs' factors, and with
-        ``stepped`` the open fan-out's stride): over the legal unrollings ``U`` of the limits (:func:`.legal_table`),
-        ``sum_pairs e(U) - sum_pairs min_U e(U)`` of the lanes' pairs whose energy depends on ``U`` (the open
-        fan-out lies between the lanes and the parent, or above a read-modify-write parent of the output),
-        ``e`` (:meth:`_lane_energy`) with the words of the box of the fan-outs in between (:func:`_lane_box_words`, the
-        stride known where the open fan-out is the only one) and the output's copies the reduction factors of the
-        fan-outs above the parent; with ``|U|``, at the Pareto points by ascending energy. Cached."""
-        cached = self._front_cache.get((m, fixed, stepped, key))
+    def _joint_front(self, m: int, fixed: tuple[int, ...], factors: tuple[int, ...],
+                     budget: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_joint_lanes` for one node's ``budget`` (what is left to the open fan-out ``m``) and ``factors`` (the
+        fixed fan-outs' ``fixed``): of the legal unrollings ``U`` of the budget (the rows of :meth:`_joint_table`
+        whose factors divide it: the same axis rule), ``sum_pairs e(U) - sum_pairs min_U e(U)`` with ``|U|``, at the
+        Pareto points by ascending energy. Cached."""
+        key = (m, fixed, factors, tuple(int(x) for x in budget))
+        cached = self._front_cache.get(key)
         if cached is not None:
             return cached
+        _, energy, lanes, _ = self._joint_table(m, fixed, factors)
+        legal = self._joint_legal(m, fixed, factors, key[3])
+        e = energy[:, legal]
+        total = e.sum(axis=0) - e.min(axis=1).sum()
+        most = np.maximum.accumulate(lanes[legal])  # rows by ascending energy, the most lanes first among equals
+        keep = np.concatenate([[True], most[1:] > most[:-1]])
+        self._front_cache[key] = (np.maximum(total[keep], 0.0), lanes[legal][keep])
+        return self._front_cache[key]
+
+    def _joint_least(self, m: int, fixed: tuple[int, ...], factors: tuple[int, ...], budget: np.ndarray) -> float:
+        """The least point of :meth:`_joint_front` alone (the energy objective): the first legal row of the table
+        (sorted by the sum) less the per-pair minima over the legal rows; 0 where fewer than two pairs depend on
+        ``U``. Cached."""
+        key = ("least", m, fixed, factors, tuple(int(x) for x in budget))
+        cached = self._front_cache.get(key)
+        if cached is not None:
+            return cached
+        _, energy, _, _ = self._joint_table(m, fixed, factors)
+        least = 0.0
+        if len(energy) >= 2:
+            legal = self._joint_legal(m, fixed, factors, key[-1])
+            e = energy[:, legal]
+            least = max(0.0, float(e[:, 0].sum() - e.min(axis=1).sum()))
+        self._front_cache[key] = least
+        return least
+
+    def _joint_legal(self, m: int, fixed: tuple[int, ...], factors: tuple[int, ...],
+                     budget: tuple[int, ...]) -> np.ndarray:
+        """(V,) the rows of :meth:`_joint_table` whose factors divide ``budget`` (per dimension, cached)."""
+        table, _, lanes, divides = self._joint_table(m, fixed, factors)
+        legal = np.ones(len(lanes), dtype=bool)
+        for d, n in enumerate(budget):
+            if n != self.bounds[d]:
+                if (d, n) not in divides:
+                    divides[(d, n)] = n % table[:, d] == 0
+                legal &= divides[(d, n)]
+        return legal
+
+    def _joint_table(self, m: int, fixed: tuple[int, ...], factors: tuple[int, ...]) -> tuple:
+        """:meth:`_joint_front`'s table, cached per fixed factors: the legal unrollings of the layer's bounds on the
+        open fan-out ``m`` (every unrolling of a budget dividing them is one), by ascending sum of the energies and
+        most lanes first among equals, with (P, V) the energy ``e(U)`` (:meth:`_lane_energy`) of each lanes' pair whose
+        energy depends on ``U`` (the open fan-out lies between the lanes and the parent, or above a read-modify-write
+        parent of the output), from the words of the box of the fan-outs in between (:func:`_lane_box_words`) and the
+        output's copies (the reduction factors of the fan-outs above the parent), (V,) the lanes ``|U|``, and a
+        cache of which rows' factors divide a dimension's value."""
+        key = (m, fixed, factors)
+        if key in self._front_cache:
+            return self._front_cache[key]
         D = self.op_dims
         shape = tuple(self.arch.levels[m].fanout.shape)
-        table = np.asarray(legal_table(m in self.both_axes)(key[:D], shape)[0])
-        factors = {f: np.array(key[D * (i + 1):D * (i + 2)], dtype=np.int64)[None, :] for i, f in enumerate(fixed)}
-        factors[m] = table
-        step = np.broadcast_to(np.array(key[-D:], dtype=np.int64), table.shape) if stepped else None
-        total = np.zeros(len(table))
+        table = np.asarray(legal_table(m in self.both_axes)(tuple(int(x) for x in self.bounds), shape)[0])
+        by_level = {f: np.array(factors[D * i:D * (i + 1)], dtype=np.int64)[None, :] for i, f in enumerate(fixed)}
+        by_level[m] = table
+        energies = []
         for pr in self.pairs:
             t, p = pr.tensor, pr.parent
             rmw = t == self.out and self.arch.levels[p].read_modify_write
             if pr.child >= 0 or t in self.registers or not (m <= p or (rmw and m > p)):
                 continue
             box = np.ones((len(table), D), dtype=np.int64)
-            for f in (f for f in factors if f <= p):
-                box = box * factors[f]
-            between = [f for f in range(p + 1) if self.arch.levels[f].fanout is not None]
-            words = self.iterations * _lane_box_words(self.op, box, step if between == [m] else None)[:, t] \
-                / box.prod(axis=1)
+            for f in (f for f in by_level if f <= p):
+                box = box * by_level[f]
+            words = self.iterations * _lane_box_words(self.op, box, None)[:, t] / box.prod(axis=1)
             copies = None
             if rmw:
                 copies = np.ones(len(table))
-                for f in (f for f in factors if f > p):
-                    copies = copies * factors[f][:, self.reduction].prod(axis=1)
-            e = self._lane_energy(t, p, words, copies)
-            total += e - e.min()
+                for f in (f for f in by_level if f > p):
+                    copies = copies * by_level[f][:, self.reduction].prod(axis=1)
+            energies.append(self._lane_energy(t, p, words, copies))
+        energy = np.array(energies).reshape(len(energies), len(table))
         lanes = table.prod(axis=1).astype(float)
-        order = np.lexsort((-lanes, total))  # by energy, the most lanes first among equals
-        most = np.maximum.accumulate(lanes[order])
-        keep = order[np.concatenate([[True], most[1:] > most[:-1]])]
-        self._front_cache[(m, fixed, stepped, key)] = (total[keep], lanes[keep])
-        return self._front_cache[(m, fixed, stepped, key)]
+        order = np.lexsort((-lanes, energy.sum(axis=0)))
+        self._front_cache[key] = (table[order], energy[:, order], lanes[order], {})
+        return self._front_cache[key]
 
     def _window_lane_ratio(self, t: int, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, fans: list[int],
                            tile: np.ndarray | None = None) -> np.ndarray:
