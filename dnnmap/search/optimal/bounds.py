@@ -18,9 +18,11 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   (written to) each parent instance at least once, and a MAC lane reads one word of each input and
   writes one partial sum per step: the parent moves, per step, at least the distinct words of the lanes'
   box under it (:meth:`LowerBound._lane_words`: the sumset bound ``|A + B| >= |A| + |B| - 1`` per axis where
-  the fan-outs are fixed, else the lanes over a plain tensor's largest multicast copies); the output's reads
-  and accumulate reads are at the partial sums' width (the model narrows only drains and final updates), and
-  lane updates more than one per output word cannot all be final, so they are too;
+  the fan-outs are fixed, exact for a two-term axis where the lanes' stride is known, else the lanes over a plain
+  tensor's largest multicast copies or a sliding-window tensor's least words per lane over the legal unrollings;
+  at the root's open fan-out the lanes' pairs take one unrolling together, :meth:`LowerBound._joint_lanes`); the
+  output's reads and accumulate reads are at the partial sums' width (the model narrows only drains and final
+  updates), and lane updates more than one per output word cannot all be final, so they are too;
 * B4 **read-modify-write**: every lane result accumulates into the parent except the first touch
   of each output copy there: ``accumulate_reads >= lane updates - outputs x copies``, copies at
   most the product of the spatial factors of reduction dimensions above the parent (an unfixed
@@ -195,10 +197,10 @@ def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> n
     step. ``step`` (n, D): where known, the box's indices of each dimension are the progression ``base + k x step``
     (one fan-out: a spatial loop's stride is the product of the factors of its dimension below it,
     docs/cost-model.md section 1); an axis of two terms ``c1 d1 + c2 d2`` then takes exactly
-    ``a b - max(0, a - v') max(0, b - u')`` values (``a``, ``b`` the counts, ``u' = c1 step1 / g``, ``v' = c2 step2 / g``,
-    ``g`` their gcd: the pairs ``(x, y)`` and ``(x + v', y - u')`` give one value, so the values are the chains of
-    such pairs, one per pair ``(x, y)`` with ``(x - v', y + u')`` outside the grid). Other axes, and every axis
-    without ``step``: :func:`_sumset_words`."""
+    ``a b - max(0, a - v') max(0, b - u')`` values (``a``, ``b`` the counts, ``u' = c1 step1 / g``,
+    ``v' = c2 step2 / g``, ``g`` their gcd: the pairs ``(x, y)`` and ``(x + v', y - u')`` give one value, so the
+    values are the chains of such pairs, one per pair ``(x, y)`` with ``(x - v', y + u')`` outside the grid). Other
+    axes, and every axis without ``step``: :func:`_sumset_words`."""
     out = _sumset_words(op, box)
     if step is None:
         return out
@@ -498,9 +500,10 @@ class LowerBound:
         return self.iterations / copies
 
     def _lane_energy(self, t: int, p: int, parent: np.ndarray, copies: np.ndarray | None) -> np.ndarray:
-        """B3/B4: energy of the lanes' pair of tensor ``t`` whose parent ``p`` moves ``parent`` words for them: reads, or
-        for the output updates (more than one per output word are partial sums, at full width) and, with ``copies``
-        (the copies of each output word at ``p``, read-modify-write), the accumulate reads of all but the first touches."""
+        """B3/B4: energy of the lanes' pair of tensor ``t`` whose parent ``p`` moves ``parent`` words for them:
+        reads, or for the output updates (more than one per output word are partial sums, at full width) and, with
+        ``copies`` (the copies of each output word at ``p``, read-modify-write), the accumulate reads of all but the
+        first touches."""
         if t != self.out:
             return parent * self.energy[p, t, 0]
         energy = parent * np.where(parent > self.out_words * (1 + 1e-9), self.update_full[p, t], self.energy[p, t, 2])
@@ -645,8 +648,8 @@ class LowerBound:
         return least[inverse.reshape(-1)]
 
     def _least_ratio(self, t: int, unfixed: tuple[int, ...], key: tuple[int, ...], stepped: bool = False) -> float:
-        """B3: least ``words(S) / |S|`` of tensor ``t`` over the boxes ``S = fixed x U_1 x ...``: ``key`` holds the fixed
-        fan-outs' box, then per level of ``unfixed`` the limits of its legal unrollings ``U_m``
+        """B3: least ``words(S) / |S|`` of tensor ``t`` over the boxes ``S = fixed x U_1 x ...``: ``key`` holds the
+        fixed fan-outs' box, then per level of ``unfixed`` the limits of its legal unrollings ``U_m``
         (:func:`.legal_table`), then (``stepped``: one fan-out, unfixed) the stride of its indices, the tile below
         it (:func:`_lane_box_words`). Where the product of the tables would exceed :data:`LANE_BOXES` rows,
         ``1 / (fixed x every unfixed fan-out's size)`` (at least one word per step). Cached."""
