@@ -279,7 +279,7 @@ class LowerBound:
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
         self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
         self._ratio_cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}  # B3 (:meth:`_least_ratio`)
-        self._front_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # B3/B4 (:meth:`_joint_front`)
+        self._front_cache: dict[tuple, object] = {}  # B3/B4: tables, fronts, least points (:meth:`_joint_front`)
         skip = model.ops_count / op.operations if op.operations else 1.0  # effectual share (sparse operands)
         self.step_cycles = skip * model.unit.cycles  # B6: compute cycles per temporal step
         self.least_compute = model.unit.least_cycles(model.ops_count)
@@ -520,37 +520,32 @@ class LowerBound:
         Pareto points of (energy, lanes) (:meth:`_joint_front`; the least energy first, rows padded by repeating
         their last point): column 0 is what the energy bound adds, and a completion's ``U`` is dominated by one of
         the points (no more energy, no fewer lanes), which B6 uses for EDP. Without ``front`` only the least (n, 1)
-        and None. (n, 1) zeros and None with no open fan-out or several, and at the tile bound (whose many tiles
-        would each need their own)."""
-        opened = [m for m in range(fixed_from) if self.arch.levels[m].fanout is not None]
-        if len(opened) != 1 or tile is not None:
+        and None. (n, 1) zeros and None unless the node's only fan-out is open (a fixed one's factors would need a
+        table each) and no tile below it is known (each tile would need its own front)."""
+        fans = [m for m in range(self.L) if self.arch.levels[m].fanout is not None]
+        if len(fans) != 1 or fans[0] >= fixed_from or tile is not None:
             return np.zeros((spatial.shape[0], 1)), None
-        m = opened[0]
-        fixed = tuple(f for f in range(fixed_from, self.L) if self.arch.levels[f].fanout is not None)
-        keys, inverse = unique_rows(np.concatenate([rest] + [spatial[:, f] for f in fixed], axis=1))
-        D = self.op_dims
+        m = fans[0]
+        keys, inverse = unique_rows(rest)
+        rows = inverse.reshape(-1)
         if not front:
-            least = np.array([self._joint_least(m, fixed, tuple(int(x) for x in key[D:]), key[:D]) for key in keys])
-            return least[inverse.reshape(-1)][:, None], None
-        fronts = [self._joint_front(m, fixed, tuple(int(x) for x in key[D:]), key[:D]) for key in keys]
+            return np.array([self._joint_least(m, key) for key in keys])[rows][:, None], None
+        fronts = [self._joint_front(m, key) for key in keys]
         V = max(len(e) for e, _ in fronts)
         extra = np.array([np.concatenate([e, np.repeat(e[-1:], V - len(e))]) for e, _ in fronts])
         lanes = np.array([np.concatenate([u, np.repeat(u[-1:], V - len(u))]) for _, u in fronts])
-        rows = inverse.reshape(-1)
         return extra[rows], lanes[rows]
 
-    def _joint_front(self, m: int, fixed: tuple[int, ...], factors: tuple[int, ...],
-                     budget: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`_joint_lanes` for one node's ``budget`` (what is left to the open fan-out ``m``) and ``factors`` (the
-        fixed fan-outs' ``fixed``): of the legal unrollings ``U`` of the budget (the rows of :meth:`_joint_table`
-        whose factors divide it: the same axis rule), ``sum_pairs e(U) - sum_pairs min_U e(U)`` with ``|U|``, at the
-        Pareto points by ascending energy. Cached."""
-        key = (m, fixed, factors, tuple(int(x) for x in budget))
+    def _joint_front(self, m: int, budget: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_joint_lanes` for one node's ``budget`` (what is left to the open fan-out ``m``): of the legal
+        unrollings ``U`` of the budget (the rows of :meth:`_joint_table` whose factors divide it: the same axis rule),
+        ``sum_pairs e(U) - sum_pairs min_U e(U)`` with ``|U|``, at the Pareto points by ascending energy. Cached."""
+        key = ("front", m, tuple(int(x) for x in budget))
         cached = self._front_cache.get(key)
         if cached is not None:
             return cached
-        _, energy, lanes, _ = self._joint_table(m, fixed, factors)
-        legal = self._joint_legal(m, fixed, factors, key[3])
+        _, energy, lanes, _ = self._joint_table(m)
+        legal = self._joint_legal(m, key[-1])
         e = energy[:, legal]
         total = e.sum(axis=0) - e.min(axis=1).sum()
         most = np.maximum.accumulate(lanes[legal])  # rows by ascending energy, the most lanes first among equals
@@ -558,27 +553,25 @@ class LowerBound:
         self._front_cache[key] = (np.maximum(total[keep], 0.0), lanes[legal][keep])
         return self._front_cache[key]
 
-    def _joint_least(self, m: int, fixed: tuple[int, ...], factors: tuple[int, ...], budget: np.ndarray) -> float:
+    def _joint_least(self, m: int, budget: np.ndarray) -> float:
         """The least point of :meth:`_joint_front` alone (the energy objective): the first legal row of the table
         (sorted by the sum) less the per-pair minima over the legal rows; 0 where fewer than two pairs depend on
         ``U``. Cached."""
-        key = ("least", m, fixed, factors, tuple(int(x) for x in budget))
+        key = ("least", m, tuple(int(x) for x in budget))
         cached = self._front_cache.get(key)
         if cached is not None:
             return cached
-        _, energy, _, _ = self._joint_table(m, fixed, factors)
+        _, energy, _, _ = self._joint_table(m)
         least = 0.0
         if len(energy) >= 2:
-            legal = self._joint_legal(m, fixed, factors, key[-1])
-            e = energy[:, legal]
+            e = energy[:, self._joint_legal(m, key[-1])]
             least = max(0.0, float(e[:, 0].sum() - e.min(axis=1).sum()))
         self._front_cache[key] = least
         return least
 
-    def _joint_legal(self, m: int, fixed: tuple[int, ...], factors: tuple[int, ...],
-                     budget: tuple[int, ...]) -> np.ndarray:
+    def _joint_legal(self, m: int, budget: tuple[int, ...]) -> np.ndarray:
         """(V,) the rows of :meth:`_joint_table` whose factors divide ``budget`` (per dimension, cached)."""
-        table, _, lanes, divides = self._joint_table(m, fixed, factors)
+        table, _, lanes, divides = self._joint_table(m)
         legal = np.ones(len(lanes), dtype=bool)
         for d, n in enumerate(budget):
             if n != self.bounds[d]:
@@ -587,37 +580,27 @@ class LowerBound:
                 legal &= divides[(d, n)]
         return legal
 
-    def _joint_table(self, m: int, fixed: tuple[int, ...], factors: tuple[int, ...]) -> tuple:
-        """:meth:`_joint_front`'s table, cached per fixed factors: the legal unrollings of the layer's bounds on the
-        open fan-out ``m`` (every unrolling of a budget dividing them is one), by ascending sum of the energies and
-        most lanes first among equals, with (P, V) the energy ``e(U)`` (:meth:`_lane_energy`) of each lanes' pair whose
-        energy depends on ``U`` (the open fan-out lies between the lanes and the parent, or above a read-modify-write
-        parent of the output), from the words of the box of the fan-outs in between (:func:`_lane_box_words`) and the
-        output's copies (the reduction factors of the fan-outs above the parent), (V,) the lanes ``|U|``, and a
-        cache of which rows' factors divide a dimension's value."""
-        key = (m, fixed, factors)
+    def _joint_table(self, m: int) -> tuple:
+        """:meth:`_joint_front`'s table, cached: the legal unrollings of the layer's bounds on the fan-out ``m`` (every
+        unrolling of a budget dividing them is one), by ascending sum of the energies and most lanes first among
+        equals, with (P, V) the energy ``e(U)`` (:meth:`_lane_energy`) of each lanes' pair whose energy depends on
+        ``U`` (the fan-out lies between the lanes and the parent, or above a read-modify-write parent of the output),
+        from the words of the box ``U`` (:func:`_lane_box_words`) and the output's copies (``U``'s reduction factors),
+        (V,) the lanes ``|U|``, and a cache of which rows' factors divide a dimension's value."""
+        key = ("table", m)
         if key in self._front_cache:
             return self._front_cache[key]
-        D = self.op_dims
         shape = tuple(self.arch.levels[m].fanout.shape)
         table = np.asarray(legal_table(m in self.both_axes)(tuple(int(x) for x in self.bounds), shape)[0])
-        by_level = {f: np.array(factors[D * i:D * (i + 1)], dtype=np.int64)[None, :] for i, f in enumerate(fixed)}
-        by_level[m] = table
         energies = []
         for pr in self.pairs:
             t, p = pr.tensor, pr.parent
             rmw = t == self.out and self.arch.levels[p].read_modify_write
-            if pr.child >= 0 or t in self.registers or not (m <= p or (rmw and m > p)):
+            if pr.child >= 0 or t in self.registers or not (m <= p or rmw):
                 continue
-            box = np.ones((len(table), D), dtype=np.int64)
-            for f in (f for f in by_level if f <= p):
-                box = box * by_level[f]
+            box = table if m <= p else np.ones_like(table)
             words = self.iterations * _lane_box_words(self.op, box, None)[:, t] / box.prod(axis=1)
-            copies = None
-            if rmw:
-                copies = np.ones(len(table))
-                for f in (f for f in by_level if f > p):
-                    copies = copies * by_level[f][:, self.reduction].prod(axis=1)
+            copies = table[:, self.reduction].prod(axis=1) if rmw and m > p else np.ones(len(table)) if rmw else None
             energies.append(self._lane_energy(t, p, words, copies))
         energy = np.array(energies).reshape(len(energies), len(table))
         lanes = table.prod(axis=1).astype(float)
@@ -650,8 +633,9 @@ class LowerBound:
     def _least_ratio(self, t: int, unfixed: tuple[int, ...], key: tuple[int, ...], stepped: bool = False) -> float:
         """B3: least ``words(S) / |S|`` of tensor ``t`` over the boxes ``S = fixed x U_1 x ...``: ``key`` holds the
         fixed fan-outs' box, then per level of ``unfixed`` the limits of its legal unrollings ``U_m``
-        (:func:`.legal_table`), then (``stepped``: one fan-out, unfixed) the stride of its indices, the tile below
-        it (:func:`_lane_box_words`). Where the product of the tables would exceed :data:`LANE_BOXES` rows,
+        (:func:`.legal_table`: the rows of the table of the layer's bounds whose factors divide the limits, the same
+        axis rule; one cached table, not one per limits), then (``stepped``: one fan-out, unfixed) the stride of its
+        indices, the tile below it (:func:`_lane_box_words`). Where the product of the tables would exceed :data:`LANE_BOXES` rows,
         ``1 / (fixed x every unfixed fan-out's size)`` (at least one word per step). Cached."""
         cached = self._ratio_cache.get((t, unfixed, key))
         if cached is not None:
@@ -659,9 +643,11 @@ class LowerBound:
         D = self.op_dims
         boxes = np.array(key[:D], dtype=np.int64)[None, :]
         step = np.array(key[-D:], dtype=np.int64)[None, :] if stepped else None
+        live = tuple(int(b) if keep else 1 for b, keep in zip(self.bounds, self.lane_live[t]))
         for i, m in enumerate(unfixed):
             shape = tuple(self.arch.levels[m].fanout.shape)
-            fac, _ = legal_table(m in self.both_axes)(key[D * (i + 1):D * (i + 2)], shape)
+            fac = legal_table(m in self.both_axes)(live, shape)[0]  # one table per tensor; the key's rows by divisibility
+            fac = fac[(np.array(key[D * (i + 1):D * (i + 2)])[None, :] % fac == 0).all(axis=1)]
             if len(boxes) * len(fac) > LANE_BOXES:
                 boxes = None
                 break
