@@ -18,9 +18,11 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   (written to) each parent instance at least once, and a MAC lane reads one word of each input and
   writes one partial sum per step: the parent moves, per step, at least the distinct words of the lanes'
   box under it (:meth:`LowerBound._lane_words`: the sumset bound ``|A + B| >= |A| + |B| - 1`` per axis where
-  the fan-outs are fixed, else the lanes over a plain tensor's largest multicast copies); the output's reads
-  and accumulate reads are at the partial sums' width (the model narrows only drains and final updates), and
-  lane updates more than one per output word cannot all be final, so they are too;
+  the fan-outs are fixed, exact for a two-term axis where the lanes' stride is known, else the lanes over a plain
+  tensor's largest multicast copies or a sliding-window tensor's least words per lane over the legal unrollings;
+  at the root's open fan-out the lanes' pairs take one unrolling together, :meth:`LowerBound._joint_lanes`); the
+  output's reads and accumulate reads are at the partial sums' width (the model narrows only drains and final
+  updates), and lane updates more than one per output word cannot all be final, so they are too;
 * B4 **read-modify-write**: every lane result accumulates into the parent except the first touch
   of each output copy there: ``accumulate_reads >= lane updates - outputs x copies``, copies at
   most the product of the spatial factors of reduction dimensions above the parent (an unfixed
@@ -251,6 +253,52 @@ def _step_words(op: Operator, tiles: np.ndarray, t: int, halo: bool) -> np.ndarr
     return out
 
 
+def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> np.ndarray:
+    """(n, T) lower bound of the words of each tensor a lanes' box of ``box`` indices per dimension touches in one
+    step. ``step`` (n, D): where known, the box's indices of each dimension are the progression ``base + k x step``
+    (one fan-out: a spatial loop's stride is the product of the factors of its dimension below it,
+    docs/cost-model.md section 1); an axis of two terms ``c1 d1 + c2 d2`` then takes exactly
+    ``a b - max(0, a - v') max(0, b - u')`` values (``a``, ``b`` the counts, ``u' = c1 step1 / g``,
+    ``v' = c2 step2 / g``, ``g`` their gcd: the pairs ``(x, y)`` and ``(x + v', y - u')`` give one value, so the
+    values are the chains of such pairs, one per pair ``(x, y)`` with ``(x - v', y + u')`` outside the grid). Other
+    axes, and every axis without ``step``: :func:`_sumset_words`."""
+    out = _sumset_words(op, box)
+    if step is None:
+        return out
+    for j, tensor in enumerate(op.tensors):
+        for axis in tensor.axes:
+            if len(axis.terms) != 2 or any(c <= 0 for _, c in axis.terms):
+                continue
+            (d1, c1), (d2, c2) = axis.terms
+            i1, i2 = op.dim_names.index(d1), op.dim_names.index(d2)
+            if i1 == i2:
+                continue
+            a, b = box[:, i1], box[:, i2]
+            u, v = c1 * step[:, i1], c2 * step[:, i2]
+            g = np.gcd(u, v)
+            exact = a * b - np.maximum(0, a - v // g) * np.maximum(0, b - u // g)
+            out[:, j] *= exact / (a + b - 1)
+    return out
+
+
+LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
+
+
+def _lane_live(op: Operator) -> np.ndarray:
+    """(T, D) per tensor, the dimensions its lane boxes' words per lane depend on: all but those that are the only
+    live term of one of its axes and appear in no other (such a factor ``f`` multiplies both the words of the box and
+    its size by ``f``: :func:`_sumset_words`). Setting the others' factors to 1 keeps an unrolling legal and its
+    ratio unchanged, so the least ratio over the legal unrollings is the least over those with them at 1."""
+    live = np.ones((len(op.tensors), len(op.dim_names)), dtype=bool)
+    for j, tensor in enumerate(op.tensors):
+        for d in tensor.dims:
+            axes = [a for a in tensor.axes if d in a.dims]
+            alone = all(op.bound(e) == 1 for e, _ in axes[0].terms if e != d)
+            if len(axes) == 1 and alone and sum(e == d for e, _ in axes[0].terms) == 1:
+                live[j, op.dim_names.index(d)] = False
+    return live
+
+
 class LowerBound:
     """Bounds of batches of nodes of one operator on one architecture."""
 
@@ -302,6 +350,9 @@ class LowerBound:
                                   for lv in arch.levels])
         self._tiles: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
+        self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
+        self._ratio_cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}  # B3 (:meth:`_least_ratio`)
+        self._front_cache: dict[tuple, object] = {}  # B3/B4: tables, fronts, least points (:meth:`_joint_front`)
         skip = model.ops_count / op.operations if op.operations else 1.0  # effectual share (sparse operands)
         self.step_cycles = skip * model.unit.cycles  # B6: compute cycles per temporal step
         self.least_compute = model.unit.least_cycles(model.ops_count)
@@ -445,12 +496,25 @@ class LowerBound:
             if ch in nested:
                 refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
             energy += refills
+        # B3/B4 at the lanes, one unrolling for all; its Pareto points with the lanes for EDP
+        extra, lanes = self._joint_lanes(spatial, rest, fixed_from, tile, front=objective == "edp")
         if objective == "energy":
-            return energy
+            return energy + extra[:, 0]
         if objective == "dram":
             return dram
-        latency = self._latency(cost, spatial, rest, fixed_from, level_known, dram, dram_words, tile)
-        return latency if objective == "latency" else energy * latency
+        fixed = spatial[:, fixed_from:].prod(axis=(1, 2)).astype(float)
+        most = None if lanes is None else fixed * lanes.max(axis=1)  # the largest legal unrolling: ``_parallel``'s
+        latency = self._latency(cost, spatial, rest, fixed_from, level_known, dram, dram_words, tile, most)
+        if objective == "latency":
+            return latency
+        edp = (energy + extra[:, 0]) * latency
+        if lanes is not None:  # EDP with the energy and the compute steps of each Pareto unrolling together
+            joint = np.full(len(edp), np.inf)
+            for i in range(extra.shape[1]):
+                joint = np.minimum(joint, (energy + extra[:, i]) * self._latency(
+                    cost, spatial, rest, fixed_from, level_known, dram, dram_words, tile, fixed * lanes[:, i]))
+            edp = np.maximum(edp, joint)
+        return edp
 
     def _exact(self, c: dict[str, np.ndarray], pr: Pair) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """B1: (energy, DRAM bytes, words through each fan-out in between) of a pair from its exact counts."""
@@ -477,13 +541,8 @@ class LowerBound:
             if t in self.registers:
                 return np.zeros(n), np.zeros(n), np.zeros(n)
             parent = self._lane_words(t, spatial, rest, fixed_from, p, tile)
-            energy = parent * self.energy[p, t, 0]
-            if is_out:  # final updates cross once: more than one per output word are partial sums (B3)
-                energy = parent * np.where(parent > self.out_words * (1 + 1e-9), self.update_full[p, t],
-                                           self.energy[p, t, 2])
-            if is_out and self.arch.levels[p].read_modify_write:  # B4
-                energy = energy + np.maximum(0.0, parent - self.out_words * self._copies(spatial, rest, fixed_from, p, tile)) \
-                    * self.read_full[p, t]
+            rmw = is_out and self.arch.levels[p].read_modify_write
+            energy = self._lane_energy(t, p, parent, self._copies(spatial, rest, fixed_from, p, tile) if rmw else None)
             dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
             return energy, dram, np.full(n, self.iterations)
         child = np.full(n, touched_all[t])
@@ -511,16 +570,177 @@ class LowerBound:
             box = np.ones((spatial.shape[0], self.op_dims), dtype=np.int64)
             for m in fans:
                 box = box * spatial[:, m]
-            return self.iterations * _sumset_words(self.op, box)[:, t] / box.prod(axis=1)
+            step = rest if fans == [fixed_from] else None  # the levels below the fan-out: folded into ``rest``
+            return self.iterations * _lane_box_words(self.op, box, step)[:, t] / box.prod(axis=1)
+        if not self.plain[t]:
+            return self.iterations * self._window_lane_ratio(t, spatial, rest, fixed_from, fans, tile)
         copies = np.ones(spatial.shape[0])
         for m in fans:
             if m >= fixed_from:
-                copies *= spatial[:, m][:, ~self.indexes[t]].prod(axis=1) if self.plain[t] else spatial[:, m].prod(axis=1)
-            elif self.plain[t]:
-                copies *= self._largest(np.where(self.indexes[t][None, :], 1, self._fan_budget(rest, tile, fixed_from, m)), m)
+                copies *= spatial[:, m][:, ~self.indexes[t]].prod(axis=1)
             else:
-                copies *= self.fan[m]
+                copies *= self._largest(np.where(self.indexes[t][None, :], 1, self._fan_budget(rest, tile, fixed_from, m)), m)
         return self.iterations / copies
+
+    def _lane_energy(self, t: int, p: int, parent: np.ndarray, copies: np.ndarray | None) -> np.ndarray:
+        """B3/B4: energy of the lanes' pair of tensor ``t`` whose parent ``p`` moves ``parent`` words for them:
+        reads, or for the output updates (more than one per output word are partial sums, at full width) and, with
+        ``copies`` (the copies of each output word at ``p``, read-modify-write), the accumulate reads of all but the
+        first touches."""
+        if t != self.out:
+            return parent * self.energy[p, t, 0]
+        energy = parent * np.where(parent > self.out_words * (1 + 1e-9), self.update_full[p, t], self.energy[p, t, 2])
+        if copies is not None:
+            energy = energy + np.maximum(0.0, parent - self.out_words * copies) * self.read_full[p, t]
+        return energy
+
+    def _joint_lanes(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
+                     tile: np.ndarray | None = None, front: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """B3/B4 at the lanes taken jointly over the one open fan-out's unrolling ``U``: the lanes' pairs bound each on
+        its own (:meth:`_compulsory`) take each its best ``U`` (the least words per lane of each input, the most copies
+        of the output); every completion has one ``U`` for all of them, so their energy is at least ``min over U of
+        the sum``. Returns (n, V) that sum less the sum of the per-pair minima, and (n, V) the lanes ``|U|``, at the
+        Pareto points of (energy, lanes) (:meth:`_joint_front`; the least energy first, rows padded by repeating
+        their last point): column 0 is what the energy bound adds, and a completion's ``U`` is dominated by one of
+        the points (no more energy, no fewer lanes), which B6 uses for EDP. Without ``front`` only the least (n, 1)
+        and None. (n, 1) zeros and None unless the node's only fan-out is open (a fixed one's factors would need a
+        table each) and no tile below it is known (each tile would need its own front)."""
+        fans = [m for m in range(self.L) if self.arch.levels[m].fanout is not None]
+        if len(fans) != 1 or fans[0] >= fixed_from or tile is not None:
+            return np.zeros((spatial.shape[0], 1)), None
+        m = fans[0]
+        keys, inverse = unique_rows(rest)
+        rows = inverse.reshape(-1)
+        if not front:
+            return np.array([self._joint_least(m, key) for key in keys])[rows][:, None], None
+        fronts = [self._joint_front(m, key) for key in keys]
+        V = max(len(e) for e, _ in fronts)
+        extra = np.array([np.concatenate([e, np.repeat(e[-1:], V - len(e))]) for e, _ in fronts])
+        lanes = np.array([np.concatenate([u, np.repeat(u[-1:], V - len(u))]) for _, u in fronts])
+        return extra[rows], lanes[rows]
+
+    def _joint_front(self, m: int, budget: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_joint_lanes` for one node's ``budget`` (what is left to the open fan-out ``m``): of the legal
+        unrollings ``U`` of the budget (the rows of :meth:`_joint_table` whose factors divide it: the same axis rule),
+        ``sum_pairs e(U) - sum_pairs min_U e(U)`` with ``|U|``, at the Pareto points by ascending energy. Cached."""
+        key = ("front", m, tuple(int(x) for x in budget))
+        cached = self._front_cache.get(key)
+        if cached is not None:
+            return cached
+        _, energy, lanes, _ = self._joint_table(m)
+        legal = self._joint_legal(m, key[-1])
+        e = energy[:, legal]
+        total = e.sum(axis=0) - e.min(axis=1).sum()
+        most = np.maximum.accumulate(lanes[legal])  # rows by ascending energy, the most lanes first among equals
+        keep = np.concatenate([[True], most[1:] > most[:-1]])
+        self._front_cache[key] = (np.maximum(total[keep], 0.0), lanes[legal][keep])
+        return self._front_cache[key]
+
+    def _joint_least(self, m: int, budget: np.ndarray) -> float:
+        """The least point of :meth:`_joint_front` alone (the energy objective): the first legal row of the table
+        (sorted by the sum) less the per-pair minima over the legal rows; 0 where fewer than two pairs depend on
+        ``U``. Cached."""
+        key = ("least", m, tuple(int(x) for x in budget))
+        cached = self._front_cache.get(key)
+        if cached is not None:
+            return cached
+        _, energy, _, _ = self._joint_table(m)
+        least = 0.0
+        if len(energy) >= 2:
+            e = energy[:, self._joint_legal(m, key[-1])]
+            least = max(0.0, float(e[:, 0].sum() - e.min(axis=1).sum()))
+        self._front_cache[key] = least
+        return least
+
+    def _joint_legal(self, m: int, budget: tuple[int, ...]) -> np.ndarray:
+        """(V,) the rows of :meth:`_joint_table` whose factors divide ``budget`` (per dimension, cached)."""
+        table, _, lanes, divides = self._joint_table(m)
+        legal = np.ones(len(lanes), dtype=bool)
+        for d, n in enumerate(budget):
+            if n != self.bounds[d]:
+                if (d, n) not in divides:
+                    divides[(d, n)] = n % table[:, d] == 0
+                legal &= divides[(d, n)]
+        return legal
+
+    def _joint_table(self, m: int) -> tuple:
+        """:meth:`_joint_front`'s table, cached: the legal unrollings of the layer's bounds on the fan-out ``m`` (every
+        unrolling of a budget dividing them is one), by ascending sum of the energies and most lanes first among
+        equals, with (P, V) the energy ``e(U)`` (:meth:`_lane_energy`) of each lanes' pair whose energy depends on
+        ``U`` (the fan-out lies between the lanes and the parent, or above a read-modify-write parent of the output),
+        from the words of the box ``U`` (:func:`_lane_box_words`) and the output's copies (``U``'s reduction factors),
+        (V,) the lanes ``|U|``, and a cache of which rows' factors divide a dimension's value."""
+        key = ("table", m)
+        if key in self._front_cache:
+            return self._front_cache[key]
+        shape = tuple(self.arch.levels[m].fanout.shape)
+        table = np.asarray(legal_table(m in self.both_axes)(tuple(int(x) for x in self.bounds), shape)[0])
+        energies = []
+        for pr in self.pairs:
+            t, p = pr.tensor, pr.parent
+            rmw = t == self.out and self.arch.levels[p].read_modify_write
+            if pr.child >= 0 or t in self.registers or not (m <= p or rmw):
+                continue
+            box = table if m <= p else np.ones_like(table)
+            words = self.iterations * _lane_box_words(self.op, box, None)[:, t] / box.prod(axis=1)
+            copies = table[:, self.reduction].prod(axis=1) if rmw and m > p else np.ones(len(table)) if rmw else None
+            energies.append(self._lane_energy(t, p, words, copies))
+        energy = np.array(energies).reshape(len(energies), len(table))
+        lanes = table.prod(axis=1).astype(float)
+        order = np.lexsort((-lanes, energy.sum(axis=0)))
+        self._front_cache[key] = (table[order], energy[:, order], lanes[order], {})
+        return self._front_cache[key]
+
+    def _window_lane_ratio(self, t: int, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, fans: list[int],
+                           tile: np.ndarray | None = None) -> np.ndarray:
+        """(n,) B3 at the lanes for a sliding-window tensor ``t`` under fan-outs ``fans`` some of which are not fixed:
+        the least distinct words per lane per step, ``words(S) / |S|`` (the sumset bound, :func:`_sumset_words`), over
+        every lanes' box ``S`` a completion may use: the fixed fan-outs' factors times, per unfixed fan-out, any of its
+        legal unrollings of what is left to it (:meth:`_fan_budget`; over both axes where the level allows it). The
+        dimensions the ratio does not depend on (:func:`_lane_live`) are dropped first (:meth:`_least_ratio`)."""
+        live = self.lane_live[t][None, :]
+        fixed = np.ones((spatial.shape[0], self.op_dims), dtype=np.int64)
+        for m in fans:
+            if m >= fixed_from:
+                fixed = fixed * spatial[:, m]
+        unfixed = tuple(m for m in fans if m < fixed_from)
+        parts = [np.where(live, fixed, 1)] + [np.where(live, self._fan_budget(rest, tile, fixed_from, m), 1)
+                                              for m in unfixed]
+        stepped = tile is not None and fans == [fixed_from - 1]  # the fan-out's stride: the tile below it
+        if stepped:
+            parts.append(np.where(live, tile, 1))
+        keys, inverse = unique_rows(np.concatenate(parts, axis=1))
+        least = np.array([self._least_ratio(t, unfixed, tuple(int(x) for x in key), stepped) for key in keys])
+        return least[inverse.reshape(-1)]
+
+    def _least_ratio(self, t: int, unfixed: tuple[int, ...], key: tuple[int, ...], stepped: bool = False) -> float:
+        """B3: least ``words(S) / |S|`` of tensor ``t`` over the boxes ``S = fixed x U_1 x ...``: ``key`` holds the
+        fixed fan-outs' box, then per level of ``unfixed`` the limits of its legal unrollings ``U_m``
+        (:func:`.legal_table`: the rows of the table of the layer's bounds whose factors divide the limits, the same
+        axis rule; one cached table, not one per limits), then (``stepped``: one fan-out, unfixed) the stride of its
+        indices, the tile below it (:func:`_lane_box_words`). Where the product of the tables would exceed :data:`LANE_BOXES` rows,
+        ``1 / (fixed x every unfixed fan-out's size)`` (at least one word per step). Cached."""
+        cached = self._ratio_cache.get((t, unfixed, key))
+        if cached is not None:
+            return cached
+        D = self.op_dims
+        boxes = np.array(key[:D], dtype=np.int64)[None, :]
+        step = np.array(key[-D:], dtype=np.int64)[None, :] if stepped else None
+        live = tuple(int(b) if keep else 1 for b, keep in zip(self.bounds, self.lane_live[t]))
+        for i, m in enumerate(unfixed):
+            shape = tuple(self.arch.levels[m].fanout.shape)
+            fac = legal_table(m in self.both_axes)(live, shape)[0]  # one table per tensor; the key's rows by divisibility
+            fac = fac[(np.array(key[D * (i + 1):D * (i + 2)])[None, :] % fac == 0).all(axis=1)]
+            if len(boxes) * len(fac) > LANE_BOXES:
+                boxes = None
+                break
+            boxes = (boxes[:, None, :] * fac[None, :, :]).reshape(-1, D)
+        if boxes is None:
+            least = 1.0 / (math.prod(key[:D]) * float(np.prod(self.fan[list(unfixed)])))
+        else:
+            least = float((_lane_box_words(self.op, boxes, step)[:, t] / boxes.prod(axis=1)).min())
+        self._ratio_cache[(t, unfixed, key)] = least
+        return least
 
     def _sweeps(self, pr: Pair, spatial: np.ndarray, fixed_from: int, sweeps: np.ndarray, runs: np.ndarray,
                 tile: np.ndarray, held: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -874,26 +1094,28 @@ class LowerBound:
 
     def _latency(self, cost: CostBatch, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
                  level_known: np.ndarray, dram: np.ndarray, dram_words: np.ndarray,
-                 tile: np.ndarray | None = None) -> np.ndarray:
+                 tile: np.ndarray | None = None, lanes: np.ndarray | None = None) -> np.ndarray:
         """B6: (n,) latency bound: the compute cycles (:meth:`_compute_cycles`) and the cycles of the levels whose
         counts are all exact; the backing store's at least its transfer time for the DRAM bytes bound and its
         bandwidth cycles for ``dram_words`` (n, T), per tensor a lower bound of the words it reads or is updated
-        with (:meth:`_store_cycles`)."""
+        with (:meth:`_store_cycles`). ``lanes`` (n,): the lanes of the completions bounded, if known (EDP's joint
+        bound, :meth:`_joint_lanes`)."""
         known = np.where(level_known[None, :], cost.level_cycles, 0.0)
         known[:, -1] = np.maximum(known[:, -1], np.maximum(dram * self.cycles_per_byte, self._store_cycles(dram_words)))
-        steps = self._compute_cycles(spatial, rest, fixed_from, tile)
+        steps = self._compute_cycles(spatial, rest, fixed_from, tile, lanes)
         if self.arch.overlap:
             return np.maximum(steps, known.max(axis=1))
         return steps + known.sum(axis=1)
 
     def _compute_cycles(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
-                        tile: np.ndarray | None = None) -> np.ndarray:
+                        tile: np.ndarray | None = None, lanes: np.ndarray | None = None) -> np.ndarray:
         """B6: (n,) compute cycles of every completion: the model's ``max(steps x cycles per step, the unit's
         least cycles)`` with ``steps >= iterations / lanes`` (:meth:`_parallel`); cycles per step are the
         effectual share of the operations (sparse operands whose zeros are skipped) times the unit's cycles per
         step, and the least cycles those of the unit running the layer (the vector unit's ``operations /
         lanes`` and ``words / bandwidth`` for a pooling or element-wise layer, docs/cost-model.md section 3)."""
-        steps = self.iterations / self._parallel(spatial, rest, fixed_from, tile) * self.step_cycles
+        par = self._parallel(spatial, rest, fixed_from, tile) if lanes is None else lanes
+        steps = self.iterations / par * self.step_cycles
         return np.maximum(steps, self.least_compute)
 
     def _store_cycles(self, words: np.ndarray) -> np.ndarray:
