@@ -479,7 +479,8 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
     proven = lower >= bb.incumbent * (1 - EPS)
     cert = Certificate(bb.incumbent if proven else lower, bb.incumbent, proven, bb.nodes, seconds)
     cost = model.evaluate(bb.best)
-    label = "optimal (proven)" if proven else f"optimal, gap {cert.gap:.1%} to bound {cert.lower_bound:.4g}"
+    label = ("optimal (proven)" if proven else f"optimal, gap {cert.gap:.1%} to bound {cert.lower_bound:.4g}"
+             if cert.lower_bound > 0 else "optimal, not proven: no lower bound within the budget")
     result = SearchResult(op, arch, bb.best.mapping(0, op, arch), cost, bb.nodes, bb.nodes, seconds, label)
     return OptimalResult(result, cert)
 
