@@ -38,7 +38,7 @@ from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
 from test_imperfect import MINI
 from test_optimal_bounds import ancestors, random_arch
-from test_optimal_placement import assert_bounds_below
+from test_optimal_placement import assert_bounds_below, certified_over
 
 
 def padded_space(op: Operator, arch: ArchSpec, waste: float) -> MappingBatch:
@@ -95,23 +95,9 @@ def _ids(cases_: list) -> list[str]:
 @pytest.mark.parametrize("arch,op,waste", CASES, ids=_ids(CASES))
 def test_padded_bound_never_exceeds_any_completion_and_optimum_is_the_exhaustive_one(arch: ArchSpec, op: Operator,
                                                                                     waste: float) -> None:
-    model = CostModel(op, arch)
-    batch = padded_space(op, arch, waste)
-    cost = model.evaluate(batch)
     space = MapSpace(op, arch, Constraints(waste=waste))
-    for objective in OBJECTIVES:
-        truth = cost.objective(objective)  # inf where invalid
-        if not np.isfinite(truth).any():
-            with pytest.raises(DnnmapError):
-                optimal_search(op, arch, objective, imperfect=waste)
-            continue
-        ok = np.isfinite(truth)
-        assert_bounds_below(BranchAndBound(op, arch, objective, model, waste=waste), batch, truth, ok, ancestors)
-        found = optimal_search(op, arch, objective, incumbent=None, imperfect=waste)
-        assert found.certificate.proven
-        assert found.result.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)
-        exhaustive = exhaustive_search(op, arch, objective, space=space)
-        assert exhaustive.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)
+    for _, found in certified_over(op, arch, padded_space(op, arch, waste), space, ancestors, {"waste": waste},
+                                   {"imperfect": waste}):
         for d, n in op.dims:  # the optimum is a mapping of the padded space
             assert n <= found.result.mapping.total(d) <= padded_cap(n, waste)
 

@@ -11,7 +11,7 @@ the brute force in ``test_placement_space.py``), on random small layers and arch
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -24,7 +24,7 @@ from dnnmap.errors import DnnmapError
 from dnnmap.search.constraints import Constraints
 from dnnmap.search.mappers import exhaustive_search
 from dnnmap.search.network import map_layer
-from dnnmap.search.optimal import optimal_search
+from dnnmap.search.optimal import OptimalResult, optimal_search
 from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.search.optimal.expand import Nodes
 from dnnmap.search.optimal.search import BranchAndBound
@@ -90,29 +90,39 @@ def assert_bounds_below(bb: BranchAndBound, batch: MappingBatch, truth: np.ndarr
             assert len(bad) == 0, (bb.objective, "tile", j, batch.mapping(int(bad[0]), op, arch), lb[bad[0]],
                                    truth[bad[0]])
 
+def certified_over(op: Operator, arch: ArchSpec, batch: MappingBatch, space: MapSpace,
+                   node: Callable[[MappingBatch, str, int], Nodes], bb_options: dict[str, object],
+                   search_options: dict[str, object]) -> Iterator[tuple[str, OptimalResult]]:
+    """Per objective, over every mapping of ``batch`` (a space enumerated independently): each ancestor bound of
+    ``BranchAndBound(..., **bb_options)`` is at most the mapping's cost, ``optimal_search(..., **search_options)``
+    proves the brute-force optimum, and the exhaustive mapper over ``space`` finds it too; where no mapping is valid
+    the optimal mapper refuses the layer. Yields each objective's proven result for further checks."""
+    model = CostModel(op, arch)
+    cost = model.evaluate(batch)
+    for objective in OBJECTIVES:
+        truth = cost.objective(objective)  # inf where invalid
+        if not np.isfinite(truth).any():
+            with pytest.raises(DnnmapError):
+                optimal_search(op, arch, objective, **search_options)
+            continue
+        ok = np.isfinite(truth)
+        assert_bounds_below(BranchAndBound(op, arch, objective, model, **bb_options), batch, truth, ok, node)
+        found = optimal_search(op, arch, objective, incumbent=None, **search_options)
+        assert found.certificate.proven
+        assert found.result.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)
+        exhaustive = exhaustive_search(op, arch, objective, space=space)
+        assert exhaustive.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)
+        yield objective, found
+
 
 CASES = cases(10, seed=21) + cases(8, seed=22, on_chip=2)
 
 
 @pytest.mark.parametrize("arch,op", CASES, ids=[f"{a.name}-{op.name}-{k}" for k, (a, op) in enumerate(CASES)])
 def test_placed_bound_never_exceeds_any_completion_and_optimum_is_brute_force(arch: ArchSpec, op: Operator) -> None:
-    model = CostModel(op, arch)
-    batch = placed_space(op, arch)
-    cost = model.evaluate(batch)
-    for objective in OBJECTIVES:
-        truth = cost.objective(objective)  # inf where invalid
-        if not np.isfinite(truth).any():
-            with pytest.raises(DnnmapError):
-                optimal_search(op, arch, objective, placement=True)
-            continue
-        ok = np.isfinite(truth)
-        assert_bounds_below(BranchAndBound(op, arch, objective, model, placement=True), batch, truth, ok,
-                            placed_ancestors)
-        found = optimal_search(op, arch, objective, incumbent=None, placement=True)
-        assert found.certificate.proven
-        assert found.result.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)
-        exhaustive = exhaustive_search(op, arch, objective, space=MapSpace(op, arch, PLACED))
-        assert exhaustive.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)
+    for _ in certified_over(op, arch, placed_space(op, arch), MapSpace(op, arch, PLACED), placed_ancestors,
+                            {"placement": True}, {"placement": True}):
+        pass
 
 
 @pytest.mark.parametrize("arch_name, layer_name", [("two_level_1d", "pointwise"), ("three_level_1d", "matmul"),
