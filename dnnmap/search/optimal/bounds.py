@@ -406,6 +406,8 @@ class LowerBound:
         nested: dict[int, dict[int, tuple]] = {}  # B10 (placement): per child level, tensor -> (h, per word, copies)
         wholes: dict[int, dict[int, tuple]] = {}  # B11 (placement): per child level, tensor -> (box words, increment)
         windowed: dict[int, np.ndarray] = {}  # B13: per child level, (n, D) energy a step of each dimension adds
+        drain = self._joint_drain(fixed_from, tile)  # B14: (child level, energy per word) of the output's drains
+        counted = np.zeros(n)  # B14: what the bound counts for that pair (and the refills at its child level)
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
             if ch >= known and not (self.placement and ch == known and not self.monotone[ch, t]):
@@ -429,6 +431,8 @@ class LowerBound:
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
             crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
             hop_per_word = self.hop_energy[crossed].sum()
+            if drain is not None and t == self.out and ch == drain[0]:
+                counted = counted + e + h * hop_per_word
             whole = None  # B11: (box words, energy the pair adds when refilled whole at every event)
             if self.placement and 0 <= ch <= known and self.plain[t]:
                 box = self._box(temporal, spatial, ch, fixed_from, tile)
@@ -496,8 +500,13 @@ class LowerBound:
             if ch in nested:
                 refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
             energy += refills
+            if drain is not None and ch == drain[0]:
+                counted = counted + refills
         # B3/B4 at the lanes, one unrolling for all; its Pareto points with the lanes for EDP
         extra, lanes = self._joint_lanes(spatial, rest, fixed_from, tile, front=objective == "edp")
+        if drain is not None:  # B14: the joint sum holds the output pair's drains (its least: one copy) and the parent
+            # gets every output word at least once; the bound counted ``counted`` for that pair and its child's refills
+            extra = np.maximum(0.0, extra - (counted - self.out_words * (drain[1] + drain[2]))[:, None])
         if objective == "energy":
             return energy + extra[:, 0]
         if objective == "dram":
@@ -619,6 +628,29 @@ class LowerBound:
         lanes = np.array([np.concatenate([u, np.repeat(u[-1:], V - len(u))]) for _, u in fronts])
         return extra[rows], lanes[rows]
 
+    def _joint_drain(self, fixed_from: int, tile: np.ndarray | None) -> tuple[int, float, float] | None:
+        """B14: :meth:`_drain_pair` of the open fan-out where :meth:`_joint_lanes` applies (the node's only fan-out is
+        open and no tile below it is known; not with per-tensor placement), else None."""
+        fans = [m for m in range(self.L) if self.arch.levels[m].fanout is not None]
+        if self.placement or len(fans) != 1 or fans[0] >= fixed_from or tile is not None:
+            return None
+        return self._drain_pair(fans[0])
+
+    def _drain_pair(self, m: int) -> tuple[int, float, float] | None:
+        """B14: (child level, energy per drained word, the parent's update energy per word) of the output's pair across
+        the fan-out ``m`` (its child below ``m``, its parent at or above it), or None. With ``m`` the only fan-out, the
+        child's instances under an unrolling ``U`` touch ``outputs x copies(U)`` words together (``U``'s reduction
+        factors: the instances that differ only in them hold copies of the same words, those that differ in another
+        dimension disjoint words), and each drains every word it touches at least once (B3), across ``m`` (B5): at the
+        drain's and a hop's energy each; the parent is updated with every output word at least once (B3)."""
+        if self.placement:
+            return None
+        pr = next((q for q in self.pairs if q.tensor == self.out and 0 <= q.child < m <= q.parent), None)
+        if pr is None:
+            return None
+        return (pr.child, float(self.energy[pr.child, self.out, 0] + self.hop_energy[m]),
+                float(self.energy[pr.parent, self.out, 2]))
+
     def _joint_front(self, m: int, budget: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`_joint_lanes` for one node's ``budget`` (what is left to the open fan-out ``m``): of the legal
         unrollings ``U`` of the budget (the rows of :meth:`_joint_table` whose factors divide it: the same axis rule),
@@ -685,6 +717,9 @@ class LowerBound:
             words = self.iterations * _lane_box_words(self.op, box, None)[:, t] / box.prod(axis=1)
             copies = table[:, self.reduction].prod(axis=1) if rmw and m > p else np.ones(len(table)) if rmw else None
             energies.append(self._lane_energy(t, p, words, copies))
+        drain = self._drain_pair(m)
+        if drain is not None:  # B14: every copy of an output word in a child instance is drained once
+            energies.append(self.out_words * table[:, self.reduction].prod(axis=1) * drain[1])
         energy = np.array(energies).reshape(len(energies), len(table))
         lanes = table.prod(axis=1).astype(float)
         order = np.lexsort((-lanes, energy.sum(axis=0)))
