@@ -33,11 +33,11 @@ from test_optimal_placement import assert_bounds_below, placed_ancestors, placed
 from test_placement_space import placements
 
 
-def windowed_layer(rng: np.random.Generator, i: int) -> Operator:
-    """A small convolution, depthwise convolution or pooling with a window of 1-3 and a stride of 1-2 along one
-    spatial axis (sometimes a 2x2 window over both)."""
-    kind, stride, k, out = (int(x) for x in (rng.integers(0, 3), rng.integers(1, 3), rng.integers(1, 4),
-                                             rng.integers(2, 5)))
+def windowed_layer(rng: np.random.Generator, i: int, kinds: tuple[int, ...] = (0, 1, 2)) -> Operator:
+    """A small convolution, depthwise convolution or pooling (``kinds``: 0, 1, 2) with a window of 1-3 and a stride of
+    1-2 along one spatial axis (sometimes a 2x2 window over both)."""
+    kind, stride, k, out = (int(x) for x in (kinds[rng.integers(0, len(kinds))], rng.integers(1, 3),
+                                             rng.integers(1, 4), rng.integers(2, 5)))
     if rng.random() < 0.2:  # a window over both spatial axes
         hw, kernel, stride = (stride * (out - 1) + 2, 2 + stride - 1), (2, 2), (stride, 1)
     else:
@@ -51,13 +51,14 @@ def windowed_layer(rng: np.random.Generator, i: int) -> Operator:
 
 
 def windowed_cases(n: int, seed: int, on_chip: int | None = None, limit: int = 20_000,
-                   placed_limit: int | None = None) -> list[tuple[ArchSpec, Operator]]:
-    """``n`` (architecture, windowed layer) pairs whose brute-force space has at most ``limit`` mappings (with
-    ``placed_limit``: at most that many placed mappings)."""
+                   placed_limit: int | None = None, kinds: tuple[int, ...] = (0, 1, 2)
+                   ) -> list[tuple[ArchSpec, Operator]]:
+    """``n`` (architecture, windowed layer of ``kinds``) pairs whose brute-force space has at most ``limit`` mappings
+    (with ``placed_limit``: at most that many placed mappings)."""
     rng = np.random.default_rng(seed)
     out = []
     while len(out) < n:
-        arch, op = random_arch(rng, len(out), on_chip), windowed_layer(rng, len(out))
+        arch, op = random_arch(rng, len(out), on_chip), windowed_layer(rng, len(out), kinds)
         maps = all_mappings(op, arch)
         if len(maps) > limit:
             continue
@@ -69,6 +70,8 @@ def windowed_cases(n: int, seed: int, on_chip: int | None = None, limit: int = 2
 
 CASES = windowed_cases(16, seed=31, on_chip=2) + windowed_cases(8, seed=32)
 PLACED_CASES = windowed_cases(6, seed=33, limit=1_500, placed_limit=30_000)
+# depthwise layers (B14: the output's drains against its read-modify-write at the lanes, one unrolling for both)
+DEPTHWISE_CASES = windowed_cases(10, seed=34, on_chip=2, kinds=(1,)) + windowed_cases(6, seed=35, kinds=(1,))
 
 
 def _ids(cases: list[tuple[ArchSpec, Operator]]) -> list[str]:
@@ -95,6 +98,11 @@ def check(arch: ArchSpec, op: Operator, placement: bool = False) -> None:
 
 @pytest.mark.parametrize("arch,op", CASES, ids=_ids(CASES))
 def test_windowed_bound_never_exceeds_any_completion(arch: ArchSpec, op: Operator) -> None:
+    check(arch, op)
+
+
+@pytest.mark.parametrize("arch,op", DEPTHWISE_CASES, ids=_ids(DEPTHWISE_CASES))
+def test_depthwise_bound_never_exceeds_any_completion(arch: ArchSpec, op: Operator) -> None:
     check(arch, op)
 
 
@@ -130,9 +138,16 @@ def _plain_order_safe(self: LowerBound, temporal: np.ndarray, j: int) -> np.ndar
     return ~((temporal[:, j] > 1)[:, None, :] & self.window[None, :, :]).any(axis=2)
 
 
+def _inflated_drain(self: LowerBound, m: int) -> tuple[int, float, float] | None:
+    """B14's output pair with its energies per word x 1.03."""
+    found = ORIGINAL_DRAIN(self, m)
+    return None if found is None else (found[0], 1.03 * found[1], 1.03 * found[2])
+
+
 ORIGINAL_STEPS = bounds._step_words
 ORIGINAL_INSTANCE_WORDS = LowerBound._instance_words
-BIND = CASES[:12]
+ORIGINAL_DRAIN = LowerBound._drain_pair
+BIND = CASES[:12] + DEPTHWISE_CASES
 
 
 @pytest.mark.parametrize("target, off, inflated", [
@@ -144,8 +159,9 @@ BIND = CASES[:12]
      ("order_safe", lambda self, temporal, j: np.ones((len(temporal), self.T), dtype=bool))),
     (LowerBound, ("_every_event", lambda self, tiles, t: np.broadcast_to(self.disjoint[t], tiles.shape)),
      ("_every_event", lambda self, tiles, t: np.broadcast_to(self.indexes[t], tiles.shape))),
+    (LowerBound, ("_drain_pair", lambda self, m: None), ("_drain_pair", _inflated_drain)),
     ],
-    ids=["B13 window steps", "B3 instance words", "B2 one window loop", "B13 every event"])
+    ids=["B13 window steps", "B3 instance words", "B2 one window loop", "B13 every event", "B14 output drains"])
 def test_windowed_terms_bind_and_their_inflation_is_caught(monkeypatch: pytest.MonkeyPatch, target: object,
                                                            off: tuple[str, Callable], inflated: tuple[str, Callable]
                                                            ) -> None:

@@ -49,6 +49,10 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   shifted window can share (:func:`_step_words`); B9 takes the least over the loops of both terms together. B3's
   words per instance are exact per axis where no spatial factor above splits its dimensions
   (:meth:`LowerBound._instance_words`), and B2 also holds for a window tensor that only one level-``j`` loop indexes;
+* B14 **output drains in the joint unrolling** (:meth:`LowerBound._drain_pair`): at the root's open fan-out, the
+  output pair across it drains ``outputs x copies(U)`` words (each copy of B4 at least once) and its parent gets every
+  output word: one unrolling ``U`` for these and the lanes' pairs; the joint sum replaces what the bound counts for
+  those parts when larger (:meth:`LowerBound._joint_drain`);
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`);
 * B6 latency: compute cycles ``>= max(iterations / lanes x cycles per step, the unit's least cycles)`` (the
@@ -406,6 +410,8 @@ class LowerBound:
         nested: dict[int, dict[int, tuple]] = {}  # B10 (placement): per child level, tensor -> (h, per word, copies)
         wholes: dict[int, dict[int, tuple]] = {}  # B11 (placement): per child level, tensor -> (box words, increment)
         windowed: dict[int, np.ndarray] = {}  # B13: per child level, (n, D) energy a step of each dimension adds
+        drain = self._joint_drain(fixed_from, tile)  # B14: (child level, energy per word) of the output's drains
+        counted = np.zeros(n)  # B14: what the bound counts for that pair (and the refills at its child level)
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
             if ch >= known and not (self.placement and ch == known and not self.monotone[ch, t]):
@@ -429,6 +435,8 @@ class LowerBound:
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
             crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
             hop_per_word = self.hop_energy[crossed].sum()
+            if drain is not None and t == self.out and ch == drain[0]:
+                counted = counted + e + h * hop_per_word
             whole = None  # B11: (box words, energy the pair adds when refilled whole at every event)
             if self.placement and 0 <= ch <= known and self.plain[t]:
                 box = self._box(temporal, spatial, ch, fixed_from, tile)
@@ -496,19 +504,29 @@ class LowerBound:
             if ch in nested:
                 refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
             energy += refills
+            if drain is not None and ch == drain[0]:
+                counted = counted + refills
         # B3/B4 at the lanes, one unrolling for all; its Pareto points with the lanes for EDP
-        extra, lanes = self._joint_lanes(spatial, rest, fixed_from, tile, front=objective == "edp")
+        fronts = [self._joint_lanes(spatial, rest, fixed_from, tile, front=objective == "edp")]
+        if drain is not None:  # B14: a joint sum that also holds the output pair's drains (its least: one copy) and the
+            # parent's update of every output word, in place of ``counted`` (that pair and its child's refills) when larger
+            extra, lanes = self._joint_lanes(spatial, rest, fixed_from, tile, objective == "edp", drains=True)
+            fronts.append((np.maximum(0.0, extra - (counted - self.out_words * (drain[1] + drain[2]))[:, None]), lanes))
+        added = np.max([extra[:, 0] for extra, _ in fronts], axis=0)
         if objective == "energy":
-            return energy + extra[:, 0]
+            return energy + added
         if objective == "dram":
             return dram
         fixed = spatial[:, fixed_from:].prod(axis=(1, 2)).astype(float)
+        lanes = fronts[0][1]  # every front ends at the largest legal unrolling
         most = None if lanes is None else fixed * lanes.max(axis=1)  # the largest legal unrolling: ``_parallel``'s
         latency = self._latency(cost, spatial, rest, fixed_from, level_known, dram, dram_words, tile, most)
         if objective == "latency":
             return latency
-        edp = (energy + extra[:, 0]) * latency
-        if lanes is not None:  # EDP with the energy and the compute steps of each Pareto unrolling together
+        edp = (energy + added) * latency
+        for extra, lanes in fronts:  # EDP with the energy and the compute steps of each Pareto unrolling together
+            if lanes is None:
+                continue
             joint = np.full(len(edp), np.inf)
             for i in range(extra.shape[1]):
                 joint = np.minimum(joint, (energy + extra[:, i]) * self._latency(
@@ -595,7 +613,8 @@ class LowerBound:
         return energy
 
     def _joint_lanes(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
-                     tile: np.ndarray | None = None, front: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+                     tile: np.ndarray | None = None, front: bool = True,
+                     drains: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
         """B3/B4 at the lanes taken jointly over the one open fan-out's unrolling ``U``: the lanes' pairs bound each on
         its own (:meth:`_compulsory`) take each its best ``U`` (the least words per lane of each input, the most copies
         of the output); every completion has one ``U`` for all of them, so their energy is at least ``min over U of
@@ -604,7 +623,8 @@ class LowerBound:
         their last point): column 0 is what the energy bound adds, and a completion's ``U`` is dominated by one of
         the points (no more energy, no fewer lanes), which B6 uses for EDP. Without ``front`` only the least (n, 1)
         and None. (n, 1) zeros and None unless the node's only fan-out is open (a fixed one's factors would need a
-        table each) and no tile below it is known (each tile would need its own front)."""
+        table each) and no tile below it is known (each tile would need its own front). ``drains``: the sum also holds
+        the output's drains across the fan-out (B14, :meth:`_drain_pair`; the caller corrects for what it counted)."""
         fans = [m for m in range(self.L) if self.arch.levels[m].fanout is not None]
         if len(fans) != 1 or fans[0] >= fixed_from or tile is not None:
             return np.zeros((spatial.shape[0], 1)), None
@@ -612,23 +632,46 @@ class LowerBound:
         keys, inverse = unique_rows(rest)
         rows = inverse.reshape(-1)
         if not front:
-            return np.array([self._joint_least(m, key) for key in keys])[rows][:, None], None
-        fronts = [self._joint_front(m, key) for key in keys]
+            return np.array([self._joint_least(m, key, drains) for key in keys])[rows][:, None], None
+        fronts = [self._joint_front(m, key, drains) for key in keys]
         V = max(len(e) for e, _ in fronts)
         extra = np.array([np.concatenate([e, np.repeat(e[-1:], V - len(e))]) for e, _ in fronts])
         lanes = np.array([np.concatenate([u, np.repeat(u[-1:], V - len(u))]) for _, u in fronts])
         return extra[rows], lanes[rows]
 
-    def _joint_front(self, m: int, budget: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _joint_drain(self, fixed_from: int, tile: np.ndarray | None) -> tuple[int, float, float] | None:
+        """B14: :meth:`_drain_pair` of the open fan-out where :meth:`_joint_lanes` applies (the node's only fan-out is
+        open and no tile below it is known; not with per-tensor placement), else None."""
+        fans = [m for m in range(self.L) if self.arch.levels[m].fanout is not None]
+        if self.placement or len(fans) != 1 or fans[0] >= fixed_from or tile is not None:
+            return None
+        return self._drain_pair(fans[0])
+
+    def _drain_pair(self, m: int) -> tuple[int, float, float] | None:
+        """B14: (child level, energy per drained word, the parent's update energy per word) of the output's pair across
+        the fan-out ``m`` (its child below ``m``, its parent at or above it), or None. With ``m`` the only fan-out, the
+        child's instances under an unrolling ``U`` touch ``outputs x copies(U)`` words together (``U``'s reduction
+        factors: the instances that differ only in them hold copies of the same words, those that differ in another
+        dimension disjoint words), and each drains every word it touches at least once (B3), across ``m`` (B5): at the
+        drain's and a hop's energy each; the parent is updated with every output word at least once (B3)."""
+        if self.placement:
+            return None
+        pr = next((q for q in self.pairs if q.tensor == self.out and 0 <= q.child < m <= q.parent), None)
+        if pr is None:
+            return None
+        return (pr.child, float(self.energy[pr.child, self.out, 0] + self.hop_energy[m]),
+                float(self.energy[pr.parent, self.out, 2]))
+
+    def _joint_front(self, m: int, budget: np.ndarray, drains: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`_joint_lanes` for one node's ``budget`` (what is left to the open fan-out ``m``): of the legal
         unrollings ``U`` of the budget (the rows of :meth:`_joint_table` whose factors divide it: the same axis rule),
         ``sum_pairs e(U) - sum_pairs min_U e(U)`` with ``|U|``, at the Pareto points by ascending energy. Cached."""
-        key = ("front", m, tuple(int(x) for x in budget))
+        key = ("front", m, drains, tuple(int(x) for x in budget))
         cached = self._front_cache.get(key)
         if cached is not None:
             return cached
-        _, energy, lanes, _ = self._joint_table(m)
-        legal = self._joint_legal(m, key[-1])
+        _, energy, lanes, _ = self._joint_table(m, drains)
+        legal = self._joint_legal(m, key[-1], drains)
         e = energy[:, legal]
         total = e.sum(axis=0) - e.min(axis=1).sum()
         most = np.maximum.accumulate(lanes[legal])  # rows by ascending energy, the most lanes first among equals
@@ -636,25 +679,25 @@ class LowerBound:
         self._front_cache[key] = (np.maximum(total[keep], 0.0), lanes[legal][keep])
         return self._front_cache[key]
 
-    def _joint_least(self, m: int, budget: np.ndarray) -> float:
+    def _joint_least(self, m: int, budget: np.ndarray, drains: bool = False) -> float:
         """The least point of :meth:`_joint_front` alone (the energy objective): the first legal row of the table
         (sorted by the sum) less the per-pair minima over the legal rows; 0 where fewer than two pairs depend on
         ``U``. Cached."""
-        key = ("least", m, tuple(int(x) for x in budget))
+        key = ("least", m, drains, tuple(int(x) for x in budget))
         cached = self._front_cache.get(key)
         if cached is not None:
             return cached
-        _, energy, _, _ = self._joint_table(m)
+        _, energy, _, _ = self._joint_table(m, drains)
         least = 0.0
         if len(energy) >= 2:
-            e = energy[:, self._joint_legal(m, key[-1])]
+            e = energy[:, self._joint_legal(m, key[-1], drains)]
             least = max(0.0, float(e[:, 0].sum() - e.min(axis=1).sum()))
         self._front_cache[key] = least
         return least
 
-    def _joint_legal(self, m: int, budget: tuple[int, ...]) -> np.ndarray:
+    def _joint_legal(self, m: int, budget: tuple[int, ...], drains: bool = False) -> np.ndarray:
         """(V,) the rows of :meth:`_joint_table` whose factors divide ``budget`` (per dimension, cached)."""
-        table, _, lanes, divides = self._joint_table(m)
+        table, _, lanes, divides = self._joint_table(m, drains)
         legal = np.ones(len(lanes), dtype=bool)
         for d, n in enumerate(budget):
             if n != self.bounds[d]:
@@ -663,14 +706,14 @@ class LowerBound:
                 legal &= divides[(d, n)]
         return legal
 
-    def _joint_table(self, m: int) -> tuple:
+    def _joint_table(self, m: int, drains: bool = False) -> tuple:
         """:meth:`_joint_front`'s table, cached: the legal unrollings of the layer's bounds on the fan-out ``m`` (every
         unrolling of a budget dividing them is one), by ascending sum of the energies and most lanes first among
         equals, with (P, V) the energy ``e(U)`` (:meth:`_lane_energy`) of each lanes' pair whose energy depends on
         ``U`` (the fan-out lies between the lanes and the parent, or above a read-modify-write parent of the output),
         from the words of the box ``U`` (:func:`_lane_box_words`) and the output's copies (``U``'s reduction factors),
         (V,) the lanes ``|U|``, and a cache of which rows' factors divide a dimension's value."""
-        key = ("table", m)
+        key = ("table", m, drains)
         if key in self._front_cache:
             return self._front_cache[key]
         shape = tuple(self.arch.levels[m].fanout.shape)
@@ -685,6 +728,9 @@ class LowerBound:
             words = self.iterations * _lane_box_words(self.op, box, None)[:, t] / box.prod(axis=1)
             copies = table[:, self.reduction].prod(axis=1) if rmw and m > p else np.ones(len(table)) if rmw else None
             energies.append(self._lane_energy(t, p, words, copies))
+        drain = self._drain_pair(m) if drains else None
+        if drain is not None:  # B14: every copy of an output word in a child instance is drained once
+            energies.append(self.out_words * table[:, self.reduction].prod(axis=1) * drain[1])
         energy = np.array(energies).reshape(len(energies), len(table))
         lanes = table.prod(axis=1).astype(float)
         order = np.lexsort((-lanes, energy.sum(axis=0)))
