@@ -171,6 +171,20 @@ def _ranked(model: CostModel, objective: str, cands: MappingBatch) -> tuple[np.n
     return order, float(s[order[0]]), float(t[order[0]])
 
 
+def _off_the_array(start: MappingBatch, cands: MappingBatch, order: np.ndarray) -> list[int]:
+    """The neighbours ``cands`` of the one-row ``start`` (rows best first in ``order``, priced) that move all of a
+    dimension's unrolling on a fan-out to a level's temporal loops: the best one per fan-out, dimension and level
+    (module docstring)."""
+    gone = (start.spatial[0] > 1)[None] & (cands.spatial == 1)  # (n, L, D)
+    grown = cands.temporal > start.temporal  # (n, L, D)
+    first: dict[tuple[int, int, int], int] = {}
+    for k in order:
+        for lv, d in zip(*np.nonzero(gone[k])):
+            for to in np.nonzero(grown[k][:, d])[0]:
+                first.setdefault((int(lv), int(d), int(to)), int(k))
+    return [*dict.fromkeys(first.values())]
+
+
 def _concat(batches: list[MappingBatch]) -> MappingBatch:
     """The rows of ``batches`` (same bypass and layouts) as one batch."""
     first = batches[0]
@@ -195,8 +209,10 @@ def descend(arch: ArchSpec, objective: str, model: CostModel, start: MappingBatc
         cands = neighbours(arch, best, both_axes, relevant)
         order, s, t = _ranked(model, objective, cands)
         j, evaluated = order[0] if len(order) else -1, evaluated + len(cands)
-        if pairs and not (s, t) < (score, tie) and len(cands):  # two in a row, from the best few first ones
-            cands = _concat([neighbours(arch, cands.take([k]), both_axes, relevant) for k in order[:PAIRS]])
+        seeds = [*order[:PAIRS]] if pairs else []  # two in a row where none improves: from the best few first
+        seeds += [k for k in _off_the_array(best, cands, order) if k not in seeds]  # ... and the emptied fan-outs
+        if not (s, t) < (score, tie) and seeds:
+            cands = _concat([neighbours(arch, cands.take([k]), both_axes, relevant) for k in seeds])
             order, s, t = _ranked(model, objective, cands)
             j, evaluated = order[0] if len(order) else -1, evaluated + len(cands)
         if not (s, t) < (score, tie):
