@@ -20,7 +20,10 @@ Each round prices every neighbour of the incumbent in one batch and takes the be
 (objective, then the energy tie-break). When none is, and the walk was small (at most ``PAIR_WALKS`` mappings
 priced: the random small cases, not real layers on real arrays, where it would add 10% to a network's time), the
 best ``PAIRS`` neighbours are each extended by a second redistribution (a fan-out's dimensions traded with another
-fan-out's and a level's loops at once). It stops when nothing is better, or after ``ROUNDS`` rounds. Every
+fan-out's and a level's loops at once); after every walk, so are the neighbours that take all of one dimension's
+unrolling off a fan-out (the best per fan-out, dimension and receiving level): the second may give the emptied share
+of the array to another dimension (ResNet-50's ``layer3.0.conv2`` on Eyeriss, energy: ``C8`` off the array to DRAM,
+then ``K8`` onto it from DRAM, the first move 5.5% worse alone; 1.2% above the optimum without). It stops when nothing is better, or after ``ROUNDS`` rounds. Every
 neighbour is legal in the walk's space (spatial factors fit their axes, a dimension on one axis of a fan-out unless
 the level takes both-axis unrollings, where it may split over both axes; capacity from the cost model), so the
 result is never worse than the walk's and is a mapping of the same space. Padded mappings (``--imperfect``) are
@@ -171,6 +174,20 @@ def _ranked(model: CostModel, objective: str, cands: MappingBatch) -> tuple[np.n
     return order, float(s[order[0]]), float(t[order[0]])
 
 
+def _off_the_array(start: MappingBatch, cands: MappingBatch, order: np.ndarray) -> list[int]:
+    """The neighbours ``cands`` of the one-row ``start`` (rows best first in ``order``, priced) that move all of a
+    dimension's unrolling on a fan-out to a level's temporal loops: the best one per fan-out, dimension and level
+    (module docstring)."""
+    gone = (start.spatial[0] > 1)[None] & (cands.spatial == 1)  # (n, L, D)
+    grown = cands.temporal > start.temporal  # (n, L, D)
+    first: dict[tuple[int, int, int], int] = {}
+    for k in order:
+        for lv, d in zip(*np.nonzero(gone[k])):
+            for to in np.nonzero(grown[k][:, d])[0]:
+                first.setdefault((int(lv), int(d), int(to)), int(k))
+    return [*dict.fromkeys(first.values())]
+
+
 def _concat(batches: list[MappingBatch]) -> MappingBatch:
     """The rows of ``batches`` (same bypass and layouts) as one batch."""
     first = batches[0]
@@ -184,7 +201,8 @@ def descend(arch: ArchSpec, objective: str, model: CostModel, start: MappingBatc
             relevant: np.ndarray | None = None, pairs: bool = True) -> Descended:
     """The best mapping the descent (module docstring) reaches from the one-row ``start`` in at most ``rounds``
     improving rounds (``ROUNDS`` when None; 0: ``start`` itself); ``relevant``: a placed start's neighbours also
-    place one tensor (:func:`neighbours`); ``pairs``: where no redistribution improves, also two in a row."""
+    place one tensor (:func:`neighbours`); ``pairs``: where no redistribution improves, also two in a row from the
+    best ``PAIRS`` (from the neighbours that empty a fan-out's dimension in any case)."""
     rounds = ROUNDS if rounds is None else rounds
     cost = model.evaluate(start)
     best, score, tie, evaluated = start, float(cost.objective(objective)[0]), float(cost.tie_break()[0]), 1
@@ -195,10 +213,13 @@ def descend(arch: ArchSpec, objective: str, model: CostModel, start: MappingBatc
         cands = neighbours(arch, best, both_axes, relevant)
         order, s, t = _ranked(model, objective, cands)
         j, evaluated = order[0] if len(order) else -1, evaluated + len(cands)
-        if pairs and not (s, t) < (score, tie) and len(cands):  # two in a row, from the best few first ones
-            cands = _concat([neighbours(arch, cands.take([k]), both_axes, relevant) for k in order[:PAIRS]])
-            order, s, t = _ranked(model, objective, cands)
-            j, evaluated = order[0] if len(order) else -1, evaluated + len(cands)
+        if not (s, t) < (score, tie) and len(cands):  # two in a row: from the best few, the emptied fan-outs
+            seeds = [*order[:PAIRS]] if pairs else []
+            seeds += [k for k in _off_the_array(best, cands, order) if k not in seeds]
+            if seeds:
+                cands = _concat([neighbours(arch, cands.take([k]), both_axes, relevant) for k in seeds])
+                order, s, t = _ranked(model, objective, cands)
+                j, evaluated = order[0] if len(order) else -1, evaluated + len(cands)
         if not (s, t) < (score, tie):
             break
         best, score, tie = cands.take([j]), s, t
