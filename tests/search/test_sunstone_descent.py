@@ -209,7 +209,7 @@ def test_depthwise_on_tpu_like_leaves_the_weight_register_empty(objective: str) 
     """MobileNetV2's ``block_14_depthwise`` (G960, 7x7, 3x3) on the TPU-like array: the optimum unrolls ``P7 Q7 R3
     S3`` with nothing in the one-operand weight register; the maximal tiles (Observation 4) put ``R3`` or ``R3 S3``
     there and the walk ended 1.07% above (descent included). The walk now also takes the empty tile of a level
-    that keeps one operand."""
+    that keeps one operand in a grouped convolution."""
     op, arch = ops.depthwise("block_14_depthwise", 960, 7, 3, 1, 1), load_arch("tpu_like")
     proof = optimal_search(op, arch, objective, budget_seconds=60)
     assert proof.certificate.proven
