@@ -202,3 +202,16 @@ def test_strided_3x3_within_one_percent_of_the_proven_optimum(monkeypatch: pytes
     assert best * (1 - 1e-9) <= _value(op, arch, "energy") <= best * 1.01
     monkeypatch.setattr(descent, "_off_the_array", lambda *_: [])
     assert _value(op, arch, "energy") > best * 1.01
+
+
+@pytest.mark.parametrize("objective", ["energy", "edp"])
+def test_depthwise_on_tpu_like_leaves_the_weight_register_empty(objective: str) -> None:
+    """MobileNetV2's ``block_14_depthwise`` (G960, 7x7, 3x3) on the TPU-like array: the optimum unrolls ``P7 Q7 R3
+    S3`` with nothing in the one-operand weight register; the maximal tiles (Observation 4) put ``R3`` or ``R3 S3``
+    there and the walk ended 1.07% above (descent included). The walk now also takes the empty tile of a level
+    that keeps one operand in a grouped convolution."""
+    op, arch = ops.depthwise("block_14_depthwise", 960, 7, 3, 1, 1), load_arch("tpu_like")
+    proof = optimal_search(op, arch, objective, budget_seconds=60)
+    assert proof.certificate.proven
+    best = proof.result.cost.objective(objective)[0]
+    assert best * (1 - 1e-9) <= _value(op, arch, objective) <= best * 1.01

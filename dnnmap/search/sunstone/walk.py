@@ -122,6 +122,7 @@ class SunstoneWalk:
         if not relax <= set(RULES):
             raise ValueError(f"relax takes {', '.join(RULES)}, got {sorted(relax)}")
         self.relax = relax  # pruning rules switched off (RULES): a diagnostic of which rule loses a case
+        self.grouped = "G" in op.dim_names and op.bound("G") > 1  # empty one-operand tiles (_fitting_tiles)
         self.caps = np.array([padded_cap(int(b), waste) for b in self.bounds], dtype=np.int64)
         self.keeps = MappingBatch.default_keeps(op, arch)
         self.capacity = Capacity(op, arch, self.keeps)
@@ -266,7 +267,8 @@ class SunstoneWalk:
     def _fitting_tiles(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
                        caps: np.ndarray, order: np.ndarray) -> np.ndarray:
         """Level ``i``'s maximal tiles that every level above can hold, and those with each of
-        :meth:`_held_below`'s dimension sets left to the level above."""
+        :meth:`_held_below`'s dimension sets left to the level above; on a level that keeps one operand of a grouped
+        convolution, also the empty tile (docs/search.md, "The Sunstone mapper": its loops unrolled above instead)."""
         boxes = [(residual, caps)]
         left = -(-residual // unroll)
         boxes += [(np.where(m, 1, residual), np.where(m, unroll, caps))  # caps // unroll: 1 there
@@ -275,6 +277,9 @@ class SunstoneWalk:
         for box, box_caps in boxes:
             fit, every = self._tiles(i, inner, box, unroll, box_caps, order)
             out.append(self._fit_above(i, inner, box, unroll, fit, every, box_caps) if i + 1 < self.L - 1 else fit)
+        if self.grouped and self.keeps[i].sum() == 1 and not any((o == 1).all(axis=1).any() for o in out) \
+                and self._fits_from(i + 1, inner[None, :] * unroll)[0]:  # a one-operand register left empty
+            out.append(np.ones((1, self.D), dtype=np.int64))
         return out[0] if len(out) == 1 else np.unique(np.concatenate(out), axis=0)
 
     def _fits_rows(self, level: int, covers: np.ndarray) -> np.ndarray:
