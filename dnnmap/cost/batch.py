@@ -39,6 +39,15 @@ class MappingBatch:
                             None if self.above is None else self.above[idx])
 
     @staticmethod
+    def concat(batches: list["MappingBatch"]) -> "MappingBatch":
+        """The rows of ``batches`` (same bypass and layouts; axes and placements given in all or none) as one batch."""
+        first = batches[0]
+        axes = None if first.axes is None else np.concatenate([b.axes for b in batches])
+        above = None if first.above is None else np.concatenate([b.above for b in batches])
+        return MappingBatch(*(np.concatenate([getattr(b, f) for b in batches]) for f in ("temporal", "spatial", "order")),
+                            first.keeps, first.layouts, axes, above)
+
+    @staticmethod
     def default_keeps(op: Operator, arch: ArchSpec) -> np.ndarray:
         keeps = np.array([[t.role in lv.keeps for t in op.tensors] for lv in arch.levels], dtype=bool)
         keeps[-1] = True

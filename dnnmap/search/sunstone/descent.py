@@ -188,14 +188,6 @@ def _off_the_array(start: MappingBatch, cands: MappingBatch, order: np.ndarray) 
     return [*dict.fromkeys(first.values())]
 
 
-def _concat(batches: list[MappingBatch]) -> MappingBatch:
-    """The rows of ``batches`` (same bypass and layouts) as one batch."""
-    first = batches[0]
-    above = None if first.above is None else np.concatenate([b.above for b in batches])
-    return MappingBatch(*(np.concatenate([getattr(b, f) for b in batches]) for f in ("temporal", "spatial", "order")),
-                        first.keeps, first.layouts, np.concatenate([b.axes for b in batches]), above)
-
-
 def descend(arch: ArchSpec, objective: str, model: CostModel, start: MappingBatch,
             both_axes: frozenset[int] = frozenset(), rounds: int | None = None,
             relevant: np.ndarray | None = None, pairs: bool = True) -> Descended:
@@ -217,7 +209,7 @@ def descend(arch: ArchSpec, objective: str, model: CostModel, start: MappingBatc
             seeds = [*order[:PAIRS]] if pairs else []
             seeds += [k for k in _off_the_array(best, cands, order) if k not in seeds]
             if seeds:
-                cands = _concat([neighbours(arch, cands.take([k]), both_axes, relevant) for k in seeds])
+                cands = MappingBatch.concat([neighbours(arch, cands.take([k]), both_axes, relevant) for k in seeds])
                 order, s, t = _ranked(model, objective, cands)
                 j, evaluated = order[0] if len(order) else -1, evaluated + len(cands)
         if not (s, t) < (score, tie):
