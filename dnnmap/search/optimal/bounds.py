@@ -641,9 +641,9 @@ class LowerBound:
 
     def _joint_drain(self, fixed_from: int, tile: np.ndarray | None) -> tuple[int, float, float] | None:
         """B14: :meth:`_drain_pair` of the open fan-out where :meth:`_joint_lanes` applies (the node's only fan-out is
-        open and no tile below it is known; not with per-tensor placement), else None."""
+        open and no tile below it is known), else None."""
         fans = [m for m in range(self.L) if self.arch.levels[m].fanout is not None]
-        if self.placement or len(fans) != 1 or fans[0] >= fixed_from or tile is not None:
+        if len(fans) != 1 or fans[0] >= fixed_from or tile is not None:
             return None
         return self._drain_pair(fans[0])
 
@@ -653,9 +653,9 @@ class LowerBound:
         child's instances under an unrolling ``U`` touch ``outputs x copies(U)`` words together (``U``'s reduction
         factors: the instances that differ only in them hold copies of the same words, those that differ in another
         dimension disjoint words), and each drains every word it touches at least once (B3), across ``m`` (B5): at the
-        drain's and a hop's energy each; the parent is updated with every output word at least once (B3)."""
-        if self.placement:
-            return None
+        drain's and a hop's energy each; the parent is updated with every output word at least once (B3). Wherever a
+        child's output tile is placed among its level's loops (per-tensor placement): every word it touches still
+        leaves it at least once."""
         pr = next((q for q in self.pairs if q.tensor == self.out and 0 <= q.child < m <= q.parent), None)
         if pr is None:
             return None
