@@ -26,9 +26,10 @@ from dnnmap.workload.ir import Operator
 from test_optimal_placement import CASES as PLACED, assert_bounds_below, placed_ancestors, placed_space
 from test_optimal_windowed_bounds import PLACED_CASES as WINDOWED
 
-# cases where B14 binds under placement (found by inflating it on every placed case), and two more for the root
-BIND = [PLACED[11], WINDOWED[4], PLACED[1], WINDOWED[2]]
-ORIGINAL_ROOT = BranchAndBound._root_orders
+# cases where B14 (the first two) and B15 (the last two) bind under placement, found by taking each out on every placed
+# case of those modules
+BIND = [PLACED[11], WINDOWED[4], PLACED[10], PLACED[13]]
+ORIGINAL_ROOT = LowerBound._root_order
 ORIGINAL_DRAIN = LowerBound._drain_pair
 
 
@@ -75,9 +76,15 @@ def _unplaced_drain(self: LowerBound, m: int) -> tuple[int, float, float] | None
     return None if self.placement else ORIGINAL_DRAIN(self, m)
 
 
+def _inflated_root(self: LowerBound, *args: object) -> tuple[np.ndarray, np.ndarray]:
+    """B15 with the joint order's least energy x 1.03."""
+    least, now = ORIGINAL_ROOT(self, *args)
+    return 1.03 * least, now
+
+
 @pytest.mark.parametrize("off, inflated", [
-    (("_root_orders", lambda self, nodes, stage, bound: np.zeros(len(nodes))),
-     ("_root_orders", lambda self, nodes, stage, bound: 1.03 * ORIGINAL_ROOT(self, nodes, stage, bound))),
+    (("_root_order", lambda self, terms, temporal, *args: (np.zeros(len(temporal)),) * 2),
+     ("_root_order", _inflated_root)),
     (("_drain_pair", _unplaced_drain), ("_drain_pair", _inflated_drain))],
     ids=["root order jointly", "B14 with placement"])
 def test_root_stage_rules_bind_and_their_inflation_is_caught(monkeypatch: pytest.MonkeyPatch,
@@ -85,12 +92,11 @@ def test_root_stage_rules_bind_and_their_inflation_is_caught(monkeypatch: pytest
                                                              inflated: tuple[str, Callable]) -> None:
     """Each rule never lowers a bound and raises some finite one on these cases; inflated by 3% it puts some
     ancestor's bound above the mapping's cost."""
-    target = BranchAndBound if off[0] == "_root_orders" else LowerBound
     with_rule = [b for arch, op in BIND for b in stage_bounds(arch, op)]
-    monkeypatch.setattr(target, *off)
+    monkeypatch.setattr(LowerBound, *off)
     without = [b for arch, op in BIND for b in stage_bounds(arch, op)]
     assert all((a >= b * (1 - 1e-12)).all() for (a, _), (b, _) in zip(with_rule, without))
     assert any((np.isfinite(a) & (a > b * (1 + 1e-9))).any() for (a, _), (b, _) in zip(with_rule, without))
-    monkeypatch.setattr(target, *inflated)
+    monkeypatch.setattr(LowerBound, *inflated)
     mutated = [b for arch, op in BIND for b in stage_bounds(arch, op)]
     assert any((np.isfinite(truth) & (lb > truth * (1 + 1e-9))).any() for lb, truth in mutated)

@@ -357,6 +357,7 @@ class LowerBound:
         self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
         self._ratio_cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}  # B3 (:meth:`_least_ratio`)
         self._front_cache: dict[tuple, object] = {}  # B3/B4: tables, fronts, least points (:meth:`_joint_front`)
+        self._chains: dict[tuple, list] = {}  # B15: the root order's effects per live loops (:meth:`_root_chains`)
         skip = model.ops_count / op.operations if op.operations else 1.0  # effectual share (sparse operands)
         self.step_cycles = skip * model.unit.cycles  # B6: compute cycles per temporal step
         self.least_compute = model.unit.least_cycles(model.ops_count)
@@ -412,6 +413,10 @@ class LowerBound:
         windowed: dict[int, np.ndarray] = {}  # B13: per child level, (n, D) energy a step of each dimension adds
         drain = self._joint_drain(fixed_from, tile)  # B14: (child level, energy per word) of the output's drains
         counted = np.zeros(n)  # B14: what the bound counts for that pair (and the refills at its child level)
+        # B15 (widened space, the root's factor stage): the plain tensors' pairs whose bound takes their own best root order
+        joint: list[tuple] | None = ([] if (self.placement or self.both_axes) and by_order is not None
+                                     and known == fixed_from == self.L - 1 else None)
+        refilled: dict[int, np.ndarray] = {}  # per child level, the refills (B9-B11, B13) the bound adds there
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
             if ch >= known and not (self.placement and ch == known and not self.monotone[ch, t]):
@@ -427,12 +432,16 @@ class LowerBound:
                     held = np.full(n, self.capacity[ch, t])
                     if tile is not None and ch == fixed_from - 2:  # a child holds at most its tile
                         held = np.minimum(held, own_words[:, t])
+                    if joint is not None and self.plain[t] and p == self.L - 1:
+                        joint.append((pr, held, None, e, h))
                     e, d, h = (np.maximum(x, y) for x, y in
                                zip((e, d, h), self._sweeps(pr, spatial, fixed_from, sweeps, runs[:, t],
                                                            tile_words[:, t], held)))
                 if by_order is not None and ch == known - 1 and (self.monotone[ch, t] or not self.placement):
                     ex = self._exact(by_order[t].counts, pr)
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
+                    if joint is not None and self.plain[t]:
+                        joint.append((pr, None, safe[:, t], e, h))
             crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
             hop_per_word = self.hop_energy[crossed].sum()
             if drain is not None and t == self.out and ch == drain[0]:
@@ -504,6 +513,7 @@ class LowerBound:
             if ch in nested:
                 refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
             energy += refills
+            refilled[ch] = refills
             if drain is not None and ch == drain[0]:
                 counted = counted + refills
         # B3/B4 at the lanes, one unrolling for all; its Pareto points with the lanes for EDP
@@ -513,6 +523,17 @@ class LowerBound:
             extra, lanes = self._joint_lanes(spatial, rest, fixed_from, tile, objective == "edp", drains=True)
             fronts.append((np.maximum(0.0, extra - (counted - self.out_words * (drain[1] + drain[2]))[:, None]), lanes))
         added = np.max([extra[:, 0] for extra, _ in fronts], axis=0)
+        if joint:  # B15 in place of those pairs' own bounds and the refills at their children (docs: what it replaces)
+            least, now = self._root_order(joint, temporal, spatial, fixed_from, sweeps, tile_words, runs)
+            children = {pr.child for pr, *_ in joint}
+            keep = added  # the lanes' joint terms that still hold beside it
+            if drain is not None and drain[0] in children:  # B14 counted the refills at its child: without them
+                keep = fronts[0][0][:, 0]
+                if not any(pr.tensor == self.out and pr.child == drain[0] for pr, *_ in joint):
+                    alone = counted - refilled.get(drain[0], 0.0) - self.out_words * (drain[1] + drain[2])
+                    keep = np.maximum(keep, np.maximum(0.0, extra[:, 0] - alone))
+            spent = now + sum(refilled.get(c, 0.0) for c in children)
+            added = np.maximum(added, least - spent + keep)
         if objective == "energy":
             return energy + added
         if objective == "dram":
@@ -1176,3 +1197,74 @@ class LowerBound:
         if top.read_bandwidth:
             cycles = np.maximum(cycles, np.delete(words, self.out, axis=1).sum(axis=1) / top.read_bandwidth)
         return cycles
+
+    def _root_order(self, terms: list[tuple], temporal: np.ndarray, spatial: np.ndarray, fixed_from: int,
+                    sweeps: np.ndarray, tile_words: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(n,) twice, B15, the root's order taken jointly (the widened space's root factor stage, docs/search.md "The
+        root stage in the widened space"): the least energy of the plain tensors' pairs when the top level's one loop
+        order is taken for all of them, and what they count with each tensor's own best order (``runs``,
+        :meth:`runs`); the bound adds the excess of the first.
+        ``terms``: (pair, held, safe, energy, fan-out words) of each such pair: a B2 pair (``held`` None; exact counts
+        at the tensor's best order where ``safe``) or a B7/B8 pair (its compulsory energy and words; the capacity
+        bound :meth:`_sweeps` taken with the order's refills), priced by :meth:`_root_value`. A plain tensor's tile
+        is refilled, under an order, the top level's trips over those of the loops inside its innermost loop indexing
+        it, so only the loops up to the first that indexes each of these tensors matter: the least over those chains
+        (:meth:`_root_chains`) of the summed energies."""
+        j, n = fixed_from, temporal.shape[0]
+        tensors = tuple(sorted({pr.tensor for pr, *_ in terms}))
+        every = np.arange(n)
+        now = sum(self._root_value(term, every, runs[:, term[0].tensor], runs, spatial, fixed_from, sweeps,
+                                   tile_words) for term in terms)
+        best = now.copy()
+        keys, inverse = unique_rows((temporal[:, j] > 1).astype(np.int64))
+        for g, key in enumerate(keys):
+            rows = np.nonzero(inverse.reshape(-1) == g)[0]
+            trips = temporal[rows, j].astype(float)
+            least = np.full(len(rows), np.inf)
+            for inner in self._root_chains(tuple(int(d) for d in np.nonzero(key)[0]), tensors):
+                total = np.zeros(len(rows))
+                for term in terms:
+                    t = term[0].tensor
+                    refills = (sweeps[rows] / trips[:, list(inner[t])].prod(axis=1) if inner[t] is not None
+                               else np.ones(len(rows)))
+                    total += self._root_value(term, rows, refills, runs, spatial, fixed_from, sweeps, tile_words)
+                least = np.minimum(least, total)
+            best[rows] = least
+        return best, now
+
+    def _root_value(self, term: tuple, rows: np.ndarray, refills: np.ndarray, runs: np.ndarray, spatial: np.ndarray,
+                    fixed_from: int, sweeps: np.ndarray, tile_words: np.ndarray) -> np.ndarray:
+        """(rows,) B15: one pair's energy (with its fan-out words' hops) when its tensor's tile is refilled ``refills``
+        times. A B2 pair's exact counts at its best order (``runs`` refills) each have the form ``max(0, a x refills -
+        c)`` with ``c >= 0`` (fills, reads and drains of whole tiles; reloads and accumulate reads beyond the first
+        touches; partial updates at full width beyond the final ones, at a width no larger), so with more refills
+        each grows at least in proportion; a B7/B8 pair is :meth:`_sweeps` with these refills."""
+        pr, held, safe, e, h = term
+        hop = self.hop_energy[[m for m in range(pr.child + 1, pr.parent + 1)
+                               if self.arch.levels[m].fanout is not None]].sum()
+        if held is None:
+            base = e[rows] + h[rows] * hop
+            return np.where(safe[rows], base * refills / runs[rows, pr.tensor], base)
+        es, _, hs = self._sweeps(pr, spatial[rows], fixed_from, sweeps[rows], refills, tile_words[rows, pr.tensor],
+                                 held[rows])
+        return np.maximum(e[rows], es) + np.maximum(h[rows], hs) * hop
+
+    def _root_chains(self, live: tuple[int, ...], tensors: tuple[int, ...]) -> list[dict[int, tuple[int, ...] | None]]:
+        """B15: the distinct effects of the orders of the top level's ``live`` loops on ``tensors``: per order, each
+        tensor's loops inside its innermost loop indexing it (None: no live loop indexes it), the order walked
+        innermost first until every tensor has met one (the rest of the order changes none of them). Cached."""
+        key = (live, tensors)
+        if key not in self._chains:
+            out: list[dict[int, tuple[int, ...] | None]] = []
+
+            def walk(inner: tuple[int, ...], met: dict[int, tuple[int, ...]]) -> None:
+                left = [d for d in live if d not in inner]
+                if len(met) == len(tensors) or not left:
+                    out.append({t: met.get(t) for t in tensors})
+                    return
+                for d in left:
+                    hit = {t: inner for t in tensors if t not in met and self.indexes[t, d]}
+                    walk(inner + (d,), {**met, **hit})
+            walk((), {})
+            self._chains[key] = out
+        return self._chains[key]

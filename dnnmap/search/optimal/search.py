@@ -226,25 +226,7 @@ class BranchAndBound:
                                by_order, safe)
         else:
             lb = bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective)
-        lb = np.where(self._fits(nodes, cost, kind, j), lb, np.inf)
-        if kind == "F" and j == self.L - 1 and j > 0 and self.distinct and self.padded is None:
-            lb = np.maximum(lb, self._root_orders(nodes, stage, bound))
-        return lb
-
-    def _root_orders(self, nodes: Nodes, stage: int, bound: LowerBound) -> np.ndarray:
-        """(n,) the root's joint order bound (docs/search.md "The root's order, jointly"): at the top level's factor
-        stage ``stage`` (its order open), the least over each node's distinct orders of the top level (rules P3 and
-        P5, as the order stage keeps them) of the order stage's bound. Every completion of a node has one of its
-        orders, and one a dropped order's completion costs at least a kept order's, so the least is a bound of every
-        completion; per tensor, B2 and B8 take each tensor's best order on its own instead."""
-        j = self.stages[stage][1]
-        kids, parents = expand_orders(nodes, j)
-        exact, runs = self.order_keys.keys(j, kids.temporal[:, j], kids.order[:, j], None)
-        keep = distinct_children(exact, runs, parents)
-        kids, parents = kids.take(keep), parents[keep]
-        out = np.full(len(nodes), np.inf)
-        np.minimum.at(out, parents, self._bound_extent(kids, stage + 1, bound))
-        return out
+        return np.where(self._fits(nodes, cost, kind, j), lb, np.inf)
 
     def _fits(self, nodes: Nodes, cost: CostBatch, kind: str, j: int) -> np.ndarray:
         """(n,) whether a completion of each node may fit: the levels whose tiles are fixed fit in ``cost``. With
