@@ -52,7 +52,10 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B14 **output drains in the joint unrolling** (:meth:`LowerBound._drain_pair`): at the root's open fan-out, the
   output pair across it drains ``outputs x copies(U)`` words (each copy of B4 at least once) and its parent gets every
   output word: one unrolling ``U`` for these and the lanes' pairs; the joint sum replaces what the bound counts for
-  those parts when larger (:meth:`LowerBound._joint_drain`);
+  those parts when larger (:meth:`LowerBound._joint_drain`), with per-tensor placement too;
+* B15 **the root's order jointly** (:meth:`LowerBound._root_order`; the widened space's factor stage of the top
+  level): the plain tensors' pairs priced through each one's best root order (B2, B7/B8) take one order together, the
+  least over the order's effects on their refills, in place of their bounds and the refills at their child levels;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`);
 * B6 latency: compute cycles ``>= max(iterations / lanes x cycles per step, the unit's least cycles)`` (the
