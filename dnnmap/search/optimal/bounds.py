@@ -1222,17 +1222,16 @@ class LowerBound:
         keys, inverse = unique_rows((temporal[:, j] > 1).astype(np.int64))
         for g, key in enumerate(keys):
             rows = np.nonzero(inverse.reshape(-1) == g)[0]
+            chains = self._root_chains(tuple(int(d) for d in np.nonzero(key)[0]), tensors)
             trips = temporal[rows, j].astype(float)
-            least = np.full(len(rows), np.inf)
-            for inner in self._root_chains(tuple(int(d) for d in np.nonzero(key)[0]), tensors):
-                total = np.zeros(len(rows))
-                for term in terms:
-                    t = term[0].tensor
-                    refills = (sweeps[rows] / trips[:, list(inner[t])].prod(axis=1) if inner[t] is not None
-                               else np.ones(len(rows)))
-                    total += self._root_value(term, rows, refills, runs, spatial, fixed_from, sweeps, tile_words)
-                least = np.minimum(least, total)
-            best[rows] = least
+            tiled = np.tile(rows, len(chains))  # the rows once per chain, chain by chain
+            total = np.zeros(len(tiled))
+            for term in terms:
+                t = term[0].tensor
+                refills = np.concatenate([sweeps[rows] / trips[:, list(inner[t])].prod(axis=1) if inner[t] is not None
+                                          else np.ones(len(rows)) for inner in chains])
+                total += self._root_value(term, tiled, refills, runs, spatial, fixed_from, sweeps, tile_words)
+            best[rows] = total.reshape(len(chains), len(rows)).min(axis=0)
         return best, now
 
     def _root_value(self, term: tuple, rows: np.ndarray, refills: np.ndarray, runs: np.ndarray, spatial: np.ndarray,
