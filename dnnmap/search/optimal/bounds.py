@@ -537,6 +537,8 @@ class LowerBound:
                     keep = np.maximum(keep, np.maximum(0.0, extra[:, 0] - alone))
             spent = now + sum(refilled.get(c, 0.0) for c in children)
             added = np.maximum(added, least - spent + keep)
+            # EDP's Pareto points of the lanes' own joint term (other pairs than B15's) hold beside it too
+            fronts[0] = (fronts[0][0] + np.maximum(0.0, least - spent)[:, None], fronts[0][1])
         if objective == "energy":
             return energy + added
         if objective == "dram":
