@@ -53,7 +53,7 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   output pair across it drains ``outputs x copies(U)`` words (each copy of B4 at least once) and its parent gets every
   output word: one unrolling ``U`` for these and the lanes' pairs; the joint sum replaces what the bound counts for
   those parts when larger (:meth:`LowerBound._joint_drain`), with per-tensor placement too;
-* B15 **the root's order jointly** (:meth:`LowerBound._root_order`; the widened space's factor stage of the top
+* B17 **the root's order jointly** (:meth:`LowerBound._root_order`; the widened space's factor stage of the top
   level): the plain tensors' pairs priced through each one's best root order (B2, B7/B8) take one order together, the
   least over the order's effects on their refills, in place of their bounds and the refills at their child levels;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
@@ -360,7 +360,7 @@ class LowerBound:
         self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
         self._ratio_cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}  # B3 (:meth:`_least_ratio`)
         self._front_cache: dict[tuple, object] = {}  # B3/B4: tables, fronts, least points (:meth:`_joint_front`)
-        self._chains: dict[tuple, list] = {}  # B15: the root order's effects per live loops (:meth:`_root_chains`)
+        self._chains: dict[tuple, list] = {}  # B17: the root order's effects per live loops (:meth:`_root_chains`)
         skip = model.ops_count / op.operations if op.operations else 1.0  # effectual share (sparse operands)
         self.step_cycles = skip * model.unit.cycles  # B6: compute cycles per temporal step
         self.least_compute = model.unit.least_cycles(model.ops_count)
@@ -416,7 +416,7 @@ class LowerBound:
         windowed: dict[int, np.ndarray] = {}  # B13: per child level, (n, D) energy a step of each dimension adds
         drain = self._joint_drain(fixed_from, tile)  # B14: (child level, energy per word) of the output's drains
         counted = np.zeros(n)  # B14: what the bound counts for that pair (and the refills at its child level)
-        # B15 (widened space, the root's factor stage): the plain tensors' pairs whose bound takes their own best root order
+        # B17 (widened space, the root's factor stage): the plain tensors' pairs whose bound takes their own best root order
         joint: list[tuple] | None = ([] if (self.placement or self.both_axes) and by_order is not None
                                      and known == fixed_from == self.L - 1 else None)
         refilled: dict[int, np.ndarray] = {}  # per child level, the refills (B9-B11, B13) the bound adds there
@@ -526,7 +526,7 @@ class LowerBound:
             extra, lanes = self._joint_lanes(spatial, rest, fixed_from, tile, objective == "edp", drains=True)
             fronts.append((np.maximum(0.0, extra - (counted - self.out_words * (drain[1] + drain[2]))[:, None]), lanes))
         added = np.max([extra[:, 0] for extra, _ in fronts], axis=0)
-        if joint:  # B15 in place of those pairs' own bounds and the refills at their children (docs: what it replaces)
+        if joint:  # B17 in place of those pairs' own bounds and the refills at their children (docs: what it replaces)
             least, now = self._root_order(joint, temporal, spatial, fixed_from, sweeps, tile_words, runs)
             children = {pr.child for pr, *_ in joint}
             keep = added  # the lanes' joint terms that still hold beside it
@@ -537,7 +537,7 @@ class LowerBound:
                     keep = np.maximum(keep, np.maximum(0.0, extra[:, 0] - alone))
             spent = now + sum(refilled.get(c, 0.0) for c in children)
             added = np.maximum(added, least - spent + keep)
-            # EDP's Pareto points of the lanes' own joint term (other pairs than B15's) hold beside it too
+            # EDP's Pareto points of the lanes' own joint term (other pairs than B17's) hold beside it too
             fronts[0] = (fronts[0][0] + np.maximum(0.0, least - spent)[:, None], fronts[0][1])
         if objective == "energy":
             return energy + added
@@ -1205,7 +1205,7 @@ class LowerBound:
 
     def _root_order(self, terms: list[tuple], temporal: np.ndarray, spatial: np.ndarray, fixed_from: int,
                     sweeps: np.ndarray, tile_words: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(n,) twice, B15, the root's order taken jointly (the widened space's root factor stage, docs/search.md "The
+        """(n,) twice, B17, the root's order taken jointly (the widened space's root factor stage, docs/search.md "The
         root stage in the widened space"): the least energy of the plain tensors' pairs when the top level's one loop
         order is taken for all of them, and what they count with each tensor's own best order (``runs``,
         :meth:`runs`); the bound adds the excess of the first.
@@ -1238,7 +1238,7 @@ class LowerBound:
 
     def _root_value(self, term: tuple, rows: np.ndarray, refills: np.ndarray, runs: np.ndarray, spatial: np.ndarray,
                     fixed_from: int, sweeps: np.ndarray, tile_words: np.ndarray) -> np.ndarray:
-        """(rows,) B15: one pair's energy (with its fan-out words' hops) when its tensor's tile is refilled ``refills``
+        """(rows,) B17: one pair's energy (with its fan-out words' hops) when its tensor's tile is refilled ``refills``
         times. A B2 pair's exact counts at its best order (``runs`` refills) each have the form ``max(0, a x refills -
         c)`` with ``c >= 0`` (fills, reads and drains of whole tiles; reloads and accumulate reads beyond the first
         touches; partial updates at full width beyond the final ones, at a width no larger), so with more refills
@@ -1254,7 +1254,7 @@ class LowerBound:
         return np.maximum(e[rows], es) + np.maximum(h[rows], hs) * hop
 
     def _root_chains(self, live: tuple[int, ...], tensors: tuple[int, ...]) -> list[dict[int, tuple[int, ...] | None]]:
-        """B15: the distinct effects of the orders of the top level's ``live`` loops on ``tensors``: per order, each
+        """B17: the distinct effects of the orders of the top level's ``live`` loops on ``tensors``: per order, each
         tensor's loops inside its innermost loop indexing it (None: no live loop indexes it), the order walked
         innermost first until every tensor has met one (the rest of the order changes none of them). Cached."""
         key = (live, tensors)
