@@ -75,5 +75,5 @@ def import_zigzag(hardware: Path, output: Path, workload: Path | None, mapping: 
         lowered += [f"{layer.name}: {n}" for n in m.notes[1:]]
     wrote(out, folder, detail=counted(len(imported.network.layers), "mapping file"))
     if lowered:
-        out.print(f"note: {counted(len(lowered), 'operand tile')} placed lower than ZigZag's allocation (a memory of "
-                  f"another operand lies above it in dnnmap's one chain of levels), e.g. {lowered[0]}", markup=False)
+        out.print(f"note: {counted(len(lowered), 'operand tile')} smaller than ZigZag allocates (docs/zigzag.md, "
+                  f"\"Mapping file\"), e.g. {lowered[0]}", markup=False)

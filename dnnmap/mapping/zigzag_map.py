@@ -84,7 +84,10 @@ def _loops(entry: dict[str, Any], op: Operator, spatial: dict[str, int], at: Whe
         pair = list_at(item, t_at / i)
         if len(pair) != 2 or str(pair[0]).upper() not in op.bounds:
             raise (t_at / i).error(f"expected [DIM, size] with a dimension of {', '.join(op.dim_names)}")
-        loops.append((str(pair[0]).upper(), integer(pair[1], t_at / i)))
+        size = integer(pair[1], t_at / i)
+        if size < 1:
+            raise (t_at / i).error(f"a loop's size must be >= 1, got {size}")
+        loops.append((str(pair[0]).upper(), size))
     for d in op.dim_names:
         got = math.prod(f for x, f in loops if x == d)
         if got < left[d]:
@@ -214,26 +217,33 @@ def _segments(spec: ArchSpec, cuts: dict[str, dict[int, int]], n: int) -> tuple[
     return ends, notes
 
 
-def _level_mappings(loops: list[tuple[str, int]], ends: list[int], unroll: dict[int, dict[str, tuple[int, int]]],
-                    cuts: dict[str, dict[int, int]]) -> tuple[LevelMapping, ...]:
+def _level_mappings(spec: ArchSpec, loops: list[tuple[str, int]], ends: list[int],
+                    unroll: dict[int, dict[str, tuple[int, int]]],
+                    cuts: dict[str, dict[int, int]]) -> tuple[tuple[LevelMapping, ...], list[str]]:
     """Each level's loops (its segment of ``loops``; a dimension looped twice in a segment is one loop at its
-    outer place) and each tensor's ``loops_above``: the level's loops whose outer place lies above its cut."""
-    levels, start = [], 0
+    outer place) and each tensor's ``loops_above``: the level's loops whose outer place lies above its cut;
+    and a note for each tensor whose cut a merged loop straddles (its tile loses the loop's inner part)."""
+    levels, notes, start = [], [], 0
     for i, end in enumerate(ends):
         placed = loops[start:end]
         merged: dict[str, int] = {}
+        inner: dict[str, int] = {}
         outer: dict[str, int] = {}
         for k, (d, f) in enumerate(placed, start):
             merged[d] = merged.get(d, 1) * f
+            inner.setdefault(d, k)
             outer[d] = k
         order = tuple(sorted(merged, key=lambda d: -outer[d]))
         above = tuple((t, n) for t, c in cuts.items() if i in c
                       and (n := sum(1 for d in order if merged[d] > 1 and outer[d] >= c[i])) > 0)
+        notes += [f"{t} in {spec.levels[i].name}: its boundary lies between two {d} loops, one {d} loop here; "
+                  f"the tile holds no {d} of this level" for t, c in cuts.items() if i in c
+                  for d in order if inner[d] < c[i] <= outer[d]]
         u = unroll.get(i, {})
         levels.append(LevelMapping(tuple(merged.items()), order, tuple((d, f) for d, (f, _) in u.items()),
                                    tuple((d, a) for d, (_, a) in u.items()), loops_above=above))
         start = end
-    return tuple(levels)
+    return tuple(levels), notes
 
 
 def _read(data: object, origin: str, op: Operator,
@@ -266,4 +276,5 @@ def zigzag_mapping(data: object, origin: str, op: Operator, core: ImportedZigzag
                 for t, per in _allocate(op, spec, unroll, loops).items()}
         ends, lowered = _segments(spec, cuts, len(loops))
         notes += lowered
-    return Mapping(_level_mappings(loops, ends, unroll, cuts), layer=op.name, notes=tuple(notes))
+    levels, merged = _level_mappings(spec, loops, ends, unroll, cuts)
+    return Mapping(levels, layer=op.name, notes=tuple(notes + merged))
