@@ -167,6 +167,28 @@ def test_an_imported_placed_mapping_costs_what_the_simulator_counts(tmp_path: Pa
     assert cost.valid.all() and cost.energy[0] < cost.energy[1]
 
 
+def test_an_operand_memory_below_another_operands_keeps_the_loops_under_its_cut() -> None:
+    """tpu_like's weight register rf_128B lies below the output register rf_2B in dnnmap's chain. Under ZigZag's
+    own LOMA mapping of ResNet-18's Layer2 (K 32 x C 32 unrolled; C 2, FY 3, FX 3, OY 56, OX 56, K 2) ZigZag
+    gives the weights all six loops in rf_128B and the outputs C, FY, FX in rf_2B (as the benchmark's ZigZag
+    run reports it); dnnmap's rf_128B keeps the three under rf_2B's cut, and the mapping notes it. OY and OX
+    do not index the weights, so each weight is still read from DRAM once."""
+    work = load_zigzag_workload(FIX / "workload" / "resnet18.yaml")
+    core = arch_from_zigzag(yaml.safe_load((FIX / "hardware" / "tpu_like.yaml").read_text()), "tpu_like.yaml",
+                            word_bits=common_precision(work)[0], final_output_bits=final_output_bits(work))
+    op = work.network.layers[1].op
+    data = [{"name": "default", "spatial_mapping": {"D1": ["K, 32"], "D2": ["C, 32"]},
+             "temporal_ordering": [["C", 2], ["FY", 3], ["FX", 3], ["OY", 56], ["OX", 56], ["K", 2]]}]
+    assert zigzag_allocation(data, "inline", op, core) == {"W": [6, 0], "I": [6, 0], "O": [3, 3, 0]}
+    m = zigzag_mapping(data, "inline", op, core)
+    assert m.levels[0].order == ("FX", "FY", "C") and not m.placed
+    assert m.notes[1:] == ("W in rf_128B: ZigZag keeps the 6 innermost loops there, dnnmap 3: rf_2B lies above it "
+                           "and keeps 3 for its operands",)
+    cost = CostModel(op, core.spec).evaluate(MappingBatch.from_mappings(op, core.spec, [m]))
+    w = next(i for i, t in enumerate(op.tensors) if t.name == "W")
+    assert cost.counts["reads"][0, core.spec.level_index("dram"), w] == math.prod(op.tensor_shape("W"))
+
+
 def test_cli_writes_placed_mappings_and_shared_boundary_switch(tmp_path: Path) -> None:
     """`import-arch zigzag --mapping` writes the per-operand placement into the mapping files; with
     `--shared-boundary` the same files without it; misuse of the switch exits 2."""
