@@ -26,7 +26,7 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.arch.zigzag import ImportedZigzag
 from dnnmap.mapping.mapping import BOTH_AXES, LevelMapping, Mapping
 from dnnmap.workload.importers.timeloop_yaml import Where, integer, list_at, mapping_at
-from dnnmap.workload.ir import Operator, Role, Tensor
+from dnnmap.workload.ir import Axis, Operator, Role, Tensor
 
 _ROLE_OF_OPERAND: dict[str, Role] = {"W": "weight", "I": "input", "O": "output"}
 
@@ -95,12 +95,23 @@ def _loops(entry: dict[str, Any], op: Operator, spatial: dict[str, int], at: Whe
     return loops
 
 
+def _window(axis: Axis, sizes: dict[str, int]) -> int:
+    """ZigZag's size of a window axis ``c = sa * a + sb * b`` over ``a`` < A, ``b`` < B: the number of distinct
+    indices, ``A * B - max(0, B - sa / g) * (A - sb / g)`` with ``g = gcd(sa, sb)`` (a stride-2 window of
+    4 outputs and 1 tap: 4 rows, where the interval hull has 7); other axes: the hull."""
+    if len(axis.terms) != 2:
+        return axis.extent(sizes)
+    (a, sa), (b, sb) = axis.terms
+    g = math.gcd(sa, sb)
+    return sizes[a] * sizes[b] - max(0, sizes[b] - sa // g) * (sizes[a] - sb // g)
+
+
 def _tile_units(spec: ArchSpec, op: Operator, level: int, tensor: Tensor, sizes: dict[str, int], final: bool) -> int:
     """Capacity units of ``tensor``'s tile over ``sizes`` at ``level``, sized as ZigZag sizes it: window axes
-    (input rows and columns) clipped to the tensor's extent, other axes not (a padded loop's tile is whole);
-    a final output (no reduction left above the tile) at the spec's ``final_output_bits``."""
+    (input rows and columns) by :func:`_window`, clipped to the tensor's extent, other axes not (a padded
+    loop's tile is whole); a final output (no reduction left above the tile) at ``final_output_bits``."""
     lv = spec.levels[level]
-    words = math.prod(min(a.extent(sizes), a.extent(op.bounds)) if len(a.terms) > 1 else a.extent(sizes)
+    words = math.prod(min(_window(a, sizes), a.extent(op.bounds)) if len(a.terms) > 1 else a.extent(sizes)
                       for a in tensor.axes)
     units = spec.capacity_units_of(lv, tensor.role)
     if final and lv.capacity_unit == "bits" and spec.final_output_bits is not None:
