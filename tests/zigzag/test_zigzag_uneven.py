@@ -72,6 +72,18 @@ def _files(tmp_path: Path, l1_bits: int, size: int, orders: list[list[list]]) ->
     return paths
 
 
+def _zigzag(hw: Path, wl: Path, mp: Path, tmp_path: Path) -> dict[str, dict[str, list[int]]]:
+    """ZigZag's own allocation of each layer (layer -> operand -> loops per memory), or skip without ZigZag."""
+    if not Path(ZIGZAG_PYTHON).exists():
+        pytest.skip(f"ZigZag is not installed (no Python at {ZIGZAG_PYTHON}; set DNNMAP_ZIGZAG_PYTHON)")
+    run = subprocess.run([ZIGZAG_PYTHON, "-c", _ZIGZAG_ALLOCATION, str(wl), str(hw), str(mp), str(tmp_path / "out")],
+                         capture_output=True, text=True, check=False, timeout=600)
+    if run.returncode != 0 and "No module named 'zigzag'" in run.stderr:
+        pytest.skip(f"ZigZag is not installed in {ZIGZAG_PYTHON}")
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout)
+
+
 def _imported(hw: Path, wl: Path) -> tuple[ImportedZigzag, list[Operator]]:
     work = load_zigzag_workload(wl)
     core = arch_from_zigzag(yaml.safe_load(hw.read_text()), str(hw), word_bits=common_precision(work)[0],
@@ -116,15 +128,8 @@ def test_the_allocation_equals_zigzags_own(tmp_path: Path) -> None:
     at every memory is the product of the loops ZigZag puts at or below that memory, except where the mapping
     notes that a dimension looped on both sides of the operand's cut within one level became one loop
     (ORDERS[1] and ORDERS[2]: the weights' cut in l1 falls between two D1 2 loops)."""
-    if not Path(ZIGZAG_PYTHON).exists():
-        pytest.skip(f"ZigZag is not installed (no Python at {ZIGZAG_PYTHON}; set DNNMAP_ZIGZAG_PYTHON)")
     hw, wl, mp = _files(tmp_path, 8_000, 32, ORDERS)
-    run = subprocess.run([ZIGZAG_PYTHON, "-c", _ZIGZAG_ALLOCATION, str(wl), str(hw), str(mp), str(tmp_path / "out")],
-                         capture_output=True, text=True, check=False, timeout=600)
-    if run.returncode != 0 and "No module named 'zigzag'" in run.stderr:
-        pytest.skip(f"ZigZag is not installed in {ZIGZAG_PYTHON}")
-    assert run.returncode == 0, run.stderr[-2000:]
-    theirs = json.loads(run.stdout)
+    theirs = _zigzag(hw, wl, mp, tmp_path)
     core, ops = _imported(hw, wl)
     data = yaml.safe_load(mp.read_text())
     uneven = straddled = 0
@@ -142,6 +147,30 @@ def test_the_allocation_equals_zigzags_own(tmp_path: Path) -> None:
                 assert (_tile(m, level, tensor, op.dim_names) == want) is not noted, (op.name, tensor, level)
                 straddled += noted
     assert uneven == len(ORDERS) and straddled == 2
+
+
+def test_strided_windows_are_sized_as_zigzag_sizes_them(tmp_path: Path) -> None:
+    """Stride-2 3x3 convolutions (ResNet-18's Layer8 shape) on tpu_like with a 16,384-bit SRAM: ZigZag sizes an
+    input tile by its distinct rows and columns (4 outputs at stride 2 and 1 tap: 4 rows, the interval hull
+    7); with the hull two of these three orders would cut the input elsewhere. The cuts equal ZigZag's."""
+    orders = [[["OX", 4], ["OY", 7], ["FX", 3], ["OY", 4], ["FY", 3], ["OX", 7], ["C", 2], ["K", 4]],
+              [["OX", 4], ["OY", 4], ["FX", 3], ["FY", 3], ["OX", 7], ["OY", 7], ["C", 2], ["K", 4]],
+              [["OX", 7], ["FX", 3], ["OY", 7], ["FY", 3], ["OX", 4], ["OY", 4], ["C", 2], ["K", 4]]]
+    hw = yaml.safe_load((FIX / "hardware" / "tpu_like.yaml").read_text())
+    hw["memories"]["sram_2MB"]["size"] = 16_384
+    layer = {"operator_type": "Conv", "equation": "O[b][k][oy][ox]+=W[k][c][fy][fx]*I[b][c][iy][ix]",
+             "dimension_relations": ["ix=2*ox+1*fx", "iy=2*oy+1*fy"],
+             "loop_dims": ["B", "K", "C", "OY", "OX", "FY", "FX"], "loop_sizes": [1, 128, 64, 28, 28, 3, 3],
+             "operand_precision": {"W": 8, "I": 8, "O": 16, "O_final": 8}}
+    spatial = {"D1": ["K, 32"], "D2": ["C, 32"]}
+    data = [{"name": f"conv{i}", "spatial_mapping": spatial, "temporal_ordering": o} for i, o in enumerate(orders)]
+    paths = tmp_path / "hw.yaml", tmp_path / "wl.yaml", tmp_path / "mp.yaml"
+    layers = [{**layer, "id": i, "name": f"conv{i}", "operand_source": {"I": i}} for i in range(len(orders))]
+    for path, content in zip(paths, (hw, layers, [*data, {"name": "default", "spatial_mapping": spatial}])):
+        path.write_text(yaml.safe_dump(content, sort_keys=False))
+    theirs = _zigzag(*paths, tmp_path)
+    core, ops = _imported(*paths[:2])
+    assert {op.name: zigzag_allocation(data, "inline", op, core) for op in ops} == theirs
 
 
 @pytest.mark.parametrize("order", [ORDERS[0], ORDERS[3], ORDERS[4]])
