@@ -101,13 +101,13 @@ def _tile(m: Mapping, level: int, tensor: str, dims: tuple[str, ...]) -> dict[st
 
 def test_the_allocation_is_zigzags_rule_on_a_gemm_by_hand(tmp_path: Path) -> None:
     """A 256^3 GEMM on gemm_l1_l3 (l1: 943,718 bits shared by I, W and O; outputs 32-bit partial sums, 8-bit
-    final), order D2 8, D1 8, D0 32, D2 4, D1 4 innermost first. The output register takes D2 8 (one word).
-    In l1, per operand the tiles of its prefixes (bits): I (D0 x D2) 512, 512, 131,072, 524,288, 524,288 words
-    x 8...; of the combinations that fit together the fewest bits moved from l3 (tile x iterations left
-    above) is I after D0 32 (131,072 bits x 16 = 2.1 M), W after D2 4 (131,072 x 4 = 0.5 M), O after D2 4
-    (16,384 words x 32 bits x 4 = 2.1 M): 4.7 M; I whole (0 moved) leaves O room for D1 8 only (16,384 bits
-    x 512 = 8.4 M). ZigZag 3.9.1 gives the same cuts (tested below against ZigZag itself); dnnmap's l1 keeps
-    the four loops with I placed below D2 4 (``loops_above`` 1)."""
+    final), order D2 8, D1 8, D0 32, D2 4, D1 4 innermost first, 8 x 8 x 8 unrolled. The output register
+    takes D2 8 (one word). In l1, of the prefix combinations that fit together, the fewest bits moved from
+    l3 (tile x iterations of the loops left above) is I up to D0 32 (256 x 64 words, 131,072 bits, x 16),
+    W up to D2 4 (256 x 64, 131,072 bits, x 4) and O up to D2 4 (256 x 64 partial sums, 524,288 bits, x 4):
+    4.7 M bits in 786,432 of l1; the whole input (nothing moved for it) leaves the output room for D1 8
+    only (8 x 64 x 32 bits x 512 = 8.4 M). ZigZag 3.9.1 gives the same cuts (and does on the orders below,
+    tested against ZigZag itself); dnnmap's l1 keeps D2 4, D0 32, D1 8 with I placed below D2 4."""
     order = [["D2", 8], ["D1", 8], ["D0", 32], ["D2", 4], ["D1", 4]]
     hw, wl, mp = _files(tmp_path, 943_718, 256, [order])
     core, (op,) = _imported(hw, wl)
