@@ -232,6 +232,8 @@ def test_cli_writes_placed_mappings_and_shared_boundary_switch(tmp_path: Path) -
         assert m.placed is placed
     misuse = runner.invoke(app, ["import-arch", "zigzag", str(hw), "--shared-boundary", "-o", str(tmp_path / "a.yaml")])
     assert misuse.exit_code == 2 and "--shared-boundary applies to the mappings of --mapping" in misuse.output
+    timeloop = runner.invoke(app, ["import-arch", "timeloop", str(hw), "--shared-boundary", "-o", str(tmp_path / "t")])
+    assert timeloop.exit_code == 2 and "--shared-boundary is an option of zigzag" in timeloop.output
 
 
 @pytest.mark.parametrize("edit, words", [
