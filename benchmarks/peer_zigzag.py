@@ -1,13 +1,15 @@
 """ZigZag beside dnnmap on ZigZag's own inputs: ZigZag (run in its own Python environment) maps its workload on
 its hardware with its mapping file; dnnmap imports the same three files (``import-arch zigzag``), evaluates
-ZigZag's chosen mappings in its own model and searches its own. Not part of the test run.
+ZigZag's chosen mappings in its own model read both ways (one boundary per level, ``--shared-boundary``, and
+each operand's loops where ZigZag allocates them, the default), checks the importer's per-operand allocation
+against ZigZag's, and searches its own mappings. Not part of the test run.
 
 Run: ``python benchmarks/peer_zigzag.py [--zigzag-python /work/zzvenv/bin/python] [--hardware tpu_like]
 [--layers 21] [--breakdown]``; ``--hardware aimc`` or ``dimc`` (in-memory computing arrays, ZigZag's mapping
 hints ``default_imc.yaml``) also prints the array's energy per component in both models. ZigZag is installed into a separate venv (``python -m venv /work/zzvenv &&
 /work/zzvenv/bin/pip install zigzag-dse six``); without it the ZigZag columns are skipped with the reason.
-dnnmap's mappings cannot be fed back into ZigZag's model here (ZigZag takes no fixed temporal mapping from
-a file), so that cell is n/a.
+dnnmap's mappings cannot be fed back into ZigZag's model here (ZigZag takes a complete loop order from a file
+but allocates it to its memories itself), so that cell is n/a.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 from dnnmap.arch.zigzag import import_zigzag_arch
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
-from dnnmap.mapping.zigzag_map import zigzag_mapping
+from dnnmap.mapping.zigzag_map import zigzag_allocation, zigzag_mapping
 from dnnmap.search.network import map_layer
 from dnnmap.workload.importers.zigzag_workload import (
     common_precision,
@@ -60,8 +62,10 @@ for cme, _ in cmes[0][1]:
              for lop, per_level in cme.mem_energy_breakdown_further.items()}
     spatial = {str(oa): [f"{d}, {float(s):g}" for d, s in dims.items()]
                for oa, dims in cme.layer.spatial_mapping.items()}
+    alloc = {str(lop): [len(level) for level in per_level]
+             for lop, per_level in cme.temporal_mapping.mapping_dic_origin.items()}
     layers.append({"name": cme.layer.name, "energy": cme.energy_total, "cycles": cme.latency_total2,
-                   "loops": loops, "mac": cme.mac_energy, "parts": parts, "spatial": spatial,
+                   "loops": loops, "alloc": alloc, "mac": cme.mac_energy, "parts": parts, "spatial": spatial,
                    "mac_parts": getattr(cme, "mac_energy_breakdown", None)})
 json.dump({"seconds": seconds, "energy": energy, "cycles": latency, "layers": layers}, sys.stdout)
 """
@@ -158,7 +162,8 @@ def main() -> None:
     theirs = {x["name"]: x for x in zz["layers"]} if isinstance(zz, dict) else {}
     parts: dict[tuple[str, str], list[float]] = {}
     imc_parts: dict[str, list[float]] = {}
-    rows, tot = [], {k: 0.0 for k in ("zz_e", "zz_c", "dz_e", "dz_c", "dd_e", "dd_c", "evals")}
+    rows, tot = [], {k: 0.0 for k in ("zz_e", "zz_c", "dd_e", "dd_c", "ds_e", "ds_c", "dz_e", "dz_c", "evals")}
+    same_cuts, compared, noted = 0, 0, 0
     t0 = time.perf_counter()
     for layer in wl.network.layers[:args.layers]:
         op = layer.op
@@ -171,33 +176,43 @@ def main() -> None:
         row = [op.name, f"{energy:.4g}", f"{cycles:.0f}"]
         if z is not None:
             entry = [{"name": op.name, "spatial_mapping": z["spatial"], "temporal_ordering": z["loops"]}]
-            m = zigzag_mapping(entry, "zigzag", op, core)
-            c = CostModel(op, core.spec).evaluate(MappingBatch.from_mappings(op, core.spec, [m]))
+            same_cuts += zigzag_allocation(entry, "zigzag", op, core) == z.get("alloc")
+            compared += 1
+            shared, placed = (zigzag_mapping(entry, "zigzag", op, core, shared_boundary=s) for s in (True, False))
+            noted += len(placed.notes) > 1
+            c = CostModel(op, core.spec).evaluate(MappingBatch.from_mappings(op, core.spec, [placed, shared]))
             tot["zz_e"] += z["energy"]
             tot["zz_c"] += z["cycles"]
-            tot["dz_e"] += float(c.energy[0])
-            tot["dz_c"] += float(c.cycles[0])
-            add_breakdown(parts, z, op, core.spec, c)
+            row += [f"{z['energy']:.4g}", f"{z['cycles']:.0f}"]
+            for k, key in ((1, "ds"), (0, "dz")):  # shared boundary, ZigZag's per-operand allocation
+                tot[f"{key}_e"] += float(c.energy[k])
+                tot[f"{key}_c"] += float(c.cycles[k])
+                row += [f"{float(c.energy[k]):.4g}{'' if c.valid[k] else '*'}", f"{float(c.cycles[k]):.0f}"]
+            add_breakdown(parts, z, op, core.spec, c)  # of the per-operand reading (the batch's first)
             if core.imc is not None:
                 add_imc_breakdown(imc_parts, parts, z, op, core, c)
-            row += [f"{z['energy']:.4g}", f"{z['cycles']:.0f}", f"{float(c.energy[0]):.4g}{'' if c.valid[0] else '*'}",
-                    f"{float(c.cycles[0]):.0f}"]
         rows.append(row)
     dnnmap_seconds = time.perf_counter() - t0
     print("| layer | dnnmap mapping: energy pJ (dnnmap model) | cycles | ZigZag mapping: energy pJ (ZigZag model) | "
-          "cycles | ZigZag mapping: energy pJ (dnnmap model) | cycles |")
-    print("|---|---|---|---|---|---|---|")
+          "cycles | ZigZag mapping, one boundary per level: energy pJ (dnnmap model) | cycles | ZigZag mapping, "
+          "per-operand (ZigZag's allocation): energy pJ (dnnmap model) | cycles |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print("| " + " | ".join(r + ["-"] * (7 - len(r))) + " |")
+        print("| " + " | ".join(r + ["-"] * (9 - len(r))) + " |")
     print(f"| total | {tot['dd_e']:.4g} | {tot['dd_c']:.0f} | {tot['zz_e']:.4g} | {tot['zz_c']:.0f} | "
-          f"{tot['dz_e']:.4g} | {tot['dz_c']:.0f} |")
+          f"{tot['ds_e']:.4g} | {tot['ds_c']:.0f} | {tot['dz_e']:.4g} | {tot['dz_c']:.0f} |")
     print(f"\ndnnmap: {dnnmap_seconds:.1f} s, {tot['evals']:.0f} mappings evaluated (import, search, evaluation)")
     if isinstance(zz, dict):
         print(f"ZigZag: {zz['seconds']:.1f} s (LOMA, lpf_limit 6, its default); dnnmap's mappings in ZigZag's model: "
-              "n/a (ZigZag reads no fixed temporal mapping)")
-        print(f"ratios over the layers: ZigZag mapping, dnnmap/ZigZag model: energy {tot['dz_e'] / tot['zz_e']:.4f}, "
-              f"cycles {tot['dz_c'] / tot['zz_c']:.4f}; dnnmap's mapping / ZigZag's (dnnmap model): energy "
-              f"{tot['dd_e'] / tot['dz_e']:.4f}, cycles {tot['dd_c'] / tot['dz_c']:.4f}")
+              "n/a (ZigZag allocates a given loop order itself)")
+        if any("alloc" in x for x in zz["layers"]):
+            print(f"the importer's per-operand loop allocation equals ZigZag's on {same_cuts} of {compared} layers")
+        print(f"mappings with an operand tile smaller than ZigZag allocates (docs/zigzag.md): {noted} of {compared}")
+        for key, what in (("ds", "one boundary per level"), ("dz", "per-operand")):
+            print(f"ZigZag mapping read {what}, dnnmap/ZigZag model: energy {tot[f'{key}_e'] / tot['zz_e']:.4f}, "
+                  f"cycles {tot[f'{key}_c'] / tot['zz_c']:.4f}")
+        print(f"dnnmap's mapping / ZigZag's per-operand (dnnmap model): energy {tot['dd_e'] / tot['dz_e']:.4f}, "
+              f"cycles {tot['dd_c'] / tot['dz_c']:.4f}")
         if args.breakdown:
             print_breakdown(parts)
         if imc_parts:

@@ -56,6 +56,9 @@ def import_arch_command(
         help="per-action: ERT read/write/update energies per action; max: every action costs the level's "
              "largest energy (Timeloop 2020's single vector access energy)")] = "per-action",
     clock_mhz: Annotated[float, typer.Option(help="clock of the imported design (Timeloop/ZigZag give none)")] = 1000.0,
+    shared_boundary: Annotated[bool, typer.Option(
+        "--shared-boundary", help="zigzag: place each loop at the lowest memory where every operand's tile fits "
+        "(one boundary per memory, no per-operand placement) instead of ZigZag's per-operand allocation")] = False,
 ) -> None:
     """Import a Timeloop design (architecture, ERT, constraints; optionally problem and mapping) or a ZigZag
     hardware file (optionally workload and mapping) into dnnmap files."""
@@ -65,10 +68,12 @@ def import_arch_command(
         if components or problem is not None or ert_energy != "per-action":
             raise DnnmapError("zigzag takes one hardware file, --workload and --mapping (not further files, "
                               "--problem or --ert-energy)")
-        import_zigzag(arch, output, workload, mapping, network_output, mapping_output, clock_mhz)
+        import_zigzag(arch, output, workload, mapping, network_output, mapping_output, clock_mhz, shared_boundary)
         return
     if workload is not None:
         raise DnnmapError("--workload is an option of zigzag; timeloop takes --problem")
+    if shared_boundary:
+        raise DnnmapError("--shared-boundary is an option of zigzag (a Timeloop mapping has one boundary per level)")
     if ert_energy not in ("per-action", "max"):
         raise DnnmapError(f"--ert-energy must be per-action or max, got {ert_energy!r}")
     if mapping is not None and problem is None:

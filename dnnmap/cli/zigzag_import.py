@@ -32,11 +32,16 @@ def spec_yaml(spec: ArchSpec) -> str:
 
 
 def import_zigzag(hardware: Path, output: Path, workload: Path | None, mapping: Path | None,
-                  network_output: Path | None, mapping_output: Path | None, clock_mhz: float) -> None:
+                  network_output: Path | None, mapping_output: Path | None, clock_mhz: float,
+                  shared_boundary: bool = False) -> None:
     """Write the dnnmap spec of ``hardware``; with ``workload`` its network file, with ``mapping`` one mapping
-    file per layer into ``mapping_output`` (a directory)."""
+    file per layer into ``mapping_output`` (a directory): each operand's loops where ZigZag allocates them
+    (per-tensor placement), or with ``shared_boundary`` at one boundary per memory
+    (:func:`dnnmap.mapping.zigzag_map.zigzag_mapping`)."""
     if mapping is not None and workload is None:
         raise DnnmapError("--mapping needs --workload (the layers the ZigZag mapping file names)")
+    if shared_boundary and mapping is None:
+        raise DnnmapError("--shared-boundary applies to the mappings of --mapping")
     out = stdout_console()
     imported = load_zigzag_workload(workload) if workload is not None else None
     bits, notes = common_precision(imported) if imported is not None else (None, [])
@@ -61,9 +66,14 @@ def import_zigzag(hardware: Path, output: Path, workload: Path | None, mapping: 
         return
     folder = mapping_output or output.parent / f"{mapping.name.split('.')[0]}.mappings"  # type: ignore[union-attr]
     names = [lv.name for lv in core.spec.levels]
+    lowered: list[str] = []
     for i, layer in enumerate(imported.network.layers):
-        m = zigzag_mapping(mapping_data, str(mapping), layer.op, core)
+        m = zigzag_mapping(mapping_data, str(mapping), layer.op, core, shared_boundary)
         validate_mapping(m, layer.op, core.spec)
         save_mapping(folder / mapping_file_name(i, layer.name),
                      Mapping(m.levels, m.layouts, m.layer, str(output), m.notes), names, layer.op)
+        lowered += [f"{layer.name}: {n}" for n in m.notes[1:]]
     wrote(out, folder, detail=counted(len(imported.network.layers), "mapping file"))
+    if lowered:
+        out.print(f"note: {counted(len(lowered), 'operand tile')} smaller than ZigZag allocates (docs/zigzag.md, "
+                  f"\"Mapping file\"), e.g. {lowered[0]}", markup=False)
