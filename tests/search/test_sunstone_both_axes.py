@@ -37,10 +37,12 @@ from dnnmap.search.constraints import Constraints, LevelConstraints
 from dnnmap.search.mappers import SearchSpaceTooLarge, exhaustive_search
 from dnnmap.search.space import MapSpace
 from dnnmap.search.sunstone.mapper import sunstone_search
+from dnnmap.search.sunstone.unroll import assign_axes
 from dnnmap.search.sunstone.walk import RULES
 from dnnmap.sim import sim_metrics, simulate
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
+from brute_force import axis_assignments
 from model_checks import assert_counts_equal
 from random_cases import random_arch as model_arch, random_op
 from test_both_axes import ARRAY_4X3
@@ -80,6 +82,26 @@ def test_k12_fills_a_4x3_array_over_both_axes(objective: str, placement: bool) -
     assert both.mapping.levels[0].spatial == (("K", 12),)
     assert both.mapping.levels[0].spatial_axis == (("K", BOTH_AXES),)
     assert_model_is_simulator(op, ARRAY_4X3, both)
+
+
+@pytest.mark.parametrize("both", [False, True], ids=["one_axis", "both_axes"])
+def test_assign_axes_is_an_assignment_the_enumeration_allows(both: bool) -> None:
+    """:func:`assign_axes` (the factor descent's re-packing, read from the legal unrolling tables) gives axes for a
+    factor vector exactly when the brute-force enumeration of axis assignments has one, and one of those."""
+    rng = np.random.default_rng(3)
+    shapes = [(4, 3), (14, 12), (3, 3), (8, 8), (2, 6)]
+    assert assign_axes((12,), (4, 3), both) == ((BOTH_AXES,) if both else None)
+    found = 0
+    for _ in range(300):
+        factors = tuple(int(f) for f in rng.choice([1, 1, 2, 3, 4, 6, 8, 12, 16], size=int(rng.integers(1, 5))))
+        shape = shapes[int(rng.integers(len(shapes)))]
+        spatial = {str(d): f for d, f in enumerate(factors) if f > 1}
+        allowed = [tuple(a.get(str(d), 0) for d in range(len(factors)))
+                   for a in axis_assignments(spatial, shape, both)]
+        got = assign_axes(factors, shape, both)
+        assert (got in allowed) if allowed else got is None, (factors, shape, got, allowed)
+        found += got is not None
+    assert 50 < found < 300  # both outcomes are exercised
 
 
 def test_padded_unrollings_over_both_axes() -> None:

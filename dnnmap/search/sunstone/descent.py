@@ -12,9 +12,9 @@ unrolling leaves the global buffer room for a larger tile above it (BERT-base's 
   split anew between them, every divisor (moving a factor from one to the other, or trading factors: ``K8`` in
   the register file and ``K6`` on the array become ``K12`` and ``K4``); a new temporal loop takes the dimension's
   place in the level's order, a new spatial factor an axis the dimension may use;
-* where a grown spatial factor does not fit its axis of a 2-D fan-out, the level's dimensions change axes (the
-  first assignment that fits, splits over both axes where the level takes them: the cost model prices an
-  unrolling by its factors, docs/search.md item 4).
+* where a grown spatial factor does not fit its axis of a 2-D fan-out, the level's dimensions change axes
+  (:func:`.unroll.assign_axes`, an assignment of the legal unrolling table, split over both axes where the level
+  takes them: the cost model prices an unrolling by its factors, docs/search.md item 4).
 
 Each round prices every neighbour of the incumbent in one batch and takes the best when it is strictly better
 (objective, then the energy tie-break). When none is, and the walk was small (at most ``PAIR_WALKS`` mappings
@@ -37,9 +37,7 @@ tensor of one level at its free placement (:func:`.placement.free_placement`: a 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
@@ -47,9 +45,9 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.cost.objective import rank
-from dnnmap.mapping.mapping import BOTH_AXES
 from dnnmap.search.space import divisors
 from dnnmap.search.sunstone.placement import free_placement
+from dnnmap.search.sunstone.unroll import assign_axes, axes_used
 
 ROUNDS = 8  # improving rounds at most
 PAIRS = 8  # when no redistribution improves, the best this many are each extended by a second one
@@ -64,38 +62,6 @@ class Descended:
     score: float
     tie: float
     evaluated: int
-
-
-def _axes_used(spatial: np.ndarray, axes: np.ndarray, n_axes: int) -> np.ndarray:
-    """(n, A) product of the spatial factors on each axis of one fan-out (rows (n, D))."""
-    return np.stack([np.where(axes == a, spatial, 1).prod(axis=1) for a in range(n_axes)], axis=1)
-
-
-@lru_cache(maxsize=65536)
-def _assign(factors: tuple[int, ...], shape: tuple[int, ...], both: bool) -> tuple[int, ...] | None:
-    """Axes (one per dimension) on which the spatial ``factors`` of a 2-D fan-out fit ``shape`` (the first
-    assignment found; each dimension on one axis, or with ``both`` split ``x * y`` over the two axes, axis
-    :data:`BOTH_AXES`), or None."""
-    dims = [d for d, f in enumerate(factors) if f > 1]
-    if math.prod(factors) > shape[0] * shape[1]:
-        return None
-    options = []
-    for d in dims:
-        f = factors[d]
-        splits = [(x, f // x) for x in divisors(f) if both or x in (1, f)]
-        options.append([(x, y) for x, y in splits if x <= shape[0] and y <= shape[1]])
-    axes = [0] * len(factors)
-
-    def place(k: int, used0: int, used1: int) -> bool:
-        if k == len(dims):
-            return True
-        for x, y in options[k]:
-            if used0 * x <= shape[0] and used1 * y <= shape[1] and place(k + 1, used0 * x, used1 * y):
-                axes[dims[k]] = BOTH_AXES if x > 1 and y > 1 else int(y > 1)
-                return True
-        return False
-
-    return tuple(axes) if place(0, 1, 1) else None
 
 
 def neighbours(arch: ArchSpec, start: MappingBatch, both_axes: frozenset[int] = frozenset(),
@@ -137,10 +103,10 @@ def neighbours(arch: ArchSpec, start: MappingBatch, both_axes: frozenset[int] = 
     ok = np.ones(len(t), dtype=bool)
     for lv in spatial_levels:
         both = lv in both_axes
-        fits = (_axes_used(s[:, lv], a[:, lv], len(shapes[lv])) <= np.array(shapes[lv])).all(axis=1) & (not both)
+        fits = (axes_used(s[:, lv], a[:, lv], len(shapes[lv])) <= np.array(shapes[lv])).all(axis=1) & (not both)
         if len(shapes[lv]) == 2:  # a grown factor may fit once the level's dimensions change axes (or split)
             for r in np.nonzero(~fits)[0]:
-                assigned = _assign(tuple(s[r, lv].tolist()), shapes[lv], both)
+                assigned = assign_axes(tuple(s[r, lv].tolist()), shapes[lv], both)
                 if assigned is not None:
                     a[r, lv], fits[r] = assigned, True
         ok &= fits

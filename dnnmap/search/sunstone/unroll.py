@@ -35,6 +35,7 @@ in the maximality test reads "next ceil split".
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -117,13 +118,40 @@ def legal_table(both: bool):  # noqa: ANN201 - one of the two cached tables abov
     return both_axes_unrollings if both else legal_unrollings
 
 
+def axes_used(fac: np.ndarray, ax: np.ndarray, n_axes: int) -> np.ndarray:
+    """(n, A) product of the spatial factors on each axis of one fan-out (rows (n, D) of factors and axes; a
+    dimension split over both axes counts on neither)."""
+    return np.stack([np.where(ax == a, fac, 1).prod(axis=1) for a in range(n_axes)], axis=1)
+
+
+_AXIS_RANK = np.array([2, 0, 1])  # per axis value (0, 1, BOTH_AXES): axis 1 first, then both axes, then axis 0
+
+
+@lru_cache(maxsize=65536)
+def assign_axes(factors: tuple[int, ...], shape: tuple[int, ...], both: bool = False) -> tuple[int, ...] | None:
+    """Axes (one per dimension, 0 where its factor is 1) on which the spatial ``factors`` fit the fan-out ``shape``:
+    the axes of a row of the legal table of ``factors`` (:func:`legal_table`, ``both``: a dimension may also split
+    over both axes) whose factors are ``factors`` themselves, or None where there is none. Of several, dimension by
+    dimension (first dimension first), the one on axis 1, then split over both, then on axis 0. The cost model
+    prices an unrolling by its factors, so the choice only names the axes (the factor descent re-packs a grown
+    unrolling with it)."""
+    if math.prod(factors) > math.prod(shape):
+        return None
+    fac, ax = legal_table(both)(factors, shape)
+    rows = np.nonzero((fac == np.array(factors)).all(axis=1))[0]
+    if not len(rows):
+        return None
+    rank = _AXIS_RANK[ax[rows]]
+    return tuple(int(a) for a in ax[rows[np.lexsort(rank.T[::-1])[0]]])
+
+
 def _maximal(fac: np.ndarray, ax: np.ndarray, limits: tuple[int, ...], shape: tuple[int, ...],
              caps: tuple[int, ...] | None = None) -> np.ndarray:
     """Rows none of whose factors can grow to the next value (divisor or ceil split) of its limit (or,
     at 1, start on any axis) and still fit the fan-out."""
     sizes = np.array(shape, dtype=np.int64)
     rows = np.arange(len(fac))
-    used = np.stack([np.where(ax == a, fac, 1).prod(axis=1) for a in range(len(shape))], axis=1)
+    used = axes_used(fac, ax, len(shape))
     grow = np.zeros(len(fac), dtype=bool)
     for d, (n, vals) in enumerate(zip(limits, values(limits, caps))):
         if n == 1:
