@@ -146,6 +146,7 @@ class BranchAndBound:
         self.children_per_node = np.full(len(self.stages) + 1, float(self.batch_children))
         # running mean of the seconds bounding one node (one tile: key "tile") takes per stage (first guess: 256 a step)
         self.seconds_per_node: dict[int | tuple[int, str], float] = {}
+        self._tiles: dict[tuple[int, bytes], np.ndarray] = {}  # candidate tiles per (level, rest): _candidate_tiles
 
     def _batch(self, n: Nodes) -> MappingBatch:
         return MappingBatch(n.temporal, n.spatial, n.order, self.keeps, (), n.axes, n.above)
@@ -286,24 +287,7 @@ class BranchAndBound:
                         sub, up = sub.take(keep), up[keep]
                     yield from self._split(sub, parent_lb[up], later)
             return
-        for k in range(len(nodes)):
-            one = nodes.take(np.array([k]))
-            if j == 0:
-                tiles = np.ones((1, self.D), dtype=np.int64)
-            elif self.padded is not None:
-                tiles = self.padded.tiles(one, 0, j, self.fit)
-            else:
-                tiles = candidate_tiles(one.temporal[0, 0], j, self.fit)
-            tile_lb = np.full(len(tiles), parent_lb[k])
-            if 1 <= j < self.L - 1 or (j == self.L - 1 and self.top_bounded):
-                for part in self._timed(len(tiles), (stage, "tile"), deadline):
-                    if j == self.L - 1:  # the padded top: each tile's one child bounded (made again, not bounded, below)
-                        kids, _ = expand_factors(one, j, self.arch, self.fit, tiles[part], False, self.distinct,
-                                                 self.padded)
-                        tile_lb[part] = np.maximum(self._bound(kids, stage), parent_lb[k])
-                        continue
-                    tile_lb[part] = np.maximum(
-                        self.tile_bound(one.take(np.zeros(len(part), dtype=np.int64)), tiles[part], j), parent_lb[k])
+        for k, one, tiles, tile_lb in self._bounded_tiles(nodes, stage, parent_lb, deadline):
             alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
             if j == self.L - 1 and self.top_bounded:  # best first: the certificate is the least bound left
                 alive = alive[np.argsort(tile_lb[alive], kind="stable")]
@@ -319,6 +303,64 @@ class BranchAndBound:
                     step = max(1, min(4 * step, step * self.chunk // max(len(piece), 1)))  # about a chunk a step
                     later = min(tile_lb[alive[lo:]].min(initial=math.inf), parent_lb[k + 1:].min(initial=math.inf))
                     yield from self._split(piece, tile_lb[idx][which], float(later))
+
+    def _bounded_tiles(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
+                       deadline: float) -> Iterator[tuple[int, Nodes, np.ndarray, np.ndarray]]:
+        """Per node ``k`` of a factor stage, in order: ``k``, the node, its candidate tiles of level ``j - 1`` and
+        their bounds (at least ``parent_lb[k]``; the tile bound where :meth:`_children` uses one). Tile bounds of
+        consecutive nodes are computed together, about :attr:`batch_children` tiles per call of the bound (a bound's
+        rows do not depend on each other, so the values are those of one node at a time)."""
+        _, j = self.stages[stage]
+        padded_top = j == self.L - 1 and self.top_bounded
+        grouped = 1 <= j < self.L - 1
+        ready: list[tuple[int, Nodes, np.ndarray, np.ndarray]] = []
+        for k in range(len(nodes)):
+            one = nodes.take(np.array([k]))
+            if j == 0:
+                tiles = np.ones((1, self.D), dtype=np.int64)
+            elif self.padded is not None:
+                tiles = self.padded.tiles(one, 0, j, self.fit)
+            else:
+                tiles = self._candidate_tiles(one.temporal[0, 0], j)
+            tile_lb = np.full(len(tiles), parent_lb[k])
+            if padded_top:  # each tile's one child bounded (made again, not bounded, in :meth:`_children`)
+                for part in self._timed(len(tiles), (stage, "tile"), deadline):
+                    kids, _ = expand_factors(one, j, self.arch, self.fit, tiles[part], False, self.distinct,
+                                             self.padded)
+                    tile_lb[part] = np.maximum(self._bound(kids, stage), parent_lb[k])
+            ready.append((k, one, tiles, tile_lb))
+            if not grouped or k == len(nodes) - 1 or sum(len(r[2]) for r in ready) >= self.batch_children:
+                if grouped:
+                    self._tile_bounds(nodes, ready, stage, j, deadline)
+                yield from ready
+                ready = []
+
+    def _tile_bounds(self, nodes: Nodes, ready: list[tuple[int, Nodes, np.ndarray, np.ndarray]], stage: int,
+                     j: int, deadline: float) -> None:
+        """Raises each ``tile_lb`` of ``ready`` ((k, node, tiles, tile_lb) per node) to its :meth:`tile_bound`, all
+        the nodes' tiles bounded together in :meth:`_timed` steps."""
+        owner = np.concatenate([np.full(len(tiles), k) for k, _, tiles, _ in ready])
+        tiles = np.concatenate([tiles for _, _, tiles, _ in ready])
+        lb = np.empty(len(tiles))
+        for part in self._timed(len(tiles), (stage, "tile"), deadline):
+            lb[part] = self.tile_bound(nodes.take(owner[part]), tiles[part], j)
+        lo = 0
+        for _, _, own, tile_lb in ready:
+            np.maximum(tile_lb, lb[lo:lo + len(own)], out=tile_lb)
+            lo += len(own)
+
+    def _candidate_tiles(self, rest: np.ndarray, j: int) -> np.ndarray:
+        """:func:`.expand.candidate_tiles` of ``rest`` at level ``j``, cached per search (siblings share ``rest``;
+        read-only)."""
+        key = (j, rest.tobytes())
+        tiles = self._tiles.get(key)
+        if tiles is None:
+            if len(self._tiles) > 100_000:
+                self._tiles.clear()
+            tiles = candidate_tiles(rest, j, self.fit)
+            tiles.setflags(write=False)
+            self._tiles[key] = tiles
+        return tiles
 
     def _timed(self, n: int, key: int | tuple[int, str], deadline: float) -> Iterator[np.ndarray]:
         """Consecutive index ranges covering ``n`` items, each about :data:`STEP_SECONDS` of work from the running
