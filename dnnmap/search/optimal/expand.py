@@ -273,14 +273,19 @@ def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
             out.append(_children(nodes, k, j, own, fac, ax, below[which_tile]))
             which.append(which_tile)
             continue
-        for i, tile in enumerate(below):
-            q = rest // tile
-            if shape is None:
-                fac, ax = np.ones((1, len(q)), dtype=np.int64), np.zeros((1, len(q)), dtype=np.int64)
-            else:
-                fac, ax = unrollings(tuple(int(n) for n in q), shape)
-            out.append(_children(nodes, k, j, q // fac, fac, ax, tile[None, :]))
-            which.append(np.full(len(fac), i, dtype=np.int64))
+        if not len(below):
+            continue
+        quotients = rest // below
+        if shape is None:  # one child per tile
+            out.append(_children(nodes, k, j, quotients, np.ones_like(quotients), np.zeros_like(quotients), below))
+            which.append(np.arange(len(below)))
+            continue
+        per_tile = [unrollings(tuple(q), shape) for q in quotients.tolist()]
+        fac = np.concatenate([f for f, _ in per_tile])
+        ax = np.concatenate([a for _, a in per_tile])
+        tile_of = np.repeat(np.arange(len(below)), [len(f) for f, _ in per_tile])
+        out.append(_children(nodes, k, j, quotients[tile_of] // fac, fac, ax, below[tile_of]))
+        which.append(tile_of)
     if not out:
         return nodes.take(np.array([], dtype=np.int64)), np.zeros(0, dtype=np.int64)
     return Nodes.concat(out), np.concatenate(which)

@@ -291,18 +291,26 @@ class BranchAndBound:
             alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
             if j == self.L - 1 and self.top_bounded:  # best first: the certificate is the least bound left
                 alive = alive[np.argsort(tile_lb[alive], kind="stable")]
+            # the children of every alive tile are made at once (``which``: the position of each one's tile in
+            # ``alive``), then handed on a few tiles at a time, dropping the tiles the incumbent has meanwhile beaten
+            kids, which, starts = None, None, None
             lo, step = 0, 1
             while lo < len(alive):
-                idx = alive[lo:lo + step]
-                idx = idx[tile_lb[idx] < self.incumbent * (1 - EPS)]  # the incumbent may have improved meanwhile
-                lo += step
-                if len(idx):
+                hi = min(lo + step, len(alive))
+                live = tile_lb[alive[lo:hi]] < self.incumbent * (1 - EPS)  # the incumbent may have improved meanwhile
+                if live.any():
                     _check(deadline)
-                    piece, which = expand_factors(one, j, self.arch, self.fit, tiles[idx], j in self.both_axes,
-                                                  self.distinct, self.padded)
+                    if kids is None:
+                        kids, which = expand_factors(one, j, self.arch, self.fit, tiles[alive], j in self.both_axes,
+                                                     self.distinct, self.padded)
+                        starts = np.searchsorted(which, np.arange(len(alive) + 1))
+                    rows = np.arange(starts[lo], starts[hi])
+                    rows = rows[live[which[rows] - lo]]
+                    piece = kids.take(rows)
                     step = max(1, min(4 * step, step * self.chunk // max(len(piece), 1)))  # about a chunk a step
-                    later = min(tile_lb[alive[lo:]].min(initial=math.inf), parent_lb[k + 1:].min(initial=math.inf))
-                    yield from self._split(piece, tile_lb[idx][which], float(later))
+                    later = min(tile_lb[alive[hi:]].min(initial=math.inf), parent_lb[k + 1:].min(initial=math.inf))
+                    yield from self._split(piece, tile_lb[alive[which[rows]]], float(later))
+                lo = hi
 
     def _bounded_tiles(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
                        deadline: float) -> Iterator[tuple[int, Nodes, np.ndarray, np.ndarray]]:
@@ -314,6 +322,7 @@ class BranchAndBound:
         padded_top = j == self.L - 1 and self.top_bounded
         grouped = 1 <= j < self.L - 1
         ready: list[tuple[int, Nodes, np.ndarray, np.ndarray]] = []
+        waiting = 0  # tiles in ``ready``
         for k in range(len(nodes)):
             one = nodes.take(np.array([k]))
             if j == 0:
@@ -329,11 +338,12 @@ class BranchAndBound:
                                              self.padded)
                     tile_lb[part] = np.maximum(self._bound(kids, stage), parent_lb[k])
             ready.append((k, one, tiles, tile_lb))
-            if not grouped or k == len(nodes) - 1 or sum(len(r[2]) for r in ready) >= self.batch_children:
+            waiting += len(tiles)
+            if not grouped or k == len(nodes) - 1 or waiting >= self.batch_children:
                 if grouped:
                     self._tile_bounds(nodes, ready, stage, j, deadline)
                 yield from ready
-                ready = []
+                ready, waiting = [], 0
 
     def _tile_bounds(self, nodes: Nodes, ready: list[tuple[int, Nodes, np.ndarray, np.ndarray]], stage: int,
                      j: int, deadline: float) -> None:
