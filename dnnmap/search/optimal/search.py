@@ -287,10 +287,16 @@ class BranchAndBound:
                         sub, up = sub.take(keep), up[keep]
                     yield from self._split(sub, parent_lb[up], later)
             return
+        after = np.append(np.minimum.accumulate(parent_lb[::-1])[::-1][1:], math.inf)  # least of the nodes after each
         for k, one, tiles, tile_lb in self._bounded_tiles(nodes, stage, parent_lb, deadline):
             alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
+            if not len(alive):
+                continue
             if j == self.L - 1 and self.top_bounded:  # best first: the certificate is the least bound left
                 alive = alive[np.argsort(tile_lb[alive], kind="stable")]
+            # least bound of the alive tiles from each position on, then of the nodes after this one
+            rest_lb = np.append(np.minimum.accumulate(tile_lb[alive][::-1])[::-1], math.inf)
+            rest_lb = np.minimum(rest_lb, after[k])
             # the children of every alive tile are made at once (``which``: the position of each one's tile in
             # ``alive``), then handed on a few tiles at a time, dropping the tiles the incumbent has meanwhile beaten
             kids, which, starts = None, None, None
@@ -308,8 +314,7 @@ class BranchAndBound:
                     rows = rows[live[which[rows] - lo]]
                     piece = kids.take(rows)
                     step = max(1, min(4 * step, step * self.chunk // max(len(piece), 1)))  # about a chunk a step
-                    later = min(tile_lb[alive[hi:]].min(initial=math.inf), parent_lb[k + 1:].min(initial=math.inf))
-                    yield from self._split(piece, tile_lb[alive[which[rows]]], float(later))
+                    yield from self._split(piece, tile_lb[alive[which[rows]]], float(rest_lb[hi]))
                 lo = hi
 
     def _bounded_tiles(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
@@ -389,6 +394,9 @@ class BranchAndBound:
     def _split(self, piece: Nodes, lb: np.ndarray, later: float) -> Iterator[tuple[Nodes, np.ndarray, float]]:
         """``piece`` and its bounds ``lb`` in slices of at most :attr:`chunk` nodes, each with the least bound of
         the rest of ``piece`` and of the children after it (``later``)."""
+        if len(piece) <= self.chunk:  # the usual case: one slice
+            yield piece, lb, later
+            return
         for lo in range(0, len(piece), self.chunk):
             hi = min(lo + self.chunk, len(piece))
             yield piece.take(np.arange(lo, hi)), lb[lo:hi], min(float(lb[hi:].min(initial=math.inf)), later)
