@@ -228,67 +228,58 @@ def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity | None) -> np.ndarra
     return below if fit is None else below[fit.fits(j - 1, below)]
 
 
-def _children(nodes: Nodes, k: int, j: int, own: np.ndarray, fac: np.ndarray, ax: np.ndarray,
-              tile: np.ndarray) -> Nodes:
-    """Node ``k``'s children with level ``j``'s temporal factors ``own``, spatial factors ``fac`` on axes ``ax``
-    ((m, D) each) and the tile below ``tile`` ((m, D) or (1, D); ``rest`` of the child, unless ``j`` is 0)."""
-    m = len(fac)
-    t = np.repeat(nodes.temporal[k:k + 1], m, axis=0)
-    s = np.repeat(nodes.spatial[k:k + 1], m, axis=0)
-    a = np.repeat(nodes.axes[k:k + 1], m, axis=0)
-    o = np.repeat(nodes.order[k:k + 1], m, axis=0)
-    above = None if nodes.above is None else np.repeat(nodes.above[k:k + 1], m, axis=0)
-    s[:, j], a[:, j] = fac, ax
-    t[:, j] = own
-    if j > 0:
-        t[:, 0] = tile
-    return Nodes(t, s, a, o, above)
+class FactorSplits:
+    """Every split of one node's ``rest`` into level ``j``'s temporal and spatial factors over each row of ``tiles``
+    (the tile of level ``j - 1`` below; at level 0 one row of ones: level 0 keeps what its fan-out leaves), the
+    children of chosen rows made on demand (:meth:`make`), so that a node with very many children never has them all
+    in memory at once. ``both``: a dimension may split over both axes of level ``j``'s 2-D fan-out; ``distinct``: one
+    child per distinct spatial factor vector (:func:`distinct_unrollings`); ``padded``: the splits of the padded
+    space instead (:class:`PaddedSplits`). ``counts`` (m,): the children of each row, known beforehand except in the
+    padded space (None)."""
 
-
-def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
-                   tiles: np.ndarray | None = None, both: bool = False,
-                   distinct: bool = False, padded: PaddedSplits | None = None) -> tuple[Nodes, np.ndarray]:
-    """Every split of each node's ``rest`` into level ``j``'s temporal and spatial factors and the tile below
-    (``tiles``: only those tiles of level ``j - 1``, for a single node), and the index of each child's tile
-    among its node's tiles; ``both``: a dimension may split over both axes of level ``j``'s 2-D fan-out;
-    ``distinct``: one child per distinct spatial factor vector (:func:`distinct_unrollings`); ``padded``: the
-    splits of the padded space instead (:class:`PaddedSplits`)."""
-    if distinct:
-        def unrollings(limits: tuple[int, ...], shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-            return distinct_unrollings(limits, shape, both)
-    else:
-        unrollings = legal_table(both)
-    out, which = [], []
-    shape = tuple(arch.levels[j].fanout.shape) if arch.levels[j].fanout else None
-    for k in range(len(nodes)):
-        rest = nodes.temporal[k, 0]
-        if j == 0:  # level 0 keeps what its fan-out leaves
-            below = np.ones((1, len(rest)), dtype=np.int64)
-        elif tiles is not None:
-            below = tiles
-        else:
-            below = candidate_tiles(rest, j, fit) if padded is None else padded.tiles(nodes, k, j, fit)
+    def __init__(self, node: Nodes, j: int, arch: ArchSpec, tiles: np.ndarray, both: bool = False,
+                 distinct: bool = False, padded: PaddedSplits | None = None) -> None:
+        self.node, self.j, self.tiles, self.padded = node, j, tiles, padded
+        self.shape = tuple(arch.levels[j].fanout.shape) if arch.levels[j].fanout else None
+        self.counts: np.ndarray | None = None
         if padded is not None:
-            own, fac, ax, which_tile = padded.splits(nodes, k, j, below)
-            out.append(_children(nodes, k, j, own, fac, ax, below[which_tile]))
-            which.append(which_tile)
-            continue
-        if not len(below):
-            continue
-        quotients = rest // below
-        if shape is None:  # one child per tile
-            out.append(_children(nodes, k, j, quotients, np.ones_like(quotients), np.zeros_like(quotients), below))
-            which.append(np.arange(len(below)))
-            continue
-        per_tile = [unrollings(tuple(q), shape) for q in quotients.tolist()]
-        fac = np.concatenate([f for f, _ in per_tile])
-        ax = np.concatenate([a for _, a in per_tile])
-        tile_of = np.repeat(np.arange(len(below)), [len(f) for f, _ in per_tile])
-        out.append(_children(nodes, k, j, quotients[tile_of] // fac, fac, ax, below[tile_of]))
-        which.append(tile_of)
-    if not out:
-        return nodes.take(np.array([], dtype=np.int64)), np.zeros(0, dtype=np.int64)
-    return Nodes.concat(out), np.concatenate(which)
+            return
+        self.quotients = node.temporal[0, 0] // tiles
+        if self.shape is None:  # one child per tile
+            self.counts = np.ones(len(tiles), dtype=np.int64)
+            return
+        unrollings = (lambda limits: distinct_unrollings(limits, self.shape, both)) if distinct else (
+            lambda limits: legal_table(both)(limits, self.shape))
+        self.tables = [unrollings(tuple(q)) for q in self.quotients.tolist()]
+        self.counts = np.array([len(f) for f, _ in self.tables], dtype=np.int64)
+
+    def make(self, rows: np.ndarray) -> tuple[Nodes, np.ndarray]:
+        """The children of ``rows`` (ascending indices into the tiles), each row's consecutive and in order, and the
+        row of each child."""
+        j = self.j
+        if self.padded is not None:
+            own, fac, ax, which = self.padded.splits(self.node, 0, j, self.tiles[rows])
+            row_of = rows[which]
+        elif self.shape is None:
+            own, row_of = self.quotients[rows], rows
+            fac, ax = np.ones_like(own), np.zeros_like(own)
+        else:
+            fac = np.concatenate([self.tables[r][0] for r in rows.tolist()]) if len(rows) else np.zeros(
+                (0, self.tiles.shape[1]), dtype=np.int64)
+            ax = np.concatenate([self.tables[r][1] for r in rows.tolist()]) if len(rows) else np.zeros_like(fac)
+            row_of = np.repeat(rows, self.counts[rows])
+            own = self.quotients[row_of] // fac
+        m, node = len(row_of), self.node
+        t = np.repeat(node.temporal, m, axis=0)
+        sp = np.repeat(node.spatial, m, axis=0)
+        a = np.repeat(node.axes, m, axis=0)
+        o = np.repeat(node.order, m, axis=0)
+        above = None if node.above is None else np.repeat(node.above, m, axis=0)
+        sp[:, j], a[:, j] = fac, ax
+        t[:, j] = own
+        if j > 0:
+            t[:, 0] = self.tiles[row_of]
+        return Nodes(t, sp, a, o, above), row_of
 
 
 def expand_orders(nodes: Nodes, j: int) -> tuple[Nodes, np.ndarray]:

@@ -52,7 +52,7 @@ from dnnmap.search.mappers import SearchResult, nothing_fits_message
 from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.search.mappers import Progress
 from dnnmap.search.constraints import Constraints
-from dnnmap.search.optimal.expand import Nodes, PaddedSplits, candidate_tiles, expand_factors, expand_orders, extents
+from dnnmap.search.optimal.expand import FactorSplits, Nodes, PaddedSplits, candidate_tiles, expand_orders, extents
 from dnnmap.search.optimal.placement import OrderKeys, distinct_children, least_placements
 from dnnmap.search.options import SearchOptions
 from dnnmap.search.space import MapSpace, unique_rows
@@ -297,24 +297,31 @@ class BranchAndBound:
             # least bound of the alive tiles from each position on, then of the nodes after this one
             rest_lb = np.append(np.minimum.accumulate(tile_lb[alive][::-1])[::-1], math.inf)
             rest_lb = np.minimum(rest_lb, after[k])
-            # the children of every alive tile are made at once (``which``: the position of each one's tile in
-            # ``alive``), then handed on a few tiles at a time, dropping the tiles the incumbent has meanwhile beaten
-            kids, which, starts = None, None, None
+            # the children of the alive tiles are made about a chunk at a time (``made``: those of the alive positions
+            # ``made_lo`` up to ``made_hi``, ``row``: each one's position), then handed on a few tiles at a time,
+            # dropping the tiles the incumbent has meanwhile beaten
+            splits = FactorSplits(one, j, self.arch, tiles[alive], j in self.both_axes, self.distinct, self.padded)
+            made, row, starts, made_lo, made_hi = None, None, None, 0, 0
             lo, step = 0, 1
             while lo < len(alive):
                 hi = min(lo + step, len(alive))
                 live = tile_lb[alive[lo:hi]] < self.incumbent * (1 - EPS)  # the incumbent may have improved meanwhile
                 if live.any():
                     _check(deadline)
-                    if kids is None:
-                        kids, which = expand_factors(one, j, self.arch, self.fit, tiles[alive], j in self.both_axes,
-                                                     self.distinct, self.padded)
-                        starts = np.searchsorted(which, np.arange(len(alive) + 1))
-                    rows = np.arange(starts[lo], starts[hi])
-                    rows = rows[live[which[rows] - lo]]
-                    piece = kids.take(rows)
+                    if splits.counts is None:  # children not counted beforehand: those of this step only
+                        made, row = splits.make(np.arange(lo, hi)[live])
+                        rows = np.arange(len(row))
+                    else:
+                        if hi > made_hi:
+                            end = max(hi, lo + int(np.searchsorted(np.cumsum(splits.counts[lo:]), self.chunk)))
+                            made, row = splits.make(np.arange(lo, min(end, len(alive))))
+                            starts = np.searchsorted(row, np.arange(lo, min(end, len(alive)) + 1))
+                            made_lo, made_hi = lo, min(end, len(alive))
+                        rows = np.arange(starts[lo - made_lo], starts[hi - made_lo])
+                        rows = rows[live[row[rows] - lo]]
+                    piece = made.take(rows)
                     step = max(1, min(4 * step, step * self.chunk // max(len(piece), 1)))  # about a chunk a step
-                    yield from self._split(piece, tile_lb[alive[which[rows]]], float(rest_lb[hi]))
+                    yield from self._split(piece, tile_lb[alive[row[rows]]], float(rest_lb[hi]))
                 lo = hi
 
     def _bounded_tiles(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
@@ -339,8 +346,8 @@ class BranchAndBound:
             tile_lb = np.full(len(tiles), parent_lb[k])
             if padded_top:  # each tile's one child bounded (made again, not bounded, in :meth:`_children`)
                 for part in self._timed(len(tiles), (stage, "tile"), deadline):
-                    kids, _ = expand_factors(one, j, self.arch, self.fit, tiles[part], False, self.distinct,
-                                             self.padded)
+                    kids, _ = FactorSplits(one, j, self.arch, tiles[part], False, self.distinct,
+                                           self.padded).make(np.arange(len(part)))
                     tile_lb[part] = np.maximum(self._bound(kids, stage), parent_lb[k])
             ready.append((k, one, tiles, tile_lb))
             waiting += len(tiles)
