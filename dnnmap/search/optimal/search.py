@@ -61,7 +61,10 @@ from dnnmap.search.registry import Mapper
 from dnnmap.workload.ir import Operator
 
 EPS = 1e-9  # relative slack: a bound within rounding of the incumbent cannot beat it
-STEP_SECONDS = 0.1  # about the time one call of the cost model and bounds takes: the clock is read between calls
+# about the CPU time one call of the cost model and bounds takes: the clock is read between calls. Measured in CPU
+# time, not wall time: on a machine shared with other jobs a wall-time estimate grows with the load, shrinking the
+# calls until their fixed cost (about 10-20 ms a call of the bounds) dominates the work
+STEP_SECONDS = 0.1
 
 
 class _OutOfTime(Exception):
@@ -386,16 +389,16 @@ class BranchAndBound:
 
     def _timed(self, n: int, key: int | tuple[int, str], deadline: float) -> Iterator[np.ndarray]:
         """Consecutive index ranges covering ``n`` items, each about :data:`STEP_SECONDS` of work from the running
-        mean per item of the work ``key`` names (timed by the caller's use between yields; first guess: 256 items);
-        raises :class:`_OutOfTime` before each past ``deadline``."""
+        mean per item of the work ``key`` names (the CPU time of the caller's use between yields; first guess: 256
+        items); raises :class:`_OutOfTime` before each past ``deadline``."""
         lo = 0
         while lo < n:
             _check(deadline)
             per_item = self.seconds_per_node.get(key, STEP_SECONDS / 256)
             hi = min(n, lo + int(np.clip(STEP_SECONDS / per_item, 16, self.chunk)))
-            t = time.perf_counter()
+            t = time.process_time()
             yield np.arange(lo, hi)
-            self.seconds_per_node[key] = 0.5 * per_item + 0.5 * (time.perf_counter() - t) / (hi - lo)
+            self.seconds_per_node[key] = 0.5 * per_item + 0.5 * (time.process_time() - t) / (hi - lo)
             lo = hi
 
     def _split(self, piece: Nodes, lb: np.ndarray, later: float) -> Iterator[tuple[Nodes, np.ndarray, float]]:
