@@ -234,24 +234,42 @@ class FactorSplits:
     children of chosen rows made on demand (:meth:`make`), so that a node with very many children never has them all
     in memory at once. ``both``: a dimension may split over both axes of level ``j``'s 2-D fan-out; ``distinct``: one
     child per distinct spatial factor vector (:func:`distinct_unrollings`); ``padded``: the splits of the padded
-    space instead (:class:`PaddedSplits`). ``counts`` (m,): the children of each row, known beforehand except in the
-    padded space (None)."""
+    space instead (:class:`PaddedSplits`). :meth:`reach` counts the children of rows ahead, their unrolling tables
+    made only as far as asked (each may take milliseconds the first time); not in the padded space."""
 
     def __init__(self, node: Nodes, j: int, arch: ArchSpec, tiles: np.ndarray, both: bool = False,
                  distinct: bool = False, padded: PaddedSplits | None = None) -> None:
         self.node, self.j, self.tiles, self.padded = node, j, tiles, padded
         self.shape = tuple(arch.levels[j].fanout.shape) if arch.levels[j].fanout else None
-        self.counts: np.ndarray | None = None
-        if padded is not None:
-            return
         self.quotients = node.temporal[0, 0] // tiles
-        if self.shape is None:  # one child per tile
-            self.counts = np.ones(len(tiles), dtype=np.int64)
-            return
-        unrollings = (lambda limits: distinct_unrollings(limits, self.shape, both)) if distinct else (
-            lambda limits: legal_table(both)(limits, self.shape))
-        self.tables = [unrollings(tuple(q)) for q in self.quotients.tolist()]
-        self.counts = np.array([len(f) for f, _ in self.tables], dtype=np.int64)
+        self.both, self.distinct = both, distinct
+        self.tables: list[tuple[np.ndarray, np.ndarray]] = []  # unrolling tables of the first rows
+
+    @property
+    def counted(self) -> bool:
+        """Whether :meth:`reach` can count children ahead (not in the padded space)."""
+        return self.padded is None
+
+    def _table(self, row: int) -> tuple[np.ndarray, np.ndarray]:
+        """The (factors, axes) unrollings of row ``row``'s quotient (tables made in row order)."""
+        while len(self.tables) <= row:
+            limits = tuple(self.quotients[len(self.tables)].tolist())
+            self.tables.append(distinct_unrollings(limits, self.shape, self.both) if self.distinct
+                               else legal_table(self.both)(limits, self.shape))
+        return self.tables[row]
+
+    def _count(self, row: int) -> int:
+        return 1 if self.shape is None else len(self._table(row)[0])
+
+    def reach(self, lo: int, hi: int, most: int) -> int:
+        """The end ``>= hi`` of the rows from ``lo`` whose children number about ``most`` (rows up to ``hi`` at least,
+        then rows while the total stays at most ``most``)."""
+        total = sum(self._count(r) for r in range(lo, hi))
+        end = hi
+        while end < len(self.tiles) and total + self._count(end) <= most:
+            total += self._count(end)
+            end += 1
+        return end
 
     def make(self, rows: np.ndarray) -> tuple[Nodes, np.ndarray]:
         """The children of ``rows`` (ascending indices into the tiles), each row's consecutive and in order, and the
@@ -264,10 +282,10 @@ class FactorSplits:
             own, row_of = self.quotients[rows], rows
             fac, ax = np.ones_like(own), np.zeros_like(own)
         else:
-            fac = np.concatenate([self.tables[r][0] for r in rows.tolist()]) if len(rows) else np.zeros(
-                (0, self.tiles.shape[1]), dtype=np.int64)
-            ax = np.concatenate([self.tables[r][1] for r in rows.tolist()]) if len(rows) else np.zeros_like(fac)
-            row_of = np.repeat(rows, self.counts[rows])
+            tables = [self._table(r) for r in rows.tolist()]
+            fac = np.concatenate([f for f, _ in tables]) if tables else np.zeros((0, self.tiles.shape[1]), np.int64)
+            ax = np.concatenate([a for _, a in tables]) if tables else np.zeros_like(fac)
+            row_of = np.repeat(rows, [len(f) for f, _ in tables])
             own = self.quotients[row_of] // fac
         m, node = len(row_of), self.node
         t = np.repeat(node.temporal, m, axis=0)

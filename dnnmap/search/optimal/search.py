@@ -311,15 +311,14 @@ class BranchAndBound:
                 live = tile_lb[alive[lo:hi]] < self.incumbent * (1 - EPS)  # the incumbent may have improved meanwhile
                 if live.any():
                     _check(deadline)
-                    if splits.counts is None:  # children not counted beforehand: those of this step only
+                    if not splits.counted:  # children not counted beforehand: those of this step only
                         made, row = splits.make(np.arange(lo, hi)[live])
                         rows = np.arange(len(row))
                     else:
                         if hi > made_hi:
-                            end = max(hi, lo + int(np.searchsorted(np.cumsum(splits.counts[lo:]), self.chunk)))
-                            made, row = splits.make(np.arange(lo, min(end, len(alive))))
-                            starts = np.searchsorted(row, np.arange(lo, min(end, len(alive)) + 1))
-                            made_lo, made_hi = lo, min(end, len(alive))
+                            made_lo, made_hi = lo, splits.reach(lo, hi, self.chunk)
+                            made, row = splits.make(np.arange(made_lo, made_hi))
+                            starts = np.searchsorted(row, np.arange(made_lo, made_hi + 1))
                         rows = np.arange(starts[lo - made_lo], starts[hi - made_lo])
                         rows = rows[live[row[rows] - lo]]
                     piece = made.take(rows)
