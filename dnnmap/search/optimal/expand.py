@@ -229,55 +229,68 @@ def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity | None) -> np.ndarra
 
 
 class FactorSplits:
-    """Every split of one node's ``rest`` into level ``j``'s temporal and spatial factors over each row of ``tiles``
-    (the tile of level ``j - 1`` below; at level 0 one row of ones: level 0 keeps what its fan-out leaves), the
-    children of chosen rows made on demand (:meth:`make`), so that a node with very many children never has them all
-    in memory at once. ``both``: a dimension may split over both axes of level ``j``'s 2-D fan-out; ``distinct``: one
-    child per distinct spatial factor vector (:func:`distinct_unrollings`); ``padded``: the splits of the padded
-    space instead (:class:`PaddedSplits`). :meth:`reach` counts the children of rows ahead, their unrolling tables
-    made only as far as asked (each may take milliseconds the first time); not in the padded space."""
+    """Every split of ``rest`` of node ``owner[i]`` of ``nodes`` into level ``j``'s temporal and spatial factors with
+    the tile ``tiles[i]`` of level ``j - 1`` below (at level 0 a row of ones: level 0 keeps what its fan-out
+    leaves), for each row ``i`` (a node's rows consecutive), the children of chosen rows made on demand
+    (:meth:`make`), so that a node with very many children never has them all in memory at once. ``both``: a
+    dimension may split over both axes of level ``j``'s 2-D fan-out; ``distinct``: one child per distinct spatial
+    factor vector (:func:`distinct_unrollings`); ``padded``: the splits of the padded space instead
+    (:class:`PaddedSplits`). :meth:`count` counts the children of rows beforehand, their unrolling tables made only
+    when asked for (each may take milliseconds the first time); not in the padded space (:attr:`counted`)."""
 
-    def __init__(self, node: Nodes, j: int, arch: ArchSpec, tiles: np.ndarray, both: bool = False,
-                 distinct: bool = False, padded: PaddedSplits | None = None) -> None:
-        self.node, self.j, self.tiles, self.padded = node, j, tiles, padded
+    def __init__(self, nodes: Nodes, owner: np.ndarray, tiles: np.ndarray, j: int, arch: ArchSpec,
+                 both: bool = False, distinct: bool = False, padded: PaddedSplits | None = None) -> None:
+        self.nodes, self.owner, self.tiles, self.j, self.padded = nodes, owner, tiles, j, padded
         self.shape = tuple(arch.levels[j].fanout.shape) if arch.levels[j].fanout else None
-        self.quotients = node.temporal[0, 0] // tiles
+        self.quotients = nodes.temporal[owner, 0] // tiles
         self.both, self.distinct = both, distinct
-        self.tables: list[tuple[np.ndarray, np.ndarray]] = []  # unrolling tables of the first rows
-
-    @property
-    def counted(self) -> bool:
-        """Whether :meth:`reach` can count children ahead (not in the padded space)."""
-        return self.padded is None
+        self.tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # unrolling tables of the rows asked for
+        self.counted = padded is None
 
     def _table(self, row: int) -> tuple[np.ndarray, np.ndarray]:
-        """The (factors, axes) unrollings of row ``row``'s quotient (tables made in row order)."""
-        while len(self.tables) <= row:
-            limits = tuple(self.quotients[len(self.tables)].tolist())
-            self.tables.append(distinct_unrollings(limits, self.shape, self.both) if self.distinct
-                               else legal_table(self.both)(limits, self.shape))
-        return self.tables[row]
+        """The (factors, axes) unrollings of row ``row``'s quotient."""
+        table = self.tables.get(row)
+        if table is None:
+            limits = tuple(self.quotients[row].tolist())
+            table = self.tables[row] = (distinct_unrollings(limits, self.shape, self.both) if self.distinct
+                                        else legal_table(self.both)(limits, self.shape))
+        return table
 
     def _count(self, row: int) -> int:
         return 1 if self.shape is None else len(self._table(row)[0])
 
-    def reach(self, lo: int, hi: int, most: int) -> int:
-        """The end ``>= hi`` of the rows from ``lo`` whose children number about ``most`` (rows up to ``hi`` at least,
-        then rows while the total stays at most ``most``)."""
-        total = sum(self._count(r) for r in range(lo, hi))
+    def total(self, rows: np.ndarray, most: int) -> int:
+        """The children of ``rows`` together, counted only until they reach ``most`` (then ``most``)."""
+        if self.shape is None:
+            return min(len(rows), most)
+        total = 0
+        for r in rows.tolist():
+            total += self._count(r)
+            if total >= most:
+                return most
+        return total
+
+    def reach(self, rows: np.ndarray, lo: int, hi: int, most: int) -> int:
+        """The end ``>= hi`` of the positions of ``rows`` from ``lo`` whose children number about ``most`` (those up
+        to ``hi``, then more while the total stays at most ``most``)."""
+        total = sum(self._count(r) for r in rows[lo:hi].tolist())
         end = hi
-        while end < len(self.tiles) and total + self._count(end) <= most:
-            total += self._count(end)
+        while end < len(rows) and total + self._count(int(rows[end])) <= most:
+            total += self._count(int(rows[end]))
             end += 1
         return end
 
     def make(self, rows: np.ndarray) -> tuple[Nodes, np.ndarray]:
-        """The children of ``rows`` (ascending indices into the tiles), each row's consecutive and in order, and the
-        row of each child."""
+        """The children of ``rows`` (ascending row indices), each row's consecutive and in order, and the row of each
+        child."""
         j = self.j
-        if self.padded is not None:
-            own, fac, ax, which = self.padded.splits(self.node, 0, j, self.tiles[rows])
-            row_of = rows[which]
+        if self.padded is not None:  # node by node
+            parts = []
+            for node in np.unique(self.owner[rows]).tolist():
+                mine = rows[self.owner[rows] == node]
+                own, fac, ax, which = self.padded.splits(self.nodes, node, j, self.tiles[mine])
+                parts.append((own, fac, ax, mine[which]))
+            own, fac, ax, row_of = (np.concatenate([part[i] for part in parts]) for i in range(4))
         elif self.shape is None:
             own, row_of = self.quotients[rows], rows
             fac, ax = np.ones_like(own), np.zeros_like(own)
@@ -287,12 +300,10 @@ class FactorSplits:
             ax = np.concatenate([a for _, a in tables]) if tables else np.zeros_like(fac)
             row_of = np.repeat(rows, [len(f) for f, _ in tables])
             own = self.quotients[row_of] // fac
-        m, node = len(row_of), self.node
-        t = np.repeat(node.temporal, m, axis=0)
-        sp = np.repeat(node.spatial, m, axis=0)
-        a = np.repeat(node.axes, m, axis=0)
-        o = np.repeat(node.order, m, axis=0)
-        above = None if node.above is None else np.repeat(node.above, m, axis=0)
+        src = self.owner[row_of]
+        n = self.nodes
+        t, sp, a, o = n.temporal[src], n.spatial[src], n.axes[src], n.order[src]
+        above = None if n.above is None else n.above[src]
         sp[:, j], a[:, j] = fac, ax
         t[:, j] = own
         if j > 0:

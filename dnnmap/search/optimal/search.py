@@ -265,8 +265,8 @@ class BranchAndBound:
                                  tile=tiles[rows])
         return self._by_extent(nodes, bound_rows)
 
-    def _children(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
-                  deadline: float = math.inf) -> Iterator[tuple[Nodes, np.ndarray, float]]:
+    def _children(self, nodes: Nodes, stage: int, parent_lb: np.ndarray, deadline: float = math.inf,
+                  room: list[int] | None = None) -> Iterator[tuple[Nodes, np.ndarray, float]]:
         """Children of each node with the bound they inherit, in pieces of at most :attr:`chunk` nodes, each with the
         least bound inherited by the children not yet made (a lower bound of every one of them). Factor
         stages below the top first bound each tile of level ``j - 1`` (:meth:`tile_bound`, in :meth:`_timed` steps)
@@ -290,48 +290,86 @@ class BranchAndBound:
                         sub, up = sub.take(keep), up[keep]
                     yield from self._split(sub, parent_lb[up], later)
             return
+        room = room or [0]
         after = np.append(np.minimum.accumulate(parent_lb[::-1])[::-1][1:], math.inf)  # least of the nodes after each
-        for k, one, tiles, tile_lb in self._bounded_tiles(nodes, stage, parent_lb, deadline):
-            alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
-            if not len(alive):
+        top = j == self.L - 1 and self.top_bounded  # best first: the certificate is the least bound left
+        for group in self._bounded_tiles(nodes, stage, parent_lb, deadline):
+            # one row per (node, tile alive now: a superset of those alive later, the incumbent only falls)
+            sel = [np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0] for _, _, _, tile_lb in group]
+            if top:
+                sel = [s[np.argsort(tile_lb[s], kind="stable")] for s, (_, _, _, tile_lb) in zip(sel, group)]
+            first = np.cumsum([0] + [len(s) for s in sel])
+            if not first[-1]:
                 continue
-            if j == self.L - 1 and self.top_bounded:  # best first: the certificate is the least bound left
-                alive = alive[np.argsort(tile_lb[alive], kind="stable")]
-            # least bound of the alive tiles from each position on, then of the nodes after this one
-            rest_lb = np.append(np.minimum.accumulate(tile_lb[alive][::-1])[::-1], math.inf)
-            rest_lb = np.minimum(rest_lb, after[k])
-            # the children of the alive tiles are made about a chunk at a time (``made``: those of the alive positions
-            # ``made_lo`` up to ``made_hi``, ``row``: each one's position), then handed on a few tiles at a time,
-            # dropping the tiles the incumbent has meanwhile beaten
-            splits = FactorSplits(one, j, self.arch, tiles[alive], j in self.both_axes, self.distinct, self.padded)
-            made, row, starts, made_lo, made_hi = None, None, None, 0, 0
-            lo, step = 0, 1
-            while lo < len(alive):
-                hi = min(lo + step, len(alive))
-                live = tile_lb[alive[lo:hi]] < self.incumbent * (1 - EPS)  # the incumbent may have improved meanwhile
-                if live.any():
+            splits = FactorSplits(nodes.take(np.array([k for k, _, _, _ in group])),
+                                  np.repeat(np.arange(len(group)), np.diff(first)),
+                                  np.concatenate([tiles[s] for s, (_, _, tiles, _) in zip(sel, group)]), j, self.arch,
+                                  j in self.both_axes, self.distinct, self.padded)
+            row_lb = np.concatenate([tile_lb[s] for s, (_, _, _, tile_lb) in zip(sel, group)])
+            merged: list[np.ndarray] = []  # rows of whole nodes whose children all go in one piece
+            merged_size, last = 0, 0
+            for i, (k, _, _, tile_lb) in enumerate(group):
+                keep = tile_lb[sel[i]] < self.incumbent * (1 - EPS)
+                rows = first[i] + np.nonzero(keep)[0]
+                if not len(rows):
+                    continue
+                if splits.counted:
+                    size = splits.total(rows, room[0] - merged_size)
+                    if merged_size + size < room[0]:  # no chunk fills within: as if handed on tile by tile
+                        merged.append(rows)
+                        merged_size += size
+                        last = k
+                        continue
+                if merged:
                     _check(deadline)
-                    if not splits.counted:  # children not counted beforehand: those of this step only
-                        made, row = splits.make(np.arange(lo, hi)[live])
-                        rows = np.arange(len(row))
-                    else:
-                        if hi > made_hi:
-                            made_lo, made_hi = lo, splits.reach(lo, hi, self.chunk)
-                            made, row = splits.make(np.arange(made_lo, made_hi))
-                            starts = np.searchsorted(row, np.arange(made_lo, made_hi + 1))
-                        rows = np.arange(starts[lo - made_lo], starts[hi - made_lo])
-                        rows = rows[live[row[rows] - lo]]
-                    piece = made.take(rows)
-                    step = max(1, min(4 * step, step * self.chunk // max(len(piece), 1)))  # about a chunk a step
-                    yield from self._split(piece, tile_lb[alive[row[rows]]], float(rest_lb[hi]))
-                lo = hi
+                    piece, row = splits.make(np.concatenate(merged))
+                    yield from self._split(piece, row_lb[row], float(after[last]))
+                    merged, merged_size = [], 0
+                yield from self._node_children(splits, rows, row_lb, float(after[k]), deadline)
+            if merged:
+                _check(deadline)
+                piece, row = splits.make(np.concatenate(merged))
+                yield from self._split(piece, row_lb[row], float(after[last]))
+
+    def _node_children(self, splits: FactorSplits, alive: np.ndarray, row_lb: np.ndarray, after: float,
+                       deadline: float) -> Iterator[tuple[Nodes, np.ndarray, float]]:
+        """The children of one node's ``alive`` rows of ``splits`` (bounds ``row_lb``), handed on a few tiles at a
+        time (1, 4, 16, ... about a chunk a step), dropping the tiles the incumbent has meanwhile beaten, each piece
+        with the least bound of the tiles after it and of the nodes after this one (``after``). The children are
+        made about a chunk at a time (``made``: those of the alive positions ``made_lo`` up to ``made_hi``, ``pos``:
+        each one's position)."""
+        later = np.minimum(np.append(np.minimum.accumulate(row_lb[alive][::-1])[::-1], math.inf), after)
+        made, pos, starts, made_lo, made_hi = None, None, None, 0, 0
+        lo, step = 0, 1
+        while lo < len(alive):
+            hi = min(lo + step, len(alive))
+            live = row_lb[alive[lo:hi]] < self.incumbent * (1 - EPS)  # the incumbent may have improved meanwhile
+            if live.any():
+                _check(deadline)
+                if not splits.counted:  # children not counted beforehand: those of this step only
+                    made, row = splits.make(alive[lo:hi][live])
+                    pos = np.searchsorted(alive, row)
+                    rows = np.arange(len(row))
+                else:
+                    if hi > made_hi:
+                        made_lo, made_hi = lo, splits.reach(alive, lo, hi, self.chunk)
+                        made, row = splits.make(alive[made_lo:made_hi])
+                        pos = np.searchsorted(alive, row)
+                        starts = np.searchsorted(pos, np.arange(made_lo, made_hi + 1))
+                    rows = np.arange(starts[lo - made_lo], starts[hi - made_lo])
+                    rows = rows[live[pos[rows] - lo]]
+                piece = made.take(rows)
+                step = max(1, min(4 * step, step * self.chunk // max(len(piece), 1)))  # about a chunk a step
+                yield from self._split(piece, row_lb[alive[pos[rows]]], float(later[hi]))
+            lo = hi
 
     def _bounded_tiles(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
-                       deadline: float) -> Iterator[tuple[int, Nodes, np.ndarray, np.ndarray]]:
-        """Per node ``k`` of a factor stage, in order: ``k``, the node, its candidate tiles of level ``j - 1`` and
-        their bounds (at least ``parent_lb[k]``; the tile bound where :meth:`_children` uses one). Tile bounds of
-        consecutive nodes are computed together, about :attr:`batch_children` tiles per call of the bound (a bound's
-        rows do not depend on each other, so the values are those of one node at a time)."""
+                       deadline: float) -> Iterator[list[tuple[int, Nodes, np.ndarray, np.ndarray]]]:
+        """Groups of consecutive nodes of a factor stage, in order, per node: ``k``, the node, its candidate tiles of
+        level ``j - 1`` and their bounds (at least ``parent_lb[k]``; the tile bound where :meth:`_children` uses one).
+        A group holds about :attr:`batch_children` tiles, their tile bounds computed together (a bound's rows do not
+        depend on each other, so the values are those of one node at a time); the padded top's nodes one at a time
+        (bounding its tiles may change the incumbent)."""
         _, j = self.stages[stage]
         padded_top = j == self.L - 1 and self.top_bounded
         grouped = 1 <= j < self.L - 1
@@ -348,15 +386,15 @@ class BranchAndBound:
             tile_lb = np.full(len(tiles), parent_lb[k])
             if padded_top:  # each tile's one child bounded (made again, not bounded, in :meth:`_children`)
                 for part in self._timed(len(tiles), (stage, "tile"), deadline):
-                    kids, _ = FactorSplits(one, j, self.arch, tiles[part], False, self.distinct,
-                                           self.padded).make(np.arange(len(part)))
+                    kids, _ = FactorSplits(one, np.zeros(len(part), dtype=np.int64), tiles[part], j, self.arch,
+                                           False, self.distinct, self.padded).make(np.arange(len(part)))
                     tile_lb[part] = np.maximum(self._bound(kids, stage), parent_lb[k])
             ready.append((k, one, tiles, tile_lb))
             waiting += len(tiles)
-            if not grouped or k == len(nodes) - 1 or waiting >= self.batch_children:
+            if padded_top or k == len(nodes) - 1 or waiting >= self.batch_children:
                 if grouped:
                     self._tile_bounds(nodes, ready, stage, j, deadline)
-                yield from ready
+                yield ready
                 ready, waiting = [], 0
 
     def _tile_bounds(self, nodes: Nodes, ready: list[tuple[int, Nodes, np.ndarray, np.ndarray]], stage: int,
@@ -428,7 +466,8 @@ class BranchAndBound:
         the children not yet bounded (inf after the last); raises :class:`_OutOfTime` past ``deadline``. A child's
         bound is at least its parent's (the parent's holds for every completion of the child too)."""
         pending, inherited, size, born = [], [], 0, 0
-        for piece, lb, later in self._children(nodes, stage, parent_lb, deadline):
+        room = [self.chunk]  # children this chunk still takes: :meth:`_children` hands on whole nodes below it at once
+        for piece, lb, later in self._children(nodes, stage, parent_lb, deadline, room):
             pending.append(piece)
             inherited.append(lb)
             born += len(piece)
@@ -436,6 +475,7 @@ class BranchAndBound:
             if size >= self.chunk:
                 yield *self._bound_sorted(pending, inherited, stage, deadline), later
                 pending, inherited, size = [], [], 0
+            room[0] = self.chunk - size
         if pending:
             yield *self._bound_sorted(pending, inherited, stage, deadline), math.inf
         self.children_per_node[stage] = max(1.0, 0.8 * self.children_per_node[stage] + 0.2 * born / len(nodes))
