@@ -293,24 +293,25 @@ class BranchAndBound:
         room = room or [0]
         after = np.append(np.minimum.accumulate(parent_lb[::-1])[::-1][1:], math.inf)  # least of the nodes after each
         top = j == self.L - 1 and self.top_bounded  # best first: the certificate is the least bound left
-        for group in self._bounded_tiles(nodes, stage, parent_lb, deadline):
-            # one row per (node, tile alive now: a superset of those alive later, the incumbent only falls)
-            sel = [np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0] for _, _, _, tile_lb in group]
-            if top:
-                sel = [s[np.argsort(tile_lb[s], kind="stable")] for s, (_, _, _, tile_lb) in zip(sel, group)]
-            first = np.cumsum([0] + [len(s) for s in sel])
-            if not first[-1]:
+        for ks, first, tiles, tile_lb in self._bounded_tiles(nodes, stage, parent_lb, deadline):
+            # one row of ``splits`` per (node, tile alive now: a superset of those alive later, the incumbent only
+            # falls), ``sel`` its tile; ``starts``: each node's first row
+            sel = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
+            if not len(sel):
                 continue
-            splits = FactorSplits(nodes.take(np.array([k for k, _, _, _ in group])),
-                                  np.repeat(np.arange(len(group)), np.diff(first)),
-                                  np.concatenate([tiles[s] for s, (_, _, tiles, _) in zip(sel, group)]), j, self.arch,
-                                  j in self.both_axes, self.distinct, self.padded)
-            row_lb = np.concatenate([tile_lb[s] for s, (_, _, _, tile_lb) in zip(sel, group)])
+            if top:  # one node
+                sel = sel[np.argsort(tile_lb[sel], kind="stable")]
+            starts = np.searchsorted(np.sort(sel), first)
+            splits = FactorSplits(nodes.take(ks), np.repeat(np.arange(len(ks)), np.diff(starts)), tiles[sel], j,
+                                  self.arch, j in self.both_axes, self.distinct, self.padded)
+            row_lb = tile_lb[sel]
             merged: list[np.ndarray] = []  # rows of whole nodes whose children all go in one piece
             merged_size, last = 0, 0
-            for i, (k, _, _, tile_lb) in enumerate(group):
-                keep = tile_lb[sel[i]] < self.incumbent * (1 - EPS)
-                rows = first[i] + np.nonzero(keep)[0]
+            for i, k in enumerate(ks.tolist()):
+                lo, hi = starts[i], starts[i + 1]
+                if lo == hi:
+                    continue
+                rows = lo + np.nonzero(row_lb[lo:hi] < self.incumbent * (1 - EPS))[0]
                 if not len(rows):
                     continue
                 if splits.counted:
@@ -364,52 +365,43 @@ class BranchAndBound:
             lo = hi
 
     def _bounded_tiles(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
-                       deadline: float) -> Iterator[list[tuple[int, Nodes, np.ndarray, np.ndarray]]]:
-        """Groups of consecutive nodes of a factor stage, in order, per node: ``k``, the node, its candidate tiles of
-        level ``j - 1`` and their bounds (at least ``parent_lb[k]``; the tile bound where :meth:`_children` uses one).
-        A group holds about :attr:`batch_children` tiles, their tile bounds computed together (a bound's rows do not
-        depend on each other, so the values are those of one node at a time); the padded top's nodes one at a time
-        (bounding its tiles may change the incumbent)."""
+                       deadline: float) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """Groups of consecutive nodes of a factor stage, in order: the nodes' indices ``ks`` (g,), ``first`` (g + 1,)
+        each one's first row, and the rows: every node's candidate tiles of level ``j - 1`` (r, D) and their bounds
+        (r,) (at least the node's ``parent_lb``; the tile bound where :meth:`_children` uses one). A group holds about
+        :attr:`batch_children` tiles, their tile bounds computed together (a bound's rows do not depend on each
+        other, so the values are those of one node at a time); the padded top's nodes one at a time (bounding its
+        tiles may change the incumbent)."""
         _, j = self.stages[stage]
         padded_top = j == self.L - 1 and self.top_bounded
-        grouped = 1 <= j < self.L - 1
-        ready: list[tuple[int, Nodes, np.ndarray, np.ndarray]] = []
-        waiting = 0  # tiles in ``ready``
+        ks: list[int] = []
+        parts: list[np.ndarray] = []
+        waiting = 0  # tiles in ``parts``
         for k in range(len(nodes)):
-            one = nodes.take(np.array([k]))
             if j == 0:
                 tiles = np.ones((1, self.D), dtype=np.int64)
             elif self.padded is not None:
-                tiles = self.padded.tiles(one, 0, j, self.fit)
+                tiles = self.padded.tiles(nodes, k, j, self.fit)
             else:
-                tiles = self._candidate_tiles(one.temporal[0, 0], j)
-            tile_lb = np.full(len(tiles), parent_lb[k])
-            if padded_top:  # each tile's one child bounded (made again, not bounded, in :meth:`_children`)
-                for part in self._timed(len(tiles), (stage, "tile"), deadline):
-                    kids, _ = FactorSplits(one, np.zeros(len(part), dtype=np.int64), tiles[part], j, self.arch,
-                                           False, self.distinct, self.padded).make(np.arange(len(part)))
-                    tile_lb[part] = np.maximum(self._bound(kids, stage), parent_lb[k])
-            ready.append((k, one, tiles, tile_lb))
+                tiles = self._candidate_tiles(nodes.temporal[k, 0], j)
+            ks.append(k)
+            parts.append(tiles)
             waiting += len(tiles)
             if padded_top or k == len(nodes) - 1 or waiting >= self.batch_children:
-                if grouped:
-                    self._tile_bounds(nodes, ready, stage, j, deadline)
-                yield ready
-                ready, waiting = [], 0
-
-    def _tile_bounds(self, nodes: Nodes, ready: list[tuple[int, Nodes, np.ndarray, np.ndarray]], stage: int,
-                     j: int, deadline: float) -> None:
-        """Raises each ``tile_lb`` of ``ready`` ((k, node, tiles, tile_lb) per node) to its :meth:`tile_bound`, all
-        the nodes' tiles bounded together in :meth:`_timed` steps."""
-        owner = np.concatenate([np.full(len(tiles), k) for k, _, tiles, _ in ready])
-        tiles = np.concatenate([tiles for _, _, tiles, _ in ready])
-        lb = np.empty(len(tiles))
-        for part in self._timed(len(tiles), (stage, "tile"), deadline):
-            lb[part] = self.tile_bound(nodes.take(owner[part]), tiles[part], j)
-        lo = 0
-        for _, _, own, tile_lb in ready:
-            np.maximum(tile_lb, lb[lo:lo + len(own)], out=tile_lb)
-            lo += len(own)
+                owner = np.repeat(np.array(ks), [len(t) for t in parts])
+                tiles = np.concatenate(parts)
+                tile_lb = parent_lb[owner].astype(float)
+                if padded_top:  # each tile's one child bounded (made again, not bounded, in :meth:`_children`)
+                    for part in self._timed(len(tiles), (stage, "tile"), deadline):
+                        kids, _ = FactorSplits(nodes, owner[part], tiles[part], j, self.arch, False, self.distinct,
+                                               self.padded).make(np.arange(len(part)))
+                        tile_lb[part] = np.maximum(self._bound(kids, stage), tile_lb[part])
+                elif 1 <= j < self.L - 1:
+                    for part in self._timed(len(tiles), (stage, "tile"), deadline):
+                        tile_lb[part] = np.maximum(self.tile_bound(nodes.take(owner[part]), tiles[part], j),
+                                                   tile_lb[part])
+                yield np.array(ks), np.cumsum([0] + [len(t) for t in parts]), tiles, tile_lb
+                ks, parts, waiting = [], [], 0
 
     def _candidate_tiles(self, rest: np.ndarray, j: int) -> np.ndarray:
         """:func:`.expand.candidate_tiles` of ``rest`` at level ``j``, cached per search (siblings share ``rest``;
