@@ -1085,27 +1085,30 @@ class LowerBound:
         outputs (no disjointness to rely on)."""
         j = fixed_from
         n = temporal.shape[0]
-        rows = np.arange(n)
         out = np.empty((n, self.T))
-        for t, tensor in enumerate(self.op.tensors):
+        # the loops of levels >= j innermost first (level j's as one position when its order is open): their dims and
+        # trips; the trips are integers, so their products are exact in any order
+        dims = order[:, j:, ::-1]
+        walk = np.take_along_axis(temporal[:, j:], dims, axis=2).astype(float)
+        open_order = known == j
+        if open_order:
+            dims, walk = dims[:, 1:], walk[:, 1:]
+        dims, walk = dims.reshape(n, -1), walk.reshape(n, -1)
+        sweeps = temporal[:, j:].prod(axis=(1, 2)).astype(float)
+        moving = (temporal[:, j:] > 1).any(axis=1)
+        for t in range(self.T):
             relevant = self.indexes[t]
+            found = np.cumsum(relevant[dims] & (walk > 1), axis=1) > 0  # a loop indexing the tensor at or before each
             inner = np.ones(n)  # trips of the loops inside the innermost one indexing the tensor
-            found = np.zeros(n, dtype=bool)
-            for m in range(j, self.L):
-                trips = temporal[:, m].astype(float)
-                if m == j and known == j:
-                    inner *= np.where(found, 1.0, np.where(relevant[None, :], 1.0, trips).prod(axis=1))
-                    found |= ((trips > 1) & relevant[None, :]).any(axis=1)
-                    continue
-                for k in range(self.op_dims - 1, -1, -1):  # innermost loop first
-                    d = order[:, m, k]
-                    tr = trips[rows, d]
-                    hit = relevant[d] & (tr > 1)
-                    found |= hit
-                    inner *= np.where(found, 1.0, tr)
-            sweeps = temporal[:, j:].prod(axis=(1, 2)).astype(float)
-            moved = ((temporal[:, j:] > 1).any(axis=1) & self.window[t][None, :]).any(axis=1)
-            plain = np.where(found, sweeps / inner, 1.0)
+            if open_order:  # level j: the order putting its other loops innermost
+                trips = temporal[:, j].astype(float)
+                inner = np.where(relevant[None, :], 1.0, trips).prod(axis=1)
+                found |= ((trips > 1) & relevant[None, :]).any(axis=1)[:, None]
+            inner = inner * np.where(found, 1.0, walk).prod(axis=1)
+            hit = found[:, -1] if found.shape[1] else (
+                ((temporal[:, j] > 1) & relevant[None, :]).any(axis=1) if open_order else np.zeros(n, dtype=bool))
+            moved = (moving & self.window[t][None, :]).any(axis=1)
+            plain = np.where(hit, sweeps / inner, 1.0)
             out[:, t] = np.where(moved, 0.0 if t == self.out else 1.0, plain)
         return out
 
