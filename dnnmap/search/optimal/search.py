@@ -270,7 +270,10 @@ class BranchAndBound:
         """Children of each node with the bound they inherit, in pieces of at most :attr:`chunk` nodes, each with the
         least bound inherited by the children not yet made (a lower bound of every one of them). Factor
         stages below the top first bound each tile of level ``j - 1`` (:meth:`tile_bound`, in :meth:`_timed` steps)
-        and split only the tiles below the incumbent, a few at a time; the clock is read before each step."""
+        and split only the tiles below the incumbent, a few at a time; the clock is read before each step. ``room``
+        (kept up to date by the caller, :meth:`_survivors`): the children the chunk being filled still takes;
+        consecutive nodes whose children all fit below it are handed on in one piece (no chunk fills within it, so
+        neither the incumbent nor the chunks differ from a hand-over tile by tile)."""
         kind, j = self.stages[stage]
         if kind == "O":
             orders = [math.factorial(int(n)) for n in (nodes.temporal[:, j] > 1).sum(axis=1)]
