@@ -235,8 +235,9 @@ class FactorSplits:
     (:meth:`make`), so that a node with very many children never has them all in memory at once. ``both``: a
     dimension may split over both axes of level ``j``'s 2-D fan-out; ``distinct``: one child per distinct spatial
     factor vector (:func:`distinct_unrollings`); ``padded``: the splits of the padded space instead
-    (:class:`PaddedSplits`). :meth:`count` counts the children of rows beforehand, their unrolling tables made only
-    when asked for (each may take milliseconds the first time); not in the padded space (:attr:`counted`)."""
+    (:class:`PaddedSplits`). :meth:`total` and :meth:`reach` count the children of rows beforehand, their unrolling
+    tables made only when asked for (each may take milliseconds the first time); not in the padded space
+    (:attr:`counted`)."""
 
     def __init__(self, nodes: Nodes, owner: np.ndarray, tiles: np.ndarray, j: int, arch: ArchSpec,
                  both: bool = False, distinct: bool = False, padded: PaddedSplits | None = None) -> None:
