@@ -247,12 +247,16 @@ class FactorSplits:
         self.both, self.distinct = both, distinct
         self.tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # unrolling tables of the rows asked for
         self.counted = padded is None
+        # a table depends only on each quotient's divisors up to the fan-out's largest axis (with both axes, products
+        # of two of them), which its gcd with this keeps (as :func:`.bounds.largest_unrolling` does): tiles whose
+        # quotients differ only in larger divisors share one cached table
+        self.modulus = math.lcm(*range(1, max(self.shape) + 1)) ** (2 if both else 1) if self.shape else 1
 
     def _table(self, row: int) -> tuple[np.ndarray, np.ndarray]:
         """The (factors, axes) unrollings of row ``row``'s quotient."""
         table = self.tables.get(row)
         if table is None:
-            limits = tuple(self.quotients[row].tolist())
+            limits = tuple(math.gcd(q, self.modulus) for q in self.quotients[row].tolist())
             table = self.tables[row] = (distinct_unrollings(limits, self.shape, self.both) if self.distinct
                                         else legal_table(self.both)(limits, self.shape))
         return table
