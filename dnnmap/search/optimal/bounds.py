@@ -658,7 +658,7 @@ class LowerBound:
         keys, inverse = unique_rows(rest)
         rows = inverse.reshape(-1)
         if not front:
-            return np.array([self._joint_least(m, key, drains) for key in keys])[rows][:, None], None
+            return self._joint_least(m, keys, drains)[rows][:, None], None
         fronts = [self._joint_front(m, key, drains) for key in keys]
         V = max(len(e) for e, _ in fronts)
         extra = np.array([np.concatenate([e, np.repeat(e[-1:], V - len(e))]) for e, _ in fronts])
@@ -697,7 +697,7 @@ class LowerBound:
         if cached is not None:
             return cached
         _, energy, lanes, _ = self._joint_table(m, drains)
-        legal = self._joint_legal(m, key[-1], drains)
+        legal = self._joint_legal(m, np.array([key[-1]], dtype=np.int64), drains)[0]
         e = energy[:, legal]
         total = e.sum(axis=0) - e.min(axis=1).sum()
         most = np.maximum.accumulate(lanes[legal])  # rows by ascending energy, the most lanes first among equals
@@ -705,31 +705,43 @@ class LowerBound:
         self._front_cache[key] = (np.maximum(total[keep], 0.0), lanes[legal][keep])
         return self._front_cache[key]
 
-    def _joint_least(self, m: int, budget: np.ndarray, drains: bool = False) -> float:
-        """The least point of :meth:`_joint_front` alone (the energy objective): the first legal row of the table
-        (sorted by the sum) less the per-pair minima over the legal rows; 0 where fewer than two pairs depend on
-        ``U``. Cached."""
-        key = ("least", m, drains, tuple(int(x) for x in budget))
-        cached = self._front_cache.get(key)
-        if cached is not None:
-            return cached
-        _, energy, _, _ = self._joint_table(m, drains)
-        least = 0.0
-        if len(energy) >= 2:
-            e = energy[:, self._joint_legal(m, key[-1], drains)]
-            least = max(0.0, float(e[:, 0].sum() - e.min(axis=1).sum()))
-        self._front_cache[key] = least
-        return least
+    def _joint_least(self, m: int, budgets: np.ndarray, drains: bool = False) -> np.ndarray:
+        """(u,) the least point of :meth:`_joint_front` alone (the energy objective) for each row of ``budgets``: the
+        first legal row of the table (sorted by the sum) less the per-pair minima over the legal rows; 0 where fewer
+        than two pairs depend on ``U``. Cached per budget; the budgets not cached are computed together."""
+        keys = [("least", m, drains, budget) for budget in map(tuple, budgets.tolist())]
+        got = [self._front_cache.get(key) for key in keys]
+        missing = [i for i, v in enumerate(got) if v is None]
+        if missing:
+            _, energy, _, _ = self._joint_table(m, drains)
+            least = np.zeros(len(missing))
+            if len(energy) >= 2:
+                key = ("by pair", m, drains)  # per pair, the table's rows by ascending energy of the pair
+                if key not in self._front_cache:
+                    self._front_cache[key] = [np.argsort(e, kind="stable") for e in energy]
+                by_pair = self._front_cache[key]
+                step = max(1, 16_000_000 // energy.size)  # budgets a block: (block, V) booleans per pair at once
+                for lo in range(0, len(missing), step):
+                    block = missing[lo:lo + step]
+                    legal = self._joint_legal(m, budgets[block], drains)  # (block, V)
+                    first = energy[:, legal.argmax(axis=1)]  # (P, block): each budget's first legal row
+                    low = np.array([e[order[legal[:, order].argmax(axis=1)]] for e, order in zip(energy, by_pair)])
+                    least[lo:lo + len(block)] = np.maximum(0.0, first.sum(axis=0) - low.sum(axis=0))
+            for i, value in zip(missing, least.tolist()):
+                self._front_cache[keys[i]] = got[i] = value
+        return np.array(got, dtype=float)
 
-    def _joint_legal(self, m: int, budget: tuple[int, ...], drains: bool = False) -> np.ndarray:
-        """(V,) the rows of :meth:`_joint_table` whose factors divide ``budget`` (per dimension, cached)."""
+    def _joint_legal(self, m: int, budgets: np.ndarray, drains: bool = False) -> np.ndarray:
+        """(u, V) per row of ``budgets`` the rows of :meth:`_joint_table` whose factors divide it (per dimension and
+        value, cached)."""
         table, _, lanes, divides = self._joint_table(m, drains)
-        legal = np.ones(len(lanes), dtype=bool)
-        for d, n in enumerate(budget):
-            if n != self.bounds[d]:
+        legal = np.ones((len(budgets), len(lanes)), dtype=bool)
+        for d in range(budgets.shape[1]):
+            column = budgets[:, d]
+            for n in np.unique(column[column != self.bounds[d]]).tolist():
                 if (d, n) not in divides:
                     divides[(d, n)] = n % table[:, d] == 0
-                legal &= divides[(d, n)]
+                legal[column == n] &= divides[(d, n)]
         return legal
 
     def _joint_table(self, m: int, drains: bool = False) -> tuple:
@@ -1099,27 +1111,30 @@ class LowerBound:
         outputs (no disjointness to rely on)."""
         j = fixed_from
         n = temporal.shape[0]
-        rows = np.arange(n)
         out = np.empty((n, self.T))
-        for t, tensor in enumerate(self.op.tensors):
+        # the loops of levels >= j innermost first (level j's as one position when its order is open): their dims and
+        # trips; the trips are integers, so their products are exact in any order
+        dims = order[:, j:, ::-1]
+        walk = np.take_along_axis(temporal[:, j:], dims, axis=2).astype(float)
+        open_order = known == j
+        if open_order:
+            dims, walk = dims[:, 1:], walk[:, 1:]
+        dims, walk = dims.reshape(n, -1), walk.reshape(n, -1)
+        sweeps = temporal[:, j:].prod(axis=(1, 2)).astype(float)
+        moving = (temporal[:, j:] > 1).any(axis=1)
+        for t in range(self.T):
             relevant = self.indexes[t]
+            found = np.cumsum(relevant[dims] & (walk > 1), axis=1) > 0  # a loop indexing the tensor at or before each
             inner = np.ones(n)  # trips of the loops inside the innermost one indexing the tensor
-            found = np.zeros(n, dtype=bool)
-            for m in range(j, self.L):
-                trips = temporal[:, m].astype(float)
-                if m == j and known == j:
-                    inner *= np.where(found, 1.0, np.where(relevant[None, :], 1.0, trips).prod(axis=1))
-                    found |= ((trips > 1) & relevant[None, :]).any(axis=1)
-                    continue
-                for k in range(self.op_dims - 1, -1, -1):  # innermost loop first
-                    d = order[:, m, k]
-                    tr = trips[rows, d]
-                    hit = relevant[d] & (tr > 1)
-                    found |= hit
-                    inner *= np.where(found, 1.0, tr)
-            sweeps = temporal[:, j:].prod(axis=(1, 2)).astype(float)
-            moved = ((temporal[:, j:] > 1).any(axis=1) & self.window[t][None, :]).any(axis=1)
-            plain = np.where(found, sweeps / inner, 1.0)
+            if open_order:  # level j: the order putting its other loops innermost
+                trips = temporal[:, j].astype(float)
+                inner = np.where(relevant[None, :], 1.0, trips).prod(axis=1)
+                found |= ((trips > 1) & relevant[None, :]).any(axis=1)[:, None]
+            inner = inner * np.where(found, 1.0, walk).prod(axis=1)
+            hit = found[:, -1] if found.shape[1] else (
+                ((temporal[:, j] > 1) & relevant[None, :]).any(axis=1) if open_order else np.zeros(n, dtype=bool))
+            moved = (moving & self.window[t][None, :]).any(axis=1)
+            plain = np.where(hit, sweeps / inner, 1.0)
             out[:, t] = np.where(moved, 0.0 if t == self.out else 1.0, plain)
         return out
 

@@ -228,62 +228,92 @@ def candidate_tiles(rest: np.ndarray, j: int, fit: Capacity | None) -> np.ndarra
     return below if fit is None else below[fit.fits(j - 1, below)]
 
 
-def _children(nodes: Nodes, k: int, j: int, own: np.ndarray, fac: np.ndarray, ax: np.ndarray,
-              tile: np.ndarray) -> Nodes:
-    """Node ``k``'s children with level ``j``'s temporal factors ``own``, spatial factors ``fac`` on axes ``ax``
-    ((m, D) each) and the tile below ``tile`` ((m, D) or (1, D); ``rest`` of the child, unless ``j`` is 0)."""
-    m = len(fac)
-    t = np.repeat(nodes.temporal[k:k + 1], m, axis=0)
-    s = np.repeat(nodes.spatial[k:k + 1], m, axis=0)
-    a = np.repeat(nodes.axes[k:k + 1], m, axis=0)
-    o = np.repeat(nodes.order[k:k + 1], m, axis=0)
-    above = None if nodes.above is None else np.repeat(nodes.above[k:k + 1], m, axis=0)
-    s[:, j], a[:, j] = fac, ax
-    t[:, j] = own
-    if j > 0:
-        t[:, 0] = tile
-    return Nodes(t, s, a, o, above)
+class FactorSplits:
+    """Every split of ``rest`` of node ``owner[i]`` of ``nodes`` into level ``j``'s temporal and spatial factors with
+    the tile ``tiles[i]`` of level ``j - 1`` below (at level 0 a row of ones: level 0 keeps what its fan-out
+    leaves), for each row ``i`` (a node's rows consecutive), the children of chosen rows made on demand
+    (:meth:`make`), so that a node with very many children never has them all in memory at once. ``both``: a
+    dimension may split over both axes of level ``j``'s 2-D fan-out; ``distinct``: one child per distinct spatial
+    factor vector (:func:`distinct_unrollings`); ``padded``: the splits of the padded space instead
+    (:class:`PaddedSplits`). :meth:`total` and :meth:`reach` count the children of rows beforehand, their unrolling
+    tables made only when asked for (each may take milliseconds the first time); not in the padded space
+    (:attr:`counted`)."""
 
+    def __init__(self, nodes: Nodes, owner: np.ndarray, tiles: np.ndarray, j: int, arch: ArchSpec,
+                 both: bool = False, distinct: bool = False, padded: PaddedSplits | None = None) -> None:
+        self.nodes, self.owner, self.tiles, self.j, self.padded = nodes, owner, tiles, j, padded
+        self.shape = tuple(arch.levels[j].fanout.shape) if arch.levels[j].fanout else None
+        self.quotients = nodes.temporal[owner, 0] // tiles
+        self.both, self.distinct = both, distinct
+        self.tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # unrolling tables of the rows asked for
+        self.counted = padded is None
+        # a table depends only on each quotient's divisors up to the fan-out's largest axis (with both axes, products
+        # of two of them), which its gcd with this keeps (as :func:`.bounds.largest_unrolling` does): tiles whose
+        # quotients differ only in larger divisors share one cached table
+        self.modulus = math.lcm(*range(1, max(self.shape) + 1)) ** (2 if both else 1) if self.shape else 1
 
-def expand_factors(nodes: Nodes, j: int, arch: ArchSpec, fit: Capacity | None,
-                   tiles: np.ndarray | None = None, both: bool = False,
-                   distinct: bool = False, padded: PaddedSplits | None = None) -> tuple[Nodes, np.ndarray]:
-    """Every split of each node's ``rest`` into level ``j``'s temporal and spatial factors and the tile below
-    (``tiles``: only those tiles of level ``j - 1``, for a single node), and the index of each child's tile
-    among its node's tiles; ``both``: a dimension may split over both axes of level ``j``'s 2-D fan-out;
-    ``distinct``: one child per distinct spatial factor vector (:func:`distinct_unrollings`); ``padded``: the
-    splits of the padded space instead (:class:`PaddedSplits`)."""
-    if distinct:
-        def unrollings(limits: tuple[int, ...], shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-            return distinct_unrollings(limits, shape, both)
-    else:
-        unrollings = legal_table(both)
-    out, which = [], []
-    shape = tuple(arch.levels[j].fanout.shape) if arch.levels[j].fanout else None
-    for k in range(len(nodes)):
-        rest = nodes.temporal[k, 0]
-        if j == 0:  # level 0 keeps what its fan-out leaves
-            below = np.ones((1, len(rest)), dtype=np.int64)
-        elif tiles is not None:
-            below = tiles
+    def _table(self, row: int) -> tuple[np.ndarray, np.ndarray]:
+        """The (factors, axes) unrollings of row ``row``'s quotient."""
+        table = self.tables.get(row)
+        if table is None:
+            limits = tuple(math.gcd(q, self.modulus) for q in self.quotients[row].tolist())
+            table = self.tables[row] = (distinct_unrollings(limits, self.shape, self.both) if self.distinct
+                                        else legal_table(self.both)(limits, self.shape))
+        return table
+
+    def _count(self, row: int) -> int:
+        return 1 if self.shape is None else len(self._table(row)[0])
+
+    def total(self, rows: np.ndarray, most: int) -> int:
+        """The children of ``rows`` together, counted only until they reach ``most`` (then ``most``)."""
+        if self.shape is None:
+            return min(len(rows), most)
+        total = 0
+        for r in rows.tolist():
+            total += self._count(r)
+            if total >= most:
+                return most
+        return total
+
+    def reach(self, rows: np.ndarray, lo: int, hi: int, most: int) -> int:
+        """The end ``>= hi`` of the positions of ``rows`` from ``lo`` whose children number about ``most`` (those up
+        to ``hi``, then more while the total stays at most ``most``)."""
+        total = sum(self._count(r) for r in rows[lo:hi].tolist())
+        end = hi
+        while end < len(rows) and total + self._count(int(rows[end])) <= most:
+            total += self._count(int(rows[end]))
+            end += 1
+        return end
+
+    def make(self, rows: np.ndarray) -> tuple[Nodes, np.ndarray]:
+        """The children of ``rows`` (ascending row indices), each row's consecutive and in order, and the row of each
+        child."""
+        j = self.j
+        if self.padded is not None:  # node by node
+            parts = []
+            for node in np.unique(self.owner[rows]).tolist():
+                mine = rows[self.owner[rows] == node]
+                own, fac, ax, which = self.padded.splits(self.nodes, node, j, self.tiles[mine])
+                parts.append((own, fac, ax, mine[which]))
+            own, fac, ax, row_of = (np.concatenate([part[i] for part in parts]) for i in range(4))
+        elif self.shape is None:
+            own, row_of = self.quotients[rows], rows
+            fac, ax = np.ones_like(own), np.zeros_like(own)
         else:
-            below = candidate_tiles(rest, j, fit) if padded is None else padded.tiles(nodes, k, j, fit)
-        if padded is not None:
-            own, fac, ax, which_tile = padded.splits(nodes, k, j, below)
-            out.append(_children(nodes, k, j, own, fac, ax, below[which_tile]))
-            which.append(which_tile)
-            continue
-        for i, tile in enumerate(below):
-            q = rest // tile
-            if shape is None:
-                fac, ax = np.ones((1, len(q)), dtype=np.int64), np.zeros((1, len(q)), dtype=np.int64)
-            else:
-                fac, ax = unrollings(tuple(int(n) for n in q), shape)
-            out.append(_children(nodes, k, j, q // fac, fac, ax, tile[None, :]))
-            which.append(np.full(len(fac), i, dtype=np.int64))
-    if not out:
-        return nodes.take(np.array([], dtype=np.int64)), np.zeros(0, dtype=np.int64)
-    return Nodes.concat(out), np.concatenate(which)
+            tables = [self._table(r) for r in rows.tolist()]
+            fac = np.concatenate([f for f, _ in tables]) if tables else np.zeros((0, self.tiles.shape[1]), np.int64)
+            ax = np.concatenate([a for _, a in tables]) if tables else np.zeros_like(fac)
+            row_of = np.repeat(rows, [len(f) for f, _ in tables])
+            own = self.quotients[row_of] // fac
+        src = self.owner[row_of]
+        n = self.nodes
+        t, sp, a, o = n.temporal[src], n.spatial[src], n.axes[src], n.order[src]
+        above = None if n.above is None else n.above[src]
+        sp[:, j], a[:, j] = fac, ax
+        t[:, j] = own
+        if j > 0:
+            t[:, 0] = self.tiles[row_of]
+        return Nodes(t, sp, a, o, above), row_of
 
 
 def expand_orders(nodes: Nodes, j: int) -> tuple[Nodes, np.ndarray]:

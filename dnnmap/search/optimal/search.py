@@ -52,7 +52,7 @@ from dnnmap.search.mappers import SearchResult, nothing_fits_message
 from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.search.mappers import Progress
 from dnnmap.search.constraints import Constraints
-from dnnmap.search.optimal.expand import Nodes, PaddedSplits, candidate_tiles, expand_factors, expand_orders, extents
+from dnnmap.search.optimal.expand import FactorSplits, Nodes, PaddedSplits, candidate_tiles, expand_orders, extents
 from dnnmap.search.optimal.placement import OrderKeys, distinct_children, least_placements
 from dnnmap.search.options import SearchOptions
 from dnnmap.search.space import MapSpace, unique_rows
@@ -61,7 +61,10 @@ from dnnmap.search.registry import Mapper
 from dnnmap.workload.ir import Operator
 
 EPS = 1e-9  # relative slack: a bound within rounding of the incumbent cannot beat it
-STEP_SECONDS = 0.1  # about the time one call of the cost model and bounds takes: the clock is read between calls
+# about the CPU time one call of the cost model and bounds takes: the clock is read between calls. Measured in CPU
+# time, not wall time: on a machine shared with other jobs a wall-time estimate grows with the load, shrinking the
+# calls until their fixed cost (about 10-20 ms a call of the bounds) dominates the work
+STEP_SECONDS = 0.1
 
 
 class _OutOfTime(Exception):
@@ -146,6 +149,7 @@ class BranchAndBound:
         self.children_per_node = np.full(len(self.stages) + 1, float(self.batch_children))
         # running mean of the seconds bounding one node (one tile: key "tile") takes per stage (first guess: 256 a step)
         self.seconds_per_node: dict[int | tuple[int, str], float] = {}
+        self._tiles: dict[tuple[int, bytes], np.ndarray] = {}  # candidate tiles per (level, rest): _candidate_tiles
 
     def _batch(self, n: Nodes) -> MappingBatch:
         return MappingBatch(n.temporal, n.spatial, n.order, self.keeps, (), n.axes, n.above)
@@ -261,12 +265,15 @@ class BranchAndBound:
                                  tile=tiles[rows])
         return self._by_extent(nodes, bound_rows)
 
-    def _children(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
-                  deadline: float = math.inf) -> Iterator[tuple[Nodes, np.ndarray, float]]:
+    def _children(self, nodes: Nodes, stage: int, parent_lb: np.ndarray, deadline: float = math.inf,
+                  room: list[int] | None = None) -> Iterator[tuple[Nodes, np.ndarray, float]]:
         """Children of each node with the bound they inherit, in pieces of at most :attr:`chunk` nodes, each with the
         least bound inherited by the children not yet made (a lower bound of every one of them). Factor
         stages below the top first bound each tile of level ``j - 1`` (:meth:`tile_bound`, in :meth:`_timed` steps)
-        and split only the tiles below the incumbent, a few at a time; the clock is read before each step."""
+        and split only the tiles below the incumbent, a few at a time; the clock is read before each step. ``room``
+        (kept up to date by the caller, :meth:`_survivors`): the children the chunk being filled still takes;
+        consecutive nodes whose children all fit below it are handed on in one piece (no chunk fills within it, so
+        neither the incumbent nor the chunks differ from a hand-over tile by tile)."""
         kind, j = self.stages[stage]
         if kind == "O":
             orders = [math.factorial(int(n)) for n in (nodes.temporal[:, j] > 1).sum(axis=1)]
@@ -286,57 +293,152 @@ class BranchAndBound:
                         sub, up = sub.take(keep), up[keep]
                     yield from self._split(sub, parent_lb[up], later)
             return
+        room = room or [0]
+        after = np.append(np.minimum.accumulate(parent_lb[::-1])[::-1][1:], math.inf)  # least of the nodes after each
+        top = j == self.L - 1 and self.top_bounded  # best first: the certificate is the least bound left
+        for ks, first, tiles, tile_lb in self._bounded_tiles(nodes, stage, parent_lb, deadline):
+            # one row of ``splits`` per (node, tile alive now: a superset of those alive later, the incumbent only
+            # falls), ``sel`` its tile; ``starts``: each node's first row
+            sel = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
+            if not len(sel):
+                continue
+            if top:  # one node
+                sel = sel[np.argsort(tile_lb[sel], kind="stable")]
+            starts = np.searchsorted(np.sort(sel), first)
+            splits = FactorSplits(nodes.take(ks), np.repeat(np.arange(len(ks)), np.diff(starts)), tiles[sel], j,
+                                  self.arch, j in self.both_axes, self.distinct, self.padded)
+            row_lb = tile_lb[sel]
+            merged: list[np.ndarray] = []  # rows of whole nodes whose children all go in one piece
+            merged_size, last = 0, 0
+            for i, k in enumerate(ks.tolist()):
+                lo, hi = starts[i], starts[i + 1]
+                if lo == hi:
+                    continue
+                rows = lo + np.nonzero(row_lb[lo:hi] < self.incumbent * (1 - EPS))[0]
+                if not len(rows):
+                    continue
+                if splits.counted:
+                    size = splits.total(rows, room[0] - merged_size)
+                    if merged_size + size < room[0]:  # no chunk fills within: as if handed on tile by tile
+                        merged.append(rows)
+                        merged_size += size
+                        last = k
+                        continue
+                if merged:
+                    _check(deadline)
+                    piece, row = splits.make(np.concatenate(merged))
+                    yield from self._split(piece, row_lb[row], float(after[last]))
+                    merged, merged_size = [], 0
+                yield from self._node_children(splits, rows, row_lb, float(after[k]), deadline)
+            if merged:
+                _check(deadline)
+                piece, row = splits.make(np.concatenate(merged))
+                yield from self._split(piece, row_lb[row], float(after[last]))
+
+    def _node_children(self, splits: FactorSplits, alive: np.ndarray, row_lb: np.ndarray, after: float,
+                       deadline: float) -> Iterator[tuple[Nodes, np.ndarray, float]]:
+        """The children of one node's ``alive`` rows of ``splits`` (bounds ``row_lb``), handed on a few tiles at a
+        time (1, 4, 16, ... about a chunk a step), dropping the tiles the incumbent has meanwhile beaten, each piece
+        with the least bound of the tiles after it and of the nodes after this one (``after``). The children are
+        made about a chunk at a time (``made``: those of the alive positions ``made_lo`` up to ``made_hi``, ``pos``:
+        each one's position)."""
+        later = np.minimum(np.append(np.minimum.accumulate(row_lb[alive][::-1])[::-1], math.inf), after)
+        made, pos, starts, made_lo, made_hi = None, None, None, 0, 0
+        lo, step = 0, 1
+        while lo < len(alive):
+            hi = min(lo + step, len(alive))
+            live = row_lb[alive[lo:hi]] < self.incumbent * (1 - EPS)  # the incumbent may have improved meanwhile
+            if live.any():
+                _check(deadline)
+                if not splits.counted:  # children not counted beforehand: those of this step only
+                    made, row = splits.make(alive[lo:hi][live])
+                    pos = np.searchsorted(alive, row)
+                    rows = np.arange(len(row))
+                else:
+                    if hi > made_hi:
+                        made_lo, made_hi = lo, splits.reach(alive, lo, hi, self.chunk)
+                        made, row = splits.make(alive[made_lo:made_hi])
+                        pos = np.searchsorted(alive, row)
+                        starts = np.searchsorted(pos, np.arange(made_lo, made_hi + 1))
+                    rows = np.arange(starts[lo - made_lo], starts[hi - made_lo])
+                    rows = rows[live[pos[rows] - lo]]
+                piece = made.take(rows)
+                step = max(1, min(4 * step, step * self.chunk // max(len(piece), 1)))  # about a chunk a step
+                yield from self._split(piece, row_lb[alive[pos[rows]]], float(later[hi]))
+            lo = hi
+
+    def _bounded_tiles(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
+                       deadline: float) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """Groups of consecutive nodes of a factor stage, in order: the nodes' indices ``ks`` (g,), ``first`` (g + 1,)
+        each one's first row, and the rows: every node's candidate tiles of level ``j - 1`` (r, D) and their bounds
+        (r,) (at least the node's ``parent_lb``; the tile bound where :meth:`_children` uses one). A group holds about
+        :attr:`batch_children` tiles, their tile bounds computed together (a bound's rows do not depend on each
+        other, so the values are those of one node at a time); the padded top's nodes one at a time (bounding its
+        tiles may change the incumbent)."""
+        _, j = self.stages[stage]
+        padded_top = j == self.L - 1 and self.top_bounded
+        ks: list[int] = []
+        parts: list[np.ndarray] = []
+        waiting = 0  # tiles in ``parts``
         for k in range(len(nodes)):
-            one = nodes.take(np.array([k]))
             if j == 0:
                 tiles = np.ones((1, self.D), dtype=np.int64)
             elif self.padded is not None:
-                tiles = self.padded.tiles(one, 0, j, self.fit)
+                tiles = self.padded.tiles(nodes, k, j, self.fit)
             else:
-                tiles = candidate_tiles(one.temporal[0, 0], j, self.fit)
-            tile_lb = np.full(len(tiles), parent_lb[k])
-            if 1 <= j < self.L - 1 or (j == self.L - 1 and self.top_bounded):
-                for part in self._timed(len(tiles), (stage, "tile"), deadline):
-                    if j == self.L - 1:  # the padded top: each tile's one child bounded (made again, not bounded, below)
-                        kids, _ = expand_factors(one, j, self.arch, self.fit, tiles[part], False, self.distinct,
-                                                 self.padded)
-                        tile_lb[part] = np.maximum(self._bound(kids, stage), parent_lb[k])
-                        continue
-                    tile_lb[part] = np.maximum(
-                        self.tile_bound(one.take(np.zeros(len(part), dtype=np.int64)), tiles[part], j), parent_lb[k])
-            alive = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
-            if j == self.L - 1 and self.top_bounded:  # best first: the certificate is the least bound left
-                alive = alive[np.argsort(tile_lb[alive], kind="stable")]
-            lo, step = 0, 1
-            while lo < len(alive):
-                idx = alive[lo:lo + step]
-                idx = idx[tile_lb[idx] < self.incumbent * (1 - EPS)]  # the incumbent may have improved meanwhile
-                lo += step
-                if len(idx):
-                    _check(deadline)
-                    piece, which = expand_factors(one, j, self.arch, self.fit, tiles[idx], j in self.both_axes,
-                                                  self.distinct, self.padded)
-                    step = max(1, min(4 * step, step * self.chunk // max(len(piece), 1)))  # about a chunk a step
-                    later = min(tile_lb[alive[lo:]].min(initial=math.inf), parent_lb[k + 1:].min(initial=math.inf))
-                    yield from self._split(piece, tile_lb[idx][which], float(later))
+                tiles = self._candidate_tiles(nodes.temporal[k, 0], j)
+            ks.append(k)
+            parts.append(tiles)
+            waiting += len(tiles)
+            if padded_top or k == len(nodes) - 1 or waiting >= self.batch_children:
+                owner = np.repeat(np.array(ks), [len(t) for t in parts])
+                tiles = np.concatenate(parts)
+                tile_lb = parent_lb[owner].astype(float)
+                if padded_top:  # each tile's one child bounded (made again, not bounded, in :meth:`_children`)
+                    for part in self._timed(len(tiles), (stage, "tile"), deadline):
+                        kids, _ = FactorSplits(nodes, owner[part], tiles[part], j, self.arch, False, self.distinct,
+                                               self.padded).make(np.arange(len(part)))
+                        tile_lb[part] = np.maximum(self._bound(kids, stage), tile_lb[part])
+                elif 1 <= j < self.L - 1:
+                    for part in self._timed(len(tiles), (stage, "tile"), deadline):
+                        tile_lb[part] = np.maximum(self.tile_bound(nodes.take(owner[part]), tiles[part], j),
+                                                   tile_lb[part])
+                yield np.array(ks), np.cumsum([0] + [len(t) for t in parts]), tiles, tile_lb
+                ks, parts, waiting = [], [], 0
+
+    def _candidate_tiles(self, rest: np.ndarray, j: int) -> np.ndarray:
+        """:func:`.expand.candidate_tiles` of ``rest`` at level ``j``, cached per search (siblings share ``rest``;
+        read-only)."""
+        key = (j, rest.tobytes())
+        tiles = self._tiles.get(key)
+        if tiles is None:
+            if len(self._tiles) > 100_000:
+                self._tiles.clear()
+            tiles = candidate_tiles(rest, j, self.fit)
+            tiles.setflags(write=False)
+            self._tiles[key] = tiles
+        return tiles
 
     def _timed(self, n: int, key: int | tuple[int, str], deadline: float) -> Iterator[np.ndarray]:
         """Consecutive index ranges covering ``n`` items, each about :data:`STEP_SECONDS` of work from the running
-        mean per item of the work ``key`` names (timed by the caller's use between yields; first guess: 256 items);
-        raises :class:`_OutOfTime` before each past ``deadline``."""
+        mean per item of the work ``key`` names (the CPU time of the caller's use between yields; first guess: 256
+        items); raises :class:`_OutOfTime` before each past ``deadline``."""
         lo = 0
         while lo < n:
             _check(deadline)
             per_item = self.seconds_per_node.get(key, STEP_SECONDS / 256)
             hi = min(n, lo + int(np.clip(STEP_SECONDS / per_item, 16, self.chunk)))
-            t = time.perf_counter()
+            t = time.process_time()
             yield np.arange(lo, hi)
-            self.seconds_per_node[key] = 0.5 * per_item + 0.5 * (time.perf_counter() - t) / (hi - lo)
+            self.seconds_per_node[key] = 0.5 * per_item + 0.5 * (time.process_time() - t) / (hi - lo)
             lo = hi
 
     def _split(self, piece: Nodes, lb: np.ndarray, later: float) -> Iterator[tuple[Nodes, np.ndarray, float]]:
         """``piece`` and its bounds ``lb`` in slices of at most :attr:`chunk` nodes, each with the least bound of
         the rest of ``piece`` and of the children after it (``later``)."""
+        if len(piece) <= self.chunk:  # the usual case: one slice
+            yield piece, lb, later
+            return
         for lo in range(0, len(piece), self.chunk):
             hi = min(lo + self.chunk, len(piece))
             yield piece.take(np.arange(lo, hi)), lb[lo:hi], min(float(lb[hi:].min(initial=math.inf)), later)
@@ -359,7 +461,8 @@ class BranchAndBound:
         the children not yet bounded (inf after the last); raises :class:`_OutOfTime` past ``deadline``. A child's
         bound is at least its parent's (the parent's holds for every completion of the child too)."""
         pending, inherited, size, born = [], [], 0, 0
-        for piece, lb, later in self._children(nodes, stage, parent_lb, deadline):
+        room = [self.chunk]  # children this chunk still takes: :meth:`_children` hands on whole nodes below it at once
+        for piece, lb, later in self._children(nodes, stage, parent_lb, deadline, room):
             pending.append(piece)
             inherited.append(lb)
             born += len(piece)
@@ -367,6 +470,7 @@ class BranchAndBound:
             if size >= self.chunk:
                 yield *self._bound_sorted(pending, inherited, stage, deadline), later
                 pending, inherited, size = [], [], 0
+            room[0] = self.chunk - size
         if pending:
             yield *self._bound_sorted(pending, inherited, stage, deadline), math.inf
         self.children_per_node[stage] = max(1.0, 0.8 * self.children_per_node[stage] + 0.2 * born / len(nodes))
