@@ -89,13 +89,11 @@ def rows(net_name: str, arch_name: str, objective: str, budget: float, only: set
             continue
         seen.add(shape_key(layer.op))
         t0, c0 = time.perf_counter(), time.process_time()
-        sun = sunstone_search(layer.op, arch, objective)
+        # Sunstone in the space the optimum is proven in: the ratios, and the search's start
+        sun = sunstone_search(layer.op, arch, objective, placement=placement, both_axes=wide)
         sun_s, sun_cpu = time.perf_counter() - t0, time.process_time() - c0
-        tf = sunstone_search(layer.op, arch, objective, tile_first=True)
+        tf = sunstone_search(layer.op, arch, objective, tile_first=True, placement=placement, both_axes=wide)
         start = min(sun, tf, key=lambda r: r.cost.objective(objective)[0])
-        if placement or wide:  # the ratios: Sunstone in the space the optimum is proven in
-            sun, tf = (sunstone_search(layer.op, arch, objective, tile_first=first, placement=placement,
-                                       both_axes=wide) for first in (False, True))
         c0 = time.process_time()
         opt = optimal_search(layer.op, arch, objective, budget_seconds=budget, incumbent=start,
                              placement=placement, both_axes=wide)

@@ -550,8 +550,9 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
     factors padding each dimension by up to this fraction of its bound, as the exhaustive mapper's
     ``MapSpace(op, arch, Constraints(waste=imperfect))``; not with ``both_axes``).
 
-    The search starts from ``incumbent`` (None: Sunstone's result, with ``imperfect`` its padded walk's where that
-    is a mapping of the padded space, else its exact walk's) and the better of ``seeds``, further mappings of the
+    The search starts from ``incumbent`` (None: Sunstone's result in the same space (its placed and both-axis walks
+    with ``placement`` and ``both_axes``), with ``imperfect`` its padded walk's where that is a mapping of the padded
+    space, else its exact walk's) and the better of ``seeds``, further mappings of the
     space known beforehand (e.g. an optimum on a smaller buffer, which fits a larger one); one outside the space
     is not taken."""
     t0 = time.perf_counter()
@@ -565,8 +566,9 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
     if incumbent is None:
         for pad in ([imperfect] if imperfect is not None else []) + [None]:
             try:
-                bb.offer(MappingBatch.from_mappings(op, arch, [sunstone_search(op, arch, objective, model=model,
-                                                                               imperfect=pad).mapping]))
+                start = sunstone_search(op, arch, objective, model=model, imperfect=pad, placement=placement,
+                                        both_axes=both_axes)
+                bb.offer(MappingBatch.from_mappings(op, arch, [start.mapping]))
             except MappingError:
                 break
             if math.isfinite(bb.incumbent):
