@@ -475,11 +475,16 @@ class LowerBound:
                     ratio = self._refill_ratio(rest if tile is None else tile, ch)[:, t]
                 words = self.iterations * ratio
                 copies = None
+                drained = None  # B16: the output pair's energy with its parent's side, the tile drained every event
                 if t == self.out:  # each drained word but the first touches (outputs x copies) is reloaded
                     copies = self._copies(spatial, rest, fixed_from, ch, tile)
+                    if not self.placement:
+                        drained = self._drained_pair(words, pr, spatial, rest, fixed_from, tile, hop_per_word)
                     words = self._reloaded(words, copies)
                     per_word = self.energy[ch, t, :2].min() + hop_per_word
                 extra = np.maximum(0.0, words - h) * per_word
+                if drained is not None:
+                    extra = np.maximum(extra, drained - (e + h * hop_per_word))
                 if whole is not None:  # the same box refilled whole: the larger of the two increments
                     extra = np.maximum(extra, whole[1])
                     whole = (whole[0], extra, np.maximum(whole[2], extra[:, None]))
@@ -493,6 +498,7 @@ class LowerBound:
             if whole is not None:
                 wholes.setdefault(ch, {})[t] = whole
         energy += hop @ self.hop_energy
+        innermost: dict[int, tuple] = {}  # B15: per child level refilled by B9/B13 alone, (extra, left, by_dim, refills)
         for ch in sorted(set(forced) | set(wholes) | set(windowed)):  # loops left above the child: none, level j's
             left = (rest // rest if ch == fixed_from - 1 else rest // tile if tile is not None and ch == fixed_from - 2
                     else rest)  # (rest / tile), or rest
@@ -503,9 +509,15 @@ class LowerBound:
                 refills = self._innermost_refills(extra, temporal, left, fixed_from, windowed.get(ch))
             if ch in nested:
                 refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
+            elif ch not in wholes:
+                innermost[ch] = (extra, left, windowed.get(ch), refills)
             energy += refills
             if drain is not None and ch == drain[0]:
                 counted = counted + refills
+        coupled = self._coupled_refills(innermost, temporal, rest, tile, fixed_from)  # B15
+        energy += coupled
+        if drain is not None:  # B14 stays a bound with more in ``counted`` (a term moved from the rest to it)
+            counted = counted + coupled
         # B3/B4 at the lanes, one unrolling for all; its Pareto points with the lanes for EDP
         fronts = [self._joint_lanes(spatial, rest, fixed_from, tile, front=objective == "edp")]
         if drain is not None:  # B14: a joint sum that also holds the output pair's drains (its least: one copy) and the
@@ -936,6 +948,29 @@ class LowerBound:
                 best = np.where(fits, np.minimum(best, value), best)
         return best
 
+    def _drained_pair(self, words: np.ndarray, pr: Pair, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
+                      tile: np.ndarray | None, hop_per_word: float) -> np.ndarray:
+        """(n,) B16: a lower bound of the whole energy of the output's pair ``pr`` (child ``c``, parent ``p``) when its
+        child drains ``words`` (B9: the tile at every event, over all instances), the parent's side included. The
+        child instances that differ only in the reduction factors of the fan-outs between ``c`` and ``p`` (at most
+        ``R`` = the copies at ``c`` over those at ``p``, :meth:`_copies`) hold copies of the same words, so one update
+        of the parent takes at most ``R`` drains and one read of it feeds at most ``R`` fills: the parent is updated
+        ``>= words / R`` times (more than once per output word: partial sums, at full width, else every output word
+        once at the final width) and reads ``>= words / R - outputs x copies(p)`` words, either reloads (every drained
+        word but the first touches, ``outputs x copies(c)``, is filled back, ``/ R``) or, read-modify-write,
+        accumulate reads (every update but the first touches of its ``copies(p)`` copies). The child drains
+        ``words`` and fills the reloads, each crossing the fan-outs in between."""
+        t, c, p = pr.tensor, pr.child, pr.parent
+        at_child = self._copies(spatial, rest, fixed_from, c, tile)
+        at_parent = self._copies(spatial, rest, fixed_from, p, tile)
+        reloads = np.maximum(0.0, words - self.out_words * at_child)
+        child = words * self.energy[c, t, 0] + reloads * self.energy[c, t, 1] + (words + reloads) * hop_per_word
+        updates = words * at_parent / at_child
+        partial = updates > self.out_words * (1 + 1e-9)
+        parent = np.where(partial, updates * self.update_full[p, t], self.out_words * self.energy[p, t, 2])
+        reads = np.maximum(0.0, updates - self.out_words * at_parent) * self.read_full[p, t]
+        return child + parent + reads
+
     def _reloaded(self, words: np.ndarray, copies: np.ndarray) -> np.ndarray:
         """Output words drained ``words`` times plus the reloads: every drain but the first touches of the
         (outputs x ``copies``) words is read back (B9)."""
@@ -989,11 +1024,46 @@ class LowerBound:
         the dimensions still left (``rest > 1``) or moved by a fixed level; the least over them of the
         energy ``extra`` (n, T) it forces, plus ``by_dim`` (n, D; B13, the sliding-window inputs' energy when that
         loop is on each dimension), or all of ``extra`` when no loop is left above the child."""
-        candidate = (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)  # (n, D)
-        per_dim = extra @ self.indexes.astype(float) + (0.0 if by_dim is None else by_dim)
-        per_dim = np.where(candidate, per_dim, np.inf)
+        per_dim, candidate = self._refills_by_loop(extra, temporal, rest, fixed_from, by_dim)
         least = per_dim.min(axis=1)
         return np.where(candidate.any(axis=1), least, extra.sum(axis=1))
+
+    def _refills_by_loop(self, extra: np.ndarray, temporal: np.ndarray, rest: np.ndarray, fixed_from: int,
+                         by_dim: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """B9/B13 of one child level: (n, D) the energy the innermost non-trivial loop above the child forces when it is
+        on each dimension (``extra`` (n, T) of the plain tensors it indexes plus ``by_dim``), inf where no such loop
+        can be (``rest``: what is left above the child), and (n, D) where one can be."""
+        candidate = (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)  # (n, D)
+        per_dim = extra @ self.indexes.astype(float) + (0.0 if by_dim is None else by_dim)
+        return np.where(candidate, per_dim, np.inf), candidate
+
+    def _coupled_refills(self, innermost: dict[int, tuple], temporal: np.ndarray, rest: np.ndarray,
+                         tile: np.ndarray | None, fixed_from: int) -> np.ndarray:
+        """(n,) B15, B9/B13 of two adjacent child levels together: what they force over the sum of their separate
+        least terms (the largest over the pairs of levels: each pair alone is a bound). ``innermost``: per child level
+        ``c`` (extra, what is left above it, by_dim, its separate term) as :meth:`_innermost_refills` took them. The
+        innermost non-trivial temporal loop above level ``c - 1`` is level ``c``'s innermost one if level ``c`` has
+        a non-trivial temporal loop, on a dimension of level ``c``'s tile (``rest`` where level ``c`` is the one
+        right below the fixed levels, the known ``tile`` where it is the level below that, else at most ``rest``);
+        otherwise it is the innermost loop above level ``c`` itself. So the two levels force at least ``min(min over
+        the dimensions d above c of (f_c(d) + f_{c-1}(d)), min over the dimensions of c's tile of f_{c-1}(d) + min
+        over d of f_c(d))``, each ``f`` the per-loop energy of :meth:`_refills_by_loop`: every completion is in one
+        of the two cases, and its refills at the two levels are of different pairs, so they add. 0 where no loop is
+        left above level ``c`` (B9 then counts every tensor's refills already)."""
+        best = np.zeros(temporal.shape[0])
+        for c in innermost:
+            if c - 1 not in innermost:
+                continue
+            upper, lower = innermost[c], innermost[c - 1]
+            per_c, above = self._refills_by_loop(upper[0], temporal, upper[1], fixed_from, upper[2])
+            per_b, _ = self._refills_by_loop(lower[0], temporal, lower[1], fixed_from, lower[2])
+            own = tile if tile is not None and c == fixed_from - 2 else rest  # level c's tile: its loops' dimensions
+            shared = (per_c + per_b).min(axis=1)  # inf outside ``above``: per_c is
+            apart = np.where(own > 1, per_b, np.inf).min(axis=1) + per_c.min(axis=1)
+            joint = np.minimum(shared, apart)
+            gain = np.where(above.any(axis=1) & np.isfinite(joint), joint - upper[3] - lower[3], 0.0)
+            best = np.maximum(best, gain)
+        return best
 
     def _window_refills(self, t: int, ch: int, temporal: np.ndarray, rest: np.ndarray, tile: np.ndarray | None,
                         fixed_from: int, h: np.ndarray, per_word: float) -> np.ndarray:
