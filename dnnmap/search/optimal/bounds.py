@@ -285,6 +285,41 @@ def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> n
     return out
 
 
+def _open_stride_words(op: Operator, box: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    """(n, T) B17: :func:`_lane_box_words` of a lanes' box whose one fan-out's strides are not known yet: the indices of
+    each dimension ``d`` are still ``base + k x L_d`` (``L_d`` the product of ``d``'s factors below the fan-out), and
+    the box's factor times ``L_d`` divides what is left to the fan-out and below (``limits``, n x D), so a two-term
+    axis takes at least the least exact count (:func:`_lane_box_words`) over the ``L`` that divide ``limits / box``.
+    A stride-2 window ``2 q + s`` over ``Q a S 3`` with ``S`` all in the box (``L_S = 1``) takes ``2 a + 1`` values, not
+    the sumset's ``a + 2``. Other axes: :func:`_sumset_words`."""
+    out = _sumset_words(op, box)
+    for j, tensor in enumerate(op.tensors):
+        for axis in tensor.axes:
+            if len(axis.terms) != 2 or any(c <= 0 for _, c in axis.terms):
+                continue
+            (d1, c1), (d2, c2) = axis.terms
+            i1, i2 = op.dim_names.index(d1), op.dim_names.index(d2)
+            if i1 == i2:
+                continue
+            a, b = box[:, i1], box[:, i2]
+            q1, q2 = limits[:, i1] // a, limits[:, i2] // b  # each stride divides these
+            least = (a * b).astype(float)
+            for l1 in _divisors_of(tuple(int(x) for x in np.unique(q1))):
+                for l2 in _divisors_of(tuple(int(x) for x in np.unique(q2))):
+                    u, v = c1 * l1, c2 * l2
+                    g = math.gcd(u, v)
+                    exact = a * b - np.maximum(0, a - v // g) * np.maximum(0, b - u // g)
+                    least = np.where((q1 % l1 == 0) & (q2 % l2 == 0), np.minimum(least, exact), least)
+            out[:, j] *= least / (a + b - 1)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _divisors_of(values: tuple[int, ...]) -> tuple[int, ...]:
+    """Every divisor of any of ``values``."""
+    return tuple(sorted({k for n in values for k in range(1, n + 1) if n % k == 0}))
+
+
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
 
 
@@ -737,7 +772,8 @@ class LowerBound:
             if pr.child >= 0 or t in self.registers or not (m <= p or rmw):
                 continue
             box = table if m <= p else np.ones_like(table)
-            words = self.iterations * _lane_box_words(self.op, box, None)[:, t] / box.prod(axis=1)
+            words = self.iterations * _open_stride_words(self.op, box, np.broadcast_to(self.bounds, box.shape))[:, t] \
+                / box.prod(axis=1)  # B17: the fan-out's strides divide the layer's bounds over ``U``
             copies = table[:, self.reduction].prod(axis=1) if rmw and m > p else np.ones(len(table)) if rmw else None
             energies.append(self._lane_energy(t, p, words, copies))
         drain = self._drain_pair(m) if drains else None
@@ -769,7 +805,26 @@ class LowerBound:
             parts.append(np.where(live, tile, 1))
         keys, inverse = unique_rows(np.concatenate(parts, axis=1))
         least = np.array([self._least_ratio(t, unfixed, tuple(int(x) for x in key), stepped) for key in keys])
+        if not stepped and len(fans) == 1 and unfixed == (fans[0],):  # B17: the one fan-out open, its stride unknown
+            D = self.op_dims
+            least = np.maximum(least, [self._open_stride_ratio(t, fans[0], tuple(int(x) for x in key[D:2 * D]))
+                                       for key in keys])
         return least[inverse.reshape(-1)]
+
+    def _open_stride_ratio(self, t: int, m: int, limits: tuple[int, ...]) -> float:
+        """B17: the least words per lane of sliding-window tensor ``t`` over the legal unrollings ``U`` of the open
+        fan-out ``m`` (the only one between the lanes and the parent) dividing ``limits`` (:meth:`_least_ratio`'s rows),
+        each box counted by :func:`_open_stride_words` (its stride unknown but dividing ``limits / U``). Cached."""
+        key = ("open", t, m, limits)
+        cached = self._front_cache.get(key)
+        if cached is None:
+            live = tuple(int(b) if keep else 1 for b, keep in zip(self.bounds, self.lane_live[t]))
+            fac = legal_table(m in self.both_axes)(live, tuple(self.arch.levels[m].fanout.shape))[0]
+            fac = fac[(np.array(limits)[None, :] % fac == 0).all(axis=1)]
+            lim = np.broadcast_to(np.array(limits, dtype=np.int64), fac.shape)
+            cached = float((_open_stride_words(self.op, fac, lim)[:, t] / fac.prod(axis=1)).min())
+            self._front_cache[key] = cached
+        return cached
 
     def _least_ratio(self, t: int, unfixed: tuple[int, ...], key: tuple[int, ...], stepped: bool = False) -> float:
         """B3: least ``words(S) / |S|`` of tensor ``t`` over the boxes ``S = fixed x U_1 x ...``: ``key`` holds the

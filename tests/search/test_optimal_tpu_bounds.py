@@ -1,16 +1,20 @@
-"""B15 and B16 (docs/search.md, "Two register files under one loop, and the output's parent"): the refills of two
-adjacent child levels through one innermost loop, and the output pair's parent side when its tile is drained at every
-event.
+"""B15, B16 and B17 (docs/search.md, "Closing tpu_like's gaps"): the refills of two adjacent child levels through one
+innermost loop, the output pair's parent side when its tile is drained at every event, and the lanes' words of a
+windowed input under an open fan-out whose strides are not known yet.
 
 Checked on random architectures shaped like ``tpu_like`` (a weight register file, under it nothing, above it a
 register file of output partial sums, a buffer keeping inputs and outputs with a 2-D fan-out right above both, and a
 backing store; capacities in bits of 8-bit operands and 16-bit partial sums) against the independent brute force
 (``brute_force.all_mappings``): every ancestor node and tile bound of every mapping at most its cost for every
 objective, the certified optimum the brute force's; the terms bind on these cases (without them some bound is lower,
-never higher), and each inflated by 3% puts some bound above a mapping's cost.
+never higher), and each inflated by 3% puts some bound above a mapping's cost. B17's count equals a literal
+enumeration's least over the strides, and on the lanes' cases of ``test_optimal_lane_bounds`` (windowed layers, strided
+ones among them, under a fan-out open at the root) its increase over the sumset count inflated by 3% is caught.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
@@ -20,13 +24,15 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.search.optimal import optimal_search
-from dnnmap.search.optimal.bounds import LowerBound
+from dnnmap.search.optimal import bounds as lane_bounds
+from dnnmap.search.optimal.bounds import LowerBound, _open_stride_words, _sumset_words
 from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
 from brute_force import all_mappings
 from test_optimal_bounds import ancestors
 from test_optimal_placement import assert_bounds_below
+import test_optimal_lane_bounds
 
 
 def two_register_arch(rng: np.random.Generator, i: int) -> ArchSpec:
@@ -154,3 +160,34 @@ def test_inflated_coupled_refills_is_caught(monkeypatch: pytest.MonkeyPatch) -> 
     real = LowerBound._coupled_refills
     monkeypatch.setattr(LowerBound, "_coupled_refills", lambda self, *a: 1.03 * real(self, *a))
     assert violations() > 0
+
+
+def test_open_stride_count_is_the_least_enumerated() -> None:
+    """``_open_stride_words`` is the least, over the strides ``L1``, ``L2`` dividing ``limits / box``, of the values
+    ``c1 L1 x + c2 L2 y`` take (``x < a``, ``y < b``): enumerated literally."""
+    for stride, a, b, m1, m2 in itertools.product((1, 2, 3), range(1, 5), range(1, 4), (1, 2, 3, 4, 6), (1, 2, 3)):
+        op = ops.conv2d("w", 1, 1, (48, 1), (9, 1), stride=stride)  # axis H = stride P + R
+        t = next(j for j, tensor in enumerate(op.tensors) if tensor.role == "input")
+        axis = next(x for x in op.tensors[t].axes if len(x.terms) == 2 and op.bound(x.terms[1][0]) > 1)
+        (d1, c1), (d2, c2) = axis.terms
+        i1, i2 = op.dim_names.index(d1), op.dim_names.index(d2)
+        box = np.ones((1, len(op.dim_names)), dtype=np.int64)
+        limits = np.ones_like(box)
+        box[0, i1], box[0, i2], limits[0, i1], limits[0, i2] = a, b, a * m1, b * m2
+        least = min(len({c1 * l1 * x + c2 * l2 * y for x in range(a) for y in range(b)})
+                    for l1 in range(1, m1 + 1) if m1 % l1 == 0 for l2 in range(1, m2 + 1) if m2 % l2 == 0)
+        assert _open_stride_words(op, box, limits)[0, t] == least
+        assert _sumset_words(op, box)[0, t] <= least
+
+
+def test_inflated_open_stride_count_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mutation: B17's count x 1.03 where it exceeds the sumset count puts some lanes' case's bound above a mapping's
+    cost (energy or EDP)."""
+    real = lane_bounds._open_stride_words
+
+    def inflated(op: Operator, box: np.ndarray, limits: np.ndarray) -> np.ndarray:
+        out = real(op, box, limits)
+        return np.where(out > _sumset_words(op, box) * (1 + 1e-12), 1.03 * out, out)
+
+    monkeypatch.setattr(lane_bounds, "_open_stride_words", inflated)
+    assert test_optimal_lane_bounds.violations() + test_optimal_lane_bounds.violations("edp") > 0
