@@ -53,6 +53,15 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   output pair across it drains ``outputs x copies(U)`` words (each copy of B4 at least once) and its parent gets every
   output word: one unrolling ``U`` for these and the lanes' pairs; the joint sum replaces what the bound counts for
   those parts when larger (:meth:`LowerBound._joint_drain`);
+* B15 **two child levels under one innermost loop** (:meth:`LowerBound._coupled_refills`): the innermost loop above level
+  ``c - 1`` is level ``c``'s own (on a dimension of its tile) or, when level ``c`` has none, the one above ``c``: B9/B13 of
+  the two levels together, the least over both cases, instead of each level's least on its own;
+* B16 **the output's drained pair with its parent** (:meth:`LowerBound._drained_pair`): an output tile drained at every
+  event updates its parent at least ``drains / R`` times (``R`` the reduction copies between child and parent) and the
+  parent reads the reloads or accumulates all but the first touches: B9's increment for the output takes the pair's
+  whole energy;
+* B17 **the lanes' stride under an open fan-out** (:func:`_open_stride_words`): the strides of the one open fan-out's
+  box divide what is left over the box, so a two-term window axis takes at least the least exact count over them;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`);
 * B6 latency: compute cycles ``>= max(iterations / lanes x cycles per step, the unit's least cycles)`` (the
