@@ -107,7 +107,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
-from dnnmap.search.space import touched_lower, unique_rows, window_extent
+from dnnmap.search.space import divisors, touched_lower, unique_rows, window_extent
 from dnnmap.search.sunstone.unroll import legal_table
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.workload.ir import Operator
@@ -311,22 +311,23 @@ def _open_stride_words(op: Operator, box: np.ndarray, limits: np.ndarray) -> np.
             if i1 == i2:
                 continue
             a, b = box[:, i1], box[:, i2]
-            q1, q2 = limits[:, i1] // a, limits[:, i2] // b  # each stride divides these
-            least = (a * b).astype(float)
-            for l1 in _divisors_of(tuple(int(x) for x in np.unique(q1))):
-                for l2 in _divisors_of(tuple(int(x) for x in np.unique(q2))):
-                    u, v = c1 * l1, c2 * l2
-                    g = math.gcd(u, v)
-                    exact = a * b - np.maximum(0, a - v // g) * np.maximum(0, b - u // g)
-                    least = np.where((q1 % l1 == 0) & (q2 % l2 == 0), np.minimum(least, exact), least)
+            keys, inverse = unique_rows(np.stack([a, b, limits[:, i1] // a, limits[:, i2] // b], axis=1))
+            least = np.array([_least_count(c1, c2, *(int(x) for x in k)) for k in keys])[inverse.reshape(-1)]
             out[:, j] *= least / (a + b - 1)
     return out
 
 
-@lru_cache(maxsize=4096)
-def _divisors_of(values: tuple[int, ...]) -> tuple[int, ...]:
-    """Every divisor of any of ``values``."""
-    return tuple(sorted({k for n in values for k in range(1, n + 1) if n % k == 0}))
+@lru_cache(maxsize=65536)
+def _least_count(c1: int, c2: int, a: int, b: int, q1: int, q2: int) -> int:
+    """B17: the least exact count of ``c1 x L1 + c2 y L2`` (``x < a``, ``y < b``) over ``L1 | q1``, ``L2 | q2``
+    (:func:`_lane_box_words`'s formula)."""
+    least = a * b
+    for l1 in divisors(q1):
+        for l2 in divisors(q2):
+            u, v = c1 * l1, c2 * l2
+            g = math.gcd(u, v)
+            least = min(least, a * b - max(0, a - v // g) * max(0, b - u // g))
+    return least
 
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
@@ -523,7 +524,7 @@ class LowerBound:
                 if t == self.out:  # each drained word but the first touches (outputs x copies) is reloaded
                     copies = self._copies(spatial, rest, fixed_from, ch, tile)
                     if not self.placement:
-                        drained = self._drained_pair(words, pr, spatial, rest, fixed_from, tile, hop_per_word)
+                        drained = self._drained_pair(words, pr, copies, spatial, rest, fixed_from, tile, hop_per_word)
                     words = self._reloaded(words, copies)
                     per_word = self.energy[ch, t, :2].min() + hop_per_word
                 extra = np.maximum(0.0, words - h) * per_word
@@ -1012,8 +1013,8 @@ class LowerBound:
                 best = np.where(fits, np.minimum(best, value), best)
         return best
 
-    def _drained_pair(self, words: np.ndarray, pr: Pair, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
-                      tile: np.ndarray | None, hop_per_word: float) -> np.ndarray:
+    def _drained_pair(self, words: np.ndarray, pr: Pair, at_child: np.ndarray, spatial: np.ndarray, rest: np.ndarray,
+                      fixed_from: int, tile: np.ndarray | None, hop_per_word: float) -> np.ndarray:
         """(n,) B16: a lower bound of the whole energy of the output's pair ``pr`` (child ``c``, parent ``p``) when its
         child drains ``words`` (B9: the tile at every event, over all instances), the parent's side included. The
         child instances that differ only in the reduction factors of the fan-outs between ``c`` and ``p`` (at most
@@ -1023,9 +1024,8 @@ class LowerBound:
         once at the final width) and reads ``>= words / R - outputs x copies(p)`` words, either reloads (every drained
         word but the first touches, ``outputs x copies(c)``, is filled back, ``/ R``) or, read-modify-write,
         accumulate reads (every update but the first touches of its ``copies(p)`` copies). The child drains
-        ``words`` and fills the reloads, each crossing the fan-outs in between."""
+        ``words`` and fills the reloads, each crossing the fan-outs in between. ``at_child``: :meth:`_copies` at ``c``."""
         t, c, p = pr.tensor, pr.child, pr.parent
-        at_child = self._copies(spatial, rest, fixed_from, c, tile)
         at_parent = self._copies(spatial, rest, fixed_from, p, tile)
         reloads = np.maximum(0.0, words - self.out_words * at_child)
         child = words * self.energy[c, t, 0] + reloads * self.energy[c, t, 1] + (words + reloads) * hop_per_word
