@@ -815,7 +815,9 @@ class LowerBound:
             parts.append(np.where(live, tile, 1))
         keys, inverse = unique_rows(np.concatenate(parts, axis=1))
         least = np.array([self._least_ratio(t, unfixed, tuple(int(x) for x in key), stepped) for key in keys])
-        if not stepped and len(fans) == 1 and unfixed == (fans[0],):  # B17: the one fan-out open, its stride unknown
+        strided = any(len(a.terms) == 2 and a.terms[0][1] != a.terms[1][1] for a in self.op.tensors[t].axes)
+        if strided and not stepped and len(fans) == 1 and unfixed == (fans[0],):  # B17: the one fan-out open, its
+            # strides unknown (with equal coefficients, strides 1 reach the sumset count: nothing to add)
             D = self.op_dims
             least = np.maximum(least, [self._open_stride_ratio(t, fans[0], tuple(int(x) for x in key[D:2 * D]))
                                        for key in keys])
