@@ -26,7 +26,7 @@ from dnnmap.workload.ir import Operator
 from test_optimal_placement import CASES as PLACED, assert_bounds_below, placed_ancestors, placed_space
 from test_optimal_windowed_bounds import PLACED_CASES as WINDOWED
 
-# cases where B14 (the first two) and B17 (the last two) bind under placement, found by taking each out on every placed
+# cases where B14 (the first two) and B18 (the last two) bind under placement, found by taking each out on every placed
 # case of those modules
 BIND = [PLACED[11], WINDOWED[4], PLACED[10], PLACED[13]]
 ORIGINAL_ROOT = LowerBound._root_order
@@ -77,7 +77,7 @@ def _unplaced_drain(self: LowerBound, m: int) -> tuple[int, float, float] | None
 
 
 def _inflated_root(self: LowerBound, *args: object) -> tuple[np.ndarray, np.ndarray]:
-    """B17 with the joint order's least energy x 1.03."""
+    """B18 with the joint order's least energy x 1.03."""
     least, now = ORIGINAL_ROOT(self, *args)
     return 1.03 * least, now
 

@@ -53,7 +53,16 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   output pair across it drains ``outputs x copies(U)`` words (each copy of B4 at least once) and its parent gets every
   output word: one unrolling ``U`` for these and the lanes' pairs; the joint sum replaces what the bound counts for
   those parts when larger (:meth:`LowerBound._joint_drain`), with per-tensor placement too;
-* B17 **the root's order jointly** (:meth:`LowerBound._root_order`; the widened space's factor stage of the top
+* B15 **two child levels under one innermost loop** (:meth:`LowerBound._coupled_refills`): the innermost loop above level
+  ``c - 1`` is level ``c``'s own (on a dimension of its tile) or, when level ``c`` has none, the one above ``c``: B9/B13 of
+  the two levels together, the least over both cases, instead of each level's least on its own;
+* B16 **the output's drained pair with its parent** (:meth:`LowerBound._drained_pair`): an output tile drained at every
+  event updates its parent at least ``drains / R`` times (``R`` the reduction copies between child and parent) and the
+  parent reads the reloads or accumulates all but the first touches: B9's increment for the output takes the pair's
+  whole energy;
+* B17 **the lanes' stride under an open fan-out** (:func:`_open_stride_words`): the strides of the one open fan-out's
+  box divide what is left over the box, so a two-term window axis takes at least the least exact count over them;
+* B18 **the root's order jointly** (:meth:`LowerBound._root_order`; the widened space's factor stage of the top
   level): the plain tensors' pairs priced through each one's best root order (B2, B7/B8) take one order together, the
   least over the order's effects on their refills, in place of their bounds and the refills at their child levels;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
@@ -101,7 +110,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
-from dnnmap.search.space import touched_lower, unique_rows, window_extent
+from dnnmap.search.space import divisors, touched_lower, unique_rows, window_extent
 from dnnmap.search.sunstone.unroll import legal_table
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.workload.ir import Operator
@@ -288,6 +297,42 @@ def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> n
     return out
 
 
+def _open_stride_words(op: Operator, box: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    """(n, T) B17: :func:`_lane_box_words` of a lanes' box whose one fan-out's strides are not known yet: the indices of
+    each dimension ``d`` are still ``base + k x L_d`` (``L_d`` the product of ``d``'s factors below the fan-out), and
+    the box's factor times ``L_d`` divides what is left to the fan-out and below (``limits``, n x D), so a two-term
+    axis takes at least the least exact count (:func:`_lane_box_words`) over the ``L`` that divide ``limits / box``.
+    A stride-2 window ``2 q + s`` over ``Q a S 3`` with ``S`` all in the box (``L_S = 1``) takes ``2 a + 1`` values, not
+    the sumset's ``a + 2``. Other axes: :func:`_sumset_words`."""
+    out = _sumset_words(op, box)
+    for j, tensor in enumerate(op.tensors):
+        for axis in tensor.axes:
+            if len(axis.terms) != 2 or any(c <= 0 for _, c in axis.terms):
+                continue
+            (d1, c1), (d2, c2) = axis.terms
+            i1, i2 = op.dim_names.index(d1), op.dim_names.index(d2)
+            if i1 == i2:
+                continue
+            a, b = box[:, i1], box[:, i2]
+            keys, inverse = unique_rows(np.stack([a, b, limits[:, i1] // a, limits[:, i2] // b], axis=1))
+            least = np.array([_least_count(c1, c2, *(int(x) for x in k)) for k in keys])[inverse.reshape(-1)]
+            out[:, j] *= least / (a + b - 1)
+    return out
+
+
+@lru_cache(maxsize=65536)
+def _least_count(c1: int, c2: int, a: int, b: int, q1: int, q2: int) -> int:
+    """B17: the least exact count of ``c1 x L1 + c2 y L2`` (``x < a``, ``y < b``) over ``L1 | q1``, ``L2 | q2``
+    (:func:`_lane_box_words`'s formula)."""
+    least = a * b
+    for l1 in divisors(q1):
+        for l2 in divisors(q2):
+            u, v = c1 * l1, c2 * l2
+            g = math.gcd(u, v)
+            least = min(least, a * b - max(0, a - v // g) * max(0, b - u // g))
+    return least
+
+
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
 
 
@@ -360,7 +405,7 @@ class LowerBound:
         self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
         self._ratio_cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}  # B3 (:meth:`_least_ratio`)
         self._front_cache: dict[tuple, object] = {}  # B3/B4: tables, fronts, least points (:meth:`_joint_front`)
-        self._chains: dict[tuple, list] = {}  # B17: the root order's effects per live loops (:meth:`_root_chains`)
+        self._chains: dict[tuple, list] = {}  # B18: the root order's effects per live loops (:meth:`_root_chains`)
         skip = model.ops_count / op.operations if op.operations else 1.0  # effectual share (sparse operands)
         self.step_cycles = skip * model.unit.cycles  # B6: compute cycles per temporal step
         self.least_compute = model.unit.least_cycles(model.ops_count)
@@ -416,7 +461,7 @@ class LowerBound:
         windowed: dict[int, np.ndarray] = {}  # B13: per child level, (n, D) energy a step of each dimension adds
         drain = self._joint_drain(fixed_from, tile)  # B14: (child level, energy per word) of the output's drains
         counted = np.zeros(n)  # B14: what the bound counts for that pair (and the refills at its child level)
-        # B17 (widened space, the root's factor stage): the plain tensors' pairs whose bound takes their own best root order
+        # B18 (widened space, the root's factor stage): the plain tensors' pairs whose bound takes their own best root order
         joint: list[tuple] | None = ([] if (self.placement or self.both_axes) and by_order is not None
                                      and known == fixed_from == self.L - 1 else None)
         refilled: dict[int, np.ndarray] = {}  # per child level, the refills (B9-B11, B13) the bound adds there
@@ -487,11 +532,16 @@ class LowerBound:
                     ratio = self._refill_ratio(rest if tile is None else tile, ch)[:, t]
                 words = self.iterations * ratio
                 copies = None
+                drained = None  # B16: the output pair's energy with its parent's side, the tile drained every event
                 if t == self.out:  # each drained word but the first touches (outputs x copies) is reloaded
                     copies = self._copies(spatial, rest, fixed_from, ch, tile)
+                    if not self.placement:
+                        drained = self._drained_pair(words, pr, copies, spatial, rest, fixed_from, tile, hop_per_word)
                     words = self._reloaded(words, copies)
                     per_word = self.energy[ch, t, :2].min() + hop_per_word
                 extra = np.maximum(0.0, words - h) * per_word
+                if drained is not None:
+                    extra = np.maximum(extra, drained - (e + h * hop_per_word))
                 if whole is not None:  # the same box refilled whole: the larger of the two increments
                     extra = np.maximum(extra, whole[1])
                     whole = (whole[0], extra, np.maximum(whole[2], extra[:, None]))
@@ -505,6 +555,7 @@ class LowerBound:
             if whole is not None:
                 wholes.setdefault(ch, {})[t] = whole
         energy += hop @ self.hop_energy
+        innermost: dict[int, tuple] = {}  # B15: per child level refilled by B9/B13 alone, (extra, left, by_dim, refills)
         for ch in sorted(set(forced) | set(wholes) | set(windowed)):  # loops left above the child: none, level j's
             left = (rest // rest if ch == fixed_from - 1 else rest // tile if tile is not None and ch == fixed_from - 2
                     else rest)  # (rest / tile), or rest
@@ -515,10 +566,16 @@ class LowerBound:
                 refills = self._innermost_refills(extra, temporal, left, fixed_from, windowed.get(ch))
             if ch in nested:
                 refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
+            elif ch not in wholes:
+                innermost[ch] = (extra, left, windowed.get(ch), refills)
             energy += refills
             refilled[ch] = refills
             if drain is not None and ch == drain[0]:
                 counted = counted + refills
+        coupled = self._coupled_refills(innermost, temporal, rest, tile, fixed_from)  # B15
+        energy += coupled
+        if drain is not None:  # B14 stays a bound with more in ``counted`` (a term moved from the rest to it)
+            counted = counted + coupled
         # B3/B4 at the lanes, one unrolling for all; its Pareto points with the lanes for EDP
         fronts = [self._joint_lanes(spatial, rest, fixed_from, tile, front=objective == "edp")]
         if drain is not None:  # B14: a joint sum that also holds the output pair's drains (its least: one copy) and the
@@ -526,7 +583,7 @@ class LowerBound:
             extra, lanes = self._joint_lanes(spatial, rest, fixed_from, tile, objective == "edp", drains=True)
             fronts.append((np.maximum(0.0, extra - (counted - self.out_words * (drain[1] + drain[2]))[:, None]), lanes))
         added = np.max([extra[:, 0] for extra, _ in fronts], axis=0)
-        if joint:  # B17 in place of those pairs' own bounds and the refills at their children (docs: what it replaces)
+        if joint:  # B18 in place of those pairs' own bounds and the refills at their children (docs: what it replaces)
             least, now = self._root_order(joint, temporal, spatial, fixed_from, sweeps, tile_words, runs)
             children = {pr.child for pr, *_ in joint}
             keep = added  # the lanes' joint terms that still hold beside it
@@ -535,9 +592,11 @@ class LowerBound:
                 if not any(pr.tensor == self.out and pr.child == drain[0] for pr, *_ in joint):
                     alone = counted - refilled.get(drain[0], 0.0) - self.out_words * (drain[1] + drain[2])
                     keep = np.maximum(keep, np.maximum(0.0, extra[:, 0] - alone))
-            spent = now + sum(refilled.get(c, 0.0) for c in children)
+            # B15's coupled refills come out too: B18 was derived (and is tested) with B9-B11/B13 as the refills at
+            # its children; what it replaces may only be over-counted (a weaker bound), never under-counted
+            spent = now + sum(refilled.get(c, 0.0) for c in children) + coupled
             added = np.maximum(added, least - spent + keep)
-            # EDP's Pareto points of the lanes' own joint term (other pairs than B17's) hold beside it too
+            # EDP's Pareto points of the lanes' own joint term (other pairs than B18's) hold beside it too
             fronts[0] = (fronts[0][0] + np.maximum(0.0, least - spent)[:, None], fronts[0][1])
         if objective == "energy":
             return energy + added
@@ -763,7 +822,8 @@ class LowerBound:
             if pr.child >= 0 or t in self.registers or not (m <= p or rmw):
                 continue
             box = table if m <= p else np.ones_like(table)
-            words = self.iterations * _lane_box_words(self.op, box, None)[:, t] / box.prod(axis=1)
+            words = self.iterations * _open_stride_words(self.op, box, np.broadcast_to(self.bounds, box.shape))[:, t] \
+                / box.prod(axis=1)  # B17: the fan-out's strides divide the layer's bounds over ``U``
             copies = table[:, self.reduction].prod(axis=1) if rmw and m > p else np.ones(len(table)) if rmw else None
             energies.append(self._lane_energy(t, p, words, copies))
         drain = self._drain_pair(m) if drains else None
@@ -795,7 +855,28 @@ class LowerBound:
             parts.append(np.where(live, tile, 1))
         keys, inverse = unique_rows(np.concatenate(parts, axis=1))
         least = np.array([self._least_ratio(t, unfixed, tuple(int(x) for x in key), stepped) for key in keys])
+        strided = any(len(a.terms) == 2 and a.terms[0][1] != a.terms[1][1] for a in self.op.tensors[t].axes)
+        if strided and not stepped and len(fans) == 1 and unfixed == (fans[0],):  # B17: the one fan-out open, its
+            # strides unknown (with equal coefficients, strides 1 reach the sumset count: nothing to add)
+            D = self.op_dims
+            least = np.maximum(least, [self._open_stride_ratio(t, fans[0], tuple(int(x) for x in key[D:2 * D]))
+                                       for key in keys])
         return least[inverse.reshape(-1)]
+
+    def _open_stride_ratio(self, t: int, m: int, limits: tuple[int, ...]) -> float:
+        """B17: the least words per lane of sliding-window tensor ``t`` over the legal unrollings ``U`` of the open
+        fan-out ``m`` (the only one between the lanes and the parent) dividing ``limits`` (:meth:`_least_ratio`'s rows),
+        each box counted by :func:`_open_stride_words` (its stride unknown but dividing ``limits / U``). Cached."""
+        key = ("open", t, m, limits)
+        cached = self._front_cache.get(key)
+        if cached is None:
+            live = tuple(int(b) if keep else 1 for b, keep in zip(self.bounds, self.lane_live[t]))
+            fac = legal_table(m in self.both_axes)(live, tuple(self.arch.levels[m].fanout.shape))[0]
+            fac = fac[(np.array(limits)[None, :] % fac == 0).all(axis=1)]
+            lim = np.broadcast_to(np.array(limits, dtype=np.int64), fac.shape)
+            cached = float((_open_stride_words(self.op, fac, lim)[:, t] / fac.prod(axis=1)).min())
+            self._front_cache[key] = cached
+        return cached
 
     def _least_ratio(self, t: int, unfixed: tuple[int, ...], key: tuple[int, ...], stepped: bool = False) -> float:
         """B3: least ``words(S) / |S|`` of tensor ``t`` over the boxes ``S = fixed x U_1 x ...``: ``key`` holds the
@@ -974,6 +1055,28 @@ class LowerBound:
                 best = np.where(fits, np.minimum(best, value), best)
         return best
 
+    def _drained_pair(self, words: np.ndarray, pr: Pair, at_child: np.ndarray, spatial: np.ndarray, rest: np.ndarray,
+                      fixed_from: int, tile: np.ndarray | None, hop_per_word: float) -> np.ndarray:
+        """(n,) B16: a lower bound of the whole energy of the output's pair ``pr`` (child ``c``, parent ``p``) when its
+        child drains ``words`` (B9: the tile at every event, over all instances), the parent's side included. The
+        child instances that differ only in the reduction factors of the fan-outs between ``c`` and ``p`` (at most
+        ``R`` = the copies at ``c`` over those at ``p``, :meth:`_copies`) hold copies of the same words, so one update
+        of the parent takes at most ``R`` drains and one read of it feeds at most ``R`` fills: the parent is updated
+        ``>= words / R`` times (more than once per output word: partial sums, at full width, else every output word
+        once at the final width) and reads ``>= words / R - outputs x copies(p)`` words, either reloads (every drained
+        word but the first touches, ``outputs x copies(c)``, is filled back, ``/ R``) or, read-modify-write,
+        accumulate reads (every update but the first touches of its ``copies(p)`` copies). The child drains
+        ``words`` and fills the reloads, each crossing the fan-outs in between. ``at_child``: :meth:`_copies` at ``c``."""
+        t, c, p = pr.tensor, pr.child, pr.parent
+        at_parent = self._copies(spatial, rest, fixed_from, p, tile)
+        reloads = np.maximum(0.0, words - self.out_words * at_child)
+        child = words * self.energy[c, t, 0] + reloads * self.energy[c, t, 1] + (words + reloads) * hop_per_word
+        updates = words * at_parent / at_child
+        partial = updates > self.out_words * (1 + 1e-9)
+        parent = np.where(partial, updates * self.update_full[p, t], self.out_words * self.energy[p, t, 2])
+        reads = np.maximum(0.0, updates - self.out_words * at_parent) * self.read_full[p, t]
+        return child + parent + reads
+
     def _reloaded(self, words: np.ndarray, copies: np.ndarray) -> np.ndarray:
         """Output words drained ``words`` times plus the reloads: every drain but the first touches of the
         (outputs x ``copies``) words is read back (B9)."""
@@ -1027,11 +1130,46 @@ class LowerBound:
         the dimensions still left (``rest > 1``) or moved by a fixed level; the least over them of the
         energy ``extra`` (n, T) it forces, plus ``by_dim`` (n, D; B13, the sliding-window inputs' energy when that
         loop is on each dimension), or all of ``extra`` when no loop is left above the child."""
-        candidate = (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)  # (n, D)
-        per_dim = extra @ self.indexes.astype(float) + (0.0 if by_dim is None else by_dim)
-        per_dim = np.where(candidate, per_dim, np.inf)
+        per_dim, candidate = self._refills_by_loop(extra, temporal, rest, fixed_from, by_dim)
         least = per_dim.min(axis=1)
         return np.where(candidate.any(axis=1), least, extra.sum(axis=1))
+
+    def _refills_by_loop(self, extra: np.ndarray, temporal: np.ndarray, rest: np.ndarray, fixed_from: int,
+                         by_dim: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """B9/B13 of one child level: (n, D) the energy the innermost non-trivial loop above the child forces when it is
+        on each dimension (``extra`` (n, T) of the plain tensors it indexes plus ``by_dim``), inf where no such loop
+        can be (``rest``: what is left above the child), and (n, D) where one can be."""
+        candidate = (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)  # (n, D)
+        per_dim = extra @ self.indexes.astype(float) + (0.0 if by_dim is None else by_dim)
+        return np.where(candidate, per_dim, np.inf), candidate
+
+    def _coupled_refills(self, innermost: dict[int, tuple], temporal: np.ndarray, rest: np.ndarray,
+                         tile: np.ndarray | None, fixed_from: int) -> np.ndarray:
+        """(n,) B15, B9/B13 of two adjacent child levels together: what they force over the sum of their separate
+        least terms (the largest over the pairs of levels: each pair alone is a bound). ``innermost``: per child level
+        ``c`` (extra, what is left above it, by_dim, its separate term) as :meth:`_innermost_refills` took them. The
+        innermost non-trivial temporal loop above level ``c - 1`` is level ``c``'s innermost one if level ``c`` has
+        a non-trivial temporal loop, on a dimension of level ``c``'s tile (``rest`` where level ``c`` is the one
+        right below the fixed levels, the known ``tile`` where it is the level below that, else at most ``rest``);
+        otherwise it is the innermost loop above level ``c`` itself. So the two levels force at least ``min(min over
+        the dimensions d above c of (f_c(d) + f_{c-1}(d)), min over the dimensions of c's tile of f_{c-1}(d) + min
+        over d of f_c(d))``, each ``f`` the per-loop energy of :meth:`_refills_by_loop`: every completion is in one
+        of the two cases, and its refills at the two levels are of different pairs, so they add. 0 where no loop is
+        left above level ``c`` (B9 then counts every tensor's refills already)."""
+        best = np.zeros(temporal.shape[0])
+        for c in innermost:
+            if c - 1 not in innermost:
+                continue
+            upper, lower = innermost[c], innermost[c - 1]
+            per_c, above = self._refills_by_loop(upper[0], temporal, upper[1], fixed_from, upper[2])
+            per_b, _ = self._refills_by_loop(lower[0], temporal, lower[1], fixed_from, lower[2])
+            own = tile if tile is not None and c == fixed_from - 2 else rest  # level c's tile: its loops' dimensions
+            shared = (per_c + per_b).min(axis=1)  # inf outside ``above``: per_c is
+            apart = np.where(own > 1, per_b, np.inf).min(axis=1) + per_c.min(axis=1)
+            joint = np.minimum(shared, apart)
+            gain = np.where(above.any(axis=1) & np.isfinite(joint), joint - upper[3] - lower[3], 0.0)
+            best = np.maximum(best, gain)
+        return best
 
     def _window_refills(self, t: int, ch: int, temporal: np.ndarray, rest: np.ndarray, tile: np.ndarray | None,
                         fixed_from: int, h: np.ndarray, per_word: float) -> np.ndarray:
@@ -1220,7 +1358,7 @@ class LowerBound:
 
     def _root_order(self, terms: list[tuple], temporal: np.ndarray, spatial: np.ndarray, fixed_from: int,
                     sweeps: np.ndarray, tile_words: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(n,) twice, B17, the root's order taken jointly (the widened space's root factor stage, docs/search.md "The
+        """(n,) twice, B18, the root's order taken jointly (the widened space's root factor stage, docs/search.md "The
         root stage in the widened space"): the least energy of the plain tensors' pairs when the top level's one loop
         order is taken for all of them, and what they count with each tensor's own best order (``runs``,
         :meth:`runs`); the bound adds the excess of the first.
@@ -1253,7 +1391,7 @@ class LowerBound:
 
     def _root_value(self, term: tuple, rows: np.ndarray, refills: np.ndarray, runs: np.ndarray, spatial: np.ndarray,
                     fixed_from: int, sweeps: np.ndarray, tile_words: np.ndarray) -> np.ndarray:
-        """(rows,) B17: one pair's energy (with its fan-out words' hops) when its tensor's tile is refilled ``refills``
+        """(rows,) B18: one pair's energy (with its fan-out words' hops) when its tensor's tile is refilled ``refills``
         times. A B2 pair's exact counts at its best order (``runs`` refills) each have the form ``max(0, a x refills -
         c)`` with ``c >= 0`` (fills, reads and drains of whole tiles; reloads and accumulate reads beyond the first
         touches; partial updates at full width beyond the final ones, at a width no larger), so with more refills
@@ -1269,7 +1407,7 @@ class LowerBound:
         return np.maximum(e[rows], es) + np.maximum(h[rows], hs) * hop
 
     def _root_chains(self, live: tuple[int, ...], tensors: tuple[int, ...]) -> list[dict[int, tuple[int, ...] | None]]:
-        """B17: the distinct effects of the orders of the top level's ``live`` loops on ``tensors``: per order, each
+        """B18: the distinct effects of the orders of the top level's ``live`` loops on ``tensors``: per order, each
         tensor's loops inside its innermost loop indexing it (None: no live loop indexes it), the order walked
         innermost first until every tensor has met one (the rest of the order changes none of them). Cached."""
         key = (live, tensors)
