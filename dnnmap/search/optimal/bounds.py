@@ -626,10 +626,10 @@ class LowerBound:
         table each) and no tile below it is known (each tile would need its own front). ``drains``: the sum also holds
         the output's drains across the fan-out (B14, :meth:`_drain_pair`; the caller corrects for what it counted)."""
         fans = [m for m in range(self.L) if self.arch.levels[m].fanout is not None]
-        if len(fans) != 1 or fans[0] >= fixed_from or tile is not None:
+        if len(fans) != 1 or fans[0] >= fixed_from or (tile is not None and not self._joint_at_tile(fans[0], fixed_from)):
             return np.zeros((spatial.shape[0], 1)), None
         m = fans[0]
-        keys, inverse = unique_rows(rest)
+        keys, inverse = unique_rows(self._fan_budget(rest, tile, fixed_from, m))
         rows = inverse.reshape(-1)
         if not front:
             return np.array([self._joint_least(m, key, drains) for key in keys])[rows][:, None], None
@@ -643,9 +643,22 @@ class LowerBound:
         """B14: :meth:`_drain_pair` of the open fan-out where :meth:`_joint_lanes` applies (the node's only fan-out is
         open and no tile below it is known; not with per-tensor placement), else None."""
         fans = [m for m in range(self.L) if self.arch.levels[m].fanout is not None]
-        if self.placement or len(fans) != 1 or fans[0] >= fixed_from or tile is not None:
+        if self.placement or len(fans) != 1 or fans[0] >= fixed_from:
+            return None
+        if tile is not None and not self._joint_at_tile(fans[0], fixed_from):
             return None
         return self._drain_pair(fans[0])
+
+    def _joint_at_tile(self, m: int, fixed_from: int) -> bool:
+        """B14 and the lanes' joint term at the tile bound (docs/search.md, "The joint terms at the tile bound"): the
+        open fan-out ``m`` lies right above the known tile (``m == fixed_from - 1``: every completion's unrolling there
+        divides ``rest / tile``, :meth:`_fan_budget`), and no sliding-window tensor's lanes' pair crosses it (its
+        per-pair bound at the tile bound counts the box with its known stride, which the table's sumset words need not
+        reach; the other lanes' pairs' per-pair bounds are their least over the table's rows of that budget)."""
+        if m != fixed_from - 1:
+            return False
+        return not any(pr.child < 0 and pr.tensor not in self.registers and m <= pr.parent and not self.plain[pr.tensor]
+                       for pr in self.pairs)
 
     def _drain_pair(self, m: int) -> tuple[int, float, float] | None:
         """B14: (child level, energy per drained word, the parent's update energy per word) of the output's pair across
