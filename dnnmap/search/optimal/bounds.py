@@ -488,8 +488,10 @@ class LowerBound:
                     nested.setdefault(ch, {})[t] = (h, per_word, copies)
             elif 0 <= ch < known and not self.placement and t != self.out:  # B13: a sliding-window input
                 per_word = self.energy[ch, t, 1] + hop_per_word
-                windowed[ch] = windowed.get(ch, 0.0) + self._window_refills(t, ch, temporal, rest, tile, fixed_from,
-                                                                            h, per_word)
+                steps = self._window_refills(t, ch, temporal, rest, tile, fixed_from, h, per_word)
+                if ch == fixed_from - 1:  # B15: every loop's trips and stride known, so the wraps' words too
+                    steps = np.maximum(steps, self._wrap_refills(t, temporal, spatial, rest, fixed_from, h, per_word))
+                windowed[ch] = windowed.get(ch, 0.0) + steps
             if whole is not None:
                 wholes.setdefault(ch, {})[t] = whole
         energy += hop @ self.hop_energy
@@ -1032,6 +1034,102 @@ class LowerBound:
         else:
             steps = self._step_ratio(rest if tile is None else tile, ch, t, halo)
         return np.maximum(0.0, self.iterations * steps - h[:, None]) * per_word
+
+    def _wrap_refills(self, t: int, temporal: np.ndarray, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
+                      h: np.ndarray, per_word: float) -> np.ndarray:
+        """(n, D) B15 (docs/search.md, "B15: known strides at a factor stage"): B13 for a sliding-window input ``t`` at
+        the child ``c = fixed_from - 1`` of a factor stage, whose tile (``rest``) and every loop above are known but
+        for level ``fixed_from``'s order, so every loop's trips and stride are. The innermost non-trivial loop above
+        ``c`` is one of the lowest level with one, on ``d*`` with ``T`` trips and stride ``s*``: a dimension without a
+        loop there cannot be it (inf). Of every run of ``T`` events, ``T - 1`` are its steps, each shifting ``d*``'s
+        axes by ``c_d* s*`` exactly, and one (or the first fill, at least as many words) is a wrap: an event of an
+        outer loop on some ``x``, at which ``d*``'s index goes back by ``W* in [(T - 1) s*, the sum over d*'s loops of
+        (T_i - 1) s_i]``, ``x``'s goes forward by between the stride of its innermost loop (the wrapped ones inside
+        telescope) and of its outermost, and any other dimension's goes back by between 0 and its loops' sum. Per
+        axis the shift is known (a step) or lies in the interval of these sums (a wrap). The tile's values of an axis
+        lie in one residue class modulo ``g`` (the gcd of the coefficients of its terms of extent > 1) within an
+        interval of ``span``, so a shift ``delta`` leaves at most ``ceil((span - |delta|) / g)`` of them in place,
+        none where ``g`` does not divide it (:meth:`_overlap`); the rest are new (all of the tile where the child
+        keeps no halo and the shift is not 0). An event's words: the most over the axes of the new values times the
+        other axes' counts; a wrap's the least over ``x``. The fills are ``iterations x (step x (T - 1) + wrap) / T
+        / iterations(tile)``; returned: their excess over ``h`` at ``per_word`` each."""
+        n, D = rest.shape
+        halo = self.arch.levels[fixed_from - 1].halo_reuse is not False
+        trips = temporal[:, fixed_from:].astype(float)  # (n, L', D)
+        live = trips > 1
+        # a loop's stride: the coverage of its dimension below it (the tile, the spatial factors up to its level and
+        # the temporal ones below it)
+        spat = np.cumprod(spatial[:, fixed_from:].astype(float), axis=1)
+        below = np.concatenate([np.ones((n, 1, D)), np.cumprod(trips, axis=1)[:, :-1]], axis=1)
+        stride = rest[:, None, :] * spat * below
+        s_min = np.where(live, stride, np.inf).min(axis=1)  # (n, D) stride of each dimension's innermost loop
+        s_max = np.where(live, stride, 0.0).max(axis=1)
+        w_max = np.where(live, (trips - 1) * stride, 0.0).sum(axis=1)
+        loops = live.sum(axis=1)
+        rows = np.arange(n)
+        lowest = live.any(axis=2).argmax(axis=1)
+        T = trips[rows, lowest]  # (n, D) trips at the lowest level with a loop (d*'s innermost loop)
+        s_star = stride[rows, lowest]
+        axes = []  # per axis whose values may move: (terms as (column, coefficient), count, span, residue modulus)
+        for axis in self.op.tensors[t].axes:
+            cols = [(self.op.dim_names.index(d), c) for d, c in axis.terms if self.op.bound(d) > 1]
+            if not cols:
+                continue
+            keys, inverse = unique_rows(rest[:, [i for i, _ in cols]])
+            count = np.array([_window_extent(tuple(c for _, c in cols), tuple(int(v) for v in k)) for k in keys],
+                             dtype=float)[inverse.reshape(-1)]
+            span = 1 + sum(abs(c) * (rest[:, i] - 1) for i, c in cols)
+            g = np.gcd.reduce([np.where(rest[:, i] > 1, abs(c), 0) for i, c in cols], axis=0).astype(float)
+            axes.append((cols, count, span, np.where(g > 0, g, 1.0)))
+        whole = np.prod([count for _, count, _, _ in axes], axis=0) if axes else np.ones(n)
+        step = np.zeros((n, D))  # per d*: the words one of its steps brings in
+        words = np.zeros((D, n, D))  # per x: the words a wrap brings in when x's loop steps, per d*
+        for cols, count, span, g in axes:
+            other = whole / count
+            for i, c in cols:  # a step of d* = i shifts this axis by c s* exactly
+                shift = abs(c) * s_star[:, i]
+                step[:, i] = np.maximum(step[:, i], self._new_values(count, span, g, shift, shift, halo) * other)
+            back = {i: (np.minimum(-c * w_max[:, i], 0.0), np.maximum(-c * w_max[:, i], 0.0)) for i, c in cols}
+            for x in range(D):
+                if not loops[:, x].any():
+                    continue
+                lo, hi = np.zeros(n), np.zeros(n)  # x forward by its innermost to its outermost stride, the rest back
+                for i, c in cols:
+                    a, b = (c * s_min[:, x], c * s_max[:, x]) if i == x else back[i]
+                    lo, hi = lo + np.minimum(a, b), hi + np.maximum(a, b)
+                base = self._new_values(count, span, g, lo, hi, halo) * other
+                words[x] = np.maximum(words[x], base[:, None])  # d* off this axis (or d* = x): the same interval
+                for i, c in cols:
+                    if i == x:
+                        continue
+                    a, b = -c * w_max[:, i], -c * (T[:, i] - 1) * s_star[:, i]  # d* = i goes back by at least (T - 1) s*
+                    lo_i = lo - back[i][0] + np.minimum(a, b)
+                    hi_i = hi - back[i][1] + np.maximum(a, b)
+                    words[x][:, i] = np.maximum(words[x][:, i], self._new_values(count, span, g, lo_i, hi_i, halo) * other)
+        wrap = np.broadcast_to(whole[:, None], (n, D)).copy()  # no outer loop: the first fill, the whole tile
+        for x in range(D):
+            stepping = loops[:, x][:, None] >= np.where(np.arange(D) == x, 2, 1)[None, :]
+            wrap = np.where(stepping, np.minimum(wrap, words[x]), wrap)
+        fills = (step * (T - 1) + wrap) / np.maximum(T, 1.0)
+        out = np.maximum(0.0, self.iterations * fills / rest.prod(axis=1)[:, None] - h[:, None]) * per_word
+        out = np.where((T > 1) & (self.bounds > 1)[None, :], out, np.inf)  # d* has a loop at the lowest level
+        return np.where(live.any(axis=(1, 2))[:, None], out, 0.0)
+
+    @staticmethod
+    def _new_values(count: np.ndarray, span: np.ndarray, g: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                    halo: bool) -> np.ndarray:
+        """(n,) B15: the least number of an axis' ``count`` values (one residue class modulo ``g`` within an interval
+        of ``span``) not among the old ones after a shift ``delta`` in ``[lo, hi]``: the old values left in place are
+        at most ``ceil((span - |delta|) / g)``, where ``g`` divides ``delta`` (else none), largest at the multiple of
+        ``g`` in the interval nearest 0. Without halo reuse, all of them unless the shift may be 0."""
+        up = np.ceil(lo / g) * g  # the least multiple of g at or above lo
+        down = np.floor(hi / g) * g  # the largest at or below hi
+        none = up > hi
+        nearest = np.where(up > 0, up, np.where(down < 0, -down, 0.0))
+        if not halo:
+            return np.where(none | (nearest > 0), count, 0.0)
+        kept = np.where(none, 0.0, np.ceil(np.maximum(0.0, span - nearest) / g))
+        return np.maximum(0.0, count - kept)
 
     def _every_event(self, tiles: np.ndarray, t: int) -> np.ndarray:
         """(n, D) B13: whether every event of an innermost loop on each dimension ``d`` (wraps included) brings in
