@@ -53,8 +53,13 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   output pair across it drains ``outputs x copies(U)`` words (each copy of B4 at least once) and its parent gets every
   output word: one unrolling ``U`` for these and the lanes' pairs; the joint sum replaces what the bound counts for
   those parts when larger (:meth:`LowerBound._joint_drain`);
+* B15 **known strides at a factor stage** (:meth:`LowerBound._wrap_refills`): at ``F(j)`` every loop above the child
+  ``j - 1`` has known trips and stride, so B13's words per event of a sliding-window input count each step's exact
+  shift and each wrap's interval of shifts, with the tile's values in one residue class (a stride-2 window's columns
+  shifted by an odd amount are all new); the innermost loop is one of the lowest level with a loop;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
-  level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`);
+  level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 and the lanes' joint
+  term also hold there when the open fan-out lies right above the tile (:meth:`LowerBound._joint_at_tile`);
 * B6 latency: compute cycles ``>= max(iterations / lanes x cycles per step, the unit's least cycles)`` (the
   vector unit's for pooling and element-wise layers), lanes at most the fixed spatial factors times,
   per unfixed fan-out, the largest product of legal spatial factors dividing what is left (with
@@ -1049,13 +1054,16 @@ class LowerBound:
         axis the shift is known (a step) or lies in the interval of these sums (a wrap). The tile's values of an axis
         lie in one residue class modulo ``g`` (the gcd of the coefficients of its terms of extent > 1) within an
         interval of ``span``, so a shift ``delta`` leaves at most ``ceil((span - |delta|) / g)`` of them in place,
-        none where ``g`` does not divide it (:meth:`_overlap`); the rest are new (all of the tile where the child
+        none where ``g`` does not divide it (:meth:`_new_values`); the rest are new (all of the tile where the child
         keeps no halo and the shift is not 0). An event's words: the most over the axes of the new values times the
         other axes' counts; a wrap's the least over ``x``. The fills are ``iterations x (step x (T - 1) + wrap) / T
         / iterations(tile)``; returned: their excess over ``h`` at ``per_word`` each."""
+        keep = np.nonzero(self.bounds > 1)[0]  # a dimension of one index has no loop: it cannot be d* or x
+        column = {int(d): k for k, d in enumerate(keep)}
+        temporal, spatial, rest = temporal[:, :, keep], spatial[:, :, keep], rest[:, keep]
         n, D = rest.shape
         halo = self.arch.levels[fixed_from - 1].halo_reuse is not False
-        trips = temporal[:, fixed_from:].astype(float)  # (n, L', D)
+        trips = temporal[:, fixed_from:].astype(float)  # (n, L', D) over the dimensions kept
         live = trips > 1
         # a loop's stride: the coverage of its dimension below it (the tile, the spatial factors up to its level and
         # the temporal ones below it)
@@ -1072,7 +1080,8 @@ class LowerBound:
         s_star = stride[rows, lowest]
         axes = []  # per axis whose values may move: (terms as (column, coefficient), count, span, residue modulus)
         for axis in self.op.tensors[t].axes:
-            cols = [(self.op.dim_names.index(d), c) for d, c in axis.terms if self.op.bound(d) > 1]
+            cols = [(column[self.op.dim_names.index(d)], c) for d, c in axis.terms
+                    if self.op.dim_names.index(d) in column]
             if not cols:
                 continue
             keys, inverse = unique_rows(rest[:, [i for i, _ in cols]])
@@ -1083,37 +1092,39 @@ class LowerBound:
             axes.append((cols, count, span, np.where(g > 0, g, 1.0)))
         whole = np.prod([count for _, count, _, _ in axes], axis=0) if axes else np.ones(n)
         step = np.zeros((n, D))  # per d*: the words one of its steps brings in
-        words = np.zeros((D, n, D))  # per x: the words a wrap brings in when x's loop steps, per d*
+        # (n, X, D): the words a wrap brings in when a loop on x steps, per d*; per axis, every x at once (columns)
+        wrap_by = np.zeros((n, D))  # per x, d* off the axis (or d* = x): the most over the axes
+        special: dict[int, np.ndarray] = {}  # per d* on some axis: (n, X) the most over the axes holding it
         for cols, count, span, g in axes:
-            other = whole / count
-            for i, c in cols:  # a step of d* = i shifts this axis by c s* exactly
-                shift = abs(c) * s_star[:, i]
-                step[:, i] = np.maximum(step[:, i], self._new_values(count, span, g, shift, shift, halo) * other)
-            back = {i: (np.minimum(-c * w_max[:, i], 0.0), np.maximum(-c * w_max[:, i], 0.0)) for i, c in cols}
-            for x in range(D):
-                if not loops[:, x].any():
-                    continue
-                lo, hi = np.zeros(n), np.zeros(n)  # x forward by its innermost to its outermost stride, the rest back
-                for i, c in cols:
-                    a, b = (c * s_min[:, x], c * s_max[:, x]) if i == x else back[i]
-                    lo, hi = lo + np.minimum(a, b), hi + np.maximum(a, b)
-                base = self._new_values(count, span, g, lo, hi, halo) * other
-                words[x] = np.maximum(words[x], base[:, None])  # d* off this axis (or d* = x): the same interval
-                for i, c in cols:
-                    if i == x:
-                        continue
-                    a, b = -c * w_max[:, i], -c * (T[:, i] - 1) * s_star[:, i]  # d* = i goes back by at least (T - 1) s*
-                    lo_i = lo - back[i][0] + np.minimum(a, b)
-                    hi_i = hi - back[i][1] + np.maximum(a, b)
-                    words[x][:, i] = np.maximum(words[x][:, i], self._new_values(count, span, g, lo_i, hi_i, halo) * other)
-        wrap = np.broadcast_to(whole[:, None], (n, D)).copy()  # no outer loop: the first fill, the whole tile
-        for x in range(D):
-            stepping = loops[:, x][:, None] >= np.where(np.arange(D) == x, 2, 1)[None, :]
-            wrap = np.where(stepping, np.minimum(wrap, words[x]), wrap)
+            other = (whole / count)[:, None]
+            count, span, g = count[:, None], span[:, None], g[:, None]
+            back_lo = {i: np.minimum(-c * w_max[:, i], 0.0) for i, c in cols}  # other dimensions go back
+            back_hi = {i: np.maximum(-c * w_max[:, i], 0.0) for i, c in cols}
+            lo = np.repeat(sum(back_lo.values())[:, None], D, axis=1)  # (n, X)
+            hi = np.repeat(sum(back_hi.values())[:, None], D, axis=1)
+            for i, c in cols:  # x = i goes forward by its innermost to its outermost stride
+                a, b = c * s_min[:, i], c * s_max[:, i]
+                lo[:, i] += np.minimum(a, b) - back_lo[i]
+                hi[:, i] += np.maximum(a, b) - back_hi[i]
+            wrap_by = np.maximum(wrap_by, self._new_values(count, span, g, lo, hi, halo) * other)
+            for i, c in cols:
+                shift = abs(c) * s_star[:, i:i + 1]  # a step of d* = i shifts this axis by c s* exactly
+                step[:, i] = np.maximum(step[:, i], (self._new_values(count, span, g, shift, shift, halo) * other)[:, 0])
+                a, b = -c * w_max[:, i], -c * (T[:, i] - 1) * s_star[:, i]  # d* = i goes back by at least (T - 1) s*
+                new = self._new_values(count, span, g, lo + (np.minimum(a, b) - back_lo[i])[:, None],
+                                       hi + (np.maximum(a, b) - back_hi[i])[:, None], halo) * other
+                new[:, i] = 0.0  # x = d*: the interval of the x columns (its wraps inside telescope)
+                special[i] = np.maximum(special[i], new) if i in special else new
+        words = np.repeat(wrap_by[:, :, None], D, axis=2)  # (n, X, D)
+        for i, new in special.items():
+            words[:, :, i] = np.maximum(words[:, :, i], new)
+        stepping = loops[:, :, None] >= np.where(np.eye(D, dtype=bool), 2, 1)[None, :, :]  # x = d* needs a second loop
+        wrap = np.minimum(whole[:, None], np.where(stepping, words, np.inf).min(axis=1))  # none: the first fill
         fills = (step * (T - 1) + wrap) / np.maximum(T, 1.0)
         out = np.maximum(0.0, self.iterations * fills / rest.prod(axis=1)[:, None] - h[:, None]) * per_word
-        out = np.where((T > 1) & (self.bounds > 1)[None, :], out, np.inf)  # d* has a loop at the lowest level
-        return np.where(live.any(axis=(1, 2))[:, None], out, 0.0)
+        full = np.full((n, self.op_dims), np.inf)
+        full[:, keep] = np.where(T > 1, out, np.inf)  # d* has a loop at the lowest level
+        return np.where(live.any(axis=(1, 2))[:, None], full, 0.0)
 
     @staticmethod
     def _new_values(count: np.ndarray, span: np.ndarray, g: np.ndarray, lo: np.ndarray, hi: np.ndarray,
