@@ -638,7 +638,7 @@ class LowerBound:
         m = fans[0]
         keys, inverse = unique_rows(self._fan_budget(rest, tile, fixed_from, m))
         rows = inverse.reshape(-1)
-        if not front:
+        if not front or tile is not None:  # at the tile bound (one budget per tile) the least alone: no EDP front
             return np.array([self._joint_least(m, key, drains) for key in keys])[rows][:, None], None
         fronts = [self._joint_front(m, key, drains) for key in keys]
         V = max(len(e) for e, _ in fronts)
@@ -1084,9 +1084,16 @@ class LowerBound:
                     if self.op.dim_names.index(d) in column]
             if not cols:
                 continue
-            keys, inverse = unique_rows(rest[:, [i for i, _ in cols]])
-            count = np.array([_window_extent(tuple(c for _, c in cols), tuple(int(v) for v in k)) for k in keys],
-                             dtype=float)[inverse.reshape(-1)]
+            if len(cols) == 1:
+                count = rest[:, cols[0][0]].astype(float)
+            elif len(cols) == 2 and min(c for _, c in cols) > 0:  # the exact count of :func:`_lane_box_words`
+                (i1, c1), (i2, c2) = cols
+                a, b, g = rest[:, i1], rest[:, i2], math.gcd(c1, c2)
+                count = (a * b - np.maximum(0, a - c2 // g) * np.maximum(0, b - c1 // g)).astype(float)
+            else:
+                keys, inverse = unique_rows(rest[:, [i for i, _ in cols]])
+                count = np.array([_window_extent(tuple(c for _, c in cols), tuple(int(v) for v in k)) for k in keys],
+                                 dtype=float)[inverse.reshape(-1)]
             span = 1 + sum(abs(c) * (rest[:, i] - 1) for i, c in cols)
             g = np.gcd.reduce([np.where(rest[:, i] > 1, abs(c), 0) for i, c in cols], axis=0).astype(float)
             axes.append((cols, count, span, np.where(g > 0, g, 1.0)))
