@@ -65,8 +65,13 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B18 **the root's order jointly** (:meth:`LowerBound._root_order`; the widened space's factor stage of the top
   level): the plain tensors' pairs priced through each one's best root order (B2, B7/B8) take one order together, the
   least over the order's effects on their refills, in place of their bounds and the refills at their child levels;
+* B19 **known strides at a factor stage** (:meth:`LowerBound._wrap_refills`): at ``F(j)`` every loop above the child
+  ``j - 1`` has known trips and stride, so B13's words per event of a sliding-window input count each step's exact
+  shift and each wrap's interval of shifts, with the tile's values in one residue class (a stride-2 window's columns
+  shifted by an odd amount are all new); the innermost loop is one of the lowest level with a loop;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
-  level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`);
+  level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 and the lanes' joint
+  term also hold there when the open fan-out lies right above the tile (:meth:`LowerBound._joint_at_tile`);
 * B6 latency: compute cycles ``>= max(iterations / lanes x cycles per step, the unit's least cycles)`` (the
   vector unit's for pooling and element-wise layers), lanes at most the fixed spatial factors times,
   per unfixed fan-out, the largest product of legal spatial factors dividing what is left (with
@@ -550,8 +555,10 @@ class LowerBound:
                     nested.setdefault(ch, {})[t] = (h, per_word, copies)
             elif 0 <= ch < known and not self.placement and t != self.out:  # B13: a sliding-window input
                 per_word = self.energy[ch, t, 1] + hop_per_word
-                windowed[ch] = windowed.get(ch, 0.0) + self._window_refills(t, ch, temporal, rest, tile, fixed_from,
-                                                                            h, per_word)
+                steps = self._window_refills(t, ch, temporal, rest, tile, fixed_from, h, per_word)
+                if ch == fixed_from - 1:  # B19: every loop's trips and stride known, so the wraps' words too
+                    steps = np.maximum(steps, self._wrap_refills(t, temporal, spatial, rest, fixed_from, h, per_word))
+                windowed[ch] = windowed.get(ch, 0.0) + steps
             if whole is not None:
                 wholes.setdefault(ch, {})[t] = whole
         energy += hop @ self.hop_energy
@@ -711,12 +718,12 @@ class LowerBound:
         table each) and no tile below it is known (each tile would need its own front). ``drains``: the sum also holds
         the output's drains across the fan-out (B14, :meth:`_drain_pair`; the caller corrects for what it counted)."""
         fans = [m for m in range(self.L) if self.arch.levels[m].fanout is not None]
-        if len(fans) != 1 or fans[0] >= fixed_from or tile is not None:
+        if len(fans) != 1 or fans[0] >= fixed_from or (tile is not None and not self._joint_at_tile(fans[0], fixed_from)):
             return np.zeros((spatial.shape[0], 1)), None
         m = fans[0]
-        keys, inverse = unique_rows(rest)
+        keys, inverse = unique_rows(self._fan_budget(rest, tile, fixed_from, m))
         rows = inverse.reshape(-1)
-        if not front:
+        if not front or tile is not None:  # at the tile bound (one budget per tile) the least alone: no EDP front
             return self._joint_least(m, keys, drains)[rows][:, None], None
         fronts = [self._joint_front(m, key, drains) for key in keys]
         V = max(len(e) for e, _ in fronts)
@@ -728,9 +735,23 @@ class LowerBound:
         """B14: :meth:`_drain_pair` of the open fan-out where :meth:`_joint_lanes` applies (the node's only fan-out is
         open and no tile below it is known), else None."""
         fans = [m for m in range(self.L) if self.arch.levels[m].fanout is not None]
-        if len(fans) != 1 or fans[0] >= fixed_from or tile is not None:
+        if len(fans) != 1 or fans[0] >= fixed_from:
+            return None
+        # at the tile bound without placement only (B14 with placement is derived and tested at the root stage)
+        if tile is not None and (self.placement or not self._joint_at_tile(fans[0], fixed_from)):
             return None
         return self._drain_pair(fans[0])
+
+    def _joint_at_tile(self, m: int, fixed_from: int) -> bool:
+        """B14 and the lanes' joint term at the tile bound (docs/search.md, "The joint terms at the tile bound"): the
+        open fan-out ``m`` lies right above the known tile (``m == fixed_from - 1``: every completion's unrolling there
+        divides ``rest / tile``, :meth:`_fan_budget`), and no sliding-window tensor's lanes' pair crosses it (its
+        per-pair bound at the tile bound counts the box with its known stride, which the table's sumset words need not
+        reach; the other lanes' pairs' per-pair bounds are their least over the table's rows of that budget)."""
+        if m != fixed_from - 1:
+            return False
+        return not any(pr.child < 0 and pr.tensor not in self.registers and m <= pr.parent and not self.plain[pr.tensor]
+                       for pr in self.pairs)
 
     def _drain_pair(self, m: int) -> tuple[int, float, float] | None:
         """B14: (child level, energy per drained word, the parent's update energy per word) of the output's pair across
@@ -1195,6 +1216,115 @@ class LowerBound:
         else:
             steps = self._step_ratio(rest if tile is None else tile, ch, t, halo)
         return np.maximum(0.0, self.iterations * steps - h[:, None]) * per_word
+
+    def _wrap_refills(self, t: int, temporal: np.ndarray, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
+                      h: np.ndarray, per_word: float) -> np.ndarray:
+        """(n, D) B19 (docs/search.md, "B19: known strides at a factor stage"): B13 for a sliding-window input ``t`` at
+        the child ``c = fixed_from - 1`` of a factor stage, whose tile (``rest``) and every loop above are known but
+        for level ``fixed_from``'s order, so every loop's trips and stride are. The innermost non-trivial loop above
+        ``c`` is one of the lowest level with one, on ``d*`` with ``T`` trips and stride ``s*``: a dimension without a
+        loop there cannot be it (inf). Of every run of ``T`` events, ``T - 1`` are its steps, each shifting ``d*``'s
+        axes by ``c_d* s*`` exactly, and one (or the first fill, at least as many words) is a wrap: an event of an
+        outer loop on some ``x``, at which ``d*``'s index goes back by ``W* in [(T - 1) s*, the sum over d*'s loops of
+        (T_i - 1) s_i]``, ``x``'s goes forward by between the stride of its innermost loop (the wrapped ones inside
+        telescope) and of its outermost, and any other dimension's goes back by between 0 and its loops' sum. Per
+        axis the shift is known (a step) or lies in the interval of these sums (a wrap). The tile's values of an axis
+        lie in one residue class modulo ``g`` (the gcd of the coefficients of its terms of extent > 1) within an
+        interval of ``span``, so a shift ``delta`` leaves at most ``ceil((span - |delta|) / g)`` of them in place,
+        none where ``g`` does not divide it (:meth:`_new_values`); the rest are new (all of the tile where the child
+        keeps no halo and the shift is not 0). An event's words: the most over the axes of the new values times the
+        other axes' counts; a wrap's the least over ``x``. The fills are ``iterations x (step x (T - 1) + wrap) / T
+        / iterations(tile)``; returned: their excess over ``h`` at ``per_word`` each."""
+        keep = np.nonzero(self.bounds > 1)[0]  # a dimension of one index has no loop: it cannot be d* or x
+        column = {int(d): k for k, d in enumerate(keep)}
+        temporal, spatial, rest = temporal[:, :, keep], spatial[:, :, keep], rest[:, keep]
+        n, D = rest.shape
+        halo = self.arch.levels[fixed_from - 1].halo_reuse is not False
+        trips = temporal[:, fixed_from:].astype(float)  # (n, L', D) over the dimensions kept
+        live = trips > 1
+        # a loop's stride: the coverage of its dimension below it (the tile, the spatial factors up to its level and
+        # the temporal ones below it)
+        spat = np.cumprod(spatial[:, fixed_from:].astype(float), axis=1)
+        below = np.concatenate([np.ones((n, 1, D)), np.cumprod(trips, axis=1)[:, :-1]], axis=1)
+        stride = rest[:, None, :] * spat * below
+        s_min = np.where(live, stride, np.inf).min(axis=1)  # (n, D) stride of each dimension's innermost loop
+        s_max = np.where(live, stride, 0.0).max(axis=1)
+        w_max = np.where(live, (trips - 1) * stride, 0.0).sum(axis=1)
+        loops = live.sum(axis=1)
+        rows = np.arange(n)
+        lowest = live.any(axis=2).argmax(axis=1)
+        T = trips[rows, lowest]  # (n, D) trips at the lowest level with a loop (d*'s innermost loop)
+        s_star = stride[rows, lowest]
+        axes = []  # per axis whose values may move: (terms as (column, coefficient), count, span, residue modulus)
+        for axis in self.op.tensors[t].axes:
+            cols = [(column[self.op.dim_names.index(d)], c) for d, c in axis.terms
+                    if self.op.dim_names.index(d) in column]
+            if not cols:
+                continue
+            if len(cols) == 1:
+                count = rest[:, cols[0][0]].astype(float)
+            elif len(cols) == 2 and min(c for _, c in cols) > 0:  # the exact count of :func:`_lane_box_words`
+                (i1, c1), (i2, c2) = cols
+                a, b, g = rest[:, i1], rest[:, i2], math.gcd(c1, c2)
+                count = (a * b - np.maximum(0, a - c2 // g) * np.maximum(0, b - c1 // g)).astype(float)
+            else:
+                keys, inverse = unique_rows(rest[:, [i for i, _ in cols]])
+                count = np.array([_window_extent(tuple(c for _, c in cols), tuple(int(v) for v in k)) for k in keys],
+                                 dtype=float)[inverse.reshape(-1)]
+            span = 1 + sum(abs(c) * (rest[:, i] - 1) for i, c in cols)
+            g = np.gcd.reduce([np.where(rest[:, i] > 1, abs(c), 0) for i, c in cols], axis=0).astype(float)
+            axes.append((cols, count, span, np.where(g > 0, g, 1.0)))
+        whole = np.prod([count for _, count, _, _ in axes], axis=0) if axes else np.ones(n)
+        step = np.zeros((n, D))  # per d*: the words one of its steps brings in
+        # (n, X, D): the words a wrap brings in when a loop on x steps, per d*; per axis, every x at once (columns)
+        wrap_by = np.zeros((n, D))  # per x, d* off the axis (or d* = x): the most over the axes
+        special: dict[int, np.ndarray] = {}  # per d* on some axis: (n, X) the most over the axes holding it
+        for cols, count, span, g in axes:
+            other = (whole / count)[:, None]
+            count, span, g = count[:, None], span[:, None], g[:, None]
+            back_lo = {i: np.minimum(-c * w_max[:, i], 0.0) for i, c in cols}  # other dimensions go back
+            back_hi = {i: np.maximum(-c * w_max[:, i], 0.0) for i, c in cols}
+            lo = np.repeat(sum(back_lo.values())[:, None], D, axis=1)  # (n, X)
+            hi = np.repeat(sum(back_hi.values())[:, None], D, axis=1)
+            for i, c in cols:  # x = i goes forward by its innermost to its outermost stride
+                a, b = c * s_min[:, i], c * s_max[:, i]
+                lo[:, i] += np.minimum(a, b) - back_lo[i]
+                hi[:, i] += np.maximum(a, b) - back_hi[i]
+            wrap_by = np.maximum(wrap_by, self._new_values(count, span, g, lo, hi, halo) * other)
+            for i, c in cols:
+                shift = abs(c) * s_star[:, i:i + 1]  # a step of d* = i shifts this axis by c s* exactly
+                step[:, i] = np.maximum(step[:, i], (self._new_values(count, span, g, shift, shift, halo) * other)[:, 0])
+                a, b = -c * w_max[:, i], -c * (T[:, i] - 1) * s_star[:, i]  # d* = i goes back by at least (T - 1) s*
+                new = self._new_values(count, span, g, lo + (np.minimum(a, b) - back_lo[i])[:, None],
+                                       hi + (np.maximum(a, b) - back_hi[i])[:, None], halo) * other
+                new[:, i] = 0.0  # x = d*: the interval of the x columns (its wraps inside telescope)
+                special[i] = np.maximum(special[i], new) if i in special else new
+        words = np.repeat(wrap_by[:, :, None], D, axis=2)  # (n, X, D)
+        for i, new in special.items():
+            words[:, :, i] = np.maximum(words[:, :, i], new)
+        stepping = loops[:, :, None] >= np.where(np.eye(D, dtype=bool), 2, 1)[None, :, :]  # x = d* needs a second loop
+        wrap = np.minimum(whole[:, None], np.where(stepping, words, np.inf).min(axis=1))  # none: the first fill
+        fills = (step * (T - 1) + wrap) / np.maximum(T, 1.0)
+        out = np.maximum(0.0, self.iterations * fills / rest.prod(axis=1)[:, None] - h[:, None]) * per_word
+        full = np.full((n, self.op_dims), np.inf)
+        full[:, keep] = np.where(T > 1, out, np.inf)  # d* has a loop at the lowest level
+        return np.where(live.any(axis=(1, 2))[:, None], full, 0.0)
+
+    @staticmethod
+    def _new_values(count: np.ndarray, span: np.ndarray, g: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                    halo: bool) -> np.ndarray:
+        """(n,) B19: the least number of an axis' ``count`` values (one residue class modulo ``g`` within an interval
+        of ``span``) not among the old ones after a shift ``delta`` in ``[lo, hi]``: the old values left in place are
+        at most ``ceil((span - |delta|) / g)``, where ``g`` divides ``delta`` (else none), largest at the multiple of
+        ``g`` in the interval nearest 0. Without halo reuse, all of them unless the shift may be 0."""
+        up = np.ceil(lo / g) * g  # the least multiple of g at or above lo
+        down = np.floor(hi / g) * g  # the largest at or below hi
+        none = up > hi
+        nearest = np.where(up > 0, up, np.where(down < 0, -down, 0.0))
+        if not halo:
+            return np.where(none | (nearest > 0), count, 0.0)
+        kept = np.where(none, 0.0, np.ceil(np.maximum(0.0, span - nearest) / g))
+        return np.maximum(0.0, count - kept)
 
     def _every_event(self, tiles: np.ndarray, t: int) -> np.ndarray:
         """(n, D) B13: whether every event of an innermost loop on each dimension ``d`` (wraps included) brings in
