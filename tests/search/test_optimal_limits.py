@@ -21,7 +21,7 @@ from dnnmap.errors import MappingError
 from dnnmap.search.optimal import optimal_search
 from dnnmap.workload import ops
 
-BUDGET = 4.0  # seconds given to the search
+BUDGET = 8.0  # seconds given to the search (its start, Sunstone in the same wide space, takes about 3.5 s of them)
 SLACK = 2.0  # seconds past the budget allowed: one bounding step (about 0.1 s of CPU) on a shared, loaded machine
 PEAK_GB = 2.0  # peak resident memory of the child: the interpreter and the numba kernel plus bounded chunks
 GUARD_GB = 6  # the child's address space limit
