@@ -29,7 +29,7 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.space import MapSpace, level_orders, unique_rows
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.search.sunstone.walk import Partials
-from dnnmap.search.sunstone.unroll import legal_table
+from dnnmap.search.sunstone.unroll import dividing_rows, legal_table
 
 
 @dataclass
@@ -62,6 +62,17 @@ def distinct_unrollings(limits: tuple[int, ...], shape: tuple[int, ...], both: b
     fac.setflags(write=False)
     ax.setflags(write=False)
     return fac, ax
+
+
+@lru_cache(maxsize=65536)
+def split_unrollings(limits: tuple[int, ...], within: tuple[int, ...], shape: tuple[int, ...], both: bool,
+                     distinct: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The unrollings of ``limits`` (each dividing its entry of ``within``) on the fan-out ``shape``:
+    :func:`distinct_unrollings` (``distinct``) or the legal table, read off the cached table of ``within``
+    (:func:`.unroll.dividing_rows`: the same rows in the same order, a pass over one table instead of an enumeration
+    per ``limits``; read-only, cached)."""
+    table = distinct_unrollings(within, shape, both) if distinct else legal_table(both)(within, shape)
+    return dividing_rows(*table, limits)
 
 
 class PaddedSplits:
@@ -251,14 +262,18 @@ class FactorSplits:
         # of two of them), which its gcd with this keeps (as :func:`.bounds.largest_unrolling` does): tiles whose
         # quotients differ only in larger divisors share one cached table
         self.modulus = math.lcm(*range(1, max(self.shape) + 1)) ** (2 if both else 1) if self.shape else 1
+        self.within: tuple[int, ...] | None = None  # what every row's limits divide (:meth:`_table`), on first use
 
     def _table(self, row: int) -> tuple[np.ndarray, np.ndarray]:
-        """The (factors, axes) unrollings of row ``row``'s quotient."""
+        """The (factors, axes) unrollings of row ``row``'s quotient, read off the table of what the nodes' extents
+        keep (:func:`split_unrollings`; a quotient divides its node's extents, the layer's bounds)."""
         table = self.tables.get(row)
         if table is None:
+            if self.within is None:
+                kept = np.gcd(extents(self.nodes), self.modulus)
+                self.within = tuple(int(x) for x in np.lcm.reduce(kept, axis=0))
             limits = tuple(math.gcd(q, self.modulus) for q in self.quotients[row].tolist())
-            table = self.tables[row] = (distinct_unrollings(limits, self.shape, self.both) if self.distinct
-                                        else legal_table(self.both)(limits, self.shape))
+            table = self.tables[row] = split_unrollings(limits, self.within, self.shape, self.both, self.distinct)
         return table
 
     def _count(self, row: int) -> int:
