@@ -337,13 +337,13 @@ def expand_orders(nodes: Nodes, j: int) -> tuple[Nodes, np.ndarray]:
     D = nodes.temporal.shape[2]
     nontrivial = nodes.temporal[:, j] > 1
     keys, inverse = np.unique(nontrivial, axis=0, return_inverse=True)
-    out, parents = [], []
+    orders, parents = [], []
     for g, mask in enumerate(keys):
         rows = np.nonzero(inverse.reshape(-1) == g)[0]
         perms = np.array(level_orders(tuple(np.nonzero(mask)[0]), D), dtype=np.int64)
         parents.append(np.repeat(rows, len(perms)))
-        sub = nodes.take(parents[-1])
-        sub.order = sub.order.copy()
-        sub.order[:, j] = np.tile(perms, (len(rows), 1))
-        out.append(sub)
-    return Nodes.concat(out), np.concatenate(parents)
+        orders.append(np.tile(perms, (len(rows), 1)))
+    parent = np.concatenate(parents)
+    out = nodes.take(parent)  # one copy of the nodes' rows (their own arrays), then each child's order
+    out.order[:, j] = np.concatenate(orders)
+    return out, parent
