@@ -64,7 +64,7 @@ def distinct_unrollings(limits: tuple[int, ...], shape: tuple[int, ...], both: b
     return fac, ax
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)  # as the enumerated tables: bounded memory
 def split_unrollings(limits: tuple[int, ...], within: tuple[int, ...], shape: tuple[int, ...], both: bool,
                      distinct: bool) -> tuple[np.ndarray, np.ndarray]:
     """The unrollings of ``limits`` (each dividing its entry of ``within``) on the fan-out ``shape``:
