@@ -29,7 +29,7 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.space import MapSpace, level_orders, unique_rows
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.search.sunstone.walk import Partials
-from dnnmap.search.sunstone.unroll import legal_table
+from dnnmap.search.sunstone.unroll import dividing_rows, legal_table
 
 
 @dataclass
@@ -62,6 +62,17 @@ def distinct_unrollings(limits: tuple[int, ...], shape: tuple[int, ...], both: b
     fac.setflags(write=False)
     ax.setflags(write=False)
     return fac, ax
+
+
+@lru_cache(maxsize=8192)  # as the enumerated tables: bounded memory
+def split_unrollings(limits: tuple[int, ...], within: tuple[int, ...], shape: tuple[int, ...], both: bool,
+                     distinct: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The unrollings of ``limits`` (each dividing its entry of ``within``) on the fan-out ``shape``:
+    :func:`distinct_unrollings` (``distinct``) or the legal table, read off the cached table of ``within``
+    (:func:`.unroll.dividing_rows`: the same rows in the same order, a pass over one table instead of an enumeration
+    per ``limits``; read-only, cached)."""
+    table = distinct_unrollings(within, shape, both) if distinct else legal_table(both)(within, shape)
+    return dividing_rows(*table, limits)
 
 
 class PaddedSplits:
@@ -251,14 +262,18 @@ class FactorSplits:
         # of two of them), which its gcd with this keeps (as :func:`.bounds.largest_unrolling` does): tiles whose
         # quotients differ only in larger divisors share one cached table
         self.modulus = math.lcm(*range(1, max(self.shape) + 1)) ** (2 if both else 1) if self.shape else 1
+        self.within: tuple[int, ...] | None = None  # what every row's limits divide (:meth:`_table`), on first use
 
     def _table(self, row: int) -> tuple[np.ndarray, np.ndarray]:
-        """The (factors, axes) unrollings of row ``row``'s quotient."""
+        """The (factors, axes) unrollings of row ``row``'s quotient, read off the table of what the nodes' extents
+        keep (:func:`split_unrollings`; a quotient divides its node's extents, the layer's bounds)."""
         table = self.tables.get(row)
         if table is None:
+            if self.within is None:
+                kept = np.gcd(extents(self.nodes), self.modulus)
+                self.within = tuple(int(x) for x in np.lcm.reduce(kept, axis=0))
             limits = tuple(math.gcd(q, self.modulus) for q in self.quotients[row].tolist())
-            table = self.tables[row] = (distinct_unrollings(limits, self.shape, self.both) if self.distinct
-                                        else legal_table(self.both)(limits, self.shape))
+            table = self.tables[row] = split_unrollings(limits, self.within, self.shape, self.both, self.distinct)
         return table
 
     def _count(self, row: int) -> int:
@@ -322,13 +337,13 @@ def expand_orders(nodes: Nodes, j: int) -> tuple[Nodes, np.ndarray]:
     D = nodes.temporal.shape[2]
     nontrivial = nodes.temporal[:, j] > 1
     keys, inverse = np.unique(nontrivial, axis=0, return_inverse=True)
-    out, parents = [], []
+    orders, parents = [], []
     for g, mask in enumerate(keys):
         rows = np.nonzero(inverse.reshape(-1) == g)[0]
         perms = np.array(level_orders(tuple(np.nonzero(mask)[0]), D), dtype=np.int64)
         parents.append(np.repeat(rows, len(perms)))
-        sub = nodes.take(parents[-1])
-        sub.order = sub.order.copy()
-        sub.order[:, j] = np.tile(perms, (len(rows), 1))
-        out.append(sub)
-    return Nodes.concat(out), np.concatenate(parents)
+        orders.append(np.tile(perms, (len(rows), 1)))
+    parent = np.concatenate(parents)
+    out = nodes.take(parent)  # one copy of the nodes' rows (their own arrays), then each child's order
+    out.order[:, j] = np.concatenate(orders)
+    return out, parent

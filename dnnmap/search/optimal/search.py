@@ -193,14 +193,19 @@ class BranchAndBound:
     def _bound(self, nodes: Nodes, stage: int) -> np.ndarray:
         """Lower bounds after ``stage`` (exact objective at the last stage); every completion priced on
         the way is offered as an incumbent. Nodes of different padded extents are bounded apart."""
-        return self._by_extent(nodes, lambda rows, bound: self._bound_extent(nodes.take(rows), stage, bound))
+        return self._by_extent(nodes, lambda rows, bound: self._bound_extent(nodes.take(rows) if rows is not None
+                                                                             else nodes, stage, bound))
 
-    def _by_extent(self, nodes: Nodes, bound_rows: Callable[[np.ndarray, LowerBound], np.ndarray]) -> np.ndarray:
+    def _by_extent(self, nodes: Nodes,
+                   bound_rows: Callable[[np.ndarray | None, LowerBound], np.ndarray]) -> np.ndarray:
         """``bound_rows(rows, bound)`` over the groups of ``nodes`` of one extent (:func:`.expand.extents`), each
-        with its :meth:`lower` bound, put together in the nodes' order."""
+        with its :meth:`lower` bound, put together in the nodes' order; ``rows`` None: all of ``nodes`` (one group:
+        always in the exact space, whose extents are the layer's bounds, so they are not computed there)."""
+        if self.padded is None:
+            return bound_rows(None, self.lower(np.array([self.op.bound(d) for d in self.op.dim_names])))
         keys, inverse = unique_rows(extents(nodes))
         if len(keys) == 1:
-            return bound_rows(np.arange(len(nodes)), self.lower(keys[0]))
+            return bound_rows(None, self.lower(keys[0]))
         out = np.empty(len(nodes))
         for g, key in enumerate(keys):
             rows = np.nonzero(inverse == g)[0]
@@ -258,11 +263,10 @@ class BranchAndBound:
         (:meth:`.bounds.LowerBound.compute`, ``tile``)."""
         self.nodes += len(tiles)
 
-        def bound_rows(rows: np.ndarray, bound: LowerBound) -> np.ndarray:
-            part = nodes.take(rows)
+        def bound_rows(rows: np.ndarray | None, bound: LowerBound) -> np.ndarray:
+            part, tile = (nodes, tiles) if rows is None else (nodes.take(rows), tiles[rows])
             cost = self.model.evaluate(self._batch(part))
-            return bound.compute(cost, part.temporal, part.spatial, part.order, j + 1, j, self.objective,
-                                 tile=tiles[rows])
+            return bound.compute(cost, part.temporal, part.spatial, part.order, j + 1, j, self.objective, tile=tile)
         return self._by_extent(nodes, bound_rows)
 
     def _children(self, nodes: Nodes, stage: int, parent_lb: np.ndarray, deadline: float = math.inf,

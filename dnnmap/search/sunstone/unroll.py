@@ -118,6 +118,20 @@ def legal_table(both: bool):  # noqa: ANN201 - one of the two cached tables abov
     return both_axes_unrollings if both else legal_unrollings
 
 
+def dividing_rows(fac: np.ndarray, ax: np.ndarray, limits: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of a legal table ``fac``/``ax`` (:func:`legal_table`, or one row per factor vector of it) whose
+    factors divide ``limits`` (read-only). Where each of ``limits`` divides the table's own limits, these are the
+    table of ``limits`` itself, row for row in its order: whether a row fits the fan-out does not depend on the
+    limits, the options of a dimension of ``limits`` come in the same order as they do in the larger table, and the
+    rows are in the lexicographic order of their options (or of their (factors, axes), both axes), which dropping
+    rows keeps. One pass over the larger table instead of an enumeration."""
+    keep = (np.array(limits, dtype=np.int64)[None, :] % fac == 0).all(axis=1)
+    fac, ax = fac[keep], ax[keep]
+    fac.setflags(write=False)
+    ax.setflags(write=False)
+    return fac, ax
+
+
 def axes_used(fac: np.ndarray, ax: np.ndarray, n_axes: int) -> np.ndarray:
     """(n, A) product of the spatial factors on each axis of one fan-out (rows (n, D) of factors and axes; a
     dimension split over both axes counts on neither)."""
