@@ -57,19 +57,26 @@ def lane_arch(rng: np.random.Generator, i: int, registers: bool = False) -> Arch
                               "multicast": bool(rng.random() < 0.8), "reduction": bool(rng.random() < 0.8),
                               "hop_energy": float(rng.integers(0, 2)),
                               "multicast_rule": "union" if rng.random() < 0.7 else "identical"}})
-    store: dict = {"name": "DRAM", "read_energy": 100.0, "write_energy": 100.0}
-    if rng.random() < 0.6:
-        store["bandwidth"] = float(rng.choice([0.25, 1.0, 2.0]))
-    else:
-        store["transfer"] = {"model": "volume", "bandwidth_gbps": float(rng.choice([0.1, 0.8]))}
-    levels.append(store)
-    spec = {"name": f"lanes{i}", "clock_mhz": 100, "overlap": bool(rng.random() < 0.7), "levels": levels,
-            "word_bits": {"input": 8, "weight": 8, "output": 16}}
-    if rng.random() < 0.5:
-        spec["final_output_bits"] = 8
+    spec = with_dram(rng, levels, f"lanes{i}", 100.0, [0.25, 1.0, 2.0], 0.5)
     if rng.random() < 0.5:
         spec["vector"] = {"lanes": int(rng.integers(1, 4)), "energy": 0.5, "bandwidth": 2.0}
     return parse_arch(spec)
+
+
+def with_dram(rng: np.random.Generator, levels: list[dict], name: str, dram_energy: float, bandwidths: list[float],
+              final_bits_p: float) -> dict:
+    """The spec of ``levels`` under a DRAM of ``dram_energy`` per word, its transfer a random bandwidth of
+    ``bandwidths`` or a random volume model, a random overlap, 8-bit final outputs with probability ``final_bits_p``."""
+    store: dict = {"name": "DRAM", "read_energy": dram_energy, "write_energy": dram_energy}
+    if rng.random() < 0.6:
+        store["bandwidth"] = float(rng.choice(bandwidths))
+    else:
+        store["transfer"] = {"model": "volume", "bandwidth_gbps": float(rng.choice([0.1, 0.8]))}
+    spec = {"name": name, "clock_mhz": 100, "overlap": bool(rng.random() < 0.7), "levels": [*levels, store],
+            "word_bits": {"input": 8, "weight": 8, "output": 16}}
+    if rng.random() < final_bits_p:
+        spec["final_output_bits"] = 8
+    return spec
 
 
 def window_layer(rng: np.random.Generator, i: int, conv: bool = False) -> Operator:

@@ -50,17 +50,7 @@ def two_register_arch(rng: np.random.Generator, i: int) -> ArchSpec:
                "fanout": {"shape": [int(rng.integers(2, 4)), int(rng.integers(2, 4))],
                           "multicast": bool(rng.random() < 0.8), "reduction": bool(rng.random() < 0.8),
                           "hop_energy": float(rng.integers(0, 2)) / 10}}]
-    store: dict = {"name": "DRAM", "read_energy": 90.0, "write_energy": 90.0}
-    if rng.random() < 0.6:
-        store["bandwidth"] = float(rng.choice([0.25, 1.0, 4.0]))
-    else:
-        store["transfer"] = {"model": "volume", "bandwidth_gbps": float(rng.choice([0.1, 0.8]))}
-    levels.append(store)
-    spec = {"name": f"regs{i}", "clock_mhz": 100, "overlap": bool(rng.random() < 0.7), "levels": levels,
-            "word_bits": {"input": 8, "weight": 8, "output": 16}}
-    if rng.random() < 0.6:
-        spec["final_output_bits"] = 8
-    return parse_arch(spec)
+    return parse_arch(test_optimal_lane_bounds.with_dram(rng, levels, f"regs{i}", 90.0, [0.25, 1.0, 4.0], 0.6))
 
 
 def small_layer(rng: np.random.Generator, i: int) -> Operator:

@@ -107,6 +107,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -286,20 +287,27 @@ def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> n
     out = _sumset_words(op, box)
     if step is None:
         return out
+    for j, i1, c1, i2, c2 in _two_term_axes(op):
+        a, b = box[:, i1], box[:, i2]
+        u, v = c1 * step[:, i1], c2 * step[:, i2]
+        g = np.gcd(u, v)
+        exact = a * b - np.maximum(0, a - v // g) * np.maximum(0, b - u // g)
+        out[:, j] *= exact / (a + b - 1)
+    return out
+
+
+def _two_term_axes(op: Operator) -> Iterator[tuple[int, int, int, int, int]]:
+    """(tensor, dimension 1, coefficient 1, dimension 2, coefficient 2) of every axis ``c1 d1 + c2 d2`` of two
+    distinct dimensions with positive coefficients (a sliding window's), the axes whose lanes' words
+    :func:`_lane_box_words` and :func:`_open_stride_words` count exactly."""
     for j, tensor in enumerate(op.tensors):
         for axis in tensor.axes:
             if len(axis.terms) != 2 or any(c <= 0 for _, c in axis.terms):
                 continue
             (d1, c1), (d2, c2) = axis.terms
             i1, i2 = op.dim_names.index(d1), op.dim_names.index(d2)
-            if i1 == i2:
-                continue
-            a, b = box[:, i1], box[:, i2]
-            u, v = c1 * step[:, i1], c2 * step[:, i2]
-            g = np.gcd(u, v)
-            exact = a * b - np.maximum(0, a - v // g) * np.maximum(0, b - u // g)
-            out[:, j] *= exact / (a + b - 1)
-    return out
+            if i1 != i2:
+                yield j, i1, c1, i2, c2
 
 
 def _open_stride_words(op: Operator, box: np.ndarray, limits: np.ndarray) -> np.ndarray:
@@ -310,18 +318,11 @@ def _open_stride_words(op: Operator, box: np.ndarray, limits: np.ndarray) -> np.
     A stride-2 window ``2 q + s`` over ``Q a S 3`` with ``S`` all in the box (``L_S = 1``) takes ``2 a + 1`` values, not
     the sumset's ``a + 2``. Other axes: :func:`_sumset_words`."""
     out = _sumset_words(op, box)
-    for j, tensor in enumerate(op.tensors):
-        for axis in tensor.axes:
-            if len(axis.terms) != 2 or any(c <= 0 for _, c in axis.terms):
-                continue
-            (d1, c1), (d2, c2) = axis.terms
-            i1, i2 = op.dim_names.index(d1), op.dim_names.index(d2)
-            if i1 == i2:
-                continue
-            a, b = box[:, i1], box[:, i2]
-            keys, inverse = unique_rows(np.stack([a, b, limits[:, i1] // a, limits[:, i2] // b], axis=1))
-            least = np.array([_least_count(c1, c2, *(int(x) for x in k)) for k in keys])[inverse.reshape(-1)]
-            out[:, j] *= least / (a + b - 1)
+    for j, i1, c1, i2, c2 in _two_term_axes(op):
+        a, b = box[:, i1], box[:, i2]
+        keys, inverse = unique_rows(np.stack([a, b, limits[:, i1] // a, limits[:, i2] // b], axis=1))
+        least = np.array([_least_count(c1, c2, *(int(x) for x in k)) for k in keys])[inverse.reshape(-1)]
+        out[:, j] *= least / (a + b - 1)
     return out
 
 
