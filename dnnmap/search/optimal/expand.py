@@ -270,7 +270,9 @@ class FactorSplits:
         table = self.tables.get(row)
         if table is None:
             if self.within is None:
-                kept = np.gcd(extents(self.nodes), self.modulus)
+                ext = extents(self.nodes)  # a large fan-out's modulus exceeds 64 bits: exact gcds of Python ints
+                kept = (np.gcd(ext, self.modulus) if self.modulus < 2**62 else
+                        np.gcd(ext.astype(object), self.modulus).astype(np.int64))
                 self.within = tuple(int(x) for x in np.lcm.reduce(kept, axis=0))
             limits = tuple(math.gcd(q, self.modulus) for q in self.quotients[row].tolist())
             table = self.tables[row] = split_unrollings(limits, self.within, self.shape, self.both, self.distinct)
