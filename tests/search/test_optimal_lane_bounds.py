@@ -203,16 +203,22 @@ def test_collisions_ignored_in_the_exact_count_are_caught(monkeypatch: pytest.Mo
     assert violations() > 0
 
 
+def window_axis(op: Operator) -> tuple[int, int, int, int, int]:
+    """(input tensor, dimension 1, coefficient 1, dimension 2, coefficient 2) of the input's window axis
+    ``c1 d1 + c2 d2`` whose second dimension is not trivial."""
+    t = next(j for j, tensor in enumerate(op.tensors) if tensor.role == "input")
+    axis = next(x for x in op.tensors[t].axes if len(x.terms) == 2 and op.bound(x.terms[1][0]) > 1)
+    (d1, c1), (d2, c2) = axis.terms
+    return t, op.dim_names.index(d1), c1, op.dim_names.index(d2), c2
+
+
 def test_exact_window_count_is_the_enumerated_one() -> None:
     """``_lane_box_words`` with a known stride gives exactly the values ``c1 (x s1) + c2 (y s2)`` take, and without
     one the sumset bound, which is never above it."""
     for stride, a, b, s1, s2, k in itertools.product((1, 2), range(1, 5), range(1, 4), range(1, 4), range(1, 4),
                                                      (1, 2, 3)):
         op = ops.conv2d("w", 1, 1, (12, 1), (3, 1), stride=stride)  # axis H = stride P + R, W = Q + S (Q, S: 1)
-        t = next(j for j, tensor in enumerate(op.tensors) if tensor.role == "input")
-        h = next(x for x in op.tensors[t].axes if len(x.terms) == 2 and op.bound(x.terms[1][0]) > 1)
-        (d1, c1), (d2, c2) = h.terms
-        i1, i2 = op.dim_names.index(d1), op.dim_names.index(d2)
+        t, i1, c1, i2, c2 = window_axis(op)
         box = np.ones((1, len(op.dim_names)), dtype=np.int64)
         step = np.ones_like(box)
         box[0, i1], box[0, i2], step[0, i1], step[0, i2] = a, b, s1 * k, s2

@@ -157,10 +157,7 @@ def test_open_stride_count_is_the_least_enumerated() -> None:
     ``c1 L1 x + c2 L2 y`` take (``x < a``, ``y < b``): enumerated literally."""
     for stride, a, b, m1, m2 in itertools.product((1, 2, 3), range(1, 5), range(1, 4), (1, 2, 3, 4, 6), (1, 2, 3)):
         op = ops.conv2d("w", 1, 1, (48, 1), (9, 1), stride=stride)  # axis H = stride P + R
-        t = next(j for j, tensor in enumerate(op.tensors) if tensor.role == "input")
-        axis = next(x for x in op.tensors[t].axes if len(x.terms) == 2 and op.bound(x.terms[1][0]) > 1)
-        (d1, c1), (d2, c2) = axis.terms
-        i1, i2 = op.dim_names.index(d1), op.dim_names.index(d2)
+        t, i1, c1, i2, c2 = test_optimal_lane_bounds.window_axis(op)
         box = np.ones((1, len(op.dim_names)), dtype=np.int64)
         limits = np.ones_like(box)
         box[0, i1], box[0, i2], limits[0, i1], limits[0, i2] = a, b, a * m1, b * m2
