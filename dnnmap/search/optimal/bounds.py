@@ -339,6 +339,13 @@ def _least_count(c1: int, c2: int, a: int, b: int, q1: int, q2: int) -> int:
     return least
 
 
+# tiers of :meth:`LowerBound.compute` (docs/search.md "Costly bounds only where they can prune"): each adds terms that
+# only raise a bound, so every tier is a lower bound; the search asks for a higher one only where a lower one does not
+# already reach the incumbent
+TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
+TIER_REFILLS = 1  # and B7-B10, B13, B15, B16: capacity per sweep, disjoint footprints, refills
+TIER_FULL = 2  # and B11, B14, B18, B19, the lanes' joint term: per-budget tables and Pareto fronts, B19's strides
+
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
 
 
@@ -440,17 +447,20 @@ class LowerBound:
                 fixed_from: int, known: int,
                 objective: str,
                 by_order: list[CostBatch] | None = None, safe: np.ndarray | None = None,
-                tile: np.ndarray | None = None) -> np.ndarray:
+                tile: np.ndarray | None = None, tier: int = TIER_FULL) -> np.ndarray:
         """Lower bound (B1-B9) of ``objective`` for nodes whose spatial factors are fixed on levels ``>= fixed_from``
         (``temporal[:, 0]``: the iterations left to the levels below) and whose pairs with child ``>= known`` are exact in ``cost`` (a completion of each node).
         ``by_order[t]``: completions with tensor ``t``'s best level-``known`` order (B2), used for the
         pairs of child ``known - 1`` where ``safe[:, t]``. ``tile`` (n, D): the tile of level ``fixed_from - 2``
-        when it is known though that level's parent's factors are not (:meth:`tile_bound`)."""
+        when it is known though that level's parent's factors are not (:meth:`tile_bound`). ``tier``: the terms up to
+        that tier (:data:`TIER_FULL`: all), a lower bound at every tier."""
         n = spatial.shape[0]
         rest = temporal[:, 0]
         sweeps = temporal[:, fixed_from:].prod(axis=(1, 2)).astype(float)
         tile_words = touched_lower(self.op, rest, contiguous=True)
-        runs = self.runs(temporal, order, fixed_from, known)
+        refills = tier >= TIER_REFILLS
+        full = tier >= TIER_FULL
+        runs = self.runs(temporal, order, fixed_from, known) if refills else None
         energy = cost.energy_breakdown[:, self.L + 1].copy()  # MACs
         dram = np.zeros(n)
         dram_words = np.zeros((n, self.T))  # B6: per tensor, a lower bound of the backing store's reads and updates
@@ -459,16 +469,17 @@ class LowerBound:
         touched_all = self.touched_all
         own_words = touched_lower(self.op, tile, contiguous=True) if tile is not None else None
         options = None  # B11 at the tile bound: what level fixed_from - 1's fan-out may unroll, jointly
-        if self.placement and tile is not None and self.arch.levels[fixed_from - 1].fanout is not None:
+        if self.placement and tile is not None and self.arch.levels[fixed_from - 1].fanout is not None and full:
             options = self._unrolled(rest // tile, fixed_from - 1)
         forced: dict[int, np.ndarray] = {}  # B9: per child level, (n, T) energy a full refill per event adds
         nested: dict[int, dict[int, tuple]] = {}  # B10 (placement): per child level, tensor -> (h, per word, copies)
         wholes: dict[int, dict[int, tuple]] = {}  # B11 (placement): per child level, tensor -> (box words, increment)
         windowed: dict[int, np.ndarray] = {}  # B13: per child level, (n, D) energy a step of each dimension adds
-        drain = self._joint_drain(fixed_from, tile)  # B14: (child level, energy per word) of the output's drains
+        drain = self._joint_drain(fixed_from, tile) if full else None  # B14: (child level, energy per word) of the
+        # output's drains
         counted = np.zeros(n)  # B14: what the bound counts for that pair (and the refills at its child level)
         # B18 (widened space, the root's factor stage): the plain tensors' pairs whose bound takes their own best root order
-        joint: list[tuple] | None = ([] if (self.placement or self.both_axes) and by_order is not None
+        joint: list[tuple] | None = ([] if (self.placement or self.both_axes) and by_order is not None and full
                                      and known == fixed_from == self.L - 1 else None)
         refilled: dict[int, np.ndarray] = {}  # per child level, the refills (B9-B11, B13) the bound adds there
         for pr in self.pairs:
@@ -482,7 +493,7 @@ class LowerBound:
                 if ch >= 0:
                     level_known[ch] = False
                 e, d, h = self._compulsory(pr, spatial, rest, fixed_from, touched_all, tile)
-                if 0 <= ch < fixed_from - 1 <= p:
+                if 0 <= ch < fixed_from - 1 <= p and refills:
                     held = np.full(n, self.capacity[ch, t])
                     if tile is not None and ch == fixed_from - 2:  # a child holds at most its tile
                         held = np.minimum(held, own_words[:, t])
@@ -501,7 +512,7 @@ class LowerBound:
             if drain is not None and t == self.out and ch == drain[0]:
                 counted = counted + e + h * hop_per_word
             whole = None  # B11: (box words, energy the pair adds when refilled whole at every event)
-            if self.placement and 0 <= ch <= known and self.plain[t]:
+            if self.placement and 0 <= ch <= known and self.plain[t] and full:
                 box = self._box(temporal, spatial, ch, fixed_from, tile)
                 if box is not None:
                     box_words = touched_lower(self.op, box, contiguous=True)[:, t]
@@ -525,7 +536,7 @@ class LowerBound:
             dram += d
             dram_words[:, t] += d / self.word_bytes[t]
             hop[:, crossed] += h[:, None]
-            if 0 <= ch < known and self.plain[t]:  # B9 (a child whose tile is known: that tile's ratio)
+            if 0 <= ch < known and self.plain[t] and refills:  # B9 (a child whose tile is known: that tile's ratio)
                 per_word = self.energy[ch, t, 0 if t == self.out else 1] + hop_per_word
                 if ch == fixed_from - 1:
                     ratio = tile_words[:, t] / rest.prod(axis=1)
@@ -554,10 +565,10 @@ class LowerBound:
                 forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = extra
                 if self.placement:
                     nested.setdefault(ch, {})[t] = (h, per_word, copies)
-            elif 0 <= ch < known and not self.placement and t != self.out:  # B13: a sliding-window input
+            elif 0 <= ch < known and not self.placement and t != self.out and refills:  # B13: a sliding-window input
                 per_word = self.energy[ch, t, 1] + hop_per_word
                 steps = self._window_refills(t, ch, temporal, rest, tile, fixed_from, h, per_word)
-                if ch == fixed_from - 1:  # B19: every loop's trips and stride known, so the wraps' words too
+                if ch == fixed_from - 1 and full:  # B19: every loop's trips and stride known, so the wraps' words too
                     steps = np.maximum(steps, self._wrap_refills(t, temporal, spatial, rest, fixed_from, h, per_word))
                 windowed[ch] = windowed.get(ch, 0.0) + steps
             if whole is not None:
@@ -585,7 +596,8 @@ class LowerBound:
         if drain is not None:  # B14 stays a bound with more in ``counted`` (a term moved from the rest to it)
             counted = counted + coupled
         # B3/B4 at the lanes, one unrolling for all; its Pareto points with the lanes for EDP
-        fronts = [self._joint_lanes(spatial, rest, fixed_from, tile, front=objective == "edp")]
+        fronts = [self._joint_lanes(spatial, rest, fixed_from, tile, front=objective == "edp") if full
+                  else (np.zeros((n, 1)), None)]
         if drain is not None:  # B14: a joint sum that also holds the output pair's drains (its least: one copy) and the
             # parent's update of every output word, in place of ``counted`` (that pair and its child's refills) when larger
             extra, lanes = self._joint_lanes(spatial, rest, fixed_from, tile, objective == "edp", drains=True)

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -49,7 +49,7 @@ from dnnmap.cost.objective import best_index
 from dnnmap.errors import DnnmapError, MappingError
 from dnnmap.mapping.mapping import Mapping
 from dnnmap.search.mappers import SearchResult, nothing_fits_message
-from dnnmap.search.optimal.bounds import LowerBound
+from dnnmap.search.optimal.bounds import TIER_FULL, TIER_PAIRS, LowerBound
 from dnnmap.search.mappers import Progress
 from dnnmap.search.constraints import Constraints
 from dnnmap.search.optimal.expand import FactorSplits, Nodes, PaddedSplits, candidate_tiles, expand_orders, extents
@@ -108,6 +108,13 @@ def _slices(sizes: np.ndarray, cap: int) -> Iterator[np.ndarray]:
         lo = hi
 
 
+def _cost_rows(cost: CostBatch, rows: np.ndarray) -> CostBatch:
+    """``cost`` of the mappings ``rows`` only (every per-mapping array taken; the architecture's tables kept)."""
+    shared = ("counts", "action_energy", "final_scale")
+    return replace(cost, counts={k: v[rows] for k, v in cost.counts.items()},
+                   **{f.name: getattr(cost, f.name)[rows] for f in fields(cost) if f.name not in shared})
+
+
 def _stages(L: int, level0_order: bool) -> list[tuple[str, int]]:
     """Factor and order stages top-down; level 0's order only matters (and is searched) with operand
     registers, whose events are every temporal loop (docs/cost-model.md section 4), or a tensor placed
@@ -118,7 +125,10 @@ def _stages(L: int, level0_order: bool) -> list[tuple[str, int]]:
 class BranchAndBound:
     def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 20_000,
                  placement: bool = False, both_axes: frozenset[int] = frozenset(),
-                 waste: float | None = None) -> None:
+                 waste: float | None = None, tiered: bool = True) -> None:
+        """``tiered``: the walk bounds a batch tier by tier (:meth:`_tiered`); the bounds it prunes with are then
+        at least the full bound where they stay below the incumbent. :meth:`_bound` and :meth:`tile_bound` called
+        directly (``lazy`` false) always give the full bound."""
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
         self.L, self.D = len(arch.levels), len(op.dim_names)
         self.keeps = MappingBatch.default_keeps(op, arch)
@@ -140,6 +150,7 @@ class BranchAndBound:
         self.order_keys = OrderKeys(op, self.keeps, arch.mac.operand_registers) if self.distinct else None
         self.stages = _stages(self.L, self.registers or (placement and bool(self.keeps[0].any()) and self.L > 1))
         self.chunk = chunk
+        self.tiered = tiered
         self.incumbent = math.inf
         self.tie = math.inf
         self.best: MappingBatch | None = None
@@ -190,11 +201,12 @@ class BranchAndBound:
                                                     self.both_axes, key)
         return self.bounds_by_extent[key]
 
-    def _bound(self, nodes: Nodes, stage: int) -> np.ndarray:
+    def _bound(self, nodes: Nodes, stage: int, lazy: bool = False) -> np.ndarray:
         """Lower bounds after ``stage`` (exact objective at the last stage); every completion priced on
-        the way is offered as an incumbent. Nodes of different padded extents are bounded apart."""
+        the way is offered as an incumbent. Nodes of different padded extents are bounded apart. ``lazy``: tier by
+        tier (:meth:`_tiered`)."""
         return self._by_extent(nodes, lambda rows, bound: self._bound_extent(nodes.take(rows) if rows is not None
-                                                                             else nodes, stage, bound))
+                                                                             else nodes, stage, bound, lazy))
 
     def _by_extent(self, nodes: Nodes,
                    bound_rows: Callable[[np.ndarray | None, LowerBound], np.ndarray]) -> np.ndarray:
@@ -212,7 +224,7 @@ class BranchAndBound:
             out[rows] = bound_rows(rows, self.lower(key))
         return out
 
-    def _bound_extent(self, nodes: Nodes, stage: int, bound: LowerBound) -> np.ndarray:
+    def _bound_extent(self, nodes: Nodes, stage: int, bound: LowerBound, lazy: bool = False) -> np.ndarray:
         """:meth:`_bound` of nodes of one extent, with its ``bound``."""
         self.nodes += len(nodes)
         kind, j = self.stages[stage]
@@ -221,6 +233,7 @@ class BranchAndBound:
             return self._consider(nodes, cost)
         self._consider(nodes, cost)
         known = j if kind == "F" else j - 1
+        by_order, safe = None, None
         if kind == "F" and j > 0:  # B2: completions with each tensor's best level-j order (read before ``cost``'s buffers
             safe = self.bound.order_safe(nodes.temporal, j)  # are reused)
             by_order = []
@@ -231,11 +244,36 @@ class BranchAndBound:
                     self._consider(variant, by_order[-1])
                 else:
                     by_order.append(cost)
-            lb = bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective,
-                               by_order, safe)
-        else:
-            lb = bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective)
-        return np.where(self._fits(nodes, cost, kind, j), lb, np.inf)
+        fits = self._fits(nodes, cost, kind, j)
+
+        def bound_rows(rows: np.ndarray | None, tier: int) -> np.ndarray:
+            if rows is None:
+                return bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective,
+                                     by_order, safe, tier=tier)
+            return bound.compute(_cost_rows(cost, rows), nodes.temporal[rows], nodes.spatial[rows],
+                                 nodes.order[rows], j, known, self.objective,
+                                 None if by_order is None else [_cost_rows(c, rows) for c in by_order],
+                                 None if safe is None else safe[rows], tier=tier)
+        return np.where(fits, self._tiered(bound_rows, fits, lazy), np.inf)
+
+    def _tiered(self, bound_rows: Callable[[np.ndarray | None, int], np.ndarray], live: np.ndarray,
+                lazy: bool) -> np.ndarray:
+        """Bounds of the ``live`` rows (n,) of a batch from ``bound_rows(rows, tier)`` (``rows`` None: all; the other rows'
+        values are not used). Not ``lazy``: the full bound. ``lazy``: tier by tier (:data:`.bounds.TIER_PAIRS` up to
+        :data:`.bounds.TIER_FULL`, each adding terms that only raise a bound), each next tier only for the rows the
+        bound so far leaves below the incumbent, a row's bound the largest of its tiers (each is a lower bound). A row
+        pruned by a lower tier would be pruned by the full bound too (at least as large), so the walk prunes the same
+        nodes and keeps the same ones in the same order: the costly terms (B19, the lanes' joint term, B14, B18, B11's
+        unrollings; docs/search.md "Costly bounds only where they can prune") run only where they can prune."""
+        if not lazy:
+            return bound_rows(None, TIER_FULL)
+        lb = bound_rows(None, TIER_PAIRS)
+        for tier in range(TIER_PAIRS + 1, TIER_FULL + 1):
+            rows = np.nonzero(live & (lb < self.incumbent * (1 - EPS)))[0]
+            if not len(rows):
+                break
+            lb[rows] = np.maximum(lb[rows], bound_rows(None if len(rows) == len(lb) else rows, tier))
+        return lb
 
     def _fits(self, nodes: Nodes, cost: CostBatch, kind: str, j: int) -> np.ndarray:
         """(n,) whether a completion of each node may fit: the levels whose tiles are fixed fit in ``cost``. With
@@ -257,17 +295,24 @@ class BranchAndBound:
         order[:, j] = self.bound.orders[t]
         return Nodes(nodes.temporal, nodes.spatial, nodes.axes, order, nodes.above)
 
-    def tile_bound(self, nodes: Nodes, tiles: np.ndarray, j: int) -> np.ndarray:
+    def tile_bound(self, nodes: Nodes, tiles: np.ndarray, j: int, lazy: bool = False) -> np.ndarray:
         """Tile bound (docs/search.md): bound of the children of each node (its levels above ``j`` fixed) whose
         level-``j - 1`` tile is the same row of ``tiles``, before level ``j``'s factors are split
-        (:meth:`.bounds.LowerBound.compute`, ``tile``)."""
+        (:meth:`.bounds.LowerBound.compute`, ``tile``); ``lazy``: tier by tier (:meth:`_tiered`)."""
         self.nodes += len(tiles)
 
-        def bound_rows(rows: np.ndarray | None, bound: LowerBound) -> np.ndarray:
+        def extent_rows(rows: np.ndarray | None, bound: LowerBound) -> np.ndarray:
             part, tile = (nodes, tiles) if rows is None else (nodes.take(rows), tiles[rows])
             cost = self.model.evaluate(self._batch(part))
-            return bound.compute(cost, part.temporal, part.spatial, part.order, j + 1, j, self.objective, tile=tile)
-        return self._by_extent(nodes, bound_rows)
+
+            def bound_rows(sub: np.ndarray | None, tier: int) -> np.ndarray:
+                if sub is None:
+                    return bound.compute(cost, part.temporal, part.spatial, part.order, j + 1, j, self.objective,
+                                         tile=tile, tier=tier)
+                return bound.compute(_cost_rows(cost, sub), part.temporal[sub], part.spatial[sub], part.order[sub],
+                                     j + 1, j, self.objective, tile=tile[sub], tier=tier)
+            return self._tiered(bound_rows, np.ones(len(tile), dtype=bool), lazy)
+        return self._by_extent(nodes, extent_rows)
 
     def _children(self, nodes: Nodes, stage: int, parent_lb: np.ndarray, deadline: float = math.inf,
                   room: list[int] | None = None) -> Iterator[tuple[Nodes, np.ndarray, float]]:
@@ -402,11 +447,11 @@ class BranchAndBound:
                     for part in self._timed(len(tiles), (stage, "tile"), deadline):
                         kids, _ = FactorSplits(nodes, owner[part], tiles[part], j, self.arch, False, self.distinct,
                                                self.padded).make(np.arange(len(part)))
-                        tile_lb[part] = np.maximum(self._bound(kids, stage), tile_lb[part])
+                        tile_lb[part] = np.maximum(self._bound(kids, stage, self.tiered), tile_lb[part])
                 elif 1 <= j < self.L - 1:
                     for part in self._timed(len(tiles), (stage, "tile"), deadline):
-                        tile_lb[part] = np.maximum(self.tile_bound(nodes.take(owner[part]), tiles[part], j),
-                                                   tile_lb[part])
+                        tile_lb[part] = np.maximum(self.tile_bound(nodes.take(owner[part]), tiles[part], j,
+                                                                   self.tiered), tile_lb[part])
                 yield np.array(ks), np.cumsum([0] + [len(t) for t in parts]), tiles, tile_lb
                 ks, parts, waiting = [], [], 0
 
@@ -489,7 +534,7 @@ class BranchAndBound:
         else:
             lb = np.empty(len(batch))
             for part in self._timed(len(batch), stage, deadline):
-                lb[part] = np.maximum(self._bound(batch.take(part), stage), parent[part])
+                lb[part] = np.maximum(self._bound(batch.take(part), stage, self.tiered), parent[part])
         alive = np.nonzero(lb < self.incumbent * (1 - EPS))[0]
         order = alive[np.argsort(lb[alive], kind="stable")]
         return batch.take(order), lb[order]
@@ -547,12 +592,14 @@ class BranchAndBound:
 def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_seconds: float | None = None,
                    incumbent: SearchResult | None = None, seeds: Sequence[Mapping] = (),
                    placement: bool = False, both_axes: Collection[str] = (),
-                   imperfect: float | None = None) -> OptimalResult:
+                   imperfect: float | None = None, tiered: bool = True) -> OptimalResult:
     """Optimum of the declared space with its certificate (``budget_seconds``: None = until proven;
     ``placement``: the space with every per-tensor placement; ``both_axes``: names of the levels whose 2-D
     fan-out may split a dimension over both axes, the constraint ``both_axes``; ``imperfect``: the padded space,
     factors padding each dimension by up to this fraction of its bound, as the exhaustive mapper's
-    ``MapSpace(op, arch, Constraints(waste=imperfect))``; not with ``both_axes``).
+    ``MapSpace(op, arch, Constraints(waste=imperfect))``; not with ``both_axes``; ``tiered``: the costly bounds only
+    where the cheaper ones leave a node below the incumbent, :meth:`BranchAndBound._tiered`; False: every bound in
+    full, the same optimum and proof).
 
     The search starts from ``incumbent`` (None: Sunstone's result in the same space (its placed and both-axis walks
     with ``placement`` and ``both_axes``), with ``imperfect`` its padded walk's where that is a mapping of the padded
@@ -566,7 +613,7 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
     model = CostModel(op, arch)
     names = [lv.name for lv in arch.levels]
     bb = BranchAndBound(op, arch, objective, model, placement=placement,
-                        both_axes=frozenset(names.index(name) for name in both_axes), waste=imperfect)
+                        both_axes=frozenset(names.index(name) for name in both_axes), waste=imperfect, tiered=tiered)
     if incumbent is None:
         for pad in ([imperfect] if imperfect is not None else []) + [None]:
             try:
