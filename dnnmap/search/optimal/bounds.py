@@ -233,9 +233,10 @@ def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
     ``B``: ``|A + B| >= |A| + |B| - 1``, and a term's non-zero coefficient keeps its values distinct), times over the
     axes (as :func:`touched_lower`)."""
     out = np.ones((box.shape[0], len(op.tensors)))
+    names = op.dim_names  # a property that builds the tuple at each call
     for j, tensor in enumerate(op.tensors):
         for axis in tensor.axes:
-            counts = [box[:, op.dim_names.index(d)] for d, _ in axis.terms]
+            counts = [box[:, names.index(d)] for d, _ in axis.terms]
             out[:, j] *= sum(counts) - (len(counts) - 1)
     return out
 
@@ -305,7 +306,7 @@ def _two_term_axes(op: Operator) -> Iterator[tuple[int, int, int, int, int]]:
             if len(axis.terms) != 2 or any(c <= 0 for _, c in axis.terms):
                 continue
             (d1, c1), (d2, c2) = axis.terms
-            i1, i2 = op.dim_names.index(d1), op.dim_names.index(d2)
+            i1, i2 = (op.dim_names.index(d) for d in (d1, d2))
             if i1 != i2:
                 yield j, i1, c1, i2, c2
 
