@@ -49,7 +49,7 @@ from dnnmap.cost.objective import best_index
 from dnnmap.errors import DnnmapError, MappingError
 from dnnmap.mapping.mapping import Mapping
 from dnnmap.search.mappers import SearchResult, nothing_fits_message
-from dnnmap.search.optimal.bounds import TIER_FULL, TIER_PAIRS, LowerBound
+from dnnmap.search.optimal.bounds import TIER_FULL, TIER_PAIRS, TIER_REFILLS, LowerBound
 from dnnmap.search.mappers import Progress
 from dnnmap.search.constraints import Constraints
 from dnnmap.search.optimal.expand import FactorSplits, Nodes, PaddedSplits, candidate_tiles, expand_orders, extents
@@ -65,6 +65,10 @@ EPS = 1e-9  # relative slack: a bound within rounding of the incumbent cannot be
 # time, not wall time: on a machine shared with other jobs a wall-time estimate grows with the load, shrinking the
 # calls until their fixed cost (about 10-20 ms a call of the bounds) dominates the work
 STEP_SECONDS = 0.1
+# the tiers a batch's bounds may be computed in (:meth:`BranchAndBound._tiered`): all three, the pairs' then the full,
+# the full alone; one is chosen per stage by its running CPU time, each other tried every TIER_TRY calls
+TIER_PLANS = ((TIER_PAIRS, TIER_REFILLS, TIER_FULL), (TIER_PAIRS, TIER_FULL), (TIER_FULL,))
+TIER_TRY = 16
 
 
 class _OutOfTime(Exception):
@@ -151,6 +155,8 @@ class BranchAndBound:
         self.stages = _stages(self.L, self.registers or (placement and bool(self.keeps[0].any()) and self.L > 1))
         self.chunk = chunk
         self.tiered = tiered
+        # per stage (or level's tile bound): calls of :meth:`_tiered` and the running CPU seconds per row of each plan
+        self._plans: dict[int | tuple[int, str], tuple[list[int], np.ndarray]] = {}
         self.incumbent = math.inf
         self.tie = math.inf
         self.best: MappingBatch | None = None
@@ -254,25 +260,40 @@ class BranchAndBound:
                                  nodes.order[rows], j, known, self.objective,
                                  None if by_order is None else [_cost_rows(c, rows) for c in by_order],
                                  None if safe is None else safe[rows], tier=tier)
-        return np.where(fits, self._tiered(bound_rows, fits, lazy), np.inf)
+        return np.where(fits, self._tiered(bound_rows, fits, lazy, stage), np.inf)
 
     def _tiered(self, bound_rows: Callable[[np.ndarray | None, int], np.ndarray], live: np.ndarray,
-                lazy: bool) -> np.ndarray:
-        """Bounds of the ``live`` rows (n,) of a batch from ``bound_rows(rows, tier)`` (``rows`` None: all; the other rows'
-        values are not used). Not ``lazy``: the full bound. ``lazy``: tier by tier (:data:`.bounds.TIER_PAIRS` up to
-        :data:`.bounds.TIER_FULL`, each adding terms that only raise a bound), each next tier only for the rows the
-        bound so far leaves below the incumbent, a row's bound the largest of its tiers (each is a lower bound). A row
-        pruned by a lower tier would be pruned by the full bound too (at least as large), so the walk prunes the same
-        nodes and keeps the same ones in the same order: the costly terms (B19, the lanes' joint term, B14, B18, B11's
-        unrollings; docs/search.md "Costly bounds only where they can prune") run only where they can prune."""
+                lazy: bool, key: int | tuple[int, str]) -> np.ndarray:
+        """Bounds of the ``live`` rows (n,) of a batch from ``bound_rows(rows, tier)`` (``rows`` None: all; the other
+        rows' values are not used). Not ``lazy``: the full bound. ``lazy``: the tiers of one of :data:`TIER_PLANS` in
+        turn (each adds terms that only raise a bound), each next one only for the rows the bound so far leaves below
+        the incumbent, a row's bound the largest of its tiers (each is a lower bound). A row pruned by a lower tier
+        would be pruned by the full bound too (at least as large), so the walk prunes the same nodes and keeps the same
+        ones in the same order: the costly terms (B19, the lanes' joint term, B14, B18, B11's unrollings; docs/search.md
+        "Costly bounds only where they can prune") run only where they can prune. The plan is the one of least running
+        CPU seconds per row at the work ``key`` names (a stage, or a level's tile bound), each other plan tried every
+        :data:`TIER_TRY` calls: where the lower tiers prune few rows, computing them is only overhead."""
         if not lazy:
             return bound_rows(None, TIER_FULL)
-        lb = bound_rows(None, TIER_PAIRS)
-        for tier in range(TIER_PAIRS + 1, TIER_FULL + 1):
-            rows = np.nonzero(live & (lb < self.incumbent * (1 - EPS)))[0]
+        calls, seconds = self._plans.setdefault(key, ([0], np.zeros(len(TIER_PLANS))))
+        calls[0] += 1
+        untried = np.nonzero(seconds == 0)[0]
+        if len(untried):
+            plan = int(untried[0])
+        elif calls[0] % TIER_TRY == 0:  # another plan now and then: the best one changes along the walk
+            plan = (int(seconds.argmin()) + 1 + calls[0] // TIER_TRY % (len(TIER_PLANS) - 1)) % len(TIER_PLANS)
+        else:
+            plan = int(seconds.argmin())
+        t = time.process_time()
+        lb = np.full(len(live), -math.inf)
+        rows = np.nonzero(live)[0]
+        for tier in TIER_PLANS[plan]:
+            lb[rows] = np.maximum(lb[rows], bound_rows(None if len(rows) == len(lb) else rows, tier))
+            rows = rows[lb[rows] < self.incumbent * (1 - EPS)]
             if not len(rows):
                 break
-            lb[rows] = np.maximum(lb[rows], bound_rows(None if len(rows) == len(lb) else rows, tier))
+        spent = (time.process_time() - t) / len(live) + 1e-12
+        seconds[plan] = spent if seconds[plan] == 0 else 0.7 * seconds[plan] + 0.3 * spent
         return lb
 
     def _fits(self, nodes: Nodes, cost: CostBatch, kind: str, j: int) -> np.ndarray:
@@ -311,7 +332,7 @@ class BranchAndBound:
                                          tile=tile, tier=tier)
                 return bound.compute(_cost_rows(cost, sub), part.temporal[sub], part.spatial[sub], part.order[sub],
                                      j + 1, j, self.objective, tile=tile[sub], tier=tier)
-            return self._tiered(bound_rows, np.ones(len(tile), dtype=bool), lazy)
+            return self._tiered(bound_rows, np.ones(len(tile), dtype=bool), lazy, (j, "tile"))
         return self._by_extent(nodes, extent_rows)
 
     def _children(self, nodes: Nodes, stage: int, parent_lb: np.ndarray, deadline: float = math.inf,

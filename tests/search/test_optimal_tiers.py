@@ -1,0 +1,122 @@
+"""The optimal mapper's walk bounds tier by tier (docs/search.md "Costly bounds only where they can prune"): the
+costly terms of :meth:`.bounds.LowerBound.compute` are computed only for the nodes the cheaper tiers leave below the
+incumbent. Every tier must be a lower bound and (so that the walk prunes the same nodes) at most the next one; the
+search must prove the same optimum, with the same nodes in the shared-boundary space, with tiering on and off, and
+must skip the costly terms on most nodes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dnnmap.arch.spec import ArchSpec, load_arch
+from dnnmap.cost.batch import MappingBatch
+from dnnmap.cost.model import CostModel
+from dnnmap.cost.objective import OBJECTIVES
+from dnnmap.search.optimal import optimal_search
+from dnnmap.search.optimal.bounds import TIER_FULL, TIER_PAIRS, TIER_REFILLS, LowerBound
+from dnnmap.search.optimal.search import BranchAndBound
+from dnnmap.workload import ops, zoo
+from dnnmap.workload.ir import Operator
+from brute_force import all_mappings
+from test_optimal_bounds import ancestors, cases
+
+CASES = cases(4, seed=21) + cases(2, seed=22, on_chip=2) + cases(4, seed=23, tpu=True)
+
+
+def tiers_of(bb: BranchAndBound, nodes, stage: int) -> list[np.ndarray]:
+    """The bounds of ``nodes`` after ``stage`` at each tier, from the calls :meth:`BranchAndBound._bound` makes."""
+    got: list[np.ndarray] = []
+    real = LowerBound.compute
+
+    def spy(self: LowerBound, *args, **kwargs) -> np.ndarray:
+        kwargs.pop("tier", None)
+        got.extend(real(self, *args, tier=tier, **kwargs) for tier in (TIER_PAIRS, TIER_REFILLS, TIER_FULL))
+        return got[-1]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(LowerBound, "compute", spy)
+        full = bb._bound(nodes, stage)
+    assert len(got) == 3 and np.array_equal(np.where(np.isfinite(full), got[2], np.inf), full)
+    return got
+
+
+@pytest.mark.parametrize("arch,op", CASES, ids=[f"{a.name}-{op.name}-{k}" for k, (a, op) in enumerate(CASES)])
+def test_every_tier_is_a_lower_bound_and_the_tiers_only_raise_it(arch: ArchSpec, op: Operator) -> None:
+    model = CostModel(op, arch)
+    batch = MappingBatch.from_mappings(op, arch, all_mappings(op, arch))
+    cost = model.evaluate(batch)
+    for objective in OBJECTIVES:
+        truth = cost.objective(objective)
+        ok = np.isfinite(truth)
+        if not ok.any():
+            continue
+        bb = BranchAndBound(op, arch, objective, model)
+        for stage, (kind, j) in enumerate(bb.stages[:-1]):
+            low, mid, full = tiers_of(bb, ancestors(batch, kind, j), stage)
+            assert (low[ok] <= mid[ok] * (1 + 1e-9) + 1e-9).all(), (objective, kind, j)
+            assert (mid[ok] <= full[ok] * (1 + 1e-9) + 1e-9).all(), (objective, kind, j)
+            assert (full[ok] <= truth[ok] * (1 + 1e-9)).all(), (objective, kind, j)
+
+
+def test_the_tiers_differ_on_some_nodes() -> None:
+    """Not vacuous: on the small cases, the refills' tier and the full one each raise some node's bound."""
+    raised = np.zeros(2, dtype=bool)
+    for arch, op in CASES:
+        batch = MappingBatch.from_mappings(op, arch, all_mappings(op, arch))
+        bb = BranchAndBound(op, arch, "energy", CostModel(op, arch))
+        for stage, (kind, j) in enumerate(bb.stages[:-1]):
+            low, mid, full = tiers_of(bb, ancestors(batch, kind, j), stage)
+            raised |= [(mid > low * (1 + 1e-6)).any(), (full > mid * (1 + 1e-6)).any()]
+    assert raised.all()
+
+
+def full_rows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts, per call of :meth:`.bounds.LowerBound.compute` at the full tier, the rows it bounds."""
+    rows: list[int] = []
+    real = LowerBound.compute
+
+    def spy(self: LowerBound, cost, temporal, *args, tier: int = TIER_FULL, **kwargs) -> np.ndarray:
+        if tier == TIER_FULL:
+            rows.append(len(temporal))
+        return real(self, cost, temporal, *args, tier=tier, **kwargs)
+    monkeypatch.setattr(LowerBound, "compute", spy)
+    return rows
+
+
+@pytest.mark.parametrize("arch,op", CASES, ids=[f"{a.name}-{op.name}-{k}" for k, (a, op) in enumerate(CASES)])
+def test_tiered_search_proves_the_same_optimum_with_the_same_nodes(arch: ArchSpec, op: Operator) -> None:
+    for objective in OBJECTIVES:
+        truth = CostModel(op, arch).evaluate(MappingBatch.from_mappings(op, arch, all_mappings(op, arch)))
+        if not np.isfinite(truth.objective(objective)).any():
+            continue
+        on, off = (optimal_search(op, arch, objective, incumbent=None, tiered=tiered) for tiered in (True, False))
+        assert on.certificate.proven and off.certificate.proven
+        assert on.certificate.incumbent == off.certificate.incumbent
+        assert on.result.mapping == off.result.mapping
+        assert on.certificate.nodes == off.certificate.nodes
+
+
+@pytest.mark.parametrize("space", [{}, {"placement": True}, {"placement": True, "both_axes": ["GLB"]},
+                                   {"imperfect": 0.1}], ids=["shared", "placement", "placement-both", "padded"])
+def test_wide_spaces_prove_the_same_optimum(space: dict) -> None:
+    """Placement, both axes and padding (their B11, B18 and padded extents) under tiering: the same optimum and
+    proof as every bound in full."""
+    arch = load_arch("eyeriss")
+    op = ops.conv2d("c", 8, 16, (6, 6), (3, 3))
+    on, off = (optimal_search(op, arch, "energy", tiered=tiered, **space) for tiered in (True, False))
+    assert on.certificate.proven and off.certificate.proven
+    assert on.certificate.incumbent == pytest.approx(off.certificate.incumbent, rel=1e-12)
+    assert on.certificate.nodes <= off.certificate.nodes  # a node pruned by a lower tier stays pruned
+
+
+@pytest.mark.parametrize("arch_name,layer_name", [("tpu_like", "layer4.0.downsample.0"), ("eyeriss", "fc")])
+def test_a_real_layer_skips_the_costly_terms_on_most_nodes(arch_name: str, layer_name: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    arch = load_arch(arch_name)
+    op = next(layer.op for layer in zoo.get("resnet18").layers if layer.name == layer_name)
+    off = optimal_search(op, arch, "energy", tiered=False)
+    rows = full_rows(monkeypatch)
+    on = optimal_search(op, arch, "energy", tiered=True)
+    assert on.certificate.proven and off.certificate.proven
+    assert on.certificate.incumbent == off.certificate.incumbent and on.certificate.nodes == off.certificate.nodes
+    assert sum(rows) < 0.5 * on.certificate.nodes
