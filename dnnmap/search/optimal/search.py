@@ -280,7 +280,7 @@ class BranchAndBound:
         untried = np.nonzero(seconds == 0)[0]
         if len(untried):
             plan = int(untried[0])
-        elif calls[0] % TIER_TRY == 0:  # another plan now and then: the best one changes along the walk
+        elif calls[0] % TIER_TRY == 0 and len(TIER_PLANS) > 1:  # another plan now and then: the best one changes
             plan = (int(seconds.argmin()) + 1 + calls[0] // TIER_TRY % (len(TIER_PLANS) - 1)) % len(TIER_PLANS)
         else:
             plan = int(seconds.argmin())
@@ -288,11 +288,11 @@ class BranchAndBound:
         lb = np.full(len(live), -math.inf)
         rows = np.nonzero(live)[0]
         for tier in TIER_PLANS[plan]:
-            lb[rows] = np.maximum(lb[rows], bound_rows(None if len(rows) == len(lb) else rows, tier))
-            rows = rows[lb[rows] < self.incumbent * (1 - EPS)]
             if not len(rows):
                 break
-        spent = (time.process_time() - t) / len(live) + 1e-12
+            lb[rows] = np.maximum(lb[rows], bound_rows(None if len(rows) == len(lb) else rows, tier))
+            rows = rows[lb[rows] < self.incumbent * (1 - EPS)]
+        spent = (time.process_time() - t) / max(len(live), 1) + 1e-12
         seconds[plan] = spent if seconds[plan] == 0 else 0.7 * seconds[plan] + 0.3 * spent
         return lb
 
