@@ -27,6 +27,10 @@ In that widened space (placement or both-axis unrolling) children the cost model
 sibling beats in every completion, are not searched (rules P3-P5: :class:`.placement.OrderKeys`,
 :func:`.expand.distinct_unrollings`).
 
+Costly bounds only where they can prune (docs/search.md): the walk bounds a batch tier by tier
+(:meth:`BranchAndBound._tiered`, :data:`.bounds.TIER_PAIRS` to :data:`.bounds.TIER_FULL`), the costly terms only for
+the nodes the cheaper ones leave below the incumbent; the same nodes are pruned as with every bound in full.
+
 Over the padded space (``imperfect``, docs/search.md "The optimal mapper over the padded space") the factor stages
 read the exhaustive mapper's ceil-split tables (:class:`.expand.PaddedSplits`), each node is bounded for the padded
 extent its completions run (:meth:`BranchAndBound.lower`), only completions that are mappings of the space become
