@@ -487,15 +487,15 @@ class LowerBound:
                     if tile is not None and ch == fixed_from - 2:  # a child holds at most its tile
                         held = np.minimum(held, own_words[:, t])
                     if joint is not None and self.plain[t] and p == self.L - 1:
-                        joint.append((pr, held, None, e, h))
+                        joint.append((pr, held, None, e, h, None))
                     e, d, h = (np.maximum(x, y) for x, y in
                                zip((e, d, h), self._sweeps(pr, spatial, fixed_from, sweeps, runs[:, t],
                                                            tile_words[:, t], held)))
                 if by_order is not None and ch == known - 1 and (self.monotone[ch, t] or not self.placement):
                     ex = self._exact(by_order[t].counts, pr)
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
-                    if joint is not None and self.plain[t]:
-                        joint.append((pr, None, safe[:, t], e, h))
+                    if joint is not None and self.plain[t]:  # B21: with the growth of its reloads per refill
+                        joint.append((pr, None, safe[:, t], e, h, self._reload_growth(by_order[t].counts, pr)))
             crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
             hop_per_word = self.hop_energy[crossed].sum()
             if drain is not None and t == self.out and ch == drain[0]:
@@ -1527,15 +1527,33 @@ class LowerBound:
         c)`` with ``c >= 0`` (fills, reads and drains of whole tiles; reloads and accumulate reads beyond the first
         touches; partial updates at full width beyond the final ones, at a width no larger), so with more refills
         each grows at least in proportion; a B7/B8 pair is :meth:`_sweeps` with these refills."""
-        pr, held, safe, e, h = term
+        pr, held, safe, e, h, growth = term
         hop = self.hop_energy[[m for m in range(pr.child + 1, pr.parent + 1)
                                if self.arch.levels[m].fanout is not None]].sum()
         if held is None:
             base = e[rows] + h[rows] * hop
-            return np.where(safe[rows], base * refills / runs[rows, pr.tensor], base)
+            more = refills / runs[rows, pr.tensor]  # >= 1: the tensor's best order refills its tile the least
+            return np.where(safe[rows], base * more + growth[rows] * (more - 1), base)  # B21: the reloads' growth
         es, _, hs = self._sweeps(pr, spatial[rows], fixed_from, sweeps[rows], refills, tile_words[rows, pr.tensor],
                                  held[rows])
         return np.maximum(e[rows], es) + np.maximum(h[rows], hs) * hop
+
+    def _reload_growth(self, c: dict[str, np.ndarray], pr: Pair) -> np.ndarray:
+        """(n,) B21: the energy a B2 pair of B18 (its child's tile refilled whole at every event of the top level's
+        loops from the innermost indexing it outward) adds beyond the proportional ``(rho - 1) x`` its energy at its
+        best order (``c``: those counts) for each refill ratio ``rho - 1`` more. An output tile's reloads are its
+        drains less the first touches (``|O| x`` copies, order-independent: docs/cost-model.md section 4), so they
+        grow by the drains' whole growth, ``(rho - 1) x`` drains, not ``(rho - 1) x`` reloads: ``(rho - 1) x
+        first`` more fills at the child (with their hops) and, with no fan-out between the two (the parent reads what
+        the child fills), as many more reads at the parent. Accumulate reads fed by a child (``|O| x (rep_c -
+        rep_p)``) do not grow: they come off. Every other count is a whole-tile count (``a x rho``): 0."""
+        t, ch, p = pr.tensor, pr.child, pr.parent
+        if t != self.out:
+            return np.zeros(len(c["fills"]))
+        crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
+        first = np.maximum(0.0, c["drains"][:, ch, t] - c["fills"][:, ch, t])
+        per_word = self.energy[ch, t, 1] + self.hop_energy[crossed].sum() + (0.0 if crossed else self.read_full[p, t])
+        return first * per_word - c["accumulate_reads"][:, p, t] * self.read_full[p, t]
 
     def _root_chains(self, live: tuple[int, ...], tensors: tuple[int, ...]) -> list[dict[int, tuple[int, ...] | None]]:
         """B18: the distinct effects of the orders of the top level's ``live`` loops on ``tensors``: per order, each
