@@ -65,6 +65,10 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B18 **the root's order jointly** (:meth:`LowerBound._root_order`; the widened space's factor stage of the top
   level): the plain tensors' pairs priced through each one's best root order (B2, B7/B8) take one order together, the
   least over the order's effects on their refills, in place of their bounds and the refills at their child levels;
+* B21 **the root's order with the output's reloads** (:meth:`LowerBound._reload_growth`; with B18): B18's B2 pairs
+  priced at each order's refills ``rho`` times their best order's as ``rho x`` their energy plus what does not scale:
+  the output's reloads (drains less the order-independent first touches) grow by ``(rho - 1) x`` the first touches
+  more than in proportion, and the accumulate reads a child feeds do not grow at all;
 * B19 **known strides at a factor stage** (:meth:`LowerBound._wrap_refills`): at ``F(j)`` every loop above the child
   ``j - 1`` has known trips and stride, so B13's words per event of a sliding-window input count each step's exact
   shift and each wrap's interval of shifts, with the tile's values in one residue class (a stride-2 window's columns
@@ -1526,7 +1530,9 @@ class LowerBound:
         times. A B2 pair's exact counts at its best order (``runs`` refills) each have the form ``max(0, a x refills -
         c)`` with ``c >= 0`` (fills, reads and drains of whole tiles; reloads and accumulate reads beyond the first
         touches; partial updates at full width beyond the final ones, at a width no larger), so with more refills
-        each grows at least in proportion; a B7/B8 pair is :meth:`_sweeps` with these refills."""
+        each grows at least in proportion, and the reloads by the first touches more (B21, :meth:`_reload_growth`,
+        which also takes out the accumulate reads a child feeds: constant); a B7/B8 pair is :meth:`_sweeps` with these
+        refills."""
         pr, held, safe, e, h, growth = term
         hop = self.hop_energy[[m for m in range(pr.child + 1, pr.parent + 1)
                                if self.arch.levels[m].fanout is not None]].sum()
