@@ -500,6 +500,8 @@ class LowerBound:
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
                     if joint is not None and self.plain[t]:  # B21: with the growth of its reloads per refill
                         joint.append((pr, None, safe[:, t], e, h, self._reload_growth(by_order[t].counts, pr)))
+                if joint is not None and not self.plain[t] and ch == known - 1 and p == self.L - 1:
+                    joint.append((pr, None, None, e, h, None))  # B21: a sliding-window tensor's, by its disjoint loops
             crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
             hop_per_word = self.hop_energy[crossed].sum()
             if drain is not None and t == self.out and ch == drain[0]:
@@ -1536,6 +1538,10 @@ class LowerBound:
         pr, held, safe, e, h, growth = term
         hop = self.hop_energy[[m for m in range(pr.child + 1, pr.parent + 1)
                                if self.arch.levels[m].fanout is not None]].sum()
+        if held is None and safe is None:  # B21: a sliding-window tensor's pair
+            es, hs = self._disjoint_refills(pr, spatial[rows], fixed_from, sweeps[rows], refills,
+                                            tile_words[rows, pr.tensor])
+            return np.maximum(e[rows], es) + np.maximum(h[rows], hs) * hop
         if held is None:
             base = e[rows] + h[rows] * hop
             more = refills / runs[rows, pr.tensor]  # >= 1: the tensor's best order refills its tile the least
@@ -1561,22 +1567,34 @@ class LowerBound:
         per_word = self.energy[ch, t, 1] + self.hop_energy[crossed].sum() + (0.0 if crossed else self.read_full[p, t])
         return first * per_word - c["accumulate_reads"][:, p, t] * self.read_full[p, t]
 
+    def _disjoint_refills(self, pr: Pair, spatial: np.ndarray, fixed_from: int, sweeps: np.ndarray,
+                          refills: np.ndarray, tile: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(energy, the child's words) B21 of a sliding-window tensor's pair of child ``fixed_from - 1`` under the top
+        level, ``refills`` the events of the top level's loops from the innermost on a dimension of a plain axis of the
+        tensor (:attr:`disjoint`) outward: each moves that axis by the tile's whole extent (or wraps it back), so the
+        new tile shares no word with the one before and every one of its ``tile`` words is filled in its run, wherever
+        the tensor's tile sits among the child's loops and whatever the halo rule (:meth:`_sweeps` with nothing
+        held)."""
+        e, _, h = self._sweeps(pr, spatial, fixed_from, sweeps, refills, tile, np.full(len(tile), np.inf))
+        return e, h
+
     def _root_chains(self, live: tuple[int, ...], tensors: tuple[int, ...]) -> list[dict[int, tuple[int, ...] | None]]:
         """B18: the distinct effects of the orders of the top level's ``live`` loops on ``tensors``: per order, each
         tensor's loops inside its innermost loop indexing it (None: no live loop indexes it), the order walked
         innermost first until every tensor has met one (the rest of the order changes none of them). Cached."""
         key = (live, tensors)
         if key not in self._chains:
-            out: list[dict[int, tuple[int, ...] | None]] = []
+            found: dict[tuple, dict[int, tuple[int, ...] | None]] = {}
+            meets = {t for t in tensors if self.disjoint[t, list(live)].any()}  # the others meet none: None
 
             def walk(inner: tuple[int, ...], met: dict[int, tuple[int, ...]]) -> None:
-                left = [d for d in live if d not in inner]
-                if len(met) == len(tensors) or not left:
-                    out.append({t: met.get(t) for t in tensors})
+                if len(met) == len(meets):
+                    effect = {t: None if met.get(t) is None else tuple(sorted(met[t])) for t in tensors}
+                    found.setdefault(tuple(effect.items()), effect)  # the loops inside matter, not their order
                     return
-                for d in left:
-                    hit = {t: inner for t in tensors if t not in met and self.indexes[t, d]}
+                for d in (d for d in live if d not in inner):
+                    hit = {t: inner for t in meets if t not in met and self.disjoint[t, d]}
                     walk(inner + (d,), {**met, **hit})
             walk((), {})
-            self._chains[key] = out
+            self._chains[key] = list(found.values())
         return self._chains[key]
