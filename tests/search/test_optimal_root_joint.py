@@ -1,4 +1,4 @@
-"""B21 (docs/search.md, "The root's order with the output's reloads and the window's disjoint refills, B21"): B18's
+"""B21 (docs/search.md, "The root's order with the output's reloads and the window's disjoint refills (B21)"): B18's
 pairs priced at the root's factor stage with each order's own reloads (:meth:`.bounds.LowerBound._reload_growth`) and
 a sliding-window tensor's pair taken into B18's order by its disjoint refills
 (:meth:`.bounds.LowerBound._disjoint_refills`), against the independent brute force.
@@ -58,10 +58,10 @@ SPACES = [(True, False), (True, True)]
 CASES = ([(*PLACED[10], *s) for s in SPACES] + [(*BOTH[k], True, True) for k in (6, 9)]
          + [(*BOTH[k], False, True) for k in (2, 8, 11)]
          + [(*c, True, False) for c in top_fan_cases(4, seed=41)[3:] + top_fan_cases(4, seed=45)[1::2]])
-# windowed layers where the window's disjoint refills raise root-stage bounds and their x 1.03 is caught (found on random
-# windowed cases of test_optimal_windowed_bounds' generator)
-WINDOWED = ([(*windowed_cases(2, seed=63, limit=600)[1], False, True), (*windowed_cases(61, seed=63, limit=600)[60], True,
-                                                                         False)]
+# windowed layers where the window's disjoint refills raise root-stage bounds and their x 1.03 is caught (found on
+# random windowed cases of test_optimal_windowed_bounds' generator)
+WINDOWED = ([(*windowed_cases(2, seed=63, limit=600)[1], False, True),
+             (*windowed_cases(61, seed=63, limit=600)[60], True, False)]
             + [(*windowed_cases(32, seed=66, limit=600, on_chip=2)[31], *s) for s in ((False, True), (True, False))])
 CASES += WINDOWED
 

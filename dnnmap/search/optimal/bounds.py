@@ -68,7 +68,9 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B21 **the root's order with the output's reloads** (:meth:`LowerBound._reload_growth`; with B18): B18's B2 pairs
   priced at each order's refills ``rho`` times their best order's as ``rho x`` their energy plus what does not scale:
   the output's reloads (drains less the order-independent first touches) grow by ``(rho - 1) x`` the first touches
-  more than in proportion, and the accumulate reads a child feeds do not grow at all;
+  more than in proportion, and the accumulate reads a child feeds do not grow at all; and a sliding-window tensor's
+  pair under the top level joins them (:meth:`LowerBound._disjoint_refills`): each event of the top level's loops from
+  the innermost on a plain axis of it outward fills its whole tile;
 * B19 **known strides at a factor stage** (:meth:`LowerBound._wrap_refills`): at ``F(j)`` every loop above the child
   ``j - 1`` has known trips and stride, so B13's words per event of a sliding-window input count each step's exact
   shift and each wrap's interval of shifts, with the tile's values in one residue class (a stride-2 window's columns
@@ -1496,15 +1498,16 @@ class LowerBound:
     def _root_order(self, terms: list[tuple], temporal: np.ndarray, spatial: np.ndarray, fixed_from: int,
                     sweeps: np.ndarray, tile_words: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(n,) twice, B18, the root's order taken jointly (the widened space's root factor stage, docs/search.md "The
-        root stage in the widened space"): the least energy of the plain tensors' pairs when the top level's one loop
-        order is taken for all of them, and what they count with each tensor's own best order (``runs``,
-        :meth:`runs`); the bound adds the excess of the first.
-        ``terms``: (pair, held, safe, energy, fan-out words) of each such pair: a B2 pair (``held`` None; exact counts
-        at the tensor's best order where ``safe``) or a B7/B8 pair (its compulsory energy and words; the capacity
-        bound :meth:`_sweeps` taken with the order's refills), priced by :meth:`_root_value`. A plain tensor's tile
-        is refilled, under an order, the top level's trips over those of the loops inside its innermost loop indexing
-        it, so only the loops up to the first that indexes each of these tensors matter: the least over those chains
-        (:meth:`_root_chains`) of the summed energies."""
+        root stage in the widened space"): the least energy of the plain tensors' pairs (and, B21, a sliding-window
+        tensor's pair of child ``L - 2``) when the top level's one loop order is taken for all of them, and what they
+        count with each tensor's own best order (``runs``, :meth:`runs`); the bound adds the excess of the first.
+        ``terms``: (pair, held, safe, energy, fan-out words, growth) of each such pair: a B2 pair (``held`` None; exact
+        counts at the tensor's best order where ``safe``; ``growth``: B21's, :meth:`_reload_growth`), a B7/B8 pair (its
+        compulsory energy and words; the capacity bound :meth:`_sweeps` taken with the order's refills) or a
+        sliding-window tensor's pair (``held`` and ``safe`` None: :meth:`_disjoint_refills`), priced by
+        :meth:`_root_value`. A tensor's tile is refilled whole, under an order, the top level's trips over those of the
+        loops inside its innermost loop on a plain axis of it, so only the loops up to the first such loop of each of
+        these tensors matter: the least over those chains (:meth:`_root_chains`) of the summed energies."""
         j, n = fixed_from, temporal.shape[0]
         tensors = tuple(sorted({pr.tensor for pr, *_ in terms}))
         every = np.arange(n)
@@ -1580,8 +1583,10 @@ class LowerBound:
 
     def _root_chains(self, live: tuple[int, ...], tensors: tuple[int, ...]) -> list[dict[int, tuple[int, ...] | None]]:
         """B18: the distinct effects of the orders of the top level's ``live`` loops on ``tensors``: per order, each
-        tensor's loops inside its innermost loop indexing it (None: no live loop indexes it), the order walked
-        innermost first until every tensor has met one (the rest of the order changes none of them). Cached."""
+        tensor's loops inside its innermost loop on a dimension of a plain axis of it (:attr:`disjoint`: every dimension
+        indexing a plain tensor; None: no live loop is one), the order walked innermost first until every tensor some
+        live loop meets has met one (the rest of the order changes none of them); one per distinct set of loops inside
+        (their product is what counts). Cached."""
         key = (live, tensors)
         if key not in self._chains:
             found: dict[tuple, dict[int, tuple[int, ...] | None]] = {}
