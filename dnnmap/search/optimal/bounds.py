@@ -65,6 +65,12 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B18 **the root's order jointly** (:meth:`LowerBound._root_order`; the widened space's factor stage of the top
   level): the plain tensors' pairs priced through each one's best root order (B2, B7/B8) take one order together, the
   least over the order's effects on their refills, in place of their bounds and the refills at their child levels;
+* B21 **the root's order with the output's reloads** (:meth:`LowerBound._reload_growth`; with B18): B18's B2 pairs
+  priced at each order's refills ``rho`` times their best order's as ``rho x`` their energy plus what does not scale:
+  the output's reloads (drains less the order-independent first touches) grow by ``(rho - 1) x`` the first touches
+  more than in proportion, and the accumulate reads a child feeds do not grow at all; and a sliding-window tensor's
+  pair under the top level joins them (:meth:`LowerBound._disjoint_refills`): each event of the top level's loops from
+  the innermost on a plain axis of it outward fills its whole tile;
 * B19 **known strides at a factor stage** (:meth:`LowerBound._wrap_refills`): at ``F(j)`` every loop above the child
   ``j - 1`` has known trips and stride, so B13's words per event of a sliding-window input count each step's exact
   shift and each wrap's interval of shifts, with the tile's values in one residue class (a stride-2 window's columns
@@ -499,15 +505,17 @@ class LowerBound:
                     if tile is not None and ch == fixed_from - 2:  # a child holds at most its tile
                         held = np.minimum(held, own_words[:, t])
                     if joint is not None and self.plain[t] and p == self.L - 1:
-                        joint.append((pr, held, None, e, h))
+                        joint.append((pr, held, None, e, h, None))
                     e, d, h = (np.maximum(x, y) for x, y in
                                zip((e, d, h), self._sweeps(pr, spatial, fixed_from, sweeps, runs[:, t],
                                                            tile_words[:, t], held)))
                 if by_order is not None and ch == known - 1 and (self.monotone[ch, t] or not self.placement):
                     ex = self._exact(by_order[t].counts, pr)
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
-                    if joint is not None and self.plain[t]:
-                        joint.append((pr, None, safe[:, t], e, h))
+                    if joint is not None and self.plain[t]:  # B21: with the growth of its reloads per refill
+                        joint.append((pr, None, safe[:, t], e, h, self._reload_growth(by_order[t].counts, pr)))
+                if joint is not None and not self.plain[t] and ch == known - 1 and p == self.L - 1:
+                    joint.append((pr, None, None, e, h, None))  # B21: a sliding-window tensor's, by its disjoint loops
             crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
             hop_per_word = self.hop_energy[crossed].sum()
             if drain is not None and t == self.out and ch == drain[0]:
@@ -1503,15 +1511,16 @@ class LowerBound:
     def _root_order(self, terms: list[tuple], temporal: np.ndarray, spatial: np.ndarray, fixed_from: int,
                     sweeps: np.ndarray, tile_words: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(n,) twice, B18, the root's order taken jointly (the widened space's root factor stage, docs/search.md "The
-        root stage in the widened space"): the least energy of the plain tensors' pairs when the top level's one loop
-        order is taken for all of them, and what they count with each tensor's own best order (``runs``,
-        :meth:`runs`); the bound adds the excess of the first.
-        ``terms``: (pair, held, safe, energy, fan-out words) of each such pair: a B2 pair (``held`` None; exact counts
-        at the tensor's best order where ``safe``) or a B7/B8 pair (its compulsory energy and words; the capacity
-        bound :meth:`_sweeps` taken with the order's refills), priced by :meth:`_root_value`. A plain tensor's tile
-        is refilled, under an order, the top level's trips over those of the loops inside its innermost loop indexing
-        it, so only the loops up to the first that indexes each of these tensors matter: the least over those chains
-        (:meth:`_root_chains`) of the summed energies."""
+        root stage in the widened space"): the least energy of the plain tensors' pairs (and, B21, a sliding-window
+        tensor's pair of child ``L - 2``) when the top level's one loop order is taken for all of them, and what they
+        count with each tensor's own best order (``runs``, :meth:`runs`); the bound adds the excess of the first.
+        ``terms``: (pair, held, safe, energy, fan-out words, growth) of each such pair: a B2 pair (``held`` None; exact
+        counts at the tensor's best order where ``safe``; ``growth``: B21's, :meth:`_reload_growth`), a B7/B8 pair (its
+        compulsory energy and words; the capacity bound :meth:`_sweeps` taken with the order's refills) or a
+        sliding-window tensor's pair (``held`` and ``safe`` None: :meth:`_disjoint_refills`), priced by
+        :meth:`_root_value`. A tensor's tile is refilled whole, under an order, the top level's trips over those of the
+        loops inside its innermost loop on a plain axis of it, so only the loops up to the first such loop of each of
+        these tensors matter: the least over those chains (:meth:`_root_chains`) of the summed energies."""
         j, n = fixed_from, temporal.shape[0]
         tensors = tuple(sorted({pr.tensor for pr, *_ in terms}))
         every = np.arange(n)
@@ -1539,33 +1548,71 @@ class LowerBound:
         times. A B2 pair's exact counts at its best order (``runs`` refills) each have the form ``max(0, a x refills -
         c)`` with ``c >= 0`` (fills, reads and drains of whole tiles; reloads and accumulate reads beyond the first
         touches; partial updates at full width beyond the final ones, at a width no larger), so with more refills
-        each grows at least in proportion; a B7/B8 pair is :meth:`_sweeps` with these refills."""
-        pr, held, safe, e, h = term
+        each grows at least in proportion, and the reloads by the first touches more (B21, :meth:`_reload_growth`,
+        which also takes out the accumulate reads a child feeds: constant); a B7/B8 pair is :meth:`_sweeps` with these
+        refills."""
+        pr, held, safe, e, h, growth = term
         hop = self.hop_energy[[m for m in range(pr.child + 1, pr.parent + 1)
                                if self.arch.levels[m].fanout is not None]].sum()
+        if held is None and safe is None:  # B21: a sliding-window tensor's pair
+            es, hs = self._disjoint_refills(pr, spatial[rows], fixed_from, sweeps[rows], refills,
+                                            tile_words[rows, pr.tensor])
+            return np.maximum(e[rows], es) + np.maximum(h[rows], hs) * hop
         if held is None:
             base = e[rows] + h[rows] * hop
-            return np.where(safe[rows], base * refills / runs[rows, pr.tensor], base)
+            more = refills / runs[rows, pr.tensor]  # >= 1: the tensor's best order refills its tile the least
+            return np.where(safe[rows], base * more + growth[rows] * (more - 1), base)  # B21: the reloads' growth
         es, _, hs = self._sweeps(pr, spatial[rows], fixed_from, sweeps[rows], refills, tile_words[rows, pr.tensor],
                                  held[rows])
         return np.maximum(e[rows], es) + np.maximum(h[rows], hs) * hop
 
+    def _reload_growth(self, c: dict[str, np.ndarray], pr: Pair) -> np.ndarray:
+        """(n,) B21: the energy a B2 pair of B18 (its child's tile refilled whole at every event of the top level's
+        loops from the innermost indexing it outward) adds beyond the proportional ``(rho - 1) x`` its energy at its
+        best order (``c``: those counts) for each refill ratio ``rho - 1`` more. An output tile's reloads are its
+        drains less the first touches (``|O| x`` copies, order-independent: docs/cost-model.md section 4), so they
+        grow by the drains' whole growth, ``(rho - 1) x`` drains, not ``(rho - 1) x`` reloads: ``(rho - 1) x
+        first`` more fills at the child (with their hops) and, with no fan-out between the two (the parent reads what
+        the child fills), as many more reads at the parent. Accumulate reads fed by a child (``|O| x (rep_c -
+        rep_p)``) do not grow: they come off. Every other count is a whole-tile count (``a x rho``): 0."""
+        t, ch, p = pr.tensor, pr.child, pr.parent
+        if t != self.out:
+            return np.zeros(len(c["fills"]))
+        crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
+        first = np.maximum(0.0, c["drains"][:, ch, t] - c["fills"][:, ch, t])
+        per_word = self.energy[ch, t, 1] + self.hop_energy[crossed].sum() + (0.0 if crossed else self.read_full[p, t])
+        return first * per_word - c["accumulate_reads"][:, p, t] * self.read_full[p, t]
+
+    def _disjoint_refills(self, pr: Pair, spatial: np.ndarray, fixed_from: int, sweeps: np.ndarray,
+                          refills: np.ndarray, tile: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(energy, the child's words) B21 of a sliding-window tensor's pair of child ``fixed_from - 1`` under the top
+        level, ``refills`` the events of the top level's loops from the innermost on a dimension of a plain axis of the
+        tensor (:attr:`disjoint`) outward: each moves that axis by the tile's whole extent (or wraps it back), so the
+        new tile shares no word with the one before and every one of its ``tile`` words is filled in its run, wherever
+        the tensor's tile sits among the child's loops and whatever the halo rule (:meth:`_sweeps` with nothing
+        held)."""
+        e, _, h = self._sweeps(pr, spatial, fixed_from, sweeps, refills, tile, np.full(len(tile), np.inf))
+        return e, h
+
     def _root_chains(self, live: tuple[int, ...], tensors: tuple[int, ...]) -> list[dict[int, tuple[int, ...] | None]]:
         """B18: the distinct effects of the orders of the top level's ``live`` loops on ``tensors``: per order, each
-        tensor's loops inside its innermost loop indexing it (None: no live loop indexes it), the order walked
-        innermost first until every tensor has met one (the rest of the order changes none of them). Cached."""
+        tensor's loops inside its innermost loop on a dimension of a plain axis of it (:attr:`disjoint`: every dimension
+        indexing a plain tensor; None: no live loop is one), the order walked innermost first until every tensor some
+        live loop meets has met one (the rest of the order changes none of them); one per distinct set of loops inside
+        (their product is what counts). Cached."""
         key = (live, tensors)
         if key not in self._chains:
-            out: list[dict[int, tuple[int, ...] | None]] = []
+            found: dict[tuple, dict[int, tuple[int, ...] | None]] = {}
+            meets = {t for t in tensors if self.disjoint[t, list(live)].any()}  # the others meet none: None
 
             def walk(inner: tuple[int, ...], met: dict[int, tuple[int, ...]]) -> None:
-                left = [d for d in live if d not in inner]
-                if len(met) == len(tensors) or not left:
-                    out.append({t: met.get(t) for t in tensors})
+                if len(met) == len(meets):
+                    effect = {t: None if met.get(t) is None else tuple(sorted(met[t])) for t in tensors}
+                    found.setdefault(tuple(effect.items()), effect)  # the loops inside matter, not their order
                     return
-                for d in left:
-                    hit = {t: inner for t in tensors if t not in met and self.indexes[t, d]}
+                for d in (d for d in live if d not in inner):
+                    hit = {t: inner for t in meets if t not in met and self.disjoint[t, d]}
                     walk(inner + (d,), {**met, **hit})
             walk((), {})
-            self._chains[key] = out
+            self._chains[key] = list(found.values())
         return self._chains[key]
