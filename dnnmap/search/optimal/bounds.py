@@ -243,7 +243,7 @@ def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
 _window_extent = lru_cache(maxsize=65536)(window_extent)  # B13: per (coefficients, extents) of a tile's axis
 
 
-def _step_words(op: Operator, tiles: np.ndarray, t: int, halo: bool) -> np.ndarray:
+def _step_words(op: Operator, tiles: np.ndarray, t: int, halo: bool, bounds: np.ndarray | None = None) -> np.ndarray:
     """(n, D) B13: a lower bound of the words of tensor ``t`` a child whose tile (contiguous index ranges of ``tiles``
     extents) brings in at one event of a loop on each dimension ``d`` (0 where ``d`` does not index ``t``). On an axis
     where ``d`` is the only term moving (a plain axis) any move of ``d`` gives a disjoint footprint: the whole tile.
@@ -251,7 +251,9 @@ def _step_words(op: Operator, tiles: np.ndarray, t: int, halo: bool) -> np.ndarr
     least ``|c_d| e_d`` (the loop's stride is at least the tile's extent), and the tile's values ``H`` lie in an
     interval of ``span = 1 + sum |c_i| (e_i - 1)``, so the shifted values meet ``H`` in at most ``span - |c_d| e_d``
     of them: at least ``|H| - max(0, span - |c_d| e_d)`` new values, times the other axes' counts. Without halo
-    reuse (``halo`` false) a changed tile is refilled whole. The maximum over the axes ``d`` moves."""
+    reuse (``halo`` false) a changed tile is refilled whole. The maximum over the axes ``d`` moves. With the layer's
+    ``bounds`` (B20, :func:`_residue_kept`) the shift is also a multiple of ``|c_d| e_d`` and the values one residue
+    class, so fewer of them stay."""
     dims = op.dim_names
     tensor = op.tensors[t]
     counts = []
@@ -270,9 +272,33 @@ def _step_words(op: Operator, tiles: np.ndarray, t: int, halo: bool) -> np.ndarr
             if len(live) <= 1 or not halo:
                 new = whole
             else:
-                new = np.maximum(0.0, count - np.maximum(0, span - abs(c) * tiles[:, i])) * (whole / count)
+                kept = (np.maximum(0, span - abs(c) * tiles[:, i]) if bounds is None
+                        else _residue_kept(axis.terms, dims, tiles, span, i, abs(c), int(bounds[i])))
+                new = np.maximum(0.0, count - kept) * (whole / count)
             out[:, i] = np.maximum(out[:, i], new)
     return out
+
+
+def _residue_kept(terms: tuple, dims: tuple[str, ...], tiles: np.ndarray, span: np.ndarray, i: int, c: int,
+                  bound: int) -> np.ndarray:
+    """(n,) B20: the most values of a window axis (``terms``; ``span`` per tile) a step of a loop on dimension ``i``
+    (coefficient ``c``, the layer's ``bound``) can leave in place. The loop's stride is the tile's extent ``e`` times
+    the factors of ``i`` between them, ``k e`` with ``k e`` a proper divisor of ``bound`` (the loop has two trips or
+    more), so the shift is ``k c e``; the tile's values lie in one residue class modulo ``g`` (the gcd of the
+    coefficients of its terms of extent > 1), so a shift ``g`` does not divide keeps none of them and one it divides
+    at most ``ceil((span - k c e) / g)``: the most at the least such ``k`` (0 where there is none: no loop on ``i``
+    can step, or none keeps any)."""
+    e = tiles[:, i]
+    g = np.gcd.reduce([np.where(tiles[:, dims.index(d)] > 1, abs(x), 0) for d, x in terms], axis=0)
+    g = np.where(g > 0, g, 1)
+    kept = np.zeros(len(tiles))
+    found = np.zeros(len(tiles), dtype=bool)
+    for k in range(1, bound):
+        step = k * e
+        ok = ~found & (step < bound) & (bound % step == 0) & ((c * step) % g == 0)
+        kept = np.where(ok, np.ceil(np.maximum(0, span - c * step) / g), kept)
+        found |= ok
+    return kept
 
 
 def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> np.ndarray:
@@ -407,6 +433,7 @@ class LowerBound:
         self.monotone = np.array([[bool(self.plain[t]) or lv.halo_reuse is True for t in range(self.T)]
                                   for lv in arch.levels])
         self._tiles: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._placed_tiles: dict[tuple, list[tuple[np.ndarray, np.ndarray]]] = {}  # B20 (:meth:`_placed_ratio`)
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
         self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
         self._ratio_cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}  # B3 (:meth:`_least_ratio`)
@@ -463,10 +490,12 @@ class LowerBound:
             options = self._unrolled(rest // tile, fixed_from - 1)
         forced: dict[int, np.ndarray] = {}  # B9: per child level, (n, T) energy a full refill per event adds
         nested: dict[int, dict[int, tuple]] = {}  # B10 (placement): per child level, tensor -> (h, per word, copies)
+        placed: dict[int, dict[int, tuple]] = {}  # B20 (placement): the same for B10's tensors and sliding-window inputs
         wholes: dict[int, dict[int, tuple]] = {}  # B11 (placement): per child level, tensor -> (box words, increment)
         windowed: dict[int, np.ndarray] = {}  # B13: per child level, (n, D) energy a step of each dimension adds
         drain = self._joint_drain(fixed_from, tile)  # B14: (child level, energy per word) of the output's drains
         counted = np.zeros(n)  # B14: what the bound counts for that pair (and the refills at its child level)
+        beside: list[np.ndarray] | None = None  # B20 at B14's child: per nesting order, the others' and output's refills
         # B18 (widened space, the root's factor stage): the plain tensors' pairs whose bound takes their own best root order
         joint: list[tuple] | None = ([] if (self.placement or self.both_axes) and by_order is not None
                                      and known == fixed_from == self.L - 1 else None)
@@ -553,8 +582,10 @@ class LowerBound:
                     whole = (whole[0], extra, np.maximum(whole[2], extra[:, None]))
                 forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = extra
                 if self.placement:
-                    nested.setdefault(ch, {})[t] = (h, per_word, copies)
-            elif 0 <= ch < known and not self.placement and t != self.out:  # B13: a sliding-window input
+                    nested.setdefault(ch, {})[t] = placed.setdefault(ch, {})[t] = (h, per_word, copies)
+            elif 0 <= ch < known and self.placement and t != self.out:  # B20: a sliding-window input, its own tiles
+                placed.setdefault(ch, {})[t] = (h, self.energy[ch, t, 1] + hop_per_word, None)
+            elif 0 <= ch < known and t != self.out:  # B13: a sliding-window input
                 per_word = self.energy[ch, t, 1] + hop_per_word
                 steps = self._window_refills(t, ch, temporal, rest, tile, fixed_from, h, per_word)
                 if ch == fixed_from - 1:  # B19: every loop's trips and stride known, so the wraps' words too
@@ -564,7 +595,7 @@ class LowerBound:
                 wholes.setdefault(ch, {})[t] = whole
         energy += hop @ self.hop_energy
         innermost: dict[int, tuple] = {}  # B15: per child level refilled by B9/B13 alone, (extra, left, by_dim, refills)
-        for ch in sorted(set(forced) | set(wholes) | set(windowed)):  # loops left above the child: none, level j's
+        for ch in sorted(set(forced) | set(wholes) | set(windowed) | set(placed)):  # loops left above the child
             left = (rest // rest if ch == fixed_from - 1 else rest // tile if tile is not None and ch == fixed_from - 2
                     else rest)  # (rest / tile), or rest
             extra = forced.get(ch, np.zeros((n, self.T)))
@@ -574,7 +605,12 @@ class LowerBound:
                 refills = self._innermost_refills(extra, temporal, left, fixed_from, windowed.get(ch))
             if ch in nested:
                 refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
-            elif ch not in wholes:
+            if ch in placed and self.fit.levels[ch] is not None:  # B20
+                own, *parts = self._placed_refills(placed[ch], spatial, ch)
+                refills = np.maximum(refills, own)
+                if drain is not None and ch == drain[0]:
+                    beside = parts
+            if ch not in nested and ch not in wholes:
                 innermost[ch] = (extra, left, windowed.get(ch), refills)
             energy += refills
             refilled[ch] = refills
@@ -589,7 +625,12 @@ class LowerBound:
         if drain is not None:  # B14: a joint sum that also holds the output pair's drains (its least: one copy) and the
             # parent's update of every output word, in place of ``counted`` (that pair and its child's refills) when larger
             extra, lanes = self._joint_lanes(spatial, rest, fixed_from, tile, objective == "edp", drains=True)
-            fronts.append((np.maximum(0.0, extra - (counted - self.out_words * (drain[1] + drain[2]))[:, None]), lanes))
+            first = self.out_words * (drain[1] + drain[2])
+            replaced = counted - first
+            if beside is not None:  # B20's other tensors beside B14 (at its largest point: sound for every point)
+                pair = counted - refilled[drain[0]] - coupled  # the output pair's own bound
+                replaced = replaced - self._beside_drains(*beside, extra.max(axis=1) + first - pair)
+            fronts.append((np.maximum(0.0, extra - replaced[:, None]), lanes))
         added = np.max([extra[:, 0] for extra, _ in fronts], axis=0)
         if joint:  # B18 in place of those pairs' own bounds and the refills at their children (docs: what it replaces)
             least, now = self._root_order(joint, temporal, spatial, fixed_from, sweeps, tile_words, runs)
@@ -1131,6 +1172,77 @@ class LowerBound:
                 total += np.maximum(0.0, words - h) * per_word
             best = np.minimum(best, total)
         return best
+
+    def _placed_refills(self, entries: dict[int, tuple], spatial: np.ndarray,
+                        ch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """B20 (docs/search.md, "B20: each tensor's own tiles under placement"): B10 with each tensor's refills priced
+        over the boxes its own placed tile allows. ``entries``: t -> (compulsory child words, energy per word, output
+        copies or None) of the plain tensors and sliding-window inputs kept at level ``ch``. A tensor's tile raised
+        over the loops right above it that do not index it, ``R_t``, keeps its footprint, so it fits with the tiles of
+        the tensors whose raised tiles hold it (those hold its extents in their dimensions, so at least its words of
+        them: :meth:`_placed_ratio`); the raised tiles of one level nest, so the least over the nesting orders of the
+        summed refills is a bound. Returns it (n,) and, per nesting order (P, n), the refills of the tensors other than
+        the output and the output's (B14 replaces the output's alone, :meth:`_beside_drains`)."""
+        cover = self._cover(spatial, ch)
+        keys, inverse = unique_rows(cover)
+        rows = inverse.reshape(-1)
+        kept = [u for u in range(self.T) if self.keeps[ch, u]]
+        others, outs = [], []
+        for outer_first in itertools.permutations(kept):
+            rest, out = np.zeros(len(cover)), np.zeros(len(cover))
+            for i, t in enumerate(outer_first):
+                if t not in entries:
+                    continue
+                h, per_word, copies = entries[t]
+                words = self.iterations * self._placed_ratio(keys, ch, t, frozenset(outer_first[:i]))[rows]
+                if copies is not None:
+                    words = self._reloaded(words, copies)
+                refills = np.maximum(0.0, words - h) * per_word
+                if t == self.out:
+                    out += refills
+                else:
+                    rest += refills
+            others.append(rest)
+            outs.append(out)
+        others, outs = np.array(others), np.array(outs)
+        return (others + outs).min(axis=0), others, outs
+
+    @staticmethod
+    def _beside_drains(others: np.ndarray, outs: np.ndarray, joint: np.ndarray) -> np.ndarray:
+        """(n,) B20 beside B14: B14 bounds the output's pair (and the lanes') jointly, ``joint`` (n,) more than the
+        output pair's own bound, in place of the refills at its child; the other tensors' refills of B20 (``others``,
+        per nesting order) hold beside it: the least over the orders of ``others + max(0, outs - joint)``, what the
+        bound adds to B14's term."""
+        return (others + np.maximum(0.0, outs - joint[None, :])).min(axis=0)
+
+    def _placed_ratio(self, covers: np.ndarray, level: int, t: int, outer: frozenset[int]) -> np.ndarray:
+        """(u,) B20: per row of ``covers`` (the extents one instance of ``level`` runs), the least words of tensor ``t``
+        its child moves per iteration, over the boxes ``R`` dividing it that may be ``t``'s raised tile: ``t``'s words
+        of ``R`` and, for each tensor ``u`` of ``outer`` (whose raised tiles hold ``R``), ``u``'s words of ``R`` fit the
+        level together (:class:`Capacity`, the other tensors taking one word). A plain tensor moves ``touched_t(R)``
+        at each run of ``R`` (the loop right above ``R`` moves an index of it: a disjoint footprint), a sliding-window
+        input at least the new words of a step of that loop (:func:`_step_words` with halo reuse: the child holds at
+        the run's start only a tile of the previous run's footprint) at half of the runs, or at all of them
+        (:meth:`_every_event`); the least over the loop's dimensions. Cached per cover."""
+        key = (level, t, outer)
+        if key not in self._placed_tiles:
+            tiles = divisor_lattice(tuple(int(x) for x in self.bounds))
+            covers_of = np.ones((len(tiles), self.T, self.op_dims), dtype=np.int64)
+            covers_of[:, sorted(outer | {t})] = tiles[:, None, :]
+            tiles = tiles[self.fit.fits(level, covers_of)]
+            size = tiles.prod(axis=1).astype(float)
+            if self.plain[t]:
+                self._placed_tiles[key] = [_pareto(tiles, touched_lower(self.op, tiles, contiguous=True)[:, t] / size)]
+            else:
+                share = np.where(self._every_event(tiles, t), 1.0, 0.5)
+                per = _step_words(self.op, tiles, t, True, self.bounds) * share / size[:, None]
+                whole = touched_lower(self.op, tiles, contiguous=True)[:, t] / size  # no loop above R: its words once
+                self._placed_tiles[key] = [_pareto(tiles, whole)] + [
+                    _pareto(tiles, per[:, d]) for d in np.nonzero(self.indexes[t] & (self.bounds > 1))[0]]
+        out = np.full(len(covers), np.inf)
+        for tiles, ratio in self._placed_tiles[key]:
+            out = np.minimum(out, _least_dividing(covers, tiles, ratio))
+        return np.where(np.isfinite(out), out, 0.0)
 
     def _refill_ratio(self, rest: np.ndarray, level: int) -> np.ndarray:
         """(n, T) least ``touched(tile) / iterations(tile)`` over the tiles of ``level`` (boxes dividing ``rest``
