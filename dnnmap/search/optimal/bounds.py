@@ -433,7 +433,11 @@ class LowerBound:
         self.monotone = np.array([[bool(self.plain[t]) or lv.halo_reuse is True for t in range(self.T)]
                                   for lv in arch.levels])
         self._tiles: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
-        self._placed_tiles: dict[tuple, list[tuple[np.ndarray, np.ndarray]]] = {}  # B20 (:meth:`_placed_ratio`)
+        # B20 (:meth:`_placed_ratio`): the layer's lattice of boxes, the least ratio per box by (level, tensor, outer
+        # tensors), and the boxes dividing each cover
+        self._lattice: np.ndarray | None = None
+        self._placed_tiles: dict[tuple, np.ndarray] = {}
+        self._divisors: dict[tuple[int, ...], np.ndarray] = {}
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
         self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
         self._ratio_cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}  # B3 (:meth:`_least_ratio`)
@@ -1223,26 +1227,31 @@ class LowerBound:
         at each run of ``R`` (the loop right above ``R`` moves an index of it: a disjoint footprint), a sliding-window
         input at least the new words of a step of that loop (:func:`_step_words` with halo reuse: the child holds at
         the run's start only a tile of the previous run's footprint) at half of the runs, or at all of them
-        (:meth:`_every_event`); the least over the loop's dimensions. Cached per cover."""
+        (:meth:`_every_event`); the least over the loop's dimensions. The least per box of the layer's lattice is
+        computed once per (level, tensor, outer tensors), the least over a cover's divisors once per cover."""
+        if self._lattice is None:
+            self._lattice = divisor_lattice(tuple(int(x) for x in self.bounds))
+        tiles = self._lattice
         key = (level, t, outer)
         if key not in self._placed_tiles:
-            tiles = divisor_lattice(tuple(int(x) for x in self.bounds))
             covers_of = np.ones((len(tiles), self.T, self.op_dims), dtype=np.int64)
             covers_of[:, sorted(outer | {t})] = tiles[:, None, :]
-            tiles = tiles[self.fit.fits(level, covers_of)]
             size = tiles.prod(axis=1).astype(float)
-            if self.plain[t]:
-                self._placed_tiles[key] = [_pareto(tiles, touched_lower(self.op, tiles, contiguous=True)[:, t] / size)]
-            else:
+            least = touched_lower(self.op, tiles, contiguous=True)[:, t] / size  # plain, or no loop above R: once
+            if not self.plain[t]:
                 share = np.where(self._every_event(tiles, t), 1.0, 0.5)
                 per = _step_words(self.op, tiles, t, True, self.bounds) * share / size[:, None]
-                whole = touched_lower(self.op, tiles, contiguous=True)[:, t] / size  # no loop above R: its words once
-                self._placed_tiles[key] = [_pareto(tiles, whole)] + [
-                    _pareto(tiles, per[:, d]) for d in np.nonzero(self.indexes[t] & (self.bounds > 1))[0]]
-        out = np.full(len(covers), np.inf)
-        for tiles, ratio in self._placed_tiles[key]:
-            out = np.minimum(out, _least_dividing(covers, tiles, ratio))
-        return np.where(np.isfinite(out), out, 0.0)
+                moving = self.indexes[t] & (self.bounds > 1)
+                least = np.minimum(least, per[:, moving].min(axis=1)) if moving.any() else least
+            self._placed_tiles[key] = np.where(self.fit.fits(level, covers_of), least, np.inf)
+        ratio = self._placed_tiles[key]
+        out = np.empty(len(covers))
+        for i, cover in enumerate(map(tuple, covers.tolist())):
+            if cover not in self._divisors:
+                self._divisors[cover] = np.nonzero((np.array(cover)[None, :] % tiles == 0).all(axis=1))[0]
+            found = ratio[self._divisors[cover]].min(initial=np.inf)
+            out[i] = found if np.isfinite(found) else 0.0
+        return out
 
     def _refill_ratio(self, rest: np.ndarray, level: int) -> np.ndarray:
         """(n, T) least ``touched(tile) / iterations(tile)`` over the tiles of ``level`` (boxes dividing ``rest``
