@@ -69,6 +69,11 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   ``j - 1`` has known trips and stride, so B13's words per event of a sliding-window input count each step's exact
   shift and each wrap's interval of shifts, with the tile's values in one residue class (a stride-2 window's columns
   shifted by an odd amount are all new); the innermost loop is one of the lowest level with a loop;
+* B20 **each tensor's own tiles under placement** (:meth:`LowerBound._placed_refills`; with placement): a tensor's tile
+  raised over the loops right above it that do not index it keeps its footprint, and the raised tiles of a level nest,
+  so each tensor's refills take the least words per iteration over the boxes that fit with the outer tensors' words of
+  them (a sliding-window input: a step's new words, :func:`_residue_kept`), the least over the nesting orders of the
+  sum; the tensors other than the output hold beside B14 (:meth:`LowerBound._beside_drains`);
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 and the lanes' joint
   term also hold there when the open fan-out lies right above the tile (:meth:`LowerBound._joint_at_tile`);
@@ -93,7 +98,8 @@ level's whole box (all its loops and those below) whatever the placements: when 
 the box advances on a dimension indexing a plain tensor, the box's next run touches none of the words of
 the previous run, so each of its words of the tensor is filled (drained) at least once in it. Only the
 box no longer needs to fit, so a box not yet known is bounded by the largest one (what is left).
-B10 (:meth:`LowerBound._nested_refills`) couples a level's tensors through their nested tiles. B11 (whole-box
+B10 couples a level's tensors through their nested tiles, B20 (:meth:`LowerBound._placed_refills`, which subsumes
+B10) over the boxes each tensor's own placed tile allows, sliding-window inputs included. B11 (whole-box
 refills, :meth:`LowerBound._held_refills`): where a level's box is known, a plain tensor whose tile holds less than
 its box footprint lies below a loop of the level indexing it and is refilled whole at every event of the level
 whatever the order (times the trips of the level's outermost loop when that loop does not index it); the tensors
@@ -493,8 +499,8 @@ class LowerBound:
         if self.placement and tile is not None and self.arch.levels[fixed_from - 1].fanout is not None:
             options = self._unrolled(rest // tile, fixed_from - 1)
         forced: dict[int, np.ndarray] = {}  # B9: per child level, (n, T) energy a full refill per event adds
-        nested: dict[int, dict[int, tuple]] = {}  # B10 (placement): per child level, tensor -> (h, per word, copies)
-        placed: dict[int, dict[int, tuple]] = {}  # B20 (placement): the same for B10's tensors and sliding-window inputs
+        # B10/B20 (placement): per child level, tensor -> (h, per word, copies) of the plain tensors and window inputs
+        placed: dict[int, dict[int, tuple]] = {}
         wholes: dict[int, dict[int, tuple]] = {}  # B11 (placement): per child level, tensor -> (box words, increment)
         windowed: dict[int, np.ndarray] = {}  # B13: per child level, (n, D) energy a step of each dimension adds
         drain = self._joint_drain(fixed_from, tile)  # B14: (child level, energy per word) of the output's drains
@@ -586,7 +592,7 @@ class LowerBound:
                     whole = (whole[0], extra, np.maximum(whole[2], extra[:, None]))
                 forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = extra
                 if self.placement:
-                    nested.setdefault(ch, {})[t] = placed.setdefault(ch, {})[t] = (h, per_word, copies)
+                    placed.setdefault(ch, {})[t] = (h, per_word, copies)
             elif 0 <= ch < known and self.placement and t != self.out:  # B20: a sliding-window input, its own tiles
                 placed.setdefault(ch, {})[t] = (h, self.energy[ch, t, 1] + hop_per_word, None)
             elif 0 <= ch < known and t != self.out:  # B13: a sliding-window input
@@ -607,14 +613,12 @@ class LowerBound:
                 refills = self._held_refills(wholes[ch], extra, temporal, left, fixed_from, ch)
             else:
                 refills = self._innermost_refills(extra, temporal, left, fixed_from, windowed.get(ch))
-            if ch in nested:
-                refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
-            if ch in placed and self.fit.levels[ch] is not None:  # B20
+            if ch in placed:  # B10 and B20
                 own, *parts = self._placed_refills(placed[ch], spatial, ch)
                 refills = np.maximum(refills, own)
                 if drain is not None and ch == drain[0]:
                     beside = parts
-            if ch not in nested and ch not in wholes:
+            if ch not in placed and ch not in wholes:
                 innermost[ch] = (extra, left, windowed.get(ch), refills)
             energy += refills
             refilled[ch] = refills
@@ -1148,34 +1152,6 @@ class LowerBound:
         """Output words drained ``words`` times plus the reloads: every drain but the first touches of the
         (outputs x ``copies``) words is read back (B9)."""
         return words + np.maximum(0.0, words - self.out_words * copies)
-
-    def _nested_refills(self, entries: dict[int, tuple], spatial: np.ndarray, ch: int) -> np.ndarray:
-        """(n,) B10, per-tensor refills under placement: for each plain tensor ``t`` kept at level ``ch``
-        (``entries``: t -> (compulsory child words, energy per word, output copies or None)), raise its tile over
-        the loops right above it that do not index it (same footprint, so it still fits) to ``R_t``; at every
-        run of ``R_t`` the innermost loop above it moved an index of ``t``, so ``t`` moves
-        ``iterations / prod(extents of R_t in the dims not indexing t)`` words. The ``R`` of the tensors of one
-        level are nested (cuts of one loop sequence); a tensor ``u`` whose ``R_u`` holds ``R_t`` bounds each extent
-        of ``R_t`` in a dimension indexing ``u`` by the words ``u`` holds. The least over the nesting orders of the
-        tensors the level keeps; extents at most what the fan-outs above leave (``_cover``)."""
-        cover = self._cover(spatial, ch).astype(float)
-        kept = [u for u in range(self.T) if self.keeps[ch, u]]
-        best = np.full(spatial.shape[0], np.inf)
-        for outer_first in itertools.permutations(kept):
-            total = np.zeros(spatial.shape[0])
-            for i, t in enumerate(outer_first):
-                if t not in entries:
-                    continue
-                h, per_word, copies = entries[t]
-                extent = cover.copy()
-                for u in outer_first[:i]:
-                    extent[:, self.indexes[u]] = np.minimum(extent[:, self.indexes[u]], self.capacity[ch, u])
-                words = self.iterations / extent[:, ~self.indexes[t]].prod(axis=1)
-                if copies is not None:
-                    words = self._reloaded(words, copies)
-                total += np.maximum(0.0, words - h) * per_word
-            best = np.minimum(best, total)
-        return best
 
     def _placed_refills(self, entries: dict[int, tuple], spatial: np.ndarray,
                         ch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
