@@ -440,10 +440,11 @@ class LowerBound:
                                   for lv in arch.levels])
         self._tiles: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
         # B20 (:meth:`_placed_ratio`): the layer's lattice of boxes, the least ratio per box by (level, tensor, outer
-        # tensors), and the boxes dividing each cover
+        # tensors), the boxes dividing each cover, and the least per (those, cover)
         self._lattice: np.ndarray | None = None
         self._placed_tiles: dict[tuple, np.ndarray] = {}
         self._divisors: dict[tuple[int, ...], np.ndarray] = {}
+        self._placed_least: dict[tuple, float] = {}
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
         self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
         self._ratio_cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}  # B3 (:meth:`_least_ratio`)
@@ -1223,10 +1224,13 @@ class LowerBound:
         ratio = self._placed_tiles[key]
         out = np.empty(len(covers))
         for i, cover in enumerate(map(tuple, covers.tolist())):
-            if cover not in self._divisors:
-                self._divisors[cover] = np.nonzero((np.array(cover)[None, :] % tiles == 0).all(axis=1))[0]
-            found = ratio[self._divisors[cover]].min(initial=np.inf)
-            out[i] = found if np.isfinite(found) else 0.0
+            least = self._placed_least.get((key, cover))
+            if least is None:
+                if cover not in self._divisors:
+                    self._divisors[cover] = np.nonzero((np.array(cover)[None, :] % tiles == 0).all(axis=1))[0]
+                found = ratio[self._divisors[cover]].min(initial=np.inf)
+                least = self._placed_least[(key, cover)] = float(found) if np.isfinite(found) else 0.0
+            out[i] = least
         return out
 
     def _refill_ratio(self, rest: np.ndarray, level: int) -> np.ndarray:
