@@ -181,13 +181,14 @@ TINY = (tiny_rf_arch({"input": 3, "weight": 1, "output": 1}), ops.matmul("m", 3,
 
 
 def test_nested_refills_bind_and_never_exceed_any_completion(monkeypatch: pytest.MonkeyPatch) -> None:
-    """B10 (:meth:`LowerBound._nested_refills`) on a tiny register file (3 input words, 1 weight, 1 output): the
-    bounds with it pass the soundness check, and without it some ancestor's bound is lower where it fits (so
-    the check covers it; the random cases above are too roomy for B10 to bind)."""
+    """B10 and B20 (nested and own-tile refills, :meth:`LowerBound._placed_refills`) on a tiny register file (3 input
+    words, 1 weight, 1 output): the bounds with them pass the soundness check, and without them some ancestor's bound
+    is lower where it fits (so the check covers them; the random cases above are too roomy for them to bind)."""
     arch, op = TINY
     test_placed_bound_never_exceeds_any_completion_and_optimum_is_brute_force(arch, op)
     with_b10 = stage_bounds(arch, op)
-    monkeypatch.setattr(LowerBound, "_nested_refills", lambda self, entries, spatial, ch: np.zeros(len(spatial)))
+    monkeypatch.setattr(LowerBound, "_placed_refills", lambda self, entries, spatial, ch: (
+        np.zeros(len(spatial)), np.zeros((1, len(spatial))), np.zeros((1, len(spatial)))))
     assert_raises_some_bound(with_b10, stage_bounds(arch, op))
 
 

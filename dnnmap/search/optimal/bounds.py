@@ -75,6 +75,11 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   ``j - 1`` has known trips and stride, so B13's words per event of a sliding-window input count each step's exact
   shift and each wrap's interval of shifts, with the tile's values in one residue class (a stride-2 window's columns
   shifted by an odd amount are all new); the innermost loop is one of the lowest level with a loop;
+* B20 **each tensor's own tiles under placement** (:meth:`LowerBound._placed_refills`; with placement): a tensor's tile
+  raised over the loops right above it that do not index it keeps its footprint, and the raised tiles of a level nest,
+  so each tensor's refills take the least words per iteration over the boxes that fit with the outer tensors' words of
+  them (a sliding-window input: a step's new words, :func:`_residue_kept`), the least over the nesting orders of the
+  sum; the tensors other than the output hold beside B14 (:meth:`LowerBound._beside_drains`);
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 and the lanes' joint
   term also hold there when the open fan-out lies right above the tile (:meth:`LowerBound._joint_at_tile`);
@@ -99,7 +104,8 @@ level's whole box (all its loops and those below) whatever the placements: when 
 the box advances on a dimension indexing a plain tensor, the box's next run touches none of the words of
 the previous run, so each of its words of the tensor is filled (drained) at least once in it. Only the
 box no longer needs to fit, so a box not yet known is bounded by the largest one (what is left).
-B10 (:meth:`LowerBound._nested_refills`) couples a level's tensors through their nested tiles. B11 (whole-box
+B10 couples a level's tensors through their nested tiles, B20 (:meth:`LowerBound._placed_refills`, which subsumes
+B10) over the boxes each tensor's own placed tile allows, sliding-window inputs included. B11 (whole-box
 refills, :meth:`LowerBound._held_refills`): where a level's box is known, a plain tensor whose tile holds less than
 its box footprint lies below a loop of the level indexing it and is refilled whole at every event of the level
 whatever the order (times the trips of the level's outermost loop when that loop does not index it); the tensors
@@ -250,7 +256,7 @@ def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
 _window_extent = lru_cache(maxsize=65536)(window_extent)  # B13: per (coefficients, extents) of a tile's axis
 
 
-def _step_words(op: Operator, tiles: np.ndarray, t: int, halo: bool) -> np.ndarray:
+def _step_words(op: Operator, tiles: np.ndarray, t: int, halo: bool, bounds: np.ndarray | None = None) -> np.ndarray:
     """(n, D) B13: a lower bound of the words of tensor ``t`` a child whose tile (contiguous index ranges of ``tiles``
     extents) brings in at one event of a loop on each dimension ``d`` (0 where ``d`` does not index ``t``). On an axis
     where ``d`` is the only term moving (a plain axis) any move of ``d`` gives a disjoint footprint: the whole tile.
@@ -258,7 +264,9 @@ def _step_words(op: Operator, tiles: np.ndarray, t: int, halo: bool) -> np.ndarr
     least ``|c_d| e_d`` (the loop's stride is at least the tile's extent), and the tile's values ``H`` lie in an
     interval of ``span = 1 + sum |c_i| (e_i - 1)``, so the shifted values meet ``H`` in at most ``span - |c_d| e_d``
     of them: at least ``|H| - max(0, span - |c_d| e_d)`` new values, times the other axes' counts. Without halo
-    reuse (``halo`` false) a changed tile is refilled whole. The maximum over the axes ``d`` moves."""
+    reuse (``halo`` false) a changed tile is refilled whole. The maximum over the axes ``d`` moves. With the layer's
+    ``bounds`` (B20, :func:`_residue_kept`) the shift is also a multiple of ``|c_d| e_d`` and the values one residue
+    class, so fewer of them stay."""
     dims = op.dim_names
     tensor = op.tensors[t]
     counts = []
@@ -277,9 +285,33 @@ def _step_words(op: Operator, tiles: np.ndarray, t: int, halo: bool) -> np.ndarr
             if len(live) <= 1 or not halo:
                 new = whole
             else:
-                new = np.maximum(0.0, count - np.maximum(0, span - abs(c) * tiles[:, i])) * (whole / count)
+                kept = (np.maximum(0, span - abs(c) * tiles[:, i]) if bounds is None
+                        else _residue_kept(axis.terms, dims, tiles, span, i, abs(c), int(bounds[i])))
+                new = np.maximum(0.0, count - kept) * (whole / count)
             out[:, i] = np.maximum(out[:, i], new)
     return out
+
+
+def _residue_kept(terms: tuple, dims: tuple[str, ...], tiles: np.ndarray, span: np.ndarray, i: int, c: int,
+                  bound: int) -> np.ndarray:
+    """(n,) B20: the most values of a window axis (``terms``; ``span`` per tile) a step of a loop on dimension ``i``
+    (coefficient ``c``, the layer's ``bound``) can leave in place. The loop's stride is the tile's extent ``e`` times
+    the factors of ``i`` between them, ``k e`` with ``k e`` a proper divisor of ``bound`` (the loop has two trips or
+    more), so the shift is ``k c e``; the tile's values lie in one residue class modulo ``g`` (the gcd of the
+    coefficients of its terms of extent > 1), so a shift ``g`` does not divide keeps none of them and one it divides
+    at most ``ceil((span - k c e) / g)``: the most at the least such ``k`` (0 where there is none: no loop on ``i``
+    can step, or none keeps any)."""
+    e = tiles[:, i]
+    g = np.gcd.reduce([np.where(tiles[:, dims.index(d)] > 1, abs(x), 0) for d, x in terms], axis=0)
+    g = np.where(g > 0, g, 1)
+    kept = np.zeros(len(tiles))
+    found = np.zeros(len(tiles), dtype=bool)
+    for k in range(1, bound):
+        step = k * e
+        ok = ~found & (step < bound) & (bound % step == 0) & ((c * step) % g == 0)
+        kept = np.where(ok, np.ceil(np.maximum(0, span - c * step) / g), kept)
+        found |= ok
+    return kept
 
 
 def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> np.ndarray:
@@ -421,6 +453,12 @@ class LowerBound:
         self.monotone = np.array([[bool(self.plain[t]) or lv.halo_reuse is True for t in range(self.T)]
                                   for lv in arch.levels])
         self._tiles: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+        # B20 (:meth:`_placed_ratio`): the layer's lattice of boxes, the least ratio per box by (level, tensor, outer
+        # tensors), the boxes dividing each cover, and the least per (those, cover)
+        self._lattice: np.ndarray | None = None
+        self._placed_tiles: dict[tuple, np.ndarray] = {}
+        self._divisors: dict[tuple[int, ...], np.ndarray] = {}
+        self._placed_least: dict[tuple, float] = {}
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
         self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
         self._ratio_cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}  # B3 (:meth:`_least_ratio`)
@@ -479,12 +517,14 @@ class LowerBound:
         if self.placement and tile is not None and self.arch.levels[fixed_from - 1].fanout is not None and full:
             options = self._unrolled(rest // tile, fixed_from - 1)
         forced: dict[int, np.ndarray] = {}  # B9: per child level, (n, T) energy a full refill per event adds
-        nested: dict[int, dict[int, tuple]] = {}  # B10 (placement): per child level, tensor -> (h, per word, copies)
+        # B10/B20 (placement): per child level, tensor -> (h, per word, copies) of the plain tensors and window inputs
+        placed: dict[int, dict[int, tuple]] = {}
         wholes: dict[int, dict[int, tuple]] = {}  # B11 (placement): per child level, tensor -> (box words, increment)
         windowed: dict[int, np.ndarray] = {}  # B13: per child level, (n, D) energy a step of each dimension adds
         drain = self._joint_drain(fixed_from, tile) if full else None  # B14: (child level, energy per word) of the
         # output's drains
         counted = np.zeros(n)  # B14: what the bound counts for that pair (and the refills at its child level)
+        beside: list[np.ndarray] | None = None  # B20 at B14's child: per nesting order, the others' and output's refills
         # B18 (widened space, the root's factor stage): the plain tensors' pairs whose bound takes their own best root order
         joint: list[tuple] | None = ([] if (self.placement or self.both_axes) and by_order is not None and full
                                      and known == fixed_from == self.L - 1 else None)
@@ -573,8 +613,10 @@ class LowerBound:
                     whole = (whole[0], extra, np.maximum(whole[2], extra[:, None]))
                 forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = extra
                 if self.placement:
-                    nested.setdefault(ch, {})[t] = (h, per_word, copies)
-            elif 0 <= ch < known and not self.placement and t != self.out and refills:  # B13: a sliding-window input
+                    placed.setdefault(ch, {})[t] = (h, per_word, copies)
+            elif 0 <= ch < known and self.placement and t != self.out and refills:  # B20: a sliding-window input, its own tiles
+                placed.setdefault(ch, {})[t] = (h, self.energy[ch, t, 1] + hop_per_word, None)
+            elif 0 <= ch < known and t != self.out and refills:  # B13: a sliding-window input
                 per_word = self.energy[ch, t, 1] + hop_per_word
                 steps = self._window_refills(t, ch, temporal, rest, tile, fixed_from, h, per_word)
                 if ch == fixed_from - 1 and full:  # B19: every loop's trips and stride known, so the wraps' words too
@@ -584,7 +626,7 @@ class LowerBound:
                 wholes.setdefault(ch, {})[t] = whole
         energy += hop @ self.hop_energy
         innermost: dict[int, tuple] = {}  # B15: per child level refilled by B9/B13 alone, (extra, left, by_dim, refills)
-        for ch in sorted(set(forced) | set(wholes) | set(windowed)):  # loops left above the child: none, level j's
+        for ch in sorted(set(forced) | set(wholes) | set(windowed) | set(placed)):  # loops left above the child
             left = (rest // rest if ch == fixed_from - 1 else rest // tile if tile is not None and ch == fixed_from - 2
                     else rest)  # (rest / tile), or rest
             extra = forced.get(ch, np.zeros((n, self.T)))
@@ -592,9 +634,12 @@ class LowerBound:
                 refills = self._held_refills(wholes[ch], extra, temporal, left, fixed_from, ch)
             else:
                 refills = self._innermost_refills(extra, temporal, left, fixed_from, windowed.get(ch))
-            if ch in nested:
-                refills = np.maximum(refills, self._nested_refills(nested[ch], spatial, ch))
-            elif ch not in wholes:
+            if ch in placed:  # B10 and B20
+                own, *parts = self._placed_refills(placed[ch], spatial, ch)
+                refills = np.maximum(refills, own)
+                if drain is not None and ch == drain[0]:
+                    beside = parts
+            if ch not in placed and ch not in wholes:
                 innermost[ch] = (extra, left, windowed.get(ch), refills)
             energy += refills
             refilled[ch] = refills
@@ -610,7 +655,12 @@ class LowerBound:
         if drain is not None:  # B14: a joint sum that also holds the output pair's drains (its least: one copy) and the
             # parent's update of every output word, in place of ``counted`` (that pair and its child's refills) when larger
             extra, lanes = self._joint_lanes(spatial, rest, fixed_from, tile, objective == "edp", drains=True)
-            fronts.append((np.maximum(0.0, extra - (counted - self.out_words * (drain[1] + drain[2]))[:, None]), lanes))
+            first = self.out_words * (drain[1] + drain[2])
+            replaced = counted - first
+            if beside is not None:  # B20's other tensors beside B14 (at its largest point: sound for every point)
+                pair = counted - refilled[drain[0]] - coupled  # the output pair's own bound
+                replaced = replaced - self._beside_drains(*beside, extra.max(axis=1) + first - pair)
+            fronts.append((np.maximum(0.0, extra - replaced[:, None]), lanes))
         added = np.max([extra[:, 0] for extra, _ in fronts], axis=0)
         if joint:  # B18 in place of those pairs' own bounds and the refills at their children (docs: what it replaces)
             least, now = self._root_order(joint, temporal, spatial, fixed_from, sweeps, tile_words, runs)
@@ -1125,33 +1175,84 @@ class LowerBound:
         (outputs x ``copies``) words is read back (B9)."""
         return words + np.maximum(0.0, words - self.out_words * copies)
 
-    def _nested_refills(self, entries: dict[int, tuple], spatial: np.ndarray, ch: int) -> np.ndarray:
-        """(n,) B10, per-tensor refills under placement: for each plain tensor ``t`` kept at level ``ch``
-        (``entries``: t -> (compulsory child words, energy per word, output copies or None)), raise its tile over
-        the loops right above it that do not index it (same footprint, so it still fits) to ``R_t``; at every
-        run of ``R_t`` the innermost loop above it moved an index of ``t``, so ``t`` moves
-        ``iterations / prod(extents of R_t in the dims not indexing t)`` words. The ``R`` of the tensors of one
-        level are nested (cuts of one loop sequence); a tensor ``u`` whose ``R_u`` holds ``R_t`` bounds each extent
-        of ``R_t`` in a dimension indexing ``u`` by the words ``u`` holds. The least over the nesting orders of the
-        tensors the level keeps; extents at most what the fan-outs above leave (``_cover``)."""
-        cover = self._cover(spatial, ch).astype(float)
+    def _placed_refills(self, entries: dict[int, tuple], spatial: np.ndarray,
+                        ch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """B20 (docs/search.md, "B20: each tensor's own tiles under placement"): B10 with each tensor's refills priced
+        over the boxes its own placed tile allows. ``entries``: t -> (compulsory child words, energy per word, output
+        copies or None) of the plain tensors and sliding-window inputs kept at level ``ch``. A tensor's tile raised
+        over the loops right above it that do not index it, ``R_t``, keeps its footprint, so it fits with the tiles of
+        the tensors whose raised tiles hold it (those hold its extents in their dimensions, so at least its words of
+        them: :meth:`_placed_ratio`); the raised tiles of one level nest, so the least over the nesting orders of the
+        summed refills is a bound. Returns it (n,) and, per nesting order (P, n), the refills of the tensors other than
+        the output and the output's (B14 replaces the output's alone, :meth:`_beside_drains`)."""
+        cover = self._cover(spatial, ch)
+        keys, inverse = unique_rows(cover)
+        rows = inverse.reshape(-1)
         kept = [u for u in range(self.T) if self.keeps[ch, u]]
-        best = np.full(spatial.shape[0], np.inf)
+        others, outs = [], []
         for outer_first in itertools.permutations(kept):
-            total = np.zeros(spatial.shape[0])
+            rest, out = np.zeros(len(cover)), np.zeros(len(cover))
             for i, t in enumerate(outer_first):
                 if t not in entries:
                     continue
                 h, per_word, copies = entries[t]
-                extent = cover.copy()
-                for u in outer_first[:i]:
-                    extent[:, self.indexes[u]] = np.minimum(extent[:, self.indexes[u]], self.capacity[ch, u])
-                words = self.iterations / extent[:, ~self.indexes[t]].prod(axis=1)
+                words = self.iterations * self._placed_ratio(keys, ch, t, frozenset(outer_first[:i]))[rows]
                 if copies is not None:
                     words = self._reloaded(words, copies)
-                total += np.maximum(0.0, words - h) * per_word
-            best = np.minimum(best, total)
-        return best
+                refills = np.maximum(0.0, words - h) * per_word
+                if t == self.out:
+                    out += refills
+                else:
+                    rest += refills
+            others.append(rest)
+            outs.append(out)
+        others, outs = np.array(others), np.array(outs)
+        return (others + outs).min(axis=0), others, outs
+
+    @staticmethod
+    def _beside_drains(others: np.ndarray, outs: np.ndarray, joint: np.ndarray) -> np.ndarray:
+        """(n,) B20 beside B14: B14 bounds the output's pair (and the lanes') jointly, ``joint`` (n,) more than the
+        output pair's own bound, in place of the refills at its child; the other tensors' refills of B20 (``others``,
+        per nesting order) hold beside it: the least over the orders of ``others + max(0, outs - joint)``, what the
+        bound adds to B14's term."""
+        return (others + np.maximum(0.0, outs - joint[None, :])).min(axis=0)
+
+    def _placed_ratio(self, covers: np.ndarray, level: int, t: int, outer: frozenset[int]) -> np.ndarray:
+        """(u,) B20: per row of ``covers`` (the extents one instance of ``level`` runs), the least words of tensor ``t``
+        its child moves per iteration, over the boxes ``R`` dividing it that may be ``t``'s raised tile: ``t``'s words
+        of ``R`` and, for each tensor ``u`` of ``outer`` (whose raised tiles hold ``R``), ``u``'s words of ``R`` fit the
+        level together (:class:`Capacity`, the other tensors taking one word). A plain tensor moves ``touched_t(R)``
+        at each run of ``R`` (the loop right above ``R`` moves an index of it: a disjoint footprint), a sliding-window
+        input at least the new words of a step of that loop (:func:`_step_words` with halo reuse: the child holds at
+        the run's start only a tile of the previous run's footprint) at half of the runs, or at all of them
+        (:meth:`_every_event`); the least over the loop's dimensions. The least per box of the layer's lattice is
+        computed once per (level, tensor, outer tensors), the least over a cover's divisors once per cover."""
+        if self._lattice is None:
+            self._lattice = divisor_lattice(tuple(int(x) for x in self.bounds))
+        tiles = self._lattice
+        key = (level, t, outer)
+        if key not in self._placed_tiles:
+            covers_of = np.ones((len(tiles), self.T, self.op_dims), dtype=np.int64)
+            covers_of[:, sorted(outer | {t})] = tiles[:, None, :]
+            size = tiles.prod(axis=1).astype(float)
+            least = touched_lower(self.op, tiles, contiguous=True)[:, t] / size  # plain, or no loop above R: once
+            if not self.plain[t]:
+                share = np.where(self._every_event(tiles, t), 1.0, 0.5)
+                per = _step_words(self.op, tiles, t, True, self.bounds) * share / size[:, None]
+                moving = self.indexes[t] & (self.bounds > 1)
+                least = np.minimum(least, per[:, moving].min(axis=1)) if moving.any() else least
+            self._placed_tiles[key] = np.where(self.fit.fits(level, covers_of), least, np.inf)
+        ratio = self._placed_tiles[key]
+        out = np.empty(len(covers))
+        for i, cover in enumerate(map(tuple, covers.tolist())):
+            least = self._placed_least.get((key, cover))
+            if least is None:
+                if cover not in self._divisors:
+                    self._divisors[cover] = np.nonzero((np.array(cover)[None, :] % tiles == 0).all(axis=1))[0]
+                found = ratio[self._divisors[cover]].min(initial=np.inf)
+                least = self._placed_least[(key, cover)] = float(found) if np.isfinite(found) else 0.0
+            out[i] = least
+        return out
 
     def _refill_ratio(self, rest: np.ndarray, level: int) -> np.ndarray:
         """(n, T) least ``touched(tile) / iterations(tile)`` over the tiles of ``level`` (boxes dividing ``rest``
