@@ -12,7 +12,7 @@ from dnnmap.arch.spec import load_arch
 from dnnmap.fusion.costing import volume_bytes
 from dnnmap.fusion.geometry import FusionError
 from dnnmap.fusion.group import build_group
-from dnnmap.fusion.network import fuse_network
+from dnnmap.fusion.network import FusionResult
 from dnnmap.fusion.proof import prove
 from dnnmap.fusion.tile_search import channel_tiles
 from dnnmap.fusion.tiling import plan_tiles
@@ -73,9 +73,8 @@ def test_bound_counts_only_the_pixels_a_strided_window_reads() -> None:
     assert prove(net, plan_tiles(group, 2, 2, 2), 0).counts.dram_words > bound.total_words
 
 
-def test_fused_schedule_prints_its_bound_and_never_goes_below_it() -> None:
-    arch = load_arch("hwff_config1")
-    result = fuse_network(vgg16_e_prefix(size=32, widths=(8, 8, 8)), arch, "auto", 3, "energy")
+def test_fused_schedule_prints_its_bound_and_never_goes_below_it(vgg_prefix_fused: FusionResult) -> None:
+    arch, result = load_arch("hwff_config1"), vgg_prefix_fused
     assert result.candidates
     for g in result.candidates:
         assert g.cost.dram_bytes >= volume_bytes(arch, g.tiling.bound) > 0

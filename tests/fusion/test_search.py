@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from dnnmap.arch.spec import load_arch
 from dnnmap.cli.main import app
 from dnnmap.fusion.costing import Cost
-from dnnmap.fusion.network import fuse_network
+from dnnmap.fusion.network import FusionResult
 from dnnmap.fusion.partition import array_shape, packs, spatial_partitions, temporal_share
 from dnnmap.fusion.schedule import dp_schedule, greedy_schedule
 from dnnmap.fusion.search import FusionSearch, GroupSchedule, LayerCost, beats_single
@@ -72,9 +72,8 @@ def test_fusion_is_kept_only_when_better_than_single() -> None:
     assert not beats_single(_group(("a", "b"), 10.0, 10.0), "energy")
 
 
-def test_dp_schedule_never_loses_to_unfused_or_greedy() -> None:
-    net = vgg16_e_prefix(size=32, widths=(8, 8, 8))
-    result = fuse_network(net, ARCH, "auto", 3, "energy")
+def test_dp_schedule_never_loses_to_unfused_or_greedy(vgg_prefix_fused: FusionResult) -> None:
+    net, result = vgg16_e_prefix(size=32, widths=(8, 8, 8)), vgg_prefix_fused
     assert result.schedule.score <= min(result.greedy.score, result.unfused.score)
     assert all(g.score("energy") < g.single_score("energy") for g in result.schedule.fused)
     covered = [n for g in result.schedule.groups for n in g.layers]

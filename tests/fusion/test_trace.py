@@ -27,23 +27,18 @@ ARCH = load_arch("hwff_config1")
 
 
 @pytest.fixture(scope="module")
-def vgg_result() -> FusionResult:
-    return fuse_network(vgg16_e_prefix(size=32, widths=(8, 8, 8)), ARCH, "auto", 3, "energy")
-
-
-@pytest.fixture(scope="module")
-def tiled_result(vgg_result: FusionResult) -> FusionResult:
+def tiled_result(vgg_prefix_fused: FusionResult) -> FusionResult:
     """The same schedule with every fused group forced onto many tiles (4x4 bottom tiles, T_of slicing
     where the bottom layer allows it), so that the trace has several tiles, chunks and evictions."""
     groups = []
-    for g in vgg_result.schedule.groups:
+    for g in vgg_prefix_fused.schedule.groups:
         if g.tiling is not None:
             group = g.tiling.plan.group
             tof = group.bottom.out_channels // 2 if group.bottom.has_weights else None
             plan = plan_tiles(group, 4, 4, tof)
             g = replace(g, tiling=TileChoice(plan, fusion_buffer(plan), offchip_volume(plan)))
         groups.append(g)
-    return replace(vgg_result, schedule=Schedule(tuple(groups), vgg_result.schedule.objective))
+    return replace(vgg_prefix_fused, schedule=Schedule(tuple(groups), vgg_prefix_fused.schedule.objective))
 
 
 def check_trace(result: FusionResult) -> dict:
@@ -92,9 +87,9 @@ def check_trace(result: FusionResult) -> dict:
     return data
 
 
-def test_trace_of_the_chosen_schedule_is_valid(vgg_result: FusionResult) -> None:
-    assert vgg_result.schedule.fused
-    check_trace(vgg_result)
+def test_trace_of_the_chosen_schedule_is_valid(vgg_prefix_fused: FusionResult) -> None:
+    assert vgg_prefix_fused.schedule.fused
+    check_trace(vgg_prefix_fused)
 
 
 def test_trace_with_many_tiles_is_valid_and_its_peak_is_the_executors(tiled_result: FusionResult) -> None:

@@ -212,9 +212,10 @@ APPLICATIONS = {"MobileNetV2": "mobilenetv2", "ResNet50": "resnet50_v1", "Incept
                 "VGG16": "vgg16"}
 
 
-@pytest.mark.parametrize("app", [  # 7-17 s each, mostly the export; InceptionV3 and VGG16 only with -m slow
-    "MobileNetV2", "ResNet50", pytest.param("InceptionV3", marks=pytest.mark.slow),
-    pytest.param("VGG16", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("app", [  # 7-17 s each, mostly the export; all but MobileNetV2 only with -m slow (its residual
+    # adds, depthwise convs and folded batch-norms are the whole-application case; test_tensorflow_ops has max-pool
+    # and explicit padding, test_import_keras the other applications' configurations)
+    "MobileNetV2", *(pytest.param(app, marks=pytest.mark.slow) for app in ("ResNet50", "InceptionV3", "VGG16"))])
 def test_keras_application_export_matches_zoo(tmp_path: Path, app: str) -> None:
     model = getattr(keras.applications, app)(weights=None, classifier_activation=None)
     n_bn = sum(type(layer).__name__ == "BatchNormalization" for layer in model.layers)
