@@ -681,7 +681,9 @@ class LowerBound:
             box = np.ones((spatial.shape[0], self.op_dims), dtype=np.int64)
             for m in fans:
                 box = box * spatial[:, m]
-            step = rest if fans == [fixed_from] else None  # the levels below the fan-out: folded into ``rest``
+            # the fan-out's stride: the levels below it, folded into ``rest``; level 0's fan-out has none below it
+            # (level 0's own loops, in ``rest`` at its factor stage, lie above it): stride 1
+            step = (rest if fixed_from > 0 else np.ones_like(rest)) if fans == [fixed_from] else None
             return self.iterations * _lane_box_words(self.op, box, step)[:, t] / box.prod(axis=1)
         if not self.plain[t]:
             return self.iterations * self._window_lane_ratio(t, spatial, rest, fixed_from, fans, tile)
