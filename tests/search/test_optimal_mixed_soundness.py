@@ -9,7 +9,8 @@ convolutions, GEMMs, poolings, element-wise layers), and a space: shared boundar
 unrolling of every 2-D fan-out, or both. :func:`violations` enumerates the space with the independent brute force
 (``brute_force.all_mappings`` and every placement, ``test_optimal_placement.placed_space``) and, for every objective,
 checks every ancestor's bound and tile bound against every completion's cost
-(``test_optimal_placement.assert_bounds_below``) and the certified optimum against the brute-force one.
+(``test_optimal_placement.assert_bounds_below``) and the certified optimum against the brute-force one, the search
+started from Sunstone's mapping and from the worst one (so the tree's pruning rules, not the start, find it).
 
 The default suite checks a fixed draw (:data:`CASES`) and the regression cases found by the long run; the ``slow`` test
 a larger draw. The long run (the command in docs/search.md)::
@@ -32,6 +33,7 @@ from dnnmap.arch.spec import ArchSpec, parse_arch
 from dnnmap.cost.model import CostModel
 from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.errors import DnnmapError
+from dnnmap.search.mappers import SearchResult
 from dnnmap.search.optimal import optimal_search
 from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.workload import ops
@@ -118,10 +120,15 @@ def violations(arch: ArchSpec, op: Operator, space: str, objectives: tuple[str, 
                 continue
             bb = BranchAndBound(op, arch, objective, model, placement=placement, both_axes=wide)
             assert_bounds_below(bb, batch, truth, ok, placed_ancestors if placement else ancestors)
-            found = optimal_search(op, arch, objective, incumbent=None, placement=placement, both_axes=names)
-            best = float(found.result.cost.objective(objective)[0])
-            assert found.certificate.proven, (objective, "not proven")
-            assert best == pytest.approx(float(truth.min()), rel=1e-9), (objective, "optimum", best, float(truth.min()))
+            # from Sunstone's start and from the worst mapping (then the tree's pruning, not the start, finds the optimum)
+            worst = int(np.argmax(np.where(ok, truth, -np.inf)))
+            poor = SearchResult(op, arch, batch.mapping(worst, op, arch), cost, 1, 1, 0.0, "worst")
+            for start in (None, poor):
+                found = optimal_search(op, arch, objective, incumbent=start, placement=placement, both_axes=names)
+                best = float(found.result.cost.objective(objective)[0])
+                assert found.certificate.proven, (objective, "not proven")
+                assert best == pytest.approx(float(truth.min()), rel=1e-9), (objective, "optimum from", start and
+                                                                             start.mapper, best, float(truth.min()))
         except (AssertionError, pytest.fail.Exception) as e:
             out.append(f"{objective}: {e}")
         except Exception as e:  # noqa: BLE001 - any crash on a legal case is a finding
