@@ -12,10 +12,11 @@ checks every ancestor's bound and tile bound against every completion's cost
 (``test_optimal_placement.assert_bounds_below``) and the certified optimum against the brute-force one, the search
 started from Sunstone's mapping and from the worst one (so the tree's pruning rules, not the start, find it).
 
-The default suite checks a fixed draw (:data:`CASES`) and the regression cases found by the long run; the ``slow`` test
-a larger draw. The long run (the command in docs/search.md)::
+The default suite checks fixed cases of one draw (:data:`CASES`) and the regression cases found by the long run; the
+``slow`` tests that those cases exercise the rules, and larger draws. The long run, from the repository's root::
 
-    nice python tests/search/test_optimal_mixed_soundness.py --seed 1 --cases 1000 --out fuzz1.jsonl
+    PYTHONPATH=.:tests/search:tests/support nice -n 10 python tests/search/test_optimal_mixed_soundness.py \\
+        --seed 1 --cases 1000 --out fuzz1.jsonl
 """
 
 from __future__ import annotations
@@ -82,20 +83,22 @@ def wide_levels(arch: ArchSpec) -> list[str]:
     return [lv.name for lv in arch.levels if lv.fanout is not None and len(lv.fanout.shape) == 2]
 
 
-def mixed_case(seed: int, i: int) -> tuple[ArchSpec, Operator, str] | None:
+def mixed_case(seed: int, i: int, mappings: int = MAPPINGS, placed: int = PLACED,
+               levels: int = 2) -> tuple[ArchSpec, Operator, str] | None:
     """Case ``i`` of draw ``seed`` (reproducible alone): an architecture, a layer and a space, or None where the
-    brute force would be too large or the space is the same as a smaller one's (both axes without a 2-D fan-out)."""
+    brute force would hold more than ``mappings`` mappings (``placed`` placed ones), the architecture has fewer than
+    ``levels`` levels, or the space is the same as a smaller one's (both axes without a 2-D fan-out)."""
     rng = np.random.default_rng([seed, i])
     arch = ARCHS[int(rng.integers(0, len(ARCHS)))](rng, i)
     op = LAYERS[int(rng.integers(0, len(LAYERS)))](rng, i)
     space = SPACES[int(rng.integers(0, len(SPACES)))]
     both = space in ("both_axes", "both")
-    if both and not wide_levels(arch):
+    if (both and not wide_levels(arch)) or len(arch.levels) < levels:
         return None
     maps = all_mappings(op, arch, both=both)
-    if len(maps) > MAPPINGS:
+    if len(maps) > mappings:
         return None
-    if space in ("placement", "both") and sum(len(placements(m, op, arch)) for m in maps) > PLACED:
+    if space in ("placement", "both") and sum(len(placements(m, op, arch)) for m in maps) > placed:
         return None
     return arch, op, space
 
@@ -268,11 +271,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cases", type=int, default=1000)
     p.add_argument("--start", type=int, default=0)
     p.add_argument("--out", required=True)
+    p.add_argument("--mappings", type=int, default=MAPPINGS, help="most brute-force mappings of a case")
+    p.add_argument("--placed", type=int, default=PLACED, help="most placed mappings of a case")
+    p.add_argument("--levels", type=int, default=2, help="fewest memory levels of a case")
     args = p.parse_args(argv)
     with open(args.out, "a") as f:
         for i in range(args.start, args.cases):
             t = time.process_time()
-            case = mixed_case(args.seed, i)
+            case = mixed_case(args.seed, i, args.mappings, args.placed, args.levels)
             if case is None:
                 continue
             arch, op, space = case
