@@ -52,7 +52,8 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B14 **output drains in the joint unrolling** (:meth:`LowerBound._drain_pair`): at the root's open fan-out, the
   output pair across it drains ``outputs x copies(U)`` words (each copy of B4 at least once) and its parent gets every
   output word: one unrolling ``U`` for these and the lanes' pairs; the joint sum replaces what the bound counts for
-  those parts when larger (:meth:`LowerBound._joint_drain`), with per-tensor placement too;
+  those parts when larger (:meth:`LowerBound._joint_drain`), with per-tensor placement too (at the tile bound without
+  placement only);
 * B15 **two child levels under one innermost loop** (:meth:`LowerBound._coupled_refills`): the innermost loop above level
   ``c - 1`` is level ``c``'s own (on a dimension of its tile) or, when level ``c`` has none, the one above ``c``: B9/B13 of
   the two levels together, the least over both cases, instead of each level's least on its own;
@@ -81,8 +82,9 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   them (a sliding-window input: a step's new words, :func:`_residue_kept`), the least over the nesting orders of the
   sum; the tensors other than the output hold beside B14 (:meth:`LowerBound._beside_drains`);
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
-  level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 and the lanes' joint
-  term also hold there when the open fan-out lies right above the tile (:meth:`LowerBound._joint_at_tile`);
+  level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (without placement)
+  and the lanes' joint term also hold there when the open fan-out lies right above the tile
+  (:meth:`LowerBound._joint_at_tile`);
 * B6 latency: compute cycles ``>= max(iterations / lanes x cycles per step, the unit's least cycles)`` (the
   vector unit's for pooling and element-wise layers), lanes at most the fixed spatial factors times,
   per unfixed fan-out, the largest product of legal spatial factors dividing what is left (with
@@ -752,7 +754,9 @@ class LowerBound:
             box = np.ones((spatial.shape[0], self.op_dims), dtype=np.int64)
             for m in fans:
                 box = box * spatial[:, m]
-            step = rest if fans == [fixed_from] else None  # the levels below the fan-out: folded into ``rest``
+            # the fan-out's stride: the levels below it, folded into ``rest``; level 0's fan-out has none below it
+            # (level 0's own loops, in ``rest`` at its factor stage, lie above it): stride 1
+            step = (rest if fixed_from > 0 else np.ones_like(rest)) if fans == [fixed_from] else None
             return self.iterations * _lane_box_words(self.op, box, step)[:, t] / box.prod(axis=1)
         if not self.plain[t]:
             return self.iterations * self._window_lane_ratio(t, spatial, rest, fixed_from, fans, tile)
