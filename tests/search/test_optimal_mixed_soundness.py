@@ -154,7 +154,7 @@ RULES: dict[str, tuple[object, str, Callable]] = {
     "B20 own placed tiles": (LowerBound, "_placed_refills", lambda self, entries, spatial, ch: (
         np.zeros(len(spatial)), np.zeros((1, len(spatial))), np.zeros((1, len(spatial))))),
     "B11 whole-box refills": (LowerBound, "_held_refills", lambda self, wholes, extra, *a: np.zeros(len(extra))),
-    "B13 window steps": (bounds, "_step_words", lambda op, tiles, t, halo: np.zeros((len(tiles), len(op.dim_names)))),
+    "B13 window steps": (bounds, "_step_words", lambda op, tiles, t, halo, *a: np.zeros((len(tiles), len(op.dim_names)))),
     "B14 output drains": (LowerBound, "_drain_pair", lambda self, m: None),
     "B15 coupled refills": (LowerBound, "_coupled_refills", lambda self, innermost, temporal, *a: np.zeros(
         len(temporal))),
