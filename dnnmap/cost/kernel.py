@@ -535,7 +535,7 @@ def nest_structure(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, b: int, co
     for j in range(L - 1, 0, -1):
         level_nest[j - 1, LN_INST] = level_nest[j, LN_INST] * level_nest[j, LN_SPATIAL]
     lanes = level_nest[0, LN_INST] * level_nest[0, LN_SPATIAL]
-    n_loops = 0
+    n_loops = np.int64(0)  # as steps: a literal 0 compiled network_words once more
     for j in range(L):
         level_nest[j, LN_FIRST_LOOP] = n_loops
         for k in range(D - 1, -1, -1):
@@ -726,13 +726,13 @@ def placed_tile(above: np.ndarray, b: int, t: int, c: int, level_nest: np.ndarra
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def tile_walk_start(above: np.ndarray | None, b: int, t: int, c: int, level_nest: np.ndarray, loops: np.ndarray,
+def tile_walk_start(above: np.ndarray, b: int, t: int, c: int, level_nest: np.ndarray, loops: np.ndarray,
                     cover: np.ndarray, tile_cover: np.ndarray) -> tuple[np.ndarray, int, int]:
     """Where the events of tensor ``t`` at child level ``c`` start: (coverage, first row, first loop) - the
     level's coverage from the next row, or, for a tensor placed inside its level's loops (``placed_tile``),
     its tile's coverage from row 0 with that many loops more."""
     first = level_nest[c + 1, LN_FIRST_LOOP]
-    if above is not None and c >= 0:
+    if above.shape[0] > 0 and c >= 0:  # empty: no mapping of the batch places a tensor
         placed = placed_tile(above, b, t, c, level_nest, loops, cover, tile_cover)
         if placed > 0:
             return tile_cover, 0, first - placed
@@ -1084,7 +1084,7 @@ def network_words(pairs: np.ndarray, pi: int, b: int, above: np.ndarray, counts:
     ``j`` as its parent (the grid of the children under one level-``j`` instance), into ``net_counts``.
     Needs the pair's counts (written by :func:`evaluate_range`) and overwrites the pair scratch; runs in
     :func:`network_range`, only when a fan-out has a network bandwidth. ``scale``: the pair's words per dense word
-    (:func:`pair_scale`); ``above``: per-tensor placement or None (:func:`placed_tile`, into ``tile_cover``)."""
+    (:func:`pair_scale`); ``above``: per-tensor placement, empty when none (:func:`placed_tile`, into ``tile_cover``)."""
     t = pairs[pi, PR_TENSOR]
     c = pairs[pi, PR_CHILD]
     p = pairs[pi, PR_PARENT]
@@ -1308,7 +1308,8 @@ def evaluate_range(tf: np.ndarray, sf: np.ndarray, order: np.ndarray, pairs: np.
     the DRAM axis order of tensor ``t`` (outermost first), or None when no pair needs DRAM bursts: the
     burst code is then pruned before typing (numba's dead-branch pruning of ``layout is not None``) and
     never compiled, a specialization of its own in numba's cache; ``above`` (B, L, T) per-tensor placement
-    (:func:`placed_tile`), or None when no mapping of the batch places a tensor (pruned the same way);
+    (:func:`placed_tile`), or an empty (0, L, T) array when no mapping of the batch places a tensor (an array
+    either way, not None: the placement code is small, a second specialization of the kernel is not);
     ``operator = (bounds, ax_nterm, ax_terms, tensor_axes, dim_rel, dim_terms, sizes)``: the dimensions'
     bounds, tensor ``t``'s axis ``x`` as the sum over its ``ax_nterm[t, x]`` terms ``ax_terms[t, x, k]``
     of coefficient x dimension, each tensor's (window) axes, each dimension's terms, the axis extents;

@@ -191,6 +191,9 @@ class CostModel:
         scalars[kernel.S_OVERLAP] = float(arch.overlap)
         scalars[kernel.S_BURST_MODEL] = float(burst_model)
         self._burst_model = burst_model  # else the kernel gets no layouts: its burst code is not even compiled
+        # the kernel's placement argument when no mapping places a tensor: an empty array, not None, so that the
+        # kernel is not compiled once more for it (docs/cost-model.md section 5)
+        self._no_above = np.zeros((0, self.L, self.T), dtype=np.int64)
         scalars[kernel.S_SPARSE] = float(self.sparse is not None)
         scalars[kernel.S_STEP_SCALE] = skip * self.unit.cycles  # effectual steps x cycles per step
         self._scalars = scalars
@@ -315,7 +318,7 @@ class CostModel:
                 np.ascontiguousarray(batch.spatial, dtype=np.int64),
                 np.ascontiguousarray(batch.order, dtype=np.int64), self._pairs(np.asarray(batch.keeps, dtype=bool)),
                 self._layouts(batch) if self._burst_model else None,
-                None if batch.above is None else np.ascontiguousarray(batch.above, dtype=np.int64),
+                self._no_above if batch.above is None else np.ascontiguousarray(batch.above, dtype=np.int64),
                 self._operator, self._arch, outputs)
         done, base = 0, int(self._sizes.max())
         while done < B:  # more than one call only when an imperfect factorization needs larger bitmaps
