@@ -24,6 +24,7 @@ from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.workload.ir import Operator
 from test_optimal_placement import CASES as PLACED, assert_bounds_below, placed_ancestors, placed_space
+from test_optimal_placed_rf import stage_bounds  # every stage and the tile bound, every objective
 from test_optimal_windowed_bounds import PLACED_CASES as WINDOWED
 
 # cases where B14 (the first two) and B18 (the last two) bind under placement, found by taking each out on every placed
@@ -35,20 +36,6 @@ ORIGINAL_DRAIN = LowerBound._drain_pair
 
 def _ids(cases: list[tuple[ArchSpec, Operator]]) -> list[str]:
     return [f"{a.name}-{op.name}-{k}" for k, (a, op) in enumerate(cases)]
-
-
-def stage_bounds(arch: ArchSpec, op: Operator) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(bound, cost) of every placed brute-force mapping's ancestor at every stage, for every objective."""
-    batch = placed_space(op, arch)
-    model = CostModel(op, arch)
-    cost = model.evaluate(batch)
-    out = []
-    for objective in OBJECTIVES:
-        bb = BranchAndBound(op, arch, objective, model, placement=True)
-        truth = cost.objective(objective)
-        out += [(bb._bound(placed_ancestors(batch, kind, j), stage), truth)
-                for stage, (kind, j) in enumerate(bb.stages[:-1])]
-    return out
 
 
 @pytest.mark.parametrize("arch,op", BIND, ids=_ids(BIND))
