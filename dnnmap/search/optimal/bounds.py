@@ -384,8 +384,8 @@ def _least_count(c1: int, c2: int, a: int, b: int, q1: int, q2: int) -> int:
 # only raise a bound, so every tier is a lower bound; the search asks for a higher one only where a lower one does not
 # already reach the incumbent
 TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
-TIER_REFILLS = 1  # and B7-B10, B13, B15, B16: capacity per sweep, disjoint footprints, refills
-TIER_FULL = 2  # and B11, B14, B18, B19, the lanes' joint term: per-budget tables and Pareto fronts, B19's strides
+TIER_REFILLS = 1  # and B7-B9, B13, B15, B16, B20: capacity per sweep, disjoint footprints, refills
+TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, the lanes' joint term: per-budget tables and Pareto fronts, B19's strides
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
 
