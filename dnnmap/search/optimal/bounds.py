@@ -523,8 +523,8 @@ class LowerBound:
         placed: dict[int, dict[int, tuple]] = {}
         wholes: dict[int, dict[int, tuple]] = {}  # B11 (placement): per child level, tensor -> (box words, increment)
         windowed: dict[int, np.ndarray] = {}  # B13: per child level, (n, D) energy a step of each dimension adds
-        drain = self._joint_drain(fixed_from, tile) if full else None  # B14: (child level, energy per word) of the
-        # output's drains
+        # B14: (child level, energy per word) of the output's drains
+        drain = self._joint_drain(fixed_from, tile) if full else None
         counted = np.zeros(n)  # B14: what the bound counts for that pair (and the refills at its child level)
         beside: list[np.ndarray] | None = None  # B20 at B14's child: per nesting order, the others' and output's refills
         # B18 (widened space, the root's factor stage): the plain tensors' pairs whose bound takes their own best root order
@@ -616,7 +616,7 @@ class LowerBound:
                 forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = extra
                 if self.placement:
                     placed.setdefault(ch, {})[t] = (h, per_word, copies)
-            elif 0 <= ch < known and self.placement and t != self.out and refills:  # B20: a sliding-window input, its own tiles
+            elif 0 <= ch < known and self.placement and t != self.out and refills:  # B20: a window input's own tiles
                 placed.setdefault(ch, {})[t] = (h, self.energy[ch, t, 1] + hop_per_word, None)
             elif 0 <= ch < known and t != self.out and refills:  # B13: a sliding-window input
                 per_word = self.energy[ch, t, 1] + hop_per_word
@@ -636,7 +636,7 @@ class LowerBound:
                 refills = self._held_refills(wholes[ch], extra, temporal, left, fixed_from, ch)
             else:
                 refills = self._innermost_refills(extra, temporal, left, fixed_from, windowed.get(ch))
-            if ch in placed:  # B10 and B20
+            if ch in placed:  # B20 (B10 folded into it)
                 own, *parts = self._placed_refills(placed[ch], spatial, ch)
                 refills = np.maximum(refills, own)
                 if drain is not None and ch == drain[0]:
