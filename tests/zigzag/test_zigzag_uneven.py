@@ -54,12 +54,13 @@ json.dump({cme.layer.name: {str(op): [len(level) for level in levels]
 """
 
 
-def _files(tmp_path: Path, l1_bits: int, size: int, orders: list[list[list]]) -> tuple[Path, Path, Path]:
-    """ZigZag's gemm_l1_l3 hardware with an l1 of ``l1_bits`` (without its double buffering, which the
-    hardware importer does not read), a workload of one ``size``^3 GEMM per order and the mapping file
-    giving each its order (and the ``default`` entry ZigZag requires)."""
+def _files(tmp_path: Path, l1_bits: int, size: int, orders: list[list[list]],
+           double: bool = False) -> tuple[Path, Path, Path]:
+    """ZigZag's gemm_l1_l3 hardware with an l1 of ``l1_bits`` (double-buffered as shipped if ``double``), a
+    workload of one ``size``^3 GEMM per order and the mapping file giving each its order (and the ``default``
+    entry ZigZag requires)."""
     hw = yaml.safe_load((FIX / "hardware" / "gemm_l1_l3.yaml").read_text())
-    hw["memories"]["l1"].update(size=l1_bits, force_double_buffering=False)
+    hw["memories"]["l1"].update(size=l1_bits, force_double_buffering=double)
     layer = yaml.safe_load((FIX / "workload" / "gemm_layer.yaml").read_text())[0]
     layers = [{**layer, "id": i, "name": f"gemm{i}", "loop_sizes": [size] * 3,
                "operand_source": {"I": i, "W": i}} for i in range(len(orders))]
