@@ -316,6 +316,7 @@ def _displaced_note(m: Memory, roles: dict[str, Role], dims: list[str], copies: 
 
 
 def _double_buffering_note(name: str, last: bool) -> str:
+    """The import note on memory ``name``'s ``force_double_buffering`` (``last``: it is the backing store)."""
     if last:
         return (f"{name}: force_double_buffering has no effect on the backing store (it takes every loop left, and "
                 "ZigZag counts a whole tensor once)")
