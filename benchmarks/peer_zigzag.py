@@ -5,7 +5,8 @@ each operand's loops where ZigZag allocates them, the default), checks the impor
 against ZigZag's, and searches its own mappings. Not part of the test run.
 
 Run: ``python benchmarks/peer_zigzag.py [--zigzag-python /work/zzvenv/bin/python] [--hardware tpu_like]
-[--layers 21] [--breakdown]``; ``--hardware aimc`` or ``dimc`` (in-memory computing arrays, ZigZag's mapping
+[--workload resnet18] [--gemm-size 256] [--layers 21] [--breakdown]`` (``gemm_l1`` and ``gemm_l1_l3`` take ZigZag's ``gemm_layer``
+workload, which their mapping files are written for); ``--hardware aimc`` or ``dimc`` (in-memory computing arrays, ZigZag's mapping
 hints ``default_imc.yaml``) also prints the array's energy per component in both models. ZigZag is installed into a separate venv (``python -m venv /work/zzvenv &&
 /work/zzvenv/bin/pip install zigzag-dse six``); without it the ZigZag columns are skipped with the reason.
 dnnmap's mappings cannot be fed back into ZigZag's model here (ZigZag takes a complete loop order from a file
@@ -20,6 +21,8 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+import yaml
 
 from dnnmap.arch.zigzag import import_zigzag_arch
 from dnnmap.cost.batch import MappingBatch
@@ -36,6 +39,7 @@ FIX = Path(__file__).resolve().parents[1] / "tests" / "zigzag" / "fixtures"
 ACTIONS = ("read", "fill", "update")  # ZigZag: reads to below and above, writes from above, writes from below
 OPERAND_ROLE = {"W": "weight", "I": "input", "O": "output"}
 MAPPING_FILE = {"aimc": "default_imc", "dimc": "default_imc"}  # hardware -> ZigZag's mapping file, else its own
+WORKLOAD_FILE = {"gemm_l1": "gemm_layer", "gemm_l1_l3": "gemm_layer"}  # hardware -> ZigZag's workload, else resnet18
 # ZigZag's in-memory array components -> where dnnmap charges them (dnnmap.arch.zigzag_imc)
 IMC_ROW, IMC_COLUMN, IMC_MAC = ("dacs", "mults"), ("adcs", "analog_bl_addition", "adders_pv", "accumulators"), \
     ("mults", "adders_regular", "local_bl_precharging")
@@ -144,13 +148,28 @@ def main() -> None:
     ap.add_argument("--zigzag-python", default="/work/zzvenv/bin/python")
     ap.add_argument("--hardware", default="tpu_like")
     ap.add_argument("--layers", type=int, default=21)
+    ap.add_argument("--workload", default=None,
+                    help="ZigZag workload file in the fixtures (default: the one its mapping file is written for: "
+                         "gemm_layer for gemm_l1 and gemm_l1_l3, else resnet18)")
+    ap.add_argument("--gemm-size", type=int, default=None,
+                    help="gemm_layer only: every loop size N (ZigZag's file has 128; on gemm_l1_l3, 256 is where its "
+                         "l1's force_double_buffering changes the allocation)")
     ap.add_argument("--zigzag-cache", type=Path, default=None,
                     help="JSON file of ZigZag's results: read when it exists, else written after ZigZag runs")
     ap.add_argument("--breakdown", action="store_true",
                     help="per memory and operand, each action's energy of ZigZag's mappings in both models")
     args = ap.parse_args()
-    hw, wl_path = FIX / "hardware" / f"{args.hardware}.yaml", FIX / "workload" / "resnet18.yaml"
+    workload = args.workload or WORKLOAD_FILE.get(args.hardware, "resnet18")
+    hw, wl_path = FIX / "hardware" / f"{args.hardware}.yaml", FIX / "workload" / f"{workload}.yaml"
     mp = FIX / "mapping" / f"{MAPPING_FILE.get(args.hardware, args.hardware)}.yaml"
+    if args.gemm_size is not None:
+        if workload != "gemm_layer":
+            ap.error("--gemm-size applies to the gemm_layer workload")
+        layers = yaml.safe_load(wl_path.read_text())
+        for layer in layers:
+            layer["loop_sizes"] = [args.gemm_size] * len(layer["loop_sizes"])
+        wl_path = Path(tempfile.mkdtemp()) / f"gemm_layer_{args.gemm_size}.yaml"
+        wl_path.write_text(yaml.safe_dump(layers, sort_keys=False))
     wl = load_zigzag_workload(wl_path)
     core = import_zigzag_arch(hw, word_bits=common_precision(wl)[0], final_output_bits=final_output_bits(wl))
     if args.zigzag_cache is not None and args.zigzag_cache.exists():

@@ -16,6 +16,11 @@ What is read (docs/zigzag.md has the full correspondence and what differs):
   ``cost * bits / bandwidth_max``; a memory serving one MAC lane (no served dimension) moves one word per
   transfer, which costs whole ``bandwidth_min`` accesses: ``cost * ceil(bits / min) * min / max``.
   Reads take the port allocated to ``tl`` (to the level below), fills ``fh``, updates ``fl``;
+- ``force_double_buffering`` (a boolean, default false) acts only in ZigZag's loop allocator, which counts a tile
+  twice unless it is the operand's whole remaining tensor there: :attr:`ImportedZigzag.double_buffered`, which
+  :mod:`dnnmap.mapping.zigzag_map` allocates by. The spec keeps the whole ``size``: its ``buffers: 2`` would count
+  whole tensors twice as well and refuse ZigZag's own allocations (docs/zigzag.md), so dnnmap's own mappers do
+  not double-buffer the level (a note says so). On the backing store it does nothing (a note);
 - bandwidth: ports' ``bandwidth_max`` bits per cycle in words of the widest operand the level keeps
   (read ports -> read_bandwidth, write ports -> write_bandwidth, read_write ports -> bandwidth);
 - ``operational_array``: ``unit_energy`` per MAC, ``dimensions``/``sizes``; array dimensions of size 1 vanish,
@@ -78,6 +83,7 @@ class Memory:
     allocation: dict[tuple[str, str], Port]  # (memory operand, direction) -> port
     served: frozenset[str]
     where: Where
+    double_buffered: bool = False  # ZigZag's force_double_buffering
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,7 @@ class ImportedZigzag:
     array_dims: dict[str, tuple[int, int]]  # array dimension -> (level index, fan-out axis)
     links: dict[str, Role]  # memory operand -> role
     imc: ImcArray | None = None  # the in-memory-computing macro the energies were derived from, if any
+    double_buffered: frozenset[str] = frozenset()  # levels whose memory sets force_double_buffering (not the last)
 
 
 def _port(raw: object, at: Where) -> Port:
@@ -143,8 +150,12 @@ def _memory(name: str, raw: object, dims: tuple[str, ...], at: Where) -> Memory:
     bad = [d for d in served if d not in dims]
     if bad:
         raise (at / "served_dimensions").error(f"{bad} are not dimensions of the operational array ({list(dims)})")
+    double = m.get("force_double_buffering", False)
+    if not isinstance(double, bool):
+        raise (at / "force_double_buffering").error(
+            f"must be true or false, got {'null' if double is None else repr(double)}")
     return Memory(name, size, costs[0], costs[1], operands, tuple(ports.values()),
-                  _allocation(ports, raw_ports, operands, at / "ports"), frozenset(served), at)
+                  _allocation(ports, raw_ports, operands, at / "ports"), frozenset(served), at, double)
 
 
 def _array(data: dict[str, Any], at: Where) -> tuple[float, dict[str, int], ImcArray | None]:
@@ -304,6 +315,16 @@ def _displaced_note(m: Memory, roles: dict[str, Role], dims: list[str], copies: 
             "reads every copy")
 
 
+def _double_buffering_note(name: str, last: bool) -> str:
+    """The import note on memory ``name``'s ``force_double_buffering`` (``last``: it is the backing store)."""
+    if last:
+        return (f"{name}: force_double_buffering has no effect on the backing store (it takes every loop left, and "
+                "ZigZag counts a whole tensor once)")
+    return (f"{name}: force_double_buffering: the imported mappings allocate loops as ZigZag does (a tile counts "
+            "twice unless it is the operand's whole remaining tensor there); the spec keeps the whole capacity, so "
+            "dnnmap's own mappers do not double-buffer it")
+
+
 def _fanout(dims: list[str], shape: dict[str, int]) -> tuple[dict[str, Any] | None, dict[str, int]]:
     """The fan-out over ``dims`` (size-1 dimensions dropped; a third and further fold into y) and each
     dimension's axis."""
@@ -364,6 +385,8 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
         displaced = frozenset() if last else _displaced(m, chain[:i], below)
         copies = math.prod(shape[d] for d in displaced)
         level = _level(m, roles, bits, last, copies, extra.get(m.name))
+        if m.double_buffered:
+            notes.append(_double_buffering_note(m.name, last))
         if copies > 1:
             notes.append(_displaced_note(m, roles, sorted(displaced, key=list(shape).index), copies))
         served = frozenset(shape) if last else m.served
@@ -391,7 +414,8 @@ def arch_from_zigzag(data: object, origin: str, links: dict[str, Role] | None = 
     }
     if final:
         spec["final_output_bits"] = final_output_bits
-    return ImportedZigzag(parse_arch(spec, f"{origin} (imported)"), tuple(notes), array_dims, roles, imc)
+    doubled = frozenset(m.name for m in chain[:-1] if m.double_buffered)
+    return ImportedZigzag(parse_arch(spec, f"{origin} (imported)"), tuple(notes), array_dims, roles, imc, doubled)
 
 
 def import_zigzag_arch(path: str | Path, links: dict[str, Role] | None = None,

@@ -162,7 +162,7 @@ def _shared_segments(spec: ArchSpec, op: Operator, unroll: dict[int, dict[str, t
 
 
 def _allocate(op: Operator, spec: ArchSpec, unroll: dict[int, dict[str, tuple[int, int]]],
-              loops: list[tuple[str, int]]) -> dict[str, dict[int, int]]:
+              loops: list[tuple[str, int]], doubled: frozenset[str] = frozenset()) -> dict[str, dict[int, int]]:
     """ZigZag's allocation of ``loops`` (innermost first): tensor -> level keeping it -> how many of the loops
     lie inside its tile there. Per level bottom up, each tensor the level keeps may take any prefix of its
     loops not yet placed whose tile alone fits; of the combinations whose tiles fit together, the one moving
@@ -170,7 +170,9 @@ def _allocate(op: Operator, spec: ArchSpec, unroll: dict[int, dict[str, tuple[in
     wins, the last such combination in ZigZag's order on ties (larger prefixes first); the backing store
     takes every loop left. An output tile is sized at ``final_output_bits`` when no reduction loop or
     unrolling is left above it. Where even the loops already placed do not fit (ZigZag would reject the
-    mapping), the tensor takes no loop there."""
+    mapping), the tensor takes no loop there. On a level named in ``doubled`` (ZigZag's ``force_double_buffering``)
+    a tile counts twice unless it is the tensor's whole remaining tile there (every loop left taken too), in
+    the fit test and in the words moved, as ZigZag's ``calc_size_slices`` counts it."""
     spatial = [{d: f for d, (f, _) in unroll.get(i, {}).items()} for i in range(len(spec.levels))]
     last = len(spec.levels) - 1
     cut = {t.name: 0 for t in op.tensors}
@@ -186,10 +188,16 @@ def _allocate(op: Operator, spec: ArchSpec, unroll: dict[int, dict[str, tuple[in
             sizes, choices = dict(below), []
             for d, f in loops[:cut[t.name]]:
                 sizes[d] *= f
+            whole = dict(sizes)
+            for d, f in rest:
+                whole[d] *= f
+            whole_units = _tile_units(spec, op, level, t, whole, final)
             for k in range(len(rest) + 1):
                 if k:
                     sizes[rest[k - 1][0]] *= rest[k - 1][1]
                 size = _tile_units(spec, op, level, t, sizes, final)
+                if lv.name in doubled and size < whole_units:
+                    size *= 2
                 if choices and not _fits(spec, level, {t.role: size}):
                     break
                 left = math.prod(f for _, f in rest[k:])
@@ -269,7 +277,7 @@ def _read(data: object, origin: str, op: Operator,
 def zigzag_allocation(data: object, origin: str, op: Operator, core: ImportedZigzag) -> dict[str, list[int]]:
     """ZigZag's allocation of ``op``'s loops as ZigZag reports it (its ``temporal_mapping`` per operand): tensor ->
     how many of the loops, innermost first, each memory keeping it takes, its memories innermost first."""
-    cuts = _allocate(op, core.spec, *_read(data, origin, op, core))
+    cuts = _allocate(op, core.spec, *_read(data, origin, op, core), core.double_buffered)
     ends = {t: [c[lv] for lv in sorted(c)] for t, c in cuts.items()}
     return {t: [b - a for a, b in zip([0, *e], e)] for t, e in ends.items()}
 
@@ -284,7 +292,7 @@ def zigzag_mapping(data: object, origin: str, op: Operator, core: ImportedZigzag
         ends, cuts = _shared_segments(spec, op, unroll, loops), {}
     else:
         cuts = {t: {lv: c for lv, c in per.items() if lv < len(spec.levels) - 1}
-                for t, per in _allocate(op, spec, unroll, loops).items()}
+                for t, per in _allocate(op, spec, unroll, loops, core.double_buffered).items()}
         ends, lowered = _segments(spec, cuts, len(loops))
         notes += lowered
     levels, merged = _level_mappings(spec, loops, ends, unroll, cuts)

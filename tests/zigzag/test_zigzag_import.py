@@ -243,6 +243,9 @@ operational_array: {unit_energy: 0.1, dimensions: [D1], sizes: [4]}
     (BAD_HW.replace("r_cost: 0.1", "r_cost: -1").replace("[I2, tl]", "['I2, tl']").replace("[D9]", "[]"),
      ["memories.rf", "r_cost and w_cost must be >= 0"]),
     (BAD_HW.replace("operational_array: {", "operational_array: {is_imc: true, "), ["imc_type", "analog"]),
+    *[(BAD_HW.replace("[I2, tl]", "['I2, tl']").replace("[D9]", "[]\n    force_double_buffering: " + value),
+       ["memories.rf.force_double_buffering", f"must be true or false, got {shown}"])
+      for value, shown in (('"yes"', "'yes'"), ("-1", "-1"), ("null", "null"), ("1", "1"))],
     ("memories: [1, 2]\n", ["operational_array", "expected a mapping"]),
     ("a: &a [1]\nb: *a\nc: {x: 1, x: 2}\n", ["operational_array"]),
     ("\xff\xfe", ["UTF-8"]),

@@ -54,12 +54,13 @@ json.dump({cme.layer.name: {str(op): [len(level) for level in levels]
 """
 
 
-def _files(tmp_path: Path, l1_bits: int, size: int, orders: list[list[list]]) -> tuple[Path, Path, Path]:
-    """ZigZag's gemm_l1_l3 hardware with an l1 of ``l1_bits`` (without its double buffering, which the
-    hardware importer does not read), a workload of one ``size``^3 GEMM per order and the mapping file
-    giving each its order (and the ``default`` entry ZigZag requires)."""
+def _files(tmp_path: Path, l1_bits: int, size: int, orders: list[list[list]],
+           double: bool = False) -> tuple[Path, Path, Path]:
+    """ZigZag's gemm_l1_l3 hardware with an l1 of ``l1_bits`` (double-buffered as shipped if ``double``), a
+    workload of one ``size``^3 GEMM per order and the mapping file giving each its order (and the ``default``
+    entry ZigZag requires)."""
     hw = yaml.safe_load((FIX / "hardware" / "gemm_l1_l3.yaml").read_text())
-    hw["memories"]["l1"].update(size=l1_bits, force_double_buffering=False)
+    hw["memories"]["l1"].update(size=l1_bits, force_double_buffering=double)
     layer = yaml.safe_load((FIX / "workload" / "gemm_layer.yaml").read_text())[0]
     layers = [{**layer, "id": i, "name": f"gemm{i}", "loop_sizes": [size] * 3,
                "operand_source": {"I": i, "W": i}} for i in range(len(orders))]
@@ -120,6 +121,52 @@ def test_the_allocation_is_zigzags_rule_on_a_gemm_by_hand(tmp_path: Path) -> Non
     assert _tile(m, l1, "W", op.dim_names) == _tile(m, l1, "O", op.dim_names) == {"D0": 256, "D1": 64, "D2": 256}
     shared = zigzag_mapping(data, str(mp), op, core, shared_boundary=True)
     assert not shared.placed and m.placed
+
+
+def test_force_double_buffering_counts_a_tile_twice_unless_it_is_whole(tmp_path: Path) -> None:
+    """The same 256^3 GEMM and order on the shipped gemm_l1_l3 (l1 943,718 bits, ``force_double_buffering:
+    True``). ZigZag counts an l1 tile twice unless it is the operand's whole remaining tensor there, in the fit
+    and in the bits moved. The output may take D1 8 at most (64 x 64 partial sums, 131,072 bits, x 2; with
+    D0 32 it would need 1,048,576): it moves 262,144 x 64 = 16.8 M either way and the tie goes to the larger
+    prefix. The whole input (524,288 bits, counted once, nothing left above it) and the weights up to D2 4
+    (256 x 64 words, 131,072 bits, x 2) move 0.5 M + 4 x 262,144 = 1.6 M bits in 819,200 bits of l1; the
+    whole weights beside the whole input would need 1,081,344. Counting the whole input twice would not fit
+    it either. The spec is unchanged (the whole capacity), and the mapping fits it."""
+    order = [["D2", 8], ["D1", 8], ["D0", 32], ["D2", 4], ["D1", 4]]
+    allocations = {}
+    for double in (False, True):
+        (tmp_path / str(double)).mkdir()
+        hw, wl, mp = _files(tmp_path / str(double), 943_718, 256, [order], double=double)
+        core, (op,) = _imported(hw, wl)
+        assert core.double_buffered == ({"l1"} if double else set())
+        assert core.spec.levels[core.spec.level_index("l1")].capacity_for("input") == 943_718
+        assert any("force_double_buffering" in n for n in core.notes) is double
+        data = yaml.safe_load(mp.read_text())
+        allocations[double] = zigzag_allocation(data, str(mp), op, core)
+        m = zigzag_mapping(data, str(mp), op, core)
+        assert CostModel(op, core.spec).evaluate(MappingBatch.from_mappings(op, core.spec, [m])).valid.all()
+    assert allocations == {False: {"I": [3, 2], "W": [4, 1], "O": [1, 3, 1]},
+                           True: {"I": [5, 0], "W": [4, 1], "O": [1, 1, 3]}}
+
+
+@pytest.mark.parametrize("l1_bits, size, orders", [(943_718, 256, [[["D2", 8], ["D1", 8], ["D0", 32], ["D2", 4],
+                                                                    ["D1", 4]]]),
+                                                   (8_000, 32, ORDERS), (20_000, 32, ORDERS)])
+def test_the_double_buffered_allocation_equals_zigzags_own(tmp_path: Path, l1_bits: int, size: int,
+                                                           orders: list) -> None:
+    """With ``force_double_buffering`` on l1 (as shipped), the importer's cuts equal ZigZag's own, and differ
+    from those of the same files without it on every order (20,000 bits: ORDERS[1] and [2] keep the whole
+    input, counted once)."""
+    hw, wl, mp = _files(tmp_path, l1_bits, size, orders, double=True)
+    theirs = _zigzag(hw, wl, mp, tmp_path)
+    core, ops = _imported(hw, wl)
+    (tmp_path / "single").mkdir()
+    single, _ = _imported(*_files(tmp_path / "single", l1_bits, size, orders)[:2])
+    data = yaml.safe_load(mp.read_text())
+    for op in ops:
+        ours = zigzag_allocation(data, str(mp), op, core)
+        assert ours == theirs[op.name]
+        assert ours != zigzag_allocation(data, str(mp), op, single)
 
 
 def test_the_allocation_equals_zigzags_own(tmp_path: Path) -> None:
