@@ -14,12 +14,13 @@ padded splits that are not the space's (a completion off the ceil-split chains o
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from dnnmap.arch.spec import ArchSpec
+from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.cli.main import app
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
@@ -30,6 +31,7 @@ from dnnmap.search.constraints import Constraints
 from dnnmap.search.mappers import exhaustive_search
 from dnnmap.search.network import map_layer
 from dnnmap.search.optimal import optimal_search
+from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.search.optimal.expand import PaddedSplits
 from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.search.options import SearchOptions
@@ -258,3 +260,59 @@ def test_bounds_command_takes_imperfect(tmp_path) -> None:  # noqa: ANN001 - pyt
     padded, exact = (docs[n]["layers"][0]["points"] for n in ("padded", "exact"))
     assert all(p["proven"] for p in padded)
     assert all(p["value"] <= e["value"] * (1 + 1e-9) for p, e in zip(padded, exact))
+
+
+def root_bound(model: CostModel, objective: str, one: MappingBatch, extents: tuple[int, ...] | None = None) -> float:
+    """B22, the padded space's root bound (:meth:`LowerBound.padded_root`) as the search computes it: built for the
+    layer's bounds (``extents``: for other extents, the mutation below), with ``one`` mapping of the layer."""
+    return LowerBound(model.op, model.arch, model, one.keeps, extents=extents).padded_root(model.evaluate(one),
+                                                                                           objective)
+
+
+def test_root_bound_holds_for_every_padded_mapping_and_binds() -> None:
+    """B22 is at most every mapping of the padded space (every extent the padding reaches), for every objective, on
+    every case; it is positive everywhere and above the trivial bound (the MAC energy; the unit's least cycles) on
+    some cases, and reaches the padded optimum on some."""
+    above_trivial = reached = 0
+    for arch, op, waste in CASES:
+        model = CostModel(op, arch)
+        batch = padded_space(op, arch, waste)
+        cost = model.evaluate(batch)
+        trivial = {"energy": model.ops_count * model.unit.energy, "latency": model.unit.least_cycles(model.ops_count)}
+        for objective in OBJECTIVES:
+            truth = cost.objective(objective)
+            least = truth[np.isfinite(truth)].min()
+            bound = root_bound(model, objective, batch.take([0]))
+            assert 0 < bound <= least * (1 + 1e-9), (arch.name, op.name, objective)
+            above_trivial += bound > trivial.get(objective, 0.0) * (1 + 1e-6)
+            reached += bound >= least * (1 - 1e-9)
+    assert above_trivial >= len(CASES) * 2 and reached > 0
+
+
+def test_a_root_bound_for_the_largest_padding_is_caught() -> None:
+    """Mutation: B22 built for the largest extents the padding allows (not the layer's bounds) exceeds the cost of
+    some mapping of the padded space: the check above would catch it."""
+    caught = 0
+    for arch, op, waste in CASES[:8]:
+        model = CostModel(op, arch)
+        batch = padded_space(op, arch, waste)
+        truth = model.evaluate(batch).objective("energy")
+        largest = tuple(padded_cap(n, waste) for _, n in op.dims)
+        caught += root_bound(model, "energy", batch.take([0]), largest) > truth[np.isfinite(truth)].min() * (1 + 1e-9)
+    assert caught > 0
+
+
+def test_a_stop_before_the_top_pass_ends_has_a_finite_gap() -> None:
+    """With no budget (the top level's padded tiles not bounded at all) the certificate's lower bound is the root's,
+    B22: positive, at most the proven optimum, so the gap is finite and the label names it."""
+    op = ops.conv2d("c", 12, 10, (7, 7), (3, 3), stride=1)
+    arch = load_arch("eyeriss")
+    for objective in ("energy", "edp"):
+        stopped = optimal_search(op, arch, objective, budget_seconds=0.0, imperfect=0.15)
+        cert = stopped.certificate
+        assert not cert.proven and math.isfinite(cert.gap)
+        one = MappingBatch.from_mappings(op, arch, [stopped.result.mapping])
+        assert cert.lower_bound == pytest.approx(root_bound(CostModel(op, arch), objective, one), rel=1e-12)
+        assert "gap" in stopped.result.mapper
+        proven = optimal_search(op, arch, objective, imperfect=0.15).certificate
+        assert proven.proven and cert.lower_bound <= proven.incumbent * (1 + 1e-9)

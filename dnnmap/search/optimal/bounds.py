@@ -700,6 +700,65 @@ class LowerBound:
             edp = np.maximum(edp, joint)
         return edp
 
+    def padded_root(self, cost: CostBatch, objective: str) -> float:
+        """B22: a lower bound of ``objective`` over every mapping of the layer whatever its padded extents (the
+        root of the padded space, docs/search.md "The optimal mapper over the padded space"), this bound built for
+        the layer's bounds ``B`` (``extents`` None); ``cost``: one mapping of the layer (for its MAC energy, of the
+        layer's operations). The cost model prices a mapping of extents ``P >= B`` as a perfect
+        nest of ``P`` (docs/cost-model.md section 1), so only terms that cannot fall as ``P`` grows are taken, each at
+        ``P = B``: the MAC energy and the unit's least cycles (the layer's operations); each pair's compulsory words
+        (B3 with nothing fixed: a larger box touches a superset of words); the lanes' words of a plain tensor,
+        ``prod(P) / copies`` with its copies at most ``min(F, prod(P) over the dimensions not indexing it)`` (``F``:
+        the lanes under one parent instance, the product of the fan-out sizes in between; no divisibility, which is
+        what padding changes), so ``max(prod(P) / F, prod(P) over its dimensions)``, monotone; a sliding-window
+        tensor's at least one word per step and parent instance, ``prod(P) / F``, and its touched words; the
+        output's lane updates at the narrower of the final and the partial sums' width, and with read-modify-write
+        the accumulate reads of all but the first touches, ``out(P) x (prod(P) over the reduction dimensions /
+        copies below - copies above)`` with the copies below at most ``min(F, prod(P) over them)`` and above at most
+        the product of the fan-out sizes above the parent (B4 without divisibility); the hops of those words; the
+        latency's compute cycles with every lane busy and the backing store's cycles of the DRAM words bound."""
+        n, D = 1, self.op_dims
+        bounds = self.bounds.astype(float)
+        ones = np.ones((n, self.L, D), dtype=np.int64)
+        energy = cost.energy_breakdown[:1, self.L + 1].copy()  # MACs: the layer's operations
+        dram, dram_words, hop = np.zeros(n), np.zeros((n, self.T)), np.zeros((n, self.L))
+        out_words = self.out_words
+        for pr in self.pairs:
+            t, ch, p = pr.tensor, pr.child, pr.parent
+            crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
+            if ch >= 0:
+                e, d, h = self._compulsory(pr, ones, self.bounds[None, :], self.L, self.touched_all)
+            elif t in self.registers:
+                continue
+            else:
+                lanes = float(np.prod(self.fan[crossed]))
+                if self.plain[t]:
+                    words = max(self.iterations / lanes, float(np.prod(bounds[self.indexes[t]])))
+                else:
+                    words = max(self.iterations / lanes, float(self.touched_all[t]))
+                if t == self.out:
+                    e = words * min(self.energy[p, t, 2], self.update_full[p, t])
+                    if self.arch.levels[p].read_modify_write:
+                        above = float(np.prod(self.fan[p + 1:]))
+                        per_out = max(float(np.prod(bounds[self.reduction])) / lanes, 1.0) - above
+                        e = e + max(0.0, per_out) * out_words * self.read_full[p, t]
+                else:
+                    e = words * self.energy[p, t, 0]
+                e, d, h = np.array([e]), np.array([words * self.word_bytes[t] if p == self.L - 1 else 0.0]), \
+                    np.array([self.iterations])
+            energy += e
+            dram += d
+            dram_words[:, t] += d / self.word_bytes[t]
+            hop[:, crossed] += h[:, None]
+        energy += hop @ self.hop_energy
+        if objective == "energy":
+            return float(energy[0])
+        if objective == "dram":
+            return float(dram[0])
+        latency = self._latency(cost, ones, self.bounds[None, :], self.L, np.zeros(self.L, dtype=bool), dram,
+                                dram_words, lanes=np.array([float(self.fan.prod())]))
+        return float(latency[0] if objective == "latency" else energy[0] * latency[0])
+
     def _exact(self, c: dict[str, np.ndarray], pr: Pair) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """B1: (energy, DRAM bytes, words through each fan-out in between) of a pair from its exact counts."""
         t, ch, p = pr.tensor, pr.child, pr.parent

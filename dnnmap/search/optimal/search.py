@@ -582,10 +582,14 @@ class BranchAndBound:
                      np.zeros((1, L, D), dtype=np.int64), np.tile(np.arange(D), (1, L, 1)),
                      np.zeros((1, L, len(self.op.tensors)), dtype=np.int64) if self.placement else None)
         root.temporal[0, 0] = [self.op.bound(d) for d in self.op.dim_names]
+        # the padded space's root: B22, a bound of every mapping whatever its padded extents, which the root's children
+        # inherit (so a stop before the top level's tiles are all bounded still has a finite gap)
+        root_lb = (self.bound.padded_root(self.model.evaluate(self._batch(root)), self.objective)
+                   if self.padded is not None else 0.0)
         # depth first, lowest bound first among siblings: (stage, siblings sorted by bound, their bounds, next one,
         # the expansion under way of the siblings before it (a generator of bounded chunks) or None, the least bound
         # of its children not yet bounded)
-        stack: list[list] = [[-1, root, np.zeros(1), 0, None, 0.0]]
+        stack: list[list] = [[-1, root, np.array([root_lb]), 0, None, 0.0]]
         while stack:
             if time.perf_counter() > deadline:
                 return self._open_bound(stack)
