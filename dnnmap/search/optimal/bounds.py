@@ -700,7 +700,7 @@ class LowerBound:
             edp = np.maximum(edp, joint)
         return edp
 
-    def padded_root(self, cost: CostBatch, objective: str) -> float:
+    def padded_root(self, cost: CostBatch, objective: str, largest: np.ndarray) -> float:
         """B22: a lower bound of ``objective`` over every mapping of the layer whatever its padded extents (the
         root of the padded space, docs/search.md "The optimal mapper over the padded space"), this bound built for
         the layer's bounds ``B`` (``extents`` None); ``cost``: one mapping of the layer (for its MAC energy, of the
@@ -716,6 +716,7 @@ class LowerBound:
         the accumulate reads of all but the first touches, ``out(P) x (prod(P) over the reduction dimensions /
         copies below - copies above)`` with the copies below at most ``min(F, prod(P) over them)`` and above at most
         the product of the fan-out sizes above the parent (B4 without divisibility); the hops of those words; the
+        refills of :meth:`_padded_refills` (``largest``: the largest extent per dimension the padding allows); the
         latency's compute cycles with every lane busy and the backing store's cycles of the DRAM words bound."""
         n, D = 1, self.op_dims
         bounds = self.bounds.astype(float)
@@ -750,7 +751,7 @@ class LowerBound:
             dram += d
             dram_words[:, t] += d / self.word_bytes[t]
             hop[:, crossed] += h[:, None]
-        energy += hop @ self.hop_energy
+        energy += hop @ self.hop_energy + self._padded_refills(largest)
         if objective == "energy":
             return float(energy[0])
         if objective == "dram":
@@ -758,6 +759,63 @@ class LowerBound:
         latency = self._latency(cost, ones, self.bounds[None, :], self.L, np.zeros(self.L, dtype=bool), dram,
                                 dram_words, lanes=np.array([float(self.fan.prod())]))
         return float(latency[0] if objective == "latency" else energy[0] * latency[0])
+
+    def _padded_refills(self, largest: np.ndarray) -> float:
+        """B22's refills (B9 over every padded extent, without per-tensor placement): the innermost non-trivial loop
+        above a child level ``c`` advances at each of its ``P_iter / |x|`` events (``x``: level ``c``'s tile, which
+        fits it), and each plain tensor ``t`` it indexes, whose every axis has one live term, then refills its whole
+        tile: ``>= prod(x) over t's dimensions`` words, so ``>= P_iter / most_t`` fills, with ``most_t`` the largest
+        ``prod(x)`` over the dimensions not indexing ``t`` of a box that fits ``c`` (its other dimensions at 1: a
+        footprint only shrinks), each at most the largest extent the padding allows (no divisibility). The output's
+        tile is drained and, all but the first touches of its copies at ``c`` (at most the fan-out sizes above ``c``),
+        read back: ``>= out x (prod(P) over the reduction dimensions / most - copies)`` reloads, monotone in ``P``.
+        Each word beyond the compulsory ones (B3) costs the child's fill (drain) and the hops between and, where no
+        fan-out lies between child and parent (one child instance per parent instance), the parent's read (update).
+        The least over the dimensions of the innermost loop, summed over the child levels; 0 with placement (a
+        level's box need not fit there)."""
+        if self.placement:
+            return 0.0
+        total = 0.0
+        dims = self.op.dim_names
+        for c in range(self.L - 1):
+            extra = np.zeros(self.T)
+            for pr in self.pairs:
+                t, p = pr.tensor, pr.parent
+                live = [[d for d, _ in a.terms if self.op.bound(d) > 1] for a in self.op.tensors[t].axes]
+                named = [d for terms in live for d in terms]
+                if pr.child != c or not self.plain[t] or any(len(terms) > 1 for terms in live) \
+                        or len(named) != len(set(named)):
+                    continue
+                free = np.nonzero(~self.indexes[t] & (largest > 1))[0]
+                if np.prod(largest[free].astype(float)) > LANE_BOXES:
+                    most = float(np.prod(largest[free].astype(float)))
+                else:
+                    boxes = np.ones((int(np.prod(largest[free])), len(dims)), dtype=np.int64)
+                    if len(free):
+                        grids = np.meshgrid(*[np.arange(1, int(largest[d]) + 1) for d in free], indexing="ij")
+                        boxes[:, free] = np.stack([g.reshape(-1) for g in grids], axis=1)
+                    fits = self.fit.fits(c, boxes)
+                    if not fits.any():
+                        continue
+                    most = float(boxes[fits][:, free].prod(axis=1).max()) if len(free) else 1.0
+                crossed = [m for m in range(c + 1, p + 1) if self.arch.levels[m].fanout is not None]
+                hop = float(self.hop_energy[crossed].sum())
+                one_to_one = not crossed
+                words = self.iterations / most
+                if t == self.out:
+                    drain = min(self.energy[c, t, 0], self.read_full[c, t]) + hop
+                    drain += min(self.energy[p, t, 2], self.update_full[p, t]) if one_to_one else 0.0
+                    fill = self.energy[c, t, 1] + hop + (min(self.energy[p, t, 0], self.read_full[p, t])
+                                                         if one_to_one else 0.0)
+                    red = float(np.prod(self.bounds[self.reduction].astype(float)))
+                    reloads = self.out_words * max(0.0, red / most - float(np.prod(self.fan[c + 1:])))
+                    extra[t] = max(0.0, words - self.out_words) * drain + reloads * fill
+                else:
+                    per_word = self.energy[c, t, 1] + hop + (self.read_full[p, t] if one_to_one else 0.0)
+                    extra[t] = max(0.0, words - self.touched_all[t]) * per_word
+            loops = np.nonzero(largest > 1)[0]
+            total += float(min((extra[self.indexes[:, d]].sum() for d in loops), default=extra.sum()))
+        return total
 
     def _exact(self, c: dict[str, np.ndarray], pr: Pair) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """B1: (energy, DRAM bytes, words through each fan-out in between) of a pair from its exact counts."""
