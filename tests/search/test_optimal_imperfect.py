@@ -264,18 +264,18 @@ def test_bounds_command_takes_imperfect(tmp_path) -> None:  # noqa: ANN001 - pyt
 
 def root_bound(model: CostModel, objective: str, one: MappingBatch, waste: float,
                extents: tuple[int, ...] | None = None) -> float:
-    """B22, the padded space's root bound (:meth:`LowerBound.padded_root`) as the search computes it: built for the
-    layer's bounds (``extents``: for other extents, the mutation below), with ``one`` mapping of the layer."""
+    """The padded root bound (:meth:`LowerBound.padded_root`) as the search computes it: built for the layer's
+    bounds (``extents``: for other extents, the mutation below), with ``one`` mapping of the layer."""
     largest = np.array([padded_cap(n, waste) for _, n in model.op.dims])
     return LowerBound(model.op, model.arch, model, one.keeps, extents=extents).padded_root(model.evaluate(one),
                                                                                            objective, largest)
 
 
 def test_root_bound_holds_for_every_padded_mapping_and_binds() -> None:
-    """B22 is at most every mapping of the padded space (every extent the padding reaches), for every objective, on
-    every case; it is positive everywhere and above the trivial bound (the MAC energy; the unit's least cycles) on
-    some cases, reaches the padded optimum on some, and its refills (:meth:`LowerBound._padded_refills`) add to it
-    on some."""
+    """The padded root bound is at most every mapping of the padded space (every extent the padding reaches), for
+    every objective, on every case; it is positive everywhere and above the trivial bound (the MAC energy; the
+    unit's least cycles) on some cases, reaches the padded optimum on some, and its refills
+    (:meth:`LowerBound._padded_refills`) add to it on some."""
     above_trivial = reached = refilled = 0
     for arch, op, waste in CASES:
         model = CostModel(op, arch)
@@ -295,8 +295,8 @@ def test_root_bound_holds_for_every_padded_mapping_and_binds() -> None:
 
 
 def test_a_root_bound_for_the_largest_padding_is_caught() -> None:
-    """Mutation: B22 built for the largest extents the padding allows (not the layer's bounds) exceeds the cost of
-    some mapping of the padded space: the check above would catch it."""
+    """Mutation: the padded root bound built for the largest extents the padding allows (not the layer's bounds)
+    exceeds the cost of some mapping of the padded space: the check above would catch it."""
     caught = 0
     for arch, op, waste in CASES[:8]:
         model = CostModel(op, arch)
@@ -309,8 +309,8 @@ def test_a_root_bound_for_the_largest_padding_is_caught() -> None:
 
 
 def test_a_stop_before_the_top_pass_ends_has_a_finite_gap() -> None:
-    """With no budget (the top level's padded tiles not bounded at all) the certificate's lower bound is the root's,
-    B22: positive, at most the proven optimum, so the gap is finite and the label names it."""
+    """With no budget (the top level's padded tiles not bounded at all) the certificate's lower bound is the padded
+    root bound: positive, at most the proven optimum, so the gap is finite and the label names it."""
     op = ops.conv2d("c", 12, 10, (7, 7), (3, 3), stride=1)
     arch = load_arch("eyeriss")
     for objective in ("energy", "edp"):

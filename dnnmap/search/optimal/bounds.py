@@ -388,6 +388,7 @@ TIER_REFILLS = 1  # and B7-B9, B13, B15, B16, B20: capacity per sweep, disjoint 
 TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, the lanes' joint term: per-budget tables and Pareto fronts, B19's strides
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
+REFILL_BOXES = 250_000  # most boxes :meth:`LowerBound._padded_refills` enumerates for one tensor
 
 
 def _lane_live(op: Operator) -> np.ndarray:
@@ -701,23 +702,26 @@ class LowerBound:
         return edp
 
     def padded_root(self, cost: CostBatch, objective: str, largest: np.ndarray) -> float:
-        """B22: a lower bound of ``objective`` over every mapping of the layer whatever its padded extents (the
-        root of the padded space, docs/search.md "The optimal mapper over the padded space"), this bound built for
-        the layer's bounds ``B`` (``extents`` None); ``cost``: one mapping of the layer (for its MAC energy, of the
-        layer's operations). The cost model prices a mapping of extents ``P >= B`` as a perfect
-        nest of ``P`` (docs/cost-model.md section 1), so only terms that cannot fall as ``P`` grows are taken, each at
-        ``P = B``: the MAC energy and the unit's least cycles (the layer's operations); each pair's compulsory words
-        (B3 with nothing fixed: a larger box touches a superset of words); the lanes' words of a plain tensor,
-        ``prod(P) / copies`` with its copies at most ``min(F, prod(P) over the dimensions not indexing it)`` (``F``:
-        the lanes under one parent instance, the product of the fan-out sizes in between; no divisibility, which is
-        what padding changes), so ``max(prod(P) / F, prod(P) over its dimensions)``, monotone; a sliding-window
-        tensor's at least one word per step and parent instance, ``prod(P) / F``, and its touched words; the
-        output's lane updates at the narrower of the final and the partial sums' width, and with read-modify-write
-        the accumulate reads of all but the first touches, ``out(P) x (prod(P) over the reduction dimensions /
-        copies below - copies above)`` with the copies below at most ``min(F, prod(P) over them)`` and above at most
-        the product of the fan-out sizes above the parent (B4 without divisibility); the hops of those words; the
-        refills of :meth:`_padded_refills` (``largest``: the largest extent per dimension the padding allows); the
-        latency's compute cycles with every lane busy and the backing store's cycles of the DRAM words bound."""
+        """The padded root bound: a lower bound of ``objective`` over every mapping of the layer whatever its padded
+        extents (the padded space's root, docs/search.md "The optimal mapper over the padded space"), from this bound
+        built for the layer's bounds ``B`` (``extents`` None). ``cost``: one mapping of the layer (its MAC energy);
+        ``largest``: the largest extent per dimension the padding allows.
+
+        The cost model prices a mapping of extents ``P >= B`` as a perfect nest of ``P`` (docs/cost-model.md section
+        1), so only terms that cannot fall as ``P`` grows are taken, each at ``P = B``:
+
+        * the MAC energy and the unit's least cycles (the layer's operations);
+        * each pair's compulsory words (B3 with nothing fixed: a larger box touches a superset of words);
+        * the lanes' words of a plain tensor, ``prod(P) / copies`` with its copies at most ``min(F, prod(P) over the
+          dimensions not indexing it)`` (``F``: the lanes under one parent instance, the product of the fan-out
+          sizes in between; no divisibility, which is what padding changes), so ``max(prod(P) / F, prod(P) over its
+          dimensions)``; a sliding-window tensor's at least one word per step and parent instance, ``prod(P) / F``,
+          and its touched words; the output's lane updates at the narrower of the final and the partial sums' width;
+        * with read-modify-write, the accumulate reads of all but the first touches, ``out(P) x (prod(P) over the
+          reduction dimensions / copies below - copies above)``, the copies below at most ``min(F, prod(P) over
+          them)`` and above at most the product of the fan-out sizes above the parent (B4 without divisibility);
+        * the hops of those words, and the refills of :meth:`_padded_refills`;
+        * the latency's compute cycles with every lane busy and the backing store's cycles of the DRAM words bound."""
         n, D = 1, self.op_dims
         bounds = self.bounds.astype(float)
         ones = np.ones((n, self.L, D), dtype=np.int64)
@@ -761,18 +765,18 @@ class LowerBound:
         return float(latency[0] if objective == "latency" else energy[0] * latency[0])
 
     def _padded_refills(self, largest: np.ndarray) -> float:
-        """B22's refills (B9 over every padded extent, without per-tensor placement): the innermost non-trivial loop
-        above a child level ``c`` advances at each of its ``P_iter / |x|`` events (``x``: level ``c``'s tile, which
-        fits it), and each plain tensor ``t`` it indexes, whose every axis has one live term, then refills its whole
-        tile: ``>= prod(x) over t's dimensions`` words, so ``>= P_iter / most_t`` fills, with ``most_t`` the largest
-        ``prod(x)`` over the dimensions not indexing ``t`` of a box that fits ``c`` (its other dimensions at 1: a
-        footprint only shrinks), each at most the largest extent the padding allows (no divisibility). The output's
-        tile is drained and, all but the first touches of its copies at ``c`` (at most the fan-out sizes above ``c``),
-        read back: ``>= out x (prod(P) over the reduction dimensions / most - copies)`` reloads, monotone in ``P``.
-        Each word beyond the compulsory ones (B3) costs the child's fill (drain) and the hops between and, where no
-        fan-out lies between child and parent (one child instance per parent instance), the parent's read (update).
-        The least over the dimensions of the innermost loop, summed over the child levels; 0 with placement (a
-        level's box need not fit there)."""
+        """The padded root bound's refills (B9 over every padded extent, without per-tensor placement). The innermost
+        non-trivial loop above a child level ``c`` advances at each of its ``prod(P) / |x|`` events (``x``: level
+        ``c``'s tile, which fits it), and each plain tensor ``t`` it indexes (every axis with one live term) then
+        refills its whole tile, ``>= prod(x) over t's dimensions`` words: so ``>= prod(P) / most_t`` fills, with
+        ``most_t`` the largest ``prod(x)`` over the dimensions not indexing ``t`` of a box that fits ``c`` (its other
+        dimensions at 1: a footprint only shrinks), each at most its ``largest`` extent (no divisibility). The
+        output's tile is drained, and all but the first touches of its copies at ``c`` (at most the fan-out sizes
+        above ``c``) are read back: ``>= out x (prod(P) over the reduction dimensions / most - copies)`` reloads,
+        monotone in ``P``. Each word beyond the compulsory ones (B3) costs the child's fill (drain), the hops in
+        between and, where no fan-out lies between child and parent (one child instance per parent instance), the
+        parent's read (update). The least over the innermost loop's dimension, summed over the child levels; 0 with
+        placement (a level's box need not fit there)."""
         if self.placement:
             return 0.0
         total = 0.0
@@ -787,7 +791,7 @@ class LowerBound:
                         or len(named) != len(set(named)):
                     continue
                 free = np.nonzero(~self.indexes[t] & (largest > 1))[0]
-                if np.prod(largest[free].astype(float)) > LANE_BOXES:
+                if np.prod(largest[free].astype(float)) > REFILL_BOXES:  # as if every box fitted
                     most = float(np.prod(largest[free].astype(float)))
                 else:
                     boxes = np.ones((int(np.prod(largest[free])), len(dims)), dtype=np.int64)

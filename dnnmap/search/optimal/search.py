@@ -583,8 +583,8 @@ class BranchAndBound:
                      np.zeros((1, L, D), dtype=np.int64), np.tile(np.arange(D), (1, L, 1)),
                      np.zeros((1, L, len(self.op.tensors)), dtype=np.int64) if self.placement else None)
         root.temporal[0, 0] = [self.op.bound(d) for d in self.op.dim_names]
-        # the padded space's root: B22, a bound of every mapping whatever its padded extents, which the root's children
-        # inherit (so a stop before the top level's tiles are all bounded still has a finite gap)
+        # the padded root bound (:meth:`.bounds.LowerBound.padded_root`): of every mapping whatever its padded extents,
+        # which the root's children inherit (a stop before the top level's tiles are all bounded has a finite gap)
         root_lb = (self.bound.padded_root(self.model.evaluate(self._batch(root)), self.objective,
                                           np.array([padded_cap(n, self.waste) for _, n in self.op.dims]))
                    if self.padded is not None else 0.0)
