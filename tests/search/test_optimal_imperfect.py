@@ -8,18 +8,21 @@ node (and at the factor stages the tile bound) must be bounded at most the mappi
 must equal the exhaustive mapper's over the same space, on random small layers and architectures (2-3 levels)
 with a random padding whose space is strictly larger than the exact one, for every objective. Mutations: a bound
 computed for the largest extent the padding allows instead of the node's own is caught by the same check, and
-padded splits that are not the space's (a completion off the ceil-split chains offered) change the optimum.
+padded splits that are not the space's (a completion off the ceil-split chains offered) change the optimum. The
+root's bound over every extent (:meth:`LowerBound.padded_root`) is checked against every mapping of those spaces,
+and a stop before the top level's tiles are bounded reports it as a finite gap.
 """
 
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from dnnmap.arch.spec import ArchSpec
+from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.cli.main import app
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
@@ -30,6 +33,7 @@ from dnnmap.search.constraints import Constraints
 from dnnmap.search.mappers import exhaustive_search
 from dnnmap.search.network import map_layer
 from dnnmap.search.optimal import optimal_search
+from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.search.optimal.expand import PaddedSplits
 from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.search.options import SearchOptions
@@ -258,3 +262,115 @@ def test_bounds_command_takes_imperfect(tmp_path) -> None:  # noqa: ANN001 - pyt
     padded, exact = (docs[n]["layers"][0]["points"] for n in ("padded", "exact"))
     assert all(p["proven"] for p in padded)
     assert all(p["value"] <= e["value"] * (1 + 1e-9) for p, e in zip(padded, exact))
+
+
+def root_bound(model: CostModel, objective: str, one: MappingBatch, waste: float,
+               extents: tuple[int, ...] | None = None) -> float:
+    """The padded root bound (:meth:`LowerBound.padded_root`) as the search computes it: built for the layer's
+    bounds (``extents``: for other extents, the mutation below), with ``one`` mapping of the layer."""
+    largest = np.array([padded_cap(n, waste) for _, n in model.op.dims])
+    return LowerBound(model.op, model.arch, model, one.keeps, extents=extents).padded_root(model.evaluate(one),
+                                                                                           objective, largest)
+
+
+def test_root_bound_holds_for_every_padded_mapping_and_binds() -> None:
+    """The padded root bound is at most every mapping of the padded space (every extent the padding reaches), for
+    every objective, on every case; it is positive everywhere, its energy above the MAC energy (the trivial bound)
+    on every case, its latency above the unit's least cycles on some, it reaches the padded optimum on some, and its
+    refills (:meth:`LowerBound._padded_refills`) add to it on some."""
+    above_mac = above_cycles = reached = refilled = 0
+    for arch, op, waste in CASES:
+        model = CostModel(op, arch)
+        batch = padded_space(op, arch, waste)
+        cost = model.evaluate(batch)
+        largest = np.array([padded_cap(n, waste) for _, n in op.dims])
+        refilled += LowerBound(op, arch, model, batch.keeps)._padded_refills(largest) > 0
+        bounds = {}
+        for objective in OBJECTIVES:
+            truth = cost.objective(objective)
+            least = truth[np.isfinite(truth)].min()
+            bounds[objective] = root_bound(model, objective, batch.take([0]), waste)
+            assert 0 < bounds[objective] <= least * (1 + 1e-9), (arch.name, op.name, objective)
+            reached += bounds[objective] >= least * (1 - 1e-9)
+        above_mac += bounds["energy"] > model.ops_count * model.unit.energy * (1 + 1e-6)
+        above_cycles += bounds["latency"] > model.unit.least_cycles(model.ops_count) * (1 + 1e-6)
+    assert above_mac == len(CASES) and above_cycles > 0 and reached > 0 and refilled > 0
+
+
+def test_a_root_bound_for_the_largest_padding_is_caught() -> None:
+    """Mutation: the padded root bound built for the largest extents the padding allows (not the layer's bounds)
+    exceeds the cost of some mapping of the padded space: the check above would catch it."""
+    caught = 0
+    for arch, op, waste in CASES[:8]:
+        model = CostModel(op, arch)
+        batch = padded_space(op, arch, waste)
+        truth = model.evaluate(batch).objective("energy")
+        largest = tuple(padded_cap(n, waste) for _, n in op.dims)
+        least = truth[np.isfinite(truth)].min()
+        caught += root_bound(model, "energy", batch.take([0]), waste, largest) > least * (1 + 1e-9)
+    assert caught > 0
+
+
+def test_a_stop_before_the_top_pass_ends_has_a_finite_gap() -> None:
+    """With no budget (the top level's padded tiles not bounded at all) the certificate's lower bound is the padded
+    root bound: positive, at most the proven optimum, so the gap is finite and the label names it."""
+    op = ops.conv2d("c", 12, 10, (7, 7), (3, 3), stride=1)
+    arch = load_arch("eyeriss")
+    for objective in ("energy", "edp"):
+        stopped = optimal_search(op, arch, objective, budget_seconds=0.0, imperfect=0.15)
+        cert = stopped.certificate
+        assert not cert.proven and math.isfinite(cert.gap)
+        one = MappingBatch.from_mappings(op, arch, [stopped.result.mapping])
+        assert cert.lower_bound == pytest.approx(root_bound(CostModel(op, arch), objective, one, 0.15), rel=1e-12)
+        assert "gap" in stopped.result.mapper
+        proven = optimal_search(op, arch, objective, imperfect=0.15).certificate
+        assert proven.proven and cert.lower_bound <= proven.incumbent * (1 + 1e-9)
+
+
+def refill_cases(n: int, seed: int = 5) -> list[tuple[ArchSpec, Operator, float]]:
+    """Random matmuls (bounds 2-9) on random 2-3-level architectures, padded 20-50%, whose root bound's refills
+    (:meth:`LowerBound._padded_refills`) add at least 5% of the padded energy optimum: the cases where that term
+    decides the bound (the cases above seldom have it)."""
+    rng = np.random.default_rng(seed)
+    out: list[tuple[ArchSpec, Operator, float]] = []
+    for i in range(400):
+        arch = random_arch(rng, i, int(rng.integers(1, 3)))
+        op = ops.matmul(f"m{i}", *(int(x) for x in rng.choice([2, 3, 4, 5, 6, 7, 9], size=3)))
+        waste = float(rng.choice([0.2, 0.3, 0.5]))
+        if np.prod([len(t) for t in MapSpace(op, arch, Constraints(waste=waste)).tables()]) > 1_500:
+            continue
+        model = CostModel(op, arch)
+        batch = padded_space(op, arch, waste)
+        energy = model.evaluate(batch).objective("energy")
+        largest = np.array([padded_cap(b, waste) for _, b in op.dims])
+        if np.isfinite(energy).any() and LowerBound(op, arch, model, batch.keeps)._padded_refills(largest) > \
+                0.05 * energy[np.isfinite(energy)].min():
+            out.append((arch, op, waste))
+            if len(out) == n:
+                break
+    return out
+
+
+REFILL_CASES = refill_cases(8)
+
+
+def test_root_refills_hold_where_they_decide_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On cases whose refills add at least 5% of the optimum, the root bound is at most every mapping of the padded
+    space for every objective; mutation: refills 1.5 times as large exceed some mapping's energy."""
+    assert len(REFILL_CASES) == 8
+    for arch, op, waste in REFILL_CASES:
+        model = CostModel(op, arch)
+        batch = padded_space(op, arch, waste)
+        cost = model.evaluate(batch)
+        for objective in OBJECTIVES:
+            truth = cost.objective(objective)
+            assert root_bound(model, objective, batch.take([0]), waste) <= truth[np.isfinite(truth)].min() * (1 + 1e-9)
+    real = LowerBound._padded_refills
+    monkeypatch.setattr(LowerBound, "_padded_refills", lambda self, largest: 1.5 * real(self, largest))
+    caught = 0
+    for arch, op, waste in REFILL_CASES:
+        model = CostModel(op, arch)
+        batch = padded_space(op, arch, waste)
+        truth = model.evaluate(batch).objective("energy")
+        caught += root_bound(model, "energy", batch.take([0]), waste) > truth[np.isfinite(truth)].min() * (1 + 1e-9)
+    assert caught > 0

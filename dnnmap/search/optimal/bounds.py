@@ -388,6 +388,7 @@ TIER_REFILLS = 1  # and B7-B9, B13, B15, B16, B20: capacity per sweep, disjoint 
 TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, the lanes' joint term: per-budget tables and Pareto fronts, B19's strides
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
+REFILL_BOXES = 250_000  # most boxes :meth:`LowerBound._padded_refills` enumerates for one tensor
 
 
 def _lane_live(op: Operator) -> np.ndarray:
@@ -699,6 +700,126 @@ class LowerBound:
                     cost, spatial, rest, fixed_from, level_known, dram, dram_words, tile, fixed * lanes[:, i]))
             edp = np.maximum(edp, joint)
         return edp
+
+    def padded_root(self, cost: CostBatch, objective: str, largest: np.ndarray) -> float:
+        """The padded root bound: a lower bound of ``objective`` over every mapping of the layer whatever its padded
+        extents (the padded space's root, docs/search.md "The optimal mapper over the padded space"), from this bound
+        built for the layer's bounds ``B`` (``extents`` None). ``cost``: one mapping of the layer (its MAC energy);
+        ``largest``: the largest extent per dimension the padding allows.
+
+        The cost model prices a mapping of extents ``P >= B`` as a perfect nest of ``P`` (docs/cost-model.md section
+        1), so only terms that cannot fall as ``P`` grows are taken, each at ``P = B``:
+
+        * the MAC energy and the unit's least cycles (the layer's operations);
+        * each pair's compulsory words (B3 with nothing fixed: a larger box touches a superset of words);
+        * the lanes' words of a plain tensor, ``prod(P) / copies`` with its copies at most ``min(F, prod(P) over the
+          dimensions not indexing it)`` (``F``: the lanes under one parent instance, the product of the fan-out
+          sizes in between; no divisibility, which is what padding changes), so ``max(prod(P) / F, prod(P) over its
+          dimensions)``; a sliding-window tensor's at least one word per step and parent instance, ``prod(P) / F``,
+          and its touched words; the output's lane updates at the narrower of the final and the partial sums' width;
+        * with read-modify-write, the accumulate reads of all but the first touches, ``out(P) x (prod(P) over the
+          reduction dimensions / copies below - copies above)``, the copies below at most ``min(F, prod(P) over
+          them)`` and above at most the product of the fan-out sizes above the parent (B4 without divisibility);
+        * the hops of those words, and the refills of :meth:`_padded_refills`;
+        * the latency's compute cycles with every lane busy and the backing store's cycles of the DRAM words bound."""
+        n, D = 1, self.op_dims
+        bounds = self.bounds.astype(float)
+        ones = np.ones((n, self.L, D), dtype=np.int64)
+        energy = cost.energy_breakdown[:1, self.L + 1].copy()  # MACs: the layer's operations
+        dram, dram_words, hop = np.zeros(n), np.zeros((n, self.T)), np.zeros((n, self.L))
+        out_words = self.out_words
+        for pr in self.pairs:
+            t, ch, p = pr.tensor, pr.child, pr.parent
+            crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
+            if ch >= 0:
+                e, d, h = self._compulsory(pr, ones, self.bounds[None, :], self.L, self.touched_all)
+            elif t in self.registers:
+                continue
+            else:
+                lanes = float(np.prod(self.fan[crossed]))
+                if self.plain[t]:
+                    words = max(self.iterations / lanes, float(np.prod(bounds[self.indexes[t]])))
+                else:
+                    words = max(self.iterations / lanes, float(self.touched_all[t]))
+                if t == self.out:
+                    e = words * min(self.energy[p, t, 2], self.update_full[p, t])
+                    if self.arch.levels[p].read_modify_write:
+                        above = float(np.prod(self.fan[p + 1:]))
+                        per_out = max(float(np.prod(bounds[self.reduction])) / lanes, 1.0) - above
+                        e = e + max(0.0, per_out) * out_words * self.read_full[p, t]
+                else:
+                    e = words * self.energy[p, t, 0]
+                e, d, h = np.array([e]), np.array([words * self.word_bytes[t] if p == self.L - 1 else 0.0]), \
+                    np.array([self.iterations])
+            energy += e
+            dram += d
+            dram_words[:, t] += d / self.word_bytes[t]
+            hop[:, crossed] += h[:, None]
+        energy += hop @ self.hop_energy + self._padded_refills(largest)
+        if objective == "energy":
+            return float(energy[0])
+        if objective == "dram":
+            return float(dram[0])
+        latency = self._latency(cost, ones, self.bounds[None, :], self.L, np.zeros(self.L, dtype=bool), dram,
+                                dram_words, lanes=np.array([float(self.fan.prod())]))
+        return float(latency[0] if objective == "latency" else energy[0] * latency[0])
+
+    def _padded_refills(self, largest: np.ndarray) -> float:
+        """The padded root bound's refills (B9 over every padded extent, without per-tensor placement). The innermost
+        non-trivial loop above a child level ``c`` advances at each of its ``prod(P) / |x|`` events (``x``: level
+        ``c``'s tile, which fits it), and each plain tensor ``t`` it indexes (every axis with one live term) then
+        refills its whole tile, ``>= prod(x) over t's dimensions`` words: so ``>= prod(P) / most_t`` fills, with
+        ``most_t`` the largest ``prod(x)`` over the dimensions not indexing ``t`` of a box that fits ``c`` (its other
+        dimensions at 1: a footprint only shrinks), each at most its ``largest`` extent (no divisibility). The
+        output's tile is drained, and all but the first touches of its copies at ``c`` (at most the fan-out sizes
+        above ``c``) are read back: ``>= out x (prod(P) over the reduction dimensions / most - copies)`` reloads,
+        monotone in ``P``. Each word beyond the compulsory ones (B3) costs the child's fill (drain), the hops in
+        between and, where no fan-out lies between child and parent (one child instance per parent instance), the
+        parent's read (update). The least over the innermost loop's dimension, summed over the child levels; 0 with
+        placement (a level's box need not fit there)."""
+        if self.placement:
+            return 0.0
+        total = 0.0
+        dims = self.op.dim_names
+        for c in range(self.L - 1):
+            extra = np.zeros(self.T)
+            for pr in self.pairs:
+                t, p = pr.tensor, pr.parent
+                live = [[d for d, _ in a.terms if self.op.bound(d) > 1] for a in self.op.tensors[t].axes]
+                named = [d for terms in live for d in terms]
+                if pr.child != c or not self.plain[t] or any(len(terms) > 1 for terms in live) \
+                        or len(named) != len(set(named)):
+                    continue
+                free = np.nonzero(~self.indexes[t] & (largest > 1))[0]
+                if np.prod(largest[free].astype(float)) > REFILL_BOXES:  # as if every box fitted
+                    most = float(np.prod(largest[free].astype(float)))
+                else:
+                    boxes = np.ones((int(np.prod(largest[free])), len(dims)), dtype=np.int64)
+                    if len(free):
+                        grids = np.meshgrid(*[np.arange(1, int(largest[d]) + 1) for d in free], indexing="ij")
+                        boxes[:, free] = np.stack([g.reshape(-1) for g in grids], axis=1)
+                    fits = self.fit.fits(c, boxes)
+                    if not fits.any():
+                        continue
+                    most = float(boxes[fits][:, free].prod(axis=1).max()) if len(free) else 1.0
+                crossed = [m for m in range(c + 1, p + 1) if self.arch.levels[m].fanout is not None]
+                hop = float(self.hop_energy[crossed].sum())
+                one_to_one = not crossed
+                words = self.iterations / most
+                if t == self.out:
+                    drain = min(self.energy[c, t, 0], self.read_full[c, t]) + hop
+                    drain += min(self.energy[p, t, 2], self.update_full[p, t]) if one_to_one else 0.0
+                    fill = self.energy[c, t, 1] + hop + (min(self.energy[p, t, 0], self.read_full[p, t])
+                                                         if one_to_one else 0.0)
+                    red = float(np.prod(self.bounds[self.reduction].astype(float)))
+                    reloads = self.out_words * max(0.0, red / most - float(np.prod(self.fan[c + 1:])))
+                    extra[t] = max(0.0, words - self.out_words) * drain + reloads * fill
+                else:
+                    per_word = self.energy[c, t, 1] + hop + (self.read_full[p, t] if one_to_one else 0.0)
+                    extra[t] = max(0.0, words - self.touched_all[t]) * per_word
+            loops = np.nonzero(largest > 1)[0]
+            total += float(min((extra[self.indexes[:, d]].sum() for d in loops), default=extra.sum()))
+        return total
 
     def _exact(self, c: dict[str, np.ndarray], pr: Pair) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """B1: (energy, DRAM bytes, words through each fan-out in between) of a pair from its exact counts."""

@@ -59,7 +59,7 @@ from dnnmap.search.constraints import Constraints
 from dnnmap.search.optimal.expand import FactorSplits, Nodes, PaddedSplits, candidate_tiles, expand_orders, extents
 from dnnmap.search.optimal.placement import OrderKeys, distinct_children, least_placements
 from dnnmap.search.options import SearchOptions
-from dnnmap.search.space import MapSpace, unique_rows
+from dnnmap.search.space import MapSpace, padded_cap, unique_rows
 from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.search.registry import Mapper
 from dnnmap.workload.ir import Operator
@@ -145,6 +145,7 @@ class BranchAndBound:
         self.registers = bool(arch.mac.operand_registers)
         self.bound = LowerBound(op, arch, model, self.keeps, placement, both_axes)
         # the padded space (``waste``): its factor stages, and a bound per padded extent of the nodes' completions
+        self.waste = waste
         self.padded = PaddedSplits(MapSpace(op, arch, Constraints(waste=waste))) if waste is not None else None
         self.bounds_by_extent = {tuple(int(x) for x in self.bound.bounds): self.bound}
         # the padded top level without a fan-out has one child per tile, the many tiles the padding allows: they are
@@ -582,10 +583,15 @@ class BranchAndBound:
                      np.zeros((1, L, D), dtype=np.int64), np.tile(np.arange(D), (1, L, 1)),
                      np.zeros((1, L, len(self.op.tensors)), dtype=np.int64) if self.placement else None)
         root.temporal[0, 0] = [self.op.bound(d) for d in self.op.dim_names]
+        # the padded root bound (:meth:`.bounds.LowerBound.padded_root`): of every mapping whatever its padded extents,
+        # which the root's children inherit (a stop before the top level's tiles are all bounded has a finite gap)
+        root_lb = (self.bound.padded_root(self.model.evaluate(self._batch(root)), self.objective,
+                                          np.array([padded_cap(n, self.waste) for _, n in self.op.dims]))
+                   if self.padded is not None else 0.0)
         # depth first, lowest bound first among siblings: (stage, siblings sorted by bound, their bounds, next one,
         # the expansion under way of the siblings before it (a generator of bounded chunks) or None, the least bound
         # of its children not yet bounded)
-        stack: list[list] = [[-1, root, np.zeros(1), 0, None, 0.0]]
+        stack: list[list] = [[-1, root, np.array([root_lb]), 0, None, 0.0]]
         while stack:
             if time.perf_counter() > deadline:
                 return self._open_bound(stack)
