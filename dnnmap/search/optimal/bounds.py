@@ -119,6 +119,7 @@ alone cannot be held, the DRAM bytes (so the ``dram`` objective and the latency'
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Iterator
@@ -603,8 +604,9 @@ class LowerBound:
                 drained = None  # B16: the output pair's energy with its parent's side, the tile drained every event
                 if t == self.out:  # each drained word but the first touches (outputs x copies) is reloaded
                     copies = self._copies(spatial, rest, fixed_from, ch, tile)
-                    if not self.placement:
-                        drained = self._drained_pair(words, pr, copies, spatial, rest, fixed_from, tile, hop_per_word)
+                    # B16; with placement B23: ``words`` is the whole box's (B9 under placement), which every
+                    # placement of the output's tile drains at least (docs/search.md, "B23")
+                    drained = self._drained_pair(words, pr, copies, spatial, rest, fixed_from, tile, hop_per_word)
                     words = self._reloaded(words, copies)
                     per_word = self.energy[ch, t, :2].min() + hop_per_word
                 extra = np.maximum(0.0, words - h) * per_word
@@ -614,7 +616,12 @@ class LowerBound:
                     extra = np.maximum(extra, whole[1])
                     whole = (whole[0], extra, np.maximum(whole[2], extra[:, None]))
                 forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = extra
-                if self.placement:
+                if self.placement and t == self.out:  # B23: B20's output words take the parent's side too
+                    side = (functools.partial(self._drained_pair, pr=pr, at_child=copies, spatial=spatial, rest=rest,
+                                              fixed_from=fixed_from, tile=tile, hop_per_word=hop_per_word),
+                            e + h * hop_per_word)
+                    placed.setdefault(ch, {})[t] = (h, per_word, copies, side)
+                elif self.placement:
                     placed.setdefault(ch, {})[t] = (h, per_word, copies)
             elif 0 <= ch < known and self.placement and t != self.out and refills:  # B20: a window input's own tiles
                 placed.setdefault(ch, {})[t] = (h, self.energy[ch, t, 1] + hop_per_word, None)
@@ -661,7 +668,12 @@ class LowerBound:
             replaced = counted - first
             if beside is not None:  # B20's other tensors beside B14 (at its largest point: sound for every point)
                 pair = counted - refilled[drain[0]] - coupled  # the output pair's own bound
-                replaced = replaced - self._beside_drains(*beside, extra.max(axis=1) + first - pair)
+                most = extra.max(axis=1) + first - pair
+                others, outs = beside
+                # B23: per nesting order, the output pair's whole energy jointly with the lanes, when larger
+                by_order = self._joint_drained(placed[drain[0]], spatial, rest, fixed_from, tile, drain[0])
+                by_order = most[None, :] if by_order is None else np.maximum(most[None, :], by_order - pair[None, :])
+                replaced = replaced - self._beside_drains(others + by_order - most[None, :], outs, by_order)
             fronts.append((np.maximum(0.0, extra - replaced[:, None]), lanes))
         added = np.max([extra[:, 0] for extra, _ in fronts], axis=0)
         if joint:  # B18 in place of those pairs' own bounds and the refills at their children (docs: what it replaces)
@@ -813,8 +825,8 @@ class LowerBound:
         fans = [m for m in range(self.L) if self.arch.levels[m].fanout is not None]
         if len(fans) != 1 or fans[0] >= fixed_from:
             return None
-        # at the tile bound without placement only (B14 with placement is derived and tested at the root stage)
-        if tile is not None and (self.placement or not self._joint_at_tile(fans[0], fixed_from)):
+        # at the tile bound with placement too (B23: the drains' argument never uses the placement)
+        if tile is not None and not self._joint_at_tile(fans[0], fixed_from):
             return None
         return self._drain_pair(fans[0])
 
@@ -1188,7 +1200,9 @@ class LowerBound:
         the tensors whose raised tiles hold it (those hold its extents in their dimensions, so at least its words of
         them: :meth:`_placed_ratio`); the raised tiles of one level nest, so the least over the nesting orders of the
         summed refills is a bound. Returns it (n,) and, per nesting order (P, n), the refills of the tensors other than
-        the output and the output's (B14 replaces the output's alone, :meth:`_beside_drains`)."""
+        the output and the output's (B14 replaces the output's alone, :meth:`_beside_drains`). B23: an entry's optional
+        fourth item (the output's, with placement) is the output pair's whole energy as a function of its drained
+        words (:meth:`_drained_pair`) and the pair's other bound: its refills are at least that less the bound."""
         cover = self._cover(spatial, ch)
         keys, inverse = unique_rows(cover)
         rows = inverse.reshape(-1)
@@ -1199,11 +1213,15 @@ class LowerBound:
             for i, t in enumerate(outer_first):
                 if t not in entries:
                     continue
-                h, per_word, copies = entries[t]
+                h, per_word, copies, *parent = entries[t]
                 words = self.iterations * self._placed_ratio(keys, ch, t, frozenset(outer_first[:i]))[rows]
+                drained = words
                 if copies is not None:
                     words = self._reloaded(words, copies)
                 refills = np.maximum(0.0, words - h) * per_word
+                if parent:  # B23: with the parent's updates and reads of these drains
+                    whole, bound = parent[0]
+                    refills = np.maximum(refills, whole(drained) - bound)
                 if t == self.out:
                     out += refills
                 else:
@@ -1219,7 +1237,59 @@ class LowerBound:
         output pair's own bound, in place of the refills at its child; the other tensors' refills of B20 (``others``,
         per nesting order) hold beside it: the least over the orders of ``others + max(0, outs - joint)``, what the
         bound adds to B14's term."""
-        return (others + np.maximum(0.0, outs - joint[None, :])).min(axis=0)
+        return (others + np.maximum(0.0, outs - np.atleast_2d(joint))).min(axis=0)
+
+    def _joint_drained(self, entries: dict[int, tuple], spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
+                       tile: np.ndarray | None, ch: int) -> np.ndarray | None:
+        """(P, n) B23 (docs/search.md, "B23: the output's parent side under placement"): per nesting order of
+        :meth:`_placed_refills` at the child ``ch`` of B14's output pair, a lower bound of that pair's whole energy
+        (:meth:`_drained_pair`) plus the lanes' pairs' energy over their least (:meth:`_joint_lanes`), taken over one
+        unrolling ``U`` of the open fan-out together: ``U``'s reduction factors ``c`` are the output's copies at the
+        child (over those at its parent) and ``R``; each child copy drains every word it touches at least once
+        (``outputs x c``, B14) and the order's placed tile at least the words B20 gives it (whatever the innermost
+        loop: B9's words of the box hold only when it indexes the output).
+        The least over the distinct ``c`` of the lanes' least sum at ``c`` (:meth:`_copies_front`) plus the pair's.
+        None where the output's pair at ``ch`` is not among ``entries`` with its parent's side."""
+        if len(entries.get(self.out, ())) < 4:
+            return None
+        *_, (whole, _) = entries[self.out]
+        m = next(m for m in range(self.L) if self.arch.levels[m].fanout is not None)
+        keys, inverse = unique_rows(self._fan_budget(rest, tile, fixed_from, m))
+        fronts = [self._copies_front(m, key) for key in keys]
+        K = max(len(cs) for cs, _ in fronts)
+        copies = np.array([np.concatenate([cs, np.ones(K - len(cs))]) for cs, _ in fronts])[inverse.reshape(-1)]
+        lanes = np.array([np.concatenate([inc, np.full(K - len(inc), np.inf)]) for _, inc in fronts])[inverse.reshape(-1)]
+        at_parent = self._copies(spatial, rest, fixed_from, next(q.parent for q in self.pairs if q.tensor == self.out
+                                                                  and q.child == ch), tile)
+        cover_keys, cover_inverse = unique_rows(self._cover(spatial, ch))
+        kept = [u for u in range(self.T) if self.keeps[ch, u]]
+        out = []
+        for outer_first in itertools.permutations(kept):
+            outer = frozenset(outer_first[:outer_first.index(self.out)])
+            words = self.iterations * self._placed_ratio(cover_keys, ch, self.out, outer)[cover_inverse.reshape(-1)]
+            least = np.full(len(words), np.inf)
+            for k in range(K):
+                at_child = copies[:, k] * at_parent
+                pair = whole(np.maximum(words, self.out_words * at_child), at_child=at_child)
+                least = np.minimum(least, lanes[:, k] + pair)
+            out.append(least)
+        return np.array(out)
+
+    def _copies_front(self, m: int, budget: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """B23: of the legal unrollings of ``budget`` on the open fan-out ``m`` (:meth:`_joint_table`'s rows), the
+        distinct products ``c`` of their reduction factors and, per ``c``, the least sum of the lanes' pairs' energies
+        over those rows less the sum of the pairs' minima over all legal rows. Cached per budget."""
+        key = ("copies", m, tuple(int(x) for x in budget))
+        if key not in self._front_cache:
+            table, energy, _, _ = self._joint_table(m)
+            legal = self._joint_legal(m, np.array([key[-1]], dtype=np.int64))[0]
+            rows = np.nonzero(legal)[0]  # by ascending sum: the first row of each ``c`` is its least
+            copies = table[rows][:, self.reduction].prod(axis=1).astype(float)
+            cs, first = np.unique(copies, return_index=True)
+            mins = energy[:, rows].min(axis=1).sum() if len(energy) else 0.0
+            sums = energy[:, rows[first]].sum(axis=0) if len(energy) else np.zeros(len(cs))
+            self._front_cache[key] = (cs, np.maximum(0.0, sums - mins))
+        return self._front_cache[key]
 
     def _placed_ratio(self, covers: np.ndarray, level: int, t: int, outer: frozenset[int]) -> np.ndarray:
         """(u,) B20: per row of ``covers`` (the extents one instance of ``level`` runs), the least words of tensor ``t``
