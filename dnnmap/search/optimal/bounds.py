@@ -1255,41 +1255,49 @@ class LowerBound:
         *_, (whole, _) = entries[self.out]
         m = next(m for m in range(self.L) if self.arch.levels[m].fanout is not None)
         keys, inverse = unique_rows(self._fan_budget(rest, tile, fixed_from, m))
-        fronts = [self._copies_front(m, key) for key in keys]
-        K = max(len(cs) for cs, _ in fronts)
-        copies = np.array([np.concatenate([cs, np.ones(K - len(cs))]) for cs, _ in fronts])[inverse.reshape(-1)]
-        lanes = np.array([np.concatenate([inc, np.full(K - len(inc), np.inf)]) for _, inc in fronts])[inverse.reshape(-1)]
+        copies, lanes = self._copies_front(m, keys)  # (K,), (u, K)
+        lanes = lanes[inverse.reshape(-1)]
         at_parent = self._copies(spatial, rest, fixed_from, next(q.parent for q in self.pairs if q.tensor == self.out
                                                                   and q.child == ch), tile)
         cover_keys, cover_inverse = unique_rows(self._cover(spatial, ch))
+        at_child = copies[:, None] * at_parent[None, :]  # (K, n)
         kept = [u for u in range(self.T) if self.keeps[ch, u]]
-        out = []
+        least: dict[frozenset[int], np.ndarray] = {}  # by the tensors outside the output's raised tile
         for outer_first in itertools.permutations(kept):
             outer = frozenset(outer_first[:outer_first.index(self.out)])
-            words = self.iterations * self._placed_ratio(cover_keys, ch, self.out, outer)[cover_inverse.reshape(-1)]
-            least = np.full(len(words), np.inf)
-            for k in range(K):
-                at_child = copies[:, k] * at_parent
-                pair = whole(np.maximum(words, self.out_words * at_child), at_child=at_child)
-                least = np.minimum(least, lanes[:, k] + pair)
-            out.append(least)
-        return np.array(out)
+            if outer not in least:
+                words = self.iterations * self._placed_ratio(cover_keys, ch, self.out, outer)[cover_inverse.reshape(-1)]
+                pair = whole(np.maximum(words[None, :], self.out_words * at_child), at_child=at_child)
+                least[outer] = (lanes.T + pair).min(axis=0)
+        return np.array([least[frozenset(o[:o.index(self.out)])] for o in itertools.permutations(kept)])
 
-    def _copies_front(self, m: int, budget: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """B23: of the legal unrollings of ``budget`` on the open fan-out ``m`` (:meth:`_joint_table`'s rows), the
-        distinct products ``c`` of their reduction factors and, per ``c``, the least sum of the lanes' pairs' energies
-        over those rows less the sum of the pairs' minima over all legal rows. Cached per budget."""
-        key = ("copies", m, tuple(int(x) for x in budget))
+    def _copies_front(self, m: int, budgets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """B23: (K,) the distinct products ``c`` of the reduction factors of the legal unrollings of the layer's bounds
+        on the open fan-out ``m`` (:meth:`_joint_table`'s rows) and (u, K) per row of ``budgets``, of its legal
+        unrollings with that ``c``, the least sum of the lanes' pairs' energies less the sum of the pairs' minima over
+        all its legal rows (inf where none has that ``c``). Cached per budget."""
+        table, energy, _, _ = self._joint_table(m)
+        key = ("copies", m)
         if key not in self._front_cache:
-            table, energy, _, _ = self._joint_table(m)
-            legal = self._joint_legal(m, np.array([key[-1]], dtype=np.int64))[0]
-            rows = np.nonzero(legal)[0]  # by ascending sum: the first row of each ``c`` is its least
-            copies = table[rows][:, self.reduction].prod(axis=1).astype(float)
-            cs, first = np.unique(copies, return_index=True)
-            mins = energy[:, rows].min(axis=1).sum() if len(energy) else 0.0
-            sums = energy[:, rows[first]].sum(axis=0) if len(energy) else np.zeros(len(cs))
-            self._front_cache[key] = (cs, np.maximum(0.0, sums - mins))
-        return self._front_cache[key]
+            self._front_cache[key] = np.unique(table[:, self.reduction].prod(axis=1).astype(float))
+        cs = self._front_cache[key]
+        rows = []
+        for budget in budgets:
+            row_key = ("copies", m, budget.tobytes())
+            row = self._front_cache.get(row_key)
+            if row is None:
+                legal = np.nonzero(self._joint_legal(m, budget[None, :])[0])[0]  # by ascending sum of the energies
+                copies = table[legal][:, self.reduction].prod(axis=1).astype(float)
+                got, first = np.unique(copies, return_index=True)  # each ``c``'s first legal row is its least
+                row = np.full(len(cs), np.inf)
+                if len(energy):
+                    row[np.searchsorted(cs, got)] = np.maximum(
+                        0.0, energy[:, legal[first]].sum(axis=0) - energy[:, legal].min(axis=1).sum())
+                else:
+                    row[np.searchsorted(cs, got)] = 0.0
+                self._front_cache[row_key] = row
+            rows.append(row)
+        return cs, np.array(rows)
 
     def _placed_ratio(self, covers: np.ndarray, level: int, t: int, outer: frozenset[int]) -> np.ndarray:
         """(u,) B20: per row of ``covers`` (the extents one instance of ``level`` runs), the least words of tensor ``t``
