@@ -1281,22 +1281,23 @@ class LowerBound:
         if key not in self._front_cache:
             self._front_cache[key] = np.unique(table[:, self.reduction].prod(axis=1).astype(float))
         cs = self._front_cache[key]
-        rows = []
-        for budget in budgets:
-            row_key = ("copies", m, budget.tobytes())
-            row = self._front_cache.get(row_key)
-            if row is None:
-                legal = np.nonzero(self._joint_legal(m, budget[None, :])[0])[0]  # by ascending sum of the energies
-                copies = table[legal][:, self.reduction].prod(axis=1).astype(float)
-                got, first = np.unique(copies, return_index=True)  # each ``c``'s first legal row is its least
+        keys = [("copies", m, budget.tobytes()) for budget in budgets]
+        rows = [self._front_cache.get(k) for k in keys]
+        missing = [i for i, row in enumerate(rows) if row is None]
+        copies = table[:, self.reduction].prod(axis=1).astype(float)
+        low = energy if len(energy) else np.zeros((1, len(table)))
+        sums = low.sum(axis=0)
+        step = max(1, 16_000_000 // low.size)  # budgets a block: (P, block, V) at once
+        for lo in range(0, len(missing), step):
+            block = missing[lo:lo + step]
+            legal = self._joint_legal(m, budgets[block])  # (block, V), rows by ascending sum of the energies
+            mins = np.where(legal[None, :, :], low[:, None, :], np.inf).min(axis=2).sum(axis=0)  # the pairs' minima
+            for i, ok, least in zip(block, legal, mins.tolist()):
+                legal_rows = np.nonzero(ok)[0]
+                got, first = np.unique(copies[legal_rows], return_index=True)  # each ``c``'s first legal row: its least
                 row = np.full(len(cs), np.inf)
-                if len(energy):
-                    row[np.searchsorted(cs, got)] = np.maximum(
-                        0.0, energy[:, legal[first]].sum(axis=0) - energy[:, legal].min(axis=1).sum())
-                else:
-                    row[np.searchsorted(cs, got)] = 0.0
-                self._front_cache[row_key] = row
-            rows.append(row)
+                row[np.searchsorted(cs, got)] = np.maximum(0.0, sums[legal_rows[first]] - least)
+                rows[i] = self._front_cache[keys[i]] = row
         return cs, np.array(rows)
 
     def _placed_ratio(self, covers: np.ndarray, level: int, t: int, outer: frozenset[int]) -> np.ndarray:
