@@ -1284,19 +1284,25 @@ class LowerBound:
         keys = [("copies", m, budget.tobytes()) for budget in budgets]
         rows = [self._front_cache.get(k) for k in keys]
         missing = [i for i, row in enumerate(rows) if row is None]
-        copies = table[:, self.reduction].prod(axis=1).astype(float)
+        if not missing:
+            return cs, np.array(rows)
+        key = ("copies rows", m)  # per ``c``, the table's rows with it (by ascending sum of the energies)
+        if key not in self._front_cache:
+            copies = table[:, self.reduction].prod(axis=1).astype(float)
+            self._front_cache[key] = [np.nonzero(copies == c)[0] for c in cs]
+        by_copies = self._front_cache[key]
         low = energy if len(energy) else np.zeros((1, len(table)))
         sums = low.sum(axis=0)
         step = max(1, 16_000_000 // low.size)  # budgets a block: (P, block, V) at once
         for lo in range(0, len(missing), step):
             block = missing[lo:lo + step]
-            legal = self._joint_legal(m, budgets[block])  # (block, V), rows by ascending sum of the energies
+            legal = self._joint_legal(m, budgets[block])  # (block, V)
             mins = np.where(legal[None, :, :], low[:, None, :], np.inf).min(axis=2).sum(axis=0)  # the pairs' minima
-            for i, ok, least in zip(block, legal, mins.tolist()):
-                legal_rows = np.nonzero(ok)[0]
-                got, first = np.unique(copies[legal_rows], return_index=True)  # each ``c``'s first legal row: its least
-                row = np.full(len(cs), np.inf)
-                row[np.searchsorted(cs, got)] = np.maximum(0.0, sums[legal_rows[first]] - least)
+            found = np.full((len(block), len(cs)), np.inf)
+            for k, rows_k in enumerate(by_copies):  # each ``c``'s first legal row: its least sum
+                ok = legal[:, rows_k]
+                found[:, k] = np.where(ok.any(axis=1), sums[rows_k[ok.argmax(axis=1)]], np.inf)
+            for i, row in zip(block, np.maximum(0.0, found - mins[:, None])):
                 rows[i] = self._front_cache[keys[i]] = row
         return cs, np.array(rows)
 
