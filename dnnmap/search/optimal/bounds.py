@@ -52,8 +52,8 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B14 **output drains in the joint unrolling** (:meth:`LowerBound._drain_pair`): at the root's open fan-out, the
   output pair across it drains ``outputs x copies(U)`` words (each copy of B4 at least once) and its parent gets every
   output word: one unrolling ``U`` for these and the lanes' pairs; the joint sum replaces what the bound counts for
-  those parts when larger (:meth:`LowerBound._joint_drain`), with per-tensor placement too (at the tile bound without
-  placement only);
+  those parts when larger (:meth:`LowerBound._joint_drain`), with per-tensor placement too (at the tile bound since
+  B23);
 * B15 **two child levels under one innermost loop** (:meth:`LowerBound._coupled_refills`): the innermost loop above level
   ``c - 1`` is level ``c``'s own (on a dimension of its tile) or, when level ``c`` has none, the one above ``c``: B9/B13 of
   the two levels together, the least over both cases, instead of each level's least on its own;
@@ -81,9 +81,14 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   so each tensor's refills take the least words per iteration over the boxes that fit with the outer tensors' words of
   them (a sliding-window input: a step's new words, :func:`_residue_kept`), the least over the nesting orders of the
   sum; the tensors other than the output hold beside B14 (:meth:`LowerBound._beside_drains`);
+* B23 **the output's parent side under placement** (docs/search.md, "B23: the output's parent side under placement"):
+  B16 with placement, from B9's words of the level's box; B20's output words priced with their parent's side
+  (:meth:`LowerBound._drained_pair`); B14 at the tile bound with placement; and, beside B14, per nesting order of B20
+  the output pair's whole energy with the lanes' pairs over one unrolling of the open fan-out, its reduction copies
+  ``c`` the output's copies and ``R`` (:meth:`LowerBound._joint_drained`, :meth:`LowerBound._copies_front`);
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
-  level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (without placement)
-  and the lanes' joint term also hold there when the open fan-out lies right above the tile
+  level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
+  since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
   (:meth:`LowerBound._joint_at_tile`);
 * B6 latency: compute cycles ``>= max(iterations / lanes x cycles per step, the unit's least cycles)`` (the
   vector unit's for pooling and element-wise layers), lanes at most the fixed spatial factors times,
@@ -385,8 +390,9 @@ def _least_count(c1: int, c2: int, a: int, b: int, q1: int, q2: int) -> int:
 # only raise a bound, so every tier is a lower bound; the search asks for a higher one only where a lower one does not
 # already reach the incumbent
 TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
-TIER_REFILLS = 1  # and B7-B9, B13, B15, B16, B20: capacity per sweep, disjoint footprints, refills
-TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, the lanes' joint term: per-budget tables and Pareto fronts, B19's strides
+TIER_REFILLS = 1  # and B7-B9, B13, B15, B16 (B23: with placement), B20: capacity per sweep, disjoint footprints, refills
+TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, the lanes' joint term, B23's joint term: per-budget tables and Pareto
+# fronts, B19's strides
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
 
