@@ -52,8 +52,8 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B14 **output drains in the joint unrolling** (:meth:`LowerBound._drain_pair`): at the root's open fan-out, the
   output pair across it drains ``outputs x copies(U)`` words (each copy of B4 at least once) and its parent gets every
   output word: one unrolling ``U`` for these and the lanes' pairs; the joint sum replaces what the bound counts for
-  those parts when larger (:meth:`LowerBound._joint_drain`), with per-tensor placement too (at the tile bound without
-  placement only);
+  those parts when larger (:meth:`LowerBound._joint_drain`), with per-tensor placement too (at the tile bound since
+  B23);
 * B15 **two child levels under one innermost loop** (:meth:`LowerBound._coupled_refills`): the innermost loop above level
   ``c - 1`` is level ``c``'s own (on a dimension of its tile) or, when level ``c`` has none, the one above ``c``: B9/B13 of
   the two levels together, the least over both cases, instead of each level's least on its own;
@@ -81,9 +81,14 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   so each tensor's refills take the least words per iteration over the boxes that fit with the outer tensors' words of
   them (a sliding-window input: a step's new words, :func:`_residue_kept`), the least over the nesting orders of the
   sum; the tensors other than the output hold beside B14 (:meth:`LowerBound._beside_drains`);
+* B23 **the output's parent side under placement** (docs/search.md, "B23: the output's parent side under placement"):
+  B16 with placement, from B9's words of the level's box; B20's output words priced with their parent's side
+  (:meth:`LowerBound._drained_pair`); B14 at the tile bound with placement; and, beside B14, per nesting order of B20
+  the output pair's whole energy with the lanes' pairs over one unrolling of the open fan-out, its reduction copies
+  ``c`` the output's copies and ``R`` (:meth:`LowerBound._joint_drained`, :meth:`LowerBound._copies_front`);
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
-  level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (without placement)
-  and the lanes' joint term also hold there when the open fan-out lies right above the tile
+  level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
+  since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
   (:meth:`LowerBound._joint_at_tile`);
 * B6 latency: compute cycles ``>= max(iterations / lanes x cycles per step, the unit's least cycles)`` (the
   vector unit's for pooling and element-wise layers), lanes at most the fixed spatial factors times,
@@ -119,6 +124,7 @@ alone cannot be held, the DRAM bytes (so the ``dram`` objective and the latency'
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Iterator
@@ -384,8 +390,9 @@ def _least_count(c1: int, c2: int, a: int, b: int, q1: int, q2: int) -> int:
 # only raise a bound, so every tier is a lower bound; the search asks for a higher one only where a lower one does not
 # already reach the incumbent
 TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
-TIER_REFILLS = 1  # and B7-B9, B13, B15, B16, B20: capacity per sweep, disjoint footprints, refills
-TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, the lanes' joint term: per-budget tables and Pareto fronts, B19's strides
+TIER_REFILLS = 1  # and B7-B9, B13, B15, B16 (B23: with placement), B20: capacity per sweep, disjoint footprints, refills
+TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, the lanes' joint term, B23's joint term: per-budget tables and Pareto
+# fronts, B19's strides
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
 REFILL_BOXES = 250_000  # most boxes :meth:`LowerBound._padded_refills` enumerates for one tensor
@@ -604,8 +611,9 @@ class LowerBound:
                 drained = None  # B16: the output pair's energy with its parent's side, the tile drained every event
                 if t == self.out:  # each drained word but the first touches (outputs x copies) is reloaded
                     copies = self._copies(spatial, rest, fixed_from, ch, tile)
-                    if not self.placement:
-                        drained = self._drained_pair(words, pr, copies, spatial, rest, fixed_from, tile, hop_per_word)
+                    # B16; with placement B23: ``words`` is the whole box's (B9 under placement), which every
+                    # placement of the output's tile drains at least (docs/search.md, "B23")
+                    drained = self._drained_pair(words, pr, copies, spatial, rest, fixed_from, tile, hop_per_word)
                     words = self._reloaded(words, copies)
                     per_word = self.energy[ch, t, :2].min() + hop_per_word
                 extra = np.maximum(0.0, words - h) * per_word
@@ -615,7 +623,12 @@ class LowerBound:
                     extra = np.maximum(extra, whole[1])
                     whole = (whole[0], extra, np.maximum(whole[2], extra[:, None]))
                 forced.setdefault(ch, np.zeros((n, self.T)))[:, t] = extra
-                if self.placement:
+                if self.placement and t == self.out:  # B23: B20's output words take the parent's side too
+                    side = (functools.partial(self._drained_pair, pr=pr, at_child=copies, spatial=spatial, rest=rest,
+                                              fixed_from=fixed_from, tile=tile, hop_per_word=hop_per_word),
+                            e + h * hop_per_word)
+                    placed.setdefault(ch, {})[t] = (h, per_word, copies, side)
+                elif self.placement:
                     placed.setdefault(ch, {})[t] = (h, per_word, copies)
             elif 0 <= ch < known and self.placement and t != self.out and refills:  # B20: a window input's own tiles
                 placed.setdefault(ch, {})[t] = (h, self.energy[ch, t, 1] + hop_per_word, None)
@@ -662,7 +675,12 @@ class LowerBound:
             replaced = counted - first
             if beside is not None:  # B20's other tensors beside B14 (at its largest point: sound for every point)
                 pair = counted - refilled[drain[0]] - coupled  # the output pair's own bound
-                replaced = replaced - self._beside_drains(*beside, extra.max(axis=1) + first - pair)
+                most = extra.max(axis=1) + first - pair
+                others, outs = beside
+                # B23: per nesting order, the output pair's whole energy jointly with the lanes, when larger
+                by_order = self._joint_drained(placed[drain[0]], spatial, rest, fixed_from, tile, drain[0])
+                by_order = most[None, :] if by_order is None else np.maximum(most[None, :], by_order - pair[None, :])
+                replaced = replaced - self._beside_drains(others + by_order - most[None, :], outs, by_order)
             fronts.append((np.maximum(0.0, extra - replaced[:, None]), lanes))
         added = np.max([extra[:, 0] for extra, _ in fronts], axis=0)
         if joint:  # B18 in place of those pairs' own bounds and the refills at their children (docs: what it replaces)
@@ -934,8 +952,8 @@ class LowerBound:
         fans = [m for m in range(self.L) if self.arch.levels[m].fanout is not None]
         if len(fans) != 1 or fans[0] >= fixed_from:
             return None
-        # at the tile bound without placement only (B14 with placement is derived and tested at the root stage)
-        if tile is not None and (self.placement or not self._joint_at_tile(fans[0], fixed_from)):
+        # at the tile bound with placement too (B23: the drains' argument never uses the placement)
+        if tile is not None and not self._joint_at_tile(fans[0], fixed_from):
             return None
         return self._drain_pair(fans[0])
 
@@ -1309,7 +1327,9 @@ class LowerBound:
         the tensors whose raised tiles hold it (those hold its extents in their dimensions, so at least its words of
         them: :meth:`_placed_ratio`); the raised tiles of one level nest, so the least over the nesting orders of the
         summed refills is a bound. Returns it (n,) and, per nesting order (P, n), the refills of the tensors other than
-        the output and the output's (B14 replaces the output's alone, :meth:`_beside_drains`)."""
+        the output and the output's (B14 replaces the output's alone, :meth:`_beside_drains`). B23: an entry's optional
+        fourth item (the output's, with placement) is the output pair's whole energy as a function of its drained
+        words (:meth:`_drained_pair`) and the pair's other bound: its refills are at least that less the bound."""
         cover = self._cover(spatial, ch)
         keys, inverse = unique_rows(cover)
         rows = inverse.reshape(-1)
@@ -1320,11 +1340,15 @@ class LowerBound:
             for i, t in enumerate(outer_first):
                 if t not in entries:
                     continue
-                h, per_word, copies = entries[t]
+                h, per_word, copies, *parent = entries[t]
                 words = self.iterations * self._placed_ratio(keys, ch, t, frozenset(outer_first[:i]))[rows]
+                drained = words
                 if copies is not None:
                     words = self._reloaded(words, copies)
                 refills = np.maximum(0.0, words - h) * per_word
+                if parent:  # B23: with the parent's updates and reads of these drains
+                    whole, bound = parent[0]
+                    refills = np.maximum(refills, whole(drained) - bound)
                 if t == self.out:
                     out += refills
                 else:
@@ -1340,7 +1364,74 @@ class LowerBound:
         output pair's own bound, in place of the refills at its child; the other tensors' refills of B20 (``others``,
         per nesting order) hold beside it: the least over the orders of ``others + max(0, outs - joint)``, what the
         bound adds to B14's term."""
-        return (others + np.maximum(0.0, outs - joint[None, :])).min(axis=0)
+        return (others + np.maximum(0.0, outs - np.atleast_2d(joint))).min(axis=0)
+
+    def _joint_drained(self, entries: dict[int, tuple], spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
+                       tile: np.ndarray | None, ch: int) -> np.ndarray | None:
+        """(P, n) B23 (docs/search.md, "B23: the output's parent side under placement"): per nesting order of
+        :meth:`_placed_refills` at the child ``ch`` of B14's output pair, a lower bound of that pair's whole energy
+        (:meth:`_drained_pair`) plus the lanes' pairs' energy over their least (:meth:`_joint_lanes`), taken over one
+        unrolling ``U`` of the open fan-out together: ``U``'s reduction factors ``c`` are the output's copies at the
+        child (over those at its parent) and ``R``; each child copy drains every word it touches at least once
+        (``outputs x c``, B14) and the order's placed tile at least the words B20 gives it (whatever the innermost
+        loop: B9's words of the box hold only when it indexes the output).
+        The least over the distinct ``c`` of the lanes' least sum at ``c`` (:meth:`_copies_front`) plus the pair's.
+        None where the output's pair at ``ch`` is not among ``entries`` with its parent's side."""
+        if len(entries.get(self.out, ())) < 4:
+            return None
+        *_, (whole, _) = entries[self.out]
+        m = next(m for m in range(self.L) if self.arch.levels[m].fanout is not None)
+        keys, inverse = unique_rows(self._fan_budget(rest, tile, fixed_from, m))
+        copies, lanes = self._copies_front(m, keys)  # (K,), (u, K)
+        lanes = lanes[inverse.reshape(-1)]
+        at_parent = self._copies(spatial, rest, fixed_from, next(q.parent for q in self.pairs if q.tensor == self.out
+                                                                  and q.child == ch), tile)
+        cover_keys, cover_inverse = unique_rows(self._cover(spatial, ch))
+        at_child = copies[:, None] * at_parent[None, :]  # (K, n)
+        kept = [u for u in range(self.T) if self.keeps[ch, u]]
+        least: dict[frozenset[int], np.ndarray] = {}  # by the tensors outside the output's raised tile
+        for outer_first in itertools.permutations(kept):
+            outer = frozenset(outer_first[:outer_first.index(self.out)])
+            if outer not in least:
+                words = self.iterations * self._placed_ratio(cover_keys, ch, self.out, outer)[cover_inverse.reshape(-1)]
+                pair = whole(np.maximum(words[None, :], self.out_words * at_child), at_child=at_child)
+                least[outer] = (lanes.T + pair).min(axis=0)
+        return np.array([least[frozenset(o[:o.index(self.out)])] for o in itertools.permutations(kept)])
+
+    def _copies_front(self, m: int, budgets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """B23: (K,) the distinct products ``c`` of the reduction factors of the legal unrollings of the layer's bounds
+        on the open fan-out ``m`` (:meth:`_joint_table`'s rows) and (u, K) per row of ``budgets``, of its legal
+        unrollings with that ``c``, the least sum of the lanes' pairs' energies less the sum of the pairs' minima over
+        all its legal rows (inf where none has that ``c``). Cached per budget."""
+        table, energy, _, _ = self._joint_table(m)
+        key = ("copies", m)
+        if key not in self._front_cache:
+            self._front_cache[key] = np.unique(table[:, self.reduction].prod(axis=1).astype(float))
+        cs = self._front_cache[key]
+        keys = [("copies", m, budget.tobytes()) for budget in budgets]
+        rows = [self._front_cache.get(k) for k in keys]
+        missing = [i for i, row in enumerate(rows) if row is None]
+        if not missing:
+            return cs, np.array(rows)
+        key = ("copies rows", m)  # per ``c``, the table's rows with it (by ascending sum of the energies)
+        if key not in self._front_cache:
+            copies = table[:, self.reduction].prod(axis=1).astype(float)
+            self._front_cache[key] = [np.nonzero(copies == c)[0] for c in cs]
+        by_copies = self._front_cache[key]
+        low = energy if len(energy) else np.zeros((1, len(table)))
+        sums = low.sum(axis=0)
+        step = max(1, 16_000_000 // low.size)  # budgets a block: (P, block, V) at once
+        for lo in range(0, len(missing), step):
+            block = missing[lo:lo + step]
+            legal = self._joint_legal(m, budgets[block])  # (block, V)
+            mins = np.where(legal[None, :, :], low[:, None, :], np.inf).min(axis=2).sum(axis=0)  # the pairs' minima
+            found = np.full((len(block), len(cs)), np.inf)
+            for k, rows_k in enumerate(by_copies):  # each ``c``'s first legal row: its least sum
+                ok = legal[:, rows_k]
+                found[:, k] = np.where(ok.any(axis=1), sums[rows_k[ok.argmax(axis=1)]], np.inf)
+            for i, row in zip(block, np.maximum(0.0, found - mins[:, None])):
+                rows[i] = self._front_cache[keys[i]] = row
+        return cs, np.array(rows)
 
     def _placed_ratio(self, covers: np.ndarray, level: int, t: int, outer: frozenset[int]) -> np.ndarray:
         """(u,) B20: per row of ``covers`` (the extents one instance of ``level`` runs), the least words of tensor ``t``
