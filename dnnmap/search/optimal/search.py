@@ -242,6 +242,26 @@ class BranchAndBound:
         if stage == len(self.stages) - 1:
             return self._consider(nodes, cost)
         self._consider(nodes, cost)
+        fits = self._fits(nodes, cost, kind, j)
+        if not (lazy and kind == "F" and j > 0):
+            return self._bound_priced(nodes, cost, fits, stage, bound, lazy)
+        # B2's best-order completions only for the nodes they may help: a node whose bound without them (the pairs'
+        # tier) exceeds the incumbent is pruned by every bound, and none of its completions can beat or tie the
+        # incumbent, so leaving them unpriced changes neither the incumbent nor the walk (docs/search.md "B2's
+        # completions only where they can count")
+        pre = bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, j, self.objective, tier=TIER_PAIRS)
+        lb = np.where(fits, pre, np.inf)
+        rows = np.nonzero(fits & (pre <= self.incumbent * (1 + EPS)))[0]
+        if len(rows):
+            lb[rows] = self._bound_priced(nodes.take(rows), _cost_rows(cost, rows), fits[rows], stage, bound, lazy)
+        return lb
+
+    def _bound_priced(self, nodes: Nodes, cost: CostBatch, fits: np.ndarray, stage: int, bound: LowerBound,
+                      lazy: bool) -> np.ndarray:
+        """:meth:`_bound_extent`'s bounds of ``nodes`` priced in ``cost`` (whose completions were offered; ``fits``:
+        :meth:`_fits`); at a factor stage below the top their completions with B2's best orders are priced and offered
+        here."""
+        kind, j = self.stages[stage]
         known = j if kind == "F" else j - 1
         by_order, safe = None, None
         if kind == "F" and j > 0:  # B2: completions with each tensor's best level-j order (read before ``cost``'s buffers
@@ -254,7 +274,6 @@ class BranchAndBound:
                     self._consider(variant, by_order[-1])
                 else:
                     by_order.append(cost)
-        fits = self._fits(nodes, cost, kind, j)
 
         def bound_rows(rows: np.ndarray | None, tier: int) -> np.ndarray:
             if rows is None:
