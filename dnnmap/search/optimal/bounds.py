@@ -183,7 +183,11 @@ def largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...], both: bool 
 
 @lru_cache(maxsize=65536)
 def _largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...], both: bool = False) -> int:
-    states = {(1,) * len(shape)}
+    """:func:`largest_unrolling` of sorted reduced bounds: the reachable per-axis products as a boolean grid
+    (``reach[u]``: products ``u`` on the axes), each dimension's splits applied to the grid of the dimensions before
+    it at once (a factor ``f`` on an axis maps index ``u`` to ``u f``: a strided slice)."""
+    reach = np.zeros(tuple(size + 1 for size in shape), dtype=bool)
+    reach[(1,) * len(shape)] = True
     for n in rest:
         if both:  # a factor per axis, their product dividing n
             splits = [(x, y) for x in range(1, min(n, shape[0]) + 1) for y in range(1, min(n, shape[1]) + 1)
@@ -191,14 +195,15 @@ def _largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...], both: bool
         else:
             divisors = [f for f in range(2, min(n, max(shape)) + 1) if n % f == 0]
             splits = [tuple(f if b == a else 1 for b in range(len(shape))) for a in range(len(shape)) for f in divisors]
-        grown = set(states)
-        for used in states:
-            for split in splits:
-                new = tuple(u * f for u, f in zip(used, split))
-                if all(u <= size for u, size in zip(new, shape)):
-                    grown.add(new)
-        states = grown
-    return max(math.prod(u) for u in states)
+        grown = reach.copy()
+        for split in splits:
+            grown[tuple(slice(0, size // f * f + 1, f) for f, size in zip(split, shape))] |= \
+                reach[tuple(slice(0, size // f + 1) for f, size in zip(split, shape))]
+        reach = grown
+    products = np.ones(reach.shape, dtype=np.int64)
+    for a, size in enumerate(shape):
+        products = products * np.arange(size + 1).reshape([-1 if b == a else 1 for b in range(len(shape))])
+    return int(products[reach].max())
 
 
 def _words_held(arch: ArchSpec, level: int, role: str) -> float:
