@@ -372,8 +372,18 @@ def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[first], inverse.reshape(-1)
 
 
+def _two_term_extent(coefs: tuple[int, ...], a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(n,) :func:`window_extent` of ``c1 x + c2 y`` (positive coefficients ``coefs``) over ``x < a``, ``y < b``, in
+    closed form: with ``g = gcd(c1, c2)`` the pairs ``(x, y)`` and ``(x + c2 / g, y - c1 / g)`` give one value and the
+    pairs of a value form one such chain, so the values are the pairs whose predecessor ``(x - c2 / g, y + c1 / g)``
+    lies outside the grid: ``a b - max(0, a - c2 / g) max(0, b - c1 / g)``."""
+    c1, c2 = coefs
+    g = math.gcd(c1, c2)
+    return a * b - np.maximum(0, a - c2 // g) * np.maximum(0, b - c1 // g)
+
+
 @lru_cache(maxsize=256)
-def _axis_columns(op: Operator) -> tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]:
+def axis_columns(op: Operator) -> tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]:
     """(tensor, dimension columns, coefficients) of every tensor axis."""
     dims = op.dim_names
     return tuple((j, tuple(dims.index(d) for d, _ in a.terms), tuple(c for _, c in a.terms))
@@ -386,9 +396,11 @@ def touched_lower(op: Operator, cover: np.ndarray, contiguous: bool = False) -> 
     largest term alone takes values; when each dimension's indices form one contiguous range (a tile:
     all loops below a level, or the whole layer) the count of a sliding-window axis is exact."""
     out = np.ones((cover.shape[0], len(op.tensors)), dtype=float)
-    for j, index, coefs in _axis_columns(op):
+    for j, index, coefs in axis_columns(op):
         cols = cover[:, list(index)]
-        if contiguous and len(coefs) > 1:
+        if contiguous and len(coefs) == 2 and index[0] != index[1] and min(coefs) > 0:
+            out[:, j] *= _two_term_extent(coefs, cols[:, 0], cols[:, 1])
+        elif contiguous and len(coefs) > 1:
             keys, inverse = unique_rows(cols)
             exact = np.array([window_extent(coefs, tuple(int(x) for x in k)) for k in keys], dtype=float)
             out[:, j] *= exact[inverse.reshape(-1)]

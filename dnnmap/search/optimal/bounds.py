@@ -130,7 +130,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
-from dnnmap.search.space import divisors, touched_lower, unique_rows, window_extent
+from dnnmap.search.space import axis_columns, divisors, touched_lower, unique_rows, window_extent
 from dnnmap.search.sunstone.unroll import legal_table
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.workload.ir import Operator
@@ -252,11 +252,8 @@ def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
     ``B``: ``|A + B| >= |A| + |B| - 1``, and a term's non-zero coefficient keeps its values distinct), times over the
     axes (as :func:`touched_lower`)."""
     out = np.ones((box.shape[0], len(op.tensors)))
-    names = op.dim_names  # a property that builds the tuple at each call
-    for j, tensor in enumerate(op.tensors):
-        for axis in tensor.axes:
-            counts = [box[:, names.index(d)] for d, _ in axis.terms]
-            out[:, j] *= sum(counts) - (len(counts) - 1)
+    for j, index, _ in axis_columns(op):
+        out[:, j] *= box[:, list(index)].sum(axis=1) - (len(index) - 1)
     return out
 
 
