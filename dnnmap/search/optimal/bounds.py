@@ -752,6 +752,8 @@ class LowerBound:
         unfixed fan-out: a plain tensor's copies at most its largest legal unrolling of those dimensions
         (:meth:`_largest`; the output's: its reduction dimensions), a sliding-window tensor's at most all lanes."""
         fans = [m for m in range(p + 1) if self.arch.levels[m].fanout is not None]
+        if not fans:  # no fan-out between the lanes and ``p``: a box of one index, one word a step
+            return np.full(spatial.shape[0], self.iterations)
         if all(m >= fixed_from for m in fans):
             box = np.ones((spatial.shape[0], self.op_dims), dtype=np.int64)
             for m in fans:

@@ -578,7 +578,8 @@ class BranchAndBound:
         else:
             lb = np.empty(len(batch))
             for part in self._timed(len(batch), stage, deadline):
-                lb[part] = np.maximum(self._bound(batch.take(part), stage, self.tiered), parent[part])
+                rows = slice(part[0], part[-1] + 1)  # consecutive: views of the batch's arrays, not copies
+                lb[rows] = np.maximum(self._bound(batch.take(rows), stage, self.tiered), parent[rows])
         alive = np.nonzero(lb < self.incumbent * (1 - EPS))[0]
         order = alive[np.argsort(lb[alive], kind="stable")]
         return batch.take(order), lb[order]
