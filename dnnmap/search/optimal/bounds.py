@@ -805,7 +805,10 @@ class LowerBound:
         rows = inverse.reshape(-1)
         if not front or tile is not None:  # at the tile bound (one budget per tile) the least alone: no EDP front
             return self._joint_least(m, keys, drains)[rows][:, None], None
-        fronts = [self._joint_front(m, key, drains) for key in keys]
+        missing = [k for k, key in enumerate(keys.tolist())
+                   if ("front", m, drains, tuple(int(x) for x in key)) not in self._front_cache]
+        legal = dict(zip(missing, self._joint_legal(m, keys[missing], drains))) if missing else {}
+        fronts = [self._joint_front(m, key, drains, legal.get(k)) for k, key in enumerate(keys)]
         V = max(len(e) for e, _ in fronts)
         extra = np.array([np.concatenate([e, np.repeat(e[-1:], V - len(e))]) for e, _ in fronts])
         lanes = np.array([np.concatenate([u, np.repeat(u[-1:], V - len(u))]) for _, u in fronts])
@@ -848,16 +851,19 @@ class LowerBound:
         return (pr.child, float(self.energy[pr.child, self.out, 0] + self.hop_energy[m]),
                 float(self.energy[pr.parent, self.out, 2]))
 
-    def _joint_front(self, m: int, budget: np.ndarray, drains: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def _joint_front(self, m: int, budget: np.ndarray, drains: bool = False,
+                     legal: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`_joint_lanes` for one node's ``budget`` (what is left to the open fan-out ``m``): of the legal
-        unrollings ``U`` of the budget (the rows of :meth:`_joint_table` whose factors divide it: the same axis rule),
-        ``sum_pairs e(U) - sum_pairs min_U e(U)`` with ``|U|``, at the Pareto points by ascending energy. Cached."""
+        unrollings ``U`` of the budget (the rows of :meth:`_joint_table` whose factors divide it: the same axis rule;
+        ``legal``: that row of :meth:`_joint_legal` if already computed), ``sum_pairs e(U) - sum_pairs min_U e(U)``
+        with ``|U|``, at the Pareto points by ascending energy. Cached."""
         key = ("front", m, drains, tuple(int(x) for x in budget))
         cached = self._front_cache.get(key)
         if cached is not None:
             return cached
         _, energy, lanes, _ = self._joint_table(m, drains)
-        legal = self._joint_legal(m, np.array([key[-1]], dtype=np.int64), drains)[0]
+        if legal is None:
+            legal = self._joint_legal(m, np.array([key[-1]], dtype=np.int64), drains)[0]
         e = energy[:, legal]
         total = e.sum(axis=0) - e.min(axis=1).sum()
         most = np.maximum.accumulate(lanes[legal])  # rows by ascending energy, the most lanes first among equals
@@ -1548,10 +1554,13 @@ class LowerBound:
     def _largest(self, budget: np.ndarray, m: int) -> np.ndarray:
         """(n,) :func:`largest_unrolling` of each row of ``budget`` on level ``m``'s fan-out (over both axes where
         the level allows it)."""
-        keys, inverse = unique_rows(budget)
         shape = tuple(self.arch.levels[m].fanout.shape)
-        most = np.array([largest_unrolling(tuple(int(x) for x in k), shape, m in self.both_axes) for k in keys],
-                        dtype=float)
+        both = m in self.both_axes
+        lcm = math.lcm(*range(1, max(shape) + 1)) ** (2 if both else 1)
+        if lcm < 2 ** 62:  # the rows reduced as :func:`largest_unrolling` reduces them (fewer distinct rows), at once
+            budget = np.sort(np.gcd(budget, lcm), axis=1)
+        keys, inverse = unique_rows(budget)
+        most = np.array([largest_unrolling(tuple(int(x) for x in k), shape, both) for k in keys], dtype=float)
         return most[inverse.reshape(-1)]
 
     def _copies(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int,
