@@ -73,6 +73,10 @@ STEP_SECONDS = 0.1
 # the full alone; one is chosen per stage by its running CPU time, each other tried every TIER_TRY calls
 TIER_PLANS = ((TIER_PAIRS, TIER_REFILLS, TIER_FULL), (TIER_PAIRS, TIER_FULL), (TIER_FULL,))
 TIER_TRY = 16
+# a factor stage prices B2's completions only for the nodes its pairs' tier leaves below the incumbent while at most
+# this share of its nodes is (:meth:`BranchAndBound._bound_extent`; else every node's, the share measured every
+# TIER_TRY calls)
+PRICED_SHARE = 0.5
 
 
 class _OutOfTime(Exception):
@@ -161,6 +165,9 @@ class BranchAndBound:
         self.tiered = tiered
         # per stage (or level's tile bound): calls of :meth:`_tiered` and the running CPU seconds per row of each plan
         self._plans: dict[int | tuple[int, str], tuple[list[int], np.ndarray]] = {}
+        # per factor stage: calls of :meth:`_bound_extent`, and the running share of its nodes whose completions with
+        # B2's orders are priced
+        self._priced_share: dict[int, list] = {}
         self.incumbent = math.inf
         self.tie = math.inf
         self.best: MappingBatch | None = None
@@ -243,15 +250,21 @@ class BranchAndBound:
             return self._consider(nodes, cost)
         self._consider(nodes, cost)
         fits = self._fits(nodes, cost, kind, j)
-        if not (lazy and kind == "F" and j > 0):
+        stats = self._priced_share.setdefault(stage, [0, 0.0])
+        calls, share = stats
+        stats[0] += 1
+        if not (lazy and kind == "F" and j > 0) or (share > PRICED_SHARE and calls % TIER_TRY):
             return self._bound_priced(nodes, cost, fits, stage, bound, lazy)
-        # B2's best-order completions only for the nodes they may help: a node whose bound without them (the pairs'
-        # tier) exceeds the incumbent is pruned by every bound, and none of its completions can beat or tie the
-        # incumbent, so leaving them unpriced changes neither the incumbent nor the walk (docs/search.md "B2's
-        # completions only where they can count")
+        # B2's best-order completions only for the nodes they may help (docs/search.md "B2's completions only where
+        # they can count"): a node whose bound without them (the pairs' tier) exceeds the incumbent is pruned by every
+        # bound, and none of its completions can beat or tie the incumbent, so leaving them unpriced changes neither
+        # the incumbent nor the walk. Where most nodes stay below the incumbent (the running share at this stage) that
+        # first bound is only overhead: the stage then prices every node's, measuring the share again now and then
         pre = bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, j, self.objective, tier=TIER_PAIRS)
         lb = np.where(fits, pre, np.inf)
         rows = np.nonzero(fits & (pre <= self.incumbent * (1 + EPS)))[0]
+        got = len(rows) / len(nodes)
+        stats[1] = 0.5 * share + 0.5 * got if calls else got
         if len(rows):
             lb[rows] = self._bound_priced(nodes.take(rows), _cost_rows(cost, rows), fits[rows], stage, bound, lazy)
         return lb
