@@ -506,9 +506,10 @@ class LowerBound:
         n = spatial.shape[0]
         rest = temporal[:, 0]
         sweeps = temporal[:, fixed_from:].prod(axis=(1, 2)).astype(float)
-        tile_words = touched_lower(self.op, rest, contiguous=True)
         refills = tier >= TIER_REFILLS
         full = tier >= TIER_FULL
+        # the tiles' words and B8's runs: for the refills' tier and above only
+        tile_words = touched_lower(self.op, rest, contiguous=True) if refills else None
         runs = self.runs(temporal, order, fixed_from, known) if refills else None
         energy = cost.energy_breakdown[:, self.L + 1].copy()  # MACs
         dram = np.zeros(n)
@@ -516,7 +517,7 @@ class LowerBound:
         hop = np.zeros((n, self.L))  # lower bound of the words through each fan-out
         level_known = np.ones(self.L, dtype=bool)
         touched_all = self.touched_all
-        own_words = touched_lower(self.op, tile, contiguous=True) if tile is not None else None
+        own_words = touched_lower(self.op, tile, contiguous=True) if tile is not None and refills else None
         options = None  # B11 at the tile bound: what level fixed_from - 1's fan-out may unroll, jointly
         if self.placement and tile is not None and self.arch.levels[fixed_from - 1].fanout is not None and full:
             options = self._unrolled(rest // tile, fixed_from - 1)
