@@ -29,7 +29,10 @@ sibling beats in every completion, are not searched (rules P3-P5: :class:`.place
 
 Costly bounds only where they can prune (docs/search.md): the walk bounds a batch tier by tier
 (:meth:`BranchAndBound._tiered`, :data:`.bounds.TIER_PAIRS` to :data:`.bounds.TIER_FULL`), the costly terms only for
-the nodes the cheaper ones leave below the incumbent; the same nodes are pruned as with every bound in full.
+the nodes the cheaper ones leave below the incumbent; the same nodes are pruned as with every bound in full. B2's
+completions with each tensor's best order are priced (and offered) only for the nodes the pairs' tier without them
+leaves at or below the incumbent, where that tier prunes most nodes (docs/search.md "B2's completions only where they
+can count"): none of the others' completions can beat or tie the incumbent.
 
 Over the padded space (``imperfect``, docs/search.md "The optimal mapper over the padded space") the factor stages
 read the exhaustive mapper's ceil-split tables (:class:`.expand.PaddedSplits`), each node is bounded for the padded
