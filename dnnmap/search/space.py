@@ -372,14 +372,14 @@ def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[first], inverse.reshape(-1)
 
 
-def _two_term_extent(coefs: tuple[int, ...], a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(n,) :func:`window_extent` of ``c1 x + c2 y`` (positive coefficients ``coefs``) over ``x < a``, ``y < b``, in
-    closed form: with ``g = gcd(c1, c2)`` the pairs ``(x, y)`` and ``(x + c2 / g, y - c1 / g)`` give one value and the
-    pairs of a value form one such chain, so the values are the pairs whose predecessor ``(x - c2 / g, y + c1 / g)``
-    lies outside the grid: ``a b - max(0, a - c2 / g) max(0, b - c1 / g)``."""
-    c1, c2 = coefs
-    g = math.gcd(c1, c2)
-    return a * b - np.maximum(0, a - c2 // g) * np.maximum(0, b - c1 // g)
+def two_term_values(u: np.ndarray | int, v: np.ndarray | int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(n,) the distinct values of ``u x + v y`` (positive steps ``u``, ``v``, per row or one for all) over ``x < a``,
+    ``y < b``: with ``g = gcd(u, v)`` the pairs ``(x, y)`` and ``(x + v / g, y - u / g)`` give one value and the pairs
+    of a value form one such chain, so the values are the pairs whose predecessor ``(x - v / g, y + u / g)`` lies
+    outside the grid: ``a b - max(0, a - v / g) max(0, b - u / g)``. With unit strides (``u``, ``v`` the coefficients)
+    :func:`window_extent` of a two-term axis over contiguous ranges."""
+    g = np.gcd(u, v)
+    return a * b - np.maximum(0, a - v // g) * np.maximum(0, b - u // g)
 
 
 @lru_cache(maxsize=256)
@@ -399,7 +399,7 @@ def touched_lower(op: Operator, cover: np.ndarray, contiguous: bool = False) -> 
     for j, index, coefs in axis_columns(op):
         cols = cover[:, list(index)]
         if contiguous and len(coefs) == 2 and index[0] != index[1] and min(coefs) > 0:
-            out[:, j] *= _two_term_extent(coefs, cols[:, 0], cols[:, 1])
+            out[:, j] *= two_term_values(*coefs, cols[:, 0], cols[:, 1])
         elif contiguous and len(coefs) > 1:
             keys, inverse = unique_rows(cols)
             exact = np.array([window_extent(coefs, tuple(int(x) for x in k)) for k in keys], dtype=float)

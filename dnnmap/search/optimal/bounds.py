@@ -130,7 +130,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
-from dnnmap.search.space import axis_columns, divisors, touched_lower, unique_rows, window_extent
+from dnnmap.search.space import axis_columns, divisors, touched_lower, two_term_values, unique_rows, window_extent
 from dnnmap.search.sunstone.unroll import legal_table
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.workload.ir import Operator
@@ -332,10 +332,7 @@ def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> n
         return out
     for j, i1, c1, i2, c2 in _two_term_axes(op):
         a, b = box[:, i1], box[:, i2]
-        u, v = c1 * step[:, i1], c2 * step[:, i2]
-        g = np.gcd(u, v)
-        exact = a * b - np.maximum(0, a - v // g) * np.maximum(0, b - u // g)
-        out[:, j] *= exact / (a + b - 1)
+        out[:, j] *= two_term_values(c1 * step[:, i1], c2 * step[:, i2], a, b) / (a + b - 1)
     return out
 
 
