@@ -372,8 +372,18 @@ def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[first], inverse.reshape(-1)
 
 
+def two_term_values(u: np.ndarray | int, v: np.ndarray | int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(n,) the distinct values of ``u x + v y`` (positive steps ``u``, ``v``, per row or one for all) over ``x < a``,
+    ``y < b``: with ``g = gcd(u, v)`` the pairs ``(x, y)`` and ``(x + v / g, y - u / g)`` give one value and the pairs
+    of a value form one such chain, so the values are the pairs whose predecessor ``(x - v / g, y + u / g)`` lies
+    outside the grid: ``a b - max(0, a - v / g) max(0, b - u / g)``. With unit strides (``u``, ``v`` the coefficients)
+    :func:`window_extent` of a two-term axis over contiguous ranges."""
+    g = np.gcd(u, v)
+    return a * b - np.maximum(0, a - v // g) * np.maximum(0, b - u // g)
+
+
 @lru_cache(maxsize=256)
-def _axis_columns(op: Operator) -> tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]:
+def axis_columns(op: Operator) -> tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]:
     """(tensor, dimension columns, coefficients) of every tensor axis."""
     dims = op.dim_names
     return tuple((j, tuple(dims.index(d) for d, _ in a.terms), tuple(c for _, c in a.terms))
@@ -386,9 +396,11 @@ def touched_lower(op: Operator, cover: np.ndarray, contiguous: bool = False) -> 
     largest term alone takes values; when each dimension's indices form one contiguous range (a tile:
     all loops below a level, or the whole layer) the count of a sliding-window axis is exact."""
     out = np.ones((cover.shape[0], len(op.tensors)), dtype=float)
-    for j, index, coefs in _axis_columns(op):
+    for j, index, coefs in axis_columns(op):
         cols = cover[:, list(index)]
-        if contiguous and len(coefs) > 1:
+        if contiguous and len(coefs) == 2 and index[0] != index[1] and min(coefs) > 0:
+            out[:, j] *= two_term_values(*coefs, cols[:, 0], cols[:, 1])
+        elif contiguous and len(coefs) > 1:
             keys, inverse = unique_rows(cols)
             exact = np.array([window_extent(coefs, tuple(int(x) for x in k)) for k in keys], dtype=float)
             out[:, j] *= exact[inverse.reshape(-1)]

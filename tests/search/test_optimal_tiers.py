@@ -124,3 +124,50 @@ def test_a_real_layer_skips_the_costly_terms_on_most_nodes(arch_name: str, layer
     assert on.certificate.proven and off.certificate.proven
     assert on.certificate.incumbent == off.certificate.incumbent and on.certificate.nodes == off.certificate.nodes
     assert sum(rows) < 0.5 * on.certificate.nodes
+
+
+def priced_rows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts, per call of :meth:`.CostModel.evaluate`, the mappings it prices."""
+    rows: list[int] = []
+    real = CostModel.evaluate
+
+    def spy(self: CostModel, batch: MappingBatch, *args, **kwargs):  # noqa: ANN202 - the model's CostBatch
+        rows.append(len(batch))
+        return real(self, batch, *args, **kwargs)
+    monkeypatch.setattr(CostModel, "evaluate", spy)
+    return rows
+
+
+@pytest.mark.parametrize("arch,op", CASES, ids=[f"{a.name}-{op.name}-{k}" for k, (a, op) in enumerate(CASES)])
+def test_b2_completions_priced_first_give_the_same_search(arch: ArchSpec, op: Operator,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """B2's best-order completions priced only for the nodes the pairs' tier leaves at or below the incumbent (at
+    every factor stage: ``PRICED_SHARE`` above any share) give the same optimum, mapping (ties included) and nodes as
+    pricing every node's (no tiers)."""
+    monkeypatch.setattr(search, "PRICED_SHARE", 2.0)
+    for objective in OBJECTIVES:
+        truth = CostModel(op, arch).evaluate(MappingBatch.from_mappings(op, arch, all_mappings(op, arch)))
+        if not np.isfinite(truth.objective(objective)).any():
+            continue
+        on, off = (optimal_search(op, arch, objective, incumbent=None, tiered=tiered) for tiered in (True, False))
+        assert on.certificate.proven and off.certificate.proven
+        assert on.certificate.incumbent == off.certificate.incumbent == truth.objective(objective).min()
+        assert on.result.mapping == off.result.mapping
+        assert on.certificate.nodes == off.certificate.nodes
+
+
+@pytest.mark.parametrize("objective", ["energy", "edp"])
+def test_a_real_layer_prices_fewer_completions(objective: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a ``tpu_like`` layer many of B2's completions are not priced (most nodes of the buffer's factor stage are
+    pruned by the pairs' tier): the cost model prices at least a fifth fewer mappings in all, and the search is the
+    same as with every completion priced."""
+    arch = load_arch("tpu_like")
+    op = next(layer.op for layer in zoo.get("resnet18").layers if layer.name == "layer4.0.downsample.0")
+    rows = priced_rows(monkeypatch)
+    off = optimal_search(op, arch, objective, tiered=False)
+    priced_off, rows[:] = sum(rows), []
+    on = optimal_search(op, arch, objective, tiered=True)
+    assert on.certificate.proven and off.certificate.proven
+    assert on.certificate.incumbent == off.certificate.incumbent and on.certificate.nodes == off.certificate.nodes
+    assert on.result.mapping == off.result.mapping
+    assert sum(rows) < 0.8 * priced_off

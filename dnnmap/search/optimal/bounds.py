@@ -136,7 +136,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
-from dnnmap.search.space import divisors, touched_lower, unique_rows, window_extent
+from dnnmap.search.space import axis_columns, divisors, touched_lower, two_term_values, unique_rows, window_extent
 from dnnmap.search.sunstone.unroll import legal_table
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.workload.ir import Operator
@@ -189,7 +189,11 @@ def largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...], both: bool 
 
 @lru_cache(maxsize=65536)
 def _largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...], both: bool = False) -> int:
-    states = {(1,) * len(shape)}
+    """:func:`largest_unrolling` of sorted reduced bounds: the reachable per-axis products as a boolean grid
+    (``reach[u]``: products ``u`` on the axes), each dimension's splits applied to the grid of the dimensions before
+    it at once (a factor ``f`` on an axis maps index ``u`` to ``u f``: a strided slice)."""
+    reach = np.zeros(tuple(size + 1 for size in shape), dtype=bool)
+    reach[(1,) * len(shape)] = True
     for n in rest:
         if both:  # a factor per axis, their product dividing n
             splits = [(x, y) for x in range(1, min(n, shape[0]) + 1) for y in range(1, min(n, shape[1]) + 1)
@@ -197,14 +201,15 @@ def _largest_unrolling(rest: tuple[int, ...], shape: tuple[int, ...], both: bool
         else:
             divisors = [f for f in range(2, min(n, max(shape)) + 1) if n % f == 0]
             splits = [tuple(f if b == a else 1 for b in range(len(shape))) for a in range(len(shape)) for f in divisors]
-        grown = set(states)
-        for used in states:
-            for split in splits:
-                new = tuple(u * f for u, f in zip(used, split))
-                if all(u <= size for u, size in zip(new, shape)):
-                    grown.add(new)
-        states = grown
-    return max(math.prod(u) for u in states)
+        grown = reach.copy()
+        for split in splits:
+            grown[tuple(slice(0, size // f * f + 1, f) for f, size in zip(split, shape))] |= \
+                reach[tuple(slice(0, size // f + 1) for f, size in zip(split, shape))]
+        reach = grown
+    products = np.ones(reach.shape, dtype=np.int64)
+    for a, size in enumerate(shape):
+        products = products * np.arange(size + 1).reshape([-1 if b == a else 1 for b in range(len(shape))])
+    return int(products[reach].max())
 
 
 def _words_held(arch: ArchSpec, level: int, role: str) -> float:
@@ -253,11 +258,8 @@ def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
     ``B``: ``|A + B| >= |A| + |B| - 1``, and a term's non-zero coefficient keeps its values distinct), times over the
     axes (as :func:`touched_lower`)."""
     out = np.ones((box.shape[0], len(op.tensors)))
-    names = op.dim_names  # a property that builds the tuple at each call
-    for j, tensor in enumerate(op.tensors):
-        for axis in tensor.axes:
-            counts = [box[:, names.index(d)] for d, _ in axis.terms]
-            out[:, j] *= sum(counts) - (len(counts) - 1)
+    for j, index, _ in axis_columns(op):
+        out[:, j] *= box[:, list(index)].sum(axis=1) - (len(index) - 1)
     return out
 
 
@@ -336,10 +338,7 @@ def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> n
         return out
     for j, i1, c1, i2, c2 in _two_term_axes(op):
         a, b = box[:, i1], box[:, i2]
-        u, v = c1 * step[:, i1], c2 * step[:, i2]
-        g = np.gcd(u, v)
-        exact = a * b - np.maximum(0, a - v // g) * np.maximum(0, b - u // g)
-        out[:, j] *= exact / (a + b - 1)
+        out[:, j] *= two_term_values(c1 * step[:, i1], c2 * step[:, i2], a, b) / (a + b - 1)
     return out
 
 
@@ -512,9 +511,10 @@ class LowerBound:
         n = spatial.shape[0]
         rest = temporal[:, 0]
         sweeps = temporal[:, fixed_from:].prod(axis=(1, 2)).astype(float)
-        tile_words = touched_lower(self.op, rest, contiguous=True)
         refills = tier >= TIER_REFILLS
         full = tier >= TIER_FULL
+        # the tiles' words and B8's runs: for the refills' tier and above only
+        tile_words = touched_lower(self.op, rest, contiguous=True) if refills else None
         runs = self.runs(temporal, order, fixed_from, known) if refills else None
         energy = cost.energy_breakdown[:, self.L + 1].copy()  # MACs
         dram = np.zeros(n)
@@ -522,7 +522,7 @@ class LowerBound:
         hop = np.zeros((n, self.L))  # lower bound of the words through each fan-out
         level_known = np.ones(self.L, dtype=bool)
         touched_all = self.touched_all
-        own_words = touched_lower(self.op, tile, contiguous=True) if tile is not None else None
+        own_words = touched_lower(self.op, tile, contiguous=True) if tile is not None and refills else None
         options = None  # B11 at the tile bound: what level fixed_from - 1's fan-out may unroll, jointly
         if self.placement and tile is not None and self.arch.levels[fixed_from - 1].fanout is not None and full:
             options = self._unrolled(rest // tile, fixed_from - 1)
@@ -889,6 +889,8 @@ class LowerBound:
         unfixed fan-out: a plain tensor's copies at most its largest legal unrolling of those dimensions
         (:meth:`_largest`; the output's: its reduction dimensions), a sliding-window tensor's at most all lanes."""
         fans = [m for m in range(p + 1) if self.arch.levels[m].fanout is not None]
+        if not fans:  # no fan-out between the lanes and ``p``: a box of one index, one word a step
+            return np.full(spatial.shape[0], self.iterations)
         if all(m >= fixed_from for m in fans):
             box = np.ones((spatial.shape[0], self.op_dims), dtype=np.int64)
             for m in fans:
@@ -940,7 +942,10 @@ class LowerBound:
         rows = inverse.reshape(-1)
         if not front or tile is not None:  # at the tile bound (one budget per tile) the least alone: no EDP front
             return self._joint_least(m, keys, drains)[rows][:, None], None
-        fronts = [self._joint_front(m, key, drains) for key in keys]
+        missing = [k for k, key in enumerate(keys.tolist())
+                   if ("front", m, drains, tuple(int(x) for x in key)) not in self._front_cache]
+        legal = dict(zip(missing, self._joint_legal(m, keys[missing], drains))) if missing else {}
+        fronts = [self._joint_front(m, key, drains, legal.get(k)) for k, key in enumerate(keys)]
         V = max(len(e) for e, _ in fronts)
         extra = np.array([np.concatenate([e, np.repeat(e[-1:], V - len(e))]) for e, _ in fronts])
         lanes = np.array([np.concatenate([u, np.repeat(u[-1:], V - len(u))]) for _, u in fronts])
@@ -983,16 +988,19 @@ class LowerBound:
         return (pr.child, float(self.energy[pr.child, self.out, 0] + self.hop_energy[m]),
                 float(self.energy[pr.parent, self.out, 2]))
 
-    def _joint_front(self, m: int, budget: np.ndarray, drains: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def _joint_front(self, m: int, budget: np.ndarray, drains: bool = False,
+                     legal: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`_joint_lanes` for one node's ``budget`` (what is left to the open fan-out ``m``): of the legal
-        unrollings ``U`` of the budget (the rows of :meth:`_joint_table` whose factors divide it: the same axis rule),
-        ``sum_pairs e(U) - sum_pairs min_U e(U)`` with ``|U|``, at the Pareto points by ascending energy. Cached."""
+        unrollings ``U`` of the budget (the rows of :meth:`_joint_table` whose factors divide it: the same axis rule;
+        ``legal``: that row of :meth:`_joint_legal` if already computed), ``sum_pairs e(U) - sum_pairs min_U e(U)``
+        with ``|U|``, at the Pareto points by ascending energy. Cached."""
         key = ("front", m, drains, tuple(int(x) for x in budget))
         cached = self._front_cache.get(key)
         if cached is not None:
             return cached
         _, energy, lanes, _ = self._joint_table(m, drains)
-        legal = self._joint_legal(m, np.array([key[-1]], dtype=np.int64), drains)[0]
+        if legal is None:
+            legal = self._joint_legal(m, np.array([key[-1]], dtype=np.int64), drains)[0]
         e = energy[:, legal]
         total = e.sum(axis=0) - e.min(axis=1).sum()
         most = np.maximum.accumulate(lanes[legal])  # rows by ascending energy, the most lanes first among equals
@@ -1756,10 +1764,13 @@ class LowerBound:
     def _largest(self, budget: np.ndarray, m: int) -> np.ndarray:
         """(n,) :func:`largest_unrolling` of each row of ``budget`` on level ``m``'s fan-out (over both axes where
         the level allows it)."""
-        keys, inverse = unique_rows(budget)
         shape = tuple(self.arch.levels[m].fanout.shape)
-        most = np.array([largest_unrolling(tuple(int(x) for x in k), shape, m in self.both_axes) for k in keys],
-                        dtype=float)
+        both = m in self.both_axes
+        lcm = math.lcm(*range(1, max(shape) + 1)) ** (2 if both else 1)
+        if lcm < 2 ** 62:  # the rows reduced as :func:`largest_unrolling` reduces them (fewer distinct rows), at once
+            budget = np.sort(np.gcd(budget, lcm), axis=1)
+        keys, inverse = unique_rows(budget)
+        most = np.array([largest_unrolling(tuple(int(x) for x in k), shape, both) for k in keys], dtype=float)
         return most[inverse.reshape(-1)]
 
     def _copies(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int,

@@ -39,12 +39,16 @@ class Nodes(Partials):
 
     above: np.ndarray | None = None
 
-    def take(self, idx: np.ndarray) -> "Nodes":
+    def take(self, idx: np.ndarray | slice) -> "Nodes":
+        """The nodes ``idx`` (a slice: views of these arrays)."""
         return Nodes(self.temporal[idx], self.spatial[idx], self.axes[idx], self.order[idx],
                      None if self.above is None else self.above[idx])
 
     @staticmethod
     def concat(parts: list["Nodes"]) -> "Nodes":
+        """The nodes of ``parts`` in order (one part: itself)."""
+        if len(parts) == 1:
+            return parts[0]
         above = None if parts[0].above is None else np.concatenate([p.above for p in parts])
         return Nodes(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("temporal", "spatial", "axes",
                                                                                   "order")), above)

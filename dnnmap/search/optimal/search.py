@@ -29,7 +29,10 @@ sibling beats in every completion, are not searched (rules P3-P5: :class:`.place
 
 Costly bounds only where they can prune (docs/search.md): the walk bounds a batch tier by tier
 (:meth:`BranchAndBound._tiered`, :data:`.bounds.TIER_PAIRS` to :data:`.bounds.TIER_FULL`), the costly terms only for
-the nodes the cheaper ones leave below the incumbent; the same nodes are pruned as with every bound in full.
+the nodes the cheaper ones leave below the incumbent; the same nodes are pruned as with every bound in full. B2's
+completions with each tensor's best order are priced (and offered) only for the nodes the pairs' tier without them
+leaves at or below the incumbent, where that tier prunes most nodes (docs/search.md "B2's completions only where they
+can count"): none of the others' completions can beat or tie the incumbent.
 
 Over the padded space (``imperfect``, docs/search.md "The optimal mapper over the padded space") the factor stages
 read the exhaustive mapper's ceil-split tables (:class:`.expand.PaddedSplits`), each node is bounded for the padded
@@ -73,6 +76,10 @@ STEP_SECONDS = 0.1
 # the full alone; one is chosen per stage by its running CPU time, each other tried every TIER_TRY calls
 TIER_PLANS = ((TIER_PAIRS, TIER_REFILLS, TIER_FULL), (TIER_PAIRS, TIER_FULL), (TIER_FULL,))
 TIER_TRY = 16
+# a factor stage prices B2's completions only for the nodes its pairs' tier leaves below the incumbent while at most
+# this share of its nodes is (:meth:`BranchAndBound._bound_extent`; else every node's, the share measured every
+# TIER_TRY calls)
+PRICED_SHARE = 0.5
 
 
 class _OutOfTime(Exception):
@@ -162,6 +169,9 @@ class BranchAndBound:
         self.tiered = tiered
         # per stage (or level's tile bound): calls of :meth:`_tiered` and the running CPU seconds per row of each plan
         self._plans: dict[int | tuple[int, str], tuple[list[int], np.ndarray]] = {}
+        # per factor stage: calls of :meth:`_bound_extent`, and the running share of its nodes whose completions with
+        # B2's orders are priced
+        self._priced_share: dict[int, list] = {}
         self.incumbent = math.inf
         self.tie = math.inf
         self.best: MappingBatch | None = None
@@ -243,6 +253,32 @@ class BranchAndBound:
         if stage == len(self.stages) - 1:
             return self._consider(nodes, cost)
         self._consider(nodes, cost)
+        fits = self._fits(nodes, cost, kind, j)
+        stats = self._priced_share.setdefault(stage, [0, 0.0])
+        calls, share = stats
+        stats[0] += 1
+        if not (lazy and kind == "F" and j > 0) or (share > PRICED_SHARE and calls % TIER_TRY):
+            return self._bound_priced(nodes, cost, fits, stage, bound, lazy)
+        # B2's best-order completions only for the nodes they may help (docs/search.md "B2's completions only where
+        # they can count"): a node whose bound without them (the pairs' tier) exceeds the incumbent is pruned by every
+        # bound, and none of its completions can beat or tie the incumbent, so leaving them unpriced changes neither
+        # the incumbent nor the walk. Where most nodes stay below the incumbent (the running share at this stage) that
+        # first bound is only overhead: the stage then prices every node's, measuring the share again now and then
+        pre = bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, j, self.objective, tier=TIER_PAIRS)
+        lb = np.where(fits, pre, np.inf)
+        rows = np.nonzero(fits & (pre <= self.incumbent * (1 + EPS)))[0]
+        got = len(rows) / len(nodes)
+        stats[1] = 0.5 * share + 0.5 * got if calls else got
+        if len(rows):
+            lb[rows] = self._bound_priced(nodes.take(rows), _cost_rows(cost, rows), fits[rows], stage, bound, lazy)
+        return lb
+
+    def _bound_priced(self, nodes: Nodes, cost: CostBatch, fits: np.ndarray, stage: int, bound: LowerBound,
+                      lazy: bool) -> np.ndarray:
+        """:meth:`_bound_extent`'s bounds of ``nodes`` priced in ``cost`` (whose completions were offered; ``fits``:
+        :meth:`_fits`); at a factor stage below the top their completions with B2's best orders are priced and offered
+        here."""
+        kind, j = self.stages[stage]
         known = j if kind == "F" else j - 1
         by_order, safe = None, None
         if kind == "F" and j > 0:  # B2: completions with each tensor's best level-j order (read before ``cost``'s buffers
@@ -255,7 +291,6 @@ class BranchAndBound:
                     self._consider(variant, by_order[-1])
                 else:
                     by_order.append(cost)
-        fits = self._fits(nodes, cost, kind, j)
 
         def bound_rows(rows: np.ndarray | None, tier: int) -> np.ndarray:
             if rows is None:
@@ -560,7 +595,8 @@ class BranchAndBound:
         else:
             lb = np.empty(len(batch))
             for part in self._timed(len(batch), stage, deadline):
-                lb[part] = np.maximum(self._bound(batch.take(part), stage, self.tiered), parent[part])
+                rows = slice(part[0], part[-1] + 1)  # consecutive: views of the batch's arrays, not copies
+                lb[rows] = np.maximum(self._bound(batch.take(rows), stage, self.tiered), parent[rows])
         alive = np.nonzero(lb < self.incumbent * (1 - EPS))[0]
         order = alive[np.argsort(lb[alive], kind="stable")]
         return batch.take(order), lb[order]
