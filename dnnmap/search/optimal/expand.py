@@ -20,6 +20,7 @@ tell apart, none dominated (P3, P5): every dropped child has a kept sibling no w
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -136,20 +137,31 @@ class PaddedSplits:
 
     def tiles(self, nodes: Nodes, k: int, j: int, fit: Capacity | None) -> np.ndarray:
         """(m, D) tiles of level ``j - 1`` (products of the factors below ``j``) some child of node ``k`` has, whose
-        footprint fits (``fit``; None: every one)."""
+        footprint fits (``fit``; None: every one); at the top, ordered by padded extent (as :meth:`top_tiles`)."""
         options = self._options(nodes, k, j)
-        grid = np.ones((1, len(options)), dtype=np.int64)
-        for d, o in enumerate(options):  # dimension by dimension, dropping tiles whose footprint cannot fit (it
-            values = np.unique(o[:, -1])  # only grows with the extents still to come)
-            grid = np.repeat(grid, len(values), axis=0)
-            grid[:, d] = np.tile(values, len(grid) // len(values))
-            if fit is not None and j > 0:
-                grid = grid[fit.fits(j - 1, grid)]
+        grid = _fitting_grid([np.unique(o[:, -1]) for o in options], fit, j)
         if j == self.L - 1:  # the top: tiles of one padded extent together (the nodes are bounded by extent)
-            least = np.stack([o[np.searchsorted(o[:, -1], grid[:, d]), 0] for d, o in
-                              enumerate(o[np.argsort(o[:, -1], kind="stable")] for o in options)], axis=1)
-            grid = grid[np.lexsort((grid * least).T[::-1])]
+            grid = grid[np.lexsort((grid * _top_factors(options, grid)).T[::-1])]
         return grid
+
+    def top_tiles(self, nodes: Nodes, k: int, fit: Capacity | None,
+                  skip: Callable[[np.ndarray], bool]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The top level's :meth:`tiles` of node ``k`` built one padded extent at a time, in the same order: per
+        extent (ascending, first dimension first) the (D,) extent and its fitting tiles (m, D), each dimension's
+        tiles those whose top factor times the tile is its extent. An extent ``skip`` accepts (e.g. one whose bound
+        is above the incumbent) has no tiles built; an extent without a fitting tile is left out."""
+        j = self.L - 1
+        options = self._options(nodes, k, j)
+        values = [np.unique(o[:, -1]) for o in options]
+        own = [_top_factors([o], v[:, None])[:, 0] * v for o, v in zip(options, values)]  # each value's extent
+        per_dim = [np.unique(e) for e in own]
+        for index in np.ndindex(*(len(e) for e in per_dim)):
+            extent = np.array([e[i] for e, i in zip(per_dim, index)], dtype=np.int64)
+            if skip(extent):
+                continue
+            grid = _fitting_grid([v[e == x] for v, e, x in zip(values, own, extent)], fit, j)
+            if len(grid):
+                yield extent, grid
 
     def splits(self, nodes: Nodes, k: int, j: int, tiles: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -158,8 +170,7 @@ class PaddedSplits:
         fan-out axis, one per distinct factor vector (rule P4)."""
         options = self._options(nodes, k, j)
         if not self.shapes[j]:  # no fan-out: one temporal factor per dimension and tile
-            by_tile = [o[np.argsort(o[:, -1], kind="stable")] for o in options]
-            own = np.stack([o[np.searchsorted(o[:, -1], tiles[:, d]), 0] for d, o in enumerate(by_tile)], axis=1)
+            own = _top_factors(options, tiles)
             ones = np.ones_like(own)
             return own, ones, ones - 1, np.arange(len(tiles))
         groups = [{int(v): o[o[:, -1] == v, :-1] for v in np.unique(o[:, -1])} for o in options]
@@ -200,6 +211,28 @@ class PaddedSplits:
         for d, rows in self.members_of.items():
             ok &= rows.contains(slots[:, d])
         return ok
+
+
+def _fitting_grid(values: list[np.ndarray], fit: Capacity | None, j: int) -> np.ndarray:
+    """(m, D) every tile taking per dimension one of its ``values`` (ascending), the first dimension slowest, whose
+    footprint fits level ``j - 1`` (``fit``; None or ``j`` 0: every one); built dimension by dimension, dropping the
+    tiles that cannot fit already (a footprint only grows with the extents still to come)."""
+    grid = np.ones((1, len(values)), dtype=np.int64)
+    for d, vals in enumerate(values):
+        if not len(grid):
+            break
+        grid = np.repeat(grid, len(vals), axis=0)
+        grid[:, d] = np.tile(vals, len(grid) // max(len(vals), 1))
+        if fit is not None and j > 0:
+            grid = grid[fit.fits(j - 1, grid)]
+    return grid
+
+
+def _top_factors(options: list[np.ndarray], tiles: np.ndarray) -> np.ndarray:
+    """(m, D) the temporal factor of each tile's child at a level without a fan-out (per dimension the first option
+    row of its tile value; ``options``: :meth:`PaddedSplits._options` of that level)."""
+    by_tile = [o[np.argsort(o[:, -1], kind="stable")] for o in options]
+    return np.stack([o[np.searchsorted(o[:, -1], tiles[:, d]), 0] for d, o in enumerate(by_tile)], axis=1)
 
 
 class _RowSet:

@@ -155,6 +155,9 @@ class BranchAndBound:
         self.waste = waste
         self.padded = PaddedSplits(MapSpace(op, arch, Constraints(waste=waste))) if waste is not None else None
         self.bounds_by_extent = {tuple(int(x) for x in self.bound.bounds): self.bound}
+        self.caps = np.array([padded_cap(n, waste) for _, n in op.dims]) if waste is not None else None
+        self._above: list[np.ndarray] = []  # padded extents whose every mapping costs more (:meth:`_extent_above`)
+        self.root_cost: CostBatch | None = None  # the root's cost, its MAC energy (:meth:`run`)
         # the padded top level without a fan-out has one child per tile, the many tiles the padding allows: they are
         # all bounded before any is expanded, then expanded best first, so a budget stop has a finite bound
         self.top_bounded = self.padded is not None and not arch.levels[-1].fanout
@@ -486,7 +489,10 @@ class BranchAndBound:
         other, so the values are those of one node at a time); the padded top's nodes one at a time (bounding its
         tiles may change the incumbent)."""
         _, j = self.stages[stage]
-        padded_top = j == self.L - 1 and self.top_bounded
+        if j == self.L - 1 and self.top_bounded:
+            for k in range(len(nodes)):
+                yield self._padded_top(nodes, k, stage, float(parent_lb[k]), deadline)
+            return
         ks: list[int] = []
         parts: list[np.ndarray] = []
         waiting = 0  # tiles in ``parts``
@@ -500,21 +506,52 @@ class BranchAndBound:
             ks.append(k)
             parts.append(tiles)
             waiting += len(tiles)
-            if padded_top or k == len(nodes) - 1 or waiting >= self.batch_children:
+            if k == len(nodes) - 1 or waiting >= self.batch_children:
                 owner = np.repeat(np.array(ks), [len(t) for t in parts])
                 tiles = np.concatenate(parts)
                 tile_lb = parent_lb[owner].astype(float)
-                if padded_top:  # each tile's one child bounded (made again, not bounded, in :meth:`_children`)
-                    for part in self._timed(len(tiles), (stage, "tile"), deadline):
-                        kids, _ = FactorSplits(nodes, owner[part], tiles[part], j, self.arch, False, self.distinct,
-                                               self.padded).make(np.arange(len(part)))
-                        tile_lb[part] = np.maximum(self._bound(kids, stage, self.tiered), tile_lb[part])
-                elif 1 <= j < self.L - 1:
+                if 1 <= j < self.L - 1:
                     for part in self._timed(len(tiles), (stage, "tile"), deadline):
                         tile_lb[part] = np.maximum(self.tile_bound(nodes.take(owner[part]), tiles[part], j,
                                                                    self.tiered), tile_lb[part])
                 yield np.array(ks), np.cumsum([0] + [len(t) for t in parts]), tiles, tile_lb
                 ks, parts, waiting = [], [], 0
+
+    def _padded_top(self, nodes: Nodes, k: int, stage: int, parent_lb: float, deadline: float
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`_bounded_tiles` of node ``k`` at the padded top without a fan-out: each tile's one child bounded
+        (made again, not bounded, in :meth:`_children`), one padded extent at a time
+        (:meth:`.expand.PaddedSplits.top_tiles`), each extent's tiles with its own bound and only those left below the
+        incumbent kept (the caller drops the others). An extent whose every mapping the padded root bound of its
+        extent (:meth:`_extent_above`) puts above the incumbent has no tiles built or bounded: its children could not
+        have become the incumbent nor been expanded, so the optimum and the certificate stay the same."""
+        tiles, bounds = [], []
+        for extent, grid in self.padded.top_tiles(nodes, k, self.fit, self._extent_above):
+            bound = self.lower(extent)
+            lb = np.full(len(grid), parent_lb)
+            for part in self._timed(len(grid), (stage, "tile"), deadline):
+                kids, _ = FactorSplits(nodes, np.full(len(part), k), grid[part], self.L - 1, self.arch, False,
+                                       self.distinct, self.padded).make(np.arange(len(part)))
+                lb[part] = np.maximum(self._bound_extent(kids, stage, bound, self.tiered), lb[part])
+            alive = lb < self.incumbent * (1 - EPS)
+            tiles.append(grid[alive])
+            bounds.append(lb[alive])
+        tiles.append(np.zeros((0, self.D), dtype=np.int64))
+        bounds.append(np.zeros(0))
+        tiles, bounds = np.concatenate(tiles), np.concatenate(bounds)
+        return np.array([k]), np.array([0, len(tiles)]), tiles, bounds
+
+    def _extent_above(self, extent: np.ndarray) -> bool:
+        """Whether every mapping whose padded extents are at least ``extent`` per dimension costs more than the
+        incumbent: the padded root bound (:meth:`.bounds.LowerBound.padded_root`) built for ``extent`` (its terms do
+        not fall as the extents grow, its refills' boxes up to the largest extents the padding allows), or an extent
+        below this one per dimension already found so (:attr:`_above`; the incumbent only falls)."""
+        if len(self._above) and (extent >= np.array(self._above)).all(axis=1).any():
+            return True
+        if self.lower(extent).padded_root(self.root_cost, self.objective, self.caps) > self.incumbent:
+            self._above.append(extent)
+            return True
+        return False
 
     def _candidate_tiles(self, rest: np.ndarray, j: int) -> np.ndarray:
         """:func:`.expand.candidate_tiles` of ``rest`` at level ``j``, cached per search (siblings share ``rest``;
@@ -621,8 +658,8 @@ class BranchAndBound:
         root.temporal[0, 0] = [self.op.bound(d) for d in self.op.dim_names]
         # the padded root bound (:meth:`.bounds.LowerBound.padded_root`): of every mapping whatever its padded extents,
         # which the root's children inherit (a stop before the top level's tiles are all bounded has a finite gap)
-        root_lb = (self.bound.padded_root(self.model.evaluate(self._batch(root)), self.objective,
-                                          np.array([padded_cap(n, self.waste) for _, n in self.op.dims]))
+        self.root_cost = self.model.evaluate(self._batch(root))
+        root_lb = (self.bound.padded_root(self.root_cost, self.objective, self.caps)
                    if self.padded is not None else 0.0)
         # depth first, lowest bound first among siblings: (stage, siblings sorted by bound, their bounds, next one,
         # the expansion under way of the siblings before it (a generator of bounded chunks) or None, the least bound
