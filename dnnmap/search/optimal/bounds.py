@@ -316,6 +316,18 @@ def _residue_kept(terms: tuple, dims: tuple[str, ...], tiles: np.ndarray, span: 
     return kept
 
 
+def _divisor_min(grid: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
+    """B22: per box of the divisor lattice (``grid`` indexed by each dimension's sorted divisors ``values``), the least
+    of ``grid`` over the boxes dividing it: one pass per dimension, each divisor taking the least over its divisors."""
+    for d, vals in enumerate(values):
+        if len(vals) == 1:
+            continue
+        parts = [np.min(np.stack([grid.take(j, axis=d) for j in range(i + 1) if vals[i] % vals[j] == 0]), axis=0)
+                 for i in range(len(vals))]
+        grid = np.stack(parts, axis=d)
+    return grid
+
+
 def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> np.ndarray:
     """(n, T) lower bound of the words of each tensor a lanes' box of ``box`` indices per dimension touches in one
     step. ``step`` (n, D): where known, the box's indices of each dimension are the progression ``base + k x step``
@@ -679,6 +691,9 @@ class LowerBound:
             added = np.maximum(added, least - spent + keep)
             # EDP's Pareto points of the lanes' own joint term (other pairs than B18's) hold beside it too
             fronts[0] = (fronts[0][0] + np.maximum(0.0, least - spent)[:, None], fronts[0][1])
+        if drain is not None and drain[0] in placed:  # B22: the refills at B14's child jointly with its unrolling
+            first = self.out_words * (drain[1] + drain[2])
+            added = np.maximum(added, self._unrolled_refills(placed[drain[0]], rest, drain) - (counted - first))
         if objective == "energy":
             return energy + added
         if objective == "dram":
@@ -1212,6 +1227,104 @@ class LowerBound:
             outs.append(out)
         others, outs = np.array(others), np.array(outs)
         return (others + outs).min(axis=0), others, outs
+
+    def _unrolled_refills(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float]
+                          ) -> np.ndarray:
+        """(n,) B22 (docs/search.md, "B22: the register file's refills per unrolling of the open array"): B14's joint
+        sum with B20's refills at its child ``c`` (``drain``: :meth:`_drain_pair`) taken at the same unrolling ``U`` of
+        the open fan-out ``m`` (the node's only fan-out): every instance of ``c`` then runs ``bounds / U``, so each
+        tensor's raised tiles are boxes dividing that cover (:meth:`_placed_ratio` of it, not of the whole layer),
+        and each output word has exactly ``copies(U)`` copies there (``U``'s reduction factors, not the largest
+        unrolling's), so the output's drains are at least ``max(w, outputs x copies(U))`` (``w`` its placed drains)
+        and its reloads at least ``w - outputs x copies(U)``. Per ``U`` the least over the nesting orders of the
+        refills (the tensors other than the output beyond their pairs' words ``h``, as B20) plus the output's drains
+        beyond B14's ``outputs x copies(U)`` and its reloads, added to B14's sum at ``U`` (:meth:`_joint_table`, less
+        the per-pair minima over the legal rows of the budget ``rest``); the least over the legal ``U``. ``entries``:
+        B20's (t -> (h, energy per word, copies)) of the tensors kept at ``c``. The caller subtracts what the bound
+        counts for those parts (B14's ``counted`` less its first touches), as for B14."""
+        c = drain[0]
+        m = next(i for i, lv in enumerate(self.arch.levels) if lv.fanout is not None)
+        _, energy, _, _ = self._joint_table(m, drains=True)
+        words, copies = self._unrolled_words(m, c)  # (orders, T, V), (V,)
+        others = [t for t in entries if t != self.out]
+        hs = np.stack([entries[t][0] for t in others], axis=1) if others else np.zeros((len(rest), 0))
+        keys, inverse = np.unique(np.concatenate([rest.astype(float), hs], axis=1), axis=0, return_inverse=True)
+        budgets = keys[:, :rest.shape[1]].astype(np.int64)
+        legal = self._joint_legal(m, budgets, drains=True)  # (u, V)
+        low = sum(np.where(legal, e[None, :], np.inf).min(axis=1) for e in energy)  # the per-pair minima
+        hop = self.hop_energy[m]
+        per_out = drain[1] + self.energy[c, self.out, 1] + hop  # a drain beyond the first touches, and its reload
+        beyond = np.maximum(0.0, words[:, self.out] - self.out_words * copies[None, :])  # (orders, V)
+        weights = tuple(float(entries[t][1]) if t in entries and t != self.out else per_out if t == self.out else 0.0
+                        for t in range(self.T))
+        chained = self._nested_chains(m, c, weights).min(axis=0)  # (V,) the nested boxes' weighted words
+        chained = chained - (weights[self.out] * self.out_words * copies)
+        best = np.full(len(keys), np.inf)
+        for k in range(len(keys)):
+            refills = beyond * per_out
+            for i, t in enumerate(others):
+                refills += np.maximum(0.0, words[:, t] - keys[k, rest.shape[1] + i]) * entries[t][1]
+            held = sum(weights[t] * keys[k, rest.shape[1] + i] for i, t in enumerate(others))
+            total = energy.sum(axis=0) + np.maximum(refills.min(axis=0), chained - held)
+            best[k] = total[legal[k]].min(initial=np.inf) - low[k]
+        return np.where(np.isfinite(best), best, 0.0)[inverse.reshape(-1)]
+
+    def _unrolled_words(self, m: int, c: int) -> tuple[np.ndarray, np.ndarray]:
+        """B22: (orders, T, V) per nesting order of level ``c``'s kept tensors (outermost first, as
+        :meth:`_placed_refills`) the least words each tensor's child moves (B20's :meth:`_placed_ratio` times the
+        iterations) when level ``c``'s instances run ``bounds / U`` for each row ``U`` of :meth:`_joint_table` (the
+        fan-out ``m``, the only one, unrolls ``U`` over them), 0 for a tensor ``c`` does not keep; and (V,) the output's
+        copies ``U``'s reduction factors. Cached."""
+        key = ("unrolled", m, c)
+        if key not in self._front_cache:
+            table, _, _, _ = self._joint_table(m, drains=True)
+            covers, inverse = unique_rows(self.bounds[None, :] // table)
+            kept = [u for u in range(self.T) if self.keeps[c, u]]
+            words = []
+            for outer_first in itertools.permutations(kept):
+                per = np.zeros((self.T, len(table)))
+                for i, t in enumerate(outer_first):
+                    ratio = self._placed_ratio(covers, c, t, frozenset(outer_first[:i]))
+                    per[t] = self.iterations * ratio[inverse]
+                words.append(per)
+            self._front_cache[key] = (np.array(words), table[:, self.reduction].prod(axis=1).astype(float))
+        return self._front_cache[key]
+
+    def _nested_chains(self, m: int, c: int, weights: tuple[float, ...]) -> np.ndarray:
+        """(orders, V) B22: per nesting order of level ``c``'s kept tensors (outermost first) and per row ``U`` of
+        :meth:`_joint_table`, the least of ``sum_t weights[t] x iterations x ratio_t(R_t)`` over the chains of raised
+        tiles ``R_inner | ... | R_outer | bounds / U`` (the raised tiles of one level nest, so each divides the next
+        one out), each ``R_t`` a box where ``t``'s and the outer tensors' words fit (B20's per-box least ratio,
+        :meth:`_placed_ratio`; inf where they do not). B20 takes each tensor's least box on its own; the chain takes
+        them together: a min-over-divisors transform of the layer's lattice per tensor, innermost first
+        (:func:`_divisor_min`). Cached per ``weights``."""
+        key = ("chains", m, c, weights)
+        if key not in self._front_cache:
+            table, _, _, _ = self._joint_table(m, drains=True)
+            if self._lattice is None:
+                self._lattice = divisor_lattice(tuple(int(x) for x in self.bounds))
+            tiles = self._lattice
+            values = [np.unique(tiles[:, d]) for d in range(self.op_dims)]
+            shape = tuple(len(v) for v in values)
+            at = tuple(np.searchsorted(values[d], tiles[:, d]) for d in range(self.op_dims))
+            covers = self.bounds[None, :] // table
+            cover_at = tuple(np.searchsorted(values[d], covers[:, d]) for d in range(self.op_dims))
+            kept = [u for u in range(self.T) if self.keeps[c, u]]
+            out = []
+            for outer_first in itertools.permutations(kept):
+                least = np.zeros(shape)  # the inner tensors' least over the chains inside each box
+                for i in reversed(range(len(outer_first))):
+                    t = outer_first[i]
+                    self._placed_ratio(np.ones((0, self.op_dims), dtype=np.int64), c, t, frozenset(outer_first[:i]))
+                    ratio = self._placed_tiles[(c, t, frozenset(outer_first[:i]))]
+                    own = np.full(shape, np.inf)
+                    own[at] = np.where(np.isfinite(ratio), weights[t] * self.iterations * np.where(
+                        np.isfinite(ratio), ratio, 0.0), np.inf)
+                    least = _divisor_min(own + least, values)
+                found = least[cover_at]
+                out.append(np.where(np.isfinite(found), found, 0.0))  # no chain fits: no bound from it
+            self._front_cache[key] = np.array(out)
+        return self._front_cache[key]
 
     @staticmethod
     def _beside_drains(others: np.ndarray, outs: np.ndarray, joint: np.ndarray) -> np.ndarray:
