@@ -902,11 +902,13 @@ class LowerBound:
                 self._front_cache[keys[i]] = got[i] = value
         return np.array(got, dtype=float)
 
-    def _joint_legal(self, m: int, budgets: np.ndarray, drains: bool = False) -> np.ndarray:
+    def _joint_legal(self, m: int, budgets: np.ndarray, drains: bool = False, distinct: bool = False) -> np.ndarray:
         """(u, V) per row of ``budgets`` the rows of :meth:`_joint_table` whose factors divide it (per dimension and
-        value, cached)."""
-        table, _, lanes, divides = self._joint_table(m, drains)
-        legal = np.ones((len(budgets), len(lanes)), dtype=bool)
+        value, cached); ``distinct``: (u, V') of its distinct rows only (:meth:`_distinct_rows`, B22)."""
+        table, _, _, divides = self._joint_table(m, drains)
+        if distinct:
+            table, divides = table[self._distinct_rows(m)], self._front_cache.setdefault(("distinct", m, drains), {})
+        legal = np.ones((len(budgets), len(table)), dtype=bool)
         for d in range(budgets.shape[1]):
             column = budgets[:, d]
             for n in np.unique(column[column != self.bounds[d]]).tolist():
@@ -1231,68 +1233,53 @@ class LowerBound:
     def _unrolled_refills(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float]
                           ) -> np.ndarray:
         """(n,) B22 (docs/search.md, "B22: the register file's refills per unrolling of the open array"): B14's joint
-        sum with B20's refills at its child ``c`` (``drain``: :meth:`_drain_pair`) taken at the same unrolling ``U`` of
-        the open fan-out ``m`` (the node's only fan-out): every instance of ``c`` then runs ``bounds / U``, so each
-        tensor's raised tiles are boxes dividing that cover (:meth:`_placed_ratio` of it, not of the whole layer),
-        and each output word has exactly ``copies(U)`` copies there (``U``'s reduction factors, not the largest
-        unrolling's), so the output's drains are at least ``max(w, outputs x copies(U))`` (``w`` its placed drains)
-        and its reloads at least ``w - outputs x copies(U)``. Per ``U`` the least over the nesting orders of the
-        refills (the tensors other than the output beyond their pairs' words ``h``, as B20) plus the output's drains
-        beyond B14's ``outputs x copies(U)`` and its reloads, added to B14's sum at ``U`` (:meth:`_joint_table`, less
-        the per-pair minima over the legal rows of the budget ``rest``); the least over the legal ``U``. ``entries``:
-        B20's (t -> (h, energy per word, copies)) of the tensors kept at ``c``. The caller subtracts what the bound
-        counts for those parts (B14's ``counted`` less its first touches), as for B14."""
+        sum with the refills at its child ``c`` (``drain``: :meth:`_drain_pair`) at the same unrolling ``U`` of the
+        open fan-out ``m`` (the node's only fan-out), the raised tiles taken together. Under ``U`` every instance of
+        ``c`` runs ``bounds / U`` and each output word has exactly ``copies(U)`` copies there (``U``'s reduction
+        factors). Each tensor ``t`` kept at ``c`` moves at least ``w_t`` words (B20's least over its raised tile
+        ``R_t``), beyond its pair's ``h_t`` at ``e_t`` a word (B20's entries); the output drains at least
+        ``max(w_O, outputs x copies(U))`` words, B14 counting ``outputs x copies(U)`` of them, and reloads all but
+        the first touches: beyond B14's drains, at least ``(w_O - outputs x copies(U)) x`` a drain's and a fill's
+        energy. Each term is at least its linear part, so the refills are at least ``sum_t a_t w_t - sum_t e_t h_t -
+        a_O outputs x copies(U)``, and the raised tiles of ``c`` nest: the least of ``sum_t a_t w_t`` over the chains
+        of nested boxes dividing ``bounds / U`` (:meth:`_nested_chains`, least over the nesting orders). That, plus
+        B14's sum at ``U`` (:meth:`_joint_table`), least over the legal ``U`` of the budget ``rest``, less the
+        per-pair minima over them; the caller subtracts what the bound counts for those parts (B14's ``counted``
+        less its first touches), as for B14. ``entries``: B20's (t -> (h, energy per word, copies))."""
         c = drain[0]
         m = next(i for i, lv in enumerate(self.arch.levels) if lv.fanout is not None)
-        _, energy, _, _ = self._joint_table(m, drains=True)
-        words, copies = self._unrolled_words(m, c)  # (orders, T, V), (V,)
+        table, energy, _, _ = self._joint_table(m, drains=True)
+        first = self._distinct_rows(m)  # one row per factor vector: the axes change none of the terms
+        copies = table[first][:, self.reduction].prod(axis=1).astype(float)
+        per_out = drain[1] + self.energy[c, self.out, 1] + self.hop_energy[m]  # a drain beyond the first touches
+        # and its reload
         others = [t for t in entries if t != self.out]
-        hs = np.stack([entries[t][0] for t in others], axis=1) if others else np.zeros((len(rest), 0))
-        keys, inverse = np.unique(np.concatenate([rest.astype(float), hs], axis=1), axis=0, return_inverse=True)
-        budgets = keys[:, :rest.shape[1]].astype(np.int64)
-        legal = self._joint_legal(m, budgets, drains=True)  # (u, V)
-        low = sum(np.where(legal, e[None, :], np.inf).min(axis=1) for e in energy)  # the per-pair minima
-        hop = self.hop_energy[m]
-        per_out = drain[1] + self.energy[c, self.out, 1] + hop  # a drain beyond the first touches, and its reload
-        beyond = np.maximum(0.0, words[:, self.out] - self.out_words * copies[None, :])  # (orders, V)
-        weights = tuple(float(entries[t][1]) if t in entries and t != self.out else per_out if t == self.out else 0.0
+        weights = tuple(float(entries[t][1]) if t in others else per_out if t == self.out else 0.0
                         for t in range(self.T))
-        chained = self._nested_chains(m, c, weights).min(axis=0)  # (V,) the nested boxes' weighted words
-        chained = chained - (weights[self.out] * self.out_words * copies)
-        best = np.full(len(keys), np.inf)
-        for k in range(len(keys)):
-            refills = beyond * per_out
-            for i, t in enumerate(others):
-                refills += np.maximum(0.0, words[:, t] - keys[k, rest.shape[1] + i]) * entries[t][1]
-            held = sum(weights[t] * keys[k, rest.shape[1] + i] for i, t in enumerate(others))
-            total = energy.sum(axis=0) + np.maximum(refills.min(axis=0), chained - held)
-            best[k] = total[legal[k]].min(initial=np.inf) - low[k]
-        return np.where(np.isfinite(best), best, 0.0)[inverse.reshape(-1)]
+        chained = (energy.sum(axis=0)[first] + self._nested_chains(m, c, weights).min(axis=0)
+                   - per_out * self.out_words * copies)  # (V',)
+        held = sum((entries[t][0] * weights[t] for t in others), np.zeros(len(rest)))
+        keys, inverse = unique_rows(rest)
+        legal = self._joint_legal(m, keys, drains=True, distinct=True)  # (u, V')
+        # the per-pair minima over the legal rows: the least sum (the table is sorted by it, ``first`` ascending) less
+        # B14's joint term
+        low = energy.sum(axis=0)[first][legal.argmax(axis=1)] - self._joint_least(m, keys, drains=True)
+        best = np.where(legal, chained[None, :], np.inf).min(axis=1) - low
+        best = np.where(legal.any(axis=1) & np.isfinite(best), best, -np.inf)[inverse.reshape(-1)]
+        return best - held
 
-    def _unrolled_words(self, m: int, c: int) -> tuple[np.ndarray, np.ndarray]:
-        """B22: (orders, T, V) per nesting order of level ``c``'s kept tensors (outermost first, as
-        :meth:`_placed_refills`) the least words each tensor's child moves (B20's :meth:`_placed_ratio` times the
-        iterations) when level ``c``'s instances run ``bounds / U`` for each row ``U`` of :meth:`_joint_table` (the
-        fan-out ``m``, the only one, unrolls ``U`` over them), 0 for a tensor ``c`` does not keep; and (V,) the output's
-        copies ``U``'s reduction factors. Cached."""
-        key = ("unrolled", m, c)
+    def _distinct_rows(self, m: int) -> np.ndarray:
+        """B22: the index of the first row of each distinct factor vector of :meth:`_joint_table` (its rows differ in
+        the axes too), in the table's order. Cached."""
+        key = ("distinct rows", m)
         if key not in self._front_cache:
-            table, _, _, _ = self._joint_table(m, drains=True)
-            covers, inverse = unique_rows(self.bounds[None, :] // table)
-            kept = [u for u in range(self.T) if self.keeps[c, u]]
-            words = []
-            for outer_first in itertools.permutations(kept):
-                per = np.zeros((self.T, len(table)))
-                for i, t in enumerate(outer_first):
-                    ratio = self._placed_ratio(covers, c, t, frozenset(outer_first[:i]))
-                    per[t] = self.iterations * ratio[inverse]
-                words.append(per)
-            self._front_cache[key] = (np.array(words), table[:, self.reduction].prod(axis=1).astype(float))
+            _, inverse = unique_rows(self._joint_table(m, drains=True)[0])
+            self._front_cache[key] = np.sort(np.unique(inverse, return_index=True)[1])
         return self._front_cache[key]
 
     def _nested_chains(self, m: int, c: int, weights: tuple[float, ...]) -> np.ndarray:
-        """(orders, V) B22: per nesting order of level ``c``'s kept tensors (outermost first) and per row ``U`` of
-        :meth:`_joint_table`, the least of ``sum_t weights[t] x iterations x ratio_t(R_t)`` over the chains of raised
+        """(orders, V') B22: per nesting order of level ``c``'s kept tensors (outermost first) and per distinct row ``U``
+        of :meth:`_joint_table` (:meth:`_distinct_rows`), the least of ``sum_t weights[t] x iterations x ratio_t(R_t)`` over the chains of raised
         tiles ``R_inner | ... | R_outer | bounds / U`` (the raised tiles of one level nest, so each divides the next
         one out), each ``R_t`` a box where ``t``'s and the outer tensors' words fit (B20's per-box least ratio,
         :meth:`_placed_ratio`; inf where they do not). B20 takes each tensor's least box on its own; the chain takes
@@ -1300,7 +1287,7 @@ class LowerBound:
         (:func:`_divisor_min`). Cached per ``weights``."""
         key = ("chains", m, c, weights)
         if key not in self._front_cache:
-            table, _, _, _ = self._joint_table(m, drains=True)
+            table = self._joint_table(m, drains=True)[0][self._distinct_rows(m)]
             if self._lattice is None:
                 self._lattice = divisor_lattice(tuple(int(x) for x in self.bounds))
             tiles = self._lattice
