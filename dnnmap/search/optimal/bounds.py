@@ -81,6 +81,10 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   so each tensor's refills take the least words per iteration over the boxes that fit with the outer tensors' words of
   them (a sliding-window input: a step's new words, :func:`_residue_kept`), the least over the nesting orders of the
   sum; the tensors other than the output hold beside B14 (:meth:`LowerBound._beside_drains`);
+* B22 **the register file's refills per unrolling of the open array** (:meth:`LowerBound._unrolled_refills`; with
+  placement, where B14 applies): B14's joint sum at each unrolling ``U`` plus the refills at its child under ``U``
+  (each instance runs ``bounds / U``, each output word has ``copies(U)`` copies), the raised tiles of B20 chained
+  (nested boxes, :meth:`LowerBound._nested_chains`) and priced linearly, the least over ``U``;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (without placement)
   and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -397,7 +401,8 @@ def _least_count(c1: int, c2: int, a: int, b: int, q1: int, q2: int) -> int:
 # already reach the incumbent
 TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
 TIER_REFILLS = 1  # and B7-B9, B13, B15, B16, B20: capacity per sweep, disjoint footprints, refills
-TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, the lanes' joint term: per-budget tables and Pareto fronts, B19's strides
+TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, the lanes' joint term: per-budget tables and Pareto fronts,
+# B19's strides
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
 
