@@ -1,14 +1,12 @@
 """B22 (docs/search.md, "B22: the register file's refills per unrolling of the open array"): at the root stage of the
 widened space, B14's joint sum over the open array's unrollings with, per unrolling, the register file's refills of B20
-over that unrolling's cover and the raised tiles chained, with and without the parents' reads
-(:meth:`.bounds.LowerBound._unrolled_refills`, :meth:`.bounds.LowerBound._nested_chains`,
-:meth:`.bounds.LowerBound._read_chains`), against the independent brute force.
+over that unrolling's cover and the raised tiles chained (:meth:`.bounds.LowerBound._unrolled_refills`,
+:meth:`.bounds.LowerBound._nested_chains`), against the independent brute force.
 
 On small register files under a global buffer with a fan-out (convolutions on a 1-D row of 2, and on a 2x2 array with
 and without both-axis unrolling), every placement of every mapping is priced: at every stage each mapping's ancestor's bound and
-the tile bound are at most its cost for every objective; taking B22 out (or only its chained boxes, or its parents'
-reads) lowers some finite bound, so the checks cover it; and its chained refills (with or without the parents' reads)
-x 1.03 put some ancestor's bound above a mapping's cost.
+the tile bound are at most its cost for every objective; taking B22 out (or only its chained boxes) lowers some finite
+bound, so the checks cover it; and its chained refills x 1.03 put some ancestor's bound above a mapping's cost.
 """
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ from test_optimal_placed_rf import _ids, _wide, stage_bounds, tiny_rf_array
 from test_optimal_placement import tiny_rf_arch
 
 CHAINS = LowerBound._nested_chains
-READS = LowerBound._read_chains
 
 # B22 and its chained boxes bind on the convolution on the 2-wide row and the one on the 2x2 array (placed, and placed
 # with both axes); the smallest array case catches the 3% inflation
@@ -60,14 +57,9 @@ def test_rf_reload_bounds_never_exceed_any_completion(shipped: dict, arch: ArchS
         assert not (ok & (bound > truth * (1 + 1e-9))).any(), (op.name, bound[ok].max(), truth[ok].min())
 
 
-def _off(self: LowerBound, entries: dict, paired: dict, rest: np.ndarray, drain: tuple) -> np.ndarray:
+def _off(self: LowerBound, entries: dict, rest: np.ndarray, drain: tuple) -> np.ndarray:
     """B22 taken out."""
     return np.full(len(rest), -np.inf)
-
-
-def _unread(self: LowerBound, m: int, c: int, weights: tuple[float, ...], others: tuple[int, ...]) -> np.ndarray:
-    """B22 without the parents' reads."""
-    return np.full(len(self._distinct_rows(m)), -np.inf)
 
 
 def _unchained(self: LowerBound, m: int, c: int, weights: tuple[float, ...]) -> np.ndarray:
@@ -80,9 +72,8 @@ def _inflated(self: LowerBound, m: int, c: int, weights: tuple[float, ...]) -> n
     return 1.03 * CHAINS(self, m, c, weights)
 
 
-@pytest.mark.parametrize("name, weaker", [("_unrolled_refills", _off), ("_nested_chains", _unchained),
-                                          ("_read_chains", _unread)],
-                         ids=["B22", "B22's chained boxes", "B22's parents' reads"])
+@pytest.mark.parametrize("name, weaker", [("_unrolled_refills", _off), ("_nested_chains", _unchained)],
+                         ids=["B22", "B22's chained boxes"])
 def test_rf_reload_rule_binds(monkeypatch: pytest.MonkeyPatch, shipped: dict, name: str, weaker: Callable) -> None:
     """B22 (or its chained boxes) never lowers a bound and raises some finite one on the row and array cases."""
     full = shipped[ROW[1].name] + shipped[ARRAY[1].name]
@@ -92,15 +83,7 @@ def test_rf_reload_rule_binds(monkeypatch: pytest.MonkeyPatch, shipped: dict, na
     assert any((np.isfinite(a) & (a > b * (1 + 1e-9))).any() for (a, _), (b, _) in zip(full, without))
 
 
-def _read_inflated(self: LowerBound, m: int, c: int, weights: tuple[float, ...], others: tuple[int, ...]) -> np.ndarray:
-    """B22's chained refills with the parents' reads x 1.03."""
-    return 1.03 * READS(self, m, c, weights, others)
-
-
-@pytest.mark.parametrize("name, inflated", [("_nested_chains", _inflated), ("_read_chains", _read_inflated)],
-                         ids=["chained refills", "with the parents' reads"])
-def test_rf_reload_inflation_is_caught(monkeypatch: pytest.MonkeyPatch, name: str, inflated: Callable) -> None:
-    """B22's chained refills (or those with the parents' reads) x 1.03 put some ancestor's bound above a placed
-    mapping's cost."""
-    monkeypatch.setattr(LowerBound, name, inflated)
+def test_rf_reload_inflation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """B22's chained refills x 1.03 put some ancestor's bound above a placed mapping's cost."""
+    monkeypatch.setattr(LowerBound, "_nested_chains", _inflated)
     assert any((np.isfinite(truth) & (lb > truth * (1 + 1e-9))).any() for lb, truth in _all_bounds([SMALL]))

@@ -84,8 +84,7 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
 * B22 **the register file's refills per unrolling of the open array** (:meth:`LowerBound._unrolled_refills`; with
   placement, where B14 applies): B14's joint sum at each unrolling ``U`` plus the refills at its child under ``U``
   (each instance runs ``bounds / U``, each output word has ``copies(U)`` copies), the raised tiles of B20 chained
-  (nested boxes, :meth:`LowerBound._nested_chains`) and priced linearly, with or without the parents' reads over
-  their multicast copies under ``U`` (:meth:`LowerBound._read_chains`), the least over ``U``;
+  (nested boxes, :meth:`LowerBound._nested_chains`) and priced linearly, the least over ``U``;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (without placement)
   and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -544,7 +543,6 @@ class LowerBound:
         # B14: (child level, energy per word) of the output's drains
         drain = self._joint_drain(fixed_from, tile) if full else None
         counted = np.zeros(n)  # B14: what the bound counts for that pair (and the refills at its child level)
-        paired: dict[int, np.ndarray] = {}  # B22: per tensor other than the output, its pair's energy at B14's child
         beside: list[np.ndarray] | None = None  # B20 at B14's child: per nesting order, the others' and output's refills
         # B18 (widened space, the root's factor stage): the plain tensors' pairs whose bound takes their own best root order
         joint: list[tuple] | None = ([] if (self.placement or self.both_axes) and by_order is not None and full
@@ -579,8 +577,6 @@ class LowerBound:
                     joint.append((pr, None, None, e, h, None))  # B21: a sliding-window tensor's, by its disjoint loops
             crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
             hop_per_word = self.hop_energy[crossed].sum()
-            if drain is not None and ch == drain[0] and t != self.out:  # B22: the pair's energy the bound counts
-                paired[t] = e + h * hop_per_word
             if drain is not None and t == self.out and ch == drain[0]:
                 counted = counted + e + h * hop_per_word
             whole = None  # B11: (box words, energy the pair adds when refilled whole at every event)
@@ -702,7 +698,7 @@ class LowerBound:
             fronts[0] = (fronts[0][0] + np.maximum(0.0, least - spent)[:, None], fronts[0][1])
         if drain is not None and drain[0] in placed:  # B22: the refills at B14's child jointly with its unrolling
             first = self.out_words * (drain[1] + drain[2])
-            added = np.maximum(added, self._unrolled_refills(placed[drain[0]], paired, rest, drain) - (counted - first))
+            added = np.maximum(added, self._unrolled_refills(placed[drain[0]], rest, drain) - (counted - first))
         if objective == "energy":
             return energy + added
         if objective == "dram":
@@ -1239,8 +1235,8 @@ class LowerBound:
         others, outs = np.array(others), np.array(outs)
         return (others + outs).min(axis=0), others, outs
 
-    def _unrolled_refills(self, entries: dict[int, tuple], paired: dict[int, np.ndarray], rest: np.ndarray,
-                          drain: tuple[int, float, float]) -> np.ndarray:
+    def _unrolled_refills(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float]
+                          ) -> np.ndarray:
         """(n,) B22 (docs/search.md, "B22: the register file's refills per unrolling of the open array"): B14's joint
         sum with the refills at its child ``c`` (``drain``: :meth:`_drain_pair`) at the same unrolling ``U`` of the
         open fan-out ``m`` (the node's only fan-out), the raised tiles taken together. Under ``U`` every instance of
@@ -1251,14 +1247,10 @@ class LowerBound:
         the first touches: beyond B14's drains, at least ``(w_O - outputs x copies(U)) x`` a drain's and a fill's
         energy. Each term is at least its linear part, so the refills are at least ``sum_t a_t w_t - sum_t e_t h_t -
         a_O outputs x copies(U)``, and the raised tiles of ``c`` nest: the least of ``sum_t a_t w_t`` over the chains
-        of nested boxes dividing ``bounds / U`` (:meth:`_nested_chains`, least over the nesting orders). Also, with
-        the parents' reads: a tensor's parent reads at least ``w_t / mc_t(U)`` words (``mc_t(U)``: ``U``'s factors of
-        the dimensions not indexing it where the fan-out lies between, the children one read can feed), so ``a_t``
-        takes the read's energy over ``mc_t(U)`` more and the pair's whole energy the bound counts (``paired``, with
-        its hops) comes off instead; the larger of the two at each ``U``. That, plus B14's sum at ``U``
-        (:meth:`_joint_table`), least over the legal ``U`` of the budget ``rest``, less the per-pair minima over
-        them; the caller subtracts what the bound counts for those parts (B14's ``counted`` less its first touches),
-        as for B14. ``entries``: B20's (t -> (h, energy per word, copies))."""
+        of nested boxes dividing ``bounds / U`` (:meth:`_nested_chains`, least over the nesting orders). That, plus
+        B14's sum at ``U`` (:meth:`_joint_table`), least over the legal ``U`` of the budget ``rest``, less the
+        per-pair minima over them; the caller subtracts what the bound counts for those parts (B14's ``counted``
+        less its first touches), as for B14. ``entries``: B20's (t -> (h, energy per word, copies))."""
         c = drain[0]
         m = next(i for i, lv in enumerate(self.arch.levels) if lv.fanout is not None)
         table, energy, _, _ = self._joint_table(m, drains=True)
@@ -1269,47 +1261,17 @@ class LowerBound:
         others = [t for t in entries if t != self.out]
         weights = tuple(float(entries[t][1]) if t in others else per_out if t == self.out else 0.0
                         for t in range(self.T))
-        base = energy.sum(axis=0)[first] - per_out * self.out_words * copies  # (V',)
-        chained = base + self._nested_chains(m, c, weights).min(axis=0)
-        read = base + self._read_chains(m, c, weights, tuple(others))
+        chained = (energy.sum(axis=0)[first] + self._nested_chains(m, c, weights).min(axis=0)
+                   - per_out * self.out_words * copies)  # (V',)
         held = sum((entries[t][0] * weights[t] for t in others), np.zeros(len(rest)))
-        whole = sum((paired[t] for t in others), np.zeros(len(rest)))
         keys, inverse = unique_rows(rest)
         legal = self._joint_legal(m, keys, drains=True, distinct=True)  # (u, V')
         # the per-pair minima over the legal rows: the least sum (the table is sorted by it, ``first`` ascending) less
         # B14's joint term
         low = energy.sum(axis=0)[first][legal.argmax(axis=1)] - self._joint_least(m, keys, drains=True)
-        rows = inverse.reshape(-1)
-        best = np.empty(len(rest))
-        step = max(1, 2_000_000 // max(1, len(first)))
-        for lo in range(0, len(rest), step):
-            r = np.arange(lo, min(lo + step, len(rest)))
-            total = np.maximum(chained[None, :] - held[r, None], read[None, :] - whole[r, None])
-            best[r] = np.where(legal[rows[r]], total, np.inf).min(axis=1) - low[rows[r]]
-        return np.where(legal.any(axis=1)[rows] & np.isfinite(best), best, -np.inf)
-
-    def _read_chains(self, m: int, c: int, weights: tuple[float, ...], others: tuple[int, ...]) -> np.ndarray:
-        """(V',) B22 with the parents' reads: per distinct row ``U`` of :meth:`_joint_table`, the least over the nesting
-        orders of :meth:`_nested_chains` with each tensor of ``others`` weighted also by its parent's read energy over
-        its multicast copies ``mc_t(U)`` (``U``'s factors of the dimensions not indexing it, where the fan-out ``m``
-        lies between ``c`` and its parent; else 1). One chain table per distinct vector of copies. Cached."""
-        key = ("read chains", m, c, weights, others)
-        if key not in self._front_cache:
-            table = self._joint_table(m, drains=True)[0][self._distinct_rows(m)]
-            parents = {pr.tensor: pr.parent for pr in self.pairs if pr.child == c}
-            shared = np.ones((len(table), self.T))
-            for t in others:
-                if c < m <= parents[t]:
-                    shared[:, t] = np.where(self.indexes[t][None, :], 1, table).prod(axis=1)
-            vectors, inverse = np.unique(shared, axis=0, return_inverse=True)
-            out = np.empty(len(table))
-            for g, vector in enumerate(vectors):
-                more = tuple(w + (float(self.energy[parents[t], t, 0]) / vector[t] if t in others else 0.0)
-                             for t, w in enumerate(weights))
-                rows = inverse.reshape(-1) == g
-                out[rows] = self._nested_chains(m, c, more).min(axis=0)[rows]
-            self._front_cache[key] = out
-        return self._front_cache[key]
+        best = np.where(legal, chained[None, :], np.inf).min(axis=1) - low
+        best = np.where(legal.any(axis=1) & np.isfinite(best), best, -np.inf)[inverse.reshape(-1)]
+        return best - held
 
     def _distinct_rows(self, m: int) -> np.ndarray:
         """B22: the index of the first row of each distinct factor vector of :meth:`_joint_table` (its rows differ in
