@@ -57,15 +57,15 @@ def _wide(arch: ArchSpec, both: bool) -> frozenset[int]:
     return frozenset(i for i, lv in enumerate(arch.levels) if both and lv.fanout and len(lv.fanout.shape) == 2)
 
 
-def stage_bounds(arch: ArchSpec, op: Operator) -> list[tuple[np.ndarray, np.ndarray]]:
+def stage_bounds(arch: ArchSpec, op: Operator, both: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
     """(bound, cost) of every placed brute-force mapping's ancestor at every stage and of its tile bound, for every
-    objective."""
-    batch = placed_space(op, arch)
+    objective (``both``: in the space with both-axis unrolling too)."""
+    batch = placed_space(op, arch, both=both)
     model = CostModel(op, arch)
     cost = model.evaluate(batch)
     out = []
     for objective in OBJECTIVES:
-        bb = BranchAndBound(op, arch, objective, model, placement=True)
+        bb = BranchAndBound(op, arch, objective, model, placement=True, both_axes=_wide(arch, both))
         truth = cost.objective(objective)
         for stage, (kind, j) in enumerate(bb.stages[:-1]):
             out.append((bb._bound(placed_ancestors(batch, kind, j), stage), truth))

@@ -81,6 +81,10 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   so each tensor's refills take the least words per iteration over the boxes that fit with the outer tensors' words of
   them (a sliding-window input: a step's new words, :func:`_residue_kept`), the least over the nesting orders of the
   sum; the tensors other than the output hold beside B14 (:meth:`LowerBound._beside_drains`);
+* B22 **the register file's refills per unrolling of the open array** (:meth:`LowerBound._unrolled_refills`; with
+  placement, where B14 applies): B14's joint sum at each unrolling ``U`` plus the refills at its child under ``U``
+  (each instance runs ``bounds / U``, each output word has ``copies(U)`` copies), the raised tiles of B20 chained
+  (nested boxes, :meth:`LowerBound._nested_chains`) and priced linearly, the least over ``U``;
 * B23 **the output's parent side under placement** (docs/search.md, "B23: the output's parent side under placement"):
   B16 with placement, from B9's words of the level's box; B20's output words priced with their parent's side
   (:meth:`LowerBound._drained_pair`); B14 at the tile bound with placement; and, beside B14, per nesting order of B20
@@ -324,6 +328,18 @@ def _residue_kept(terms: tuple, dims: tuple[str, ...], tiles: np.ndarray, span: 
     return kept
 
 
+def _divisor_min(grid: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
+    """B22: per box of the divisor lattice (``grid`` indexed by each dimension's sorted divisors ``values``), the least
+    of ``grid`` over the boxes dividing it: one pass per dimension, each divisor taking the least over its divisors."""
+    for d, vals in enumerate(values):
+        if len(vals) == 1:
+            continue
+        parts = [np.min(np.stack([grid.take(j, axis=d) for j in range(i + 1) if vals[i] % vals[j] == 0]), axis=0)
+                 for i in range(len(vals))]
+        grid = np.stack(parts, axis=d)
+    return grid
+
+
 def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> np.ndarray:
     """(n, T) lower bound of the words of each tensor a lanes' box of ``box`` indices per dimension touches in one
     step. ``step`` (n, D): where known, the box's indices of each dimension are the progression ``base + k x step``
@@ -390,8 +406,8 @@ def _least_count(c1: int, c2: int, a: int, b: int, q1: int, q2: int) -> int:
 # already reach the incumbent
 TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
 TIER_REFILLS = 1  # and B7-B9, B13, B15, B16 (B23: with placement), B20: capacity per sweep, disjoint footprints, refills
-TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, the lanes' joint term, B23's joint term: per-budget tables and Pareto
-# fronts, B19's strides
+TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, the lanes' joint term, B23's joint term: per-budget tables and
+# Pareto fronts, B19's strides
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
 REFILL_BOXES = 250_000  # most boxes :meth:`LowerBound._padded_refills` enumerates for one tensor
@@ -698,6 +714,9 @@ class LowerBound:
             added = np.maximum(added, least - spent + keep)
             # EDP's Pareto points of the lanes' own joint term (other pairs than B18's) hold beside it too
             fronts[0] = (fronts[0][0] + np.maximum(0.0, least - spent)[:, None], fronts[0][1])
+        if drain is not None and drain[0] in placed:  # B22: the refills at B14's child jointly with its unrolling
+            first = self.out_words * (drain[1] + drain[2])
+            added = np.maximum(added, self._unrolled_refills(placed[drain[0]], rest, drain) - (counted - first))
         if objective == "energy":
             return energy + added
         if objective == "dram":
@@ -1034,11 +1053,13 @@ class LowerBound:
                 self._front_cache[keys[i]] = got[i] = value
         return np.array(got, dtype=float)
 
-    def _joint_legal(self, m: int, budgets: np.ndarray, drains: bool = False) -> np.ndarray:
+    def _joint_legal(self, m: int, budgets: np.ndarray, drains: bool = False, distinct: bool = False) -> np.ndarray:
         """(u, V) per row of ``budgets`` the rows of :meth:`_joint_table` whose factors divide it (per dimension and
-        value, cached)."""
-        table, _, lanes, divides = self._joint_table(m, drains)
-        legal = np.ones((len(budgets), len(lanes)), dtype=bool)
+        value, cached); ``distinct``: (u, V') of its distinct rows only (:meth:`_distinct_rows`, B22)."""
+        table, _, _, divides = self._joint_table(m, drains)
+        if distinct:
+            table, divides = table[self._distinct_rows(m)], self._front_cache.setdefault(("distinct", m, drains), {})
+        legal = np.ones((len(budgets), len(table)), dtype=bool)
         for d in range(budgets.shape[1]):
             column = budgets[:, d]
             for n in np.unique(column[column != self.bounds[d]]).tolist():
@@ -1365,6 +1386,89 @@ class LowerBound:
             outs.append(out)
         others, outs = np.array(others), np.array(outs)
         return (others + outs).min(axis=0), others, outs
+
+    def _unrolled_refills(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float]
+                          ) -> np.ndarray:
+        """(n,) B22 (docs/search.md, "B22: the register file's refills per unrolling of the open array"): B14's joint
+        sum with the refills at its child ``c`` (``drain``: :meth:`_drain_pair`) at the same unrolling ``U`` of the
+        open fan-out ``m`` (the node's only fan-out), the raised tiles taken together. Under ``U`` every instance of
+        ``c`` runs ``bounds / U`` and each output word has exactly ``copies(U)`` copies there (``U``'s reduction
+        factors). Each tensor ``t`` kept at ``c`` moves at least ``w_t`` words (B20's least over its raised tile
+        ``R_t``), beyond its pair's ``h_t`` at ``e_t`` a word (B20's entries); the output drains at least
+        ``max(w_O, outputs x copies(U))`` words, B14 counting ``outputs x copies(U)`` of them, and reloads all but
+        the first touches: beyond B14's drains, at least ``(w_O - outputs x copies(U)) x`` a drain's and a fill's
+        energy. Each term is at least its linear part, so the refills are at least ``sum_t a_t w_t - sum_t e_t h_t -
+        a_O outputs x copies(U)``, and the raised tiles of ``c`` nest: the least of ``sum_t a_t w_t`` over the chains
+        of nested boxes dividing ``bounds / U`` (:meth:`_nested_chains`, least over the nesting orders). That, plus
+        B14's sum at ``U`` (:meth:`_joint_table`), least over the legal ``U`` of the budget ``rest``, less the
+        per-pair minima over them; the caller subtracts what the bound counts for those parts (B14's ``counted``
+        less its first touches), as for B14. ``entries``: B20's (t -> (h, energy per word, copies))."""
+        c = drain[0]
+        m = next(i for i, lv in enumerate(self.arch.levels) if lv.fanout is not None)
+        table, energy, _, _ = self._joint_table(m, drains=True)
+        first = self._distinct_rows(m)  # one row per factor vector: the axes change none of the terms
+        copies = table[first][:, self.reduction].prod(axis=1).astype(float)
+        per_out = drain[1] + self.energy[c, self.out, 1] + self.hop_energy[m]  # a drain beyond the first touches
+        # and its reload
+        others = [t for t in entries if t != self.out]
+        weights = tuple(float(entries[t][1]) if t in others else per_out if t == self.out else 0.0
+                        for t in range(self.T))
+        chained = (energy.sum(axis=0)[first] + self._nested_chains(m, c, weights).min(axis=0)
+                   - per_out * self.out_words * copies)  # (V',)
+        held = sum((entries[t][0] * weights[t] for t in others), np.zeros(len(rest)))
+        keys, inverse = unique_rows(rest)
+        legal = self._joint_legal(m, keys, drains=True, distinct=True)  # (u, V')
+        # the per-pair minima over the legal rows: the least sum (the table is sorted by it, ``first`` ascending) less
+        # B14's joint term
+        low = energy.sum(axis=0)[first][legal.argmax(axis=1)] - self._joint_least(m, keys, drains=True)
+        best = np.where(legal, chained[None, :], np.inf).min(axis=1) - low
+        best = np.where(legal.any(axis=1) & np.isfinite(best), best, -np.inf)[inverse.reshape(-1)]
+        return best - held
+
+    def _distinct_rows(self, m: int) -> np.ndarray:
+        """B22: the index of the first row of each distinct factor vector of :meth:`_joint_table` (its rows differ in
+        the axes too), in the table's order. Cached."""
+        key = ("distinct rows", m)
+        if key not in self._front_cache:
+            _, inverse = unique_rows(self._joint_table(m, drains=True)[0])
+            self._front_cache[key] = np.sort(np.unique(inverse, return_index=True)[1])
+        return self._front_cache[key]
+
+    def _nested_chains(self, m: int, c: int, weights: tuple[float, ...]) -> np.ndarray:
+        """(orders, V') B22: per nesting order of level ``c``'s kept tensors (outermost first) and per distinct row ``U``
+        of :meth:`_joint_table` (:meth:`_distinct_rows`), the least of ``sum_t weights[t] x iterations x ratio_t(R_t)`` over the chains of raised
+        tiles ``R_inner | ... | R_outer | bounds / U`` (the raised tiles of one level nest, so each divides the next
+        one out), each ``R_t`` a box where ``t``'s and the outer tensors' words fit (B20's per-box least ratio,
+        :meth:`_placed_ratio`; inf where they do not). B20 takes each tensor's least box on its own; the chain takes
+        them together: a min-over-divisors transform of the layer's lattice per tensor, innermost first
+        (:func:`_divisor_min`). Cached per ``weights``."""
+        key = ("chains", m, c, weights)
+        if key not in self._front_cache:
+            table = self._joint_table(m, drains=True)[0][self._distinct_rows(m)]
+            if self._lattice is None:
+                self._lattice = divisor_lattice(tuple(int(x) for x in self.bounds))
+            tiles = self._lattice
+            values = [np.unique(tiles[:, d]) for d in range(self.op_dims)]
+            shape = tuple(len(v) for v in values)
+            at = tuple(np.searchsorted(values[d], tiles[:, d]) for d in range(self.op_dims))
+            covers = self.bounds[None, :] // table
+            cover_at = tuple(np.searchsorted(values[d], covers[:, d]) for d in range(self.op_dims))
+            kept = [u for u in range(self.T) if self.keeps[c, u]]
+            out = []
+            for outer_first in itertools.permutations(kept):
+                least = np.zeros(shape)  # the inner tensors' least over the chains inside each box
+                for i in reversed(range(len(outer_first))):
+                    t = outer_first[i]
+                    self._placed_ratio(np.ones((0, self.op_dims), dtype=np.int64), c, t, frozenset(outer_first[:i]))
+                    ratio = self._placed_tiles[(c, t, frozenset(outer_first[:i]))]
+                    own = np.full(shape, np.inf)
+                    own[at] = np.where(np.isfinite(ratio), weights[t] * self.iterations * np.where(
+                        np.isfinite(ratio), ratio, 0.0), np.inf)
+                    least = _divisor_min(own + least, values)
+                found = least[cover_at]
+                out.append(np.where(np.isfinite(found), found, 0.0))  # no chain fits: no bound from it
+            self._front_cache[key] = np.array(out)
+        return self._front_cache[key]
 
     @staticmethod
     def _beside_drains(others: np.ndarray, outs: np.ndarray, joint: np.ndarray) -> np.ndarray:
