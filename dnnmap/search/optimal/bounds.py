@@ -714,7 +714,9 @@ class LowerBound:
             added = np.maximum(added, least - spent + keep)
             # EDP's Pareto points of the lanes' own joint term (other pairs than B18's) hold beside it too
             fronts[0] = (fronts[0][0] + np.maximum(0.0, least - spent)[:, None], fronts[0][1])
-        if drain is not None and drain[0] in placed:  # B22: the refills at B14's child jointly with its unrolling
+        if drain is not None and drain[0] in placed and tile is None:  # B22: the refills at B14's child jointly with
+            # its unrolling (a node's bound only: at the tile bound, where B23 lets B14 hold, each instance runs the
+            # tile over ``U``, not ``bounds / U``, which B22's chains do not price)
             first = self.out_words * (drain[1] + drain[2])
             added = np.maximum(added, self._unrolled_refills(placed[drain[0]], rest, drain) - (counted - first))
         if objective == "energy":
