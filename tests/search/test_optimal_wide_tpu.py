@@ -8,6 +8,8 @@ are at most its cost for every objective, and the search proves the brute-force 
 the fan-out's per-tensor copies off one table per level (:meth:`.bounds.LowerBound._pareto_copies`); its Pareto fronts
 equal an independent enumeration over the limits' own legal unrollings (limits dividing the layer's bounds and, the
 padded extents' case, not dividing them), and the soundness check reaches that table with limits below the bounds.
+B6's largest unrolling of a budget is read off the same table (:meth:`.bounds.LowerBound._largest`) and equals
+:func:`.bounds.largest_unrolling`'s search.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.search.optimal import optimal_search
-from dnnmap.search.optimal.bounds import LowerBound
+from dnnmap.search.optimal.bounds import LowerBound, largest_unrolling
 from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.search.space import divisors
 from dnnmap.search.sunstone.unroll import legal_table
@@ -116,6 +118,22 @@ def test_copies_front_equals_the_limits_own_enumeration(arch: ArchSpec, op: Oper
             got = lb._pareto_copies(limits, m)
             assert len({tuple(r) for r in got.astype(int).tolist()}) == len(got)
             assert {tuple(r) for r in got.astype(int).tolist()} == reference_front(lb, limits, m), limits
+
+
+@pytest.mark.parametrize("arch,op", CASES, ids=_ids(CASES))
+def test_largest_unrolling_off_the_table_equals_the_search(arch: ArchSpec, op: Operator) -> None:
+    """B6's largest unrolling of each budget (:meth:`.bounds.LowerBound._largest`, read off the level's table where the
+    budget divides the layer's bounds) equals :func:`.bounds.largest_unrolling`'s own search, padded budgets too."""
+    model = CostModel(op, arch)
+    keeps = MappingBatch.default_keeps(op, arch)
+    m = next(i for i, lv in enumerate(arch.levels) if lv.fanout is not None)
+    shape = tuple(arch.levels[m].fanout.shape)
+    bounds = [op.bound(d) for d in op.dim_names]
+    budgets = np.array(list(itertools.product(*[divisors(b) for b in bounds]))
+                       + [[b + 1 if k == d else b for k, b in enumerate(bounds)] for d in range(len(bounds))])
+    for both in (frozenset(), frozenset([m])):
+        got = LowerBound(op, arch, model, keeps, True, both)._largest(budgets, m)
+        assert got.tolist() == [largest_unrolling(tuple(r), shape, bool(both)) for r in budgets.tolist()]
 
 
 def test_the_bounds_read_the_layer_table(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1569,12 +1569,26 @@ class LowerBound:
 
     def _largest(self, budget: np.ndarray, m: int) -> np.ndarray:
         """(n,) :func:`largest_unrolling` of each row of ``budget`` on level ``m``'s fan-out (over both axes where
-        the level allows it)."""
+        the level allows it), cached per row; rows dividing the layer's bounds read off the level's one table."""
         keys, inverse = unique_rows(budget)
         shape = tuple(self.arch.levels[m].fanout.shape)
-        most = np.array([largest_unrolling(tuple(int(x) for x in k), shape, m in self.both_axes) for k in keys],
-                        dtype=float)
-        return most[inverse.reshape(-1)]
+        got = [self._front_cache.get(("most", m, k)) for k in map(tuple, keys.tolist())]
+        missing = [i for i, v in enumerate(got) if v is None]
+        dividing = [i for i in missing if not (self.bounds % keys[i]).any()]
+        if dividing:  # the largest product of the layer's table's rows dividing the budget (:meth:`_pareto_copies`)
+            table, _, _, _, divides = self._copies_table(m, tuple(int(x) for x in self.bounds))
+            lanes = table.prod(axis=1)
+            step = max(1, 16_000_000 // max(len(table), 1))
+            for lo in range(0, len(dividing), step):
+                block = dividing[lo:lo + step]
+                legal = _dividing(table, divides, keys[block], self.bounds)
+                for i, most in zip(block, np.where(legal, lanes[None, :], 1).max(axis=1).tolist()):
+                    got[i] = most
+        for i in missing:
+            if got[i] is None:  # padded extents: the budget's own search
+                got[i] = largest_unrolling(tuple(int(x) for x in keys[i]), shape, m in self.both_axes)
+            self._front_cache[("most", m, tuple(keys[i].tolist()))] = got[i]
+        return np.array(got, dtype=float)[inverse.reshape(-1)]
 
     def _copies(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int,
                 tile: np.ndarray | None = None) -> np.ndarray:
