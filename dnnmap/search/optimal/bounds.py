@@ -380,9 +380,6 @@ def _least_count(c1: int, c2: int, a: int, b: int, q1: int, q2: int) -> int:
     return least
 
 
-# tiers of :meth:`LowerBound.compute` (docs/search.md "Costly bounds only where they can prune"): each adds terms that
-# only raise a bound, so every tier is a lower bound; the search asks for a higher one only where a lower one does not
-# already reach the incumbent
 def _dividing(table: np.ndarray, divides: dict[tuple[int, int], np.ndarray], budgets: np.ndarray,
               bounds: np.ndarray) -> np.ndarray:
     """(u, V) per row of ``budgets`` the rows of a legal unrolling ``table`` of the layer's ``bounds`` whose factors
@@ -397,6 +394,9 @@ def _dividing(table: np.ndarray, divides: dict[tuple[int, int], np.ndarray], bud
     return legal
 
 
+# tiers of :meth:`LowerBound.compute` (docs/search.md "Costly bounds only where they can prune"): each adds terms that
+# only raise a bound, so every tier is a lower bound; the search asks for a higher one only where a lower one does not
+# already reach the incumbent
 TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
 TIER_REFILLS = 1  # and B7-B9, B13, B15, B16, B20: capacity per sweep, disjoint footprints, refills
 TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, the lanes' joint term: per-budget tables and Pareto fronts, B19's strides
