@@ -401,6 +401,20 @@ def _least_count(c1: int, c2: int, a: int, b: int, q1: int, q2: int) -> int:
     return least
 
 
+def _dividing(table: np.ndarray, divides: dict[tuple[int, int], np.ndarray], budgets: np.ndarray,
+              bounds: np.ndarray) -> np.ndarray:
+    """(u, V) per row of ``budgets`` the rows of a legal unrolling ``table`` of the layer's ``bounds`` whose factors
+    divide it (``divides``: the rows dividing each (dimension, value), filled as needed)."""
+    legal = np.ones((len(budgets), len(table)), dtype=bool)
+    for d in range(budgets.shape[1]):
+        column = budgets[:, d]
+        for n in np.unique(column[column != bounds[d]]).tolist():
+            if (d, n) not in divides:
+                divides[(d, n)] = n % table[:, d] == 0
+            legal[column == n] &= divides[(d, n)]
+    return legal
+
+
 # tiers of :meth:`LowerBound.compute` (docs/search.md "Costly bounds only where they can prune"): each adds terms that
 # only raise a bound, so every tier is a lower bound; the search asks for a higher one only where a lower one does not
 # already reach the incumbent
@@ -1061,14 +1075,7 @@ class LowerBound:
         table, _, _, divides = self._joint_table(m, drains)
         if distinct:
             table, divides = table[self._distinct_rows(m)], self._front_cache.setdefault(("distinct", m, drains), {})
-        legal = np.ones((len(budgets), len(table)), dtype=bool)
-        for d in range(budgets.shape[1]):
-            column = budgets[:, d]
-            for n in np.unique(column[column != self.bounds[d]]).tolist():
-                if (d, n) not in divides:
-                    divides[(d, n)] = n % table[:, d] == 0
-                legal[column == n] &= divides[(d, n)]
-        return legal
+        return _dividing(table, divides, budgets, self.bounds)
 
     def _joint_table(self, m: int, drains: bool = False) -> tuple:
         """:meth:`_joint_front`'s table, cached: the legal unrollings of the layer's bounds on the fan-out ``m`` (every
@@ -1244,16 +1251,35 @@ class LowerBound:
 
     def _pareto_copies(self, limits: tuple[int, ...], m: int) -> np.ndarray:
         """(V, T) the Pareto-largest per-tensor copy products of the legal unrollings of ``limits`` on level ``m``'s
-        fan-out (:meth:`_unrolled`), cached."""
+        fan-out (:meth:`_unrolled`), cached. Where ``limits`` divide the layer's bounds, those unrollings are the rows
+        of the layer's own table whose factors divide them (:func:`.unroll.dividing_rows`), so the products, their
+        dominance and the rows' divisibility are computed once per level (:meth:`_copies_table`), not per limits."""
         if (limits, m) not in self._copies_cache:
-            shape = tuple(self.arch.levels[m].fanout.shape)
-            fac, _ = legal_table(m in self.both_axes)(limits, shape)
-            prods = np.unique(np.stack([np.where(self.indexes[t][None, :], 1, fac).prod(axis=1)
-                                        for t in range(self.T)], axis=1), axis=0)
-            dominated = ((prods[None, :, :] >= prods[:, None, :]).all(axis=2)
-                         & (prods[None, :, :] > prods[:, None, :]).any(axis=2)).any(axis=1)
-            self._copies_cache[(limits, m)] = prods[~dominated]
+            if all(b % x == 0 for b, x in zip(self.bounds.tolist(), limits)):
+                table, prods, codes, dominates, divides = self._copies_table(m, tuple(int(x) for x in self.bounds))
+                rows = _dividing(table, divides, np.array([limits], dtype=np.int64), self.bounds)[0]
+            else:  # padded extents: the table of the limits themselves, every row
+                table, prods, codes, dominates, _ = self._copies_table(m, limits)
+                rows = np.ones(len(table), dtype=bool)
+            present = np.bincount(codes[rows], minlength=len(prods)) > 0
+            dominated = dominates[np.ix_(present, present)].any(axis=0)
+            self._copies_cache[(limits, m)] = prods[present][~dominated]
         return self._copies_cache[(limits, m)]
+
+    def _copies_table(self, m: int, limits: tuple[int, ...]) -> tuple:
+        """:meth:`_pareto_copies`' table of the legal unrollings of ``limits`` on level ``m``'s fan-out, cached: the
+        factor rows, the distinct per-tensor copy products (sorted), each row's product's index, (P, P) whether one
+        product dominates another (no smaller for any tensor, larger for one), and a cache of which rows' factors
+        divide a dimension's value (:func:`_dividing`)."""
+        key = ("copies", m, limits)
+        if key not in self._front_cache:
+            fac = legal_table(m in self.both_axes)(limits, tuple(self.arch.levels[m].fanout.shape))[0]
+            prods, codes = np.unique(np.stack([np.where(self.indexes[t][None, :], 1, fac).prod(axis=1)
+                                               for t in range(self.T)], axis=1), axis=0, return_inverse=True)
+            dominates = ((prods[:, None, :] >= prods[None, :, :]).all(axis=2)
+                         & (prods[:, None, :] > prods[None, :, :]).any(axis=2))
+            self._front_cache[key] = (fac, prods, codes.reshape(-1), dominates, {})
+        return self._front_cache[key]
 
     def _refilled_whole(self, pr: Pair, spatial: np.ndarray, fixed_from: int, rest: np.ndarray,
                         tile: np.ndarray | None, box: np.ndarray, scale: np.ndarray | float = 1.0,
@@ -1869,15 +1895,26 @@ class LowerBound:
 
     def _largest(self, budget: np.ndarray, m: int) -> np.ndarray:
         """(n,) :func:`largest_unrolling` of each row of ``budget`` on level ``m``'s fan-out (over both axes where
-        the level allows it)."""
-        shape = tuple(self.arch.levels[m].fanout.shape)
-        both = m in self.both_axes
-        lcm = math.lcm(*range(1, max(shape) + 1)) ** (2 if both else 1)
-        if lcm < 2 ** 62:  # the rows reduced as :func:`largest_unrolling` reduces them (fewer distinct rows), at once
-            budget = np.sort(np.gcd(budget, lcm), axis=1)
+        the level allows it), cached per row; rows dividing the layer's bounds read off the level's one table."""
         keys, inverse = unique_rows(budget)
-        most = np.array([largest_unrolling(tuple(int(x) for x in k), shape, both) for k in keys], dtype=float)
-        return most[inverse.reshape(-1)]
+        shape = tuple(self.arch.levels[m].fanout.shape)
+        got = [self._front_cache.get(("most", m, k)) for k in map(tuple, keys.tolist())]
+        missing = [i for i, v in enumerate(got) if v is None]
+        dividing = [i for i in missing if not (self.bounds % keys[i]).any()]
+        if dividing:  # the largest product of the layer's table's rows dividing the budget (:meth:`_pareto_copies`)
+            table, _, _, _, divides = self._copies_table(m, tuple(int(x) for x in self.bounds))
+            lanes = table.prod(axis=1)
+            step = max(1, 16_000_000 // max(len(table), 1))
+            for lo in range(0, len(dividing), step):
+                block = dividing[lo:lo + step]
+                legal = _dividing(table, divides, keys[block], self.bounds)
+                for i, most in zip(block, np.where(legal, lanes[None, :], 1).max(axis=1).tolist()):
+                    got[i] = most
+        for i in missing:
+            if got[i] is None:  # padded extents: the budget's own search
+                got[i] = largest_unrolling(tuple(int(x) for x in keys[i]), shape, m in self.both_axes)
+            self._front_cache[("most", m, tuple(keys[i].tolist()))] = got[i]
+        return np.array(got, dtype=float)[inverse.reshape(-1)]
 
     def _copies(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int,
                 tile: np.ndarray | None = None) -> np.ndarray:
