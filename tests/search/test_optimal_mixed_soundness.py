@@ -158,7 +158,7 @@ RULES: dict[str, tuple[object, str, Callable]] = {
     "B14 output drains": (LowerBound, "_drain_pair", lambda self, m: None),
     "B15 coupled refills": (LowerBound, "_coupled_refills", lambda self, innermost, temporal, *a: np.zeros(
         len(temporal))),
-    "B16 drained pair": (LowerBound, "_drained_pair", lambda self, words, *a: np.zeros(len(words))),
+    "B16 drained pair": (LowerBound, "_drained_pair", lambda self, words, *a, **k: np.zeros(np.shape(words))),
     "B17 open strides": (bounds, "_open_stride_words", lambda op, box, limits: bounds._sumset_words(op, box)),
     "B18 root order jointly": (LowerBound, "_root_order", lambda self, terms, temporal, *a: (np.zeros(len(temporal)),)
                                * 2),
