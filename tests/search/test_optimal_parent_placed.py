@@ -19,14 +19,10 @@ import numpy as np
 import pytest
 
 from dnnmap.arch.spec import ArchSpec, parse_arch
-from dnnmap.cost.model import CostModel
-from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.search.optimal.bounds import LowerBound
-from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
-from test_optimal_placed_rf import stage_bounds
-from test_optimal_placement import assert_bounds_below, placed_ancestors, placed_space
+from test_optimal_placed_rf import assert_placed_bounds_below, stage_bounds
 import test_optimal_tpu_bounds
 
 DRAINED = LowerBound._drained_pair
@@ -53,22 +49,10 @@ TPU = [test_optimal_tpu_bounds.CASES[k] for k in (1, 4)]
 CASES = [MATMUL, SQUARE] + TPU
 
 
-def _wide(arch: ArchSpec, both: bool) -> frozenset[int]:
-    """The levels whose 2-D fan-out may split a dimension over both axes (``both``)."""
-    return frozenset(i for i, lv in enumerate(arch.levels) if both and lv.fanout and len(lv.fanout.shape) == 2)
-
-
 @pytest.mark.parametrize("arch,op", CASES, ids=[f"{a.name}-{op.name}" for a, op in CASES])
 def test_parent_side_bounds_never_exceed_any_completion(arch: ArchSpec, op: Operator) -> None:
     """Every objective, every stage and the tile bound, with placement (and both axes on a 2-D array)."""
-    model = CostModel(op, arch)
-    for both in (False, True) if _wide(arch, True) else (False,):
-        batch = placed_space(op, arch, both=both)
-        cost = model.evaluate(batch)
-        for objective in OBJECTIVES:
-            truth = cost.objective(objective)
-            assert_bounds_below(BranchAndBound(op, arch, objective, model, placement=True, both_axes=_wide(arch, both)),
-                                batch, truth, np.isfinite(truth), placed_ancestors)
+    assert_placed_bounds_below(arch, op)
 
 
 def _no_placed_drained(self: LowerBound, words: np.ndarray, *args: object, **kwargs: object) -> np.ndarray:

@@ -84,15 +84,22 @@ def full_rows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return rows
 
 
+@pytest.mark.parametrize("priced_first", [False, True], ids=["as the stage chooses", "priced first everywhere"])
 @pytest.mark.parametrize("arch,op", CASES, ids=[f"{a.name}-{op.name}-{k}" for k, (a, op) in enumerate(CASES)])
-def test_tiered_search_proves_the_same_optimum_with_the_same_nodes(arch: ArchSpec, op: Operator) -> None:
+def test_tiered_search_proves_the_same_optimum_with_the_same_nodes(arch: ArchSpec, op: Operator, priced_first: bool,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tiered search proves the brute-force optimum with the same mapping (ties included) and nodes as every
+    bound in full (no tiers); ``priced_first``: B2's best-order completions priced only for the nodes the pairs' tier
+    leaves at or below the incumbent at every factor stage (``PRICED_SHARE`` above any share)."""
+    if priced_first:
+        monkeypatch.setattr(search, "PRICED_SHARE", 2.0)
     for objective in OBJECTIVES:
         truth = CostModel(op, arch).evaluate(MappingBatch.from_mappings(op, arch, all_mappings(op, arch)))
         if not np.isfinite(truth.objective(objective)).any():
             continue
         on, off = (optimal_search(op, arch, objective, incumbent=None, tiered=tiered) for tiered in (True, False))
         assert on.certificate.proven and off.certificate.proven
-        assert on.certificate.incumbent == off.certificate.incumbent
+        assert on.certificate.incumbent == off.certificate.incumbent == truth.objective(objective).min()
         assert on.result.mapping == off.result.mapping
         assert on.certificate.nodes == off.certificate.nodes
 
@@ -136,24 +143,6 @@ def priced_rows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return real(self, batch, *args, **kwargs)
     monkeypatch.setattr(CostModel, "evaluate", spy)
     return rows
-
-
-@pytest.mark.parametrize("arch,op", CASES, ids=[f"{a.name}-{op.name}-{k}" for k, (a, op) in enumerate(CASES)])
-def test_b2_completions_priced_first_give_the_same_search(arch: ArchSpec, op: Operator,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """B2's best-order completions priced only for the nodes the pairs' tier leaves at or below the incumbent (at
-    every factor stage: ``PRICED_SHARE`` above any share) give the same optimum, mapping (ties included) and nodes as
-    pricing every node's (no tiers)."""
-    monkeypatch.setattr(search, "PRICED_SHARE", 2.0)
-    for objective in OBJECTIVES:
-        truth = CostModel(op, arch).evaluate(MappingBatch.from_mappings(op, arch, all_mappings(op, arch)))
-        if not np.isfinite(truth.objective(objective)).any():
-            continue
-        on, off = (optimal_search(op, arch, objective, incumbent=None, tiered=tiered) for tiered in (True, False))
-        assert on.certificate.proven and off.certificate.proven
-        assert on.certificate.incumbent == off.certificate.incumbent == truth.objective(objective).min()
-        assert on.result.mapping == off.result.mapping
-        assert on.certificate.nodes == off.certificate.nodes
 
 
 @pytest.mark.parametrize("objective", ["energy", "edp"])

@@ -31,7 +31,7 @@ from dnnmap.search.sunstone.unroll import legal_table
 from dnnmap.workload.ir import Operator
 from brute_force import all_mappings
 from test_optimal_placement import assert_bounds_below, placed_ancestors, placed_space
-from test_optimal_placed_rf import _wide
+from test_optimal_placed_rf import _wide, stage_bounds
 from test_optimal_tpu_bounds import small_layer, two_register_arch
 from test_placement_space import placements
 
@@ -53,24 +53,6 @@ CASES = cases(4, seed=83)
 
 def _ids(cases: list[tuple[ArchSpec, Operator]]) -> list[str]:
     return [f"{a.name}-{op.name}-{k}" for k, (a, op) in enumerate(cases)]
-
-
-def _bounds(arch: ArchSpec, op: Operator) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(bound, cost) of every placed both-axis mapping's ancestor at every stage and of its tile bound, every
-    objective."""
-    model = CostModel(op, arch)
-    batch = placed_space(op, arch, both=True)
-    cost = model.evaluate(batch)
-    out = []
-    for objective in OBJECTIVES:
-        bb = BranchAndBound(op, arch, objective, model, placement=True, both_axes=_wide(arch, True))
-        truth = cost.objective(objective)
-        for stage, (kind, j) in enumerate(bb.stages[:-1]):
-            out.append((bb._bound(placed_ancestors(batch, kind, j), stage), truth))
-            if kind == "F" and 1 <= j < bb.L - 1:
-                tiles = batch.temporal[:, :j].prod(axis=1) * batch.spatial[:, :j].prod(axis=1)
-                out.append((bb.tile_bound(placed_ancestors(batch, "O", j + 1), tiles, j), truth))
-    return out
 
 
 @pytest.mark.parametrize("arch,op", CASES, ids=_ids(CASES))
@@ -148,5 +130,5 @@ def test_the_bounds_read_the_layer_table(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(LowerBound, "_pareto_copies", spy)
     for arch, op in CASES:
         seen.clear()
-        _bounds(arch, op)
+        stage_bounds(arch, op, both=True)
         assert any(seen)
