@@ -90,6 +90,11 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   (:meth:`LowerBound._drained_pair`); B14 at the tile bound with placement; and, beside B14, per nesting order of B20
   the output pair's whole energy with the lanes' pairs over one unrolling of the open fan-out, its reduction copies
   ``c`` the output's copies and ``R`` (:meth:`LowerBound._joint_drained`, :meth:`LowerBound._copies_front`);
+* B24 **the register files below B14's child in B22's chain** (docs/search.md, "B24: the two register files with the
+  array's copies"; :meth:`LowerBound._stacked_refills`; with placement, where B22 applies and a level below B14's child
+  keeps a tensor): the raised tiles of every level below the open fan-out nest (:meth:`LowerBound._stacked_chains`,
+  each fitting its own level), and the output's drains are priced with the parent's updates and reads at ``U``'s
+  copies (B16 with ``R = copies(U)``), linearly, the least over ``U``;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -420,8 +425,8 @@ def _dividing(table: np.ndarray, divides: dict[tuple[int, int], np.ndarray], bud
 # already reach the incumbent
 TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
 TIER_REFILLS = 1  # and B7-B9, B13, B15, B16 (B23: with placement), B20: capacity per sweep, disjoint footprints, refills
-TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, the lanes' joint term, B23's joint term: per-budget tables and
-# Pareto fronts, B19's strides
+TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24, the lanes' joint term, B23's joint term: per-budget tables
+# and Pareto fronts, B19's strides
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
 REFILL_BOXES = 250_000  # most boxes :meth:`LowerBound._padded_refills` enumerates for one tensor
