@@ -90,6 +90,11 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   (:meth:`LowerBound._drained_pair`); B14 at the tile bound with placement; and, beside B14, per nesting order of B20
   the output pair's whole energy with the lanes' pairs over one unrolling of the open fan-out, its reduction copies
   ``c`` the output's copies and ``R`` (:meth:`LowerBound._joint_drained`, :meth:`LowerBound._copies_front`);
+* B24 **the register files below B14's child in B22's chain** (docs/search.md, "B24: the two register files with the
+  array's copies"; :meth:`LowerBound._stacked_refills`; with placement, where B22 applies and a level below B14's child
+  keeps a tensor): the raised tiles of every level below the open fan-out nest (:meth:`LowerBound._stacked_chains`,
+  each fitting its own level), and the output's drains are priced with the parent's updates and reads at ``U``'s
+  copies (B16 with ``R = copies(U)``), linearly, the least over ``U``;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -420,8 +425,8 @@ def _dividing(table: np.ndarray, divides: dict[tuple[int, int], np.ndarray], bud
 # already reach the incumbent
 TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
 TIER_REFILLS = 1  # and B7-B9, B13, B15, B16 (B23: with placement), B20: capacity per sweep, disjoint footprints, refills
-TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, the lanes' joint term, B23's joint term: per-budget tables and
-# Pareto fronts, B19's strides
+TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24, the lanes' joint term, B23's joint term: per-budget tables
+# and Pareto fronts, B19's strides
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
 REFILL_BOXES = 250_000  # most boxes :meth:`LowerBound._padded_refills` enumerates for one tensor
@@ -733,6 +738,10 @@ class LowerBound:
             # tile over ``U``, not ``bounds / U``, which B22's chains do not price)
             first = self.out_words * (drain[1] + drain[2])
             added = np.maximum(added, self._unrolled_refills(placed[drain[0]], rest, drain) - (counted - first))
+            below = [lv for lv in placed if lv < drain[0]]
+            if below:  # B24: with the register files below B14's child in the chain, and the output's parent side
+                lower = sum((refilled.get(lv, 0.0) for lv in below), np.zeros(n))
+                added = np.maximum(added, self._stacked_refills(placed, rest, drain) - (counted - first) - lower)
         if objective == "energy":
             return energy + added
         if objective == "dram":
@@ -1444,14 +1453,58 @@ class LowerBound:
         chained = (energy.sum(axis=0)[first] + self._nested_chains(m, c, weights).min(axis=0)
                    - per_out * self.out_words * copies)  # (V',)
         held = sum((entries[t][0] * weights[t] for t in others), np.zeros(len(rest)))
+        return self._least_unrolling(m, chained, rest) - held
+
+    def _least_unrolling(self, m: int, chained: np.ndarray, rest: np.ndarray) -> np.ndarray:
+        """(n,) B22/B24: the least of ``chained`` (V', per distinct row of :meth:`_joint_table`: B14's sum there plus
+        the refills priced at it) over the legal unrollings of each budget ``rest``, less the per-pair minima over them
+        (B14's ``low``); -inf where none is legal."""
+        energy, first = self._joint_table(m, drains=True)[1], self._distinct_rows(m)
         keys, inverse = unique_rows(rest)
         legal = self._joint_legal(m, keys, drains=True, distinct=True)  # (u, V')
         # the per-pair minima over the legal rows: the least sum (the table is sorted by it, ``first`` ascending) less
         # B14's joint term
         low = energy.sum(axis=0)[first][legal.argmax(axis=1)] - self._joint_least(m, keys, drains=True)
         best = np.where(legal, chained[None, :], np.inf).min(axis=1) - low
-        best = np.where(legal.any(axis=1) & np.isfinite(best), best, -np.inf)[inverse.reshape(-1)]
-        return best - held
+        return np.where(legal.any(axis=1) & np.isfinite(best), best, -np.inf)[inverse.reshape(-1)]
+
+    def _stacked_refills(self, placed: dict[int, dict[int, tuple]], rest: np.ndarray,
+                         drain: tuple[int, float, float]) -> np.ndarray:
+        """(n,) B24 (docs/search.md, "B24: the two register files with the array's copies"): B22 with the tensors kept
+        at the levels below B14's child ``c`` in the chain (each fitting its own level) and the output's parent side.
+        Under an unrolling ``U`` of the open fan-out ``m`` (the node's only one) each instance runs ``bounds / U`` at
+        every level below ``m``, and the raised tiles of all those levels are cuts of its one loop sequence, so they
+        nest (:meth:`_stacked_chains`): a 128-word weight register under a 1-word output register caps the reduction
+        an output's residency may run unless the weights' raised tile lies inside the output's. The output drains
+        ``D >= max(w_O, outputs x c)`` words (``c``: ``U``'s reduction factors); beyond B14 (its ``outputs x c``
+        drains and the parent's update of each output word, ``u0`` a word) they cost at least ``(D - outputs x c) x
+        (a drain, a reload, two hops)`` and, at the parent (B16 with ``R = c``: at least ``D / c`` updates, at full
+        width when more than the outputs, and ``D / c - outputs`` reads), at least ``(u + r)(D / c - outputs) -
+        max(0, u0 - u) outputs``: increasing and linear in ``D``, so at least its value at ``w_O``. The other members
+        (``t`` at level ``l``) add ``(w_t - h_t) e_t`` (B20's entries). Per distinct ``c`` one chain table; the least
+        over the legal ``U`` less the per-pair minima (:meth:`_least_unrolling`). The caller subtracts what the bound
+        counts for those parts: B14's ``counted`` less its first touches, and the refills at the lower levels."""
+        c = drain[0]
+        m = next(i for i, lv in enumerate(self.arch.levels) if lv.fanout is not None)
+        table, energy, _, _ = self._joint_table(m, drains=True)
+        first = self._distinct_rows(m)
+        copies = table[first][:, self.reduction].prod(axis=1).astype(float)
+        p = next(q.parent for q in self.pairs if q.tensor == self.out and q.child == c)
+        per_out = drain[1] + self.energy[c, self.out, 1] + self.hop_energy[m]  # a drain beyond the first touches, its reload
+        side = float(self.update_full[p, self.out] + self.read_full[p, self.out])  # per parent update beyond the first
+        slack = max(0.0, drain[2] - float(self.update_full[p, self.out])) * self.out_words
+        members = tuple((lv, t) for lv in sorted((lv for lv in placed if lv <= c), reverse=True)
+                        for t in range(self.T) if self.keeps[lv, t])
+        priced = [(lv, t) for lv, t in members if t in placed[lv] and not (t == self.out and lv != c)]
+        chained = np.full(len(first), np.inf)
+        for cv in np.unique(copies):
+            weights = tuple(per_out + side / cv if (lv, t) == (c, self.out) else float(placed[lv][t][1])
+                            if (lv, t) in priced else 0.0 for lv, t in members)
+            rows = copies == cv
+            chained[rows] = (energy.sum(axis=0)[first][rows] + self._stacked_chains(m, members, weights).min(axis=0)[rows]
+                             - (per_out * cv + side) * self.out_words - slack)
+        held = sum((placed[lv][t][0] * placed[lv][t][1] for lv, t in priced if t != self.out), np.zeros(len(rest)))
+        return self._least_unrolling(m, chained, rest) - held
 
     def _distinct_rows(self, m: int) -> np.ndarray:
         """B22: the index of the first row of each distinct factor vector of :meth:`_joint_table` (its rows differ in
@@ -1468,9 +1521,20 @@ class LowerBound:
         tiles ``R_inner | ... | R_outer | bounds / U`` (the raised tiles of one level nest, so each divides the next
         one out), each ``R_t`` a box where ``t``'s and the outer tensors' words fit (B20's per-box least ratio,
         :meth:`_placed_ratio`; inf where they do not). B20 takes each tensor's least box on its own; the chain takes
-        them together: a min-over-divisors transform of the layer's lattice per tensor, innermost first
-        (:func:`_divisor_min`). Cached per ``weights``."""
-        key = ("chains", m, c, weights)
+        them together (:meth:`_stacked_chains` over level ``c``'s tensors)."""
+        kept = tuple(u for u in range(self.T) if self.keeps[c, u])
+        return self._stacked_chains(m, tuple((c, u) for u in kept), tuple(weights[u] for u in kept))
+
+    def _stacked_chains(self, m: int, members: tuple[tuple[int, int], ...], weights: tuple[float, ...]) -> np.ndarray:
+        """(orders, V') B22/B24: per nesting order of ``members`` ((level, tensor) kept below the open fan-out ``m``,
+        outermost first; ``weights`` aligned with them) and per distinct row ``U`` of :meth:`_joint_table`, the least of
+        ``sum weights x iterations x ratio_t(R_t)`` over the chains of raised tiles ``R_inner | ... | R_outer | bounds /
+        U``. Every level below ``m`` runs its loops inside each instance's one loop sequence (the levels' loops nest,
+        outer level outside), so the raised tiles of all these levels are cuts of that sequence and nest, whatever the
+        level; each ``R_t`` is a box where ``t``'s words and those of the outer members of its own level fit that level
+        (:meth:`_placed_ratio`; inf where they do not): a min-over-divisors transform of the layer's lattice per member,
+        innermost first (:func:`_divisor_min`). Cached per members and weights."""
+        key = ("chains", m, members, weights)
         if key not in self._front_cache:
             table = self._joint_table(m, drains=True)[0][self._distinct_rows(m)]
             if self._lattice is None:
@@ -1481,16 +1545,17 @@ class LowerBound:
             at = tuple(np.searchsorted(values[d], tiles[:, d]) for d in range(self.op_dims))
             covers = self.bounds[None, :] // table
             cover_at = tuple(np.searchsorted(values[d], covers[:, d]) for d in range(self.op_dims))
-            kept = [u for u in range(self.T) if self.keeps[c, u]]
             out = []
-            for outer_first in itertools.permutations(kept):
-                least = np.zeros(shape)  # the inner tensors' least over the chains inside each box
+            for outer_first in itertools.permutations(range(len(members))):
+                least = np.zeros(shape)  # the inner members' least over the chains inside each box
                 for i in reversed(range(len(outer_first))):
-                    t = outer_first[i]
-                    self._placed_ratio(np.ones((0, self.op_dims), dtype=np.int64), c, t, frozenset(outer_first[:i]))
-                    ratio = self._placed_tiles[(c, t, frozenset(outer_first[:i]))]
+                    level, t = members[outer_first[i]]
+                    outer = frozenset(members[j][1] for j in outer_first[:i] if members[j][0] == level)
+                    self._placed_ratio(np.ones((0, self.op_dims), dtype=np.int64), level, t, outer)
+                    ratio = self._placed_tiles[(level, t, outer)]
+                    weight = weights[outer_first[i]]
                     own = np.full(shape, np.inf)
-                    own[at] = np.where(np.isfinite(ratio), weights[t] * self.iterations * np.where(
+                    own[at] = np.where(np.isfinite(ratio), weight * self.iterations * np.where(
                         np.isfinite(ratio), ratio, 0.0), np.inf)
                     least = _divisor_min(own + least, values)
                 found = least[cover_at]

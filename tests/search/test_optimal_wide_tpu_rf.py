@@ -1,0 +1,96 @@
+"""B24 (docs/search.md, "B24: the two register files with the array's copies"): at the root stage of the widened space
+on ``tpu_like``'s shape (a weight register under a one-word output register, under a buffer with a 2-D fan-out), B22's
+chain of raised tiles per unrolling of the open array takes the weight register's tile too, and the output's drains
+are priced with the buffer's side at that unrolling's copies (:meth:`.bounds.LowerBound._stacked_refills`,
+:meth:`.bounds.LowerBound._stacked_chains`), against the independent brute force.
+
+On small random two-register-file architectures (``test_optimal_tpu_bounds.two_register_arch``) and convolutions whose
+reduction loops compete for the output register's residency, every placement of every mapping with both-axis splits is
+priced: at every stage each mapping's ancestor's bound and the tile bound are at most its cost for every objective;
+taking B24 out lowers some finite bound; its chained refills x 1.03 put some bound above a mapping's cost.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dnnmap.arch.spec import ArchSpec
+from dnnmap.search.optimal.bounds import LowerBound
+from dnnmap.workload import ops
+from dnnmap.workload.ir import Operator
+from brute_force import all_mappings
+from test_optimal_placed_rf import stage_bounds
+from test_optimal_tpu_bounds import two_register_arch
+from test_placement_space import placements
+
+CHAINS = LowerBound._stacked_chains
+
+
+def cases(n: int, seed: int) -> list[tuple[ArchSpec, Operator]]:
+    """Two-register-file architectures and convolutions with a window loop over the weights (R) and one to three
+    input channels, whose placed space with both-axis splits stays small."""
+    rng = np.random.default_rng(seed)
+    out: list[tuple[ArchSpec, Operator]] = []
+    i = 0
+    while len(out) < n:
+        arch = two_register_arch(rng, i)
+        r = int(rng.integers(2, 4))
+        op = ops.conv2d(f"r{i}", int(rng.integers(1, 3)), int(rng.integers(2, 4)), (r + int(rng.integers(0, 2)), 1),
+                        (r, 1))
+        i += 1
+        mappings = all_mappings(op, arch, both=True)
+        if 30 <= len(mappings) <= 1_500 and sum(len(placements(m, op, arch)) for m in mappings) <= 25_000:
+            out.append((arch, op))
+    return out
+
+
+CASES = cases(8, seed=5)
+
+
+def _ids(cases: list[tuple[ArchSpec, Operator]]) -> list[str]:
+    return [f"{a.name}-{op.name}-{k}" for k, (a, op) in enumerate(cases)]
+
+
+@pytest.fixture(scope="module")
+def shipped() -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
+    """The shipped bounds of each case (placed, both axes), computed once for the module."""
+    return {op.name: stage_bounds(arch, op, both=True) for arch, op in CASES}
+
+
+@pytest.mark.parametrize("arch,op", CASES, ids=_ids(CASES))
+def test_stacked_bounds_never_exceed_any_completion(shipped: dict, arch: ArchSpec, op: Operator) -> None:
+    """Every objective, every stage's ancestor and the tile bound at most each placed mapping's cost."""
+    for bound, truth in shipped[op.name]:
+        ok = np.isfinite(truth)
+        assert not (ok & (bound > truth * (1 + 1e-9))).any(), (op.name, bound[ok].max(), truth[ok].min())
+
+
+def _off(self: LowerBound, placed: dict, rest: np.ndarray, drain: tuple) -> np.ndarray:
+    """B24 taken out."""
+    return np.full(len(rest), -np.inf)
+
+
+def _inflated(self: LowerBound, m: int, members: tuple, weights: tuple) -> np.ndarray:
+    """B24's chained refills (its chains span two levels; B22's one) x 1.03."""
+    chains = CHAINS(self, m, members, weights)
+    return 1.03 * chains if len({level for level, _ in members}) > 1 else chains
+
+
+def test_stacked_refills_bind(monkeypatch: pytest.MonkeyPatch, shipped: dict) -> None:
+    """B24 never lowers a bound and raises some finite one."""
+    monkeypatch.setattr(LowerBound, "_stacked_refills", _off)
+    raised = False
+    for arch, op in CASES:
+        without = stage_bounds(arch, op, both=True)
+        for (a, _), (b, _) in zip(shipped[op.name], without):
+            assert (a >= b * (1 - 1e-12)).all()
+            raised |= bool((np.isfinite(a) & (a > b * (1 + 1e-9))).any())
+    assert raised
+
+
+def test_stacked_inflation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """B24's chained refills x 1.03 put some ancestor's bound above a placed mapping's cost."""
+    monkeypatch.setattr(LowerBound, "_stacked_chains", _inflated)
+    assert any((np.isfinite(truth) & (lb > truth * (1 + 1e-9))).any()
+               for arch, op in CASES for lb, truth in stage_bounds(arch, op, both=True))
