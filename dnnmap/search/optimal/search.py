@@ -359,15 +359,22 @@ class BranchAndBound:
         order[:, j] = self.bound.orders[t]
         return Nodes(nodes.temporal, nodes.spatial, nodes.axes, order, nodes.above)
 
-    def tile_bound(self, nodes: Nodes, tiles: np.ndarray, j: int, lazy: bool = False) -> np.ndarray:
+    def tile_bound(self, nodes: Nodes, tiles: np.ndarray, j: int, lazy: bool = False,
+                   owner: np.ndarray | None = None) -> np.ndarray:
         """Tile bound (docs/search.md): bound of the children of each node (its levels above ``j`` fixed) whose
         level-``j - 1`` tile is the same row of ``tiles``, before level ``j``'s factors are split
-        (:meth:`.bounds.LowerBound.compute`, ``tile``); ``lazy``: tier by tier (:meth:`_tiered`)."""
+        (:meth:`.bounds.LowerBound.compute`, ``tile``); ``lazy``: tier by tier (:meth:`_tiered`). ``owner`` (r,):
+        row ``i``'s node is ``nodes[owner[i]]``, each of ``nodes`` priced once by the cost model for all its tiles
+        (the same costs, row by row, as pricing one copy per tile); None: one row of ``nodes`` per tile."""
         self.nodes += len(tiles)
+        if owner is not None and self.padded is not None:  # grouped by each row's padded extent: one copy per tile
+            nodes, owner = nodes.take(owner), None
 
         def extent_rows(rows: np.ndarray | None, bound: LowerBound) -> np.ndarray:
             part, tile = (nodes, tiles) if rows is None else (nodes.take(rows), tiles[rows])
             cost = self.model.evaluate(self._batch(part))
+            if owner is not None:  # the exact space: one group, ``rows`` None
+                part, cost = part.take(owner), _cost_rows(cost, owner)
 
             def bound_rows(sub: np.ndarray | None, tier: int) -> np.ndarray:
                 if sub is None:
@@ -512,8 +519,9 @@ class BranchAndBound:
                 tile_lb = parent_lb[owner].astype(float)
                 if 1 <= j < self.L - 1:
                     for part in self._timed(len(tiles), (stage, "tile"), deadline):
-                        tile_lb[part] = np.maximum(self.tile_bound(nodes.take(owner[part]), tiles[part], j,
-                                                                   self.tiered), tile_lb[part])
+                        used, inverse = np.unique(owner[part], return_inverse=True)  # each node priced once
+                        tile_lb[part] = np.maximum(self.tile_bound(nodes.take(used), tiles[part], j, self.tiered,
+                                                                   inverse), tile_lb[part])
                 yield np.array(ks), np.cumsum([0] + [len(t) for t in parts]), tiles, tile_lb
                 ks, parts, waiting = [], [], 0
 
