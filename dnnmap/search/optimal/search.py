@@ -252,29 +252,59 @@ class BranchAndBound:
         """:meth:`_bound` of nodes of one extent, with its ``bound``."""
         self.nodes += len(nodes)
         kind, j = self.stages[stage]
-        cost = self.model.evaluate(self._batch(nodes), reuse_buffers=True)
         if stage == len(self.stages) - 1:
-            return self._consider(nodes, cost)
-        self._consider(nodes, cost)
-        fits = self._fits(nodes, cost, kind, j)
+            return self._consider(nodes, self.model.evaluate(self._batch(nodes), reuse_buffers=True))
         stats = self._priced_share.setdefault(stage, [0, 0.0])
         calls, share = stats
         stats[0] += 1
         if not (lazy and kind == "F" and j > 0) or (share > PRICED_SHARE and calls % TIER_TRY):
-            return self._bound_priced(nodes, cost, fits, stage, bound, lazy)
+            cost = self.model.evaluate(self._batch(nodes), reuse_buffers=True)
+            self._consider(nodes, cost)
+            return self._bound_priced(nodes, cost, self._fits(nodes, cost, kind, j), stage, bound, lazy)
         # B2's best-order completions only for the nodes they may help (docs/search.md "B2's completions only where
         # they can count"): a node whose bound without them (the pairs' tier) exceeds the incumbent is pruned by every
         # bound, and none of its completions can beat or tie the incumbent, so leaving them unpriced changes neither
         # the incumbent nor the walk. Where most nodes stay below the incumbent (the running share at this stage) that
-        # first bound is only overhead: the stage then prices every node's, measuring the share again now and then
-        pre = bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, j, self.objective, tier=TIER_PAIRS)
-        lb = np.where(fits, pre, np.inf)
+        # first bound is only overhead: the stage then prices every node's, measuring the share again now and then.
+        # Before it, the nodes the pairs' tier prunes without the cost model (:meth:`_unpriced_bound`) are not priced
+        # at all, for the same reason
+        lb = self._unpriced_bound(nodes, j, bound)
+        keep = np.nonzero(lb <= self.incumbent * (1 + EPS))[0]
+        if not len(keep):
+            stats[1] = 0.5 * share if calls else 0.0
+            return lb
+        part = nodes if len(keep) == len(nodes) else nodes.take(keep)
+        cost = self.model.evaluate(self._batch(part), reuse_buffers=True)
+        self._consider(part, cost)
+        fits = self._fits(part, cost, kind, j)
+        pre = bound.compute(cost, part.temporal, part.spatial, part.order, j, j, self.objective, tier=TIER_PAIRS)
+        lb[keep] = np.where(fits, pre, np.inf)
         rows = np.nonzero(fits & (pre <= self.incumbent * (1 + EPS)))[0]
         got = len(rows) / len(nodes)
         stats[1] = 0.5 * share + 0.5 * got if calls else got
         if len(rows):
-            lb[rows] = self._bound_priced(nodes.take(rows), _cost_rows(cost, rows), fits[rows], stage, bound, lazy)
+            lb[keep[rows]] = self._bound_priced(part.take(rows), _cost_rows(cost, rows), fits[rows], stage, bound,
+                                                lazy)
         return lb
+
+    def _unpriced_bound(self, nodes: Nodes, j: int, bound: LowerBound) -> np.ndarray:
+        """(n,) the pairs' tier of nodes of factor stage ``j`` with no pair taken from the cost model (every pair's
+        compulsory bound: :meth:`.bounds.LowerBound.compute` with ``known`` past the top), a lower bound of every
+        completion of each node and at most its pairs' tier with the exact pairs. Its only read of a completion's
+        cost is the MACs' energy, the same for every mapping of the layer (the root's; no level's cycles are
+        known). -inf where not computed: with no incumbent yet, or in the padded space (whose MACs differ by
+        extent)."""
+        if not math.isfinite(self.incumbent) or self.padded is not None or self.root_cost is None:
+            return np.full(len(nodes), -math.inf)
+        n = len(nodes)
+        root = self.root_cost
+        shared = ("counts", "action_energy", "final_scale")
+        same = replace(root, counts={k: np.broadcast_to(v[:1], (n,) + v.shape[1:]) for k, v in root.counts.items()},
+                       **{f.name: np.broadcast_to(getattr(root, f.name)[:1], (n,) + getattr(root, f.name).shape[1:])
+                          for f in fields(root) if f.name not in shared})
+        same = replace(same, level_cycles=np.zeros((n,) + root.level_cycles.shape[1:]))
+        return bound.compute(same, nodes.temporal, nodes.spatial, nodes.order, j, self.L, self.objective,
+                             tier=TIER_PAIRS)
 
     def _bound_priced(self, nodes: Nodes, cost: CostBatch, fits: np.ndarray, stage: int, bound: LowerBound,
                       lazy: bool) -> np.ndarray:
