@@ -144,10 +144,18 @@ def test_bound_never_exceeds_any_completion_and_certified_optimum_is_brute_force
                                    truth[bad[0]])
             if kind == "F" and 1 <= j < bb.L - 1:  # the tile bound: parent node plus the level-(j-1) tile
                 tiles = batch.temporal[:, :j].prod(axis=1) * batch.spatial[:, :j].prod(axis=1)
-                lb = bb.tile_bound(ancestors(batch, "O", j + 1), tiles, j)
+                parents = ancestors(batch, "O", j + 1)
+                lb = bb.tile_bound(parents, tiles, j)
                 bad = np.nonzero(ok & (lb > truth * (1 + 1e-9)))[0]
                 assert len(bad) == 0, (objective, "tile", j, batch.mapping(int(bad[0]), op, arch), lb[bad[0]],
                                        truth[bad[0]])
+                # each distinct parent priced once for all its tiles (``owner``, as the walk calls it): the same bounds
+                flat = np.concatenate([a.reshape(len(tiles), -1) for a in (parents.temporal, parents.spatial,
+                                                                           parents.axes, parents.order)], axis=1)
+                _, first, owner = np.unique(flat, axis=0, return_index=True, return_inverse=True)
+                assert len(first) < len(tiles)
+                np.testing.assert_array_equal(bb.tile_bound(parents.take(first), tiles, j, owner=owner.reshape(-1)),
+                                              lb)
         found = optimal_search(op, arch, objective, incumbent=None)
         assert found.certificate.proven
         assert found.result.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)

@@ -52,8 +52,13 @@ def test_every_tier_is_a_lower_bound_and_the_tiers_only_raise_it(arch: ArchSpec,
         if not ok.any():
             continue
         bb = BranchAndBound(op, arch, objective, model)
+        # the pairs' tier without the cost model's pairs reads one mapping's MAC energy (the walk: the root's)
+        bb.incumbent, bb.root_cost = float(truth[ok].max()), model.evaluate(batch.take(np.array([0])))
         for stage, (kind, j) in enumerate(bb.stages[:-1]):
             low, mid, full = tiers_of(bb, ancestors(batch, kind, j), stage)
+            if kind == "F":
+                unpriced = bb._unpriced_bound(ancestors(batch, kind, j), j, bb.bound)
+                assert (unpriced[ok] <= low[ok] * (1 + 1e-9) + 1e-9).all(), (objective, kind, j)
             assert (low[ok] <= mid[ok] * (1 + 1e-9) + 1e-9).all(), (objective, kind, j)
             assert (mid[ok] <= full[ok] * (1 + 1e-9) + 1e-9).all(), (objective, kind, j)
             assert (full[ok] <= truth[ok] * (1 + 1e-9)).all(), (objective, kind, j)

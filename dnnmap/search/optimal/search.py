@@ -252,29 +252,59 @@ class BranchAndBound:
         """:meth:`_bound` of nodes of one extent, with its ``bound``."""
         self.nodes += len(nodes)
         kind, j = self.stages[stage]
-        cost = self.model.evaluate(self._batch(nodes), reuse_buffers=True)
         if stage == len(self.stages) - 1:
-            return self._consider(nodes, cost)
-        self._consider(nodes, cost)
-        fits = self._fits(nodes, cost, kind, j)
+            return self._consider(nodes, self.model.evaluate(self._batch(nodes), reuse_buffers=True))
         stats = self._priced_share.setdefault(stage, [0, 0.0])
         calls, share = stats
         stats[0] += 1
         if not (lazy and kind == "F" and j > 0) or (share > PRICED_SHARE and calls % TIER_TRY):
-            return self._bound_priced(nodes, cost, fits, stage, bound, lazy)
+            cost = self.model.evaluate(self._batch(nodes), reuse_buffers=True)
+            self._consider(nodes, cost)
+            return self._bound_priced(nodes, cost, self._fits(nodes, cost, kind, j), stage, bound, lazy)
         # B2's best-order completions only for the nodes they may help (docs/search.md "B2's completions only where
         # they can count"): a node whose bound without them (the pairs' tier) exceeds the incumbent is pruned by every
         # bound, and none of its completions can beat or tie the incumbent, so leaving them unpriced changes neither
         # the incumbent nor the walk. Where most nodes stay below the incumbent (the running share at this stage) that
-        # first bound is only overhead: the stage then prices every node's, measuring the share again now and then
-        pre = bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, j, self.objective, tier=TIER_PAIRS)
-        lb = np.where(fits, pre, np.inf)
+        # first bound is only overhead: the stage then prices every node's, measuring the share again now and then.
+        # Before it, the nodes the pairs' tier prunes without the cost model (:meth:`_unpriced_bound`) are not priced
+        # at all, for the same reason
+        lb = self._unpriced_bound(nodes, j, bound)
+        keep = np.nonzero(lb <= self.incumbent * (1 + EPS))[0]
+        if not len(keep):
+            stats[1] = 0.5 * share if calls else 0.0
+            return lb
+        part = nodes if len(keep) == len(nodes) else nodes.take(keep)
+        cost = self.model.evaluate(self._batch(part), reuse_buffers=True)
+        self._consider(part, cost)
+        fits = self._fits(part, cost, kind, j)
+        pre = bound.compute(cost, part.temporal, part.spatial, part.order, j, j, self.objective, tier=TIER_PAIRS)
+        lb[keep] = np.where(fits, pre, np.inf)
         rows = np.nonzero(fits & (pre <= self.incumbent * (1 + EPS)))[0]
         got = len(rows) / len(nodes)
         stats[1] = 0.5 * share + 0.5 * got if calls else got
         if len(rows):
-            lb[rows] = self._bound_priced(nodes.take(rows), _cost_rows(cost, rows), fits[rows], stage, bound, lazy)
+            lb[keep[rows]] = self._bound_priced(part.take(rows), _cost_rows(cost, rows), fits[rows], stage, bound,
+                                                lazy)
         return lb
+
+    def _unpriced_bound(self, nodes: Nodes, j: int, bound: LowerBound) -> np.ndarray:
+        """(n,) the pairs' tier of nodes of factor stage ``j`` with no pair taken from the cost model (every pair's
+        compulsory bound: :meth:`.bounds.LowerBound.compute` with ``known`` past the top), a lower bound of every
+        completion of each node and at most its pairs' tier with the exact pairs. Its only read of a completion's
+        cost is the MACs' energy, the same for every mapping of the layer (the root's; no level's cycles are
+        known). -inf where not computed: with no incumbent yet, or in the padded space (whose MACs differ by
+        extent)."""
+        if not math.isfinite(self.incumbent) or self.padded is not None or self.root_cost is None:
+            return np.full(len(nodes), -math.inf)
+        n = len(nodes)
+        root = self.root_cost
+        shared = ("counts", "action_energy", "final_scale")
+        same = replace(root, counts={k: np.broadcast_to(v[:1], (n,) + v.shape[1:]) for k, v in root.counts.items()},
+                       **{f.name: np.broadcast_to(getattr(root, f.name)[:1], (n,) + getattr(root, f.name).shape[1:])
+                          for f in fields(root) if f.name not in shared})
+        same = replace(same, level_cycles=np.zeros((n,) + root.level_cycles.shape[1:]))
+        return bound.compute(same, nodes.temporal, nodes.spatial, nodes.order, j, self.L, self.objective,
+                             tier=TIER_PAIRS)
 
     def _bound_priced(self, nodes: Nodes, cost: CostBatch, fits: np.ndarray, stage: int, bound: LowerBound,
                       lazy: bool) -> np.ndarray:
@@ -359,15 +389,22 @@ class BranchAndBound:
         order[:, j] = self.bound.orders[t]
         return Nodes(nodes.temporal, nodes.spatial, nodes.axes, order, nodes.above)
 
-    def tile_bound(self, nodes: Nodes, tiles: np.ndarray, j: int, lazy: bool = False) -> np.ndarray:
+    def tile_bound(self, nodes: Nodes, tiles: np.ndarray, j: int, lazy: bool = False,
+                   owner: np.ndarray | None = None) -> np.ndarray:
         """Tile bound (docs/search.md): bound of the children of each node (its levels above ``j`` fixed) whose
         level-``j - 1`` tile is the same row of ``tiles``, before level ``j``'s factors are split
-        (:meth:`.bounds.LowerBound.compute`, ``tile``); ``lazy``: tier by tier (:meth:`_tiered`)."""
+        (:meth:`.bounds.LowerBound.compute`, ``tile``); ``lazy``: tier by tier (:meth:`_tiered`). ``owner`` (r,):
+        row ``i``'s node is ``nodes[owner[i]]``, each of ``nodes`` priced once by the cost model for all its tiles
+        (the same costs, row by row, as pricing one copy per tile); None: one row of ``nodes`` per tile."""
         self.nodes += len(tiles)
+        if owner is not None and self.padded is not None:  # grouped by each row's padded extent: one copy per tile
+            nodes, owner = nodes.take(owner), None
 
         def extent_rows(rows: np.ndarray | None, bound: LowerBound) -> np.ndarray:
             part, tile = (nodes, tiles) if rows is None else (nodes.take(rows), tiles[rows])
             cost = self.model.evaluate(self._batch(part))
+            if owner is not None:  # the exact space: one group, ``rows`` None
+                part, cost = part.take(owner), _cost_rows(cost, owner)
 
             def bound_rows(sub: np.ndarray | None, tier: int) -> np.ndarray:
                 if sub is None:
@@ -512,8 +549,9 @@ class BranchAndBound:
                 tile_lb = parent_lb[owner].astype(float)
                 if 1 <= j < self.L - 1:
                     for part in self._timed(len(tiles), (stage, "tile"), deadline):
-                        tile_lb[part] = np.maximum(self.tile_bound(nodes.take(owner[part]), tiles[part], j,
-                                                                   self.tiered), tile_lb[part])
+                        used, inverse = np.unique(owner[part], return_inverse=True)  # each node priced once
+                        tile_lb[part] = np.maximum(self.tile_bound(nodes.take(used), tiles[part], j, self.tiered,
+                                                                   inverse), tile_lb[part])
                 yield np.array(ks), np.cumsum([0] + [len(t) for t in parts]), tiles, tile_lb
                 ks, parts, waiting = [], [], 0
 
