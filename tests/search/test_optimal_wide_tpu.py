@@ -15,6 +15,7 @@ B6's largest unrolling of a budget is read off the same table (:meth:`.bounds.Lo
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -36,12 +37,16 @@ from test_optimal_tpu_bounds import small_layer, two_register_arch
 from test_placement_space import placements
 
 
-def cases(n: int, seed: int) -> list[tuple[ArchSpec, Operator]]:
-    """Two-register-file architectures and small layers whose placed space with both-axis splits stays small."""
+def cases(n: int, seed: int, layer: Callable[[np.random.Generator, int], Operator] = small_layer
+          ) -> list[tuple[ArchSpec, Operator]]:
+    """Two-register-file architectures and small layers (``layer``'s draws) whose placed space with both-axis splits
+    stays small."""
     rng = np.random.default_rng(seed)
-    out = []
+    out: list[tuple[ArchSpec, Operator]] = []
+    i = 0
     while len(out) < n:
-        arch, op = two_register_arch(rng, len(out)), small_layer(rng, len(out))
+        arch, op = two_register_arch(rng, i), layer(rng, i)
+        i += 1
         mappings = all_mappings(op, arch, both=True)
         if 30 <= len(mappings) <= 1_500 and sum(len(placements(m, op, arch)) for m in mappings) <= 25_000:
             out.append((arch, op))

@@ -19,37 +19,20 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
-from brute_force import all_mappings
 from test_optimal_placed_rf import stage_bounds
-from test_optimal_tpu_bounds import two_register_arch
-from test_placement_space import placements
+from test_optimal_wide_tpu import _ids, cases
 
 CHAINS = LowerBound._stacked_chains
 
 
-def cases(n: int, seed: int) -> list[tuple[ArchSpec, Operator]]:
-    """Two-register-file architectures and convolutions with a window loop over the weights (R) and one to three
-    input channels, whose placed space with both-axis splits stays small."""
-    rng = np.random.default_rng(seed)
-    out: list[tuple[ArchSpec, Operator]] = []
-    i = 0
-    while len(out) < n:
-        arch = two_register_arch(rng, i)
-        r = int(rng.integers(2, 4))
-        op = ops.conv2d(f"r{i}", int(rng.integers(1, 3)), int(rng.integers(2, 4)), (r + int(rng.integers(0, 2)), 1),
-                        (r, 1))
-        i += 1
-        mappings = all_mappings(op, arch, both=True)
-        if 30 <= len(mappings) <= 1_500 and sum(len(placements(m, op, arch)) for m in mappings) <= 25_000:
-            out.append((arch, op))
-    return out
+def _window_conv(rng: np.random.Generator, i: int) -> Operator:
+    """A convolution with a window loop over the weights (R) and one to three input channels."""
+    r = int(rng.integers(2, 4))
+    return ops.conv2d(f"r{i}", int(rng.integers(1, 3)), int(rng.integers(2, 4)), (r + int(rng.integers(0, 2)), 1),
+                      (r, 1))
 
 
-CASES = cases(8, seed=5)
-
-
-def _ids(cases: list[tuple[ArchSpec, Operator]]) -> list[str]:
-    return [f"{a.name}-{op.name}-{k}" for k, (a, op) in enumerate(cases)]
+CASES = cases(8, seed=5, layer=_window_conv)
 
 
 @pytest.fixture(scope="module")
