@@ -152,7 +152,6 @@ class BranchAndBound:
         self.registers = bool(arch.mac.operand_registers)
         self.bound = LowerBound(op, arch, model, self.keeps, placement, both_axes)
         # the padded space (``waste``): its factor stages, and a bound per padded extent of the nodes' completions
-        self.waste = waste
         self.padded = PaddedSplits(MapSpace(op, arch, Constraints(waste=waste))) if waste is not None else None
         self.bounds_by_extent = {tuple(int(x) for x in self.bound.bounds): self.bound}
         self.caps = np.array([padded_cap(n, waste) for _, n in op.dims]) if waste is not None else None
