@@ -57,9 +57,9 @@ def test_rf_reload_bounds_never_exceed_any_completion(shipped: dict, arch: ArchS
         assert not (ok & (bound > truth * (1 + 1e-9))).any(), (op.name, bound[ok].max(), truth[ok].min())
 
 
-def _off(self: LowerBound, entries: dict, rest: np.ndarray, drain: tuple) -> np.ndarray:
-    """B22 taken out."""
-    return np.full(len(rest), -np.inf)
+def _off(self: LowerBound, entries: dict, *args: object) -> np.ndarray:
+    """B22 (or B25, which holds B22's per-unrolling values) taken out."""
+    return np.full(len(args[-2]), -np.inf)
 
 
 def _unchained(self: LowerBound, m: int, c: int, weights: tuple[float, ...]) -> np.ndarray:
@@ -72,12 +72,16 @@ def _inflated(self: LowerBound, m: int, c: int, weights: tuple[float, ...]) -> n
     return 1.03 * CHAINS(self, m, c, weights)
 
 
-@pytest.mark.parametrize("name, weaker", [("_unrolled_refills", _off), ("_nested_chains", _unchained)],
+@pytest.mark.parametrize("names, weaker", [(("_unrolled_refills", "_parent_reads"), _off),
+                                           (("_nested_chains",), _unchained)],
                          ids=["B22", "B22's chained boxes"])
-def test_rf_reload_rule_binds(monkeypatch: pytest.MonkeyPatch, shipped: dict, name: str, weaker: Callable) -> None:
-    """B22 (or its chained boxes) never lowers a bound and raises some finite one on the row and array cases."""
+def test_rf_reload_rule_binds(monkeypatch: pytest.MonkeyPatch, shipped: dict, names: tuple[str, ...],
+                              weaker: Callable) -> None:
+    """B22 (with B25, which holds its values per unrolling; or its chained boxes) never lowers a bound and raises some
+    finite one on the row and array cases."""
     full = shipped[ROW[1].name] + shipped[ARRAY[1].name]
-    monkeypatch.setattr(LowerBound, name, weaker)
+    for name in names:
+        monkeypatch.setattr(LowerBound, name, weaker)
     without = _all_bounds([ROW, ARRAY])
     assert all((a >= b * (1 - 1e-12)).all() for (a, _), (b, _) in zip(full, without))
     assert any((np.isfinite(a) & (a > b * (1 + 1e-9))).any() for (a, _), (b, _) in zip(full, without))

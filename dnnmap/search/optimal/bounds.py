@@ -430,6 +430,7 @@ TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24, the lanes' joint t
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
 REFILL_BOXES = 250_000  # most boxes :meth:`LowerBound._padded_refills` enumerates for one tensor
+READ_TABLES = 2  # B25: most chain tables :meth:`LowerBound._read_gains` computes in one call (one per vector of copies)
 
 
 def _lane_live(op: Operator) -> np.ndarray:
@@ -569,6 +570,7 @@ class LowerBound:
         # B14: (child level, energy per word) of the output's drains
         drain = self._joint_drain(fixed_from, tile) if full else None
         counted = np.zeros(n)  # B14: what the bound counts for that pair (and the refills at its child level)
+        paired: dict[int, np.ndarray] = {}  # B25: per tensor other than the output, its pair's bound at B14's child
         beside: list[np.ndarray] | None = None  # B20 at B14's child: per nesting order, the others' and output's refills
         # B18 (widened space, the root's factor stage): the plain tensors' pairs whose bound takes their own best root order
         joint: list[tuple] | None = ([] if (self.placement or self.both_axes) and by_order is not None and full
@@ -605,6 +607,8 @@ class LowerBound:
             hop_per_word = self.hop_energy[crossed].sum()
             if drain is not None and t == self.out and ch == drain[0]:
                 counted = counted + e + h * hop_per_word
+            elif drain is not None and ch == drain[0] and tile is None:  # B25: its energy and hops as counted
+                paired[t] = e + h * hop_per_word
             whole = None  # B11: (box words, energy the pair adds when refilled whole at every event)
             if self.placement and 0 <= ch <= known and self.plain[t] and full:
                 box = self._box(temporal, spatial, ch, fixed_from, tile)
@@ -737,7 +741,10 @@ class LowerBound:
             # its unrolling (a node's bound only: at the tile bound, where B23 lets B14 hold, each instance runs the
             # tile over ``U``, not ``bounds / U``, which B22's chains do not price)
             first = self.out_words * (drain[1] + drain[2])
-            added = np.maximum(added, self._unrolled_refills(placed[drain[0]], rest, drain) - (counted - first))
+            unrolled = self._unrolled_refills(placed[drain[0]], rest, drain)
+            if len(placed[drain[0]]) > 1:  # B25: with the parents' reads, lazily (a tensor besides the output)
+                unrolled = np.maximum(unrolled, self._parent_reads(placed[drain[0]], paired, rest, drain))
+            added = np.maximum(added, unrolled - (counted - first))
             below = [lv for lv in placed if lv < drain[0]]
             if below:  # B24: with the register files below B14's child in the chain, and the output's parent side
                 lower = sum((refilled.get(lv, 0.0) for lv in below), np.zeros(n))
@@ -1440,6 +1447,15 @@ class LowerBound:
         B14's sum at ``U`` (:meth:`_joint_table`), least over the legal ``U`` of the budget ``rest``, less the
         per-pair minima over them; the caller subtracts what the bound counts for those parts (B14's ``counted``
         less its first touches), as for B14. ``entries``: B20's (t -> (h, energy per word, copies))."""
+        m, chained, weights, others = self._unrolled_terms(entries, drain)
+        held = sum((entries[t][0] * weights[t] for t in others), np.zeros(len(rest)))
+        return self._least_unrolling(m, chained, rest) - held
+
+    def _unrolled_terms(self, entries: dict[int, tuple], drain: tuple[int, float, float]
+                        ) -> tuple[int, np.ndarray, tuple[float, ...], list[int]]:
+        """B22's per-unrolling terms (:meth:`_unrolled_refills`): the open fan-out ``m``, (V',) per distinct row ``U``
+        of :meth:`_joint_table` B14's sum plus the least chained refills less the output's ``a_O outputs x
+        copies(U)``, the weights ``a_t`` per tensor and the tensors other than the output among ``entries``."""
         c = drain[0]
         m = next(i for i, lv in enumerate(self.arch.levels) if lv.fanout is not None)
         table, energy, _, _ = self._joint_table(m, drains=True)
@@ -1452,21 +1468,111 @@ class LowerBound:
                         for t in range(self.T))
         chained = (energy.sum(axis=0)[first] + self._nested_chains(m, c, weights).min(axis=0)
                    - per_out * self.out_words * copies)  # (V',)
-        held = sum((entries[t][0] * weights[t] for t in others), np.zeros(len(rest)))
-        return self._least_unrolling(m, chained, rest) - held
+        return m, chained, weights, others
+
+    def _parent_reads(self, entries: dict[int, tuple], paired: dict[int, np.ndarray], rest: np.ndarray,
+                      drain: tuple[int, float, float]) -> np.ndarray:
+        """(n,) B25 (docs/search.md, "B25: the parents' reads per unrolling, lazily"): B22 with the parents' reads.
+        Under an unrolling ``U`` of the open fan-out ``m`` one read of a tensor ``t``'s parent feeds at most
+        ``mc_t(U)`` children (:meth:`_read_groups`), so a parent across ``m`` reads at least ``w_t / mc_t(U)`` words
+        of the ``w_t`` the child fills (each crossing ``m``): the pair costs at least ``w_t x (fill + hop + read /
+        mc_t(U))``, in place of its whole bound (``paired``: its energy and hops as the bound counts them). Per ``U``
+        the larger of this form and B22's (both linear in the chained ``w_t``), the least over the legal ``U`` of the
+        budget less the per-pair minima; the caller subtracts what B22's caller does. Lazily: with ``A(U)`` B22's
+        per-unrolling value and ``A(U) + max(0, g(U) - d)`` this one's (``g``: the reads' chain table less B22's, one
+        table per distinct vector of ``mc_t(U)``; ``d``: the node's pairs' whole bounds less B22's ``h_t e_t``), only
+        the ``U`` whose ``A(U)`` lies below the node's value at B22's least ``U`` can be its least, and only their
+        vectors' tables are computed (at most :data:`READ_TABLES` new ones a call, cached for the search); a ``U``
+        whose table is not yet computed counts ``A(U)``, B22's value, so the result is always a bound."""
+        m, chained, weights, others = self._unrolled_terms(entries, drain)
+        c = drain[0]
+        n = len(rest)
+        held = sum((entries[t][0] * weights[t] for t in others), np.zeros(n))
+        slack = sum((paired[t] for t in others), np.zeros(n)) - held  # (n,) d
+        keys, inverse = unique_rows(rest)
+        rows = inverse.reshape(-1)
+        legal, low = self._unrolling_low(m, keys)
+        candidates = np.where(legal, chained[None, :], np.inf)  # (u, V')
+        least = candidates.argmin(axis=1)  # B22's least ``U`` per budget
+        gain = self._read_gains(m, c, weights, tuple(others), np.unique(least))
+        gain = np.where(np.isnan(gain), -np.inf, gain)  # a table not computed: B22's value
+        at_least = chained[least][rows] + np.maximum(0.0, gain[least][rows] - slack)
+        cap = np.full(len(keys), -np.inf)
+        np.maximum.at(cap, rows, at_least)  # no ``U`` at or above a budget's cap can be any of its nodes' least
+        band = candidates < cap[:, None]  # (u, V')
+        if band.any():
+            order = np.argsort(np.where(band, candidates, np.inf).min(axis=0), kind="stable")
+            gain = self._read_gains(m, c, weights, tuple(others), order[band[:, order].any(axis=0)])
+            gain = np.where(np.isnan(gain), -np.inf, gain)
+            width = int(band.sum(axis=1).max())
+            pick = np.argsort(~band, axis=1, kind="stable")[:, :width]  # (u, width) each budget's band rows first
+            ok = np.take_along_axis(band, pick, axis=1)[rows]  # (n, width)
+            value = np.where(ok, chained[pick][rows] + np.maximum(0.0, gain[pick][rows] - slack[:, None]),
+                             np.inf).min(axis=1)
+            at_least = np.minimum(at_least, value)
+        best = at_least - low[rows] - held
+        return np.where(legal.any(axis=1)[rows] & np.isfinite(best), best, -np.inf)
+
+    def _read_gains(self, m: int, c: int, weights: tuple[float, ...], others: tuple[int, ...],
+                    wanted: np.ndarray) -> np.ndarray:
+        """(V',) B25: per distinct row ``U`` of :meth:`_joint_table`, the least chained refills with the parents'
+        reads (each tensor of ``others`` weighted also by its parent's read energy over ``mc_t(U)``,
+        :meth:`_read_groups`) less B22's (:meth:`_nested_chains` with ``weights``); NaN where its vector's table is
+        not computed. Computes the tables of the rows ``wanted`` (in that order), at most :data:`READ_TABLES` new ones
+        a call. Cached per search."""
+        key = ("read gains", m, c, weights, others)
+        if key not in self._front_cache:
+            self._front_cache[key] = np.full(len(self._distinct_rows(m)), np.nan)
+        gain = self._front_cache[key]
+        missing = wanted[np.isnan(gain[wanted])]
+        if not len(missing):
+            return gain
+        group, vectors = self._read_groups(m, c, others)
+        parents = {pr.tensor: pr.parent for pr in self.pairs if pr.child == c}
+        plain = self._nested_chains(m, c, weights).min(axis=0)
+        for g in list(dict.fromkeys(group[missing].tolist()))[:READ_TABLES]:
+            more = tuple(w + (float(self.read_full[parents[t], t]) / vectors[g, t] if t in others else 0.0)
+                         for t, w in enumerate(weights))
+            rows = group == g
+            gain[rows] = self._nested_chains(m, c, more).min(axis=0)[rows] - plain[rows]
+        return gain
+
+    def _read_groups(self, m: int, c: int, others: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """B25: (V',) per distinct row ``U`` of :meth:`_joint_table` the index of its vector and (G, T) the distinct
+        vectors of ``mc_t(U)``: the children of level ``c`` one read of ``t``'s parent may feed under ``U`` where the
+        fan-out ``m`` lies between them (else 1), ``U``'s factors of the dimensions that are not the only term of an
+        axis of ``t`` (children differing in such a dimension need disjoint words of ``t``; those differing only in the
+        others may share words: a plain tensor's copies, a sliding-window input's overlapping windows, which the
+        union rule reads once). Cached."""
+        key = ("read groups", m, c, others)
+        if key not in self._front_cache:
+            table = self._joint_table(m, drains=True)[0][self._distinct_rows(m)]
+            parents = {pr.tensor: pr.parent for pr in self.pairs if pr.child == c}
+            shared = np.ones((len(table), self.T), dtype=np.int64)
+            for t in others:
+                if c < m <= parents[t]:
+                    shared[:, t] = np.where(self.disjoint[t][None, :], 1, table).prod(axis=1)
+            vectors, inverse = unique_rows(shared)
+            self._front_cache[key] = (inverse.reshape(-1), vectors)
+        return self._front_cache[key]
 
     def _least_unrolling(self, m: int, chained: np.ndarray, rest: np.ndarray) -> np.ndarray:
         """(n,) B22/B24: the least of ``chained`` (V', per distinct row of :meth:`_joint_table`: B14's sum there plus
         the refills priced at it) over the legal unrollings of each budget ``rest``, less the per-pair minima over them
         (B14's ``low``); -inf where none is legal."""
-        energy, first = self._joint_table(m, drains=True)[1], self._distinct_rows(m)
         keys, inverse = unique_rows(rest)
+        legal, low = self._unrolling_low(m, keys)
+        best = np.where(legal, chained[None, :], np.inf).min(axis=1) - low
+        return np.where(legal.any(axis=1) & np.isfinite(best), best, -np.inf)[inverse.reshape(-1)]
+
+    def _unrolling_low(self, m: int, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """B22/B24/B25: (u, V') the distinct rows of :meth:`_joint_table` legal for each budget of ``keys`` and (u,)
+        the per-pair minima over them (B14's ``low``)."""
+        energy, first = self._joint_table(m, drains=True)[1], self._distinct_rows(m)
         legal = self._joint_legal(m, keys, drains=True, distinct=True)  # (u, V')
         # the per-pair minima over the legal rows: the least sum (the table is sorted by it, ``first`` ascending) less
         # B14's joint term
-        low = energy.sum(axis=0)[first][legal.argmax(axis=1)] - self._joint_least(m, keys, drains=True)
-        best = np.where(legal, chained[None, :], np.inf).min(axis=1) - low
-        return np.where(legal.any(axis=1) & np.isfinite(best), best, -np.inf)[inverse.reshape(-1)]
+        return legal, energy.sum(axis=0)[first][legal.argmax(axis=1)] - self._joint_least(m, keys, drains=True)
 
     def _stacked_refills(self, placed: dict[int, dict[int, tuple]], rest: np.ndarray,
                          drain: tuple[int, float, float]) -> np.ndarray:
