@@ -333,16 +333,40 @@ def _residue_kept(terms: tuple, dims: tuple[str, ...], tiles: np.ndarray, span: 
     return kept
 
 
+def _by_count(values: np.ndarray) -> np.ndarray:
+    """The distinct ``values``, the most frequent first (B25: the unrollings most nodes need)."""
+    distinct, counts = np.unique(values, return_counts=True)
+    return distinct[np.argsort(-counts, kind="stable")]
+
+
 def _divisor_min(grid: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
     """B22: per box of the divisor lattice (``grid`` indexed by each dimension's sorted divisors ``values``), the least
-    of ``grid`` over the boxes dividing it: one pass per dimension, each divisor taking the least over its divisors."""
+    of ``grid`` over the boxes dividing it: one pass per dimension, each divisor ``v`` in ascending order taking the
+    least of its own and of ``v / p``'s for the primes ``p`` dividing it (every proper divisor of ``v`` divides one of
+    those), in place on a copy."""
+    grid = grid.copy()
     for d, vals in enumerate(values):
         if len(vals) == 1:
             continue
-        parts = [np.min(np.stack([grid.take(j, axis=d) for j in range(i + 1) if vals[i] % vals[j] == 0]), axis=0)
-                 for i in range(len(vals))]
-        grid = np.stack(parts, axis=d)
+        index = {v: i for i, v in enumerate(vals.tolist())}
+        along = np.moveaxis(grid, d, 0)  # a view: the slices below write into ``grid``
+        for i, v in enumerate(vals.tolist()):
+            for p in _prime_factors(v):
+                np.minimum(along[i], along[index[v // p]], out=along[i])
     return grid
+
+
+@lru_cache(maxsize=None)
+def _prime_factors(v: int) -> tuple[int, ...]:
+    """The distinct primes dividing ``v``."""
+    out, p = [], 2
+    while p * p <= v:
+        if v % p == 0:
+            out.append(p)
+            while v % p == 0:
+                v //= p
+        p += 1
+    return tuple(out + ([v] if v > 1 else []))
 
 
 def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> np.ndarray:
@@ -1485,57 +1509,63 @@ class LowerBound:
         vectors' tables are computed (at most :data:`READ_TABLES` new ones a call, cached for the search); a ``U``
         whose table is not yet computed counts ``A(U)``, B22's value, so the result is always a bound."""
         m, chained, weights, others = self._unrolled_terms(entries, drain)
-        c = drain[0]
-        n = len(rest)
+        c, n, others = drain[0], len(rest), tuple(others)
         held = sum((entries[t][0] * weights[t] for t in others), np.zeros(n))
         slack = sum((paired[t] for t in others), np.zeros(n)) - held  # (n,) d
         keys, inverse = unique_rows(rest)
         rows = inverse.reshape(-1)
         legal, low = self._unrolling_low(m, keys)
         candidates = np.where(legal, chained[None, :], np.inf)  # (u, V')
-        least = candidates.argmin(axis=1)  # B22's least ``U`` per budget
-        gain = self._read_gains(m, c, weights, tuple(others), np.unique(least))
-        gain = np.where(np.isnan(gain), -np.inf, gain)  # a table not computed: B22's value
-        at_least = chained[least][rows] + np.maximum(0.0, gain[least][rows] - slack)
+        least = candidates.argmin(axis=1)[rows]  # B22's least ``U`` per node
+        spare = READ_TABLES - self._read_tables(m, c, weights, others, _by_count(least), READ_TABLES)
+        gain = self._read_gains(m, c, weights, others)
+        at_least = chained[least] + np.maximum(0.0, np.nan_to_num(gain[least], nan=-np.inf) - slack)
         cap = np.full(len(keys), -np.inf)
         np.maximum.at(cap, rows, at_least)  # no ``U`` at or above a budget's cap can be any of its nodes' least
         band = candidates < cap[:, None]  # (u, V')
         if band.any():
-            order = np.argsort(np.where(band, candidates, np.inf).min(axis=0), kind="stable")
-            gain = self._read_gains(m, c, weights, tuple(others), order[band[:, order].any(axis=0)])
-            gain = np.where(np.isnan(gain), -np.inf, gain)
             width = int(band.sum(axis=1).max())
-            pick = np.argsort(~band, axis=1, kind="stable")[:, :width]  # (u, width) each budget's band rows first
-            ok = np.take_along_axis(band, pick, axis=1)[rows]  # (n, width)
-            value = np.where(ok, chained[pick][rows] + np.maximum(0.0, gain[pick][rows] - slack[:, None]),
-                             np.inf).min(axis=1)
-            at_least = np.minimum(at_least, value)
+            order = np.argsort(~band, axis=1, kind="stable")[:, :width]  # (u, width) each budget's band rows first
+            pick, ok = order[rows], np.take_along_axis(band, order, axis=1)[rows]  # (n, width)
+            while True:  # the least over the band, each row's table computed when it is some node's least
+                known = np.nan_to_num(gain[pick], nan=-np.inf)
+                value = np.where(ok, chained[pick] + np.maximum(0.0, known - slack[:, None]), np.inf)
+                arg = np.take_along_axis(pick, value.argmin(axis=1)[:, None], axis=1)[:, 0]
+                wanted = arg[np.isnan(gain[arg]) & (value.min(axis=1) < at_least)]
+                if not len(wanted) or spare <= 0:
+                    break
+                spare -= self._read_tables(m, c, weights, others, _by_count(wanted), 1)
+            at_least = np.minimum(at_least, value.min(axis=1))
         best = at_least - low[rows] - held
         return np.where(legal.any(axis=1)[rows] & np.isfinite(best), best, -np.inf)
 
-    def _read_gains(self, m: int, c: int, weights: tuple[float, ...], others: tuple[int, ...],
-                    wanted: np.ndarray) -> np.ndarray:
-        """(V',) B25: per distinct row ``U`` of :meth:`_joint_table`, the least chained refills with the parents'
-        reads (each tensor of ``others`` weighted also by its parent's read energy over ``mc_t(U)``,
-        :meth:`_read_groups`) less B22's (:meth:`_nested_chains` with ``weights``); NaN where its vector's table is
-        not computed. Computes the tables of the rows ``wanted`` (in that order), at most :data:`READ_TABLES` new ones
-        a call. Cached per search."""
+    def _read_gains(self, m: int, c: int, weights: tuple[float, ...], others: tuple[int, ...]) -> np.ndarray:
+        """(V',) B25: per distinct row ``U`` of :meth:`_joint_table` the least chained refills with the parents' reads
+        (each tensor of ``others`` weighted also by its parent's read energy over ``mc_t(U)``, :meth:`_read_groups`)
+        less B22's (:meth:`_nested_chains` with ``weights``); NaN where its vector's table is not yet computed
+        (:meth:`_read_tables`). Cached per search."""
         key = ("read gains", m, c, weights, others)
         if key not in self._front_cache:
             self._front_cache[key] = np.full(len(self._distinct_rows(m)), np.nan)
-        gain = self._front_cache[key]
+        return self._front_cache[key]
+
+    def _read_tables(self, m: int, c: int, weights: tuple[float, ...], others: tuple[int, ...], wanted: np.ndarray,
+                     limit: int) -> int:
+        """B25: fills :meth:`_read_gains` for the vectors of the rows ``wanted`` (in that order) not yet computed, at
+        most ``limit`` chain tables; returns how many it computed."""
+        gain = self._read_gains(m, c, weights, others)
         missing = wanted[np.isnan(gain[wanted])]
-        if not len(missing):
-            return gain
         group, vectors = self._read_groups(m, c, others)
-        parents = {pr.tensor: pr.parent for pr in self.pairs if pr.child == c}
-        plain = self._nested_chains(m, c, weights).min(axis=0)
-        for g in list(dict.fromkeys(group[missing].tolist()))[:READ_TABLES]:
+        todo = list(dict.fromkeys(group[missing].tolist()))[:limit]
+        if todo:
+            parents = {pr.tensor: pr.parent for pr in self.pairs if pr.child == c}
+            plain = self._nested_chains(m, c, weights).min(axis=0)
+        for g in todo:
             more = tuple(w + (float(self.read_full[parents[t], t]) / vectors[g, t] if t in others else 0.0)
                          for t, w in enumerate(weights))
             rows = group == g
             gain[rows] = self._nested_chains(m, c, more).min(axis=0)[rows] - plain[rows]
-        return gain
+        return len(todo)
 
     def _read_groups(self, m: int, c: int, others: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """B25: (V',) per distinct row ``U`` of :meth:`_joint_table` the index of its vector and (G, T) the distinct
@@ -1642,15 +1672,7 @@ class LowerBound:
         innermost first (:func:`_divisor_min`). Cached per members and weights."""
         key = ("chains", m, members, weights)
         if key not in self._front_cache:
-            table = self._joint_table(m, drains=True)[0][self._distinct_rows(m)]
-            if self._lattice is None:
-                self._lattice = divisor_lattice(tuple(int(x) for x in self.bounds))
-            tiles = self._lattice
-            values = [np.unique(tiles[:, d]) for d in range(self.op_dims)]
-            shape = tuple(len(v) for v in values)
-            at = tuple(np.searchsorted(values[d], tiles[:, d]) for d in range(self.op_dims))
-            covers = self.bounds[None, :] // table
-            cover_at = tuple(np.searchsorted(values[d], covers[:, d]) for d in range(self.op_dims))
+            values, shape, at, cover_at = self._chain_grid(m)
             out = []
             for outer_first in itertools.permutations(range(len(members))):
                 least = np.zeros(shape)  # the inner members' least over the chains inside each box
@@ -1667,6 +1689,23 @@ class LowerBound:
                 found = least[cover_at]
                 out.append(np.where(np.isfinite(found), found, 0.0))  # no chain fits: no bound from it
             self._front_cache[key] = np.array(out)
+        return self._front_cache[key]
+
+    def _chain_grid(self, m: int) -> tuple[list[np.ndarray], tuple[int, ...], tuple, tuple]:
+        """:meth:`_stacked_chains`' grid of the layer's divisor lattice: per dimension its sorted divisors, the grid's
+        shape, each lattice box's and each cover ``bounds / U``'s (distinct rows of :meth:`_joint_table`) index in it.
+        Cached."""
+        key = ("chain grid", m)
+        if key not in self._front_cache:
+            table = self._joint_table(m, drains=True)[0][self._distinct_rows(m)]
+            if self._lattice is None:
+                self._lattice = divisor_lattice(tuple(int(x) for x in self.bounds))
+            tiles = self._lattice
+            values = [np.unique(tiles[:, d]) for d in range(self.op_dims)]
+            at = tuple(np.searchsorted(values[d], tiles[:, d]) for d in range(self.op_dims))
+            covers = self.bounds[None, :] // table
+            cover_at = tuple(np.searchsorted(values[d], covers[:, d]) for d in range(self.op_dims))
+            self._front_cache[key] = (values, tuple(len(v) for v in values), at, cover_at)
         return self._front_cache[key]
 
     @staticmethod
