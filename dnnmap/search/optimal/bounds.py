@@ -95,6 +95,11 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   keeps a tensor): the raised tiles of every level below the open fan-out nest (:meth:`LowerBound._stacked_chains`,
   each fitting its own level), and the output's drains are priced with the parent's updates and reads at ``U``'s
   copies (B16 with ``R = copies(U)``), linearly, the least over ``U``;
+* B25 **the parents' reads per unrolling, lazily** (docs/search.md, "B25: the parents' reads per unrolling, lazily";
+  :meth:`LowerBound._parent_reads`; where B22 applies, a node's bound only): B22 with each tensor's parent reading at
+  least its child's refills over the children one read may feed under ``U`` (:meth:`LowerBound._read_groups`), one
+  chain table per vector of those, computed only for the unrollings some node's least needs
+  (:meth:`LowerBound._read_tables`);
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -449,7 +454,7 @@ def _dividing(table: np.ndarray, divides: dict[tuple[int, int], np.ndarray], bud
 # already reach the incumbent
 TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
 TIER_REFILLS = 1  # and B7-B9, B13, B15, B16 (B23: with placement), B20: capacity per sweep, disjoint footprints, refills
-TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24, the lanes' joint term, B23's joint term: per-budget tables
+TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24, B25, the lanes' joint term, B23's joint term: per-budget tables
 # and Pareto fronts, B19's strides
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
