@@ -574,6 +574,7 @@ class LowerBound:
         joint: list[tuple] | None = ([] if (self.placement or self.both_axes) and by_order is not None and full
                                      and known == fixed_from == self.L - 1 else None)
         refilled: dict[int, np.ndarray] = {}  # per child level, the refills (B9-B11, B13) the bound adds there
+        top: dict[int, tuple] = {}  # B26: per tensor, its pair with the backing store, (pair, energy, words, hop energy)
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
             if ch >= known and not (self.placement and ch == known and not self.monotone[ch, t]):
@@ -605,6 +606,8 @@ class LowerBound:
             hop_per_word = self.hop_energy[crossed].sum()
             if drain is not None and t == self.out and ch == drain[0]:
                 counted = counted + e + h * hop_per_word
+            if p == self.L - 1 and ch >= 0:
+                top[t] = (pr, e, h, hop_per_word)
             whole = None  # B11: (box words, energy the pair adds when refilled whole at every event)
             if self.placement and 0 <= ch <= known and self.plain[t] and full:
                 box = self._box(temporal, spatial, ch, fixed_from, tile)
@@ -738,6 +741,9 @@ class LowerBound:
             # tile over ``U``, not ``bounds / U``, which B22's chains do not price)
             first = self.out_words * (drain[1] + drain[2])
             added = np.maximum(added, self._unrolled_refills(placed[drain[0]], rest, drain) - (counted - first))
+            spilled = self._spilled_refetch(placed[drain[0]], rest, drain, top, refilled)  # B26: with the refetches
+            if spilled is not None:  # from the backing store that the on-chip capacity forces, least per unrolling
+                added = np.maximum(added, spilled - (counted - first))
             below = [lv for lv in placed if lv < drain[0]]
             if below:  # B24: with the register files below B14's child in the chain, and the output's parent side
                 lower = sum((refilled.get(lv, 0.0) for lv in below), np.zeros(n))
@@ -1440,6 +1446,15 @@ class LowerBound:
         B14's sum at ``U`` (:meth:`_joint_table`), least over the legal ``U`` of the budget ``rest``, less the
         per-pair minima over them; the caller subtracts what the bound counts for those parts (B14's ``counted``
         less its first touches), as for B14. ``entries``: B20's (t -> (h, energy per word, copies))."""
+        m = next(i for i, lv in enumerate(self.arch.levels) if lv.fanout is not None)
+        chained, held = self._unrolled_chain(entries, len(rest), drain)
+        return self._least_unrolling(m, chained, rest) - held
+
+    def _unrolled_chain(self, entries: dict[int, tuple], n: int, drain: tuple[int, float, float]
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """B22's terms per distinct row ``U`` of :meth:`_joint_table` (:meth:`_unrolled_refills`): (V',) B14's sum
+        at ``U`` plus the chained refills less the first touches' drains, and (n,) the words the pairs' bounds hold
+        (``sum_t e_t h_t``), which :meth:`_unrolled_refills` subtracts after the least over ``U``."""
         c = drain[0]
         m = next(i for i, lv in enumerate(self.arch.levels) if lv.fanout is not None)
         table, energy, _, _ = self._joint_table(m, drains=True)
@@ -1452,21 +1467,84 @@ class LowerBound:
                         for t in range(self.T))
         chained = (energy.sum(axis=0)[first] + self._nested_chains(m, c, weights).min(axis=0)
                    - per_out * self.out_words * copies)  # (V',)
-        held = sum((entries[t][0] * weights[t] for t in others), np.zeros(len(rest)))
-        return self._least_unrolling(m, chained, rest) - held
+        return chained, sum((entries[t][0] * weights[t] for t in others), np.zeros(n))
+
+    def _spilled_refetch(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float],
+                         top: dict[int, tuple], spent: dict[int, np.ndarray]) -> np.ndarray | None:
+        """(n,) B26 (docs/search.md, "B26: the backing store's refetches the on-chip capacity forces"): B22 with, per
+        unrolling ``U`` of the open fan-out ``m``, the refetches from the backing store that a tensor ``s`` kept at
+        B14's child ``c`` with the backing store as its parent (it bypasses the levels between, as Eyeriss's weights)
+        forces where its words per instance of ``c`` under ``U`` (``s``'s words of ``bounds / U``) exceed ``c``'s
+        capacity for it. Then some loop ``X`` above ``s``'s raised tile ``R_s`` (B20) indexes ``s`` (else ``R_s``
+        holds the instance's whole slice, which does not fit), and either
+        (a) a loop not indexing ``s`` lies above ``X``: every run of ``R_s`` fills its words, and those runs are
+            repeated by that loop, so each instance fills its slice at least twice at different times and the backing
+            store reads every word of ``s`` at least twice (a read feeds only the fills of one moment): ``s``'s pair
+            costs at least ``2 |s|`` reads and its bound's child words (B22 prices the fills beyond them); or
+        (b) every loop above ``X`` indexes ``s``: the outermost loop ``Y`` of the nest (on a dimension ``d`` indexing
+            ``s``, which ``U`` leaves at least 2 iterations of) has at least two iterations, each touching every word of
+            each tensor ``t`` that ``d`` does not index. At the boundary between two of them at most ``H_t`` words of
+            ``t`` are on chip (each level below the backing store keeping ``t``: its capacity for it times its most
+            instances), so at least ``|t| - H_t`` of them come from the backing store again: an input's pair fills
+            (and its parent reads) at least ``2 |t| - H_t`` words; an output's drains at least that many and reloads
+            at least ``|t| - H_t`` (drained before the boundary and needed after it).
+        Each case prices pairs the bound counts apart from B22's terms (``top``: per tensor its backing store's pair,
+        (pair, energy, child words, hop energy per word); what the bound counts for each: its energy with the hops and
+        the refills ``spent`` at its child level), so per ``U`` the least of the cases' excess adds to B22's sum at
+        ``U``; the least over the legal ``U`` (rows with the same cases taken together), less B22's held words. None
+        where no tensor is such an ``s``: the larger over the tensors that are. A node's bound only, as B22."""
+        c = drain[0]
+        sources = [s for s, (pr, *_) in top.items() if pr.child == c and s != self.out and self.plain[s]]
+        if not sources:
+            return None
+        m = next(i for i, lv in enumerate(self.arch.levels) if lv.fanout is not None)
+        cover = self.bounds[None, :] // self._joint_table(m, drains=True)[0][self._distinct_rows(m)]  # (V', D)
+        n = len(rest)
+        again: dict[int, np.ndarray] = {}  # case (b): per tensor, its pair's excess with its overflow fetched again
+        for t, (pr, e, h, hop) in top.items():
+            ch, p = pr.child, pr.parent
+            held = sum(self.capacity[lv, t] * self.fan[lv + 1:].prod() for lv in range(self.L - 1) if self.keeps[lv, t])
+            over = self.touched_all[t] - held
+            if not over > 0:
+                continue
+            if t == self.out:
+                pair = ((self.touched_all[t] + over) * (self.energy[ch, t, 0] + self.energy[p, t, 2])
+                        + over * (self.energy[ch, t, 1] + self.read_full[p, t]))
+            else:
+                pair = (self.touched_all[t] + over) * (self.energy[ch, t, 1] + self.read_full[p, t])
+            again[t] = np.maximum(0.0, pair - (e + h * hop) - spent.get(ch, 0.0))
+        chained, held = self._unrolled_chain(entries, n, drain)
+        best = np.full(n, -np.inf)
+        for s in sources:
+            pr, e, h, hop = top[s]
+            twice = np.maximum(0.0, 2 * self.touched_all[s] * self.read_full[pr.parent, s]
+                               + h * (self.energy[c, s, 1] + hop) - (e + h * hop))  # case (a)
+            over = touched_lower(self.op, cover, contiguous=True)[:, s] > self.capacity[c, s]  # (V',)
+            outer = over[:, None] & self.indexes[s][None, :] & (cover > 1)  # (V', D): case (b)'s dimensions of Y
+            cases = [twice] + [sum((again[t] for t in again if t != s and not self.indexes[t, d]), np.zeros(n))
+                               for d in range(self.op_dims)]
+            keys, inverse = unique_rows(np.concatenate([over[:, None], outer], axis=1).astype(np.int64))
+            groups = np.where(inverse.reshape(1, -1) == np.arange(len(keys))[:, None], chained[None, :], np.inf)
+            least = self._least_unrolling(m, groups, rest)  # (G, n): -inf where no legal row has that key
+            excess = np.array([np.min([cases[i] for i in np.nonzero(k)[0]], axis=0) if k[0] else np.zeros(n)
+                               for k in keys])
+            value = np.where(np.isneginf(least), np.inf, least + excess).min(axis=0)
+            best = np.maximum(best, np.where(np.isfinite(value), value, -np.inf))
+        return best - held
 
     def _least_unrolling(self, m: int, chained: np.ndarray, rest: np.ndarray) -> np.ndarray:
         """(n,) B22/B24: the least of ``chained`` (V', per distinct row of :meth:`_joint_table`: B14's sum there plus
         the refills priced at it) over the legal unrollings of each budget ``rest``, less the per-pair minima over them
-        (B14's ``low``); -inf where none is legal."""
+        (B14's ``low``); -inf where none is legal. ``chained`` (G, V'): (G, n), one least per row (B26's groups)."""
         energy, first = self._joint_table(m, drains=True)[1], self._distinct_rows(m)
         keys, inverse = unique_rows(rest)
         legal = self._joint_legal(m, keys, drains=True, distinct=True)  # (u, V')
         # the per-pair minima over the legal rows: the least sum (the table is sorted by it, ``first`` ascending) less
         # B14's joint term
         low = energy.sum(axis=0)[first][legal.argmax(axis=1)] - self._joint_least(m, keys, drains=True)
-        best = np.where(legal, chained[None, :], np.inf).min(axis=1) - low
-        return np.where(legal.any(axis=1) & np.isfinite(best), best, -np.inf)[inverse.reshape(-1)]
+        best = np.where(legal, np.atleast_2d(chained)[:, None, :], np.inf).min(axis=2) - low  # (G, u)
+        out = np.where(legal.any(axis=1) & np.isfinite(best), best, -np.inf)[:, inverse.reshape(-1)]
+        return out if chained.ndim == 2 else out[0]
 
     def _stacked_refills(self, placed: dict[int, dict[int, tuple]], rest: np.ndarray,
                          drain: tuple[int, float, float]) -> np.ndarray:
