@@ -1498,7 +1498,6 @@ class LowerBound:
         if not sources:
             return None
         m = next(i for i, lv in enumerate(self.arch.levels) if lv.fanout is not None)
-        cover = self.bounds[None, :] // self._joint_table(m, drains=True)[0][self._distinct_rows(m)]  # (V', D)
         n = len(rest)
         again: dict[int, np.ndarray] = {}  # case (b): per tensor, its pair's excess with its overflow fetched again
         for t, (pr, e, h, hop) in top.items():
@@ -1519,18 +1518,30 @@ class LowerBound:
             pr, e, h, hop = top[s]
             twice = np.maximum(0.0, 2 * self.touched_all[s] * self.read_full[pr.parent, s]
                                + h * (self.energy[c, s, 1] + hop) - (e + h * hop))  # case (a)
-            over = touched_lower(self.op, cover, contiguous=True)[:, s] > self.capacity[c, s]  # (V',)
-            outer = over[:, None] & self.indexes[s][None, :] & (cover > 1)  # (V', D): case (b)'s dimensions of Y
             cases = [twice] + [sum((again[t] for t in again if t != s and not self.indexes[t, d]), np.zeros(n))
                                for d in range(self.op_dims)]
-            keys, inverse = unique_rows(np.concatenate([over[:, None], outer], axis=1).astype(np.int64))
-            groups = np.where(inverse.reshape(1, -1) == np.arange(len(keys))[:, None], chained[None, :], np.inf)
+            keys, members = self._spilled_groups(m, c, s)
+            groups = np.where(members, chained[None, :], np.inf)
             least = self._least_unrolling(m, groups, rest)  # (G, n): -inf where no legal row has that key
             excess = np.array([np.min([cases[i] for i in np.nonzero(k)[0]], axis=0) if k[0] else np.zeros(n)
                                for k in keys])
             value = np.where(np.isneginf(least), np.inf, least + excess).min(axis=0)
             best = np.maximum(best, np.where(np.isfinite(value), value, -np.inf))
         return best - held
+
+    def _spilled_groups(self, m: int, c: int, s: int) -> tuple[np.ndarray, np.ndarray]:
+        """B26: the distinct rows ``U`` of :meth:`_joint_table` grouped by their cases for tensor ``s`` at level ``c``:
+        (G, 1 + D) per group whether ``s``'s words of ``bounds / U`` overflow ``c``, then per dimension whether case (b)'s
+        outermost loop may lie on it (it indexes ``s`` and ``bounds / U`` leaves it at least 2); (G, V') its rows.
+        Cached."""
+        key = ("spilled", m, c, s)
+        if key not in self._front_cache:
+            cover = self.bounds[None, :] // self._joint_table(m, drains=True)[0][self._distinct_rows(m)]  # (V', D)
+            over = touched_lower(self.op, cover, contiguous=True)[:, s] > self.capacity[c, s]  # (V',)
+            outer = over[:, None] & self.indexes[s][None, :] & (cover > 1)  # (V', D)
+            keys, inverse = unique_rows(np.concatenate([over[:, None], outer], axis=1).astype(np.int64))
+            self._front_cache[key] = (keys, inverse.reshape(1, -1) == np.arange(len(keys))[:, None])
+        return self._front_cache[key]
 
     def _least_unrolling(self, m: int, chained: np.ndarray, rest: np.ndarray) -> np.ndarray:
         """(n,) B22/B24: the least of ``chained`` (V', per distinct row of :meth:`_joint_table`: B14's sum there plus
