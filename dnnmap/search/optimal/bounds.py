@@ -95,6 +95,11 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   keeps a tensor): the raised tiles of every level below the open fan-out nest (:meth:`LowerBound._stacked_chains`,
   each fitting its own level), and the output's drains are priced with the parent's updates and reads at ``U``'s
   copies (B16 with ``R = copies(U)``), linearly, the least over ``U``;
+* B26 **the backing store's refetches the on-chip capacity forces** (:meth:`LowerBound._spilled_refetch`; where
+  B22 applies and a tensor kept at B14's child has the backing store as its parent, as Eyeriss's weights): per
+  unrolling ``U``, where that tensor's words of ``bounds / U`` overflow the register file, either it is read twice
+  from the backing store or the nest's outermost loop indexes it and the tensors that loop does not index are fetched
+  again beyond what the chip holds; the least of the two added to B22's sum at ``U``, the least over ``U``;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -1475,72 +1480,80 @@ class LowerBound:
         unrolling ``U`` of the open fan-out ``m``, the refetches from the backing store that a tensor ``s`` kept at
         B14's child ``c`` with the backing store as its parent (it bypasses the levels between, as Eyeriss's weights)
         forces where its words per instance of ``c`` under ``U`` (``s``'s words of ``bounds / U``) exceed ``c``'s
-        capacity for it. Then some loop ``X`` above ``s``'s raised tile ``R_s`` (B20) indexes ``s`` (else ``R_s``
-        holds the instance's whole slice, which does not fit), and either
-        (a) a loop not indexing ``s`` lies above ``X``: every run of ``R_s`` fills its words, and those runs are
-            repeated by that loop, so each instance fills its slice at least twice at different times and the backing
-            store reads every word of ``s`` at least twice (a read feeds only the fills of one moment): ``s``'s pair
-            costs at least ``2 |s|`` reads and its bound's child words (B22 prices the fills beyond them); or
-        (b) every loop above ``X`` indexes ``s``: the outermost loop ``Y`` of the nest (on a dimension ``d`` indexing
-            ``s``, which ``U`` leaves at least 2 iterations of) has at least two iterations, each touching every word of
-            each tensor ``t`` that ``d`` does not index. At the boundary between two of them at most ``H_t`` words of
-            ``t`` are on chip (each level below the backing store keeping ``t``: its capacity for it times its most
-            instances), so at least ``|t| - H_t`` of them come from the backing store again: an input's pair fills
-            (and its parent reads) at least ``2 |t| - H_t`` words; an output's drains at least that many and reloads
-            at least ``|t| - H_t`` (drained before the boundary and needed after it).
-        Each case prices pairs the bound counts apart from B22's terms (``top``: per tensor its backing store's pair,
-        (pair, energy, child words, hop energy per word); what the bound counts for each: its energy with the hops and
-        the refills ``spent`` at its child level), so per ``U`` the least of the cases' excess adds to B22's sum at
-        ``U``; the least over the legal ``U`` (rows with the same cases taken together), less B22's held words. None
-        where no tensor is such an ``s``: the larger over the tensors that are. A node's bound only, as B22."""
+        capacity for it. Take the nest's outermost loops that do not index ``s`` (the prefix; ``T`` their trips per
+        dimension, ``T_Z`` their product: every ``T`` dividing ``bounds / U`` is a case) and the loop ``Y`` right below
+        them, on a dimension ``d`` indexing ``s`` (``bounds / U`` leaves ``d`` at least 2):
+        * some loop ``X`` above ``s``'s raised tile ``R_s`` (B20) indexes ``s`` (else ``R_s`` holds the instance's whole
+          slice, which does not fit), so the prefix lies above ``X``: the runs of ``R_s`` (each filling its words) are
+          repeated by each prefix iteration, so each instance fills its slice ``T_Z`` times at different moments and the
+          backing store, whose one read feeds only the fills of one moment, reads every word of ``s`` ``T_Z`` times;
+        * in each prefix iteration (the box ``bounds / T``) every iteration of ``Y`` touches every word of that box of
+          each tensor ``t`` that ``d`` does not index. At the boundary between two of them at most ``H_t`` words of
+          ``t`` are on chip (each level below the backing store keeping ``t``: its capacity for it times its most
+          instances), so ``T_Z x (|t(bounds / T)| - H_t)`` words come from the backing store again: an input's pair
+          fills (and its parent reads) ``|t|`` and these; an output's drains as many (each word not on chip at a
+          boundary was drained before it and is drained again later) and reloads these.
+        Each prices pairs the bound counts apart from B22's terms, beyond what the bound counts for each (``top``: per
+        tensor its backing store's pair, (pair, energy, child words, hop energy per word); its energy with the hops and
+        the refills ``spent`` at its child level; ``s``'s fills beyond its child words are B22's), so per ``U`` the least
+        over ``T`` and ``d`` of their sum adds to B22's sum at ``U``; the least over the legal ``U`` (rows with the same
+        cases taken together, :meth:`_spilled_groups`), less B22's held words. None where no tensor is such an ``s``;
+        else the larger over the tensors that are. A node's bound only, as B22."""
         c = drain[0]
         sources = [s for s, (pr, *_) in top.items() if pr.child == c and s != self.out and self.plain[s]]
         if not sources:
             return None
         m = next(i for i, lv in enumerate(self.arch.levels) if lv.fanout is not None)
         n = len(rest)
-        again: dict[int, np.ndarray] = {}  # case (b): per tensor, its pair's excess with its overflow fetched again
-        for t, (pr, e, h, hop) in top.items():
-            ch, p = pr.child, pr.parent
-            held = sum(self.capacity[lv, t] * self.fan[lv + 1:].prod() for lv in range(self.L - 1) if self.keeps[lv, t])
-            over = self.touched_all[t] - held
-            if not over > 0:
-                continue
-            if t == self.out:
-                pair = ((self.touched_all[t] + over) * (self.energy[ch, t, 0] + self.energy[p, t, 2])
-                        + over * (self.energy[ch, t, 1] + self.read_full[p, t]))
-            else:
-                pair = (self.touched_all[t] + over) * (self.energy[ch, t, 1] + self.read_full[p, t])
-            again[t] = np.maximum(0.0, pair - (e + h * hop) - spent.get(ch, 0.0))
         chained, held = self._unrolled_chain(entries, n, drain)
         best = np.full(n, -np.inf)
         for s in sources:
+            zs, words, keys, members = self._spilled_groups(m, c, s)
             pr, e, h, hop = top[s]
-            twice = np.maximum(0.0, 2 * self.touched_all[s] * self.read_full[pr.parent, s]
-                               + h * (self.energy[c, s, 1] + hop) - (e + h * hop))  # case (a)
-            cases = [twice] + [sum((again[t] for t in again if t != s and not self.indexes[t, d]), np.zeros(n))
-                               for d in range(self.op_dims)]
-            keys, members = self._spilled_groups(m, c, s)
-            groups = np.where(members, chained[None, :], np.inf)
-            least = self._least_unrolling(m, groups, rest)  # (G, n): -inf where no legal row has that key
-            excess = np.array([np.min([cases[i] for i in np.nonzero(k)[0]], axis=0) if k[0] else np.zeros(n)
-                               for k in keys])
+            reads = np.maximum(0.0, zs[None, :] * self.touched_all[s] * self.read_full[pr.parent, s]
+                               + (h * (self.energy[c, s, 1] + hop) - (e + h * hop))[:, None])  # (n, K)
+            again = np.zeros((self.T, n, len(zs)))  # per tensor, its pair's excess with the prefixes' refetches
+            for t, (q, et, ht, hopt) in top.items():
+                on_chip = sum(self.capacity[lv, t] * self.fan[lv + 1:].prod() for lv in range(self.L - 1)
+                              if self.keeps[lv, t])
+                if t == s or not (words[:, t] > on_chip).any():
+                    continue
+                over = zs * np.maximum(0.0, words[:, t] - on_chip)  # (K,)
+                ch, p = q.child, q.parent
+                pair = (self.touched_all[t] + over) * (self.energy[ch, t, 1] + self.read_full[p, t])
+                if t == self.out:
+                    pair = ((self.touched_all[t] + over) * (self.energy[ch, t, 0] + self.energy[p, t, 2])
+                            + over * (self.energy[ch, t, 1] + self.read_full[p, t]))
+                again[t] = np.maximum(0.0, pair[None, :] - (et + ht * hopt + spent.get(ch, 0.0))[:, None])
+            inner = np.array([again[~self.indexes[:, d]].sum(axis=0) for d in range(self.op_dims)])  # (D, n, K)
+            excess = np.zeros((len(keys), n))
+            for g, key in enumerate(keys):
+                dims, prefixes = np.nonzero(key[1:1 + self.op_dims])[0], np.nonzero(key[1 + self.op_dims:])[0]
+                if key[0] and len(dims):
+                    excess[g] = (reads[:, prefixes] + inner[dims][:, :, prefixes].min(axis=0)).min(axis=1)
+            least = self._least_unrolling(m, np.where(members, chained[None, :], np.inf), rest)  # (G, n)
             value = np.where(np.isneginf(least), np.inf, least + excess).min(axis=0)
             best = np.maximum(best, np.where(np.isfinite(value), value, -np.inf))
         return best - held
 
-    def _spilled_groups(self, m: int, c: int, s: int) -> tuple[np.ndarray, np.ndarray]:
-        """B26: the distinct rows ``U`` of :meth:`_joint_table` grouped by their cases for tensor ``s`` at level ``c``:
-        (G, 1 + D) per group whether ``s``'s words of ``bounds / U`` overflow ``c``, then per dimension whether case (b)'s
-        outermost loop may lie on it (it indexes ``s`` and ``bounds / U`` leaves it at least 2); (G, V') its rows.
-        Cached."""
+    def _spilled_groups(self, m: int, c: int, s: int) -> tuple[np.ndarray, ...]:
+        """B26's cases for tensor ``s`` at level ``c``: (K,) the prefixes' ``T_Z`` (every ``T``: divisors of the
+        dimensions not indexing ``s``, 1 on the others), (K, T) each tensor's words of ``bounds / T``, and the distinct
+        rows ``U`` of :meth:`_joint_table` grouped by their cases: (G, 1 + D + K) per group whether ``s``'s words of
+        ``bounds / U`` overflow ``c``, per dimension whether ``Y`` may lie on it (it indexes ``s`` and ``bounds / U``
+        leaves it at least 2), per prefix whether it divides ``bounds / U``; (G, V') its rows. Cached."""
         key = ("spilled", m, c, s)
         if key not in self._front_cache:
             cover = self.bounds[None, :] // self._joint_table(m, drains=True)[0][self._distinct_rows(m)]  # (V', D)
+            prefixes = np.array(list(itertools.product(*[divisors(int(b)) if not self.indexes[s, d] else (1,)
+                                                         for d, b in enumerate(self.bounds)])), dtype=np.int64)
+            words = touched_lower(self.op, self.bounds[None, :] // prefixes, contiguous=True)
             over = touched_lower(self.op, cover, contiguous=True)[:, s] > self.capacity[c, s]  # (V',)
             outer = over[:, None] & self.indexes[s][None, :] & (cover > 1)  # (V', D)
-            keys, inverse = unique_rows(np.concatenate([over[:, None], outer], axis=1).astype(np.int64))
-            self._front_cache[key] = (keys, inverse.reshape(1, -1) == np.arange(len(keys))[:, None])
+            fits = (cover[:, None, :] % prefixes[None, :, :] == 0).all(axis=2)  # (V', K)
+            keys, inverse = unique_rows(np.concatenate([over[:, None], outer, fits], axis=1).astype(np.int64))
+            self._front_cache[key] = (prefixes.prod(axis=1).astype(float), words, keys,
+                                      inverse.reshape(1, -1) == np.arange(len(keys))[:, None])
         return self._front_cache[key]
 
     def _least_unrolling(self, m: int, chained: np.ndarray, rest: np.ndarray) -> np.ndarray:
