@@ -1527,11 +1527,14 @@ class LowerBound:
                 again[t] = np.maximum(0.0, pair[None, :] - (et + ht * hopt + spent.get(ch, 0.0))[:, None])
             inner = np.array([again[~self.indexes[:, d]].sum(axis=0) for d in range(self.op_dims)])  # (D, n, K)
             excess = np.zeros((len(keys), n))
+            by_dims: dict[bytes, np.ndarray] = {}  # per set of ``Y``'s dimensions, (n, K) the least over them
             for g, key in enumerate(keys):
-                dims, prefixes = np.nonzero(key[1:1 + self.op_dims])[0], np.nonzero(key[1 + self.op_dims:])[0]
-                if key[0] and len(dims):
-                    excess[g] = (reads[:, prefixes] + inner[dims][:, :, prefixes].min(axis=0)).min(axis=1)
-            least = self._least_unrolling(m, np.where(members, chained[None, :], np.inf), rest)  # (G, n)
+                dims, prefixes = key[1:1 + self.op_dims].astype(bool), key[1 + self.op_dims:].astype(bool)
+                if key[0] and dims.any():
+                    if dims.tobytes() not in by_dims:
+                        by_dims[dims.tobytes()] = reads + inner[dims].min(axis=0)
+                    excess[g] = by_dims[dims.tobytes()][:, prefixes].min(axis=1)
+            least = self._least_unrolling(m, chained, rest, members)  # (G, n)
             value = np.where(np.isneginf(least), np.inf, least + excess).min(axis=0)
             best = np.maximum(best, np.where(np.isfinite(value), value, -np.inf))
         return best - held
@@ -1541,7 +1544,8 @@ class LowerBound:
         dimensions not indexing ``s``, 1 on the others), (K, T) each tensor's words of ``bounds / T``, and the distinct
         rows ``U`` of :meth:`_joint_table` grouped by their cases: (G, 1 + D + K) per group whether ``s``'s words of
         ``bounds / U`` overflow ``c``, per dimension whether ``Y`` may lie on it (it indexes ``s`` and ``bounds / U``
-        leaves it at least 2), per prefix whether it divides ``bounds / U``; (G, V') its rows. Cached."""
+        leaves it at least 2), per prefix whether it divides ``bounds / U``; the rows in the groups' order and where each
+        group starts among them (:meth:`_least_unrolling`). Cached."""
         key = ("spilled", m, c, s)
         if key not in self._front_cache:
             cover = self.bounds[None, :] // self._joint_table(m, drains=True)[0][self._distinct_rows(m)]  # (V', D)
@@ -1552,23 +1556,30 @@ class LowerBound:
             outer = over[:, None] & self.indexes[s][None, :] & (cover > 1)  # (V', D)
             fits = (cover[:, None, :] % prefixes[None, :, :] == 0).all(axis=2)  # (V', K)
             keys, inverse = unique_rows(np.concatenate([over[:, None], outer, fits], axis=1).astype(np.int64))
-            self._front_cache[key] = (prefixes.prod(axis=1).astype(float), words, keys,
-                                      inverse.reshape(1, -1) == np.arange(len(keys))[:, None])
+            order = np.argsort(inverse.reshape(-1), kind="stable")
+            starts = np.searchsorted(inverse.reshape(-1)[order], np.arange(len(keys)))
+            self._front_cache[key] = (prefixes.prod(axis=1).astype(float), words, keys, (order, starts))
         return self._front_cache[key]
 
-    def _least_unrolling(self, m: int, chained: np.ndarray, rest: np.ndarray) -> np.ndarray:
+    def _least_unrolling(self, m: int, chained: np.ndarray, rest: np.ndarray,
+                         groups: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """(n,) B22/B24: the least of ``chained`` (V', per distinct row of :meth:`_joint_table`: B14's sum there plus
         the refills priced at it) over the legal unrollings of each budget ``rest``, less the per-pair minima over them
-        (B14's ``low``); -inf where none is legal. ``chained`` (G, V'): (G, n), one least per row (B26's groups)."""
+        (B14's ``low``); -inf where none is legal. ``groups`` (B26): (V',) the rows in groups' order and (G,) where
+        each group starts among them: (G, n), the least over each group's rows."""
         energy, first = self._joint_table(m, drains=True)[1], self._distinct_rows(m)
         keys, inverse = unique_rows(rest)
         legal = self._joint_legal(m, keys, drains=True, distinct=True)  # (u, V')
         # the per-pair minima over the legal rows: the least sum (the table is sorted by it, ``first`` ascending) less
         # B14's joint term
         low = energy.sum(axis=0)[first][legal.argmax(axis=1)] - self._joint_least(m, keys, drains=True)
-        best = np.where(legal, np.atleast_2d(chained)[:, None, :], np.inf).min(axis=2) - low  # (G, u)
-        out = np.where(legal.any(axis=1) & np.isfinite(best), best, -np.inf)[:, inverse.reshape(-1)]
-        return out if chained.ndim == 2 else out[0]
+        values = np.where(legal, chained[None, :], np.inf)  # (u, V')
+        if groups is None:
+            best = values.min(axis=1) - low
+            return np.where(legal.any(axis=1) & np.isfinite(best), best, -np.inf)[inverse.reshape(-1)]
+        order, starts = groups
+        best = np.minimum.reduceat(values[:, order], starts, axis=1).T - low[None, :]  # (G, u)
+        return np.where(np.isfinite(best), best, -np.inf)[:, inverse.reshape(-1)]
 
     def _stacked_refills(self, placed: dict[int, dict[int, tuple]], rest: np.ndarray,
                          drain: tuple[int, float, float]) -> np.ndarray:
