@@ -3,9 +3,9 @@ widened space, B22's sum per unrolling of the open array plus the refetches from
 that bypasses the global buffer (Eyeriss's weights) does not fit the register file of one instance under that unrolling
 (:meth:`.bounds.LowerBound._spilled_refetch`), against the independent brute force.
 
-On a register file of one word per role under a 2- or 3-word global buffer that keeps only the input and the output, with a
-2-wide fan-out (a matmul and a convolution: the weights overflow every instance, the input and the output overflow the
-chip), every placement of every mapping is priced: at every stage each mapping's ancestor's bound and the tile bound are
+On a register file of one word per role under a 2- or 3-word global buffer that keeps only the input and the output,
+with a 2-wide fan-out (a matmul and a convolution: the weights overflow every instance, the input and the output
+overflow the chip), every placement of every mapping is priced: at every stage each mapping's ancestor's bound and the tile bound are
 at most its cost for every objective; taking B26 out lowers some finite bound and raises none. Its term x 1.03 is not
 caught on these cases: B26 is nowhere tight on them (the least of a mapping's cost less its raised bound is 1.7 times
 B26's increment there), so the term x 3 is what the check below catches.
