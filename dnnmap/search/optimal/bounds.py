@@ -100,6 +100,11 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   least its child's refills over the children one read may feed under ``U`` (:meth:`LowerBound._read_groups`), one
   chain table per vector of those, computed only for the unrollings some node's least needs
   (:meth:`LowerBound._read_tables`);
+* B26 **the backing store's refetches the on-chip capacity forces** (:meth:`LowerBound._spilled_refetch`; where
+  B22 applies and a tensor kept at B14's child has the backing store as its parent, as Eyeriss's weights): per
+  unrolling ``U``, where that tensor's words of ``bounds / U`` overflow the register file, either it is read twice
+  from the backing store or the nest's outermost loop indexes it and the tensors that loop does not index are fetched
+  again beyond what the chip holds; the least of the two added to B22's sum at ``U``, the least over ``U``;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -454,7 +459,7 @@ def _dividing(table: np.ndarray, divides: dict[tuple[int, int], np.ndarray], bud
 # already reach the incumbent
 TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
 TIER_REFILLS = 1  # and B7-B9, B13, B15, B16 (B23: with placement), B20: capacity per sweep, disjoint footprints, refills
-TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24, B25, the lanes' joint term, B23's joint term: per-budget tables
+TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24, B25, B26, the lanes' joint term, B23's joint term: per-budget tables
 # and Pareto fronts, B19's strides
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
@@ -605,6 +610,7 @@ class LowerBound:
         joint: list[tuple] | None = ([] if (self.placement or self.both_axes) and by_order is not None and full
                                      and known == fixed_from == self.L - 1 else None)
         refilled: dict[int, np.ndarray] = {}  # per child level, the refills (B9-B11, B13) the bound adds there
+        top: dict[int, tuple] = {}  # B26: per tensor, its pair with the backing store, (pair, energy, words, hop energy)
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
             if ch >= known and not (self.placement and ch == known and not self.monotone[ch, t]):
@@ -638,6 +644,8 @@ class LowerBound:
                 counted = counted + e + h * hop_per_word
             elif drain is not None and ch == drain[0] and tile is None:  # B25: its energy and hops as counted
                 paired[t] = e + h * hop_per_word
+            if p == self.L - 1 and ch >= 0:
+                top[t] = (pr, e, h, hop_per_word)
             whole = None  # B11: (box words, energy the pair adds when refilled whole at every event)
             if self.placement and 0 <= ch <= known and self.plain[t] and full:
                 box = self._box(temporal, spatial, ch, fixed_from, tile)
@@ -774,6 +782,9 @@ class LowerBound:
             if len(placed[drain[0]]) > 1:  # B25: with the parents' reads, lazily (a tensor besides the output)
                 unrolled = np.maximum(unrolled, self._parent_reads(placed[drain[0]], paired, rest, drain))
             added = np.maximum(added, unrolled - (counted - first))
+            spilled = self._spilled_refetch(placed[drain[0]], rest, drain, top, refilled)  # B26: with the refetches
+            if spilled is not None:  # from the backing store that the on-chip capacity forces, least per unrolling
+                added = np.maximum(added, spilled - (counted - first))
             below = [lv for lv in placed if lv < drain[0]]
             if below:  # B24: with the register files below B14's child in the chain, and the output's parent side
                 lower = sum((refilled.get(lv, 0.0) for lv in below), np.zeros(n))
@@ -1477,8 +1488,13 @@ class LowerBound:
         per-pair minima over them; the caller subtracts what the bound counts for those parts (B14's ``counted``
         less its first touches), as for B14. ``entries``: B20's (t -> (h, energy per word, copies))."""
         m, chained, weights, others = self._unrolled_terms(entries, drain)
-        held = sum((entries[t][0] * weights[t] for t in others), np.zeros(len(rest)))
-        return self._least_unrolling(m, chained, rest) - held
+        return self._least_unrolling(m, chained, rest) - self._held(entries, weights, others, len(rest))
+
+    def _held(self, entries: dict[int, tuple], weights: tuple[float, ...], others: list[int] | tuple[int, ...],
+              n: int) -> np.ndarray:
+        """(n,) B22/B25/B26: the words the pairs' bounds hold for the tensors ``others`` at B22's weights
+        (``sum_t e_t h_t``), subtracted after the least over ``U``."""
+        return sum((entries[t][0] * weights[t] for t in others), np.zeros(n))
 
     def _unrolled_terms(self, entries: dict[int, tuple], drain: tuple[int, float, float]
                         ) -> tuple[int, np.ndarray, tuple[float, ...], list[int]]:
@@ -1515,7 +1531,7 @@ class LowerBound:
         whose table is not yet computed counts ``A(U)``, B22's value, so the result is always a bound."""
         m, chained, weights, others = self._unrolled_terms(entries, drain)
         c, n, others = drain[0], len(rest), tuple(others)
-        held = sum((entries[t][0] * weights[t] for t in others), np.zeros(n))
+        held = self._held(entries, weights, others, n)
         slack = sum((paired[t] for t in others), np.zeros(n)) - held  # (n,) d
         keys, inverse = unique_rows(rest)
         rows = inverse.reshape(-1)
@@ -1591,14 +1607,108 @@ class LowerBound:
             self._front_cache[key] = (inverse.reshape(-1), vectors)
         return self._front_cache[key]
 
-    def _least_unrolling(self, m: int, chained: np.ndarray, rest: np.ndarray) -> np.ndarray:
+    def _spilled_refetch(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float],
+                         top: dict[int, tuple], spent: dict[int, np.ndarray]) -> np.ndarray | None:
+        """(n,) B26 (docs/search.md, "B26: the backing store's refetches the on-chip capacity forces"): B22 with, per
+        unrolling ``U`` of the open fan-out ``m``, the refetches from the backing store that a tensor ``s`` kept at
+        B14's child ``c`` with the backing store as its parent (it bypasses the levels between, as Eyeriss's weights)
+        forces where its words per instance of ``c`` under ``U`` (``s``'s words of ``bounds / U``) exceed ``c``'s
+        capacity for it. Take the nest's outermost loops that do not index ``s`` (the prefix; ``T`` their trips per
+        dimension, ``T_Z`` their product: every ``T`` dividing ``bounds / U`` is a case) and the loop ``Y`` right below
+        them, on a dimension ``d`` indexing ``s`` (``bounds / U`` leaves ``d`` at least 2):
+        * some loop ``X`` above ``s``'s raised tile ``R_s`` (B20) indexes ``s`` (else ``R_s`` holds the instance's whole
+          slice, which does not fit), so the prefix lies above ``X``: the runs of ``R_s`` (each filling its words) are
+          repeated by each prefix iteration, so each instance fills its slice ``T_Z`` times at different moments and the
+          backing store, whose one read feeds only the fills of one moment, reads every word of ``s`` ``T_Z`` times;
+        * in each prefix iteration (the box ``bounds / T``) every iteration of ``Y`` touches every word of that box of
+          each tensor ``t`` that ``d`` does not index. At the boundary between two of them at most ``H_t`` words of
+          ``t`` are on chip (each level below the backing store keeping ``t``: its capacity for it times its most
+          instances), so ``T_Z x (|t(bounds / T)| - H_t)`` words come from the backing store again: an input's pair
+          fills (and its parent reads) ``|t|`` and these; an output's drains as many (each word not on chip at a
+          boundary was drained before it and is drained again later) and reloads these.
+        Each prices pairs the bound counts apart from B22's terms, beyond what the bound counts for each (``top``: per
+        tensor its backing store's pair, (pair, energy, child words, hop energy per word); its energy with the hops and
+        the refills ``spent`` at its child level; ``s``'s fills beyond its child words are B22's), so per ``U`` the least
+        over ``T`` and ``d`` of their sum adds to B22's sum at ``U``; the least over the legal ``U`` (rows with the same
+        cases taken together, :meth:`_spilled_groups`), less B22's held words. None where no tensor is such an ``s``;
+        else the larger over the tensors that are. A node's bound only, as B22."""
+        c = drain[0]
+        sources = [s for s, (pr, *_) in top.items() if pr.child == c and s != self.out and self.plain[s]]
+        if not sources:
+            return None
+        n = len(rest)
+        m, chained, weights, others = self._unrolled_terms(entries, drain)
+        held = self._held(entries, weights, others, n)
+        best = np.full(n, -np.inf)
+        for s in sources:
+            zs, words, keys, members = self._spilled_groups(m, c, s)
+            pr, e, h, hop = top[s]
+            reads = np.maximum(0.0, zs[None, :] * self.touched_all[s] * self.read_full[pr.parent, s]
+                               + (h * (self.energy[c, s, 1] + hop) - (e + h * hop))[:, None])  # (n, K)
+            again = np.zeros((self.T, n, len(zs)))  # per tensor, its pair's excess with the prefixes' refetches
+            for t, (q, et, ht, hopt) in top.items():
+                on_chip = sum(self.capacity[lv, t] * self.fan[lv + 1:].prod() for lv in range(self.L - 1)
+                              if self.keeps[lv, t])
+                if t == s or not (words[:, t] > on_chip).any():
+                    continue
+                over = zs * np.maximum(0.0, words[:, t] - on_chip)  # (K,)
+                ch, p = q.child, q.parent
+                pair = (self.touched_all[t] + over) * (self.energy[ch, t, 1] + self.read_full[p, t])
+                if t == self.out:
+                    pair = ((self.touched_all[t] + over) * (self.energy[ch, t, 0] + self.energy[p, t, 2])
+                            + over * (self.energy[ch, t, 1] + self.read_full[p, t]))
+                again[t] = np.maximum(0.0, pair[None, :] - (et + ht * hopt + spent.get(ch, 0.0))[:, None])
+            inner = np.array([again[~self.indexes[:, d]].sum(axis=0) for d in range(self.op_dims)])  # (D, n, K)
+            excess = np.zeros((len(keys), n))
+            by_dims: dict[bytes, np.ndarray] = {}  # per set of ``Y``'s dimensions, (n, K) the least over them
+            for g, key in enumerate(keys):
+                dims, prefixes = key[1:1 + self.op_dims].astype(bool), key[1 + self.op_dims:].astype(bool)
+                if key[0] and dims.any():
+                    if dims.tobytes() not in by_dims:
+                        by_dims[dims.tobytes()] = reads + inner[dims].min(axis=0)
+                    excess[g] = by_dims[dims.tobytes()][:, prefixes].min(axis=1)
+            least = self._least_unrolling(m, chained, rest, members)  # (G, n)
+            value = np.where(np.isneginf(least), np.inf, least + excess).min(axis=0)
+            best = np.maximum(best, np.where(np.isfinite(value), value, -np.inf))
+        return best - held
+
+    def _spilled_groups(self, m: int, c: int, s: int) -> tuple[np.ndarray, ...]:
+        """B26's cases for tensor ``s`` at level ``c``: (K,) the prefixes' ``T_Z`` (every ``T``: divisors of the
+        dimensions not indexing ``s``, 1 on the others), (K, T) each tensor's words of ``bounds / T``, and the distinct
+        rows ``U`` of :meth:`_joint_table` grouped by their cases: (G, 1 + D + K) per group whether ``s``'s words of
+        ``bounds / U`` overflow ``c``, per dimension whether ``Y`` may lie on it (it indexes ``s`` and ``bounds / U``
+        leaves it at least 2), per prefix whether it divides ``bounds / U``; the rows in the groups' order and where each
+        group starts among them (:meth:`_least_unrolling`). Cached."""
+        key = ("spilled", m, c, s)
+        if key not in self._front_cache:
+            cover = self.bounds[None, :] // self._joint_table(m, drains=True)[0][self._distinct_rows(m)]  # (V', D)
+            prefixes = np.array(list(itertools.product(*[divisors(int(b)) if not self.indexes[s, d] else (1,)
+                                                         for d, b in enumerate(self.bounds)])), dtype=np.int64)
+            words = touched_lower(self.op, self.bounds[None, :] // prefixes, contiguous=True)
+            over = touched_lower(self.op, cover, contiguous=True)[:, s] > self.capacity[c, s]  # (V',)
+            outer = over[:, None] & self.indexes[s][None, :] & (cover > 1)  # (V', D)
+            fits = (cover[:, None, :] % prefixes[None, :, :] == 0).all(axis=2)  # (V', K)
+            keys, inverse = unique_rows(np.concatenate([over[:, None], outer, fits], axis=1).astype(np.int64))
+            order = np.argsort(inverse.reshape(-1), kind="stable")
+            starts = np.searchsorted(inverse.reshape(-1)[order], np.arange(len(keys)))
+            self._front_cache[key] = (prefixes.prod(axis=1).astype(float), words, keys, (order, starts))
+        return self._front_cache[key]
+
+    def _least_unrolling(self, m: int, chained: np.ndarray, rest: np.ndarray,
+                         groups: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """(n,) B22/B24: the least of ``chained`` (V', per distinct row of :meth:`_joint_table`: B14's sum there plus
         the refills priced at it) over the legal unrollings of each budget ``rest``, less the per-pair minima over them
-        (B14's ``low``); -inf where none is legal."""
+        (B14's ``low``); -inf where none is legal. ``groups`` (B26): (V',) the rows in groups' order and (G,) where
+        each group starts among them: (G, n), the least over each group's rows."""
         keys, inverse = unique_rows(rest)
         legal, low = self._unrolling_low(m, keys)
-        best = np.where(legal, chained[None, :], np.inf).min(axis=1) - low
-        return np.where(legal.any(axis=1) & np.isfinite(best), best, -np.inf)[inverse.reshape(-1)]
+        values = np.where(legal, chained[None, :], np.inf)  # (u, V')
+        if groups is None:
+            best = values.min(axis=1) - low
+            return np.where(legal.any(axis=1) & np.isfinite(best), best, -np.inf)[inverse.reshape(-1)]
+        order, starts = groups
+        best = np.minimum.reduceat(values[:, order], starts, axis=1).T - low[None, :]  # (G, u)
+        return np.where(np.isfinite(best), best, -np.inf)[:, inverse.reshape(-1)]
 
     def _unrolling_low(self, m: int, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """B22/B24/B25: (u, V') the distinct rows of :meth:`_joint_table` legal for each budget of ``keys`` and (u,)
