@@ -390,17 +390,58 @@ def axis_columns(op: Operator) -> tuple[tuple[int, tuple[int, ...], tuple[int, .
                  for j, t in enumerate(op.tensors) for a in t.axes)
 
 
+@dataclass(frozen=True)
+class AxisPlan:
+    """A layer's tensor axes grouped for per-row counts over all of them at once (:func:`touched_lower`, the sumset
+    bound of the optimal mapper's bounds): the one-term axes as one gather, the others one by one."""
+
+    tensors: int
+    single: np.ndarray  # (S,) the dimension column of every one-term axis, grouped by tensor
+    starts: np.ndarray  # (k,) each group's first entry in ``single``
+    owners: np.ndarray  # (k,) each group's tensor (the tensors with a one-term axis)
+    multi: tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]  # (tensor, columns, coefficients) of the others
+
+    def single_product(self, cover: np.ndarray) -> np.ndarray:
+        """(n, T) per tensor the product of ``cover``'s columns of its one-term axes (1 for a tensor without),
+        as floats: the counts are integers, so the products are those of the axes one at a time."""
+        out = np.ones((cover.shape[0], self.tensors))
+        if len(self.single):
+            out[:, self.owners] = np.multiply.reduceat(cover[:, self.single].astype(float), self.starts, axis=1)
+        return out
+
+
+_AXIS_PLANS: dict[int, tuple[Operator, AxisPlan]] = {}  # by the operator's identity: hashing it costs more than a count
+
+
+def axis_plan(op: Operator) -> AxisPlan:
+    """:class:`AxisPlan` of ``op``, cached per operator object (which the cache keeps, so its id is not reused)."""
+    hit = _AXIS_PLANS.get(id(op))
+    if hit is None or hit[0] is not op:
+        if len(_AXIS_PLANS) >= 256:
+            _AXIS_PLANS.clear()
+        columns = axis_columns(op)
+        single = [(j, index[0]) for j, index, _ in columns if len(index) == 1]
+        owners = sorted({j for j, _ in single})
+        starts = np.searchsorted([j for j, _ in single], owners)
+        plan = AxisPlan(len(op.tensors), np.array([c for _, c in single], dtype=np.int64),
+                        np.array(starts, dtype=np.int64), np.array(owners, dtype=np.int64),
+                        tuple(c for c in columns if len(c[1]) > 1))
+        hit = _AXIS_PLANS[id(op)] = (op, plan)
+    return hit[1]
+
+
 def touched_lower(op: Operator, cover: np.ndarray, contiguous: bool = False) -> np.ndarray:
     """(n, T) lower bound of the words of each tensor one instance touches when it iterates ``cover``
     (per dimension that many indices). In general an axis touches at least as many elements as its
     largest term alone takes values; when each dimension's indices form one contiguous range (a tile:
     all loops below a level, or the whole layer) the count of a sliding-window axis is exact."""
-    out = np.ones((cover.shape[0], len(op.tensors)), dtype=float)
-    for j, index, coefs in axis_columns(op):
+    plan = axis_plan(op)
+    out = plan.single_product(cover)  # a one-term axis: its dimension's count
+    for j, index, coefs in plan.multi:
         cols = cover[:, list(index)]
         if contiguous and len(coefs) == 2 and index[0] != index[1] and min(coefs) > 0:
             out[:, j] *= two_term_values(*coefs, cols[:, 0], cols[:, 1])
-        elif contiguous and len(coefs) > 1:
+        elif contiguous:
             keys, inverse = unique_rows(cols)
             exact = np.array([window_extent(coefs, tuple(int(x) for x in k)) for k in keys], dtype=float)
             out[:, j] *= exact[inverse.reshape(-1)]

@@ -145,7 +145,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
-from dnnmap.search.space import axis_columns, divisors, touched_lower, two_term_values, unique_rows, window_extent
+from dnnmap.search.space import axis_plan, divisors, touched_lower, two_term_values, unique_rows, window_extent
 from dnnmap.search.sunstone.unroll import legal_table
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.workload.ir import Operator
@@ -266,8 +266,9 @@ def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
     indices (contiguous or not): per axis, ``sum of its terms' counts - (terms - 1)`` (for finite integer sets ``A``,
     ``B``: ``|A + B| >= |A| + |B| - 1``, and a term's non-zero coefficient keeps its values distinct), times over the
     axes (as :func:`touched_lower`)."""
-    out = np.ones((box.shape[0], len(op.tensors)))
-    for j, index, _ in axis_columns(op):
+    plan = axis_plan(op)
+    out = plan.single_product(box)  # a one-term axis: its dimension's count
+    for j, index, _ in plan.multi:
         out[:, j] *= box[:, list(index)].sum(axis=1) - (len(index) - 1)
     return out
 
@@ -367,14 +368,9 @@ def _two_term_axes(op: Operator) -> Iterator[tuple[int, int, int, int, int]]:
     """(tensor, dimension 1, coefficient 1, dimension 2, coefficient 2) of every axis ``c1 d1 + c2 d2`` of two
     distinct dimensions with positive coefficients (a sliding window's), the axes whose lanes' words
     :func:`_lane_box_words` and :func:`_open_stride_words` count exactly."""
-    for j, tensor in enumerate(op.tensors):
-        for axis in tensor.axes:
-            if len(axis.terms) != 2 or any(c <= 0 for _, c in axis.terms):
-                continue
-            (d1, c1), (d2, c2) = axis.terms
-            i1, i2 = (op.dim_names.index(d) for d in (d1, d2))
-            if i1 != i2:
-                yield j, i1, c1, i2, c2
+    for j, index, coefs in axis_plan(op).multi:
+        if len(index) == 2 and index[0] != index[1] and min(coefs) > 0:
+            yield j, index[0], coefs[0], index[1], coefs[1]
 
 
 def _open_stride_words(op: Operator, box: np.ndarray, limits: np.ndarray) -> np.ndarray:
