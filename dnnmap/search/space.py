@@ -363,11 +363,14 @@ def window_extent(coefs: tuple[int, ...], extents: tuple[int, ...]) -> int:
 def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(a, axis=0, return_inverse=True)`` for a non-negative integer (n, k) array, through one
     mixed-radix integer per row (much faster than the row-wise sort) when the radices fit in 62 bits."""
-    radix = a.max(axis=0).astype(object) + 1 if len(a) else np.ones(a.shape[1], dtype=object)
-    if math.prod(int(r) for r in radix) >= 2 ** 62:
+    radix = [int(r) + 1 for r in a.max(axis=0).tolist()] if len(a) else [1] * a.shape[1]
+    if math.prod(radix) >= 2 ** 62:
         keys, inverse = np.unique(a, axis=0, return_inverse=True)
         return keys, inverse.reshape(-1)
-    weights = np.array([math.prod(int(r) for r in radix[k + 1:]) for k in range(a.shape[1])], dtype=np.int64)
+    weights = [1] * a.shape[1]  # each column's weight: the product of the radices after it
+    for k in range(a.shape[1] - 2, -1, -1):
+        weights[k] = weights[k + 1] * radix[k + 1]
+    weights = np.array(weights, dtype=np.int64)
     _, first, inverse = np.unique(a.astype(np.int64) @ weights, return_index=True, return_inverse=True)
     return a[first], inverse.reshape(-1)
 
@@ -392,21 +395,23 @@ def axis_columns(op: Operator) -> tuple[tuple[int, tuple[int, ...], tuple[int, .
 
 @dataclass(frozen=True)
 class AxisPlan:
-    """A layer's tensor axes grouped for per-row counts over all of them at once (:func:`touched_lower`, the sumset
-    bound of the optimal mapper's bounds): the one-term axes as one gather, the others one by one."""
+    """A layer's tensor axes grouped for per-row counts over all of them (:func:`touched_lower`, the sumset bound of
+    the optimal mapper's bounds): the one-term axes as one product of columns per tensor, the others one by one."""
 
     tensors: int
-    single: np.ndarray  # (S,) the dimension column of every one-term axis, grouped by tensor
-    starts: np.ndarray  # (k,) each group's first entry in ``single``
-    owners: np.ndarray  # (k,) each group's tensor (the tensors with a one-term axis)
+    single: tuple[tuple[int, tuple[int, ...]], ...]  # (tensor, dimension columns of its one-term axes)
     multi: tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]  # (tensor, columns, coefficients) of the others
 
     def single_product(self, cover: np.ndarray) -> np.ndarray:
         """(n, T) per tensor the product of ``cover``'s columns of its one-term axes (1 for a tensor without),
         as floats: the counts are integers, so the products are those of the axes one at a time."""
         out = np.ones((cover.shape[0], self.tensors))
-        if len(self.single):
-            out[:, self.owners] = np.multiply.reduceat(cover[:, self.single].astype(float), self.starts, axis=1)
+        if self.single:
+            values = cover.astype(float)
+            for t, columns in self.single:
+                column = out[:, t]
+                for c in columns:
+                    column *= values[:, c]
         return out
 
 
@@ -420,11 +425,9 @@ def axis_plan(op: Operator) -> AxisPlan:
         if len(_AXIS_PLANS) >= 256:
             _AXIS_PLANS.clear()
         columns = axis_columns(op)
-        single = [(j, index[0]) for j, index, _ in columns if len(index) == 1]
-        owners = sorted({j for j, _ in single})
-        starts = np.searchsorted([j for j, _ in single], owners)
-        plan = AxisPlan(len(op.tensors), np.array([c for _, c in single], dtype=np.int64),
-                        np.array(starts, dtype=np.int64), np.array(owners, dtype=np.int64),
+        single = tuple((t, tuple(index[0] for j, index, _ in columns if j == t and len(index) == 1))
+                       for t in range(len(op.tensors)))
+        plan = AxisPlan(len(op.tensors), tuple((t, c) for t, c in single if c),
                         tuple(c for c in columns if len(c[1]) > 1))
         hit = _AXIS_PLANS[id(op)] = (op, plan)
     return hit[1]

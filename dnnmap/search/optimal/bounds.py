@@ -136,7 +136,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -485,6 +485,7 @@ class LowerBound:
         # disjoint), and the Pareto tiles of each level by the words a step of each dimension brings in
         self.disjoint = self.indexes & ~self.window
         self._step_tiles: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._spatial_memo: tuple[np.ndarray | None, dict] = (None, {})  # :meth:`_of_spatial`
         # per tensor, per axis: its dimensions' columns and its count over the whole layer (B3, :meth:`_instance_words`)
         self._axes = [[(np.array([op.dim_names.index(d) for d, _ in a.terms]),
                         window_extent(tuple(c for _, c in a.terms), tuple(op.bound(d) for d, _ in a.terms)))
@@ -511,12 +512,29 @@ class LowerBound:
         self.cycles_per_byte = (float(dram_transfer_seconds(transfer, 1.0, 0.0)) * arch.clock_mhz * 1e6
                                 if transfer is not None else 0.0)
 
+    def _of_spatial(self, spatial: np.ndarray, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
+        """``make()``, kept (read-only) for ``spatial`` while it is the spatial array of the latest call
+        (:meth:`compute` starts anew): the pairs of one call share their levels' products."""
+        if self._spatial_memo[0] is not spatial:
+            self._spatial_memo = (spatial, {})
+        got = self._spatial_memo[1].get(key)
+        if got is None:
+            got = make()
+            got.setflags(write=False)
+            self._spatial_memo[1][key] = got
+        return got
+
     def _instances(self, spatial: np.ndarray, level: int) -> np.ndarray:
         """(n,) instances of ``level`` (product of the spatial factors above it)."""
-        return spatial[:, level + 1:].prod(axis=(1, 2)).astype(float)
+        return self._of_spatial(spatial, ("instances", level),
+                                lambda: self._fanned(spatial, level).prod(axis=1).astype(float))
+
+    def _fanned(self, spatial: np.ndarray, level: int) -> np.ndarray:
+        """(n, D) per dimension the product of the spatial factors above ``level``."""
+        return self._of_spatial(spatial, ("fanned", level), lambda: spatial[:, level + 1:].prod(axis=1))
 
     def _cover(self, spatial: np.ndarray, level: int) -> np.ndarray:
-        return self.bounds[None, :] // spatial[:, level + 1:].prod(axis=1)
+        return self._of_spatial(spatial, ("cover", level), lambda: self.bounds[None, :] // self._fanned(spatial, level))
 
     def order_safe(self, temporal: np.ndarray, j: int) -> np.ndarray:
         """(n, T): B2 applies to the tensor: no non-trivial loop of level ``j`` moves its window axes, or (B2 for a
@@ -539,6 +557,7 @@ class LowerBound:
         pairs of child ``known - 1`` where ``safe[:, t]``. ``tile`` (n, D): the tile of level ``fixed_from - 2``
         when it is known though that level's parent's factors are not (:meth:`tile_bound`). ``tier``: the terms up to
         that tier (:data:`TIER_FULL`: all), a lower bound at every tier."""
+        self._spatial_memo = (spatial, {})
         n = spatial.shape[0]
         rest = temporal[:, 0]
         sweeps = temporal[:, fixed_from:].prod(axis=(1, 2)).astype(float)
@@ -1902,11 +1921,16 @@ class LowerBound:
         of ``t``: where none of its dimensions is split, exactly the layer's count of the axis; else at least the
         sumset bound ``sum of cover - (terms - 1)``, which holds for any index sets (:func:`_sumset_words`; a
         single-term axis: its cover), times over the axes."""
-        cover = self._cover(spatial, level)
-        out = np.ones(len(cover))
-        for idx, full in self._axes[t]:
-            sumset = cover[:, idx].sum(axis=1) - (len(idx) - 1)
-            out *= np.where((cover[:, idx] == self.bounds[idx]).all(axis=1), full, sumset) if len(idx) > 1 else sumset
+        return self._of_spatial(spatial, ("words", level), lambda: self._level_words(self._cover(spatial, level)))[:, t]
+
+    def _level_words(self, cover: np.ndarray) -> np.ndarray:
+        """(n, T) :meth:`_instance_words` of every tensor from the ``cover`` of the level's instance."""
+        out = axis_plan(self.op).single_product(cover)  # a one-term axis: its cover
+        for t, axes in enumerate(self._axes):
+            for idx, full in axes:
+                if len(idx) > 1:
+                    sumset = cover[:, idx].sum(axis=1) - (len(idx) - 1)
+                    out[:, t] *= np.where((cover[:, idx] == self.bounds[idx]).all(axis=1), full, sumset)
         return out
 
     def runs(self, temporal: np.ndarray, order: np.ndarray, fixed_from: int, known: int) -> np.ndarray:
@@ -1919,9 +1943,8 @@ class LowerBound:
         outputs (no disjointness to rely on)."""
         j = fixed_from
         n = temporal.shape[0]
-        out = np.empty((n, self.T))
         # the loops of levels >= j innermost first (level j's as one position when its order is open): their dims and
-        # trips; the trips are integers, so their products are exact in any order
+        # trips; the trips are integers, so their products are exact in any order. Every tensor at once: (T, n, K)
         dims = order[:, j:, ::-1]
         walk = np.take_along_axis(temporal[:, j:], dims, axis=2).astype(float)
         open_order = known == j
@@ -1930,21 +1953,23 @@ class LowerBound:
         dims, walk = dims.reshape(n, -1), walk.reshape(n, -1)
         sweeps = temporal[:, j:].prod(axis=(1, 2)).astype(float)
         moving = (temporal[:, j:] > 1).any(axis=1)
-        for t in range(self.T):
-            relevant = self.indexes[t]
-            found = np.cumsum(relevant[dims] & (walk > 1), axis=1) > 0  # a loop indexing the tensor at or before each
-            inner = np.ones(n)  # trips of the loops inside the innermost one indexing the tensor
-            if open_order:  # level j: the order putting its other loops innermost
-                trips = temporal[:, j].astype(float)
-                inner = np.where(relevant[None, :], 1.0, trips).prod(axis=1)
-                found |= ((trips > 1) & relevant[None, :]).any(axis=1)[:, None]
-            inner = inner * np.where(found, 1.0, walk).prod(axis=1)
-            hit = found[:, -1] if found.shape[1] else (
-                ((temporal[:, j] > 1) & relevant[None, :]).any(axis=1) if open_order else np.zeros(n, dtype=bool))
-            moved = (moving & self.window[t][None, :]).any(axis=1)
-            plain = np.where(hit, sweeps / inner, 1.0)
-            out[:, t] = np.where(moved, 0.0 if t == self.out else 1.0, plain)
-        return out
+        relevant = self.indexes[:, None, :]  # (T, 1, D)
+        # a loop indexing the tensor at or before each
+        found = np.logical_or.accumulate(self.indexes[:, dims] & (walk > 1)[None], axis=2)
+        inner = np.ones((self.T, n))  # trips of the loops inside the innermost one indexing the tensor
+        hit = np.zeros((self.T, n), dtype=bool)
+        if open_order:  # level j: the order putting its other loops innermost
+            trips = temporal[:, j].astype(float)[None]
+            inner = np.where(relevant, 1.0, trips).prod(axis=2)
+            hit = ((trips > 1) & relevant).any(axis=2)
+            found |= hit[:, :, None]
+        inner = inner * np.where(found, 1.0, walk[None]).prod(axis=2)
+        if found.shape[2]:
+            hit = found[:, :, -1]
+        moved = (moving[None] & self.window[:, None, :]).any(axis=2)
+        plain = np.where(hit, sweeps[None] / inner, 1.0)
+        first = np.where(np.arange(self.T) == self.out, 0.0, 1.0)[:, None]  # a moved window: 0 outputs, 1 inputs
+        return np.where(moved, first, plain).T
 
     def _fan_budget(self, rest: np.ndarray, tile: np.ndarray | None, fixed_from: int, m: int) -> np.ndarray:
         """(n, D) extents an unfixed fan-out of level ``m`` may unroll (B4, B6; the tile bound): what is left
