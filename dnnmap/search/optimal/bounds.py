@@ -244,11 +244,17 @@ def _fitting_tiles(fit: Capacity, level: int, bounds: np.ndarray) -> np.ndarray:
 def _pareto(tiles: np.ndarray, ratio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``tiles`` by ascending ``ratio``, dropping each tile a kept one of no larger ratio divides (whenever it divides
     a node's tile, so does the kept one): the least ratio over the tiles dividing any box is a kept one's."""
+    # a tile is dropped where any tile before it divides it: the first such one is kept (one before it dividing it
+    # would divide the tile too), so these are the tiles a walk keeping one at a time keeps; in blocks of rows
     order = np.argsort(ratio, kind="stable")
-    kept: list[int] = []
-    for k in order:
-        if not kept or not (tiles[k][None, :] % tiles[kept] == 0).all(axis=1).any():
-            kept.append(int(k))
+    ranked = tiles[order]
+    keep = np.ones(len(ranked), dtype=bool)
+    step = max(1, 2_000_000 // max(ranked.size, 1))
+    for lo in range(0, len(ranked), step):
+        hi = min(lo + step, len(ranked))
+        divides = (ranked[lo:hi, None, :] % ranked[None, :hi, :] == 0).all(axis=2)  # (rows, hi): k-th divides row
+        keep[lo:hi] = ~(divides & (np.arange(hi)[None, :] < np.arange(lo, hi)[:, None])).any(axis=1)
+    kept = order[keep]
     return tiles[kept], ratio[kept]
 
 
@@ -531,7 +537,10 @@ class LowerBound:
 
     def _fanned(self, spatial: np.ndarray, level: int) -> np.ndarray:
         """(n, D) per dimension the product of the spatial factors above ``level``."""
-        return self._of_spatial(spatial, ("fanned", level), lambda: spatial[:, level + 1:].prod(axis=1))
+        if level >= self.L - 1:
+            return self._of_spatial(spatial, ("fanned", level), lambda: np.ones(spatial[:, 0].shape, dtype=np.int64))
+        return self._of_spatial(spatial, ("fanned", level),
+                                lambda: self._fanned(spatial, level + 1) * spatial[:, level + 1])
 
     def _cover(self, spatial: np.ndarray, level: int) -> np.ndarray:
         return self._of_spatial(spatial, ("cover", level), lambda: self.bounds[None, :] // self._fanned(spatial, level))
