@@ -1952,8 +1952,9 @@ class LowerBound:
         outputs (no disjointness to rely on)."""
         j = fixed_from
         n = temporal.shape[0]
+        out = np.empty((n, self.T))
         # the loops of levels >= j innermost first (level j's as one position when its order is open): their dims and
-        # trips; the trips are integers, so their products are exact in any order. Every tensor at once: (T, n, K)
+        # trips; the trips are integers, so their products are exact in any order
         dims = order[:, j:, ::-1]
         walk = np.take_along_axis(temporal[:, j:], dims, axis=2).astype(float)
         open_order = known == j
@@ -1962,23 +1963,21 @@ class LowerBound:
         dims, walk = dims.reshape(n, -1), walk.reshape(n, -1)
         sweeps = temporal[:, j:].prod(axis=(1, 2)).astype(float)
         moving = (temporal[:, j:] > 1).any(axis=1)
-        relevant = self.indexes[:, None, :]  # (T, 1, D)
-        # a loop indexing the tensor at or before each
-        found = np.logical_or.accumulate(self.indexes[:, dims] & (walk > 1)[None], axis=2)
-        inner = np.ones((self.T, n))  # trips of the loops inside the innermost one indexing the tensor
-        hit = np.zeros((self.T, n), dtype=bool)
-        if open_order:  # level j: the order putting its other loops innermost
-            trips = temporal[:, j].astype(float)[None]
-            inner = np.where(relevant, 1.0, trips).prod(axis=2)
-            hit = ((trips > 1) & relevant).any(axis=2)
-            found |= hit[:, :, None]
-        inner = inner * np.where(found, 1.0, walk[None]).prod(axis=2)
-        if found.shape[2]:
-            hit = found[:, :, -1]
-        moved = (moving[None] & self.window[:, None, :]).any(axis=2)
-        plain = np.where(hit, sweeps[None] / inner, 1.0)
-        first = np.where(np.arange(self.T) == self.out, 0.0, 1.0)[:, None]  # a moved window: 0 outputs, 1 inputs
-        return np.where(moved, first, plain).T
+        for t in range(self.T):
+            relevant = self.indexes[t]
+            found = np.cumsum(relevant[dims] & (walk > 1), axis=1) > 0  # a loop indexing the tensor at or before each
+            inner = np.ones(n)  # trips of the loops inside the innermost one indexing the tensor
+            if open_order:  # level j: the order putting its other loops innermost
+                trips = temporal[:, j].astype(float)
+                inner = np.where(relevant[None, :], 1.0, trips).prod(axis=1)
+                found |= ((trips > 1) & relevant[None, :]).any(axis=1)[:, None]
+            inner = inner * np.where(found, 1.0, walk).prod(axis=1)
+            hit = found[:, -1] if found.shape[1] else (
+                ((temporal[:, j] > 1) & relevant[None, :]).any(axis=1) if open_order else np.zeros(n, dtype=bool))
+            moved = (moving & self.window[t][None, :]).any(axis=1)
+            plain = np.where(hit, sweeps / inner, 1.0)
+            out[:, t] = np.where(moved, 0.0 if t == self.out else 1.0, plain)
+        return out
 
     def _fan_budget(self, rest: np.ndarray, tile: np.ndarray | None, fixed_from: int, m: int) -> np.ndarray:
         """(n, D) extents an unfixed fan-out of level ``m`` may unroll (B4, B6; the tile bound): what is left
