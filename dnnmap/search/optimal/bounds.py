@@ -244,16 +244,21 @@ def _fitting_tiles(fit: Capacity, level: int, bounds: np.ndarray) -> np.ndarray:
 def _pareto(tiles: np.ndarray, ratio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``tiles`` by ascending ``ratio``, dropping each tile a kept one of no larger ratio divides (whenever it divides
     a node's tile, so does the kept one): the least ratio over the tiles dividing any box is a kept one's."""
-    # a tile is dropped where any tile before it divides it: the first such one is kept (one before it dividing it
-    # would divide the tile too), so these are the tiles a walk keeping one at a time keeps; in blocks of rows
+    # a tile is dropped where any tile ranked before it divides it: the first such one is kept (one before it dividing
+    # it would divide the tile too), so these are the tiles a walk keeping one at a time keeps. In blocks of ranks: a
+    # block's tiles no kept tile before the block divides, then among those the ones no earlier one of them divides
     order = np.argsort(ratio, kind="stable")
     ranked = tiles[order]
-    keep = np.ones(len(ranked), dtype=bool)
-    step = max(1, 2_000_000 // max(ranked.size, 1))
-    for lo in range(0, len(ranked), step):
-        hi = min(lo + step, len(ranked))
-        divides = (ranked[lo:hi, None, :] % ranked[None, :hi, :] == 0).all(axis=2)  # (rows, hi): k-th divides row
-        keep[lo:hi] = ~(divides & (np.arange(hi)[None, :] < np.arange(lo, hi)[:, None])).any(axis=1)
+    keep = np.zeros(len(ranked), dtype=bool)
+    kept = ranked[:0]
+    for lo in range(0, len(ranked), 256):
+        block = ranked[lo:lo + 256]
+        alive = np.nonzero(~(block[:, None, :] % kept[None, :, :] == 0).all(axis=2).any(axis=1))[0]
+        rest = block[alive]
+        below = (rest[:, None, :] % rest[None, :, :] == 0).all(axis=2)  # (a, a): the k-th divides the row's tile
+        mine = alive[~(below & (np.arange(len(rest))[None, :] < np.arange(len(rest))[:, None])).any(axis=1)]
+        keep[lo + mine] = True
+        kept = np.concatenate([kept, block[mine]])
     kept = order[keep]
     return tiles[kept], ratio[kept]
 
