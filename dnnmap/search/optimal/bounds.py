@@ -514,7 +514,7 @@ class LowerBound:
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
         self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
         self._ratio_cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}  # B3 (:meth:`_least_ratio`)
-        self._front_cache: dict[tuple, object] = {}  # B3/B4: tables, fronts, least points (:meth:`_joint_front`)
+        self._front_cache: dict[tuple, object] = {}  # B3/B4: tables, fronts, least points (:meth:`_joint_fronts`)
         self._chains: dict[tuple, list] = {}  # B18: the root order's effects per live loops (:meth:`_root_chains`)
         skip = model.ops_count / op.operations if op.operations else 1.0  # effectual share (sparse operands)
         self.step_cycles = skip * model.unit.cycles  # B6: compute cycles per temporal step
@@ -1001,7 +1001,7 @@ class LowerBound:
         its own (:meth:`_compulsory`) take each its best ``U`` (the least words per lane of each input, the most copies
         of the output); every completion has one ``U`` for all of them, so their energy is at least ``min over U of
         the sum``. Returns (n, V) that sum less the sum of the per-pair minima, and (n, V) the lanes ``|U|``, at the
-        Pareto points of (energy, lanes) (:meth:`_joint_front`; the least energy first, rows padded by repeating
+        Pareto points of (energy, lanes) (:meth:`_joint_fronts`; the least energy first, rows padded by repeating
         their last point): column 0 is what the energy bound adds, and a completion's ``U`` is dominated by one of
         the points (no more energy, no fewer lanes), which B6 uses for EDP. Without ``front`` only the least (n, 1)
         and None. (n, 1) zeros and None unless the node's only fan-out is open (a fixed one's factors would need a
@@ -1015,10 +1015,10 @@ class LowerBound:
         rows = inverse.reshape(-1)
         if not front or tile is not None:  # at the tile bound (one budget per tile) the least alone: no EDP front
             return self._joint_least(m, keys, drains)[rows][:, None], None
-        missing = [k for k, key in enumerate(keys.tolist())
-                   if ("front", m, drains, tuple(int(x) for x in key)) not in self._front_cache]
-        legal = dict(zip(missing, self._joint_legal(m, keys[missing], drains))) if missing else {}
-        fronts = [self._joint_front(m, key, drains, legal.get(k)) for k, key in enumerate(keys)]
+        missing = [k for k, key in enumerate(keys.tolist()) if ("front", m, drains, tuple(key)) not in self._front_cache]
+        if missing:
+            self._joint_fronts(m, keys[missing], self._joint_legal(m, keys[missing], drains), drains)
+        fronts = [self._front_cache[("front", m, drains, tuple(key))] for key in keys.tolist()]
         V = max(len(e) for e, _ in fronts)
         extra = np.array([np.concatenate([e, np.repeat(e[-1:], V - len(e))]) for e, _ in fronts])
         lanes = np.array([np.concatenate([u, np.repeat(u[-1:], V - len(u))]) for _, u in fronts])
@@ -1061,28 +1061,29 @@ class LowerBound:
         return (pr.child, float(self.energy[pr.child, self.out, 0] + self.hop_energy[m]),
                 float(self.energy[pr.parent, self.out, 2]))
 
-    def _joint_front(self, m: int, budget: np.ndarray, drains: bool = False,
-                     legal: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`_joint_lanes` for one node's ``budget`` (what is left to the open fan-out ``m``): of the legal
-        unrollings ``U`` of the budget (the rows of :meth:`_joint_table` whose factors divide it: the same axis rule;
-        ``legal``: that row of :meth:`_joint_legal` if already computed), ``sum_pairs e(U) - sum_pairs min_U e(U)``
-        with ``|U|``, at the Pareto points by ascending energy. Cached."""
-        key = ("front", m, drains, tuple(int(x) for x in budget))
-        cached = self._front_cache.get(key)
-        if cached is not None:
-            return cached
+    def _joint_fronts(self, m: int, budgets: np.ndarray, legal: np.ndarray, drains: bool = False) -> None:
+        """:meth:`_joint_lanes` for budgets not yet cached (rows of ``budgets``, what is left to the open fan-out
+        ``m``; ``legal``: their rows of :meth:`_joint_legal`, the rows of :meth:`_joint_table` whose factors divide
+        them: the same axis rule), cached per budget: of its legal unrollings ``U``, ``sum_pairs e(U) - sum_pairs
+        min_U e(U)`` with ``|U|``, at the Pareto points by ascending energy (the table's rows by ascending energy, the
+        most lanes first among equals: a legal row is a point where its lanes exceed every legal row's before it).
+        All budgets at once: each pair's least over the legal rows is its first legal row by ascending energy."""
         _, energy, lanes, _ = self._joint_table(m, drains)
-        if legal is None:
-            legal = self._joint_legal(m, np.array([key[-1]], dtype=np.int64), drains)[0]
-        e = energy[:, legal]
-        total = e.sum(axis=0) - e.min(axis=1).sum()
-        most = np.maximum.accumulate(lanes[legal])  # rows by ascending energy, the most lanes first among equals
-        keep = np.concatenate([[True], most[1:] > most[:-1]])
-        self._front_cache[key] = (np.maximum(total[keep], 0.0), lanes[legal][keep])
-        return self._front_cache[key]
+        key = ("by pair", m, drains)  # per pair, the table's rows by ascending energy of the pair
+        if key not in self._front_cache:
+            self._front_cache[key] = [np.argsort(e, kind="stable") for e in energy]
+        sums = energy.sum(axis=0)
+        low = np.array([e[order[legal[:, order].argmax(axis=1)]] for e, order in zip(energy, self._front_cache[key])])
+        spent = low.reshape(len(energy), len(budgets)).sum(axis=0)  # (u,) the sum of the per-pair minima
+        most = np.maximum.accumulate(np.where(legal, lanes[None, :], 0), axis=1)  # lanes >= 1
+        points = legal & (most > np.concatenate([np.zeros((len(budgets), 1)), most[:, :-1]], axis=1))
+        for i, budget in enumerate(budgets.tolist()):
+            cols = np.nonzero(points[i])[0]
+            self._front_cache[("front", m, drains, tuple(budget))] = (np.maximum(sums[cols] - spent[i], 0.0),
+                                                                     lanes[cols])
 
     def _joint_least(self, m: int, budgets: np.ndarray, drains: bool = False) -> np.ndarray:
-        """(u,) the least point of :meth:`_joint_front` alone (the energy objective) for each row of ``budgets``: the
+        """(u,) the least point of :meth:`_joint_fronts` alone (the energy objective) for each row of ``budgets``: the
         first legal row of the table (sorted by the sum) less the per-pair minima over the legal rows; 0 where fewer
         than two pairs depend on ``U``. Cached per budget; the budgets not cached are computed together."""
         keys = [("least", m, drains, budget) for budget in map(tuple, budgets.tolist())]
@@ -1116,7 +1117,7 @@ class LowerBound:
         return _dividing(table, divides, budgets, self.bounds)
 
     def _joint_table(self, m: int, drains: bool = False) -> tuple:
-        """:meth:`_joint_front`'s table, cached: the legal unrollings of the layer's bounds on the fan-out ``m`` (every
+        """:meth:`_joint_fronts`' table, cached: the legal unrollings of the layer's bounds on the fan-out ``m`` (every
         unrolling of a budget dividing them is one), by ascending sum of the energies and most lanes first among
         equals, with (P, V) the energy ``e(U)`` (:meth:`_lane_energy`) of each lanes' pair whose energy depends on
         ``U`` (the fan-out lies between the lanes and the parent, or above a read-modify-write parent of the output),
