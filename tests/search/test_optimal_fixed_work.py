@@ -1,7 +1,7 @@
-"""The optimal mapper's shared counts give what they replace, row by row (docs/search.md "The median layers'
-fixed work"): the tensors' words of boxes (:func:`dnnmap.search.space.touched_lower` with the one-term axes as one
-product per tensor), the rows' keys (:func:`dnnmap.search.space.unique_rows`) and B9's Pareto tiles
-(:func:`dnnmap.search.optimal.bounds._pareto`, a tile dropped where any tile ranked before it divides it)."""
+"""The optimal mapper's shared counts give what they replace, row by row (docs/search.md "ResNet-50 on tpu_like:
+less work per bound call and per layer"): the tensors' words of boxes (:func:`dnnmap.search.space.touched_lower`, the
+one-term axes as one product per tensor), the rows' keys (:func:`dnnmap.search.space.unique_rows`) and B9's Pareto
+tiles (:func:`dnnmap.search.optimal.bounds._pareto`, a tile dropped where any tile ranked before it divides it)."""
 
 from __future__ import annotations
 
