@@ -363,11 +363,14 @@ def window_extent(coefs: tuple[int, ...], extents: tuple[int, ...]) -> int:
 def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(a, axis=0, return_inverse=True)`` for a non-negative integer (n, k) array, through one
     mixed-radix integer per row (much faster than the row-wise sort) when the radices fit in 62 bits."""
-    radix = a.max(axis=0).astype(object) + 1 if len(a) else np.ones(a.shape[1], dtype=object)
-    if math.prod(int(r) for r in radix) >= 2 ** 62:
+    radix = [int(r) + 1 for r in a.max(axis=0).tolist()] if len(a) else [1] * a.shape[1]
+    if math.prod(radix) >= 2 ** 62:
         keys, inverse = np.unique(a, axis=0, return_inverse=True)
         return keys, inverse.reshape(-1)
-    weights = np.array([math.prod(int(r) for r in radix[k + 1:]) for k in range(a.shape[1])], dtype=np.int64)
+    weights = [1] * a.shape[1]  # each column's weight: the product of the radices after it
+    for k in range(a.shape[1] - 2, -1, -1):
+        weights[k] = weights[k + 1] * radix[k + 1]
+    weights = np.array(weights, dtype=np.int64)
     _, first, inverse = np.unique(a.astype(np.int64) @ weights, return_index=True, return_inverse=True)
     return a[first], inverse.reshape(-1)
 
@@ -390,17 +393,58 @@ def axis_columns(op: Operator) -> tuple[tuple[int, tuple[int, ...], tuple[int, .
                  for j, t in enumerate(op.tensors) for a in t.axes)
 
 
+@dataclass(frozen=True)
+class AxisPlan:
+    """A layer's tensor axes grouped for per-row counts over all of them (:func:`touched_lower`, the sumset bound of
+    the optimal mapper's bounds): the one-term axes as one product of columns per tensor, the others one by one."""
+
+    tensors: int
+    single: tuple[tuple[int, tuple[int, ...]], ...]  # (tensor, dimension columns of its one-term axes)
+    multi: tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]  # (tensor, columns, coefficients) of the others
+
+    def single_product(self, cover: np.ndarray) -> np.ndarray:
+        """(n, T) per tensor the product of ``cover``'s columns of its one-term axes (1 for a tensor without),
+        as floats: the counts are integers, so the products are those of the axes one at a time."""
+        out = np.ones((cover.shape[0], self.tensors))
+        if self.single:
+            values = cover.astype(float)
+            for t, columns in self.single:
+                column = out[:, t]
+                for c in columns:
+                    column *= values[:, c]
+        return out
+
+
+_AXIS_PLANS: dict[int, tuple[Operator, AxisPlan]] = {}  # by the operator's identity: hashing it costs more than a count
+
+
+def axis_plan(op: Operator) -> AxisPlan:
+    """:class:`AxisPlan` of ``op``, cached per operator object (which the cache keeps, so its id is not reused)."""
+    hit = _AXIS_PLANS.get(id(op))
+    if hit is None or hit[0] is not op:
+        if len(_AXIS_PLANS) >= 256:
+            _AXIS_PLANS.clear()
+        columns = axis_columns(op)
+        single = tuple((t, tuple(index[0] for j, index, _ in columns if j == t and len(index) == 1))
+                       for t in range(len(op.tensors)))
+        plan = AxisPlan(len(op.tensors), tuple((t, c) for t, c in single if c),
+                        tuple(c for c in columns if len(c[1]) > 1))
+        hit = _AXIS_PLANS[id(op)] = (op, plan)
+    return hit[1]
+
+
 def touched_lower(op: Operator, cover: np.ndarray, contiguous: bool = False) -> np.ndarray:
     """(n, T) lower bound of the words of each tensor one instance touches when it iterates ``cover``
     (per dimension that many indices). In general an axis touches at least as many elements as its
     largest term alone takes values; when each dimension's indices form one contiguous range (a tile:
     all loops below a level, or the whole layer) the count of a sliding-window axis is exact."""
-    out = np.ones((cover.shape[0], len(op.tensors)), dtype=float)
-    for j, index, coefs in axis_columns(op):
+    plan = axis_plan(op)
+    out = plan.single_product(cover)  # a one-term axis: its dimension's count
+    for j, index, coefs in plan.multi:
         cols = cover[:, list(index)]
         if contiguous and len(coefs) == 2 and index[0] != index[1] and min(coefs) > 0:
             out[:, j] *= two_term_values(*coefs, cols[:, 0], cols[:, 1])
-        elif contiguous and len(coefs) > 1:
+        elif contiguous:
             keys, inverse = unique_rows(cols)
             exact = np.array([window_extent(coefs, tuple(int(x) for x in k)) for k in keys], dtype=float)
             out[:, j] *= exact[inverse.reshape(-1)]

@@ -146,7 +146,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -155,7 +155,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
-from dnnmap.search.space import axis_columns, divisors, touched_lower, two_term_values, unique_rows, window_extent
+from dnnmap.search.space import axis_plan, divisors, touched_lower, two_term_values, unique_rows, window_extent
 from dnnmap.search.sunstone.unroll import legal_table
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.workload.ir import Operator
@@ -254,11 +254,22 @@ def _fitting_tiles(fit: Capacity, level: int, bounds: np.ndarray) -> np.ndarray:
 def _pareto(tiles: np.ndarray, ratio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``tiles`` by ascending ``ratio``, dropping each tile a kept one of no larger ratio divides (whenever it divides
     a node's tile, so does the kept one): the least ratio over the tiles dividing any box is a kept one's."""
+    # a tile is dropped where any tile ranked before it divides it: the first such one is kept (one before it dividing
+    # it would divide the tile too), so these are the tiles a walk keeping one at a time keeps. In blocks of ranks: a
+    # block's tiles no kept tile before the block divides, then among those the ones no earlier one of them divides
     order = np.argsort(ratio, kind="stable")
-    kept: list[int] = []
-    for k in order:
-        if not kept or not (tiles[k][None, :] % tiles[kept] == 0).all(axis=1).any():
-            kept.append(int(k))
+    ranked = tiles[order]
+    keep = np.zeros(len(ranked), dtype=bool)
+    kept = ranked[:0]
+    for lo in range(0, len(ranked), 256):
+        block = ranked[lo:lo + 256]
+        alive = np.nonzero(~(block[:, None, :] % kept[None, :, :] == 0).all(axis=2).any(axis=1))[0]
+        rest = block[alive]
+        below = (rest[:, None, :] % rest[None, :, :] == 0).all(axis=2)  # (a, a): the k-th divides the row's tile
+        mine = alive[~(below & (np.arange(len(rest))[None, :] < np.arange(len(rest))[:, None])).any(axis=1)]
+        keep[lo + mine] = True
+        kept = np.concatenate([kept, block[mine]])
+    kept = order[keep]
     return tiles[kept], ratio[kept]
 
 
@@ -276,8 +287,9 @@ def _sumset_words(op: Operator, box: np.ndarray) -> np.ndarray:
     indices (contiguous or not): per axis, ``sum of its terms' counts - (terms - 1)`` (for finite integer sets ``A``,
     ``B``: ``|A + B| >= |A| + |B| - 1``, and a term's non-zero coefficient keeps its values distinct), times over the
     axes (as :func:`touched_lower`)."""
-    out = np.ones((box.shape[0], len(op.tensors)))
-    for j, index, _ in axis_columns(op):
+    plan = axis_plan(op)
+    out = plan.single_product(box)  # a one-term axis: its dimension's count
+    for j, index, _ in plan.multi:
         out[:, j] *= box[:, list(index)].sum(axis=1) - (len(index) - 1)
     return out
 
@@ -401,14 +413,9 @@ def _two_term_axes(op: Operator) -> Iterator[tuple[int, int, int, int, int]]:
     """(tensor, dimension 1, coefficient 1, dimension 2, coefficient 2) of every axis ``c1 d1 + c2 d2`` of two
     distinct dimensions with positive coefficients (a sliding window's), the axes whose lanes' words
     :func:`_lane_box_words` and :func:`_open_stride_words` count exactly."""
-    for j, tensor in enumerate(op.tensors):
-        for axis in tensor.axes:
-            if len(axis.terms) != 2 or any(c <= 0 for _, c in axis.terms):
-                continue
-            (d1, c1), (d2, c2) = axis.terms
-            i1, i2 = (op.dim_names.index(d) for d in (d1, d2))
-            if i1 != i2:
-                yield j, i1, c1, i2, c2
+    for j, index, coefs in axis_plan(op).multi:
+        if len(index) == 2 and index[0] != index[1] and min(coefs) > 0:
+            yield j, index[0], coefs[0], index[1], coefs[1]
 
 
 def _open_stride_words(op: Operator, box: np.ndarray, limits: np.ndarray) -> np.ndarray:
@@ -524,6 +531,7 @@ class LowerBound:
         # disjoint), and the Pareto tiles of each level by the words a step of each dimension brings in
         self.disjoint = self.indexes & ~self.window
         self._step_tiles: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._spatial_memo: tuple[np.ndarray | None, dict] = (None, {})  # :meth:`_of_spatial`
         # per tensor, per axis: its dimensions' columns and its count over the whole layer (B3, :meth:`_instance_words`)
         self._axes = [[(np.array([op.dim_names.index(d) for d, _ in a.terms]),
                         window_extent(tuple(c for _, c in a.terms), tuple(op.bound(d) for d, _ in a.terms)))
@@ -541,7 +549,7 @@ class LowerBound:
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
         self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
         self._ratio_cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}  # B3 (:meth:`_least_ratio`)
-        self._front_cache: dict[tuple, object] = {}  # B3/B4: tables, fronts, least points (:meth:`_joint_front`)
+        self._front_cache: dict[tuple, object] = {}  # B3/B4: tables, fronts, least points (:meth:`_joint_fronts`)
         self._chains: dict[tuple, list] = {}  # B18: the root order's effects per live loops (:meth:`_root_chains`)
         skip = model.ops_count / op.operations if op.operations else 1.0  # effectual share (sparse operands)
         self.step_cycles = skip * model.unit.cycles  # B6: compute cycles per temporal step
@@ -550,12 +558,32 @@ class LowerBound:
         self.cycles_per_byte = (float(dram_transfer_seconds(transfer, 1.0, 0.0)) * arch.clock_mhz * 1e6
                                 if transfer is not None else 0.0)
 
+    def _of_spatial(self, spatial: np.ndarray, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
+        """``make()``, kept (read-only) for ``spatial`` while it is the spatial array of the latest call
+        (:meth:`compute` starts anew): the pairs of one call share their levels' products."""
+        if self._spatial_memo[0] is not spatial:
+            self._spatial_memo = (spatial, {})
+        got = self._spatial_memo[1].get(key)
+        if got is None:
+            got = make()
+            got.setflags(write=False)
+            self._spatial_memo[1][key] = got
+        return got
+
     def _instances(self, spatial: np.ndarray, level: int) -> np.ndarray:
         """(n,) instances of ``level`` (product of the spatial factors above it)."""
-        return spatial[:, level + 1:].prod(axis=(1, 2)).astype(float)
+        return self._of_spatial(spatial, ("instances", level),
+                                lambda: self._fanned(spatial, level).prod(axis=1).astype(float))
+
+    def _fanned(self, spatial: np.ndarray, level: int) -> np.ndarray:
+        """(n, D) per dimension the product of the spatial factors above ``level``."""
+        if level >= self.L - 1:
+            return self._of_spatial(spatial, ("fanned", level), lambda: np.ones(spatial[:, 0].shape, dtype=np.int64))
+        return self._of_spatial(spatial, ("fanned", level),
+                                lambda: self._fanned(spatial, level + 1) * spatial[:, level + 1])
 
     def _cover(self, spatial: np.ndarray, level: int) -> np.ndarray:
-        return self.bounds[None, :] // spatial[:, level + 1:].prod(axis=1)
+        return self._of_spatial(spatial, ("cover", level), lambda: self.bounds[None, :] // self._fanned(spatial, level))
 
     def order_safe(self, temporal: np.ndarray, j: int) -> np.ndarray:
         """(n, T): B2 applies to the tensor: no non-trivial loop of level ``j`` moves its window axes, or (B2 for a
@@ -578,6 +606,7 @@ class LowerBound:
         pairs of child ``known - 1`` where ``safe[:, t]``. ``tile`` (n, D): the tile of level ``fixed_from - 2``
         when it is known though that level's parent's factors are not (:meth:`tile_bound`). ``tier``: the terms up to
         that tier (:data:`TIER_FULL`: all), a lower bound at every tier."""
+        self._spatial_memo = (spatial, {})
         n = spatial.shape[0]
         rest = temporal[:, 0]
         sweeps = temporal[:, fixed_from:].prod(axis=(1, 2)).astype(float)
@@ -1019,7 +1048,7 @@ class LowerBound:
         its own (:meth:`_compulsory`) take each its best ``U`` (the least words per lane of each input, the most copies
         of the output); every completion has one ``U`` for all of them, so their energy is at least ``min over U of
         the sum``. Returns (n, V) that sum less the sum of the per-pair minima, and (n, V) the lanes ``|U|``, at the
-        Pareto points of (energy, lanes) (:meth:`_joint_front`; the least energy first, rows padded by repeating
+        Pareto points of (energy, lanes) (:meth:`_joint_fronts`; the least energy first, rows padded by repeating
         their last point): column 0 is what the energy bound adds, and a completion's ``U`` is dominated by one of
         the points (no more energy, no fewer lanes), which B6 uses for EDP. Without ``front`` only the least (n, 1)
         and None. (n, 1) zeros and None unless the node's only fan-out is open (a fixed one's factors would need a
@@ -1033,10 +1062,10 @@ class LowerBound:
         rows = inverse.reshape(-1)
         if not front or tile is not None:  # at the tile bound (one budget per tile) the least alone: no EDP front
             return self._joint_least(m, keys, drains)[rows][:, None], None
-        missing = [k for k, key in enumerate(keys.tolist())
-                   if ("front", m, drains, tuple(int(x) for x in key)) not in self._front_cache]
-        legal = dict(zip(missing, self._joint_legal(m, keys[missing], drains))) if missing else {}
-        fronts = [self._joint_front(m, key, drains, legal.get(k)) for k, key in enumerate(keys)]
+        missing = [k for k, key in enumerate(keys.tolist()) if ("front", m, drains, tuple(key)) not in self._front_cache]
+        if missing:
+            self._joint_fronts(m, keys[missing], self._joint_legal(m, keys[missing], drains), drains)
+        fronts = [self._front_cache[("front", m, drains, tuple(key))] for key in keys.tolist()]
         V = max(len(e) for e, _ in fronts)
         extra = np.array([np.concatenate([e, np.repeat(e[-1:], V - len(e))]) for e, _ in fronts])
         lanes = np.array([np.concatenate([u, np.repeat(u[-1:], V - len(u))]) for _, u in fronts])
@@ -1079,28 +1108,29 @@ class LowerBound:
         return (pr.child, float(self.energy[pr.child, self.out, 0] + self.hop_energy[m]),
                 float(self.energy[pr.parent, self.out, 2]))
 
-    def _joint_front(self, m: int, budget: np.ndarray, drains: bool = False,
-                     legal: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`_joint_lanes` for one node's ``budget`` (what is left to the open fan-out ``m``): of the legal
-        unrollings ``U`` of the budget (the rows of :meth:`_joint_table` whose factors divide it: the same axis rule;
-        ``legal``: that row of :meth:`_joint_legal` if already computed), ``sum_pairs e(U) - sum_pairs min_U e(U)``
-        with ``|U|``, at the Pareto points by ascending energy. Cached."""
-        key = ("front", m, drains, tuple(int(x) for x in budget))
-        cached = self._front_cache.get(key)
-        if cached is not None:
-            return cached
+    def _joint_fronts(self, m: int, budgets: np.ndarray, legal: np.ndarray, drains: bool = False) -> None:
+        """:meth:`_joint_lanes` for budgets not yet cached (rows of ``budgets``, what is left to the open fan-out
+        ``m``; ``legal``: their rows of :meth:`_joint_legal`, the rows of :meth:`_joint_table` whose factors divide
+        them: the same axis rule), cached per budget: of its legal unrollings ``U``, ``sum_pairs e(U) - sum_pairs
+        min_U e(U)`` with ``|U|``, at the Pareto points by ascending energy (the table's rows by ascending energy, the
+        most lanes first among equals: a legal row is a point where its lanes exceed every legal row's before it).
+        All budgets at once: each pair's least over the legal rows is its first legal row by ascending energy."""
         _, energy, lanes, _ = self._joint_table(m, drains)
-        if legal is None:
-            legal = self._joint_legal(m, np.array([key[-1]], dtype=np.int64), drains)[0]
-        e = energy[:, legal]
-        total = e.sum(axis=0) - e.min(axis=1).sum()
-        most = np.maximum.accumulate(lanes[legal])  # rows by ascending energy, the most lanes first among equals
-        keep = np.concatenate([[True], most[1:] > most[:-1]])
-        self._front_cache[key] = (np.maximum(total[keep], 0.0), lanes[legal][keep])
-        return self._front_cache[key]
+        key = ("by pair", m, drains)  # per pair, the table's rows by ascending energy of the pair
+        if key not in self._front_cache:
+            self._front_cache[key] = [np.argsort(e, kind="stable") for e in energy]
+        sums = energy.sum(axis=0)
+        low = np.array([e[order[legal[:, order].argmax(axis=1)]] for e, order in zip(energy, self._front_cache[key])])
+        spent = low.reshape(len(energy), len(budgets)).sum(axis=0)  # (u,) the sum of the per-pair minima
+        most = np.maximum.accumulate(np.where(legal, lanes[None, :], 0), axis=1)  # lanes >= 1
+        points = legal & (most > np.concatenate([np.zeros((len(budgets), 1)), most[:, :-1]], axis=1))
+        for i, budget in enumerate(budgets.tolist()):
+            cols = np.nonzero(points[i])[0]
+            self._front_cache[("front", m, drains, tuple(budget))] = (np.maximum(sums[cols] - spent[i], 0.0),
+                                                                     lanes[cols])
 
     def _joint_least(self, m: int, budgets: np.ndarray, drains: bool = False) -> np.ndarray:
-        """(u,) the least point of :meth:`_joint_front` alone (the energy objective) for each row of ``budgets``: the
+        """(u,) the least point of :meth:`_joint_fronts` alone (the energy objective) for each row of ``budgets``: the
         first legal row of the table (sorted by the sum) less the per-pair minima over the legal rows; 0 where fewer
         than two pairs depend on ``U``. Cached per budget; the budgets not cached are computed together."""
         keys = [("least", m, drains, budget) for budget in map(tuple, budgets.tolist())]
@@ -1134,7 +1164,7 @@ class LowerBound:
         return _dividing(table, divides, budgets, self.bounds)
 
     def _joint_table(self, m: int, drains: bool = False) -> tuple:
-        """:meth:`_joint_front`'s table, cached: the legal unrollings of the layer's bounds on the fan-out ``m`` (every
+        """:meth:`_joint_fronts`' table, cached: the legal unrollings of the layer's bounds on the fan-out ``m`` (every
         unrolling of a budget dividing them is one), by ascending sum of the energies and most lanes first among
         equals, with (P, V) the energy ``e(U)`` (:meth:`_lane_energy`) of each lanes' pair whose energy depends on
         ``U`` (the fan-out lies between the lanes and the parent, or above a read-modify-write parent of the output),
@@ -2166,11 +2196,16 @@ class LowerBound:
         of ``t``: where none of its dimensions is split, exactly the layer's count of the axis; else at least the
         sumset bound ``sum of cover - (terms - 1)``, which holds for any index sets (:func:`_sumset_words`; a
         single-term axis: its cover), times over the axes."""
-        cover = self._cover(spatial, level)
-        out = np.ones(len(cover))
-        for idx, full in self._axes[t]:
-            sumset = cover[:, idx].sum(axis=1) - (len(idx) - 1)
-            out *= np.where((cover[:, idx] == self.bounds[idx]).all(axis=1), full, sumset) if len(idx) > 1 else sumset
+        return self._of_spatial(spatial, ("words", level), lambda: self._level_words(self._cover(spatial, level)))[:, t]
+
+    def _level_words(self, cover: np.ndarray) -> np.ndarray:
+        """(n, T) :meth:`_instance_words` of every tensor from the ``cover`` of the level's instance."""
+        out = axis_plan(self.op).single_product(cover)  # a one-term axis: its cover
+        for t, axes in enumerate(self._axes):
+            for idx, full in axes:
+                if len(idx) > 1:
+                    sumset = cover[:, idx].sum(axis=1) - (len(idx) - 1)
+                    out[:, t] *= np.where((cover[:, idx] == self.bounds[idx]).all(axis=1), full, sumset)
         return out
 
     def runs(self, temporal: np.ndarray, order: np.ndarray, fixed_from: int, known: int) -> np.ndarray:
