@@ -11,6 +11,7 @@ the brute force in ``test_placement_space.py``), on random small layers and arch
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -49,9 +50,27 @@ def placed_ancestors(batch: MappingBatch, kind: str, j: int) -> Nodes:
     return Nodes(node.temporal, node.spatial, node.axes, node.order, above)
 
 
+# the last few brute-force spaces (keyed by the layer's and architecture's objects, held with the space so their ids
+# stay theirs, and the options): the tests that price one case in turn (its soundness, each rule taken out or
+# inflated) enumerate it once; a handful only, as a space can take tens of MB
+_SPACES: OrderedDict[tuple[int, int, bool, bool], tuple[Operator, ArchSpec, MappingBatch]] = OrderedDict()
+KEPT_SPACES = 4
+
+
 def placed_space(op: Operator, arch: ArchSpec, both: bool = False, placement: bool = True) -> MappingBatch:
     """Every mapping of the brute force (``both``: also both-axis splits), each with every placement
-    (``placement``)."""
+    (``placement``); one of the last :data:`KEPT_SPACES` asked for is not enumerated again (callers only read it)."""
+    key = (id(op), id(arch), both, placement)
+    if key not in _SPACES:
+        _SPACES[key] = (op, arch, _enumerated_space(op, arch, both, placement))
+        while len(_SPACES) > KEPT_SPACES:
+            _SPACES.popitem(last=False)
+    _SPACES.move_to_end(key)
+    return _SPACES[key][2]
+
+
+def _enumerated_space(op: Operator, arch: ArchSpec, both: bool, placement: bool) -> MappingBatch:
+    """:func:`placed_space`, enumerated."""
     mappings = all_mappings(op, arch, both=both)
     if placement:
         mappings = [p for m in mappings for p in placements(m, op, arch)]
@@ -180,16 +199,23 @@ def assert_raises_some_bound(with_rule: list[np.ndarray], without: list[np.ndarr
 TINY = (tiny_rf_arch({"input": 3, "weight": 1, "output": 1}), ops.matmul("m", 3, 4, 2))
 
 
-def test_nested_refills_bind_and_never_exceed_any_completion(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="module")
+def tiny_bounds() -> list[np.ndarray]:
+    """:func:`stage_bounds` of :data:`TINY` with every rule on (computed before any test takes one out), shared by
+    the tests below."""
+    return stage_bounds(*TINY)
+
+
+def test_nested_refills_bind_and_never_exceed_any_completion(monkeypatch: pytest.MonkeyPatch,
+                                                             tiny_bounds: list[np.ndarray]) -> None:
     """B10 and B20 (nested and own-tile refills, :meth:`LowerBound._placed_refills`) on a tiny register file (3 input
     words, 1 weight, 1 output): the bounds with them pass the soundness check, and without them some ancestor's bound
     is lower where it fits (so the check covers them; the random cases above are too roomy for them to bind)."""
     arch, op = TINY
     test_placed_bound_never_exceeds_any_completion_and_optimum_is_brute_force(arch, op)
-    with_b10 = stage_bounds(arch, op)
     monkeypatch.setattr(LowerBound, "_placed_refills", lambda self, entries, spatial, ch: (
         np.zeros(len(spatial)), np.zeros((1, len(spatial))), np.zeros((1, len(spatial)))))
-    assert_raises_some_bound(with_b10, stage_bounds(arch, op))
+    assert_raises_some_bound(tiny_bounds, stage_bounds(arch, op))
 
 
 def _largest_copies_alone(self: LowerBound, limits: tuple[int, ...], m: int) -> np.ndarray:
@@ -204,13 +230,12 @@ ORIGINAL_PARETO = LowerBound._pareto_copies
     ("_box", lambda self, *args: None),  # no box known: B11 off
     ("_level_trips", lambda self, *args: None),  # no outermost-loop factor
     ("_pareto_copies", _largest_copies_alone)])  # each tensor's copies at the tile bound on their own
-def test_whole_box_refills_bind(monkeypatch: pytest.MonkeyPatch, method: str, replacement: Callable) -> None:
+def test_whole_box_refills_bind(monkeypatch: pytest.MonkeyPatch, tiny_bounds: list[np.ndarray], method: str,
+                                replacement: Callable) -> None:
     """B11 (docs/search.md "B11, whole-box refills") on the tiny register file, whose soundness and optimum the
     test above checks with every rule on: each of its three parts - a tensor that cannot hold its box refilled
     whole at every event (over the sets the level can hold together), times the level's outermost loop where it
     does not index the tensor, and at the tile bound the fan-out's copies taken jointly over the tensors - raises
     some ancestor's bound where it is taken out, so the check covers it."""
-    arch, op = TINY
-    full = stage_bounds(arch, op)
     monkeypatch.setattr(LowerBound, method, replacement)
-    assert_raises_some_bound(full, stage_bounds(arch, op))
+    assert_raises_some_bound(tiny_bounds, stage_bounds(*TINY))
