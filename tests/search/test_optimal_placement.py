@@ -137,7 +137,10 @@ def certified_over(op: Operator, arch: ArchSpec, batch: MappingBatch, space: Map
 CASES = cases(10, seed=21) + cases(8, seed=22, on_chip=2)
 
 
-@pytest.mark.parametrize("arch,op", CASES, ids=[f"{a.name}-{op.name}-{k}" for k, (a, op) in enumerate(CASES)])
+# slow: the odd-numbered cases; the even-numbered ones (five of the first draw, four of the on-chip one) keep the soundness
+# and the optimum covered in the default run (the rules that need a tight register file bind on TINY below, not here)
+@pytest.mark.parametrize("arch,op", [pytest.param(a, op, id=f"{a.name}-{op.name}-{k}", marks=[pytest.mark.slow] * (k % 2))
+                                     for k, (a, op) in enumerate(CASES)])
 def test_placed_bound_never_exceeds_any_completion_and_optimum_is_brute_force(arch: ArchSpec, op: Operator) -> None:
     for _ in certified_over(op, arch, placed_space(op, arch), MapSpace(op, arch, PLACED), placed_ancestors,
                             {"placement": True}, {"placement": True}):
