@@ -128,9 +128,12 @@ def test_most_cases_merge_and_dominate_orders_or_placements() -> None:
     assert dominating >= 0.3 * len(ALL)
 
 
-def test_the_rules_cut_nodes_and_keep_the_brute_force_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With and without the rules, every objective on every other case: both prove the brute force's optimum;
-    with them the search bounds fewer nodes in all (a single small tree may not change)."""
+@pytest.mark.parametrize("first", [0, pytest.param(2, marks=pytest.mark.slow)],  # slow: the cases from 0 keep it
+                         ids=["cases 0, 4, 8", "cases 2, 6, 10"])
+def test_the_rules_cut_nodes_and_keep_the_brute_force_optimum(monkeypatch: pytest.MonkeyPatch, first: int) -> None:
+    """With and without the rules, every objective on every fourth case (from ``first``): both prove the brute
+    force's optimum; with them the search bounds fewer nodes in all (a single small tree may not change; measured,
+    0.73 of the nodes from case 0 and 0.86 from case 2)."""
     init = BranchAndBound.__init__
 
     def without_rules(self: BranchAndBound, *args: object, **kwargs: object) -> None:
@@ -138,7 +141,7 @@ def test_the_rules_cut_nodes_and_keep_the_brute_force_optimum(monkeypatch: pytes
         self.distinct, self.order_keys = False, None
 
     nodes = np.zeros(2)
-    for k in range(0, len(ALL), 2):
+    for k in range(first, len(ALL), 4):
         arch, op, both = ALL[k]
         truth = CostModel(op, arch).evaluate(space(k))
         levels = two_d_levels(arch) if both else []

@@ -23,7 +23,7 @@ from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
-from test_optimal_placement import assert_bounds_below, placed_ancestors, placed_space, tiny_rf_arch
+from test_optimal_placement import _wide, assert_bounds_below, placed_ancestors, placed_space, stage_bounds, tiny_rf_arch
 
 ORIGINAL = LowerBound._placed_refills
 
@@ -50,29 +50,6 @@ CASES = [MATMUL, CONV, STRIDED, STRIDED_2, ARRAY]
 
 def _ids(cases: list[tuple[ArchSpec, Operator]]) -> list[str]:
     return [f"{a.name}-{op.name}" for a, op in cases]
-
-
-def _wide(arch: ArchSpec, both: bool) -> frozenset[int]:
-    """The levels whose 2-D fan-out may split a dimension over both axes (``both``)."""
-    return frozenset(i for i, lv in enumerate(arch.levels) if both and lv.fanout and len(lv.fanout.shape) == 2)
-
-
-def stage_bounds(arch: ArchSpec, op: Operator, both: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(bound, cost) of every placed brute-force mapping's ancestor at every stage and of its tile bound, for every
-    objective (``both``: in the space with both-axis unrolling too)."""
-    batch = placed_space(op, arch, both=both)
-    model = CostModel(op, arch)
-    cost = model.evaluate(batch)
-    out = []
-    for objective in OBJECTIVES:
-        bb = BranchAndBound(op, arch, objective, model, placement=True, both_axes=_wide(arch, both))
-        truth = cost.objective(objective)
-        for stage, (kind, j) in enumerate(bb.stages[:-1]):
-            out.append((bb._bound(placed_ancestors(batch, kind, j), stage), truth))
-            if kind == "F" and 1 <= j < bb.L - 1:
-                tiles = batch.temporal[:, :j].prod(axis=1) * batch.spatial[:, :j].prod(axis=1)
-                out.append((bb.tile_bound(placed_ancestors(batch, "O", j + 1), tiles, j), truth))
-    return out
 
 
 def assert_placed_bounds_below(arch: ArchSpec, op: Operator) -> None:
