@@ -64,7 +64,7 @@ from dnnmap.search.sunstone.orders import order_candidates
 from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.space import level_orders, padded_cap
 from dnnmap.search.sunstone.placement import placement_variants
-from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_mask
+from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_union
 from dnnmap.search.sunstone.unroll import ESCAPES, legal_table, maximal_among, unrolling_candidates
 from dnnmap.workload.ir import Operator
 
@@ -78,6 +78,13 @@ EVERY_UNROLLING = 6  # fan-outs of at most this many instances take every legal 
 PLACED_EVERY_UNROLLING = 16  # ... in the placed walk
 EVERY_TILE = 32  # tile lattices with at most this many fitting tiles take every one
 EVERY_UNBOUNDED_TILE = 256  # ... on a level without a capacity limit
+
+
+def row_keys(fields: np.ndarray, seed: int = 0) -> np.ndarray:
+    """A 64-bit hash of each row of the integer array ``fields`` (n, F) (wraps around; collisions negligible;
+    hashes of several arrays with distinct ``seed`` add up to one of them side by side)."""
+    weights = np.random.default_rng(seed).integers(1, 2**62, size=fields.shape[1], dtype=np.int64)
+    return fields @ weights
 
 
 @dataclass
@@ -135,7 +142,7 @@ class SunstoneWalk:
         self.best: MappingBatch | None = None
         self._trees: dict[tuple[int, bytes, bytes, bytes], TileTree] = {}
         self._fitted: dict[tuple[int, bytes, bytes, bytes], dict[bytes, np.ndarray]] = {}
-        self._regrown: dict[tuple[int, bytes, bytes, bytes], np.ndarray] = {}
+        self._regrown: dict[tuple[int, bytes, bytes, bytes, bytes], np.ndarray] = {}
         self._row_fits: dict[int, dict[bytes, bool]] = {}
         self.held_below = self._held_below()
 
@@ -245,23 +252,26 @@ class SunstoneWalk:
         return tiles, every
 
     def _fit_above(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
-                   tiles: np.ndarray, every: bool, caps: np.ndarray | None = None) -> np.ndarray:
+                   tiles: np.ndarray, every: bool, caps: np.ndarray | None = None,
+                   order: np.ndarray | None = None) -> np.ndarray:
         """Tiles every level above can still hold (one per instance); ``every``: ``tiles`` are all the fitting
         ones, so these are all the tiles that fit every level. When some maximal tile cannot,
         the tree is re-grown with all those capacities as the fit test (a tile is then maximal for the
         levels together, the report's gap: maximal tiles can starve a small level above; not only the
-        next one: a level that bypasses a tensor lets its tile grow past a level higher up)."""
+        next one: a level that bypasses a tensor lets its tile grow past a level higher up); with ``placement``,
+        level ``i``'s fit and maximality as :class:`.tiles.TileTree`'s, given its ``order``."""
         above = self._fits_from(i + 1, inner[None, :] * tiles * unroll[None, :])
         if above.all() or every:
             return tiles[above]
-        key = (i, inner.tobytes(), residual.tobytes(), unroll.tobytes())
+        order = order if self.placement else None
+        key = (i, inner.tobytes(), residual.tobytes(), unroll.tobytes(), b"" if order is None else order.tobytes())
         if key not in self._regrown:
             limits = tuple(int(n) for n in -(-residual // unroll))
             sub_caps = self._caps(None if caps is None else caps // unroll)
             lattice = divisor_lattice(limits, sub_caps)
-            fits = (self.capacity.fits(i, lattice * inner[None, :])
-                    & self._fits_from(i + 1, lattice * (inner * unroll)[None, :]))
-            self._regrown[key] = lattice[maximal_mask(limits, fits, sub_caps)]
+            fits = (self.capacity.fits_placed(i, inner, lattice, order)
+                    & self._fits_from(i + 1, lattice * (inner * unroll)[None, :])[None, :])
+            self._regrown[key] = lattice[maximal_union(limits, fits, sub_caps)]
         return self._regrown[key]
 
     def _fitting_tiles(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
@@ -276,7 +286,7 @@ class SunstoneWalk:
         out = []
         for box, box_caps in boxes:
             fit, every = self._tiles(i, inner, box, unroll, box_caps, order)
-            out.append(self._fit_above(i, inner, box, unroll, fit, every, box_caps) if i + 1 < self.L - 1 else fit)
+            out.append(self._fit_above(i, inner, box, unroll, fit, every, box_caps, order) if i + 1 < self.L - 1 else fit)
         if self.grouped and self.keeps[i].sum() == 1 and not any((o == 1).all(axis=1).any() for o in out) \
                 and self._fits_from(i + 1, inner[None, :] * unroll)[0]:  # a one-operand register left empty
             out.append(np.ones((1, self.D), dtype=np.int64))
@@ -313,15 +323,34 @@ class SunstoneWalk:
                 rows.extend(self._extend_one(s, i))
         if not rows:
             return parts.take(np.array([], dtype=np.int64))
-        return Partials.concat(rows)
+        out = Partials.concat(rows)
+        return out.take(self._distinct(out)) if i == 0 and self.placement else out
 
     def _level0_orders(self) -> list[np.ndarray]:
         """Level 0's candidate orders with ``placement``: every order of its live loops when there are at most
-        four (trivial loops innermost), else the loop-order trie's leaves."""
+        four (trivial loops innermost), else the loop-order trie's leaves, each also with one of its live loops
+        hoisted outermost. The trie orders the innermost loops for reuse; a placed tile's boundary is the leading
+        run of the outermost ones (a register file's input placed below a filter-row loop ``S`` with ``K`` and
+        ``C`` inside holds one row's ``C`` words where the shared tile needs ``C x S``)."""
         live = tuple(d for d in range(self.D) if self.bounds[d] > 1)
         if len(live) <= 4:
             return [np.array(o, dtype=np.int64) for o in level_orders(live, self.D)]
-        return [o for o, _ in self._orders(self.bounds, 0)]
+        trie = [o for o, _ in self._orders(self.bounds, 0)]
+        hoisted = [np.concatenate([o[k:k + 1], o[:k], o[k + 1:]]) for o in trie for k in range(1, self.D)
+                   if self.bounds[o[k]] > 1]
+        return list({o.tobytes(): o for o in trie + hoisted}.values())
+
+    def _distinct(self, parts: Partials) -> np.ndarray:
+        """Indices of the first of each group of ``parts`` that differ only in where level 0's order puts its
+        trivial loops (the placed walk's level-0 orders coincide on a tile's few live loops)."""
+        live = parts.temporal[:, 0] > 1
+        position = np.where(live, np.argsort(parts.order[:, 0], axis=1), self.D)  # each dimension's place
+        rank = np.where(live, np.argsort(np.argsort(position, axis=1, kind="stable"), axis=1), -1)
+        n = len(parts)
+        key = sum(row_keys(f.reshape(n, -1), seed) for seed, f in enumerate(
+            (parts.temporal, parts.spatial, parts.axes, parts.order[:, 1:], parts.above, rank)))
+        _, first = np.unique(key, return_index=True)
+        return np.sort(first)
 
     @staticmethod
     def _with_order(s: Partials, level: int, order: np.ndarray) -> Partials:
@@ -404,8 +433,7 @@ class SunstoneWalk:
         """Indices keeping, per (parent, unrolling, tile), the order with the best score."""
         fields = np.concatenate([parts.temporal[:, :i + 1].reshape(len(parts), -1),
                                  parts.spatial[:, :i + 2].reshape(len(parts), -1)], axis=1)
-        weights = np.random.default_rng(0).integers(1, 2**62, size=fields.shape[1], dtype=np.int64)
-        key = fields @ weights  # wraps around: a 64-bit hash of the group, collisions negligible
+        key = row_keys(fields)
         idx = rank(score, tie)
         _, first = np.unique(key[idx], return_index=True)
         return idx[first]
