@@ -319,12 +319,12 @@ class SunstoneWalk:
                     starts.append(s)
             if i == 0 and self.placement:  # level 0's order matters once a tensor is placed there
                 starts = [self._with_order(s, 0, o) for s in starts for o in self._level0_orders()]
+            seen: set[int] | None = set() if i == 0 and self.placement else None
             for s in starts:
-                rows.extend(self._extend_one(s, i))
+                rows.extend(self._extend_one(s, i, seen))
         if not rows:
             return parts.take(np.array([], dtype=np.int64))
-        out = Partials.concat(rows)
-        return out.take(self._distinct(out)) if i == 0 and self.placement else out
+        return Partials.concat(rows)
 
     def _level0_orders(self) -> list[np.ndarray]:
         """Level 0's candidate orders with ``placement``: every order of its live loops when there are at most
@@ -340,17 +340,23 @@ class SunstoneWalk:
                    if self.bounds[o[k]] > 1]
         return list({o.tobytes(): o for o in trie + hoisted}.values())
 
-    def _distinct(self, parts: Partials) -> np.ndarray:
-        """Indices of the first of each group of ``parts`` that differ only in where level 0's order puts its
-        trivial loops (the placed walk's level-0 orders coincide on a tile's few live loops)."""
-        live = parts.temporal[:, 0] > 1
-        position = np.where(live, np.argsort(parts.order[:, 0], axis=1), self.D)  # each dimension's place
+    def _fresh(self, seen: set[int], s: Partials, tile: np.ndarray, f: np.ndarray, axis: np.ndarray,
+               order: np.ndarray, placed: np.ndarray) -> np.ndarray:
+        """Mask of the step-0 candidates of the one-row start ``s`` (tiles, unrollings, their axes, level 1's orders,
+        placements) that no other start of the same step gave already (``seen``: their hashes, updated): the
+        placed walk's level-0 orders often agree on the few loops a tile leaves live, and the order of trivial
+        loops changes nothing."""
+        n = len(tile)
+        live = tile > 1
+        position = np.where(live, np.argsort(s.order[0, 0])[None, :], self.D)  # each dimension's place
         rank = np.where(live, np.argsort(np.argsort(position, axis=1, kind="stable"), axis=1), -1)
-        n = len(parts)
-        key = sum(row_keys(f.reshape(n, -1), seed) for seed, f in enumerate(
-            (parts.temporal, parts.spatial, parts.axes, parts.order[:, 1:], parts.above, rank)))
+        lanes = np.repeat(np.concatenate([s.spatial[:, 0], s.axes[:, 0]], axis=1), n, axis=0)
+        key = sum(row_keys(x, seed) for seed, x in enumerate((tile, f, axis, order, placed, rank, lanes)))
         _, first = np.unique(key, return_index=True)
-        return np.sort(first)
+        fresh = np.zeros(n, dtype=bool)
+        fresh[first] = [k not in seen for k in key[first].tolist()]
+        seen.update(key[first].tolist())
+        return fresh
 
     @staticmethod
     def _with_order(s: Partials, level: int, order: np.ndarray) -> Partials:
@@ -359,7 +365,8 @@ class SunstoneWalk:
         orders[0, level] = order
         return Partials(s.temporal, s.spatial, s.axes, orders, s.above)
 
-    def _extend_one(self, s: Partials, i: int) -> list[Partials]:
+    def _extend_one(self, s: Partials, i: int, seen: set[int] | None = None) -> list[Partials]:
+        """Step ``i``'s candidates from the one-row ``s``; ``seen`` (step 0 of the placed walk): :meth:`_fresh`'s."""
         done = np.prod(s.temporal[0, :i], axis=0) * np.prod(s.spatial[0, :i + 1], axis=0)
         residual = -(-self.bounds // done)  # ceil: equal to bounds // done in the exact walk
         caps = self.caps // done
@@ -395,6 +402,9 @@ class SunstoneWalk:
         if self.placement:  # a tile that fits only placed is taken with each placement that fits
             rows, placed = placement_variants(self.capacity, i, inner, s.order[0, i], tile, self.keeps[i])
             tile, f, axis, order = tile[rows], f[rows], axis[rows], order[rows]
+            if seen is not None:
+                fresh = self._fresh(seen, s, tile, f, axis, order, placed)
+                tile, f, axis, order, placed = tile[fresh], f[fresh], axis[fresh], order[fresh], placed[fresh]
         n = len(tile)
         t = np.repeat(s.temporal, n, axis=0)
         sp = np.repeat(s.spatial, n, axis=0)
