@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -61,11 +62,22 @@ def free_placement(relevant: np.ndarray, order: np.ndarray, factors: np.ndarray)
     return above, inside
 
 
-def placement_subsets(kept: np.ndarray) -> list[np.ndarray]:
+def placement_subsets(kept: np.ndarray) -> tuple[np.ndarray, ...]:
     """(T,) bool masks: every non-empty subset of the ``kept`` tensors (those a level may place), smallest first."""
-    candidates = np.nonzero(kept)[0]
-    return [np.isin(np.arange(len(kept)), subset) for subset in itertools.chain.from_iterable(
-        itertools.combinations(candidates, r) for r in range(1, len(candidates) + 1))]
+    return _subsets(tuple(bool(k) for k in kept))
+
+
+@lru_cache(maxsize=64)
+def _subsets(kept: tuple[bool, ...]) -> tuple[np.ndarray, ...]:
+    candidates = [t for t, k in enumerate(kept) if k]
+    out = []
+    for subset in itertools.chain.from_iterable(itertools.combinations(candidates, r)
+                                                for r in range(1, len(candidates) + 1)):
+        mask = np.zeros(len(kept), dtype=bool)
+        mask[list(subset)] = True
+        mask.setflags(write=False)
+        out.append(mask)
+    return tuple(out)
 
 
 def placement_variants(capacity: Capacity, level: int, inner: np.ndarray, order: np.ndarray, tiles: np.ndarray,

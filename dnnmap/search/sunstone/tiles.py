@@ -155,14 +155,25 @@ class TileTree:
         """Maximal fitting tiles dividing ``limits`` (or, with ``caps``, ceil splits of it padding each
         dimension to at most its cap) and the number of fitting ones (the tree's nodes); ``maximal_only=False``:
         every fitting tile (Observation 4 off, a diagnostic of the walk's losses)."""
-        if caps is not None and all(c <= n and r % n == 0 for c, n, r in zip(caps, limits, self.residual)):
-            caps = None  # no room to pad and a divisor sub-box: the divisor sub-lattice
+        caps = self._caps(limits, caps)
         key = (limits, caps, maximal_only)
         if key not in self._done:
-            lattice, fits = self._fits(limits) if caps is None else self._fits_padded(limits, caps)
+            lattice, fits, caps = self.lattice_fits(limits, caps)
             keep = maximal_union(limits, fits, caps) if maximal_only else fits.any(axis=0)
             self._done[key] = lattice[keep], int(fits.any(axis=0).sum())
         return self._done[key]
+
+    def _caps(self, limits: tuple[int, ...], caps: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        if caps is not None and all(c <= n and r % n == 0 for c, n, r in zip(caps, limits, self.residual)):
+            return None  # no room to pad and a divisor sub-box: the divisor sub-lattice
+        return caps
+
+    def lattice_fits(self, limits: tuple[int, ...], caps: tuple[int, ...] | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, tuple[int, ...] | None]:
+        """The lattice of ``limits`` (and ``caps``, as :meth:`maximal`), its (S, n) fits, one row per way of
+        fitting (:meth:`Capacity.fits_placed`), and the caps it was laid out with (None: divisors)."""
+        caps = self._caps(limits, caps)
+        return (*(self._fits(limits) if caps is None else self._fits_padded(limits, caps)), caps)
 
     def _fits_padded(self, limits: tuple[int, ...], caps: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """The ceil-split lattice is not a sub-lattice of ``residual``'s divisors: its fits are computed anew."""

@@ -64,7 +64,7 @@ from dnnmap.search.sunstone.orders import order_candidates
 from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.space import level_orders, padded_cap
 from dnnmap.search.sunstone.placement import placement_variants
-from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_union
+from dnnmap.search.sunstone.tiles import Capacity, TileTree, maximal_union
 from dnnmap.search.sunstone.unroll import ESCAPES, legal_table, maximal_among, unrolling_candidates
 from dnnmap.workload.ir import Operator
 
@@ -228,22 +228,27 @@ class SunstoneWalk:
         self.stats.unroll_kept += int(fits.sum())
         return u.factors[fits], u.axes[fits]
 
+    def _tree(self, level: int, inner: np.ndarray, residual: np.ndarray, order: np.ndarray | None) -> TileTree:
+        """The (memoized) tile tree of ``level`` over ``inner`` and ``residual``; ``order`` only with ``placement``."""
+        order = order if self.placement else None
+        key = (level, inner.tobytes(), residual.tobytes(), b"" if order is None else order.tobytes())
+        if key not in self._trees:
+            self._trees[key] = TileTree(self.capacity, level, inner, tuple(residual.tolist()), order)
+        return self._trees[key]
+
     def _tiles(self, level: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
                caps: np.ndarray | None = None, order: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
         """Maximal tiles of ``level`` and False, or every fitting tile and True where there are at most
         ``EVERY_TILE`` (or ``relax`` has ``tiles``); ``order`` (the level's loop order, with ``placement``): tiles
         may fit with per-tensor placements."""
-        order = order if self.placement else None
-        key = (level, inner.tobytes(), residual.tobytes(), b"" if order is None else order.tobytes())
-        if key not in self._trees:
-            self._trees[key] = TileTree(self.capacity, level, inner, tuple(residual.tolist()), order)
+        tree = self._tree(level, inner, residual, order)
         sub_caps = self._caps(None if caps is None else caps // unroll)
         limits = tuple((-(-residual // unroll)).tolist())
-        tiles, fitting = self._trees[key].maximal(limits, sub_caps)
+        tiles, fitting = tree.maximal(limits, sub_caps)
         unbounded = self.capacity.levels[level] is None  # every tile fits: Observation 4 has no room to weigh
         every = "tiles" in self.relax or fitting <= (EVERY_UNBOUNDED_TILE if unbounded else EVERY_TILE)
         if every:
-            tiles, fitting = self._trees[key].maximal(limits, sub_caps, maximal_only=False)
+            tiles, fitting = tree.maximal(limits, sub_caps, maximal_only=False)
         self.stats.tiles_fitting += fitting
         self.stats.tiles_maximal += len(tiles)
         if level == 0:
@@ -263,14 +268,13 @@ class SunstoneWalk:
         above = self._fits_from(i + 1, inner[None, :] * tiles * unroll[None, :])
         if above.all() or every:
             return tiles[above]
-        order = order if self.placement else None
-        key = (i, inner.tobytes(), residual.tobytes(), unroll.tobytes(), b"" if order is None else order.tobytes())
+        tree = self._tree(i, inner, residual, order)
+        key = (i, inner.tobytes(), residual.tobytes(), unroll.tobytes(), b"" if tree.order is None else tree.order.tobytes())
         if key not in self._regrown:
             limits = tuple(int(n) for n in -(-residual // unroll))
             sub_caps = self._caps(None if caps is None else caps // unroll)
-            lattice = divisor_lattice(limits, sub_caps)
-            fits = (self.capacity.fits_placed(i, inner, lattice, order)
-                    & self._fits_from(i + 1, lattice * (inner * unroll)[None, :])[None, :])
+            lattice, fits, sub_caps = tree.lattice_fits(limits, sub_caps)
+            fits = fits & self._fits_from(i + 1, lattice * (inner * unroll)[None, :])[None, :]
             self._regrown[key] = lattice[maximal_union(limits, fits, sub_caps)]
         return self._regrown[key]
 
