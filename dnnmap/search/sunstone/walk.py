@@ -348,11 +348,10 @@ class SunstoneWalk:
                order: np.ndarray, placed: np.ndarray) -> np.ndarray:
         """Mask of the step-0 candidates of the one-row start ``s`` (tiles, unrollings, their axes, level 1's orders,
         placements) that no other start of the same step gave already (``seen``: their hashes, updated): the
-        placed walk's level-0 orders often agree on the few loops a tile leaves live, the order of trivial loops
-        changes nothing, and without a tensor placed at level 0 neither does the rest of its order (the walk
-        without ``placement`` never sets it)."""
+        placed walk's level-0 orders often agree on the few loops a tile leaves live, and the order of trivial
+        loops changes nothing (that of the live ones does, even with nothing placed: MAC operand registers)."""
         n = len(tile)
-        live = (tile > 1) & placed.any(axis=1)[:, None]
+        live = tile > 1
         position = np.where(live, np.argsort(s.order[0, 0])[None, :], self.D)  # each dimension's place
         rank = np.where(live, np.argsort(np.argsort(position, axis=1, kind="stable"), axis=1), -1)
         lanes = np.repeat(np.concatenate([s.spatial[:, 0], s.axes[:, 0]], axis=1), n, axis=0)
