@@ -33,10 +33,10 @@ so every finished mapping covers each bound, with padding only at the edges. ``w
 exact-divisor walk (residuals divide, caps equal residuals).
 
 Per-tensor placement (``placement``, ``--placement``; :mod:`.placement`): a level's tile also fits when it
-does with each kept tensor below the leading run of the level's loops that index it (its free placement,
-given the level's order), and the candidate then carries that placement; the order of level 0, which
-matters once a tensor is placed there, is chosen at step 0 (every order of its loops when it has at most
-four, else the trie's), and a fan-out of at most ``PLACED_EVERY_UNROLLING`` instances takes every legal
+does with some subset of the kept tensors below the leading run of the level's loops that index each (its free
+placement, given the level's order; maximal tiles are judged per such subset), and the candidate then carries that
+placement; the order of level 0, which matters once a tensor is placed there, is chosen at step 0 (every order of
+its loops when it has at most four, else the trie's, each also with one live loop hoisted outermost), and a fan-out of at most ``PLACED_EVERY_UNROLLING`` instances takes every legal
 unrolling (a smaller unrolling can leave the register file room for a placed tile; on large arrays the
 maximal ones only, for time). The walk's best is refined by :func:`.placement.refine_placements`.
 
