@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -62,24 +61,6 @@ def free_placement(relevant: np.ndarray, order: np.ndarray, factors: np.ndarray)
     return above, inside
 
 
-def placement_subsets(kept: np.ndarray) -> tuple[np.ndarray, ...]:
-    """(T,) bool masks: every non-empty subset of the ``kept`` tensors (those a level may place), smallest first."""
-    return _subsets(tuple(bool(k) for k in kept))
-
-
-@lru_cache(maxsize=64)
-def _subsets(kept: tuple[bool, ...]) -> tuple[np.ndarray, ...]:
-    candidates = [t for t, k in enumerate(kept) if k]
-    out = []
-    for subset in itertools.chain.from_iterable(itertools.combinations(candidates, r)
-                                                for r in range(1, len(candidates) + 1)):
-        mask = np.zeros(len(kept), dtype=bool)
-        mask[list(subset)] = True
-        mask.setflags(write=False)
-        out.append(mask)
-    return tuple(out)
-
-
 def placement_variants(capacity: Capacity, level: int, inner: np.ndarray, order: np.ndarray, tiles: np.ndarray,
                        kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The placements a walk candidate takes for each of ``tiles`` (n, D) at ``level``: none where the shared tile
@@ -92,7 +73,10 @@ def placement_variants(capacity: Capacity, level: int, inner: np.ndarray, order:
     rows, aboves = [np.nonzero(shared)[0]], [np.zeros((int(shared.sum()), len(kept)), dtype=np.int64)]
     free, inside = free_placement(capacity.relevant, order, tiles)
     whole = np.repeat(tiles[:, None, :], len(kept), axis=1)
-    for mask in placement_subsets(kept):
+    candidates = np.nonzero(kept)[0]
+    for subset in itertools.chain.from_iterable(itertools.combinations(candidates, r)
+                                                for r in range(1, len(candidates) + 1)):
+        mask = np.isin(np.arange(len(kept)), subset)
         cover = np.where(mask[None, :, None], inside, whole) * inner[None, None, :]
         ok = ~shared & (free[:, mask] > 0).all(axis=1) & capacity.fits(level, cover)
         rows.append(np.nonzero(ok)[0])
