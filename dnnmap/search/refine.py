@@ -34,7 +34,7 @@ from dnnmap.cost.model import CostModel
 from dnnmap.mapping.mapping import BOTH_AXES, Mapping
 from dnnmap.search.constraints import Constraints
 from dnnmap.search.mappers import SearchResult
-from dnnmap.search.space import MapSpace
+from dnnmap.search.space import MapSpace, prime_factors
 from dnnmap.workload.ir import Operator
 
 ROUNDS = 6  # steps at most
@@ -74,21 +74,10 @@ def _slots(mapping: Mapping, space: MapSpace) -> np.ndarray:
     return out
 
 
-def _primes(n: int) -> list[int]:
-    out, p = [], 2
-    while p * p <= n:
-        if n % p == 0:
-            out.append(p)
-            while n % p == 0:
-                n //= p
-        p += 1
-    return out + ([n] if n > 1 else [])
-
-
 def _moves(factors: np.ndarray) -> list[tuple[int, int, int, int]]:
     """(dimension, from slot, to slot, prime) of every single-factor move."""
     D, S = factors.shape
-    return [(d, a, b, p) for d in range(D) for a in range(S) for p in _primes(int(factors[d, a]))
+    return [(d, a, b, p) for d in range(D) for a in range(S) for p in prime_factors(int(factors[d, a]))
             for b in range(S) if b != a]
 
 

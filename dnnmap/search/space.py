@@ -74,6 +74,19 @@ def divisors(n: int) -> tuple[int, ...]:
     return tuple(int(x) for x in k[n % k == 0])
 
 
+@lru_cache(maxsize=None)
+def prime_factors(n: int) -> tuple[int, ...]:
+    """The distinct primes dividing ``n``, ascending."""
+    out, p = [], 2
+    while p * p <= n:
+        if n % p == 0:
+            out.append(p)
+            while n % p == 0:
+                n //= p
+        p += 1
+    return tuple(out + ([n] if n > 1 else []))
+
+
 @lru_cache(maxsize=4096)
 def ceil_factorizations(n: int, k: int, cap: int) -> np.ndarray:
     """All ``k``-tuples built by ceil splits of ``n`` (``f_1`` a candidate of ``n``, ``f_2`` of

@@ -155,7 +155,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
-from dnnmap.search.space import axis_plan, divisors, touched_lower, two_term_values, unique_rows, window_extent
+from dnnmap.search.space import axis_plan, divisors, prime_factors, touched_lower, two_term_values, unique_rows, window_extent
 from dnnmap.search.sunstone.unroll import legal_table
 from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.workload.ir import Operator
@@ -373,22 +373,9 @@ def _divisor_min(grid: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
         index = {v: i for i, v in enumerate(vals.tolist())}
         along = np.moveaxis(grid, d, 0)  # a view: the slices below write into ``grid``
         for i, v in enumerate(vals.tolist()):
-            for p in _prime_factors(v):
+            for p in prime_factors(v):
                 np.minimum(along[i], along[index[v // p]], out=along[i])
     return grid
-
-
-@lru_cache(maxsize=None)
-def _prime_factors(v: int) -> tuple[int, ...]:
-    """The distinct primes dividing ``v``."""
-    out, p = [], 2
-    while p * p <= v:
-        if v % p == 0:
-            out.append(p)
-            while v % p == 0:
-                v //= p
-        p += 1
-    return tuple(out + ([v] if v > 1 else []))
 
 
 def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> np.ndarray:
