@@ -495,6 +495,8 @@ class LowerBound:
         self.iterations = float(np.prod(self.bounds.astype(float)))
         self.fan = np.array([lv.fanout_size for lv in arch.levels], dtype=float)
         self.hop_energy = np.array([lv.fanout.hop_energy if lv.fanout else 0.0 for lv in arch.levels])
+        # B22-B26, B23's joint term: the lowest level with a fan-out (the array their unrollings ``U`` open), if any
+        self.array = next((m for m in range(len(arch.levels)) if arch.levels[m].fanout is not None), None)
         self.out = next(j for j, t in enumerate(op.tensors) if t.role == "output")
         # (L, T, 3) read, fill, update; the output's reads and updates, and its DRAM bytes below, at the final
         # output width (at most the partial sums'): final values may move at it (docs/cost-model.md 2b)
@@ -1519,7 +1521,7 @@ class LowerBound:
         of :meth:`_joint_table` B14's sum plus the least chained refills less the output's ``a_O outputs x
         copies(U)``, the weights ``a_t`` per tensor and the tensors other than the output among ``entries``."""
         c = drain[0]
-        m = next(i for i, lv in enumerate(self.arch.levels) if lv.fanout is not None)
+        m = self.array
         table, energy, _, _ = self._joint_table(m, drains=True)
         first = self._distinct_rows(m)  # one row per factor vector: the axes change none of the terms
         copies = table[first][:, self.reduction].prod(axis=1).astype(float)
@@ -1753,7 +1755,7 @@ class LowerBound:
         over the legal ``U`` less the per-pair minima (:meth:`_least_unrolling`). The caller subtracts what the bound
         counts for those parts: B14's ``counted`` less its first touches, and the refills at the lower levels."""
         c = drain[0]
-        m = next(i for i, lv in enumerate(self.arch.levels) if lv.fanout is not None)
+        m = self.array
         table, energy, _, _ = self._joint_table(m, drains=True)
         first = self._distinct_rows(m)
         copies = table[first][:, self.reduction].prod(axis=1).astype(float)
@@ -1862,7 +1864,7 @@ class LowerBound:
         if len(entries.get(self.out, ())) < 4:
             return None
         *_, (whole, _) = entries[self.out]
-        m = next(m for m in range(self.L) if self.arch.levels[m].fanout is not None)
+        m = self.array
         keys, inverse = unique_rows(self._fan_budget(rest, tile, fixed_from, m))
         copies, lanes = self._copies_front(m, keys)  # (K,), (u, K)
         lanes = lanes[inverse.reshape(-1)]
