@@ -803,6 +803,9 @@ class LowerBound:
             spilled = self._spilled_refetch(placed[drain[0]], rest, drain, top, refilled)  # B26: with the refetches
             if spilled is not None:  # from the backing store that the on-chip capacity forces, least per unrolling
                 added = np.maximum(added, spilled - (counted - first))
+            drained = self._rf_drains(placed[drain[0]], rest, drain, top, refilled)  # B27: with the child's own
+            if drained is not None:  # refills between the iterations of the loop below B26's prefix
+                added = np.maximum(added, drained - (counted - first))
             below = [lv for lv in placed if lv < drain[0]]
             if below:  # B24: with the register files below B14's child in the chain, and the output's parent side
                 lower = sum((refilled.get(lv, 0.0) for lv in below), np.zeros(n))
@@ -1666,17 +1669,11 @@ class LowerBound:
                                + (h * (self.energy[c, s, 1] + hop) - (e + h * hop))[:, None])  # (n, K)
             again = np.zeros((self.T, n, len(zs)))  # per tensor, its pair's excess with the prefixes' refetches
             for t, (q, et, ht, hopt) in top.items():
-                on_chip = sum(self.capacity[lv, t] * self.fan[lv + 1:].prod() for lv in range(self.L - 1)
-                              if self.keeps[lv, t])
+                on_chip = self._chip_words(t)
                 if t == s or not (words[:, t] > on_chip).any():
                     continue
-                over = zs * np.maximum(0.0, words[:, t] - on_chip)  # (K,)
-                ch, p = q.child, q.parent
-                pair = (self.touched_all[t] + over) * (self.energy[ch, t, 1] + self.read_full[p, t])
-                if t == self.out:
-                    pair = ((self.touched_all[t] + over) * (self.energy[ch, t, 0] + self.energy[p, t, 2])
-                            + over * (self.energy[ch, t, 1] + self.read_full[p, t]))
-                again[t] = np.maximum(0.0, pair[None, :] - (et + ht * hopt + spent.get(ch, 0.0))[:, None])
+                pair = self._refetched_pair(t, q, zs * np.maximum(0.0, words[:, t] - on_chip))  # (K,)
+                again[t] = np.maximum(0.0, pair[None, :] - (et + ht * hopt + spent.get(q.child, 0.0))[:, None])
             inner = np.array([again[~self.indexes[:, d]].sum(axis=0) for d in range(self.op_dims)])  # (D, n, K)
             excess = np.zeros((len(keys), n))
             by_dims: dict[bytes, np.ndarray] = {}  # per set of ``Y``'s dimensions, (n, K) the least over them
@@ -1691,6 +1688,22 @@ class LowerBound:
             best = np.maximum(best, np.where(np.isfinite(value), value, -np.inf))
         return best - held
 
+    def _chip_words(self, t: int) -> float:
+        """B26/B27: the most words of tensor ``t`` the levels below the backing store hold at once (each level keeping
+        ``t``: its capacity for it times its most instances)."""
+        return float(sum(self.capacity[lv, t] * self.fan[lv + 1:].prod() for lv in range(self.L - 1)
+                         if self.keeps[lv, t]))
+
+    def _refetched_pair(self, t: int, q: Pair, over: np.ndarray) -> np.ndarray:
+        """B26/B27: the least energy of tensor ``t``'s pair ``q`` with the backing store when ``over`` words beyond its
+        first touches come from it again: an input's fills and parent reads of every word and of these; an output's
+        drains and parent updates of every word and of these, and the reloads of these."""
+        ch, p = q.child, q.parent
+        if t == self.out:
+            return ((self.touched_all[t] + over) * (self.energy[ch, t, 0] + self.energy[p, t, 2])
+                    + over * (self.energy[ch, t, 1] + self.read_full[p, t]))
+        return (self.touched_all[t] + over) * (self.energy[ch, t, 1] + self.read_full[p, t])
+
     def _spilled_groups(self, m: int, c: int, s: int) -> tuple[np.ndarray, ...]:
         """B26's cases for tensor ``s`` at level ``c``: (K,) the prefixes' ``T_Z`` (every ``T``: divisors of the
         dimensions not indexing ``s``, 1 on the others), (K, T) each tensor's words of ``bounds / T``, and the distinct
@@ -1701,8 +1714,7 @@ class LowerBound:
         key = ("spilled", m, c, s)
         if key not in self._front_cache:
             cover = self.bounds[None, :] // self._joint_table(m, drains=True)[0][self._distinct_rows(m)]  # (V', D)
-            prefixes = np.array(list(itertools.product(*[divisors(int(b)) if not self.indexes[s, d] else (1,)
-                                                         for d, b in enumerate(self.bounds)])), dtype=np.int64)
+            prefixes = self._prefixes(s)
             words = touched_lower(self.op, self.bounds[None, :] // prefixes, contiguous=True)
             over = touched_lower(self.op, cover, contiguous=True)[:, s] > self.capacity[c, s]  # (V',)
             outer = over[:, None] & self.indexes[s][None, :] & (cover > 1)  # (V', D)
@@ -1712,6 +1724,139 @@ class LowerBound:
             starts = np.searchsorted(inverse.reshape(-1)[order], np.arange(len(keys)))
             self._front_cache[key] = (prefixes.prod(axis=1).astype(float), words, keys, (order, starts))
         return self._front_cache[key]
+
+    def _prefixes(self, s: int) -> np.ndarray:
+        """B26/B27: (K, D) every trip vector ``T`` a prefix of loops that do not index tensor ``s`` may have: the
+        divisors of the layer's bounds on the dimensions not indexing ``s``, 1 on the others. Cached."""
+        key = ("prefixes", s)
+        if key not in self._front_cache:
+            self._front_cache[key] = np.array(list(itertools.product(
+                *[divisors(int(b)) if not self.indexes[s, d] else (1,) for d, b in enumerate(self.bounds)])),
+                dtype=np.int64)
+        return self._front_cache[key]
+
+    def _rf_drains(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float],
+                   top: dict[int, tuple], spent: dict[int, np.ndarray]) -> np.ndarray | None:
+        """(n,) B27 (docs/search.md, "B27: the register file's drains between the overflowing tensor's outer loops"):
+        B26's cases with the child's own refills. Fix the open fan-out's unrolling ``U`` (B22), a tensor ``s`` kept at
+        B14's child ``c`` whose parent is the backing store and whose words of ``bounds / U`` overflow ``c``'s capacity
+        for it, and B26's case: the prefix of the nest's outermost loops not indexing ``s`` (trips ``T``, product
+        ``T_Z``) and the loop ``Y`` right below it, on a dimension ``d`` indexing ``s``, with ``y >= 2`` trips dividing
+        ``(bounds / U)_d``, so ``y - 1 >= spf - 1`` boundaries between its iterations (``spf``: the least prime factor
+        of ``(bounds / U)_d``) in each prefix iteration. Each instance of ``c`` runs ``B' = bounds / U``; in a prefix
+        iteration every iteration of ``Y`` touches all of the instance's words of ``B' / T`` of each tensor ``t`` that
+        ``d`` does not index, of which at most ``c``'s capacity for ``t`` stay at a boundary. Every other word was
+        moved out before the boundary and moves in again after it, once per boundary and never at its first touch:
+        ``X_t = (spf - 1) x T_Z x |U| x max(0, |t(B' / T)| - cap_c(t))`` more fills of an input, more drains and
+        reloads of the output beyond its first touches (B14's ``outputs x copies(U)``), the instance's words counted
+        without assuming contiguous indices (an instance's share of a dimension split over the array may be strided).
+        So such a ``t`` moves at least ``|U| |t(B')| + X_t`` words (the output: ``outputs x copies(U) + X_O``), which
+        may replace B22's chained ``w_t`` (the chain with those tensors weighted 0 still prices the others); per case
+        the larger of that and B22's chain holds. The backing store's side is B26's, linear in what the bound counts:
+        ``s`` read ``T_Z`` times (where ``T_Z > 1``) and each such ``t`` kept on chip ``T_Z (spf - 1)`` times over its
+        on-chip words (where it overflows), each pair's energy replacing what the bound counts for it (its energy with
+        the hops, the refills at its child level once per level). Per ``U`` the least over its cases, grouped by which
+        pairs they reprice (:meth:`_drain_cases`), the ``U`` without the overflow at B22's value; the least over the
+        legal ``U`` less the per-pair minima and B22's held words; the larger over the tensors ``s``. It extends B26
+        (one boundary, the chip only) and B22 (the chained ``w_t``); a node's bound only, never the tile bound, for
+        B22's reason (a tile's instances run the tile over ``U``, not ``bounds / U``). None where no tensor is such an
+        ``s``."""
+        c = drain[0]
+        sources = [s for s, (pr, *_) in top.items() if pr.child == c and s != self.out and self.plain[s]]
+        if not sources:
+            return None
+        n = len(rest)
+        m, chained, weights, others = self._unrolled_terms(entries, drain)
+        keys, inverse = unique_rows(rest)
+        rows = inverse.reshape(-1)
+        legal, low = self._unrolling_low(m, keys)
+        best = np.full(n, -np.inf)
+        for s in sources:
+            value = np.full(n, np.inf)
+            for arr, repriced in self._drain_cases(m, c, s, entries, weights, chained):
+                least = np.where(legal, arr[None, :], np.inf).min(axis=1) - low  # (u,)
+                value = np.minimum(value, least[rows] - self._repriced(repriced, s, c, top, spent, n))
+            best = np.maximum(best, value)
+        best = best - self._held(entries, weights, others, n)
+        return np.where(np.isfinite(best), best, -np.inf)
+
+    def _repriced(self, tensors: tuple[int, ...], s: int, c: int, top: dict[int, tuple], spent: dict[int, np.ndarray],
+                  n: int) -> np.ndarray:
+        """(n,) B27: what the bound counts for the backing store's pairs of ``tensors`` that a case reprices: each
+        pair's energy with its hops; for ``s`` less its ``h`` child fills (B22's chain prices ``s``'s fills beyond
+        them), for the others with the refills the bound adds at their child levels (once per level)."""
+        counted, levels = np.zeros(n), set()
+        for t in tensors:
+            q, e, h, hop = top[t]
+            counted = counted + e + h * hop
+            if t == s:
+                counted = counted - h * (self.energy[c, s, 1] + hop)
+            else:
+                levels.add(q.child)
+        return counted + sum((spent.get(lv, 0.0) for lv in levels), np.zeros(n))
+
+    def _drain_cases(self, m: int, c: int, s: int, entries: dict[int, tuple], weights: tuple[float, ...],
+                     chained: np.ndarray) -> list[tuple[np.ndarray, tuple[int, ...]]]:
+        """B27's cases for tensor ``s`` at level ``c`` (:meth:`_rf_drains`): per set of the backing store's pairs a case
+        reprices, (V',) per distinct row ``U`` of :meth:`_joint_table` its least value over the cases ``(d, T)`` with
+        that set (B14's sum at ``U`` with the chained refills, B27's and B26's terms; inf where no such case is
+        possible), and the set; plus the rows where ``s`` does not overflow, at B22's value ``chained``, with none.
+        Cached per weights."""
+        key = ("drain cases", m, c, s, weights, tuple(sorted(entries)))
+        if key in self._front_cache:
+            return self._front_cache[key]
+        table, energy, _, _ = self._joint_table(m, drains=True)
+        first = self._distinct_rows(m)
+        units = table[first]
+        cover = self.bounds[None, :] // units  # (V', D) what each instance runs
+        lanes = units.prod(axis=1).astype(float)
+        copies = units[:, self.reduction].prod(axis=1).astype(float)
+        base = energy.sum(axis=0)[first]
+        prefixes = self._prefixes(s)
+        zs = prefixes.prod(axis=1).astype(float)  # (K,)
+        divides = (cover[:, None, :] % prefixes[None, :, :] == 0).all(axis=2)  # (V', K)
+        inner = np.where(divides[:, :, None], cover[:, None, :] // prefixes[None, :, :], 1)  # (V', K, D)
+        per_instance = touched_lower(self.op, inner.reshape(-1, self.op_dims)).reshape(len(cover), len(zs), self.T)
+        own = touched_lower(self.op, cover)  # (V', T) an instance's words of ``B'``
+        chip = touched_lower(self.op, self.bounds[None, :] // prefixes, contiguous=True)  # (K, T) B26's words
+        over = touched_lower(self.op, cover, contiguous=True)[:, s] > self.capacity[c, s]  # (V',) as B26
+        q = next(pr for pr in self.pairs if pr.tensor == s and pr.child == c)
+        cases = [(np.where(over, np.inf, chained), ())]
+        for d in np.nonzero(self.indexes[s])[0]:
+            ok = over & (cover[:, d] >= 2)
+            if not ok.any():
+                continue
+            bounds_left = np.array([prime_factors(int(x))[0] - 1 if x >= 2 else 0 for x in cover[:, d]], dtype=float)
+            free = [t for t in range(self.T) if t != s and not self.indexes[t, d]]
+            moved = [t for t in free if t in entries]
+            rf = base + self._nested_chains(m, c, tuple(0.0 if u in moved else w for u, w in enumerate(weights))
+                                            ).min(axis=0)  # (V',) the chain with the moved tensors at weight 0
+            if self.out not in moved:
+                rf = rf - weights[self.out] * self.out_words * copies
+            rf = np.repeat(rf[:, None], len(zs), axis=1)  # (V', K)
+            for t in moved:
+                extra = (bounds_left * lanes)[:, None] * zs[None, :] * np.maximum(
+                    0.0, per_instance[:, :, t] - self.capacity[c, t])
+                rf = rf + weights[t] * (extra if t == self.out else extra + (lanes * own[:, t])[:, None])
+            total = np.maximum(chained[:, None], rf)
+            repriced = np.zeros((len(zs), self.T), dtype=bool)
+            repriced[:, s] = zs > 1
+            total = total + np.where(zs > 1, zs * self.touched_all[s] * self.read_full[q.parent, s], 0.0)[None, :]
+            for t in free:
+                q_t = next((pr for pr in self.pairs if pr.tensor == t and pr.parent == self.L - 1 and pr.child >= 0),
+                           None)
+                if q_t is None:
+                    continue
+                spill = np.maximum(0.0, chip[:, t] - self._chip_words(t))  # (K,)
+                repriced[:, t] = spill > 0
+                pair = self._refetched_pair(t, q_t, bounds_left[:, None] * (zs * spill)[None, :])  # (V', K)
+                total = total + np.where(spill > 0, pair, 0.0)
+            total = np.where(ok[:, None] & divides, total, np.inf)
+            for mask in np.unique(repriced, axis=0):
+                cols = (repriced == mask[None, :]).all(axis=1)
+                cases.append((total[:, cols].min(axis=1), tuple(int(t) for t in np.nonzero(mask)[0])))
+        self._front_cache[key] = cases
+        return cases
 
     def _least_unrolling(self, m: int, chained: np.ndarray, rest: np.ndarray,
                          groups: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:

@@ -1,0 +1,88 @@
+"""B27 (docs/search.md, "B27: the register file's drains between the overflowing tensor's outer loops"): at the root
+stage of the widened space, B26's cases (a tensor that bypasses the global buffer overflows the register file of one
+instance under the open array's unrolling ``U``: a prefix of loops not indexing it, then a loop ``Y`` on a dimension
+indexing it) with the register file's own refills at the boundaries between ``Y``'s iterations: the tensors ``Y`` does
+not index are touched whole in each of its iterations and the register file keeps only its capacity of them
+(:meth:`.bounds.LowerBound._rf_drains`), against the independent brute force.
+
+On a register file of one or two words per role under a global buffer that keeps the input and the output only (the
+weights bypass it, as Eyeriss's) over a 2-wide row, with matmuls and a convolution whose reductions overflow the
+register file, every placement of every mapping is priced: at every stage each mapping's ancestor's bound and the tile
+bound are at most its cost for every objective; taking B27 out lowers some finite bound and raises none; and its
+increment over B22 x 1.03 puts some ancestor's bound above a mapping's cost.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dnnmap.arch.spec import ArchSpec, parse_arch
+from dnnmap.search.optimal.bounds import LowerBound
+from dnnmap.workload import ops
+from dnnmap.workload.ir import Operator
+from test_optimal_placed_rf import _ids, stage_bounds
+
+ORIGINAL = LowerBound._rf_drains
+
+
+def bypass_rf_arch(rf: dict[str, int], glb: int) -> ArchSpec:
+    """A register file of ``rf`` words per role under a ``glb``-word buffer keeping the input and output only (the
+    weights bypass it, as Eyeriss's) over a 2-wide row."""
+    return parse_arch({"name": "bypass_rf", "clock_mhz": 100, "levels": [
+        {"name": "RF", "capacity": rf, "keeps": ["input", "weight", "output"], "read_energy": 1.0,
+         "write_energy": 1.0},
+        {"name": "GLB", "capacity": glb, "keeps": ["input", "output"], "read_energy": 6.0, "write_energy": 6.0,
+         "fanout": {"shape": [2], "hop_energy": 1.0}},
+        {"name": "DRAM", "read_energy": 200.0, "write_energy": 200.0}]})
+
+
+MATMUL = (bypass_rf_arch({"input": 1, "weight": 1, "output": 1}, 12), ops.matmul("m", 4, 2, 2))
+MATMUL_2 = (bypass_rf_arch({"input": 2, "weight": 2, "output": 1}, 12), ops.matmul("m2", 2, 4, 2))
+CONV = (bypass_rf_arch({"input": 2, "weight": 1, "output": 1}, 12), ops.conv2d("c", 1, 2, (4, 1), (2, 1)))
+CASES = [MATMUL, MATMUL_2, CONV]
+
+
+def _all_bounds(cases: list[tuple[ArchSpec, Operator]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(bound, cost) of every stage and tile bound of every case, every objective."""
+    return [b for arch, op in cases for b in stage_bounds(arch, op)]
+
+
+@pytest.fixture(scope="module")
+def shipped() -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
+    """The shipped bounds of each case, computed once for the module."""
+    return {op.name: _all_bounds([(arch, op)]) for arch, op in CASES}
+
+
+@pytest.mark.parametrize("arch,op", CASES, ids=_ids(CASES))
+def test_rf_drains_bounds_never_exceed_any_completion(shipped: dict, arch: ArchSpec, op: Operator) -> None:
+    """Every objective, every stage and the tile bound, placed."""
+    for bound, truth in shipped[op.name]:
+        ok = np.isfinite(truth)
+        assert not (ok & (bound > truth * (1 + 1e-9))).any(), (op.name, bound[ok].max(), truth[ok].min())
+
+
+def _off(self: LowerBound, *args: object) -> None:
+    """B27 taken out."""
+    return None
+
+
+def _inflated(self: LowerBound, entries: dict, rest: np.ndarray, drain: tuple, top: dict, spent: dict) -> np.ndarray:
+    """B27 with its increment over B22 x 1.03."""
+    value = ORIGINAL(self, entries, rest, drain, top, spent)
+    return value + 0.03 * np.maximum(0.0, value - self._unrolled_refills(entries, rest, drain))
+
+
+def test_rf_drains_rule_binds(monkeypatch: pytest.MonkeyPatch, shipped: dict) -> None:
+    """B27 never lowers a bound and raises some finite one (a bound of a mapping that fits)."""
+    full = [b for _, op in CASES for b in shipped[op.name]]
+    monkeypatch.setattr(LowerBound, "_rf_drains", _off)
+    without = _all_bounds(CASES)
+    assert all((a >= b * (1 - 1e-12)).all() for (a, _), (b, _) in zip(full, without))
+    assert any((np.isfinite(t) & (a > b * (1 + 1e-9))).any() for (a, t), (b, _) in zip(full, without))
+
+
+def test_rf_drains_inflation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """B27's increment over B22 x 1.03 puts some ancestor's bound above a placed mapping's cost."""
+    monkeypatch.setattr(LowerBound, "_rf_drains", _inflated)
+    assert any((np.isfinite(truth) & (lb > truth * (1 + 1e-9))).any() for lb, truth in _all_bounds(CASES))
