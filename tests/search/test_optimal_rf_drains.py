@@ -8,11 +8,14 @@ not index are touched whole in each of its iterations and the register file keep
 On a register file of one or two words per role under a global buffer that keeps the input and the output only (the
 weights bypass it, as Eyeriss's) over a 2-wide row, with a matmul and two convolutions whose weights overflow the
 register file, every placement of every mapping is priced: at every stage each mapping's ancestor's bound and the tile
-bound are at most its cost for every objective; taking B27 out lowers some finite bound and raises none; and its
-increment over B22 x 1.03 puts some ancestor's bound above a mapping's cost.
+bound are at most its cost for every objective; taking B27 out, or only its chains inside one iteration of ``Y``
+(:meth:`.bounds.LowerBound._chains_inside`), lowers some finite bound and raises none; and its increment over B22 x 1.03
+puts some ancestor's bound above a mapping's cost.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -75,10 +78,18 @@ def _inflated(self: LowerBound, entries: dict, rest: np.ndarray, drain: tuple, t
     return value + 0.03 * np.maximum(0.0, value - self._unrolled_refills(entries, rest, drain))
 
 
-def test_rf_drains_rule_binds(monkeypatch: pytest.MonkeyPatch, shipped: dict) -> None:
-    """B27 never lowers a bound and raises some finite one (a bound of a mapping that fits)."""
+def _outside(self: LowerBound, m: int, c: int, weights: tuple[float, ...], boxes: np.ndarray) -> np.ndarray:
+    """B27 without its chains inside one iteration of ``Y`` (none priced there)."""
+    return np.zeros(boxes.shape[:-1])
+
+
+@pytest.mark.parametrize("name, weaker", [("_rf_drains", _off), ("_chains_inside", _outside)],
+                         ids=["B27", "B27's chains inside one iteration of Y"])
+def test_rf_drains_rule_binds(monkeypatch: pytest.MonkeyPatch, shipped: dict, name: str, weaker: Callable) -> None:
+    """B27 (or its chains inside one iteration of ``Y``) never lowers a bound and raises some finite one (a bound of
+    a mapping that fits)."""
     full = shipped[CONV[1].name] + shipped[TIGHT[1].name]
-    monkeypatch.setattr(LowerBound, "_rf_drains", _off)
+    monkeypatch.setattr(LowerBound, name, weaker)
     without = _all_bounds([CONV, TIGHT])
     assert all((a >= b * (1 - 1e-12)).all() for (a, _), (b, _) in zip(full, without))
     assert any((np.isfinite(t) & (a > b * (1 + 1e-9))).any() for (a, t), (b, _) in zip(full, without))

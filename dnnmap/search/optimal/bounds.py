@@ -453,7 +453,7 @@ def _dividing(table: np.ndarray, divides: dict[tuple[int, int], np.ndarray], bud
 # already reach the incumbent
 TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
 TIER_REFILLS = 1  # and B7-B9, B13, B15, B16 (B23: with placement), B20: capacity per sweep, disjoint footprints, refills
-TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24, B25, B26, the lanes' joint term, B23's joint term: per-budget tables
+TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24, B25, B26, B27, the lanes' joint term, B23's joint term: per-budget tables
 # and Pareto fronts, B19's strides
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
@@ -1822,41 +1822,64 @@ class LowerBound:
         over = touched_lower(self.op, cover, contiguous=True)[:, s] > self.capacity[c, s]  # (V',) as B26
         q = next(pr for pr in self.pairs if pr.tensor == s and pr.child == c)
         cases = [(np.where(over, np.inf, chained), ())]
+        kept = [u for u in range(self.T) if self.keeps[c, u]]
+        # where every tensor kept at ``c`` overflows it over ``B' / T``, no raised tile holds ``Y``: the chains lie
+        # inside one iteration of ``Y``
+        inside = np.all([per_instance[:, :, u] > self.capacity[c, u] for u in kept], axis=0)  # (V', K)
+        reads = np.where(zs > 1, zs * self.touched_all[s] * self.read_full[q.parent, s], 0.0)  # (K,)
+        drains = weights[self.out] * self.out_words * copies  # (V',) B14's drains, which the chains count
         for d in np.nonzero(self.indexes[s])[0]:
             ok = over & (cover[:, d] >= 2)
             if not ok.any():
                 continue
-            bounds_left = np.array([prime_factors(int(x))[0] - 1 if x >= 2 else 0 for x in cover[:, d]], dtype=float)
             free = [t for t in range(self.T) if t != s and not self.indexes[t, d]]
             moved = [t for t in free if t in entries]
-            rf = base + self._nested_chains(m, c, tuple(0.0 if u in moved else w for u, w in enumerate(weights))
-                                            ).min(axis=0)  # (V',) the chain with the moved tensors at weight 0
-            if self.out not in moved:
-                rf = rf - weights[self.out] * self.out_words * copies
-            rf = np.repeat(rf[:, None], len(zs), axis=1)  # (V', K)
-            for t in moved:
-                extra = (bounds_left * lanes)[:, None] * zs[None, :] * np.maximum(
-                    0.0, per_instance[:, :, t] - self.capacity[c, t])
-                rf = rf + weights[t] * (extra if t == self.out else extra + (lanes * own[:, t])[:, None])
-            total = np.maximum(chained[:, None], rf)
+            zero = tuple(0.0 if u in moved else w for u, w in enumerate(weights))  # the moved tensors at weight 0
             repriced = np.zeros((len(zs), self.T), dtype=bool)
             repriced[:, s] = zs > 1
-            total = total + np.where(zs > 1, zs * self.touched_all[s] * self.read_full[q.parent, s], 0.0)[None, :]
-            for t in free:
-                q_t = next((pr for pr in self.pairs if pr.tensor == t and pr.parent == self.L - 1 and pr.child >= 0),
-                           None)
-                if q_t is None:
+            total = np.full((len(cover), len(zs)), np.inf)
+            for prime in prime_factors(int(self.bounds[d])):  # ``y`` has a prime factor: ``y - 1 >= prime - 1``
+                rows = ok & (cover[:, d] % prime == 0)
+                if not rows.any():
                     continue
-                spill = np.maximum(0.0, chip[:, t] - self._chip_words(t))  # (K,)
-                repriced[:, t] = spill > 0
-                pair = self._refetched_pair(t, q_t, bounds_left[:, None] * (zs * spill)[None, :])  # (V', K)
-                total = total + np.where(spill > 0, pair, 0.0)
-            total = np.where(ok[:, None] & divides, total, np.inf)
+                box = inner.copy()
+                box[:, :, d] //= prime  # B' / T with ``d`` over ``prime``: one iteration of ``Y`` lies inside it
+                full = np.where(inside, self._chains_inside(m, c, weights, box) - drains[:, None],
+                                (chained - base)[:, None])  # B22's chained refills, inside one iteration of ``Y``
+                rf = np.where(inside, self._chains_inside(m, c, zero, box),
+                              self._nested_chains(m, c, zero).min(axis=0)[:, None])
+                if self.out not in moved:
+                    rf = rf - drains[:, None]
+                for t in moved:
+                    extra = (prime - 1) * lanes[:, None] * zs[None, :] * np.maximum(
+                        0.0, per_instance[:, :, t] - self.capacity[c, t])
+                    rf = rf + weights[t] * (extra if t == self.out else extra + (lanes * own[:, t])[:, None])
+                value = base[:, None] + np.maximum(full, rf) + reads[None, :]
+                for t in free:
+                    q_t = next((pr for pr in self.pairs if pr.tensor == t and pr.parent == self.L - 1 and pr.child >= 0),
+                               None)
+                    if q_t is None:
+                        continue
+                    spill = np.maximum(0.0, chip[:, t] - self._chip_words(t))  # (K,)
+                    repriced[:, t] = spill > 0
+                    value = value + np.where(spill > 0, self._refetched_pair(t, q_t, (prime - 1) * zs * spill), 0.0)
+                total = np.where(rows[:, None] & divides, np.minimum(total, value), total)
             for mask in np.unique(repriced, axis=0):
                 cols = (repriced == mask[None, :]).all(axis=1)
                 cases.append((total[:, cols].min(axis=1), tuple(int(t) for t in np.nonzero(mask)[0])))
         self._front_cache[key] = cases
         return cases
+
+    def _chains_inside(self, m: int, c: int, weights: tuple[float, ...], boxes: np.ndarray) -> np.ndarray:
+        """B27: per box of ``boxes`` (..., D; divisors of the layer's bounds) the least over the nesting orders of level
+        ``c``'s kept tensors of the chained refills with the raised tiles inside it (:meth:`_chain_lattice`, B22's
+        weights ``weights`` per tensor; an order with no chain that fits counts 0, as B22's)."""
+        kept = tuple(u for u in range(self.T) if self.keeps[c, u])
+        grids = self._chain_lattice(m, tuple((c, u) for u in kept), tuple(weights[u] for u in kept))
+        values = self._chain_grid(m)[0]
+        at = tuple(np.searchsorted(values[d], boxes[..., d]) for d in range(self.op_dims))
+        found = grids[(slice(None),) + at]
+        return np.where(np.isfinite(found), found, 0.0).min(axis=0)
 
     def _least_unrolling(self, m: int, chained: np.ndarray, rest: np.ndarray,
                          groups: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
@@ -1951,7 +1974,18 @@ class LowerBound:
         innermost first (:func:`_divisor_min`). Cached per members and weights."""
         key = ("chains", m, members, weights)
         if key not in self._front_cache:
-            values, shape, at, cover_at = self._chain_grid(m)
+            cover_at = self._chain_grid(m)[3]
+            found = self._chain_lattice(m, members, weights)[(slice(None),) + cover_at]
+            self._front_cache[key] = np.where(np.isfinite(found), found, 0.0)  # no chain fits: no bound from it
+        return self._front_cache[key]
+
+    def _chain_lattice(self, m: int, members: tuple[tuple[int, int], ...], weights: tuple[float, ...]) -> np.ndarray:
+        """(orders, *lattice) :meth:`_stacked_chains`' least per nesting order over the chains inside every box of the
+        layer's divisor lattice (:meth:`_chain_grid`; inf where none fits), read at the covers ``bounds / U`` there and
+        at B27's boxes inside one iteration of a loop (:meth:`_chains_inside`). Cached per members and weights."""
+        key = ("chain lattice", m, members, weights)
+        if key not in self._front_cache:
+            values, shape, at, _ = self._chain_grid(m)
             out = []
             for outer_first in itertools.permutations(range(len(members))):
                 least = np.zeros(shape)  # the inner members' least over the chains inside each box
@@ -1965,8 +1999,7 @@ class LowerBound:
                     own[at] = np.where(np.isfinite(ratio), weight * self.iterations * np.where(
                         np.isfinite(ratio), ratio, 0.0), np.inf)
                     least = _divisor_min(own + least, values)
-                found = least[cover_at]
-                out.append(np.where(np.isfinite(found), found, 0.0))  # no chain fits: no bound from it
+                out.append(least)
             self._front_cache[key] = np.array(out)
         return self._front_cache[key]
 
