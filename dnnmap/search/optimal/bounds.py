@@ -361,6 +361,16 @@ def _by_count(values: np.ndarray) -> np.ndarray:
     return distinct[np.argsort(-counts, kind="stable")]
 
 
+def _prime_count(n: int) -> int:
+    """The prime factors of ``n`` counted with multiplicity (B27: a lattice box's level, one prime step per level)."""
+    count = 0
+    for p in prime_factors(n):
+        while n % p == 0:
+            n //= p
+            count += 1
+    return count
+
+
 def _divisor_min(grid: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
     """B22: per box of the divisor lattice (``grid`` indexed by each dimension's sorted divisors ``values``), the least
     of ``grid`` over the boxes dividing it: one pass per dimension, each divisor ``v`` in ascending order taking the
@@ -1772,11 +1782,13 @@ class LowerBound:
         legal, low = self._unrolling_low(m, keys)
         best = np.full(n, -np.inf)
         for s in sources:
+            (alone, _), *cases = self._drain_cases(m, c, s, entries, weights, chained)
             value = np.full(n, np.inf)
-            for arr, repriced in self._drain_cases(m, c, s, entries, weights, chained):
+            for arr, repriced in cases:
                 least = np.where(legal, arr[None, :], np.inf).min(axis=1) - low  # (u,)
                 value = np.minimum(value, least[rows] - self._repriced(repriced, s, c, top, spent, n))
-            best = np.maximum(best, value)
+            alone = (np.where(legal, alone[None, :], np.inf).min(axis=1) - low)[rows]  # every case's RF part
+            best = np.maximum(best, np.maximum(value, alone))
         best = best - self._held(entries, weights, others, n)
         return np.where(np.isfinite(best), best, -np.inf)
 
@@ -1821,13 +1833,25 @@ class LowerBound:
         chip = touched_lower(self.op, self.bounds[None, :] // prefixes, contiguous=True)  # (K, T) B26's words
         over = touched_lower(self.op, cover, contiguous=True)[:, s] > self.capacity[c, s]  # (V',) as B26
         q = next(pr for pr in self.pairs if pr.tensor == s and pr.child == c)
-        cases = [(np.where(over, np.inf, chained), ())]
         kept = [u for u in range(self.T) if self.keeps[c, u]]
         # where every tensor kept at ``c`` overflows it over ``B' / T``, no raised tile holds ``Y``: the chains lie
         # inside one iteration of ``Y``
         inside = np.all([per_instance[:, :, u] > self.capacity[c, u] for u in kept], axis=0)  # (V', K)
         reads = np.where(zs > 1, zs * self.touched_all[s] * self.read_full[q.parent, s], 0.0)  # (K,)
         drains = weights[self.out] * self.out_words * copies  # (V',) B14's drains, which the chains count
+        # the refills the overflow forces at every nesting of loops (:meth:`_overflow_refills`), with the chain of the
+        # tensors they do not price
+        anywhere = tuple(t for t in kept if t in entries)
+        values, shape, _, cover_at = self._chain_grid(m)
+        nested = self._overflow_refills(m, c, s, anywhere, weights)
+        whole = base + self._nested_chains(m, c, tuple(0.0 if u in anywhere else w for u, w in enumerate(weights))
+                                           ).min(axis=0)  # the chain of the tensors the nested refills do not price
+        whole = whole + sum((weights[t] * lanes * own[:, t] for t in anywhere if t != self.out), np.zeros(len(cover)))
+        if self.out not in anywhere:
+            whole = whole - drains
+        top_level = whole.copy()  # (V',) B27's cases add the nested refills below their prefix and ``Y``
+        whole = whole + lanes * nested[np.ravel_multi_index(cover_at, shape)]
+        cases = [(np.maximum(chained, whole), ()), (np.where(over, np.inf, np.maximum(chained, whole)), ())]
         for d in np.nonzero(self.indexes[s])[0]:
             ok = over & (cover[:, d] >= 2)
             if not ok.any():
@@ -1854,7 +1878,13 @@ class LowerBound:
                     extra = (prime - 1) * lanes[:, None] * zs[None, :] * np.maximum(
                         0.0, per_instance[:, :, t] - self.capacity[c, t])
                     rf = rf + weights[t] * (extra if t == self.out else extra + (lanes * own[:, t])[:, None])
-                value = base[:, None] + np.maximum(full, rf) + reads[None, :]
+                below = nested[np.ravel_multi_index(tuple(np.searchsorted(values[k], box[:, :, k])
+                                                          for k in range(self.op_dims)), shape)]  # (V', K)
+                step = sum((weights[t] * np.maximum(0.0, per_instance[:, :, t] - self.capacity[c, t]) for t in anywhere
+                            if not self.indexes[t, d]), np.zeros(box.shape[:2]))
+                cased = top_level[:, None] + lanes[:, None] * zs[None, :] * ((prime - 1) * step + prime * below)
+                value = base[:, None] + np.maximum(np.maximum(full, rf), np.maximum(whole[:, None], cased) - base[:, None]
+                                                   ) + reads[None, :]
                 for t in free:
                     q_t = next((pr for pr in self.pairs if pr.tensor == t and pr.parent == self.L - 1 and pr.child >= 0),
                                None)
@@ -1869,6 +1899,51 @@ class LowerBound:
                 cases.append((total[:, cols].min(axis=1), tuple(int(t) for t in np.nonzero(mask)[0])))
         self._front_cache[key] = cases
         return cases
+
+    def _overflow_refills(self, m: int, c: int, s: int, moved: tuple[int, ...], weights: tuple[float, ...]
+                          ) -> np.ndarray:
+        """B27: per box ``V`` of the layer's lattice (:meth:`_chain_grid`'s grid) the least energy ``f(V)`` of the
+        refills at level ``c`` that one instance running ``V`` owes to the boundaries between iterations of its loops,
+        where tensor ``s`` overflows ``c`` over ``V``: ``f(V) = 0`` where ``s``'s words of ``V`` fit, else the least over
+        the outermost loop of ``V`` (on a dimension ``e``, with a prime ``q`` dividing its trips) of ``q f(V / q)`` where
+        ``e`` does not index ``s`` (each iteration runs ``V / q``) and ``(q - 1) X_e(V) + q f(V / q)`` where it does:
+        at each boundary every word of ``V`` of each tensor of ``moved`` that ``e`` does not index beyond ``c``'s
+        capacity for it moves out and in again (``X_e``: those words at ``weights``). Trips ``y`` with a prime factor
+        ``q`` owe at least that (by induction on ``y``: ``f(V / q)`` is at most the split of ``V / q`` by ``y / q``), and
+        the moves owed to different boundaries are distinct (each is the first move in after its boundary, or the last
+        out before it, within the loop's next or previous iteration). Cached."""
+        key = ("overflow refills", m, c, s, moved, weights)
+        if key in self._front_cache:
+            return self._front_cache[key]
+        values, shape, at, _ = self._chain_grid(m)
+        size = int(np.prod(shape))
+        words = np.zeros((size, self.T))
+        words[np.ravel_multi_index(at, shape)] = touched_lower(self.op, self._lattice)  # an instance's, any indices
+        coords = np.indices(shape).reshape(self.op_dims, -1)
+        box = np.array([values[d][coords[d]] for d in range(self.op_dims)])  # (D, G)
+        over = words[:, s] > self.capacity[c, s]
+        count = sum(np.array([_prime_count(int(v)) for v in values[d]])[coords[d]]
+                    for d in range(self.op_dims))  # prime factors with multiplicity: a box's level
+        steps = []  # (the dimension, its prime, the boxes it divides, the neighbour over it)
+        for e in range(self.op_dims):
+            for q in prime_factors(int(self.bounds[e])):
+                ok = box[e] % q == 0
+                near = coords.copy()
+                near[e] = np.searchsorted(values[e], np.where(ok, box[e] // q, box[e]))
+                x = sum((weights[t] * np.maximum(0.0, words[:, t] - self.capacity[c, t]) for t in moved
+                         if not self.indexes[t, e]), np.zeros(size))
+                steps.append((q, ok, np.ravel_multi_index(tuple(near), shape), x))
+        f = np.zeros(size)
+        for level in range(1, int(count.max()) + 1):
+            rows = np.nonzero(over & (count == level))[0]
+            if not len(rows):
+                continue
+            least = np.full(len(rows), np.inf)
+            for q, ok, near, x in steps:
+                least = np.where(ok[rows], np.minimum(least, (q - 1) * x[rows] + q * f[near[rows]]), least)
+            f[rows] = np.where(np.isfinite(least), least, 0.0)
+        self._front_cache[key] = f
+        return f
 
     def _chains_inside(self, m: int, c: int, weights: tuple[float, ...], boxes: np.ndarray) -> np.ndarray:
         """B27: per box of ``boxes`` (..., D; divisors of the layer's bounds) the least over the nesting orders of level
