@@ -1,7 +1,7 @@
-"""B27 (docs/search.md, "B27: the register file's drains between the overflowing tensor's outer loops"): at the root
-stage of the widened space, B26's cases (a tensor that bypasses the global buffer overflows the register file of one
+"""B27 (docs/search.md, "B27: the register file's refills between the overflowing tensor's loops"): at the root stage
+of the widened space, B26's cases (a tensor that bypasses the global buffer overflows the register file of one
 instance under the open array's unrolling ``U``: a prefix of loops not indexing it, then a loop ``Y`` on a dimension
-indexing it) with the register file's own refills at the boundaries between ``Y``'s iterations: the tensors ``Y`` does
+indexing it) with the register file's own refills at the boundaries between loop iterations: the tensors a loop does
 not index are touched whole in each of its iterations and the register file keeps only its capacity of them
 (:meth:`.bounds.LowerBound._rf_drains`), against the independent brute force.
 
@@ -20,8 +20,11 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from dnnmap.arch.spec import ArchSpec, parse_arch
+from dnnmap.arch.spec import ArchSpec, load_arch, parse_arch
+from dnnmap.cost.model import CostModel
 from dnnmap.search.optimal.bounds import LowerBound
+from dnnmap.search.optimal.search import BranchAndBound
+from dnnmap.search.space import touched_lower
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
 from test_optimal_placed_rf import _ids, stage_bounds
@@ -102,3 +105,40 @@ def test_rf_drains_inflation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """B27's increment over B22 x 1.03 puts some ancestor's bound above a placed mapping's cost."""
     monkeypatch.setattr(LowerBound, "_rf_drains", _inflated)
     assert any((np.isfinite(truth) & (lb > truth * (1 + 1e-9))).any() for lb, truth in _all_bounds([TIGHT]))
+
+
+def _nested_by_definition(lb: LowerBound, c: int, s: int, moved: tuple[int, ...], weights: tuple[float, ...],
+                          box: tuple[int, ...], memo: dict) -> float:
+    """The nest's least refills ``f(V)`` of :meth:`.bounds.LowerBound._overflow_refills` by its definition, recursively:
+    0 where ``s`` fits ``V``, else the least over a dimension ``e`` and a prime ``q`` dividing ``V_e`` of ``(q - 1)
+    X_e(V) + q f(V / q)``."""
+    if box not in memo:
+        words = touched_lower(lb.op, np.array([box]))[0]
+        best = 0.0
+        if words[s] > lb.capacity[c, s]:
+            best = np.inf
+            for e, v in enumerate(box):
+                for q in (q for q in range(2, v + 1) if v % q == 0 and all(q % r for r in range(2, q))):
+                    x = sum(weights[t] * max(0.0, words[t] - lb.capacity[c, t]) for t in moved if not lb.indexes[t, e])
+                    inner = box[:e] + (v // q,) + box[e + 1:]
+                    best = min(best, (q - 1) * x + q * _nested_by_definition(lb, c, s, moved, weights, inner, memo))
+        memo[box] = best
+    return memo[box]
+
+
+def test_nested_refills_follow_their_definition() -> None:
+    """B27's nest (:meth:`.bounds.LowerBound._overflow_refills`) equals its recursive definition on every box of a
+    convolution's lattice with Eyeriss's register file (12 input, 224 weight and 24 output words)."""
+    arch = load_arch("eyeriss")
+    op = ops.conv2d("x", 8, 16, (6, 6), (3, 3))
+    lb = BranchAndBound(op, arch, "energy", CostModel(op, arch), placement=True).bound
+    m, weights = lb.array, (3.0, 3.0, 6.0)
+    s = next(t for t, tensor in enumerate(op.tensors) if tensor.role == "weight")
+    moved = tuple(range(len(op.tensors)))
+    nested = lb._overflow_refills(m, 0, s, moved, weights)
+    values, shape, at, _ = lb._chain_grid(m)
+    memo: dict = {}
+    found = nested[np.ravel_multi_index(at, shape)]
+    expected = [_nested_by_definition(lb, 0, s, moved, weights, tuple(int(x) for x in box), memo) for box in lb._lattice]
+    assert np.allclose(found, expected)
+    assert (found > 0).any()

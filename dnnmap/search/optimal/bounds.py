@@ -1747,30 +1747,40 @@ class LowerBound:
 
     def _rf_drains(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float],
                    top: dict[int, tuple], spent: dict[int, np.ndarray]) -> np.ndarray | None:
-        """(n,) B27 (docs/search.md, "B27: the register file's drains between the overflowing tensor's outer loops"):
-        B26's cases with the child's own refills. Fix the open fan-out's unrolling ``U`` (B22), a tensor ``s`` kept at
-        B14's child ``c`` whose parent is the backing store and whose words of ``bounds / U`` overflow ``c``'s capacity
-        for it, and B26's case: the prefix of the nest's outermost loops not indexing ``s`` (trips ``T``, product
-        ``T_Z``) and the loop ``Y`` right below it, on a dimension ``d`` indexing ``s``, with ``y >= 2`` trips dividing
-        ``(bounds / U)_d``, so ``y - 1 >= spf - 1`` boundaries between its iterations (``spf``: the least prime factor
-        of ``(bounds / U)_d``) in each prefix iteration. Each instance of ``c`` runs ``B' = bounds / U``; in a prefix
-        iteration every iteration of ``Y`` touches all of the instance's words of ``B' / T`` of each tensor ``t`` that
-        ``d`` does not index, of which at most ``c``'s capacity for ``t`` stay at a boundary. Every other word was
-        moved out before the boundary and moves in again after it, once per boundary and never at its first touch:
-        ``X_t = (spf - 1) x T_Z x |U| x max(0, |t(B' / T)| - cap_c(t))`` more fills of an input, more drains and
-        reloads of the output beyond its first touches (B14's ``outputs x copies(U)``), the instance's words counted
-        without assuming contiguous indices (an instance's share of a dimension split over the array may be strided).
-        So such a ``t`` moves at least ``|U| |t(B')| + X_t`` words (the output: ``outputs x copies(U) + X_O``), which
-        may replace B22's chained ``w_t`` (the chain with those tensors weighted 0 still prices the others); per case
-        the larger of that and B22's chain holds. The backing store's side is B26's, linear in what the bound counts:
-        ``s`` read ``T_Z`` times (where ``T_Z > 1``) and each such ``t`` kept on chip ``T_Z (spf - 1)`` times over its
-        on-chip words (where it overflows), each pair's energy replacing what the bound counts for it (its energy with
-        the hops, the refills at its child level once per level). Per ``U`` the least over its cases, grouped by which
-        pairs they reprice (:meth:`_drain_cases`), the ``U`` without the overflow at B22's value; the least over the
-        legal ``U`` less the per-pair minima and B22's held words; the larger over the tensors ``s``. It extends B26
-        (one boundary, the chip only) and B22 (the chained ``w_t``); a node's bound only, never the tile bound, for
-        B22's reason (a tile's instances run the tile over ``U``, not ``bounds / U``). None where no tensor is such an
-        ``s``."""
+        """(n,) B27 (docs/search.md, "B27: the register file's refills between the overflowing tensor's loops"): B26's
+        cases with the child's own refills. Fix the open fan-out's unrolling ``U`` (B22) and a tensor ``s`` kept at B14's
+        child ``c`` whose parent is the backing store and whose words of ``B' = bounds / U`` (what each instance of ``c``
+        runs) overflow ``c``'s capacity for it. Every instance runs the same loop sequence over ``B'``.
+        * **Boundaries.** Take a loop with ``y`` trips over a box ``V`` (the loops inside it run ``V / y``) on a
+          dimension ``e``: every iteration touches all of the instance's words of ``V`` of each tensor ``t`` that ``e``
+          does not index, of which at most ``c``'s capacity for ``t`` stay at a boundary; every other word moves out
+          before the boundary and in again after it. Attributing to a boundary the first move in of each such word in
+          the next iteration (the last move out in the previous one) makes the moves of different boundaries distinct,
+          and none is a word's first touch: ``X_e(V) = sum_t a_t max(0, |t(V)| - cap_c(t))`` per boundary beyond the
+          first touches (``a_t``: B22's energy of a refill, for the output a drain, a reload and their hops; words
+          counted without assuming contiguous indices, as an instance's share of a dimension split over the array may
+          be strided).
+        * **The nest (:meth:`_overflow_refills`).** While ``s`` overflows ``V``, the outermost loop of ``V`` splits it:
+          ``f(V) = min`` over its dimension ``e`` and a prime ``q`` dividing its trips of ``(q - 1) X_e(V) + q f(V /
+          q)`` (0 where ``s`` fits), a least over the layer's lattice; trips ``y`` owe at least that (by induction on
+          ``y``). Each tensor kept at ``c`` then moves at least ``|U| |t(B')|`` words (the output: B14's ``outputs x
+          copies(U)``) plus ``|U| f(B')`` in all.
+        * **B26's case.** The prefix of outermost loops not indexing ``s`` (trips ``T``, product ``T_Z``) and the loop
+          ``Y`` below it on a dimension ``d`` indexing ``s``, with ``y >= 2`` trips dividing ``B'_d`` and a prime factor
+          ``p``: ``T_Z ((p - 1) X_d(B' / T) + p f(B' / (T p)))``, and the same with only ``d``'s tensors and one level
+          (``(p - 1) X_d``); where every tensor kept at ``c`` overflows it over ``B' / T`` no raised tile holds ``Y``, so
+          B22's chains lie inside ``B' / (T p)`` (:meth:`_chains_inside`). Each form replaces B22's chained ``w_t`` of
+          the tensors it prices (the chain with those at weight 0 prices the others); per case the largest holds. The
+          backing store's side is B26's, linear in what the bound counts: ``s`` read ``T_Z`` times (where ``T_Z > 1``)
+          and each tensor ``d`` does not index kept on chip ``T_Z (p - 1)`` times over its on-chip words (where it
+          overflows), each pair's energy replacing what the bound counts for it (its energy with the hops, the refills
+          at its child level once per level).
+        Per ``U`` the least over its cases, grouped by which pairs they reprice (:meth:`_drain_cases`), the ``U`` without
+        the overflow at B22's value, and beside it the larger of B22's chain and the nest's form alone (every case's
+        register-file part); the least over the legal ``U`` less the per-pair minima and B22's held words; the larger
+        over the tensors ``s``. It extends B26 (one boundary, the chip only) and B22 (the chained ``w_t``); a node's
+        bound only, never the tile bound, for B22's reason (a tile's instances run the tile over ``U``, not ``bounds /
+        U``). None where no tensor is such an ``s``."""
         c = drain[0]
         sources = [s for s, (pr, *_) in top.items() if pr.child == c and s != self.out and self.plain[s]]
         if not sources:
@@ -1809,11 +1819,12 @@ class LowerBound:
 
     def _drain_cases(self, m: int, c: int, s: int, entries: dict[int, tuple], weights: tuple[float, ...],
                      chained: np.ndarray) -> list[tuple[np.ndarray, tuple[int, ...]]]:
-        """B27's cases for tensor ``s`` at level ``c`` (:meth:`_rf_drains`): per set of the backing store's pairs a case
-        reprices, (V',) per distinct row ``U`` of :meth:`_joint_table` its least value over the cases ``(d, T)`` with
-        that set (B14's sum at ``U`` with the chained refills, B27's and B26's terms; inf where no such case is
-        possible), and the set; plus the rows where ``s`` does not overflow, at B22's value ``chained``, with none.
-        Cached per weights."""
+        """B27's cases for tensor ``s`` at level ``c`` (:meth:`_rf_drains`), each (V',) per distinct row ``U`` of
+        :meth:`_joint_table` with the backing store's pairs it reprices: first the larger of B22's value ``chained`` and
+        the nest's form (:meth:`_overflow_refills`) at every ``U``, a bound beside the cases (none repriced); then the
+        cases: the rows where ``s`` does not overflow at that value (none repriced), and per set of repriced pairs the
+        least over the cases ``(d, T, p)`` with that set (B14's sum at ``U`` with the largest of the register file's
+        forms, and B26's terms; inf where no such case is possible). Cached per weights."""
         key = ("drain cases", m, c, s, weights, tuple(sorted(entries)))
         if key in self._front_cache:
             return self._front_cache[key]
