@@ -361,6 +361,16 @@ def _by_count(values: np.ndarray) -> np.ndarray:
     return distinct[np.argsort(-counts, kind="stable")]
 
 
+def _prime_count(n: int) -> int:
+    """The prime factors of ``n`` counted with multiplicity (B27: a lattice box's level, one prime step per level)."""
+    count = 0
+    for p in prime_factors(n):
+        while n % p == 0:
+            n //= p
+            count += 1
+    return count
+
+
 def _divisor_min(grid: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
     """B22: per box of the divisor lattice (``grid`` indexed by each dimension's sorted divisors ``values``), the least
     of ``grid`` over the boxes dividing it: one pass per dimension, each divisor ``v`` in ascending order taking the
@@ -453,7 +463,7 @@ def _dividing(table: np.ndarray, divides: dict[tuple[int, int], np.ndarray], bud
 # already reach the incumbent
 TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
 TIER_REFILLS = 1  # and B7-B9, B13, B15, B16 (B23: with placement), B20: capacity per sweep, disjoint footprints, refills
-TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24, B25, B26, the lanes' joint term, B23's joint term: per-budget tables
+TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24, B25, B26, B27, the lanes' joint term, B23's joint term: per-budget tables
 # and Pareto fronts, B19's strides
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
@@ -803,6 +813,9 @@ class LowerBound:
             spilled = self._spilled_refetch(placed[drain[0]], rest, drain, top, refilled)  # B26: with the refetches
             if spilled is not None:  # from the backing store that the on-chip capacity forces, least per unrolling
                 added = np.maximum(added, spilled - (counted - first))
+            drained = self._rf_drains(placed[drain[0]], rest, drain, top, refilled)  # B27: with the child's own
+            if drained is not None:  # refills between the iterations of the loop below B26's prefix
+                added = np.maximum(added, drained - (counted - first))
             below = [lv for lv in placed if lv < drain[0]]
             if below:  # B24: with the register files below B14's child in the chain, and the output's parent side
                 lower = sum((refilled.get(lv, 0.0) for lv in below), np.zeros(n))
@@ -1666,17 +1679,11 @@ class LowerBound:
                                + (h * (self.energy[c, s, 1] + hop) - (e + h * hop))[:, None])  # (n, K)
             again = np.zeros((self.T, n, len(zs)))  # per tensor, its pair's excess with the prefixes' refetches
             for t, (q, et, ht, hopt) in top.items():
-                on_chip = sum(self.capacity[lv, t] * self.fan[lv + 1:].prod() for lv in range(self.L - 1)
-                              if self.keeps[lv, t])
+                on_chip = self._chip_words(t)
                 if t == s or not (words[:, t] > on_chip).any():
                     continue
-                over = zs * np.maximum(0.0, words[:, t] - on_chip)  # (K,)
-                ch, p = q.child, q.parent
-                pair = (self.touched_all[t] + over) * (self.energy[ch, t, 1] + self.read_full[p, t])
-                if t == self.out:
-                    pair = ((self.touched_all[t] + over) * (self.energy[ch, t, 0] + self.energy[p, t, 2])
-                            + over * (self.energy[ch, t, 1] + self.read_full[p, t]))
-                again[t] = np.maximum(0.0, pair[None, :] - (et + ht * hopt + spent.get(ch, 0.0))[:, None])
+                pair = self._refetched_pair(t, q, zs * np.maximum(0.0, words[:, t] - on_chip))  # (K,)
+                again[t] = np.maximum(0.0, pair[None, :] - (et + ht * hopt + spent.get(q.child, 0.0))[:, None])
             inner = np.array([again[~self.indexes[:, d]].sum(axis=0) for d in range(self.op_dims)])  # (D, n, K)
             excess = np.zeros((len(keys), n))
             by_dims: dict[bytes, np.ndarray] = {}  # per set of ``Y``'s dimensions, (n, K) the least over them
@@ -1691,6 +1698,22 @@ class LowerBound:
             best = np.maximum(best, np.where(np.isfinite(value), value, -np.inf))
         return best - held
 
+    def _chip_words(self, t: int) -> float:
+        """B26/B27: the most words of tensor ``t`` the levels below the backing store hold at once (each level keeping
+        ``t``: its capacity for it times its most instances)."""
+        return float(sum(self.capacity[lv, t] * self.fan[lv + 1:].prod() for lv in range(self.L - 1)
+                         if self.keeps[lv, t]))
+
+    def _refetched_pair(self, t: int, q: Pair, over: np.ndarray) -> np.ndarray:
+        """B26/B27: the least energy of tensor ``t``'s pair ``q`` with the backing store when ``over`` words beyond its
+        first touches come from it again: an input's fills and parent reads of every word and of these; an output's
+        drains and parent updates of every word and of these, and the reloads of these."""
+        ch, p = q.child, q.parent
+        if t == self.out:
+            return ((self.touched_all[t] + over) * (self.energy[ch, t, 0] + self.energy[p, t, 2])
+                    + over * (self.energy[ch, t, 1] + self.read_full[p, t]))
+        return (self.touched_all[t] + over) * (self.energy[ch, t, 1] + self.read_full[p, t])
+
     def _spilled_groups(self, m: int, c: int, s: int) -> tuple[np.ndarray, ...]:
         """B26's cases for tensor ``s`` at level ``c``: (K,) the prefixes' ``T_Z`` (every ``T``: divisors of the
         dimensions not indexing ``s``, 1 on the others), (K, T) each tensor's words of ``bounds / T``, and the distinct
@@ -1701,8 +1724,7 @@ class LowerBound:
         key = ("spilled", m, c, s)
         if key not in self._front_cache:
             cover = self.bounds[None, :] // self._joint_table(m, drains=True)[0][self._distinct_rows(m)]  # (V', D)
-            prefixes = np.array(list(itertools.product(*[divisors(int(b)) if not self.indexes[s, d] else (1,)
-                                                         for d, b in enumerate(self.bounds)])), dtype=np.int64)
+            prefixes = self._prefixes(s)
             words = touched_lower(self.op, self.bounds[None, :] // prefixes, contiguous=True)
             over = touched_lower(self.op, cover, contiguous=True)[:, s] > self.capacity[c, s]  # (V',)
             outer = over[:, None] & self.indexes[s][None, :] & (cover > 1)  # (V', D)
@@ -1712,6 +1734,238 @@ class LowerBound:
             starts = np.searchsorted(inverse.reshape(-1)[order], np.arange(len(keys)))
             self._front_cache[key] = (prefixes.prod(axis=1).astype(float), words, keys, (order, starts))
         return self._front_cache[key]
+
+    def _prefixes(self, s: int) -> np.ndarray:
+        """B26/B27: (K, D) every trip vector ``T`` a prefix of loops that do not index tensor ``s`` may have: the
+        divisors of the layer's bounds on the dimensions not indexing ``s``, 1 on the others. Cached."""
+        key = ("prefixes", s)
+        if key not in self._front_cache:
+            self._front_cache[key] = np.array(list(itertools.product(
+                *[divisors(int(b)) if not self.indexes[s, d] else (1,) for d, b in enumerate(self.bounds)])),
+                dtype=np.int64)
+        return self._front_cache[key]
+
+    def _rf_drains(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float],
+                   top: dict[int, tuple], spent: dict[int, np.ndarray]) -> np.ndarray | None:
+        """(n,) B27 (docs/search.md, "B27: the register file's refills between the overflowing tensor's loops"): B26's
+        cases with the child's own refills. Fix the open fan-out's unrolling ``U`` (B22) and a tensor ``s`` kept at B14's
+        child ``c`` whose parent is the backing store and whose words of ``B' = bounds / U`` (what each instance of ``c``
+        runs) overflow ``c``'s capacity for it. Every instance runs the same loop sequence over ``B'``.
+        * **Boundaries.** Take a loop with ``y`` trips over a box ``V`` (the loops inside it run ``V / y``) on a
+          dimension ``e``: every iteration touches all of the instance's words of ``V`` of each tensor ``t`` that ``e``
+          does not index, of which at most ``c``'s capacity for ``t`` stay at a boundary; every other word moves out
+          before the boundary and in again after it. Attributing to a boundary the first move in of each such word in
+          the next iteration (the last move out in the previous one) makes the moves of different boundaries distinct,
+          and none is a word's first touch: ``X_e(V) = sum_t a_t max(0, |t(V)| - cap_c(t))`` per boundary beyond the
+          first touches (``a_t``: B22's energy of a refill, for the output a drain, a reload and their hops; words
+          counted without assuming contiguous indices, as an instance's share of a dimension split over the array may
+          be strided).
+        * **The nest (:meth:`_overflow_refills`).** While ``s`` overflows ``V``, the outermost loop of ``V`` splits it:
+          ``f(V) = min`` over its dimension ``e`` and a prime ``q`` dividing its trips of ``(q - 1) X_e(V) + q f(V /
+          q)`` (0 where ``s`` fits), a least over the layer's lattice; trips ``y`` owe at least that (by induction on
+          ``y``). Each tensor kept at ``c`` then moves at least ``|U| |t(B')|`` words (the output: B14's ``outputs x
+          copies(U)``) plus ``|U| f(B')`` in all.
+        * **B26's case.** The prefix of outermost loops not indexing ``s`` (trips ``T``, product ``T_Z``) and the loop
+          ``Y`` below it on a dimension ``d`` indexing ``s``, with ``y >= 2`` trips dividing ``B'_d`` and a prime factor
+          ``p``: ``T_Z ((p - 1) X_d(B' / T) + p f(B' / (T p)))``, and the same with only ``d``'s tensors and one level
+          (``(p - 1) X_d``); where every tensor kept at ``c`` overflows it over ``B' / T`` no raised tile holds ``Y``, so
+          B22's chains lie inside ``B' / (T p)`` (:meth:`_chains_inside`). Each form replaces B22's chained ``w_t`` of
+          the tensors it prices (the chain with those at weight 0 prices the others); per case the largest holds. The
+          backing store's side is B26's, linear in what the bound counts: ``s`` read ``T_Z`` times (where ``T_Z > 1``)
+          and each tensor ``d`` does not index kept on chip ``T_Z (p - 1)`` times over its on-chip words (where it
+          overflows), each pair's energy replacing what the bound counts for it (its energy with the hops, the refills
+          at its child level once per level).
+        Per ``U`` the least over its cases, grouped by which pairs they reprice (:meth:`_drain_cases`), the ``U`` without
+        the overflow at B22's value, and beside it the larger of B22's chain and the nest's form alone (every case's
+        register-file part); the least over the legal ``U`` less the per-pair minima and B22's held words; the larger
+        over the tensors ``s``. It extends B26 (one boundary, the chip only) and B22 (the chained ``w_t``); a node's
+        bound only, never the tile bound, for B22's reason (a tile's instances run the tile over ``U``, not ``bounds /
+        U``). None where no tensor is such an ``s``."""
+        c = drain[0]
+        sources = [s for s, (pr, *_) in top.items() if pr.child == c and s != self.out and self.plain[s]]
+        if not sources:
+            return None
+        n = len(rest)
+        m, chained, weights, others = self._unrolled_terms(entries, drain)
+        keys, inverse = unique_rows(rest)
+        rows = inverse.reshape(-1)
+        legal, low = self._unrolling_low(m, keys)
+        best = np.full(n, -np.inf)
+        for s in sources:
+            (alone, _), *cases = self._drain_cases(m, c, s, entries, weights, chained)
+            value = np.full(n, np.inf)
+            for arr, repriced in cases:
+                least = np.where(legal, arr[None, :], np.inf).min(axis=1) - low  # (u,)
+                value = np.minimum(value, least[rows] - self._repriced(repriced, s, c, top, spent, n))
+            alone = (np.where(legal, alone[None, :], np.inf).min(axis=1) - low)[rows]  # every case's RF part
+            best = np.maximum(best, np.maximum(value, alone))
+        best = best - self._held(entries, weights, others, n)
+        return np.where(np.isfinite(best), best, -np.inf)
+
+    def _repriced(self, tensors: tuple[int, ...], s: int, c: int, top: dict[int, tuple], spent: dict[int, np.ndarray],
+                  n: int) -> np.ndarray:
+        """(n,) B27: what the bound counts for the backing store's pairs of ``tensors`` that a case reprices: each
+        pair's energy with its hops; for ``s`` less its ``h`` child fills (B22's chain prices ``s``'s fills beyond
+        them), for the others with the refills the bound adds at their child levels (once per level)."""
+        counted, levels = np.zeros(n), set()
+        for t in tensors:
+            q, e, h, hop = top[t]
+            counted = counted + e + h * hop
+            if t == s:
+                counted = counted - h * (self.energy[c, s, 1] + hop)
+            else:
+                levels.add(q.child)
+        return counted + sum((spent.get(lv, 0.0) for lv in levels), np.zeros(n))
+
+    def _drain_cases(self, m: int, c: int, s: int, entries: dict[int, tuple], weights: tuple[float, ...],
+                     chained: np.ndarray) -> list[tuple[np.ndarray, tuple[int, ...]]]:
+        """B27's cases for tensor ``s`` at level ``c`` (:meth:`_rf_drains`), each (V',) per distinct row ``U`` of
+        :meth:`_joint_table` with the backing store's pairs it reprices: first the larger of B22's value ``chained`` and
+        the nest's form (:meth:`_overflow_refills`) at every ``U``, a bound beside the cases (none repriced); then the
+        cases: the rows where ``s`` does not overflow at that value (none repriced), and per set of repriced pairs the
+        least over the cases ``(d, T, p)`` with that set (B14's sum at ``U`` with the largest of the register file's
+        forms, and B26's terms; inf where no such case is possible). Cached per weights."""
+        key = ("drain cases", m, c, s, weights, tuple(sorted(entries)))
+        if key in self._front_cache:
+            return self._front_cache[key]
+        table, energy, _, _ = self._joint_table(m, drains=True)
+        first = self._distinct_rows(m)
+        units = table[first]
+        cover = self.bounds[None, :] // units  # (V', D) what each instance runs
+        lanes = units.prod(axis=1).astype(float)
+        copies = units[:, self.reduction].prod(axis=1).astype(float)
+        base = energy.sum(axis=0)[first]
+        prefixes = self._prefixes(s)
+        zs = prefixes.prod(axis=1).astype(float)  # (K,)
+        divides = (cover[:, None, :] % prefixes[None, :, :] == 0).all(axis=2)  # (V', K)
+        inner = np.where(divides[:, :, None], cover[:, None, :] // prefixes[None, :, :], 1)  # (V', K, D)
+        per_instance = touched_lower(self.op, inner.reshape(-1, self.op_dims)).reshape(len(cover), len(zs), self.T)
+        own = touched_lower(self.op, cover)  # (V', T) an instance's words of ``B'``
+        chip = touched_lower(self.op, self.bounds[None, :] // prefixes, contiguous=True)  # (K, T) B26's words
+        over = touched_lower(self.op, cover, contiguous=True)[:, s] > self.capacity[c, s]  # (V',) as B26
+        q = next(pr for pr in self.pairs if pr.tensor == s and pr.child == c)
+        kept = [u for u in range(self.T) if self.keeps[c, u]]
+        # where every tensor kept at ``c`` overflows it over ``B' / T``, no raised tile holds ``Y``: the chains lie
+        # inside one iteration of ``Y``
+        inside = np.all([per_instance[:, :, u] > self.capacity[c, u] for u in kept], axis=0)  # (V', K)
+        reads = np.where(zs > 1, zs * self.touched_all[s] * self.read_full[q.parent, s], 0.0)  # (K,)
+        drains = weights[self.out] * self.out_words * copies  # (V',) B14's drains, which the chains count
+        # the refills the overflow forces at every nesting of loops (:meth:`_overflow_refills`), with the chain of the
+        # tensors they do not price
+        anywhere = tuple(t for t in kept if t in entries)
+        values, shape, _, cover_at = self._chain_grid(m)
+        nested = self._overflow_refills(m, c, s, anywhere, weights)
+        whole = base + self._nested_chains(m, c, tuple(0.0 if u in anywhere else w for u, w in enumerate(weights))
+                                           ).min(axis=0)  # the chain of the tensors the nested refills do not price
+        whole = whole + sum((weights[t] * lanes * own[:, t] for t in anywhere if t != self.out), np.zeros(len(cover)))
+        if self.out not in anywhere:
+            whole = whole - drains
+        top_level = whole.copy()  # (V',) B27's cases add the nested refills below their prefix and ``Y``
+        whole = whole + lanes * nested[np.ravel_multi_index(cover_at, shape)]
+        cases = [(np.maximum(chained, whole), ()), (np.where(over, np.inf, np.maximum(chained, whole)), ())]
+        for d in np.nonzero(self.indexes[s])[0]:
+            ok = over & (cover[:, d] >= 2)
+            if not ok.any():
+                continue
+            free = [t for t in range(self.T) if t != s and not self.indexes[t, d]]
+            moved = [t for t in free if t in entries]
+            zero = tuple(0.0 if u in moved else w for u, w in enumerate(weights))  # the moved tensors at weight 0
+            repriced = np.zeros((len(zs), self.T), dtype=bool)
+            repriced[:, s] = zs > 1
+            total = np.full((len(cover), len(zs)), np.inf)
+            for prime in prime_factors(int(self.bounds[d])):  # ``y`` has a prime factor: ``y - 1 >= prime - 1``
+                rows = ok & (cover[:, d] % prime == 0)
+                if not rows.any():
+                    continue
+                box = inner.copy()
+                box[:, :, d] //= prime  # B' / T with ``d`` over ``prime``: one iteration of ``Y`` lies inside it
+                full = np.where(inside, self._chains_inside(m, c, weights, box) - drains[:, None],
+                                (chained - base)[:, None])  # B22's chained refills, inside one iteration of ``Y``
+                rf = np.where(inside, self._chains_inside(m, c, zero, box),
+                              self._nested_chains(m, c, zero).min(axis=0)[:, None])
+                if self.out not in moved:
+                    rf = rf - drains[:, None]
+                for t in moved:
+                    extra = (prime - 1) * lanes[:, None] * zs[None, :] * np.maximum(
+                        0.0, per_instance[:, :, t] - self.capacity[c, t])
+                    rf = rf + weights[t] * (extra if t == self.out else extra + (lanes * own[:, t])[:, None])
+                below = nested[np.ravel_multi_index(tuple(np.searchsorted(values[k], box[:, :, k])
+                                                          for k in range(self.op_dims)), shape)]  # (V', K)
+                step = sum((weights[t] * np.maximum(0.0, per_instance[:, :, t] - self.capacity[c, t]) for t in anywhere
+                            if not self.indexes[t, d]), np.zeros(box.shape[:2]))
+                cased = top_level[:, None] + lanes[:, None] * zs[None, :] * ((prime - 1) * step + prime * below)
+                value = base[:, None] + np.maximum(np.maximum(full, rf), np.maximum(whole[:, None], cased) - base[:, None]
+                                                   ) + reads[None, :]
+                for t in free:
+                    q_t = next((pr for pr in self.pairs if pr.tensor == t and pr.parent == self.L - 1 and pr.child >= 0),
+                               None)
+                    if q_t is None:
+                        continue
+                    spill = np.maximum(0.0, chip[:, t] - self._chip_words(t))  # (K,)
+                    repriced[:, t] = spill > 0
+                    value = value + np.where(spill > 0, self._refetched_pair(t, q_t, (prime - 1) * zs * spill), 0.0)
+                total = np.where(rows[:, None] & divides, np.minimum(total, value), total)
+            for mask in np.unique(repriced, axis=0):
+                cols = (repriced == mask[None, :]).all(axis=1)
+                cases.append((total[:, cols].min(axis=1), tuple(int(t) for t in np.nonzero(mask)[0])))
+        self._front_cache[key] = cases
+        return cases
+
+    def _overflow_refills(self, m: int, c: int, s: int, moved: tuple[int, ...], weights: tuple[float, ...]
+                          ) -> np.ndarray:
+        """B27: per box ``V`` of the layer's lattice (:meth:`_chain_grid`'s grid) the least energy ``f(V)`` of the
+        refills at level ``c`` that one instance running ``V`` owes to the boundaries between iterations of its loops,
+        where tensor ``s`` overflows ``c`` over ``V``: ``f(V) = 0`` where ``s``'s words of ``V`` fit, else the least over
+        the outermost loop of ``V`` (on a dimension ``e``, with a prime ``q`` dividing its trips) of ``q f(V / q)`` where
+        ``e`` does not index ``s`` (each iteration runs ``V / q``) and ``(q - 1) X_e(V) + q f(V / q)`` where it does:
+        at each boundary every word of ``V`` of each tensor of ``moved`` that ``e`` does not index beyond ``c``'s
+        capacity for it moves out and in again (``X_e``: those words at ``weights``). Trips ``y`` with a prime factor
+        ``q`` owe at least that (by induction on ``y``: ``f(V / q)`` is at most the split of ``V / q`` by ``y / q``), and
+        the moves owed to different boundaries are distinct (each is the first move in after its boundary, or the last
+        out before it, within the loop's next or previous iteration). Cached."""
+        key = ("overflow refills", m, c, s, moved, weights)
+        if key in self._front_cache:
+            return self._front_cache[key]
+        values, shape, at, _ = self._chain_grid(m)
+        size = int(np.prod(shape))
+        words = np.zeros((size, self.T))
+        words[np.ravel_multi_index(at, shape)] = touched_lower(self.op, self._lattice)  # an instance's, any indices
+        coords = np.indices(shape).reshape(self.op_dims, -1)
+        box = np.array([values[d][coords[d]] for d in range(self.op_dims)])  # (D, G)
+        over = words[:, s] > self.capacity[c, s]
+        count = sum(np.array([_prime_count(int(v)) for v in values[d]])[coords[d]]
+                    for d in range(self.op_dims))  # prime factors with multiplicity: a box's level
+        steps = []  # (the dimension, its prime, the boxes it divides, the neighbour over it)
+        for e in range(self.op_dims):
+            for q in prime_factors(int(self.bounds[e])):
+                ok = box[e] % q == 0
+                near = coords.copy()
+                near[e] = np.searchsorted(values[e], np.where(ok, box[e] // q, box[e]))
+                x = sum((weights[t] * np.maximum(0.0, words[:, t] - self.capacity[c, t]) for t in moved
+                         if not self.indexes[t, e]), np.zeros(size))
+                steps.append((q, ok, np.ravel_multi_index(tuple(near), shape), x))
+        f = np.zeros(size)
+        for level in range(1, int(count.max()) + 1):
+            rows = np.nonzero(over & (count == level))[0]
+            if not len(rows):
+                continue
+            least = np.full(len(rows), np.inf)
+            for q, ok, near, x in steps:
+                least = np.where(ok[rows], np.minimum(least, (q - 1) * x[rows] + q * f[near[rows]]), least)
+            f[rows] = np.where(np.isfinite(least), least, 0.0)
+        self._front_cache[key] = f
+        return f
+
+    def _chains_inside(self, m: int, c: int, weights: tuple[float, ...], boxes: np.ndarray) -> np.ndarray:
+        """B27: per box of ``boxes`` (..., D; divisors of the layer's bounds) the least over the nesting orders of level
+        ``c``'s kept tensors of the chained refills with the raised tiles inside it (:meth:`_chain_lattice`, B22's
+        weights ``weights`` per tensor; an order with no chain that fits counts 0, as B22's)."""
+        kept = tuple(u for u in range(self.T) if self.keeps[c, u])
+        grids = self._chain_lattice(m, tuple((c, u) for u in kept), tuple(weights[u] for u in kept))
+        values = self._chain_grid(m)[0]
+        at = tuple(np.searchsorted(values[d], boxes[..., d]) for d in range(self.op_dims))
+        found = grids[(slice(None),) + at]
+        return np.where(np.isfinite(found), found, 0.0).min(axis=0)
 
     def _least_unrolling(self, m: int, chained: np.ndarray, rest: np.ndarray,
                          groups: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
@@ -1806,7 +2060,18 @@ class LowerBound:
         innermost first (:func:`_divisor_min`). Cached per members and weights."""
         key = ("chains", m, members, weights)
         if key not in self._front_cache:
-            values, shape, at, cover_at = self._chain_grid(m)
+            cover_at = self._chain_grid(m)[3]
+            found = self._chain_lattice(m, members, weights)[(slice(None),) + cover_at]
+            self._front_cache[key] = np.where(np.isfinite(found), found, 0.0)  # no chain fits: no bound from it
+        return self._front_cache[key]
+
+    def _chain_lattice(self, m: int, members: tuple[tuple[int, int], ...], weights: tuple[float, ...]) -> np.ndarray:
+        """(orders, *lattice) :meth:`_stacked_chains`' least per nesting order over the chains inside every box of the
+        layer's divisor lattice (:meth:`_chain_grid`; inf where none fits), read at the covers ``bounds / U`` there and
+        at B27's boxes inside one iteration of a loop (:meth:`_chains_inside`). Cached per members and weights."""
+        key = ("chain lattice", m, members, weights)
+        if key not in self._front_cache:
+            values, shape, at, _ = self._chain_grid(m)
             out = []
             for outer_first in itertools.permutations(range(len(members))):
                 least = np.zeros(shape)  # the inner members' least over the chains inside each box
@@ -1820,8 +2085,7 @@ class LowerBound:
                     own[at] = np.where(np.isfinite(ratio), weight * self.iterations * np.where(
                         np.isfinite(ratio), ratio, 0.0), np.inf)
                     least = _divisor_min(own + least, values)
-                found = least[cover_at]
-                out.append(np.where(np.isfinite(found), found, 0.0))  # no chain fits: no bound from it
+                out.append(least)
             self._front_cache[key] = np.array(out)
         return self._front_cache[key]
 
