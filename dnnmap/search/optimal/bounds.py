@@ -1937,7 +1937,7 @@ class LowerBound:
             size = tiles.prod(axis=1).astype(float)
             least = touched_lower(self.op, tiles, contiguous=True)[:, t] / size  # plain, or no loop above R: once
             if not self.plain[t]:
-                per = self._run_words(tiles, t) / size[:, None]
+                per = self._run_words(tiles, t, level) / size[:, None]
                 moving = self.indexes[t] & (self.bounds > 1)
                 least = np.minimum(least, per[:, moving].min(axis=1)) if moving.any() else least
             self._placed_tiles[key] = np.where(self.fit.fits(level, covers_of), least, np.inf)
@@ -1953,29 +1953,31 @@ class LowerBound:
             out[i] = least
         return out
 
-    def _run_words(self, tiles: np.ndarray, t: int) -> np.ndarray:
+    def _run_words(self, tiles: np.ndarray, t: int, level: int) -> np.ndarray:
         """(n, D) B20 with B28 (docs/search.md, "B28: the window's wraps under a small register file"): per box of
-        ``tiles`` (a sliding-window input ``t``'s raised tile ``R``) and dimension ``d``, the least words ``t``'s
-        child brings in per run of ``R`` when the loop ``L1`` right above ``R`` is on ``d``. Every step of ``L1``
+        ``tiles`` (a sliding-window input ``t``'s raised tile ``R`` at ``level``) and dimension ``d``, the least words
+        ``t``'s child brings in per run of ``R`` when the loop ``L1`` right above ``R`` is on ``d``. Every step of ``L1``
         brings :func:`_step_words`; where :meth:`_every_event` so does every event. Else ``L1`` runs ``T >= 2`` trips
-        of stride ``k1 e_d`` (``e_d k1 T`` divides the layer's bound of ``d``), ``d`` a term ``c d`` of window axis
+        of stride ``k1 e_d`` (``e_d k1 T`` divides the layer's bound of ``d``; ``k1``, the spatial factors of ``d``
+        between ``R`` and ``L1``, at most the fan-outs above ``level``), ``d`` a term ``c d`` of window axis
         ``A``: per cycle ``T - 1`` steps and one entry, where ``L1`` wraps (``A`` shifts back by ``c (T - 1) k1
         e_d``). At least half of the entries are a step of the next loop ``L2`` (all but those where ``L2``, of
         ``T2 >= 2`` trips, wraps too; the first cycle's entry brings the whole box), on a dimension ``d2`` of stride
-        ``k2 e_2`` (``e_2 k2 T2`` divides its bound); at most ``span - |shift|`` of an axis' values stay after a
+        ``k2 e_2`` (``e_2 k2 T2`` divides its bound, ``k2`` as ``k1``); at most ``span - |shift|`` of an axis' values stay after a
         non-zero shift, all after none, so such an entry brings at least (:meth:`_entry_words`): ``d2 = d``, the
         words of a shift by ``c k1 e_d``; ``d2`` another term of ``A``, those of ``A``'s shift ``c2 k2 e_2 - c (T -
         1) k1 e_d`` (none where it is 0: the diagonal reuse of ``p + r``); ``d2`` on another window axis, both axes
         shifted; on a plain axis of ``t``, the whole box; indexing no axis of ``t``, ``A`` shifted by the wrap. The
         least over ``T``, ``k1`` and the entries of ``((T - 1) x step + entry / 2) / T``, never below half a step
-        (B20 before B28). Cached per tensor (the tiles are the layer's lattice)."""
-        key = ("run words", t)
+        (B20 before B28). Cached per tensor, level and tiles (B20 passes the layer's lattice)."""
+        key = ("run words", t, level, tiles.tobytes())
         if key in self._front_cache:
             return self._front_cache[key]
         step = _step_words(self.op, tiles, t, True, self.bounds)
         every = self._every_event(tiles, t)
         out = np.where(every, step, 0.5 * step)
         dims = self.op.dim_names
+        spread = int(np.prod(self.fan[level + 1:]))  # the most spatial factors between R and a loop above it
         whole = _step_words(self.op, tiles, t, False).max(axis=1)  # the box's words
         axes = []  # per axis of t: its live terms (column, coefficient), (n,) counts and spans
         for axis in self.op.tensors[t].axes:
@@ -1992,12 +1994,12 @@ class LowerBound:
                 room = self.bounds[i] // tiles[rows, i]
                 best = np.full(len(rows), np.inf)
                 for k1t in divisors(int(self.bounds[i])):
-                    for trips in (x for x in divisors(k1t) if x >= 2):
+                    for trips in (x for x in divisors(k1t) if x >= 2 and k1t // x <= spread):
                         ok = room % k1t == 0
                         if not ok.any():
                             continue
                         moved = abs(c) * (trips - 1) * (k1t // trips) * tiles[rows, i]
-                        entry = self._entry_words(tiles, rows, axes, a, i, c, k1t // trips, trips, moved, whole)
+                        entry = self._entry_words(tiles, rows, axes, a, i, c, k1t // trips, trips, moved, whole, spread)
                         per_run = ((trips - 1) * step[rows, i] + 0.5 * entry) / trips
                         best = np.where(ok, np.minimum(best, per_run), best)
                 out[rows, i] = np.maximum(out[rows, i], np.where(np.isfinite(best), best, 0.0))
@@ -2006,10 +2008,10 @@ class LowerBound:
         return out
 
     def _entry_words(self, tiles: np.ndarray, rows: np.ndarray, axes: list, a: int, i: int, c: int, k1: int,
-                     trips: int, moved: np.ndarray, whole: np.ndarray) -> np.ndarray:
+                     trips: int, moved: np.ndarray, whole: np.ndarray, spread: int) -> np.ndarray:
         """(len(rows),) B28 (:meth:`_run_words`): the least words an entry of ``L1`` (dimension ``i``, term ``c i``
         of axis ``a``, ``trips`` trips of stride ``k1`` tiles, its wrap shifting the axis by ``moved``) brings in
-        when the next loop ``L2`` steps, over ``L2``'s dimension and stride."""
+        when the next loop ``L2`` steps, over ``L2``'s dimension and stride (at most ``spread`` tiles apart)."""
         _, count, span = (x[rows] if isinstance(x, np.ndarray) else x for x in axes[a])
         kept = np.minimum(count, np.maximum(0.0, span - moved))  # A's values left by the wrap alone
         entry = whole[rows].copy()  # no L2: the one cycle's entry is the first event, the whole box
@@ -2021,7 +2023,7 @@ class LowerBound:
                 continue
             room = self.bounds[j] // tiles[rows, j]
             where = [b for b, (terms, _, _) in enumerate(axes) if any(col == j for col, _ in terms)]
-            for k2 in divisors(int(self.bounds[j])):
+            for k2 in (x for x in divisors(int(self.bounds[j])) if x <= spread):
                 ok = (room % k2 == 0) & (room // k2 >= 2)
                 if not ok.any():
                     continue
