@@ -105,6 +105,10 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   unrolling ``U``, where that tensor's words of ``bounds / U`` overflow the register file, either it is read twice
   from the backing store or the nest's outermost loop indexes it and the tensors that loop does not index are fetched
   again beyond what the chip holds; the least of the two added to B22's sum at ``U``, the least over ``U``;
+* B28 **the window's wraps** (:meth:`LowerBound._run_words`, in B20's per-box table): a sliding-window input's raised
+  tile whose loop right above wraps brings in, at each entry that is a step of the next loop, at least the words of
+  the two loops' joint shift (none only where they cancel on one window axis), so at least half of those entries
+  count beside the steps, where B20 took half a step a run;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
