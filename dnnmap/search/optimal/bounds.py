@@ -105,6 +105,10 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   unrolling ``U``, where that tensor's words of ``bounds / U`` overflow the register file, either it is read twice
   from the backing store or the nest's outermost loop indexes it and the tensors that loop does not index are fetched
   again beyond what the chip holds; the least of the two added to B22's sum at ``U``, the least over ``U``;
+* B28 **the window's wraps** (:meth:`LowerBound._run_words`, in B20's per-box table): a sliding-window input's raised
+  tile whose loop right above wraps brings in, at each entry that is a step of the next loop, at least the words of
+  the two loops' joint shift (none only where they cancel on one window axis), so at least half of those entries
+  count beside the steps, where B20 took half a step a run;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -2201,8 +2205,7 @@ class LowerBound:
             size = tiles.prod(axis=1).astype(float)
             least = touched_lower(self.op, tiles, contiguous=True)[:, t] / size  # plain, or no loop above R: once
             if not self.plain[t]:
-                share = np.where(self._every_event(tiles, t), 1.0, 0.5)
-                per = _step_words(self.op, tiles, t, True, self.bounds) * share / size[:, None]
+                per = self._run_words(tiles, t, level) / size[:, None]
                 moving = self.indexes[t] & (self.bounds > 1)
                 least = np.minimum(least, per[:, moving].min(axis=1)) if moving.any() else least
             self._placed_tiles[key] = np.where(self.fit.fits(level, covers_of), least, np.inf)
@@ -2217,6 +2220,98 @@ class LowerBound:
                 least = self._placed_least[(key, cover)] = float(found) if np.isfinite(found) else 0.0
             out[i] = least
         return out
+
+    def _run_words(self, tiles: np.ndarray, t: int, level: int) -> np.ndarray:
+        """(n, D) B20 with B28 (docs/search.md, "B28: the window's wraps under a small register file"): per box of
+        ``tiles`` (a sliding-window input ``t``'s raised tile ``R`` at ``level``) and dimension ``d``, the least words
+        ``t``'s child brings in per run of ``R`` when the loop ``L1`` right above ``R`` is on ``d``. Every step of ``L1``
+        brings :func:`_step_words`; where :meth:`_every_event` so does every event. Else ``L1`` runs ``T >= 2`` trips
+        of stride ``k1 e_d`` (``e_d k1 T`` divides the layer's bound of ``d``; ``k1``, the spatial factors of ``d``
+        between ``R`` and ``L1``, at most the fan-outs above ``level``), ``d`` a term ``c d`` of window axis
+        ``A``: per cycle ``T - 1`` steps and one entry, where ``L1`` wraps (``A`` shifts back by ``c (T - 1) k1
+        e_d``). At least half of the entries are a step of the next loop ``L2`` (all but those where ``L2``, of
+        ``T2 >= 2`` trips, wraps too; the first cycle's entry brings the whole box), on a dimension ``d2`` of stride
+        ``k2 e_2`` (``e_2 k2 T2`` divides its bound, ``k2`` as ``k1``); at most ``span - |shift|`` of an axis' values stay after a
+        non-zero shift, all after none, so such an entry brings at least (:meth:`_entry_words`): ``d2 = d``, the
+        words of a shift by ``c k1 e_d``; ``d2`` another term of ``A``, those of ``A``'s shift ``c2 k2 e_2 - c (T -
+        1) k1 e_d`` (none where it is 0: the diagonal reuse of ``p + r``); ``d2`` on another window axis, both axes
+        shifted; on a plain axis of ``t``, the whole box; indexing no axis of ``t``, ``A`` shifted by the wrap. The
+        least over ``T``, ``k1`` and the entries of ``((T - 1) x step + entry / 2) / T``, never below half a step
+        (B20 before B28). Cached per tensor, level and tiles (B20 passes the layer's lattice)."""
+        key = ("run words", t, level, tiles.tobytes())
+        if key in self._front_cache:
+            return self._front_cache[key]
+        step = _step_words(self.op, tiles, t, True, self.bounds)
+        every = self._every_event(tiles, t)
+        out = np.where(every, step, 0.5 * step)
+        dims = self.op.dim_names
+        spread = int(np.prod(self.fan[level + 1:]))  # the most spatial factors between R and a loop above it
+        whole = _step_words(self.op, tiles, t, False).max(axis=1)  # the box's words
+        axes = []  # per axis of t: its live terms (column, coefficient), (n,) counts and spans
+        for axis in self.op.tensors[t].axes:
+            count = np.array([_window_extent(tuple(c for _, c in axis.terms),
+                                             tuple(int(tiles[r, dims.index(d)]) for d, _ in axis.terms))
+                              for r in range(len(tiles))], dtype=float)
+            span = 1 + sum(abs(c) * (tiles[:, dims.index(d)] - 1) for d, c in axis.terms)
+            axes.append(([(dims.index(d), c) for d, c in axis.terms if self.op.bound(d) > 1], count, span))
+        for a, (terms, count, span) in enumerate(axes):
+            for i, c in terms if len(terms) > 1 else ():
+                rows = np.nonzero(~every[:, i])[0]
+                if not len(rows):
+                    continue
+                room = self.bounds[i] // tiles[rows, i]
+                best = np.full(len(rows), np.inf)
+                for k1t in divisors(int(self.bounds[i])):
+                    for trips in (x for x in divisors(k1t) if x >= 2 and k1t // x <= spread):
+                        ok = room % k1t == 0
+                        if not ok.any():
+                            continue
+                        moved = abs(c) * (trips - 1) * (k1t // trips) * tiles[rows, i]
+                        entry = self._entry_words(tiles, rows, axes, a, i, c, k1t // trips, trips, moved, whole, spread)
+                        per_run = ((trips - 1) * step[rows, i] + 0.5 * entry) / trips
+                        best = np.where(ok, np.minimum(best, per_run), best)
+                out[rows, i] = np.maximum(out[rows, i], np.where(np.isfinite(best), best, 0.0))
+        out.setflags(write=False)
+        self._front_cache[key] = out
+        return out
+
+    def _entry_words(self, tiles: np.ndarray, rows: np.ndarray, axes: list, a: int, i: int, c: int, k1: int,
+                     trips: int, moved: np.ndarray, whole: np.ndarray, spread: int) -> np.ndarray:
+        """(len(rows),) B28 (:meth:`_run_words`): the least words an entry of ``L1`` (dimension ``i``, term ``c i``
+        of axis ``a``, ``trips`` trips of stride ``k1`` tiles, its wrap shifting the axis by ``moved``) brings in
+        when the next loop ``L2`` steps, over ``L2``'s dimension and stride (at most ``spread`` tiles apart)."""
+        _, count, span = (x[rows] if isinstance(x, np.ndarray) else x for x in axes[a])
+        kept = np.minimum(count, np.maximum(0.0, span - moved))  # A's values left by the wrap alone
+        entry = whole[rows].copy()  # no L2: the one cycle's entry is the first event, the whole box
+        itself = (count - np.minimum(count, np.maximum(0.0, span - abs(c) * k1 * tiles[rows, i]))) * whole[rows] / count
+        entry = np.where(self.bounds[i] // tiles[rows, i] // (k1 * trips) >= 2, np.minimum(entry, itself), entry)
+        # (L2 on d itself: A shifts forward by one stride of L1 at least)
+        for j in range(self.op_dims):
+            if j == i or self.bounds[j] < 2:
+                continue
+            room = self.bounds[j] // tiles[rows, j]
+            where = [b for b, (terms, _, _) in enumerate(axes) if any(col == j for col, _ in terms)]
+            for k2 in (x for x in divisors(int(self.bounds[j])) if x <= spread):
+                ok = (room % k2 == 0) & (room // k2 >= 2)
+                if not ok.any():
+                    continue
+                if not where:  # no axis of t moves (a dimension that does not index it)
+                    words = (count - kept) * whole[rows] / count
+                else:
+                    b = where[0]
+                    c2 = next(cc for col, cc in axes[b][0] if col == j)
+                    if len(axes[b][0]) == 1 and b != a:  # a plain axis: a disjoint footprint
+                        words = whole[rows]
+                    elif b == a:  # another term of A: the shifts add
+                        shift = np.abs(c2 * k2 * tiles[rows, j] - np.sign(c) * moved)
+                        stay = np.where(shift == 0, count, np.minimum(count, np.maximum(0.0, span - shift)))
+                        words = (count - stay) * whole[rows] / count
+                    else:  # another window axis B: both shift
+                        count_b, span_b = axes[b][1][rows], axes[b][2][rows]
+                        stay_b = np.minimum(count_b, np.maximum(0.0, span_b - abs(c2) * k2 * tiles[rows, j]))
+                        words = whole[rows] * (1.0 - (kept / count) * (stay_b / count_b))
+                entry = np.where(ok, np.minimum(entry, words), entry)
+        return entry
 
     def _refill_ratio(self, rest: np.ndarray, level: int) -> np.ndarray:
         """(n, T) least ``touched(tile) / iterations(tile)`` over the tiles of ``level`` (boxes dividing ``rest``
