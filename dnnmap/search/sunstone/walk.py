@@ -52,6 +52,7 @@ each axis), maximal among those factor vectors; the rest of the walk is unchange
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -289,9 +290,9 @@ class SunstoneWalk:
             out.append(np.ones((1, self.D), dtype=np.int64))
         return out[0] if len(out) == 1 else np.unique(np.concatenate(out), axis=0)
 
-    def extend(self, parts: Partials, i: int) -> Partials:
-        """Every extension of ``parts`` at step ``i``, completed with the rest of each bound at level i+1."""
-        rows: list[Partials] = []
+    def extend(self, parts: Partials, i: int) -> Iterator[Partials]:
+        """Every extension of ``parts`` at step ``i``, completed with the rest of each bound at level i+1, a batch
+        per start (parent, MAC lanes, level-0 order)."""
         for p in range(len(parts)):
             base = parts.take(np.array([p]))
             starts = [base]
@@ -305,12 +306,9 @@ class SunstoneWalk:
                     starts.append(s)
             if i == 0 and self.placement:  # level 0's order matters once a tensor is placed there
                 starts = [self._with_order(s, 0, o) for s in starts for o in self._level0_orders()]
-            seen: set[int] | None = set() if i == 0 and self.placement else None
+            seen = [np.zeros(0, dtype=np.int64)] if i == 0 and self.placement else None
             for s in starts:
-                rows.extend(self._extend_one(s, i, seen))
-        if not rows:
-            return parts.take(np.array([], dtype=np.int64))
-        return Partials.concat(rows)
+                yield from self._extend_one(s, i, seen)
 
     def _level0_orders(self) -> list[np.ndarray]:
         """Level 0's candidate orders with ``placement``: every order of its live loops when there are at most
@@ -334,23 +332,25 @@ class SunstoneWalk:
                    if o[k] in window]
         return list({o.tobytes(): o for o in trie + hoisted}.values())
 
-    def _fresh(self, seen: set[int], s: Partials, tile: np.ndarray, f: np.ndarray, axis: np.ndarray,
+    def _fresh(self, seen: list[np.ndarray], s: Partials, tile: np.ndarray, f: np.ndarray, axis: np.ndarray,
                order: np.ndarray) -> np.ndarray:
         """Mask of the step-0 candidates of the one-row start ``s`` (tiles, unrollings, their axes, level 1's orders)
-        that no other start of the same step gave already (``seen``: their hashes, updated): the placed walk's
+        that no other start of the same step gave already (``seen[0]``: their hashes, sorted, updated): the placed walk's
         level-0 orders often agree on the few loops a tile leaves live, and the order of trivial loops changes
         nothing (that of the live ones does, even with nothing placed: MAC operand registers; a tile's placements
         depend only on that order, so a fresh candidate's placements are all fresh)."""
         n = len(tile)
-        live = tile > 1
-        position = np.where(live, np.argsort(s.order[0, 0])[None, :], self.D)  # each dimension's place
-        rank = np.where(live, np.argsort(np.argsort(position, axis=1, kind="stable"), axis=1), -1)
+        level0 = s.order[0, 0]
+        live = (tile > 1)[:, level0]  # in level 0's loop order
+        rank = np.full((n, self.D), -1, dtype=np.int64)
+        rank[:, level0] = np.where(live, np.cumsum(live, axis=1), -1)  # each live loop's place among the live ones
         lanes = np.repeat(np.concatenate([s.spatial[:, 0], s.axes[:, 0]], axis=1), n, axis=0)
         key = sum(row_keys(x, seed) for seed, x in enumerate((tile, f, axis, order, rank, lanes)))
-        _, first = np.unique(key, return_index=True)
+        unique, first = np.unique(key, return_index=True)
+        known = np.isin(unique, seen[0], assume_unique=True)
         fresh = np.zeros(n, dtype=bool)
-        fresh[first] = [k not in seen for k in key[first].tolist()]
-        seen.update(key[first].tolist())
+        fresh[first[~known]] = True
+        seen[0] = np.sort(np.concatenate([seen[0], unique[~known]]))
         return fresh
 
     @staticmethod
@@ -360,7 +360,7 @@ class SunstoneWalk:
         orders[0, level] = order
         return Partials(s.temporal, s.spatial, s.axes, orders, s.above)
 
-    def _extend_one(self, s: Partials, i: int, seen: set[int] | None = None) -> list[Partials]:
+    def _extend_one(self, s: Partials, i: int, seen: list[np.ndarray] | None = None) -> list[Partials]:
         """Step ``i``'s candidates from the one-row ``s``; ``seen`` (step 0 of the placed walk): :meth:`_fresh`'s."""
         done = np.prod(s.temporal[0, :i], axis=0) * np.prod(s.spatial[0, :i + 1], axis=0)
         residual = -(-self.bounds // done)  # ceil: equal to bounds // done in the exact walk
@@ -443,13 +443,38 @@ class SunstoneWalk:
         _, first = np.unique(key[idx], return_index=True)
         return idx[first]
 
+    def _priced(self, parts: Partials, i: int) -> tuple[Partials, np.ndarray, np.ndarray] | None:
+        """Step ``i``'s candidates that can survive its selection, with their bounds and tie-breaks (None: no
+        candidate), priced a batch of :meth:`extend` at a time (the placed walk's first step has a million
+        candidates): of each batch the best (last step) or the best order per (tile, unrolling), in enumeration
+        order, so the selection over the kept ones is the selection over all."""
+        kept: list[Partials] = []
+        scores: list[np.ndarray] = []
+        ties: list[np.ndarray] = []
+        for batch in self.extend(parts, i):
+            if len(batch) == 0:
+                continue
+            score, tie = self.price(batch, i)
+            self.stats.level_candidates[i] += len(batch)
+            if i == self.L - 2:
+                idx = np.array([best_index(score, tie)])
+            elif "best_order" in self.relax:
+                idx = np.arange(len(batch))
+            else:
+                idx = np.sort(self._best_order_only(batch, score, tie, i))
+            kept.append(batch.take(idx))
+            scores.append(score[idx])
+            ties.append(tie[idx])
+        if not kept:
+            return None
+        return Partials.concat(kept), np.concatenate(scores), np.concatenate(ties)
+
     def search(self, parts: Partials, i: int) -> None:
         self.stats.step(i)
-        cands = self.extend(parts, i)
-        if len(cands) == 0:
+        priced = self._priced(parts, i)
+        if priced is None:
             return
-        score, tie = self.price(cands, i)
-        self.stats.level_candidates[i] += len(cands)
+        cands, score, tie = priced
         if i == self.L - 2:
             j = best_index(score, tie)
             if (score[j], tie[j]) < (self.best_score, self.best_tie):
