@@ -136,16 +136,18 @@ class TileTree:
     """Maximal tiles of one level over one inner coverage, for any divisor-closed sub-box of ``residual``;
     given the level's loop ``order`` (``--placement``), a tile fits when it does with some subset of the tensors at
     their free placement (:meth:`Capacity.fits_placed`), and it is maximal when it is for one of those ways of fitting
-    (:func:`maximal_union`).
+    (:func:`maximal_union`); ``each_way=False``: maximal among the tiles that fit some way (fewer tiles: a tile that
+    fits only with one tensor placed is dropped where placing more lets a larger one fit).
 
     The fit of every tile of the ``residual`` lattice is computed once; a sub-box (what an
     unrolling leaves, ``residual // spatial``) is a sub-lattice of it, so its fits are gathered and
     only the maximality test (Fig. 9's pruning) runs per sub-box."""
 
     def __init__(self, capacity: Capacity, level: int, inner: np.ndarray, residual: tuple[int, ...],
-                 order: np.ndarray | None = None) -> None:
+                 order: np.ndarray | None = None, each_way: bool = True) -> None:
         self.residual = residual
         self.capacity, self.level, self.inner, self.order = capacity, level, inner, order
+        self.each_way = each_way
         fits = capacity.fits_placed(level, inner, divisor_lattice(residual), order)
         self.fits = fits.reshape((len(fits),) + tuple(len(divisors(n)) for n in residual))
         self._index = [{d: k for k, d in enumerate(divisors(n))} for n in residual]
@@ -160,7 +162,8 @@ class TileTree:
         key = (limits, caps, maximal_only)
         if key not in self._done:
             lattice, fits, caps = self.lattice_fits(limits, caps)
-            keep = maximal_union(limits, fits, caps) if maximal_only else fits.any(axis=0)
+            keep = (maximal_union(limits, fits, caps) if self.each_way
+                    else maximal_mask(limits, fits.any(axis=0), caps)) if maximal_only else fits.any(axis=0)
             self._done[key] = lattice[keep], int(fits.any(axis=0).sum())
         return self._done[key]
 

@@ -109,7 +109,7 @@ class SunstoneWalk:
 
     def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 8,
                  waste: float | None = None, escape: str = "always", tile_first: bool = False,
-                 placement: bool = False, both_axes: frozenset[int] = frozenset(),
+                 placement: bool = False, thorough: bool = True, both_axes: frozenset[int] = frozenset(),
                  relax: frozenset[str] = frozenset()) -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
         self.L, self.D = len(arch.levels), len(op.dim_names)
@@ -120,6 +120,7 @@ class SunstoneWalk:
         self.escape = escape  # Observation 5's escape clause (unroll.py)
         self.tile_first = tile_first  # also the report's order: maximal tile first, then unrolling
         self.placement = placement  # tiles may fit with per-tensor placements (module docstring)
+        self.thorough = thorough  # placement: maximal tiles per way of fitting, window loops hoisted at level 0
         self.both_axes = both_axes  # levels whose 2-D fan-out may split a dimension over both axes
         if not relax <= set(RULES):
             raise ValueError(f"relax takes {', '.join(RULES)}, got {sorted(relax)}")
@@ -227,7 +228,7 @@ class SunstoneWalk:
         order = order if self.placement else None
         key = (level, inner.tobytes(), residual.tobytes(), b"" if order is None else order.tobytes())
         if key not in self._trees:
-            self._trees[key] = TileTree(self.capacity, level, inner, tuple(residual.tolist()), order)
+            self._trees[key] = TileTree(self.capacity, level, inner, tuple(residual.tolist()), order, self.thorough)
         return self._trees[key]
 
     def _tiles(self, level: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
@@ -268,6 +269,8 @@ class SunstoneWalk:
             limits = tuple(int(n) for n in -(-residual // unroll))
             sub_caps = self._caps(None if caps is None else caps // unroll)
             lattice, fits, sub_caps = tree.lattice_fits(limits, sub_caps)
+            if not self.thorough:  # shared fit only
+                fits = fits[:1]
             fits = fits & self._fits_from(i + 1, lattice * (inner * unroll)[None, :])[None, :]
             self._regrown[key] = lattice[maximal_union(limits, fits, sub_caps)]
         return self._regrown[key]
@@ -322,12 +325,12 @@ class SunstoneWalk:
         if len(live) <= 4:
             return [np.array(o, dtype=np.int64) for o in level_orders(live, self.D)]
         trie = [o for o, _ in self._orders(self.bounds, 0)]
+        if not self.thorough:
+            return trie
         kinds = reuse_table(self.op)
         names = self.op.dim_names
         window = {d for d in live if kinds[self.op.output.name][names[d]] is ReuseKind.FULL
                   and any(k[names[d]] is ReuseKind.PARTIAL for k in kinds.values())}
-        import os
-        if os.environ.get("NOHOIST"): return trie
         hoisted = [np.concatenate([o[k:k + 1], o[:k], o[k + 1:]]) for o in trie for k in range(1, self.D)
                    if o[k] in window]
         return list({o.tobytes(): o for o in trie + hoisted}.values())
