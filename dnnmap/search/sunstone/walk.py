@@ -34,11 +34,15 @@ exact-divisor walk (residuals divide, caps equal residuals).
 
 Per-tensor placement (``placement``, ``--placement``; :mod:`.placement`): a level's tile also fits when it
 does with some subset of the kept tensors below the leading run of the level's loops that index each (its free
-placement, given the level's order; maximal tiles are judged per such subset), and the candidate then carries that
-placement; the order of level 0, which matters once a tensor is placed there, is chosen at step 0 (every order of
-its loops when it has at most four, else the trie's, each also with one live loop hoisted outermost), and a fan-out of at most ``PLACED_EVERY_UNROLLING`` instances takes every legal
-unrolling (a smaller unrolling can leave the register file room for a placed tile; on large arrays the
-maximal ones only, for time). The walk's best is refined by :func:`.placement.refine_placements`.
+placement, given the level's order), and the candidate then carries that placement; the order of level 0, which
+matters once a tensor is placed there, is chosen at step 0 (every order of its loops when it has at most four, else
+the trie's), and a fan-out of at most ``PLACED_EVERY_UNROLLING`` instances takes every legal unrolling (a smaller
+unrolling can leave the register file room for a placed tile; on large arrays the maximal ones only, for time).
+Maximal tiles are those maximal among the tiles that fit some way (re-grown ones: shared); with ``thorough``, those
+maximal for some one way of fitting (shared, or one subset placed; re-grown ones too), and the trie's level-0 orders
+also with one filter window loop hoisted outermost (step 0 drops candidates another level-0 order gave already: the
+orders agree on the few loops a tile leaves live). The walk's best is refined by
+:func:`.placement.refine_placements`.
 
 Small cases (issue 28): a fan-out of at most ``EVERY_UNROLLING`` instances takes every legal unrolling and a tile
 lattice with at most ``EVERY_TILE`` fitting tiles every fitting tile; maximal unrollings and tiles lost up to 1.7-2x
@@ -66,7 +70,7 @@ from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.space import level_orders, padded_cap
 from dnnmap.search.sunstone.placement import placement_variants, row_keys
 from dnnmap.search.sunstone.reuse import ReuseKind, reuse_table
-from dnnmap.search.sunstone.tiles import Capacity, TileTree, maximal_union
+from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_union
 from dnnmap.search.sunstone.unroll import ESCAPES, legal_table, maximal_among, unrolling_candidates
 from dnnmap.workload.ir import Operator
 
@@ -258,19 +262,22 @@ class SunstoneWalk:
         ones, so these are all the tiles that fit every level. When some maximal tile cannot,
         the tree is re-grown with all those capacities as the fit test (a tile is then maximal for the
         levels together, the report's gap: maximal tiles can starve a small level above; not only the
-        next one: a level that bypasses a tensor lets its tile grow past a level higher up); with ``placement``,
-        level ``i``'s fit and maximality as :class:`.tiles.TileTree`'s, given its ``order``."""
+        next one: a level that bypasses a tensor lets its tile grow past a level higher up); level ``i``'s fit is
+        the shared one, with ``placement`` and ``thorough`` its fit and maximality as :class:`.tiles.TileTree`'s,
+        given its ``order``."""
         above = self._fits_from(i + 1, inner[None, :] * tiles * unroll[None, :])
         if above.all() or every:
             return tiles[above]
-        tree = self._tree(i, inner, residual, order)
-        key = (i, inner.tobytes(), residual.tobytes(), unroll.tobytes(), b"" if tree.order is None else tree.order.tobytes())
+        placed = self.placement and self.thorough
+        key = (i, inner.tobytes(), residual.tobytes(), unroll.tobytes(), order.tobytes() if placed else b"")
         if key not in self._regrown:
             limits = tuple(int(n) for n in -(-residual // unroll))
             sub_caps = self._caps(None if caps is None else caps // unroll)
-            lattice, fits, sub_caps = tree.lattice_fits(limits, sub_caps)
-            if not self.thorough:  # shared fit only
-                fits = fits[:1]
+            if placed:
+                lattice, fits, sub_caps = self._tree(i, inner, residual, order).lattice_fits(limits, sub_caps)
+            else:
+                lattice = divisor_lattice(limits, sub_caps)
+                fits = self.capacity.fits(i, lattice * inner[None, :])[None, :]
             fits = fits & self._fits_from(i + 1, lattice * (inner * unroll)[None, :])[None, :]
             self._regrown[key] = lattice[maximal_union(limits, fits, sub_caps)]
         return self._regrown[key]
@@ -315,8 +322,8 @@ class SunstoneWalk:
 
     def _level0_orders(self) -> list[np.ndarray]:
         """Level 0's candidate orders with ``placement``: every order of its live loops when there are at most
-        four (trivial loops innermost), else the loop-order trie's leaves, each also with one of its live filter
-        window loops hoisted outermost. The trie orders the innermost loops for reuse; a placed tile's boundary is
+        four (trivial loops innermost), else the loop-order trie's leaves, with ``thorough`` each also with one of
+        its live filter window loops hoisted outermost. The trie orders the innermost loops for reuse; a placed tile's boundary is
         the leading run of the outermost ones (a register file's input placed below a filter-row loop ``S`` with
         ``K`` and ``C`` inside holds one row's ``C`` words where the shared tile needs ``C x S``). Only filter
         window loops (a sliding-window term of some tensor, not indexing the output) are hoisted: hoisting every
