@@ -114,13 +114,13 @@ def maximal_mask(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ...
     whose one-dimension growths to the next value (divisor or, with ``caps``, ceil split) fits
     (Observation 4's survivors); ``fits`` (n,) or (S, n), a row per way of fitting, each judged alone."""
     shape = tuple(len(v) for v in values(limits, caps))
-    lead = fits.shape[:-1]
-    grid = fits.reshape(lead + shape)
+    lead = (slice(None),) * (fits.ndim - 1)
+    grid = fits.reshape(fits.shape[:-1] + shape)
     grown_fits = np.zeros(grid.shape, dtype=bool)
     for d in range(len(shape)):
         if shape[d] > 1:
-            dst = (Ellipsis, *(slice(None),) * d, slice(0, shape[d] - 1)) + (slice(None),) * (len(shape) - d - 1)
-            src = (Ellipsis, *(slice(None),) * d, slice(1, None)) + (slice(None),) * (len(shape) - d - 1)
+            dst = lead + (slice(None),) * d + (slice(0, shape[d] - 1),)
+            src = lead + (slice(None),) * d + (slice(1, None),)
             grown_fits[dst] |= grid[src]
     return (grid & ~grown_fits).reshape(fits.shape)
 
@@ -129,7 +129,7 @@ def maximal_union(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ..
     """:func:`maximal_mask` of each row of ``fits`` (S, n), one per way the tiles may fit (placements), or-ed: a
     tile maximal only with one tensor placed is kept even where another placement lets a larger tile fit (that
     larger tile may place a tensor whose refetches cost more than the room buys)."""
-    return maximal_mask(limits, fits, caps).any(axis=0)
+    return maximal_mask(limits, fits[0] if len(fits) == 1 else fits, caps).reshape(-1, fits.shape[-1]).any(axis=0)
 
 
 class TileTree:

@@ -84,6 +84,7 @@ EVERY_UNROLLING = 6  # fan-outs of at most this many instances take every legal 
 PLACED_EVERY_UNROLLING = 16  # ... in the placed walk
 EVERY_TILE = 32  # tile lattices with at most this many fitting tiles take every one
 EVERY_UNBOUNDED_TILE = 256  # ... on a level without a capacity limit
+PRICE_ROWS = 1 << 15  # candidates of a step priced together (:meth:`SunstoneWalk._priced`)
 
 
 @dataclass
@@ -104,6 +105,8 @@ class Partials:
 
     @staticmethod
     def concat(parts: list["Partials"]) -> "Partials":
+        if len(parts) == 1:
+            return parts[0]
         return Partials(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("temporal", "spatial", "axes",
                                                                                     "order", "above")))
 
@@ -455,15 +458,13 @@ class SunstoneWalk:
 
     def _priced(self, parts: Partials, i: int) -> tuple[Partials, np.ndarray, np.ndarray] | None:
         """Step ``i``'s candidates that can survive its selection, with their bounds and tie-breaks (None: no
-        candidate), priced a batch of :meth:`extend` at a time (the placed walk's first step has a million
-        candidates): of each batch the best (last step) or the best order per (tile, unrolling), in enumeration
-        order, so the selection over the kept ones is the selection over all."""
+        candidate), priced some ``PRICE_ROWS`` at a time (the placed walk's first step has a million candidates):
+        of each batch the best (last step) or the best order per (tile, unrolling), in enumeration order, so the
+        selection over the kept ones is the selection over all."""
         kept: list[Partials] = []
         scores: list[np.ndarray] = []
         ties: list[np.ndarray] = []
-        for batch in self.extend(parts, i):
-            if len(batch) == 0:
-                continue
+        for batch in self._gathered(self.extend(parts, i)):
             score, tie = self.price(batch, i)
             self.stats.level_candidates[i] += len(batch)
             if i == self.L - 2:
@@ -478,6 +479,22 @@ class SunstoneWalk:
         if not kept:
             return None
         return Partials.concat(kept), np.concatenate(scores), np.concatenate(ties)
+
+    @staticmethod
+    def _gathered(batches: Iterator[Partials]) -> Iterator[Partials]:
+        """Consecutive non-empty ``batches`` joined until each holds at least ``PRICE_ROWS`` candidates (the last
+        one fewer): one cost-model call per joined batch."""
+        pending: list[Partials] = []
+        rows = 0
+        for batch in batches:
+            if len(batch):
+                pending.append(batch)
+                rows += len(batch)
+            if rows >= PRICE_ROWS:
+                yield Partials.concat(pending)
+                pending, rows = [], 0
+        if pending:
+            yield Partials.concat(pending)
 
     def search(self, parts: Partials, i: int) -> None:
         self.stats.step(i)
