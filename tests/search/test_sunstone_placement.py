@@ -153,6 +153,24 @@ def test_a_long_reduction_reaches_the_widened_optimum_with_a_tile_that_fits_one_
     assert optimum.incumbent * (1 - 1e-9) <= value <= optimum.incumbent * 1.01, value / optimum.incumbent
 
 
+def test_a_filter_row_loop_leads_the_registers_with_the_input_placed_below_it() -> None:
+    """ResNet-18's ``layer4.0.conv1`` (K512 C256 P7 Q7 R3 S3, stride 2) on Eyeriss for EDP, with placement and
+    both-axis unrolling: the proven optimum keeps a filter window loop outermost in the register file with the input
+    placed below it (one filter row's window: 8 words, where the shared tile needs 24 of the 12). The loop-order trie
+    never puts a window loop before K and C, so without the hoisted level-0 orders Sunstone kept ``K C S`` there
+    with nothing placed, 1.0101x above the optimum (docs/search.md, "The placed walk's rules")."""
+    arch = load_arch("eyeriss")
+    op = ops.conv2d("l4c1", 256, 512, 14, 3, stride=2, padding=1)
+    found = sunstone_search(op, arch, "edp", placement=True, both_axes=["GLB"])
+    validate_mapping(found.mapping, op, arch)
+    registers = found.mapping.levels[0]
+    factors = dict(registers.temporal)
+    live = [d for d in registers.order if factors.get(d, 1) > 1]
+    assert live[0] in ("R", "S") and {"K", "C"} <= set(live), registers
+    image = next(t.name for t in op.tensors if t.role == "input")
+    assert dict(registers.loops_above).get(image, 0) >= 1, registers
+
+
 def test_the_issue_layer_goes_below_the_shared_boundary_optimum() -> None:
     """K=256 C=128 P=Q=14 on Eyeriss with hop energy 0 (docs/cost-model.md 1b): below the optimal mapper's
     proven shared-boundary optimum of 56,611,840 (docs/search.md)."""
