@@ -743,8 +743,9 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
     full, the same optimum and proof).
 
     The search starts from ``incumbent`` (None: Sunstone's result in the same space (its placed and both-axis walks
-    with ``placement`` and ``both_axes``), with ``imperfect`` its padded walk's where that is a mapping of the padded
-    space, else its exact walk's) and the better of ``seeds``, further mappings of the
+    with ``placement`` and ``both_axes``, the placed walk without the thorough rules, whose time can exceed a short
+    budget: docs/search.md, "The placed walk's rules"), with ``imperfect`` its padded walk's where that is a mapping
+    of the padded space, else its exact walk's) and the better of ``seeds``, further mappings of the
     space known beforehand (e.g. an optimum on a smaller buffer, which fits a larger one); one outside the space
     is not taken."""
     t0 = time.perf_counter()
@@ -759,7 +760,7 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
         for pad in ([imperfect] if imperfect is not None else []) + [None]:
             try:
                 start = sunstone_search(op, arch, objective, model=model, imperfect=pad, placement=placement,
-                                        both_axes=both_axes)
+                                        thorough=False, both_axes=both_axes)  # the cheap placed walk: the budget
                 bb.offer(MappingBatch.from_mappings(op, arch, [start.mapping]))
             except MappingError:
                 break

@@ -22,7 +22,7 @@ from dnnmap.workload.ir import Operator
 def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats: SunstoneStats | None = None,
                     model: CostModel | None = None,
                     imperfect: float | None = None,
-                    tile_first: bool = False, placement: bool = False,
+                    tile_first: bool = False, placement: bool = False, thorough: bool = True,
                     both_axes: Collection[str] = (), relax: frozenset[str] = frozenset()) -> SearchResult:
     """Best mapping the Sunstone walk finds, followed by the factor descent (:mod:`.descent`; the exact and placed
     walks' results); ``stats`` (if given) accumulates the walks' pruning statistics.
@@ -40,7 +40,12 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
 
     ``placement``: the space also holds per-tensor placements (``--placement``): a third walk whose tiles may
     fit with each tensor's free placement, then :func:`.placement.refine_placements` from the best of every
-    walk (the shared-boundary ones included, so the option never returns a worse objective).
+    walk (the shared-boundary ones included, so the option never returns a worse objective). ``thorough`` (the
+    default): a second placed walk keeps the tiles maximal for each way of fitting (shared, or one subset of the
+    tensors placed) and adds level-0 orders with a filter window loop outermost, and the refinement starts from the
+    best of each walk (the walks' pruning is lossy: more candidates can end lower or higher); False: the first placed
+    walk only (maximal among the tiles that fit some way, the loop-order trie's orders), the optimal mapper's start
+    (docs/search.md, "The placed walk's rules").
 
     ``both_axes``: names of the levels whose 2-D fan-out may split a dimension over both axes (the constraint
     ``both_axes``): every walk's unrolling step of those levels takes both-axis unrollings too.
@@ -70,19 +75,21 @@ def sunstone_search(op: Operator, arch: ArchSpec, objective: str = "edp", stats:
         if stats is not None:
             stats.merge(padded.stats)
     if placement:
-        placed = SunstoneWalk(op, arch, objective, model, tile_first=tile_first, placement=True, both_axes=both,
-                             relax=relax)
-        placed.run()
-        evaluated += placed.stats.evaluated
-        if stats is not None:
-            stats.merge(placed.stats)
+        starts = [best]
+        for rules in (False, True) if thorough else (False,):
+            placed = SunstoneWalk(op, arch, objective, model, tile_first=tile_first, placement=True, thorough=rules,
+                                  both_axes=both, relax=relax)
+            placed.run()
+            evaluated += placed.stats.evaluated
+            if stats is not None:
+                stats.merge(placed.stats)
+            if placed.best is not None:
+                down = descend(arch, objective, model, placed.best, both, relevant=relevance(op),
+                               pairs=placed.stats.evaluated <= PAIR_WALKS)
+                starts.append(down.batch)
+                evaluated += down.evaluated
         score, tie = math.inf, math.inf
-        placed_best = placed.best
-        if placed_best is not None:
-            down = descend(arch, objective, model, placed_best, both, relevant=relevance(op),
-                           pairs=placed.stats.evaluated <= PAIR_WALKS)
-            placed_best, evaluated = down.batch, evaluated + down.evaluated
-        for start in (best, placed_best):
+        for start in starts:
             if start is not None:
                 refined = refine_placements(op, arch, objective, model, start)
                 evaluated += refined.evaluated

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -61,24 +62,50 @@ def free_placement(relevant: np.ndarray, order: np.ndarray, factors: np.ndarray)
     return above, inside
 
 
-def placement_variants(capacity: Capacity, level: int, inner: np.ndarray, order: np.ndarray, tiles: np.ndarray,
-                       kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The placements a walk candidate takes for each of ``tiles`` (n, D) at ``level``: none where the shared tile
-    fits; else, for every non-empty subset of the ``kept`` tensors, the subset at its free placement and the others
-    at the boundary, where that fits. Not always all tensors: a placed tile changes at every step of the loops
-    above it, so the level keeps no copy across the parent's loops that do not index the tensor (the weights of
-    a register file below the C and K loops are refetched at every step of a P loop above). Returns (row of
-    ``tiles``, placement (T,)) pairs as an index array and an (m, T) array."""
-    shared = capacity.fits(level, tiles * inner[None, :])
-    rows, aboves = [np.nonzero(shared)[0]], [np.zeros((int(shared.sum()), len(kept)), dtype=np.int64)]
-    free, inside = free_placement(capacity.relevant, order, tiles)
-    whole = np.repeat(tiles[:, None, :], len(kept), axis=1)
-    candidates = np.nonzero(kept)[0]
+def placement_subsets(kept: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(T,) bool masks: every non-empty subset of the ``kept`` tensors (those a level may place), smallest first."""
+    return _subsets(tuple(bool(k) for k in kept))
+
+
+@lru_cache(maxsize=64)
+def _subsets(kept: tuple[bool, ...]) -> tuple[np.ndarray, ...]:
+    candidates = [t for t, k in enumerate(kept) if k]
+    out = []
     for subset in itertools.chain.from_iterable(itertools.combinations(candidates, r)
                                                 for r in range(1, len(candidates) + 1)):
-        mask = np.isin(np.arange(len(kept)), subset)
-        cover = np.where(mask[None, :, None], inside, whole) * inner[None, None, :]
-        ok = ~shared & (free[:, mask] > 0).all(axis=1) & capacity.fits(level, cover)
+        mask = np.zeros(len(kept), dtype=bool)
+        mask[list(subset)] = True
+        mask.setflags(write=False)
+        out.append(mask)
+    return tuple(out)
+
+
+def row_keys(fields: np.ndarray, seed: int = 0) -> np.ndarray:
+    """A 64-bit hash of each row of the integer array ``fields`` (n, F) (wraps around; collisions negligible;
+    hashes of several arrays with distinct ``seed`` add up to one of them side by side)."""
+    weights = np.random.default_rng(seed).integers(1, 2**62, size=fields.shape[1], dtype=np.int64)
+    return fields @ weights
+
+
+def placement_variants(capacity: Capacity, level: int, inner: np.ndarray, order: np.ndarray,
+                       tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The placements a walk candidate takes for each of ``tiles`` (n, D) at ``level``: none where the shared tile
+    fits; else, for every non-empty subset of the tensors the level keeps, the subset at its free placement and the
+    others at the boundary, where that fits. Not always all tensors: a placed tile changes at every step of the
+    loops above it, so the level keeps no copy across the parent's loops that do not index the tensor (the weights
+    of a register file below the C and K loops are refetched at every step of a P loop above). Returns (row of
+    ``tiles``, placement (T,)) pairs as an index array and an (m, T) array. The fits are computed once per distinct
+    tile (the walk passes each tile once per unrolling and order of the level above)."""
+    _, first, inv = np.unique(row_keys(tiles), return_index=True, return_inverse=True)
+    fits = capacity.fits_placed(level, inner, tiles[first], order)[:, inv.reshape(-1)]
+    shared = fits[0]
+    T = capacity.relevant.shape[0]
+    rows, aboves = [np.nonzero(shared)[0]], [np.zeros((int(shared.sum()), T), dtype=np.int64)]
+    if len(fits) == 1:  # no capacity limit: every tile fits shared
+        return rows[0], aboves[0]
+    free = free_placement(capacity.relevant, order, tiles[first])[0][inv.reshape(-1)]
+    for mask, placed_fits in zip(placement_subsets(capacity.keeps[level]), fits[1:]):
+        ok = ~shared & (free[:, mask] > 0).all(axis=1) & placed_fits
         rows.append(np.nonzero(ok)[0])
         aboves.append(free[ok] * mask[None, :])
     return np.concatenate(rows), np.concatenate(aboves)

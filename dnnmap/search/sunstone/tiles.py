@@ -30,7 +30,7 @@ import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.space import divisors, factor_candidates, touched_lower
-from dnnmap.search.sunstone.placement import free_placement, relevance
+from dnnmap.search.sunstone.placement import free_placement, placement_subsets, relevance
 from dnnmap.workload.ir import Operator
 
 
@@ -60,6 +60,7 @@ class Capacity:
 
     def __init__(self, op: Operator, arch: ArchSpec, keeps: np.ndarray) -> None:
         self.op = op
+        self.keeps = keeps.astype(bool)
         self.relevant = relevance(op)
         self.levels = []
         for i, lv in enumerate(arch.levels):
@@ -80,53 +81,75 @@ class Capacity:
         spec = self.levels[level]
         if spec is None:
             return np.ones(cover.shape[0], dtype=bool)
+        return self._within(spec, self._words(cover))
+
+    def _words(self, cover: np.ndarray) -> np.ndarray:
+        """(n, T) words of each tensor's tile for a coverage (n, D) or per-tensor coverages (n, T, D)."""
         if cover.ndim == 3:
-            words = np.stack([touched_lower(self.op, cover[:, j], contiguous=True)[:, j]
-                              for j in range(cover.shape[1])], axis=1)
-        else:
-            words = touched_lower(self.op, cover, contiguous=True)
+            return np.stack([touched_lower(self.op, cover[:, j], contiguous=True)[:, j]
+                             for j in range(cover.shape[1])], axis=1)
+        return touched_lower(self.op, cover, contiguous=True)
+
+    @staticmethod
+    def _within(spec: tuple[np.ndarray, np.ndarray], words: np.ndarray) -> np.ndarray:
         return (words @ spec[0] <= spec[1]).all(axis=1)
 
     def fits_placed(self, level: int, inner: np.ndarray, factors: np.ndarray, order: np.ndarray | None) -> np.ndarray:
-        """Tiles ``inner x factors`` (factors: the level's temporal factors, (n, D)) that fit ``level`` with the
-        shared boundary or, given the level's loop ``order``, with each tensor's free placement."""
-        shared = self.fits(level, factors * inner[None, :])
-        if order is None or self.levels[level] is None:
-            return shared
+        """(S, n): whether the tiles ``inner x factors`` (factors: the level's temporal factors, (n, D)) fit ``level``
+        with the shared boundary (row 0) and, given the level's loop ``order``, with each subset of the level's
+        kept tensors at its free placement and the others at the boundary (a row per
+        :func:`.placement.placement_subsets` entry). One row without ``order``."""
+        spec = self.levels[level]
+        if order is None or spec is None:
+            return self.fits(level, factors * inner[None, :])[None, :]
+        shared = self._words(factors * inner[None, :])
         _, inside = free_placement(self.relevant, order, factors)
-        return shared | self.fits(level, inside * inner[None, None, :])
+        placed = self._words(inside * inner[None, None, :])
+        return np.stack([self._within(spec, shared)] + [self._within(spec, np.where(mask[None, :], placed, shared))
+                                                        for mask in placement_subsets(self.keeps[level])])
 
 
 def maximal_mask(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ...] | None = None) -> np.ndarray:
     """Of the lattice of ``limits`` (as :func:`divisor_lattice` orders it), the fitting tiles none of
     whose one-dimension growths to the next value (divisor or, with ``caps``, ceil split) fits
-    (Observation 4's survivors)."""
+    (Observation 4's survivors); ``fits`` (n,) or (S, n), a row per way of fitting, each judged alone."""
     shape = tuple(len(v) for v in values(limits, caps))
-    grid = fits.reshape(shape)
-    grown_fits = np.zeros(shape, dtype=bool)
+    lead = (slice(None),) * (fits.ndim - 1)
+    grid = fits.reshape(fits.shape[:-1] + shape)
+    grown_fits = np.zeros(grid.shape, dtype=bool)
     for d in range(len(shape)):
         if shape[d] > 1:
-            dst = (slice(None),) * d + (slice(0, shape[d] - 1),)
-            src = (slice(None),) * d + (slice(1, None),)
+            dst = lead + (slice(None),) * d + (slice(0, shape[d] - 1),)
+            src = lead + (slice(None),) * d + (slice(1, None),)
             grown_fits[dst] |= grid[src]
-    return (grid & ~grown_fits).reshape(-1)
+    return (grid & ~grown_fits).reshape(fits.shape)
+
+
+def maximal_union(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ...] | None = None) -> np.ndarray:
+    """:func:`maximal_mask` of each row of ``fits`` (S, n), one per way the tiles may fit (placements), or-ed: a
+    tile maximal only with one tensor placed is kept even where another placement lets a larger tile fit (that
+    larger tile may place a tensor whose refetches cost more than the room buys)."""
+    return maximal_mask(limits, fits[0] if len(fits) == 1 else fits, caps).reshape(-1, fits.shape[-1]).any(axis=0)
 
 
 class TileTree:
     """Maximal tiles of one level over one inner coverage, for any divisor-closed sub-box of ``residual``;
-    given the level's loop ``order`` (``--placement``), a tile fits when it does with each tensor's free
-    placement (:meth:`Capacity.fits_placed`).
+    given the level's loop ``order`` (``--placement``), a tile fits when it does with some subset of the tensors at
+    their free placement (:meth:`Capacity.fits_placed`), and it is maximal when it is for one of those ways of fitting
+    (:func:`maximal_union`); ``each_way=False``: maximal among the tiles that fit some way (fewer tiles: a tile that
+    fits only with one tensor placed is dropped where placing more lets a larger one fit).
 
     The fit of every tile of the ``residual`` lattice is computed once; a sub-box (what an
     unrolling leaves, ``residual // spatial``) is a sub-lattice of it, so its fits are gathered and
     only the maximality test (Fig. 9's pruning) runs per sub-box."""
 
     def __init__(self, capacity: Capacity, level: int, inner: np.ndarray, residual: tuple[int, ...],
-                 order: np.ndarray | None = None) -> None:
+                 order: np.ndarray | None = None, each_way: bool = True) -> None:
         self.residual = residual
         self.capacity, self.level, self.inner, self.order = capacity, level, inner, order
-        self.fits = capacity.fits_placed(level, inner, divisor_lattice(residual), order).reshape(
-            tuple(len(divisors(n)) for n in residual))
+        self.each_way = each_way
+        fits = capacity.fits_placed(level, inner, divisor_lattice(residual), order)
+        self.fits = fits.reshape((len(fits),) + tuple(len(divisors(n)) for n in residual))
         self._index = [{d: k for k, d in enumerate(divisors(n))} for n in residual]
         self._done: dict[tuple, tuple[np.ndarray, int]] = {}
 
@@ -135,14 +158,26 @@ class TileTree:
         """Maximal fitting tiles dividing ``limits`` (or, with ``caps``, ceil splits of it padding each
         dimension to at most its cap) and the number of fitting ones (the tree's nodes); ``maximal_only=False``:
         every fitting tile (Observation 4 off, a diagnostic of the walk's losses)."""
-        if caps is not None and all(c <= n and r % n == 0 for c, n, r in zip(caps, limits, self.residual)):
-            caps = None  # no room to pad and a divisor sub-box: the divisor sub-lattice
+        caps = self._caps(limits, caps)
         key = (limits, caps, maximal_only)
         if key not in self._done:
-            lattice, fits = self._fits(limits) if caps is None else self._fits_padded(limits, caps)
-            keep = maximal_mask(limits, fits, caps) if maximal_only else fits
-            self._done[key] = lattice[keep], int(fits.sum())
+            lattice, fits, caps = self.lattice_fits(limits, caps)
+            keep = (maximal_union(limits, fits, caps) if self.each_way
+                    else maximal_mask(limits, fits.any(axis=0), caps)) if maximal_only else fits.any(axis=0)
+            self._done[key] = lattice[keep], int(fits.any(axis=0).sum())
         return self._done[key]
+
+    def _caps(self, limits: tuple[int, ...], caps: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        if caps is not None and all(c <= n and r % n == 0 for c, n, r in zip(caps, limits, self.residual)):
+            return None  # no room to pad and a divisor sub-box: the divisor sub-lattice
+        return caps
+
+    def lattice_fits(self, limits: tuple[int, ...], caps: tuple[int, ...] | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, tuple[int, ...] | None]:
+        """The lattice of ``limits`` (and ``caps``, as :meth:`maximal`), its (S, n) fits, one row per way of
+        fitting (:meth:`Capacity.fits_placed`), and the caps it was laid out with (None: divisors)."""
+        caps = self._caps(limits, caps)
+        return (*(self._fits(limits) if caps is None else self._fits_padded(limits, caps)), caps)
 
     def _fits_padded(self, limits: tuple[int, ...], caps: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """The ceil-split lattice is not a sub-lattice of ``residual``'s divisors: its fits are computed anew."""
@@ -153,8 +188,8 @@ class TileTree:
         fits = self.fits
         for d, (n, r) in enumerate(zip(limits, self.residual)):
             if n != r:  # the divisors of n among those of r (the other axes are taken whole)
-                fits = fits.take([self._index[d][x] for x in divisors(n)], axis=d)
-        return divisor_lattice(limits), fits.reshape(-1)
+                fits = fits.take([self._index[d][x] for x in divisors(n)], axis=d + 1)
+        return divisor_lattice(limits), fits.reshape(len(fits), -1)
 
 
 def maximal_tiles(op: Operator, arch: ArchSpec, level: int, keeps: np.ndarray, inner: np.ndarray,

@@ -33,12 +33,16 @@ so every finished mapping covers each bound, with padding only at the edges. ``w
 exact-divisor walk (residuals divide, caps equal residuals).
 
 Per-tensor placement (``placement``, ``--placement``; :mod:`.placement`): a level's tile also fits when it
-does with each kept tensor below the leading run of the level's loops that index it (its free placement,
-given the level's order), and the candidate then carries that placement; the order of level 0, which
-matters once a tensor is placed there, is chosen at step 0 (every order of its loops when it has at most
-four, else the trie's), and a fan-out of at most ``PLACED_EVERY_UNROLLING`` instances takes every legal
-unrolling (a smaller unrolling can leave the register file room for a placed tile; on large arrays the
-maximal ones only, for time). The walk's best is refined by :func:`.placement.refine_placements`.
+does with some subset of the kept tensors below the leading run of the level's loops that index each (its free
+placement, given the level's order), and the candidate then carries that placement; the order of level 0, which
+matters once a tensor is placed there, is chosen at step 0 (every order of its loops when it has at most four, else
+the trie's), and a fan-out of at most ``PLACED_EVERY_UNROLLING`` instances takes every legal unrolling (a smaller
+unrolling can leave the register file room for a placed tile; on large arrays the maximal ones only, for time).
+Maximal tiles are those maximal among the tiles that fit some way (re-grown ones: shared); with ``thorough``, those
+maximal for some one way of fitting (shared, or one subset placed; re-grown ones too), and the trie's level-0 orders
+also with one filter window loop hoisted outermost (step 0 drops candidates another level-0 order gave already: the
+orders agree on the few loops a tile leaves live). The walk's best is refined by
+:func:`.placement.refine_placements`.
 
 Small cases (issue 28): a fan-out of at most ``EVERY_UNROLLING`` instances takes every legal unrolling and a tile
 lattice with at most ``EVERY_TILE`` fitting tiles every fitting tile; maximal unrollings and tiles lost up to 1.7-2x
@@ -52,6 +56,7 @@ each axis), maximal among those factor vectors; the rest of the walk is unchange
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,8 +68,9 @@ from dnnmap.cost.objective import best_index, objective_value, rank
 from dnnmap.search.sunstone.orders import order_candidates
 from dnnmap.search.sunstone.stats import SunstoneStats
 from dnnmap.search.space import level_orders, padded_cap
-from dnnmap.search.sunstone.placement import placement_variants
-from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_mask
+from dnnmap.search.sunstone.placement import placement_variants, row_keys
+from dnnmap.search.sunstone.reuse import ReuseKind, reuse_table
+from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_union
 from dnnmap.search.sunstone.unroll import ESCAPES, legal_table, maximal_among, unrolling_candidates
 from dnnmap.workload.ir import Operator
 
@@ -78,6 +84,7 @@ EVERY_UNROLLING = 6  # fan-outs of at most this many instances take every legal 
 PLACED_EVERY_UNROLLING = 16  # ... in the placed walk
 EVERY_TILE = 32  # tile lattices with at most this many fitting tiles take every one
 EVERY_UNBOUNDED_TILE = 256  # ... on a level without a capacity limit
+PRICE_ROWS = 1 << 15  # candidates of a step priced together (:meth:`SunstoneWalk._priced`)
 
 
 @dataclass
@@ -98,6 +105,8 @@ class Partials:
 
     @staticmethod
     def concat(parts: list["Partials"]) -> "Partials":
+        if len(parts) == 1:
+            return parts[0]
         return Partials(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("temporal", "spatial", "axes",
                                                                                     "order", "above")))
 
@@ -107,7 +116,7 @@ class SunstoneWalk:
 
     def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 8,
                  waste: float | None = None, escape: str = "always", tile_first: bool = False,
-                 placement: bool = False, both_axes: frozenset[int] = frozenset(),
+                 placement: bool = False, thorough: bool = True, both_axes: frozenset[int] = frozenset(),
                  relax: frozenset[str] = frozenset()) -> None:
         self.op, self.arch, self.objective, self.model = op, arch, objective, model
         self.L, self.D = len(arch.levels), len(op.dim_names)
@@ -118,6 +127,7 @@ class SunstoneWalk:
         self.escape = escape  # Observation 5's escape clause (unroll.py)
         self.tile_first = tile_first  # also the report's order: maximal tile first, then unrolling
         self.placement = placement  # tiles may fit with per-tensor placements (module docstring)
+        self.thorough = thorough  # placement: maximal tiles per way of fitting, window loops hoisted at level 0
         self.both_axes = both_axes  # levels whose 2-D fan-out may split a dimension over both axes
         if not relax <= set(RULES):
             raise ValueError(f"relax takes {', '.join(RULES)}, got {sorted(relax)}")
@@ -135,8 +145,7 @@ class SunstoneWalk:
         self.best: MappingBatch | None = None
         self._trees: dict[tuple[int, bytes, bytes, bytes], TileTree] = {}
         self._fitted: dict[tuple[int, bytes, bytes, bytes], dict[bytes, np.ndarray]] = {}
-        self._regrown: dict[tuple[int, bytes, bytes, bytes], np.ndarray] = {}
-        self._row_fits: dict[int, dict[bytes, bool]] = {}
+        self._regrown: dict[tuple[int, bytes, bytes, bytes, bytes], np.ndarray] = {}
         self.held_below = self._held_below()
 
     def _held_below(self) -> list[list[np.ndarray]]:
@@ -192,7 +201,7 @@ class SunstoneWalk:
         capacity): a coverage fixed at one step is the least any level above it will hold."""
         fits = np.ones(cover.shape[0], dtype=bool)
         for j in range(level, self.L - 1):
-            fits &= self._fits_rows(j, cover)
+            fits &= self.capacity.fits(j, cover)
         return fits
 
     def _unrollings(self, level: int, residual: np.ndarray, excluded: frozenset[int], inner: np.ndarray,
@@ -221,22 +230,27 @@ class SunstoneWalk:
         self.stats.unroll_kept += int(fits.sum())
         return u.factors[fits], u.axes[fits]
 
+    def _tree(self, level: int, inner: np.ndarray, residual: np.ndarray, order: np.ndarray | None) -> TileTree:
+        """The (memoized) tile tree of ``level`` over ``inner`` and ``residual``; ``order`` only with ``placement``."""
+        order = order if self.placement else None
+        key = (level, inner.tobytes(), residual.tobytes(), b"" if order is None else order.tobytes())
+        if key not in self._trees:
+            self._trees[key] = TileTree(self.capacity, level, inner, tuple(residual.tolist()), order, self.thorough)
+        return self._trees[key]
+
     def _tiles(self, level: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
                caps: np.ndarray | None = None, order: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
         """Maximal tiles of ``level`` and False, or every fitting tile and True where there are at most
         ``EVERY_TILE`` (or ``relax`` has ``tiles``); ``order`` (the level's loop order, with ``placement``): tiles
         may fit with per-tensor placements."""
-        order = order if self.placement else None
-        key = (level, inner.tobytes(), residual.tobytes(), b"" if order is None else order.tobytes())
-        if key not in self._trees:
-            self._trees[key] = TileTree(self.capacity, level, inner, tuple(residual.tolist()), order)
+        tree = self._tree(level, inner, residual, order)
         sub_caps = self._caps(None if caps is None else caps // unroll)
         limits = tuple((-(-residual // unroll)).tolist())
-        tiles, fitting = self._trees[key].maximal(limits, sub_caps)
+        tiles, fitting = tree.maximal(limits, sub_caps)
         unbounded = self.capacity.levels[level] is None  # every tile fits: Observation 4 has no room to weigh
         every = "tiles" in self.relax or fitting <= (EVERY_UNBOUNDED_TILE if unbounded else EVERY_TILE)
         if every:
-            tiles, fitting = self._trees[key].maximal(limits, sub_caps, maximal_only=False)
+            tiles, fitting = tree.maximal(limits, sub_caps, maximal_only=False)
         self.stats.tiles_fitting += fitting
         self.stats.tiles_maximal += len(tiles)
         if level == 0:
@@ -245,23 +259,30 @@ class SunstoneWalk:
         return tiles, every
 
     def _fit_above(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
-                   tiles: np.ndarray, every: bool, caps: np.ndarray | None = None) -> np.ndarray:
+                   tiles: np.ndarray, every: bool, caps: np.ndarray | None = None,
+                   order: np.ndarray | None = None) -> np.ndarray:
         """Tiles every level above can still hold (one per instance); ``every``: ``tiles`` are all the fitting
         ones, so these are all the tiles that fit every level. When some maximal tile cannot,
         the tree is re-grown with all those capacities as the fit test (a tile is then maximal for the
         levels together, the report's gap: maximal tiles can starve a small level above; not only the
-        next one: a level that bypasses a tensor lets its tile grow past a level higher up)."""
+        next one: a level that bypasses a tensor lets its tile grow past a level higher up); level ``i``'s fit is
+        the shared one, with ``placement`` and ``thorough`` its fit and maximality as :class:`.tiles.TileTree`'s,
+        given its ``order``."""
         above = self._fits_from(i + 1, inner[None, :] * tiles * unroll[None, :])
         if above.all() or every:
             return tiles[above]
-        key = (i, inner.tobytes(), residual.tobytes(), unroll.tobytes())
+        placed = self.placement and self.thorough
+        key = (i, inner.tobytes(), residual.tobytes(), unroll.tobytes(), order.tobytes() if placed else b"")
         if key not in self._regrown:
             limits = tuple(int(n) for n in -(-residual // unroll))
             sub_caps = self._caps(None if caps is None else caps // unroll)
-            lattice = divisor_lattice(limits, sub_caps)
-            fits = (self.capacity.fits(i, lattice * inner[None, :])
-                    & self._fits_from(i + 1, lattice * (inner * unroll)[None, :]))
-            self._regrown[key] = lattice[maximal_mask(limits, fits, sub_caps)]
+            if placed:
+                lattice, fits, sub_caps = self._tree(i, inner, residual, order).lattice_fits(limits, sub_caps)
+            else:
+                lattice = divisor_lattice(limits, sub_caps)
+                fits = self.capacity.fits(i, lattice * inner[None, :])[None, :]
+            fits = fits & self._fits_from(i + 1, lattice * (inner * unroll)[None, :])[None, :]
+            self._regrown[key] = lattice[maximal_union(limits, fits, sub_caps)]
         return self._regrown[key]
 
     def _fitting_tiles(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
@@ -276,26 +297,15 @@ class SunstoneWalk:
         out = []
         for box, box_caps in boxes:
             fit, every = self._tiles(i, inner, box, unroll, box_caps, order)
-            out.append(self._fit_above(i, inner, box, unroll, fit, every, box_caps) if i + 1 < self.L - 1 else fit)
+            out.append(self._fit_above(i, inner, box, unroll, fit, every, box_caps, order) if i + 1 < self.L - 1 else fit)
         if self.grouped and self.keeps[i].sum() == 1 and not any((o == 1).all(axis=1).any() for o in out) \
                 and self._fits_from(i + 1, inner[None, :] * unroll)[0]:  # a one-operand register left empty
             out.append(np.ones((1, self.D), dtype=np.int64))
         return out[0] if len(out) == 1 else np.unique(np.concatenate(out), axis=0)
 
-    def _fits_rows(self, level: int, covers: np.ndarray) -> np.ndarray:
-        """:meth:`Capacity.fits` of each row of ``covers``, memoized per row (with ``placement`` the orders of
-        level 0 give many tile sets sharing rows)."""
-        memo = self._row_fits.setdefault(level, {})
-        keys = [c.tobytes() for c in covers]
-        missing = [k for k in dict.fromkeys(keys) if k not in memo]
-        if missing:
-            rows = np.frombuffer(b"".join(missing), dtype=np.int64).reshape(len(missing), self.D)
-            memo.update(zip(missing, self.capacity.fits(level, rows).tolist()))
-        return np.array([memo[k] for k in keys], dtype=bool)
-
-    def extend(self, parts: Partials, i: int) -> Partials:
-        """Every extension of ``parts`` at step ``i``, completed with the rest of each bound at level i+1."""
-        rows: list[Partials] = []
+    def extend(self, parts: Partials, i: int) -> Iterator[Partials]:
+        """Every extension of ``parts`` at step ``i``, completed with the rest of each bound at level i+1, a batch
+        per start (parent, MAC lanes, level-0 order)."""
         for p in range(len(parts)):
             base = parts.take(np.array([p]))
             starts = [base]
@@ -309,19 +319,52 @@ class SunstoneWalk:
                     starts.append(s)
             if i == 0 and self.placement:  # level 0's order matters once a tensor is placed there
                 starts = [self._with_order(s, 0, o) for s in starts for o in self._level0_orders()]
+            seen = [np.zeros(0, dtype=np.int64)] if i == 0 and self.placement else None
             for s in starts:
-                rows.extend(self._extend_one(s, i))
-        if not rows:
-            return parts.take(np.array([], dtype=np.int64))
-        return Partials.concat(rows)
+                yield from self._extend_one(s, i, seen)
 
     def _level0_orders(self) -> list[np.ndarray]:
         """Level 0's candidate orders with ``placement``: every order of its live loops when there are at most
-        four (trivial loops innermost), else the loop-order trie's leaves."""
+        four (trivial loops innermost), else the loop-order trie's leaves, with ``thorough`` each also with one of
+        its live filter window loops hoisted outermost. The trie orders the innermost loops for reuse; a placed tile's boundary is
+        the leading run of the outermost ones (a register file's input placed below a filter-row loop ``S`` with
+        ``K`` and ``C`` inside holds one row's ``C`` words where the shared tile needs ``C x S``). Only filter
+        window loops (a sliding-window term of some tensor, not indexing the output) are hoisted: hoisting every
+        live loop found nothing more on the measured layers at 2-3x the walk's time (docs/search.md)."""
         live = tuple(d for d in range(self.D) if self.bounds[d] > 1)
         if len(live) <= 4:
             return [np.array(o, dtype=np.int64) for o in level_orders(live, self.D)]
-        return [o for o, _ in self._orders(self.bounds, 0)]
+        trie = [o for o, _ in self._orders(self.bounds, 0)]
+        if not self.thorough:
+            return trie
+        kinds = reuse_table(self.op)
+        names = self.op.dim_names
+        window = {d for d in live if kinds[self.op.output.name][names[d]] is ReuseKind.FULL
+                  and any(k[names[d]] is ReuseKind.PARTIAL for k in kinds.values())}
+        hoisted = [np.concatenate([o[k:k + 1], o[:k], o[k + 1:]]) for o in trie for k in range(1, self.D)
+                   if o[k] in window]
+        return list({o.tobytes(): o for o in trie + hoisted}.values())
+
+    def _fresh(self, seen: list[np.ndarray], s: Partials, tile: np.ndarray, f: np.ndarray, axis: np.ndarray,
+               order: np.ndarray) -> np.ndarray:
+        """Mask of the step-0 candidates of the one-row start ``s`` (tiles, unrollings, their axes, level 1's orders)
+        that no other start of the same step gave already (``seen[0]``: their hashes, sorted, updated): the placed walk's
+        level-0 orders often agree on the few loops a tile leaves live, and the order of trivial loops changes
+        nothing (that of the live ones does, even with nothing placed: MAC operand registers; a tile's placements
+        depend only on that order, so a fresh candidate's placements are all fresh)."""
+        n = len(tile)
+        level0 = s.order[0, 0]
+        live = (tile > 1)[:, level0]  # in level 0's loop order
+        rank = np.full((n, self.D), -1, dtype=np.int64)
+        rank[:, level0] = np.where(live, np.cumsum(live, axis=1), -1)  # each live loop's place among the live ones
+        lanes = np.repeat(np.concatenate([s.spatial[:, 0], s.axes[:, 0]], axis=1), n, axis=0)
+        key = sum(row_keys(x, seed) for seed, x in enumerate((tile, f, axis, order, rank, lanes)))
+        unique, first = np.unique(key, return_index=True)
+        known = np.isin(unique, seen[0], assume_unique=True)
+        fresh = np.zeros(n, dtype=bool)
+        fresh[first[~known]] = True
+        seen[0] = np.sort(np.concatenate([seen[0], unique[~known]]))
+        return fresh
 
     @staticmethod
     def _with_order(s: Partials, level: int, order: np.ndarray) -> Partials:
@@ -330,7 +373,8 @@ class SunstoneWalk:
         orders[0, level] = order
         return Partials(s.temporal, s.spatial, s.axes, orders, s.above)
 
-    def _extend_one(self, s: Partials, i: int) -> list[Partials]:
+    def _extend_one(self, s: Partials, i: int, seen: list[np.ndarray] | None = None) -> list[Partials]:
+        """Step ``i``'s candidates from the one-row ``s``; ``seen`` (step 0 of the placed walk): :meth:`_fresh`'s."""
         done = np.prod(s.temporal[0, :i], axis=0) * np.prod(s.spatial[0, :i + 1], axis=0)
         residual = -(-self.bounds // done)  # ceil: equal to bounds // done in the exact walk
         caps = self.caps // done
@@ -363,8 +407,11 @@ class SunstoneWalk:
         if not tiles:
             return []
         tile, f, axis, order = (np.concatenate(x) for x in (tiles, facs, axes, orders))
+        if seen is not None:
+            fresh = self._fresh(seen, s, tile, f, axis, order)
+            tile, f, axis, order = tile[fresh], f[fresh], axis[fresh], order[fresh]
         if self.placement:  # a tile that fits only placed is taken with each placement that fits
-            rows, placed = placement_variants(self.capacity, i, inner, s.order[0, i], tile, self.keeps[i])
+            rows, placed = placement_variants(self.capacity, i, inner, s.order[0, i], tile)
             tile, f, axis, order = tile[rows], f[rows], axis[rows], order[rows]
         n = len(tile)
         t = np.repeat(s.temporal, n, axis=0)
@@ -404,19 +451,57 @@ class SunstoneWalk:
         """Indices keeping, per (parent, unrolling, tile), the order with the best score."""
         fields = np.concatenate([parts.temporal[:, :i + 1].reshape(len(parts), -1),
                                  parts.spatial[:, :i + 2].reshape(len(parts), -1)], axis=1)
-        weights = np.random.default_rng(0).integers(1, 2**62, size=fields.shape[1], dtype=np.int64)
-        key = fields @ weights  # wraps around: a 64-bit hash of the group, collisions negligible
+        key = row_keys(fields)
         idx = rank(score, tie)
         _, first = np.unique(key[idx], return_index=True)
         return idx[first]
 
+    def _priced(self, parts: Partials, i: int) -> tuple[Partials, np.ndarray, np.ndarray] | None:
+        """Step ``i``'s candidates that can survive its selection, with their bounds and tie-breaks (None: no
+        candidate), priced some ``PRICE_ROWS`` at a time (the placed walk's first step has a million candidates):
+        of each batch the best (last step) or the best order per (tile, unrolling), in enumeration order, so the
+        selection over the kept ones is the selection over all."""
+        kept: list[Partials] = []
+        scores: list[np.ndarray] = []
+        ties: list[np.ndarray] = []
+        for batch in self._gathered(self.extend(parts, i)):
+            score, tie = self.price(batch, i)
+            self.stats.level_candidates[i] += len(batch)
+            if i == self.L - 2:
+                idx = np.array([best_index(score, tie)])
+            elif "best_order" in self.relax:
+                idx = np.arange(len(batch))
+            else:
+                idx = np.sort(self._best_order_only(batch, score, tie, i))
+            kept.append(batch.take(idx))
+            scores.append(score[idx])
+            ties.append(tie[idx])
+        if not kept:
+            return None
+        return Partials.concat(kept), np.concatenate(scores), np.concatenate(ties)
+
+    @staticmethod
+    def _gathered(batches: Iterator[Partials]) -> Iterator[Partials]:
+        """Consecutive non-empty ``batches`` joined until each holds at least ``PRICE_ROWS`` candidates (the last
+        one fewer): one cost-model call per joined batch."""
+        pending: list[Partials] = []
+        rows = 0
+        for batch in batches:
+            if len(batch):
+                pending.append(batch)
+                rows += len(batch)
+            if rows >= PRICE_ROWS:
+                yield Partials.concat(pending)
+                pending, rows = [], 0
+        if pending:
+            yield Partials.concat(pending)
+
     def search(self, parts: Partials, i: int) -> None:
         self.stats.step(i)
-        cands = self.extend(parts, i)
-        if len(cands) == 0:
+        priced = self._priced(parts, i)
+        if priced is None:
             return
-        score, tie = self.price(cands, i)
-        self.stats.level_candidates[i] += len(cands)
+        cands, score, tie = priced
         if i == self.L - 2:
             j = best_index(score, tie)
             if (score[j], tie[j]) < (self.best_score, self.best_tie):
