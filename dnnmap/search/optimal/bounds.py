@@ -1105,11 +1105,8 @@ class LowerBound:
         most lanes first among equals: a legal row is a point where its lanes exceed every legal row's before it).
         All budgets at once: each pair's least over the legal rows is its first legal row by ascending energy."""
         _, energy, lanes, _ = self._joint_table(m, drains)
-        key = ("by pair", m, drains)  # per pair, the table's rows by ascending energy of the pair
-        if key not in self._front_cache:
-            self._front_cache[key] = [np.argsort(e, kind="stable") for e in energy]
         sums = energy.sum(axis=0)
-        low = np.array([e[order[legal[:, order].argmax(axis=1)]] for e, order in zip(energy, self._front_cache[key])])
+        low = np.array([e[order[legal[:, order].argmax(axis=1)]] for e, order in zip(energy, self._by_pair(m, drains))])
         spent = low.reshape(len(energy), len(budgets)).sum(axis=0)  # (u,) the sum of the per-pair minima
         most = np.maximum.accumulate(np.where(legal, lanes[None, :], 0), axis=1)  # lanes >= 1
         points = legal & (most > np.concatenate([np.zeros((len(budgets), 1)), most[:, :-1]], axis=1))
@@ -1129,10 +1126,7 @@ class LowerBound:
             _, energy, _, _ = self._joint_table(m, drains)
             least = np.zeros(len(missing))
             if len(energy) >= 2:
-                key = ("by pair", m, drains)  # per pair, the table's rows by ascending energy of the pair
-                if key not in self._front_cache:
-                    self._front_cache[key] = [np.argsort(e, kind="stable") for e in energy]
-                by_pair = self._front_cache[key]
+                by_pair = self._by_pair(m, drains)
                 step = max(1, 16_000_000 // energy.size)  # budgets a block: (block, V) booleans per pair at once
                 for lo in range(0, len(missing), step):
                     block = missing[lo:lo + step]
@@ -1143,6 +1137,14 @@ class LowerBound:
             for i, value in zip(missing, least.tolist()):
                 self._front_cache[keys[i]] = got[i] = value
         return np.array(got, dtype=float)
+
+    def _by_pair(self, m: int, drains: bool = False) -> list[np.ndarray]:
+        """Per pair of :meth:`_joint_table`, its rows by ascending energy of the pair (cached): a pair's least over a
+        budget's legal rows is its first legal row in this order."""
+        key = ("by pair", m, drains)
+        if key not in self._front_cache:
+            self._front_cache[key] = [np.argsort(e, kind="stable") for e in self._joint_table(m, drains)[1]]
+        return self._front_cache[key]
 
     def _joint_legal(self, m: int, budgets: np.ndarray, drains: bool = False, distinct: bool = False) -> np.ndarray:
         """(u, V) per row of ``budgets`` the rows of :meth:`_joint_table` whose factors divide it (per dimension and
@@ -1319,27 +1321,38 @@ class LowerBound:
         output's: its copies over reduction dimensions), the Pareto-largest vectors only (a larger product never
         raises B11), padded by repeating the first."""
         keys, inverse = unique_rows(budget)
-        found = [self._pareto_copies(tuple(int(x) for x in key), m) for key in keys]
+        found = self._pareto_copies(keys, m)
         V = max(len(f) for f in found)
         out = np.stack([np.concatenate([f, np.repeat(f[:1], V - len(f), axis=0)]) for f in found]).astype(float)
         return out[inverse.reshape(-1)]
 
-    def _pareto_copies(self, limits: tuple[int, ...], m: int) -> np.ndarray:
-        """(V, T) the Pareto-largest per-tensor copy products of the legal unrollings of ``limits`` on level ``m``'s
-        fan-out (:meth:`_unrolled`), cached. Where ``limits`` divide the layer's bounds, those unrollings are the rows
-        of the layer's own table whose factors divide them (:func:`.unroll.dividing_rows`), so the products, their
-        dominance and the rows' divisibility are computed once per level (:meth:`_copies_table`), not per limits."""
-        if (limits, m) not in self._copies_cache:
-            if all(b % x == 0 for b, x in zip(self.bounds.tolist(), limits)):
-                table, prods, codes, dominates, divides = self._copies_table(m, tuple(int(x) for x in self.bounds))
-                rows = _dividing(table, divides, np.array([limits], dtype=np.int64), self.bounds)[0]
-            else:  # padded extents: the table of the limits themselves, every row
-                table, prods, codes, dominates, _ = self._copies_table(m, limits)
-                rows = np.ones(len(table), dtype=bool)
-            present = np.bincount(codes[rows], minlength=len(prods)) > 0
-            dominated = dominates[np.ix_(present, present)].any(axis=0)
-            self._copies_cache[(limits, m)] = prods[present][~dominated]
-        return self._copies_cache[(limits, m)]
+    def _pareto_copies(self, keys: np.ndarray, m: int) -> list[np.ndarray]:
+        """Per row of ``keys`` (limits), (V, T) the Pareto-largest per-tensor copy products of the legal unrollings of
+        the limits on level ``m``'s fan-out (:meth:`_unrolled`), cached per limits. Where the limits divide the
+        layer's bounds, those unrollings are the rows of the layer's own table whose factors divide them
+        (:func:`.unroll.dividing_rows`), so the products, their dominance and the rows' divisibility are computed once
+        per level (:meth:`_copies_table`), not per limits, and the limits not cached are computed together: the
+        products present among each one's rows, less those another present product dominates."""
+        names = [tuple(key) for key in keys.tolist()]
+        got = [self._copies_cache.get((name, m)) for name in names]
+        missing = [i for i, front in enumerate(got) if front is None]
+        dividing = [i for i in missing if not (self.bounds % keys[i]).any()]
+        if dividing:
+            table, prods, codes, dominates, divides = self._copies_table(m, tuple(int(x) for x in self.bounds))
+            by_code = np.argsort(codes, kind="stable")  # the rows grouped by their product (every product has one)
+            starts = np.searchsorted(codes[by_code], np.arange(len(prods)))
+            step = max(1, 4_000_000 // max(len(table), 1))  # limits a block: (block, V) booleans at once
+            for lo in range(0, len(dividing), step):
+                block = dividing[lo:lo + step]
+                legal = _dividing(table, divides, keys[block], self.bounds)
+                present = np.logical_or.reduceat(legal[:, by_code], starts, axis=1)  # (block, P)
+                for i, row in zip(block, present):  # less the products another present one dominates
+                    got[i] = self._copies_cache[(names[i], m)] = prods[row & ~dominates[row].any(axis=0)]
+        for i in missing:
+            if got[i] is None:  # padded extents: the table of the limits themselves, every row
+                _, prods, _, dominates, _ = self._copies_table(m, names[i])
+                got[i] = self._copies_cache[(names[i], m)] = prods[~dominates.any(axis=0)]
+        return got
 
     def _copies_table(self, m: int, limits: tuple[int, ...]) -> tuple:
         """:meth:`_pareto_copies`' table of the legal unrollings of ``limits`` on level ``m``'s fan-out, cached: the
@@ -1904,11 +1917,15 @@ class LowerBound:
         by_copies = self._front_cache[key]
         low = energy if len(energy) else np.zeros((1, len(table)))
         sums = low.sum(axis=0)
-        step = max(1, 16_000_000 // low.size)  # budgets a block: (P, block, V) at once
+        # the pairs' minima over a budget's legal rows: each pair's first legal row in its own order (no (P, block, V)
+        # array of energies); a budget with no legal row has none (inf)
+        by_pair = self._by_pair(m) if len(energy) else [np.arange(len(table))]
+        step = max(1, 4_000_000 // len(table))  # budgets a block: (block, V) booleans at once
         for lo in range(0, len(missing), step):
             block = missing[lo:lo + step]
             legal = self._joint_legal(m, budgets[block])  # (block, V)
-            mins = np.where(legal[None, :, :], low[:, None, :], np.inf).min(axis=2).sum(axis=0)  # the pairs' minima
+            mins = np.where(legal.any(axis=1)[None, :], np.array([e[order[legal[:, order].argmax(axis=1)]]
+                                                                  for e, order in zip(low, by_pair)]), np.inf).sum(axis=0)
             found = np.full((len(block), len(cs)), np.inf)
             for k, rows_k in enumerate(by_copies):  # each ``c``'s first legal row: its least sum
                 ok = legal[:, rows_k]
