@@ -1117,26 +1117,58 @@ class LowerBound:
 
     def _joint_least(self, m: int, budgets: np.ndarray, drains: bool = False) -> np.ndarray:
         """(u,) the least point of :meth:`_joint_fronts` alone (the energy objective) for each row of ``budgets``: the
-        first legal row of the table (sorted by the sum) less the per-pair minima over the legal rows; 0 where fewer
-        than two pairs depend on ``U``. Cached per budget; the budgets not cached are computed together."""
-        keys = [("least", m, drains, budget) for budget in map(tuple, budgets.tolist())]
-        got = [self._front_cache.get(key) for key in keys]
-        missing = [i for i, v in enumerate(got) if v is None]
-        if missing:
-            _, energy, _, _ = self._joint_table(m, drains)
-            least = np.zeros(len(missing))
-            if len(energy) >= 2:
-                by_pair = self._by_pair(m, drains)
-                step = max(1, 16_000_000 // energy.size)  # budgets a block: (block, V) booleans per pair at once
-                for lo in range(0, len(missing), step):
-                    block = missing[lo:lo + step]
-                    legal = self._joint_legal(m, budgets[block], drains)  # (block, V)
-                    first = energy[:, legal.argmax(axis=1)]  # (P, block): each budget's first legal row
-                    low = np.array([e[order[legal[:, order].argmax(axis=1)]] for e, order in zip(energy, by_pair)])
-                    least[lo:lo + len(block)] = np.maximum(0.0, first.sum(axis=0) - low.sum(axis=0))
-            for i, value in zip(missing, least.tolist()):
-                self._front_cache[keys[i]] = got[i] = value
-        return np.array(got, dtype=float)
+        first legal row of the table (sorted by the sum) less the per-pair minima over the legal rows (each pair's
+        first legal row in its own order); 0 where fewer than two pairs depend on ``U``. Each first legal row is read
+        off the layer's lattice (:meth:`_least_legal`)."""
+        energy = self._joint_table(m, drains)[1]
+        if len(energy) < 2:
+            return np.zeros(len(budgets))
+        first = self._first_rows(m, drains, budgets)
+        low = self._pairs_least(m, drains, budgets)
+        return np.maximum(0.0, energy[:, first].sum(axis=0) - low.sum(axis=0))
+
+    def _first_rows(self, m: int, drains: bool, budgets: np.ndarray) -> np.ndarray:
+        """(u,) per row of ``budgets`` its first legal row of :meth:`_joint_table` (row 0 where none)."""
+        first = self._least_legal(m, drains, "first", lambda: np.arange(len(self._joint_table(m, drains)[0]))[None, :],
+                                  budgets)[0]
+        return np.where(first < len(self._joint_table(m, drains)[0]), first, 0)
+
+    def _pairs_least(self, m: int, drains: bool, budgets: np.ndarray) -> np.ndarray:
+        """(P, u) per pair of :meth:`_joint_table` and row of ``budgets``, the pair's least energy over the budget's
+        legal rows: its first legal row in the pair's own order (:meth:`_by_pair`; its least row where none)."""
+        energy, orders = self._joint_table(m, drains)[1], self._by_pair(m, drains)
+
+        def ranks() -> np.ndarray:  # each row's position in each pair's order
+            out = np.empty((len(orders), energy.shape[1]), dtype=np.int64)
+            for rank, order in zip(out, orders):
+                rank[order] = np.arange(len(order))
+            return out
+        least = self._least_legal(m, drains, "pairs", ranks, budgets)
+        return np.array([e[order[np.where(r < len(order), r, 0)]] for e, order, r in zip(energy, orders, least)]
+                        ).reshape(len(energy), len(budgets))
+
+    def _least_legal(self, m: int, drains: bool, name: str, ranks: Callable[[], np.ndarray],
+                     budgets: np.ndarray) -> np.ndarray:
+        """(R, u) per row of ``ranks()`` ((R, V) integers, one per row of :meth:`_joint_table`; V for a row left out)
+        the least rank among the legal rows of each row of ``budgets`` (those whose factors divide it:
+        :meth:`_joint_legal`), V where none. A row divides a budget if and only if it divides the budget's gcd with
+        the layer's bounds (every row divides them), a box of the layer's divisor lattice: per rank, the least over the
+        boxes dividing each box (:func:`_divisor_min`) is computed once (cached by ``name``) and each budget is one
+        look-up, not a pass over the table."""
+        key = ("least legal", m, drains, name)
+        if key not in self._front_cache:
+            table = self._joint_table(m, drains)[0]
+            values = [np.array(divisors(int(b)), dtype=np.int64) for b in self.bounds]
+            at = tuple(np.searchsorted(values[d], table[:, d]) for d in range(self.op_dims))
+            grids = []
+            for rank in ranks():
+                grid = np.full(tuple(len(v) for v in values), len(table), dtype=np.int64)
+                np.minimum.at(grid, at, rank)
+                grids.append(_divisor_min(grid, values))
+            self._front_cache[key] = (values, np.array(grids).reshape((-1,) + tuple(len(v) for v in values)))
+        values, grids = self._front_cache[key]
+        cut = np.gcd(budgets, self.bounds[None, :])
+        return grids[(slice(None),) + tuple(np.searchsorted(values[d], cut[:, d]) for d in range(self.op_dims))]
 
     def _by_pair(self, m: int, drains: bool = False) -> list[np.ndarray]:
         """Per pair of :meth:`_joint_table`, its rows by ascending energy of the pair (cached): a pair's least over a
@@ -1899,40 +1931,25 @@ class LowerBound:
         """B23: (K,) the distinct products ``c`` of the reduction factors of the legal unrollings of the layer's bounds
         on the open fan-out ``m`` (:meth:`_joint_table`'s rows) and (u, K) per row of ``budgets``, of its legal
         unrollings with that ``c``, the least sum of the lanes' pairs' energies less the sum of the pairs' minima over
-        all its legal rows (inf where none has that ``c``). Cached per budget."""
+        all its legal rows (inf where none has that ``c``): each ``c``'s first legal row in the table's order (sorted
+        by the sum), and each pair's, read off the layer's lattice (:meth:`_least_legal`)."""
         table, energy, _, _ = self._joint_table(m)
         key = ("copies", m)
         if key not in self._front_cache:
             self._front_cache[key] = np.unique(table[:, self.reduction].prod(axis=1).astype(float))
         cs = self._front_cache[key]
-        keys = [("copies", m, budget.tobytes()) for budget in budgets]
-        rows = [self._front_cache.get(k) for k in keys]
-        missing = [i for i, row in enumerate(rows) if row is None]
-        if not missing:
-            return cs, np.array(rows)
-        key = ("copies rows", m)  # per ``c``, the table's rows with it (by ascending sum of the energies)
-        if key not in self._front_cache:
+        V = len(table)
+
+        def ranks() -> np.ndarray:  # per ``c``, the table's rows with it (their index: the order by the sum)
             copies = table[:, self.reduction].prod(axis=1).astype(float)
-            self._front_cache[key] = [np.nonzero(copies == c)[0] for c in cs]
-        by_copies = self._front_cache[key]
-        low = energy if len(energy) else np.zeros((1, len(table)))
-        sums = low.sum(axis=0)
-        # the pairs' minima over a budget's legal rows: each pair's first legal row in its own order (no (P, block, V)
-        # array of energies); a budget with no legal row has none (inf)
-        by_pair = self._by_pair(m) if len(energy) else [np.arange(len(table))]
-        step = max(1, 4_000_000 // len(table))  # budgets a block: (block, V) booleans at once
-        for lo in range(0, len(missing), step):
-            block = missing[lo:lo + step]
-            legal = self._joint_legal(m, budgets[block])  # (block, V)
-            mins = np.where(legal.any(axis=1)[None, :], np.array([e[order[legal[:, order].argmax(axis=1)]]
-                                                                  for e, order in zip(low, by_pair)]), np.inf).sum(axis=0)
-            found = np.full((len(block), len(cs)), np.inf)
-            for k, rows_k in enumerate(by_copies):  # each ``c``'s first legal row: its least sum
-                ok = legal[:, rows_k]
-                found[:, k] = np.where(ok.any(axis=1), sums[rows_k[ok.argmax(axis=1)]], np.inf)
-            for i, row in zip(block, np.maximum(0.0, found - mins[:, None])):
-                rows[i] = self._front_cache[keys[i]] = row
-        return cs, np.array(rows)
+            return np.where(copies[None, :] == cs[:, None], np.arange(V)[None, :], V)
+        first = self._least_legal(m, False, "copies", ranks, budgets)  # (K, u)
+        sums = energy.sum(axis=0) if len(energy) else np.zeros(V)
+        found = np.where(first < V, sums[np.minimum(first, V - 1)], np.inf).T  # (u, K)
+        legal = (first < V).any(axis=0)  # a budget with no legal row has no minima (inf)
+        mins = (np.where(legal[None, :], self._pairs_least(m, False, budgets), np.inf).sum(axis=0) if len(energy)
+                else np.where(legal, 0.0, np.inf))
+        return cs, np.maximum(0.0, found - mins[:, None])
 
     def _placed_ratio(self, covers: np.ndarray, level: int, t: int, outer: frozenset[int]) -> np.ndarray:
         """(u,) B20: per row of ``covers`` (the extents one instance of ``level`` runs), the least words of tensor ``t``
