@@ -1353,21 +1353,28 @@ class LowerBound:
         output's: its copies over reduction dimensions), the Pareto-largest vectors only (a larger product never
         raises B11), padded by repeating the first."""
         keys, inverse = unique_rows(budget)
-        found = self._pareto_copies(keys, m)
+        self._fill_copies(keys, m)
+        found = [self._pareto_copies(tuple(int(x) for x in key), m) for key in keys]
         V = max(len(f) for f in found)
         out = np.stack([np.concatenate([f, np.repeat(f[:1], V - len(f), axis=0)]) for f in found]).astype(float)
         return out[inverse.reshape(-1)]
 
-    def _pareto_copies(self, keys: np.ndarray, m: int) -> list[np.ndarray]:
-        """Per row of ``keys`` (limits), (V, T) the Pareto-largest per-tensor copy products of the legal unrollings of
-        the limits on level ``m``'s fan-out (:meth:`_unrolled`), cached per limits. Where the limits divide the
-        layer's bounds, those unrollings are the rows of the layer's own table whose factors divide them
+    def _pareto_copies(self, limits: tuple[int, ...], m: int) -> np.ndarray:
+        """(V, T) the Pareto-largest per-tensor copy products of the legal unrollings of ``limits`` on level ``m``'s
+        fan-out (:meth:`_unrolled`), cached (:meth:`_fill_copies`)."""
+        if (limits, m) not in self._copies_cache:
+            self._fill_copies(np.array([limits], dtype=np.int64), m)
+        return self._copies_cache[(limits, m)]
+
+    def _fill_copies(self, keys: np.ndarray, m: int) -> None:
+        """:meth:`_pareto_copies` of the rows of ``keys`` (limits) not cached yet, all at once. Where the limits divide
+        the layer's bounds, their unrollings are the rows of the layer's own table whose factors divide them
         (:func:`.unroll.dividing_rows`), so the products, their dominance and the rows' divisibility are computed once
-        per level (:meth:`_copies_table`), not per limits, and the limits not cached are computed together: the
-        products present among each one's rows, less those another present product dominates."""
+        per level (:meth:`_copies_table`), not per limits: per limits, the products present among its rows (the rows
+        grouped by product, one ``reduceat``), less those another present product dominates. Other limits (padded
+        extents): the table of the limits themselves, every row."""
         names = [tuple(key) for key in keys.tolist()]
-        got = [self._copies_cache.get((name, m)) for name in names]
-        missing = [i for i, front in enumerate(got) if front is None]
+        missing = [i for i, name in enumerate(names) if (name, m) not in self._copies_cache]
         dividing = [i for i in missing if not (self.bounds % keys[i]).any()]
         if dividing:
             table, prods, codes, dominates, divides = self._copies_table(m, tuple(int(x) for x in self.bounds))
@@ -1378,13 +1385,12 @@ class LowerBound:
                 block = dividing[lo:lo + step]
                 legal = _dividing(table, divides, keys[block], self.bounds)
                 present = np.logical_or.reduceat(legal[:, by_code], starts, axis=1)  # (block, P)
-                for i, row in zip(block, present):  # less the products another present one dominates
-                    got[i] = self._copies_cache[(names[i], m)] = prods[row & ~dominates[row].any(axis=0)]
+                for i, row in zip(block, present):
+                    self._copies_cache[(names[i], m)] = prods[row & ~dominates[row].any(axis=0)]
         for i in missing:
-            if got[i] is None:  # padded extents: the table of the limits themselves, every row
+            if (names[i], m) not in self._copies_cache:
                 _, prods, _, dominates, _ = self._copies_table(m, names[i])
-                got[i] = self._copies_cache[(names[i], m)] = prods[~dominates.any(axis=0)]
-        return got
+                self._copies_cache[(names[i], m)] = prods[~dominates.any(axis=0)]
 
     def _copies_table(self, m: int, limits: tuple[int, ...]) -> tuple:
         """:meth:`_pareto_copies`' table of the legal unrollings of ``limits`` on level ``m``'s fan-out, cached: the
