@@ -1354,10 +1354,11 @@ class LowerBound:
         raises B11), padded by repeating the first."""
         keys, inverse = unique_rows(budget)
         self._fill_copies(keys, m)
-        found = [self._pareto_copies(tuple(int(x) for x in key), m) for key in keys]
-        V = max(len(f) for f in found)
-        out = np.stack([np.concatenate([f, np.repeat(f[:1], V - len(f), axis=0)]) for f in found]).astype(float)
-        return out[inverse.reshape(-1)]
+        found = [self._pareto_copies(tuple(key), m) for key in keys.tolist()]
+        sizes = np.array([len(f) for f in found])
+        pad = np.arange(sizes.max())[None, :]  # each key's rows, then its first row again up to the longest
+        at = np.concatenate([[0], np.cumsum(sizes)[:-1]])[:, None] + np.where(pad < sizes[:, None], pad, 0)
+        return np.concatenate(found).astype(float)[at][inverse.reshape(-1)]
 
     def _pareto_copies(self, limits: tuple[int, ...], m: int) -> np.ndarray:
         """(V, T) the Pareto-largest per-tensor copy products of the legal unrollings of ``limits`` on level ``m``'s
