@@ -1122,11 +1122,8 @@ class LowerBound:
         most lanes first among equals: a legal row is a point where its lanes exceed every legal row's before it).
         All budgets at once: each pair's least over the legal rows is its first legal row by ascending energy."""
         _, energy, lanes, _ = self._joint_table(m, drains)
-        key = ("by pair", m, drains)  # per pair, the table's rows by ascending energy of the pair
-        if key not in self._front_cache:
-            self._front_cache[key] = [np.argsort(e, kind="stable") for e in energy]
         sums = energy.sum(axis=0)
-        low = np.array([e[order[legal[:, order].argmax(axis=1)]] for e, order in zip(energy, self._front_cache[key])])
+        low = np.array([e[order[legal[:, order].argmax(axis=1)]] for e, order in zip(energy, self._by_pair(m, drains))])
         spent = low.reshape(len(energy), len(budgets)).sum(axis=0)  # (u,) the sum of the per-pair minima
         most = np.maximum.accumulate(np.where(legal, lanes[None, :], 0), axis=1)  # lanes >= 1
         points = legal & (most > np.concatenate([np.zeros((len(budgets), 1)), most[:, :-1]], axis=1))
@@ -1137,29 +1134,66 @@ class LowerBound:
 
     def _joint_least(self, m: int, budgets: np.ndarray, drains: bool = False) -> np.ndarray:
         """(u,) the least point of :meth:`_joint_fronts` alone (the energy objective) for each row of ``budgets``: the
-        first legal row of the table (sorted by the sum) less the per-pair minima over the legal rows; 0 where fewer
-        than two pairs depend on ``U``. Cached per budget; the budgets not cached are computed together."""
-        keys = [("least", m, drains, budget) for budget in map(tuple, budgets.tolist())]
-        got = [self._front_cache.get(key) for key in keys]
-        missing = [i for i, v in enumerate(got) if v is None]
-        if missing:
-            _, energy, _, _ = self._joint_table(m, drains)
-            least = np.zeros(len(missing))
-            if len(energy) >= 2:
-                key = ("by pair", m, drains)  # per pair, the table's rows by ascending energy of the pair
-                if key not in self._front_cache:
-                    self._front_cache[key] = [np.argsort(e, kind="stable") for e in energy]
-                by_pair = self._front_cache[key]
-                step = max(1, 16_000_000 // energy.size)  # budgets a block: (block, V) booleans per pair at once
-                for lo in range(0, len(missing), step):
-                    block = missing[lo:lo + step]
-                    legal = self._joint_legal(m, budgets[block], drains)  # (block, V)
-                    first = energy[:, legal.argmax(axis=1)]  # (P, block): each budget's first legal row
-                    low = np.array([e[order[legal[:, order].argmax(axis=1)]] for e, order in zip(energy, by_pair)])
-                    least[lo:lo + len(block)] = np.maximum(0.0, first.sum(axis=0) - low.sum(axis=0))
-            for i, value in zip(missing, least.tolist()):
-                self._front_cache[keys[i]] = got[i] = value
-        return np.array(got, dtype=float)
+        first legal row of the table (sorted by the sum) less the per-pair minima over the legal rows (each pair's
+        first legal row in its own order); 0 where fewer than two pairs depend on ``U``. Each first legal row is read
+        off the layer's lattice (:meth:`_least_legal`)."""
+        energy = self._joint_table(m, drains)[1]
+        if len(energy) < 2:
+            return np.zeros(len(budgets))
+        first = self._first_rows(m, drains, budgets)
+        low = self._pairs_least(m, drains, budgets)
+        return np.maximum(0.0, energy[:, first].sum(axis=0) - low.sum(axis=0))
+
+    def _first_rows(self, m: int, drains: bool, budgets: np.ndarray) -> np.ndarray:
+        """(u,) per row of ``budgets`` its first legal row of :meth:`_joint_table` (row 0 where none)."""
+        first = self._least_legal(m, drains, "first", lambda: np.arange(len(self._joint_table(m, drains)[0]))[None, :],
+                                  budgets)[0]
+        return np.where(first < len(self._joint_table(m, drains)[0]), first, 0)
+
+    def _pairs_least(self, m: int, drains: bool, budgets: np.ndarray) -> np.ndarray:
+        """(P, u) per pair of :meth:`_joint_table` and row of ``budgets``, the pair's least energy over the budget's
+        legal rows: its first legal row in the pair's own order (:meth:`_by_pair`; its least row where none)."""
+        energy, orders = self._joint_table(m, drains)[1], self._by_pair(m, drains)
+
+        def ranks() -> np.ndarray:  # each row's position in each pair's order
+            out = np.empty((len(orders), energy.shape[1]), dtype=np.int64)
+            for rank, order in zip(out, orders):
+                rank[order] = np.arange(len(order))
+            return out
+        least = self._least_legal(m, drains, "pairs", ranks, budgets)
+        return np.array([e[order[np.where(r < len(order), r, 0)]] for e, order, r in zip(energy, orders, least)]
+                        ).reshape(len(energy), len(budgets))
+
+    def _least_legal(self, m: int, drains: bool, name: str, ranks: Callable[[], np.ndarray],
+                     budgets: np.ndarray) -> np.ndarray:
+        """(R, u) per row of ``ranks()`` ((R, V) integers, one per row of :meth:`_joint_table`; V for a row left out)
+        the least rank among the legal rows of each row of ``budgets`` (those whose factors divide it:
+        :meth:`_joint_legal`), V where none. A row divides a budget if and only if it divides the budget's gcd with
+        the layer's bounds (every row divides them), a box of the layer's divisor lattice: per rank, the least over the
+        boxes dividing each box (:func:`_divisor_min`) is computed once (cached by ``name``) and each budget is one
+        look-up, not a pass over the table."""
+        key = ("least legal", m, drains, name)
+        if key not in self._front_cache:
+            table = self._joint_table(m, drains)[0]
+            values = [np.array(divisors(int(b)), dtype=np.int64) for b in self.bounds]
+            at = tuple(np.searchsorted(values[d], table[:, d]) for d in range(self.op_dims))
+            grids = []
+            for rank in ranks():
+                grid = np.full(tuple(len(v) for v in values), len(table), dtype=np.int64)
+                np.minimum.at(grid, at, rank)
+                grids.append(_divisor_min(grid, values))
+            self._front_cache[key] = (values, np.array(grids).reshape((-1,) + tuple(len(v) for v in values)))
+        values, grids = self._front_cache[key]
+        cut = np.gcd(budgets, self.bounds[None, :])
+        return grids[(slice(None),) + tuple(np.searchsorted(values[d], cut[:, d]) for d in range(self.op_dims))]
+
+    def _by_pair(self, m: int, drains: bool = False) -> list[np.ndarray]:
+        """Per pair of :meth:`_joint_table`, its rows by ascending energy of the pair (cached): a pair's least over a
+        budget's legal rows is its first legal row in this order."""
+        key = ("by pair", m, drains)
+        if key not in self._front_cache:
+            self._front_cache[key] = [np.argsort(e, kind="stable") for e in self._joint_table(m, drains)[1]]
+        return self._front_cache[key]
 
     def _joint_legal(self, m: int, budgets: np.ndarray, drains: bool = False, distinct: bool = False) -> np.ndarray:
         """(u, V) per row of ``budgets`` the rows of :meth:`_joint_table` whose factors divide it (per dimension and
@@ -1336,27 +1370,45 @@ class LowerBound:
         output's: its copies over reduction dimensions), the Pareto-largest vectors only (a larger product never
         raises B11), padded by repeating the first."""
         keys, inverse = unique_rows(budget)
-        found = [self._pareto_copies(tuple(int(x) for x in key), m) for key in keys]
-        V = max(len(f) for f in found)
-        out = np.stack([np.concatenate([f, np.repeat(f[:1], V - len(f), axis=0)]) for f in found]).astype(float)
-        return out[inverse.reshape(-1)]
+        self._fill_copies(keys, m)
+        found = [self._pareto_copies(tuple(key), m) for key in keys.tolist()]
+        sizes = np.array([len(f) for f in found])
+        pad = np.arange(sizes.max())[None, :]  # each key's rows, then its first row again up to the longest
+        at = np.concatenate([[0], np.cumsum(sizes)[:-1]])[:, None] + np.where(pad < sizes[:, None], pad, 0)
+        return np.concatenate(found).astype(float)[at][inverse.reshape(-1)]
 
     def _pareto_copies(self, limits: tuple[int, ...], m: int) -> np.ndarray:
         """(V, T) the Pareto-largest per-tensor copy products of the legal unrollings of ``limits`` on level ``m``'s
-        fan-out (:meth:`_unrolled`), cached. Where ``limits`` divide the layer's bounds, those unrollings are the rows
-        of the layer's own table whose factors divide them (:func:`.unroll.dividing_rows`), so the products, their
-        dominance and the rows' divisibility are computed once per level (:meth:`_copies_table`), not per limits."""
+        fan-out (:meth:`_unrolled`), cached (:meth:`_fill_copies`)."""
         if (limits, m) not in self._copies_cache:
-            if all(b % x == 0 for b, x in zip(self.bounds.tolist(), limits)):
-                table, prods, codes, dominates, divides = self._copies_table(m, tuple(int(x) for x in self.bounds))
-                rows = _dividing(table, divides, np.array([limits], dtype=np.int64), self.bounds)[0]
-            else:  # padded extents: the table of the limits themselves, every row
-                table, prods, codes, dominates, _ = self._copies_table(m, limits)
-                rows = np.ones(len(table), dtype=bool)
-            present = np.bincount(codes[rows], minlength=len(prods)) > 0
-            dominated = dominates[np.ix_(present, present)].any(axis=0)
-            self._copies_cache[(limits, m)] = prods[present][~dominated]
+            self._fill_copies(np.array([limits], dtype=np.int64), m)
         return self._copies_cache[(limits, m)]
+
+    def _fill_copies(self, keys: np.ndarray, m: int) -> None:
+        """:meth:`_pareto_copies` of the rows of ``keys`` (limits) not cached yet, all at once. Where the limits divide
+        the layer's bounds, their unrollings are the rows of the layer's own table whose factors divide them
+        (:func:`.unroll.dividing_rows`), so the products, their dominance and the rows' divisibility are computed once
+        per level (:meth:`_copies_table`), not per limits: per limits, the products present among its rows (the rows
+        grouped by product, one ``reduceat``), less those another present product dominates. Other limits (padded
+        extents): the table of the limits themselves, every row."""
+        names = [tuple(key) for key in keys.tolist()]
+        missing = [i for i, name in enumerate(names) if (name, m) not in self._copies_cache]
+        dividing = [i for i in missing if not (self.bounds % keys[i]).any()]
+        if dividing:
+            table, prods, codes, dominates, divides = self._copies_table(m, tuple(int(x) for x in self.bounds))
+            by_code = np.argsort(codes, kind="stable")  # the rows grouped by their product (every product has one)
+            starts = np.searchsorted(codes[by_code], np.arange(len(prods)))
+            step = max(1, 4_000_000 // max(len(table), 1))  # limits a block: (block, V) booleans at once
+            for lo in range(0, len(dividing), step):
+                block = dividing[lo:lo + step]
+                legal = _dividing(table, divides, keys[block], self.bounds)
+                present = np.logical_or.reduceat(legal[:, by_code], starts, axis=1)  # (block, P)
+                for i, row in zip(block, present):
+                    self._copies_cache[(names[i], m)] = prods[row & ~dominates[row].any(axis=0)]
+        for i in missing:
+            if (names[i], m) not in self._copies_cache:
+                _, prods, _, dominates, _ = self._copies_table(m, names[i])
+                self._copies_cache[(names[i], m)] = prods[~dominates.any(axis=0)]
 
     def _copies_table(self, m: int, limits: tuple[int, ...]) -> tuple:
         """:meth:`_pareto_copies`' table of the legal unrollings of ``limits`` on level ``m``'s fan-out, cached: the
@@ -2154,36 +2206,25 @@ class LowerBound:
         """B23: (K,) the distinct products ``c`` of the reduction factors of the legal unrollings of the layer's bounds
         on the open fan-out ``m`` (:meth:`_joint_table`'s rows) and (u, K) per row of ``budgets``, of its legal
         unrollings with that ``c``, the least sum of the lanes' pairs' energies less the sum of the pairs' minima over
-        all its legal rows (inf where none has that ``c``). Cached per budget."""
+        all its legal rows (inf where none has that ``c``): each ``c``'s first legal row in the table's order (sorted
+        by the sum), and each pair's, read off the layer's lattice (:meth:`_least_legal`)."""
         table, energy, _, _ = self._joint_table(m)
         key = ("copies", m)
         if key not in self._front_cache:
             self._front_cache[key] = np.unique(table[:, self.reduction].prod(axis=1).astype(float))
         cs = self._front_cache[key]
-        keys = [("copies", m, budget.tobytes()) for budget in budgets]
-        rows = [self._front_cache.get(k) for k in keys]
-        missing = [i for i, row in enumerate(rows) if row is None]
-        if not missing:
-            return cs, np.array(rows)
-        key = ("copies rows", m)  # per ``c``, the table's rows with it (by ascending sum of the energies)
-        if key not in self._front_cache:
+        V = len(table)
+
+        def ranks() -> np.ndarray:  # per ``c``, the table's rows with it (their index: the order by the sum)
             copies = table[:, self.reduction].prod(axis=1).astype(float)
-            self._front_cache[key] = [np.nonzero(copies == c)[0] for c in cs]
-        by_copies = self._front_cache[key]
-        low = energy if len(energy) else np.zeros((1, len(table)))
-        sums = low.sum(axis=0)
-        step = max(1, 16_000_000 // low.size)  # budgets a block: (P, block, V) at once
-        for lo in range(0, len(missing), step):
-            block = missing[lo:lo + step]
-            legal = self._joint_legal(m, budgets[block])  # (block, V)
-            mins = np.where(legal[None, :, :], low[:, None, :], np.inf).min(axis=2).sum(axis=0)  # the pairs' minima
-            found = np.full((len(block), len(cs)), np.inf)
-            for k, rows_k in enumerate(by_copies):  # each ``c``'s first legal row: its least sum
-                ok = legal[:, rows_k]
-                found[:, k] = np.where(ok.any(axis=1), sums[rows_k[ok.argmax(axis=1)]], np.inf)
-            for i, row in zip(block, np.maximum(0.0, found - mins[:, None])):
-                rows[i] = self._front_cache[keys[i]] = row
-        return cs, np.array(rows)
+            return np.where(copies[None, :] == cs[:, None], np.arange(V)[None, :], V)
+        first = self._least_legal(m, False, "copies", ranks, budgets)  # (K, u)
+        sums = energy.sum(axis=0) if len(energy) else np.zeros(V)
+        found = np.where(first < V, sums[np.minimum(first, V - 1)], np.inf).T  # (u, K)
+        legal = (first < V).any(axis=0)  # a budget with no legal row has no minima (inf)
+        mins = (np.where(legal[None, :], self._pairs_least(m, False, budgets), np.inf).sum(axis=0) if len(energy)
+                else np.where(legal, 0.0, np.inf))
+        return cs, np.maximum(0.0, found - mins[:, None])
 
     def _placed_ratio(self, covers: np.ndarray, level: int, t: int, outer: frozenset[int]) -> np.ndarray:
         """(u,) B20: per row of ``covers`` (the extents one instance of ``level`` runs), the least words of tensor ``t``
