@@ -807,6 +807,8 @@ class LowerBound:
             if below:  # B24: with the register files below B14's child in the chain, and the output's parent side
                 lower = sum((refilled.get(lv, 0.0) for lv in below), np.zeros(n))
                 added = np.maximum(added, self._stacked_refills(placed, rest, drain) - (counted - first) - lower)
+                # B29: B24 with the output's partial sums at full width
+                added = np.maximum(added, self._partial_sums(placed, rest, drain) - (counted - first) - lower)
         if objective == "energy":
             return energy + added
         if objective == "dram":
@@ -1754,6 +1756,32 @@ class LowerBound:
         (``t`` at level ``l``) add ``(w_t - h_t) e_t`` (B20's entries). Per distinct ``c`` one chain table; the least
         over the legal ``U`` less the per-pair minima (:meth:`_least_unrolling`). The caller subtracts what the bound
         counts for those parts: B14's ``counted`` less its first touches, and the refills at the lower levels."""
+        return self._least_unrolling(self.array, self._stacked_rows(placed, drain), rest) - self._stacked_held(
+            placed, drain[0], len(rest))
+
+    def _stacked_members(self, placed: dict[int, dict[int, tuple]], c: int
+                         ) -> tuple[tuple[tuple[int, int], ...], list[tuple[int, int]]]:
+        """B24/B29: the chain's members ((level, tensor) kept at B14's child ``c`` or a level below it with B20's
+        entries, outermost level first) and those priced at B20's energy per word (the output at ``c`` has its own)."""
+        members = tuple((lv, t) for lv in sorted((lv for lv in placed if lv <= c), reverse=True)
+                        for t in range(self.T) if self.keeps[lv, t])
+        return members, [(lv, t) for lv, t in members if t in placed[lv] and not (t == self.out and lv != c)]
+
+    def _stacked_held(self, placed: dict[int, dict[int, tuple]], c: int, n: int) -> np.ndarray:
+        """(n,) B24/B29: what the pairs' bounds hold for the chain's priced members other than the output (``h_t e_t``;
+        ``c``: B14's child), subtracted after the least over ``U``."""
+        _, priced = self._stacked_members(placed, c)
+        return sum((placed[lv][t][0] * placed[lv][t][1] for lv, t in priced if t != self.out), np.zeros(n))
+
+    def _stacked_rows(self, placed: dict[int, dict[int, tuple]], drain: tuple[int, float, float],
+                      case: str = "any") -> np.ndarray:
+        """(V',) per distinct row ``U`` of :meth:`_joint_table`: B24's sum at ``U`` (``case`` "any"), less the
+        per-pair minima still to subtract (:meth:`_least_unrolling`). B29's two cases (docs/search.md, "B29: the
+        output's partial sums at full width"): "spill", the output's drains at the child exceed ``outputs x c``, so
+        every drain and every parent update moves a partial sum at full width (the chain's output weight takes the
+        drain's width difference, and ``(u - u0) x outputs`` is added); "once", each copy drains once (``D = outputs x
+        c``): the output's raised tile must move at most that many words (:meth:`_capped_chains`), and with ``c > 1``
+        the copies' drains are partial sums at full width."""
         c = drain[0]
         m = self.array
         table, energy, _, _ = self._joint_table(m, drains=True)
@@ -1763,18 +1791,38 @@ class LowerBound:
         per_out = drain[1] + self.energy[c, self.out, 1] + self.hop_energy[m]  # a drain beyond the first touches, its reload
         side = float(self.update_full[p, self.out] + self.read_full[p, self.out])  # per parent update beyond the first
         slack = max(0.0, drain[2] - float(self.update_full[p, self.out])) * self.out_words
-        members = tuple((lv, t) for lv in sorted((lv for lv in placed if lv <= c), reverse=True)
-                        for t in range(self.T) if self.keeps[lv, t])
-        priced = [(lv, t) for lv, t in members if t in placed[lv] and not (t == self.out and lv != c)]
+        wider = float(self.read_full[c, self.out] - self.energy[c, self.out, 0])  # a drain at full width, beyond B14's
+        members, priced = self._stacked_members(placed, c)
+        out = members.index((c, self.out))
         chained = np.full(len(first), np.inf)
         for cv in np.unique(copies):
-            weights = tuple(per_out + side / cv if (lv, t) == (c, self.out) else float(placed[lv][t][1])
-                            if (lv, t) in priced else 0.0 for lv, t in members)
+            weights = tuple(per_out + side / cv + (wider if case == "spill" else 0.0) if (lv, t) == (c, self.out)
+                            else float(placed[lv][t][1]) if (lv, t) in priced else 0.0 for lv, t in members)
             rows = copies == cv
-            chained[rows] = (energy.sum(axis=0)[first][rows] + self._stacked_chains(m, members, weights).min(axis=0)[rows]
+            chains = self._stacked_chains(m, members, weights)
+            if case == "once":  # no chain with the output's tile so capped: the case is impossible (where some fits)
+                chains = np.where(chains > 0, self._capped_chains(m, members, weights, (out, cv * self.out_words)),
+                                  chains)
+            chained[rows] = (energy.sum(axis=0)[first][rows] + chains.min(axis=0)[rows]
                              - (per_out * cv + side) * self.out_words - slack)
-        held = sum((placed[lv][t][0] * placed[lv][t][1] for lv, t in priced if t != self.out), np.zeros(len(rest)))
-        return self._least_unrolling(m, chained, rest) - held
+            if case == "spill":  # every parent update at full width: beyond B14's first update of each output word
+                chained[rows] += max(0.0, float(self.update_full[p, self.out]) - drain[2]) * self.out_words
+            elif case == "once" and cv > 1:  # the copies' drains are partial sums
+                chained[rows] += wider * cv * self.out_words
+        return chained
+
+    def _partial_sums(self, placed: dict[int, dict[int, tuple]], rest: np.ndarray,
+                      drain: tuple[int, float, float]) -> np.ndarray:
+        """(n,) B29 (docs/search.md, "B29: the output's partial sums at full width"): B24 with the output's widths.
+        The output's drains at B14's child ``c`` and its parent's updates move final values (at the final width,
+        what B14 and B24 price them at) only when every output word crosses the pair once (docs/cost-model.md 2b):
+        under ``U`` (``c`` copies of each word), either each copy drains once (``D = outputs x c``: the output's
+        raised tile moves at most that many words; with ``c > 1`` the copies are partial sums, their drains at full
+        width), or some word drains twice, and then every drain and every parent update moves a partial sum at full
+        width. The least of the two cases per ``U`` (:meth:`_stacked_rows`), the least over the legal ``U``, less what
+        the pairs' bounds hold (as B24; the caller subtracts what it counts, as for B24)."""
+        rows = np.minimum(self._stacked_rows(placed, drain, "spill"), self._stacked_rows(placed, drain, "once"))
+        return self._least_unrolling(self.array, rows, rest) - self._stacked_held(placed, drain[0], len(rest))
 
     def _distinct_rows(self, m: int) -> np.ndarray:
         """B22: the index of the first row of each distinct factor vector of :meth:`_joint_table` (its rows differ in
@@ -1804,7 +1852,15 @@ class LowerBound:
         level; each ``R_t`` is a box where ``t``'s words and those of the outer members of its own level fit that level
         (:meth:`_placed_ratio`; inf where they do not): a min-over-divisors transform of the layer's lattice per member,
         innermost first (:func:`_divisor_min`). Cached per members and weights."""
-        key = ("chains", m, members, weights)
+        raw = self._capped_chains(m, members, weights, None)
+        return np.where(np.isfinite(raw), raw, 0.0)  # no chain fits: no bound from it
+
+    def _capped_chains(self, m: int, members: tuple[tuple[int, int], ...], weights: tuple[float, ...],
+                       cap: tuple[int, float] | None) -> np.ndarray:
+        """:meth:`_stacked_chains` where ``cap`` (member index, words) limits that member's raised tile to the boxes
+        moving at most ``words`` words (B29's case where each copy of an output word drains once); None: no limit.
+        Inf where no chain fits."""
+        key = ("chains", m, members, weights, cap)
         if key not in self._front_cache:
             values, shape, at, cover_at = self._chain_grid(m)
             out = []
@@ -1817,11 +1873,13 @@ class LowerBound:
                     ratio = self._placed_tiles[(level, t, outer)]
                     weight = weights[outer_first[i]]
                     own = np.full(shape, np.inf)
-                    own[at] = np.where(np.isfinite(ratio), weight * self.iterations * np.where(
-                        np.isfinite(ratio), ratio, 0.0), np.inf)
+                    words = self.iterations * np.where(np.isfinite(ratio), ratio, 0.0)
+                    fits = np.isfinite(ratio)
+                    if cap is not None and outer_first[i] == cap[0]:
+                        fits &= words <= cap[1] * (1 + 1e-9)
+                    own[at] = np.where(fits, weight * words, np.inf)
                     least = _divisor_min(own + least, values)
-                found = least[cover_at]
-                out.append(np.where(np.isfinite(found), found, 0.0))  # no chain fits: no bound from it
+                out.append(least[cover_at])
             self._front_cache[key] = np.array(out)
         return self._front_cache[key]
 
