@@ -3,13 +3,15 @@
 output word drains once from the output register, every drain and every update of the buffer moves a partial sum at
 the full width; if each copy drains once, the output's raised tile runs all of ``U``'s reduction
 (:meth:`.bounds.LowerBound._partial_sums`, :meth:`.bounds.LowerBound._capped_chains`), against the independent brute
-force.
+force. And at an exact output pair (:meth:`.bounds.LowerBound._partial_widths`) the drains and updates that move
+partial sums are priced at the full width.
 
 On small random two-register-file architectures with 8-bit final outputs of 16-bit partial sums (with and without a
 reducing network) and convolutions whose reduction loops compete for the output register, every placement of every
 mapping with both-axis splits is priced: at every stage each mapping's ancestor's bound and the tile bound are at most
 its cost for every objective; the search from no incumbent proves the brute-force optimum; taking B29 out never raises
-a bound and lowers some finite one; B29 x 1.03 puts some bound above a mapping's cost.
+a bound and lowers some finite one; B29 x 1.03 puts some bound above a mapping's cost. Both parts: the chain per
+unrolling at the root stage, and the exact output pairs priced at the widths their completion moves (every stage).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from test_optimal_wide_tpu import _ids
 from test_optimal_wide_tpu_rf import CASES as RF_CASES
 
 PARTIAL = LowerBound._partial_sums
+WIDTHS = LowerBound._partial_widths
 
 # the cases of B24's tests whose final outputs are narrower than the partial sums (B29's widths differ there)
 CASES = [(arch, op) for arch, op in RF_CASES if arch.final_bits < arch.bits_of("output")]
@@ -63,18 +66,30 @@ def test_partial_sum_bounds_never_exceed_any_completion(shipped: dict, arch: Arc
 
 
 def _off(self: LowerBound, placed: dict, rest: np.ndarray, drain: tuple) -> np.ndarray:
-    """B29 taken out."""
+    """B29's chain taken out."""
     return np.full(len(rest), -np.inf)
 
 
+def _widths_off(self: LowerBound, cost: object, pr: object) -> float:
+    """B29 at the exact pairs taken out."""
+    return 0.0
+
+
 def _inflated(self: LowerBound, placed: dict, rest: np.ndarray, drain: tuple) -> np.ndarray:
-    """B29 x 1.03."""
+    """B29's chain x 1.03."""
     return 1.03 * PARTIAL(self, placed, rest, drain)
 
 
-def test_partial_sums_bind(monkeypatch: pytest.MonkeyPatch, shipped: dict) -> None:
-    """B29 never lowers a bound and raises some finite one over B24 and the other terms."""
-    monkeypatch.setattr(LowerBound, "_partial_sums", _off)
+def _widths_inflated(self: LowerBound, cost: object, pr: object) -> np.ndarray:
+    """B29 at the exact pairs x 1.03."""
+    return 1.03 * WIDTHS(self, cost, pr)
+
+
+@pytest.mark.parametrize("name, weaker", [("_partial_sums", _off), ("_partial_widths", _widths_off)],
+                         ids=["the chain per unrolling", "the exact pairs"])
+def test_partial_sums_bind(monkeypatch: pytest.MonkeyPatch, shipped: dict, name: str, weaker: object) -> None:
+    """Each part of B29 never lowers a bound and raises some finite one over the other terms."""
+    monkeypatch.setattr(LowerBound, name, weaker)
     raised = False
     for arch, op in CASES:
         without = stage_bounds(arch, op, both=True)
@@ -84,8 +99,10 @@ def test_partial_sums_bind(monkeypatch: pytest.MonkeyPatch, shipped: dict) -> No
     assert raised
 
 
-def test_partial_sums_inflation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    """B29 x 1.03 puts some ancestor's bound above a placed mapping's cost."""
-    monkeypatch.setattr(LowerBound, "_partial_sums", _inflated)
+@pytest.mark.parametrize("name, inflated", [("_partial_sums", _inflated), ("_partial_widths", _widths_inflated)],
+                         ids=["the chain per unrolling", "the exact pairs"])
+def test_partial_sums_inflation_is_caught(monkeypatch: pytest.MonkeyPatch, name: str, inflated: object) -> None:
+    """Each part of B29 x 1.03 puts some ancestor's bound above a placed mapping's cost."""
+    monkeypatch.setattr(LowerBound, name, inflated)
     assert any((np.isfinite(truth) & (lb > truth * (1 + 1e-9))).any()
                for arch, op in CASES for lb, truth in stage_bounds(arch, op, both=True))

@@ -105,6 +105,11 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   unrolling ``U``, where that tensor's words of ``bounds / U`` overflow the register file, either it is read twice
   from the backing store or the nest's outermost loop indexes it and the tensors that loop does not index are fetched
   again beyond what the chip holds; the least of the two added to B22's sum at ``U``, the least over ``U``;
+* B29 **the output's partial sums at full width** (docs/search.md, "B29: the output's partial sums at full width";
+  :meth:`LowerBound._partial_sums`; where B24 applies): B24's chain per unrolling ``U`` with the output's widths: the
+  least of two cases, some word drained twice from B14's child (then every drain and every update of its parent moves
+  a partial sum at full width, which B14 and B24 price at the final width) or each copy drained once (then the
+  output's raised tile runs all of ``U``'s reduction, :meth:`LowerBound._capped_chains`);
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -453,7 +458,7 @@ def _dividing(table: np.ndarray, divides: dict[tuple[int, int], np.ndarray], bud
 # already reach the incumbent
 TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
 TIER_REFILLS = 1  # and B7-B9, B13, B15, B16 (B23: with placement), B20: capacity per sweep, disjoint footprints, refills
-TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24, B25, B26, the lanes' joint term, B23's joint term: per-budget tables
+TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24, B25, B26, B29, the lanes' joint term, B23's joint term: per-budget tables
 # and Pareto fronts, B19's strides
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
@@ -635,6 +640,8 @@ class LowerBound:
                 e, d, h = self._exact(cost.counts, pr)
                 if self.placement and ch == known:  # P1: the child's placement is open, a lower bound only
                     level_known[[ch, p]] = False
+                if t == self.out:  # B29: the pair's partial sums at full width, as every completion moves them
+                    e = e + self._partial_widths(cost, pr)
             else:
                 level_known[p] = False
                 if ch >= 0:
@@ -963,6 +970,23 @@ class LowerBound:
         dram = ((c["reads"][:, p, t] + c["updates"][:, p, t]) * self.word_bytes[t] if p == self.L - 1
                 else np.zeros(len(energy)))
         return energy, dram, hop
+
+    def _partial_widths(self, cost: CostBatch, pr: Pair) -> np.ndarray:
+        """(n,) B29 at an exact output pair: what :meth:`_exact`'s final width leaves out where ``cost``'s completion
+        moves partial sums, its child's drains below the lowest level whose drains carry final values and its parent's
+        updates below the lowest whose updates do (docs/cost-model.md 2b). Those levels depend only on the loops above
+        the child's tile, the copies over the fan-outs above it and whether a word crosses the pair twice: the same in
+        every completion where the child's level and those above are fixed. Where the child's placement is open (P1,
+        ``cost`` a completion with its tile holding all of its level's loops), every placement only adds loops of that
+        level, inside those above, over its tile, and moves no fewer words: a spill or a second crossing stays one."""
+        t, ch, p = pr.tensor, pr.child, pr.parent
+        c = cost.counts
+        extra = np.where(cost.final_updates > p, c["updates"][:, p, t] * (self.update_full[p, t] - self.energy[p, t, 2]),
+                         0.0)
+        if ch >= 0:
+            extra = extra + np.where(cost.final_drains > ch,
+                                     c["drains"][:, ch, t] * (self.read_full[ch, t] - self.energy[ch, t, 0]), 0.0)
+        return extra
 
     def _compulsory(self, pr: Pair, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
                     touched_all: np.ndarray, tile: np.ndarray | None = None
@@ -1783,6 +1807,10 @@ class LowerBound:
         c``): the output's raised tile must move at most that many words (:meth:`_capped_chains`), and with ``c > 1``
         the copies' drains are partial sums at full width."""
         c = drain[0]
+        members, priced = self._stacked_members(placed, c)
+        key = ("stacked rows", case, drain, tuple((lv, t, float(placed[lv][t][1])) for lv, t in priced))
+        if key in self._front_cache:  # the same for every node with these pairs' energies per word
+            return self._front_cache[key]
         m = self.array
         table, energy, _, _ = self._joint_table(m, drains=True)
         first = self._distinct_rows(m)
@@ -1792,7 +1820,6 @@ class LowerBound:
         side = float(self.update_full[p, self.out] + self.read_full[p, self.out])  # per parent update beyond the first
         slack = max(0.0, drain[2] - float(self.update_full[p, self.out])) * self.out_words
         wider = float(self.read_full[c, self.out] - self.energy[c, self.out, 0])  # a drain at full width, beyond B14's
-        members, priced = self._stacked_members(placed, c)
         out = members.index((c, self.out))
         chained = np.full(len(first), np.inf)
         for cv in np.unique(copies):
@@ -1809,6 +1836,8 @@ class LowerBound:
                 chained[rows] += max(0.0, float(self.update_full[p, self.out]) - drain[2]) * self.out_words
             elif case == "once" and cv > 1:  # the copies' drains are partial sums
                 chained[rows] += wider * cv * self.out_words
+        chained.setflags(write=False)
+        self._front_cache[key] = chained
         return chained
 
     def _partial_sums(self, placed: dict[int, dict[int, tuple]], rest: np.ndarray,
