@@ -4,14 +4,16 @@ output word drains once from the output register, every drain and every update o
 the full width; if each copy drains once, the output's raised tile runs all of ``U``'s reduction
 (:meth:`.bounds.LowerBound._partial_sums`, :meth:`.bounds.LowerBound._capped_chains`), against the independent brute
 force. And at an exact output pair (:meth:`.bounds.LowerBound._partial_widths`) the drains and updates that move
-partial sums are priced at the full width.
+partial sums are priced at the full width, and where the fan-outs above the output's child are fixed with copies over
+a split reduction, its drains (:meth:`.bounds.LowerBound._copies_drained`).
 
 On small random two-register-file architectures with 8-bit final outputs of 16-bit partial sums (with and without a
 reducing network) and convolutions whose reduction loops compete for the output register, every placement of every
 mapping with both-axis splits is priced: at every stage each mapping's ancestor's bound and the tile bound are at most
 its cost for every objective; the search from no incumbent proves the brute-force optimum; taking B29 out never raises
-a bound and lowers some finite one; B29 x 1.03 puts some bound above a mapping's cost. Both parts: the chain per
-unrolling at the root stage, and the exact output pairs priced at the widths their completion moves (every stage).
+a bound and lowers some finite one; B29 x 1.03 puts some bound above a mapping's cost. Each of the three parts: the
+chain per unrolling at the root stage, the exact output pairs at the widths their completion moves, and the copies'
+drains.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from test_optimal_wide_tpu_rf import CASES as RF_CASES
 
 PARTIAL = LowerBound._partial_sums
 WIDTHS = LowerBound._partial_widths
+COPIES = LowerBound._copies_drained
 
 # the cases of B24's tests whose final outputs are narrower than the partial sums (B29's widths differ there)
 CASES = [(arch, op) for arch, op in RF_CASES if arch.final_bits < arch.bits_of("output")]
@@ -75,6 +78,16 @@ def _widths_off(self: LowerBound, cost: object, pr: object) -> float:
     return 0.0
 
 
+def _copies_off(self: LowerBound, spatial: np.ndarray, ch: int, drains: np.ndarray) -> float:
+    """B29 at the copies' drains taken out."""
+    return 0.0
+
+
+def _copies_inflated(self: LowerBound, spatial: np.ndarray, ch: int, drains: np.ndarray) -> np.ndarray:
+    """B29 at the copies' drains x 1.03."""
+    return 1.03 * COPIES(self, spatial, ch, drains)
+
+
 def _inflated(self: LowerBound, placed: dict, rest: np.ndarray, drain: tuple) -> np.ndarray:
     """B29's chain x 1.03."""
     return 1.03 * PARTIAL(self, placed, rest, drain)
@@ -85,8 +98,9 @@ def _widths_inflated(self: LowerBound, cost: object, pr: object) -> np.ndarray:
     return 1.03 * WIDTHS(self, cost, pr)
 
 
-@pytest.mark.parametrize("name, weaker", [("_partial_sums", _off), ("_partial_widths", _widths_off)],
-                         ids=["the chain per unrolling", "the exact pairs"])
+@pytest.mark.parametrize("name, weaker", [("_partial_sums", _off), ("_partial_widths", _widths_off),
+                                           ("_copies_drained", _copies_off)],
+                         ids=["the chain per unrolling", "the exact pairs", "the copies' drains"])
 def test_partial_sums_bind(monkeypatch: pytest.MonkeyPatch, shipped: dict, name: str, weaker: object) -> None:
     """Each part of B29 never lowers a bound and raises some finite one over the other terms."""
     monkeypatch.setattr(LowerBound, name, weaker)
@@ -99,8 +113,9 @@ def test_partial_sums_bind(monkeypatch: pytest.MonkeyPatch, shipped: dict, name:
     assert raised
 
 
-@pytest.mark.parametrize("name, inflated", [("_partial_sums", _inflated), ("_partial_widths", _widths_inflated)],
-                         ids=["the chain per unrolling", "the exact pairs"])
+@pytest.mark.parametrize("name, inflated", [("_partial_sums", _inflated), ("_partial_widths", _widths_inflated),
+                                             ("_copies_drained", _copies_inflated)],
+                         ids=["the chain per unrolling", "the exact pairs", "the copies' drains"])
 def test_partial_sums_inflation_is_caught(monkeypatch: pytest.MonkeyPatch, name: str, inflated: object) -> None:
     """Each part of B29 x 1.03 puts some ancestor's bound above a placed mapping's cost."""
     monkeypatch.setattr(LowerBound, name, inflated)

@@ -658,6 +658,9 @@ class LowerBound:
                                                            tile_words[:, t], held)))
                 if by_order is not None and ch == known - 1 and (self.monotone[ch, t] or not self.placement):
                     ex = self._exact(by_order[t].counts, pr)
+                    if t == self.out:  # B29: its copies' drains (every fan-out above ``ch`` fixed at this stage)
+                        ex = (ex[0] + self._copies_drained(spatial, ch, by_order[t].counts["drains"][:, ch, t]),
+                              *ex[1:])
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
                     if joint is not None and self.plain[t]:  # B21: with the growth of its reloads per refill
                         joint.append((pr, None, safe[:, t], e, h, self._reload_growth(by_order[t].counts, pr)))
@@ -988,6 +991,13 @@ class LowerBound:
                                      c["drains"][:, ch, t] * (self.read_full[ch, t] - self.energy[ch, t, 0]), 0.0)
         return extra
 
+    def _copies_drained(self, spatial: np.ndarray, ch: int, drains: np.ndarray) -> np.ndarray:
+        """(n,) B29 where every fan-out above level ``ch`` is fixed: with copies of each output word over a spatially
+        split reduction above it, no drain of ``ch`` carries a final value (docs/cost-model.md 2b), so each of its at
+        least ``drains`` output drains costs the full width's energy, beyond the final width's the pair is priced at."""
+        copies = self._fanned(spatial, ch)[:, self.reduction].prod(axis=1)
+        return np.where(copies > 1, drains * (self.read_full[ch, self.out] - self.energy[ch, self.out, 0]), 0.0)
+
     def _compulsory(self, pr: Pair, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
                     touched_all: np.ndarray, tile: np.ndarray | None = None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1010,6 +1020,8 @@ class LowerBound:
         if fixed_from <= p + 1 < self.L:
             parent = self._instances(spatial, p) * self._instance_words(spatial, p, t)
         energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
+        if is_out and ch + 1 >= fixed_from:
+            energy = energy + self._copies_drained(spatial, ch, child)
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
         return energy, dram, child
 
