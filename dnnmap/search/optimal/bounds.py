@@ -1820,7 +1820,7 @@ class LowerBound:
         the copies' drains are partial sums at full width."""
         c = drain[0]
         members, priced = self._stacked_members(placed, c)
-        key = ("stacked rows", case, drain, tuple((lv, t, float(placed[lv][t][1])) for lv, t in priced))
+        key = ("stacked rows", case, drain, members, tuple((lv, t, float(placed[lv][t][1])) for lv, t in priced))
         if key in self._front_cache:  # the same for every node with these pairs' energies per word
             return self._front_cache[key]
         m = self.array
