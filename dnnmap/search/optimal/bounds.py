@@ -105,10 +105,19 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   unrolling ``U``, where that tensor's words of ``bounds / U`` overflow the register file, either it is read twice
   from the backing store or the nest's outermost loop indexes it and the tensors that loop does not index are fetched
   again beyond what the chip holds; the least of the two added to B22's sum at ``U``, the least over ``U``;
+* B27 **the register file's refills between the overflowing tensor's loops** (docs/search.md, section of that
+  name; :meth:`LowerBound._rf_drains`; where B26 applies, a node's bound only): B26's cases with B14's child's own refills
+  at every boundary between the iterations of the loops that index the overflowing tensor, nested while it overflows,
+  and B22's chains inside one iteration of such a loop;
 * B28 **the window's wraps** (:meth:`LowerBound._run_words`, in B20's per-box table): a sliding-window input's raised
   tile whose loop right above wraps brings in, at each entry that is a step of the next loop, at least the words of
   the two loops' joint shift (none only where they cancel on one window axis), so at least half of those entries
   count beside the steps, where B20 took half a step a run;
+* B29 **the output's partial sums at full width** (docs/search.md, "B29: the output's partial sums at full width";
+  :meth:`LowerBound._partial_sums`; where B24 applies): B24's chain per unrolling ``U`` with the output's widths: the
+  least of two cases, some word drained twice from B14's child (then every drain and every update of its parent moves
+  a partial sum at full width, which B14 and B24 price at the final width) or each copy drained once (then the
+  output's raised tile runs all of ``U``'s reduction, :meth:`LowerBound._capped_chains`);
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -467,7 +476,7 @@ def _dividing(table: np.ndarray, divides: dict[tuple[int, int], np.ndarray], bud
 # already reach the incumbent
 TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
 TIER_REFILLS = 1  # and B7-B9, B13, B15, B16 (B23: with placement), B20: capacity per sweep, disjoint footprints, refills
-TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24, B25, B26, B27, the lanes' joint term, B23's joint term: per-budget tables
+TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24-B27, B29, the lanes' joint term, B23's joint term: per-budget tables
 # and Pareto fronts, B19's strides
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
@@ -649,6 +658,8 @@ class LowerBound:
                 e, d, h = self._exact(cost.counts, pr)
                 if self.placement and ch == known:  # P1: the child's placement is open, a lower bound only
                     level_known[[ch, p]] = False
+                if t == self.out:  # B29: the pair's partial sums at full width, as every completion moves them
+                    e = e + self._partial_widths(cost, pr)
             else:
                 level_known[p] = False
                 if ch >= 0:
@@ -665,6 +676,9 @@ class LowerBound:
                                                            tile_words[:, t], held)))
                 if by_order is not None and ch == known - 1 and (self.monotone[ch, t] or not self.placement):
                     ex = self._exact(by_order[t].counts, pr)
+                    if t == self.out:  # B29: its copies' drains (every fan-out above ``ch`` fixed at this stage)
+                        ex = (ex[0] + self._copies_drained(spatial, ch, by_order[t].counts["drains"][:, ch, t]),
+                              *ex[1:])
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
                     if joint is not None and self.plain[t]:  # B21: with the growth of its reloads per refill
                         joint.append((pr, None, safe[:, t], e, h, self._reload_growth(by_order[t].counts, pr)))
@@ -824,6 +838,8 @@ class LowerBound:
             if below:  # B24: with the register files below B14's child in the chain, and the output's parent side
                 lower = sum((refilled.get(lv, 0.0) for lv in below), np.zeros(n))
                 added = np.maximum(added, self._stacked_refills(placed, rest, drain) - (counted - first) - lower)
+                # B29: B24 with the output's partial sums at full width
+                added = np.maximum(added, self._partial_sums(placed, rest, drain) - (counted - first) - lower)
         if objective == "energy":
             return energy + added
         if objective == "dram":
@@ -979,6 +995,30 @@ class LowerBound:
                 else np.zeros(len(energy)))
         return energy, dram, hop
 
+    def _partial_widths(self, cost: CostBatch, pr: Pair) -> np.ndarray:
+        """(n,) B29 at an exact output pair: what :meth:`_exact`'s final width leaves out where ``cost``'s completion
+        moves partial sums, its child's drains below the lowest level whose drains carry final values and its parent's
+        updates below the lowest whose updates do (docs/cost-model.md 2b). Those levels depend only on the loops above
+        the child's tile, the copies over the fan-outs above it and whether a word crosses the pair twice: the same in
+        every completion where the child's level and those above are fixed. Where the child's placement is open (P1,
+        ``cost`` a completion with its tile holding all of its level's loops), every placement only adds loops of that
+        level, inside those above, over its tile, and moves no fewer words: a spill or a second crossing stays one."""
+        t, ch, p = pr.tensor, pr.child, pr.parent
+        c = cost.counts
+        extra = np.where(cost.final_updates > p, c["updates"][:, p, t] * (self.update_full[p, t] - self.energy[p, t, 2]),
+                         0.0)
+        if ch >= 0:
+            extra = extra + np.where(cost.final_drains > ch,
+                                     c["drains"][:, ch, t] * (self.read_full[ch, t] - self.energy[ch, t, 0]), 0.0)
+        return extra
+
+    def _copies_drained(self, spatial: np.ndarray, ch: int, drains: np.ndarray) -> np.ndarray:
+        """(n,) B29 where every fan-out above level ``ch`` is fixed: with copies of each output word over a spatially
+        split reduction above it, no drain of ``ch`` carries a final value (docs/cost-model.md 2b), so each of its at
+        least ``drains`` output drains costs the full width's energy, beyond the final width's the pair is priced at."""
+        copies = self._fanned(spatial, ch)[:, self.reduction].prod(axis=1)
+        return np.where(copies > 1, drains * (self.read_full[ch, self.out] - self.energy[ch, self.out, 0]), 0.0)
+
     def _compulsory(self, pr: Pair, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
                     touched_all: np.ndarray, tile: np.ndarray | None = None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1001,6 +1041,8 @@ class LowerBound:
         if fixed_from <= p + 1 < self.L:
             parent = self._instances(spatial, p) * self._instance_words(spatial, p, t)
         energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
+        if is_out and ch + 1 >= fixed_from:
+            energy = energy + self._copies_drained(spatial, ch, child)
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(n)
         return energy, dram, child
 
@@ -2064,7 +2106,37 @@ class LowerBound:
         (``t`` at level ``l``) add ``(w_t - h_t) e_t`` (B20's entries). Per distinct ``c`` one chain table; the least
         over the legal ``U`` less the per-pair minima (:meth:`_least_unrolling`). The caller subtracts what the bound
         counts for those parts: B14's ``counted`` less its first touches, and the refills at the lower levels."""
+        return self._least_unrolling(self.array, self._stacked_rows(placed, drain), rest) - self._stacked_held(
+            placed, drain[0], len(rest))
+
+    def _stacked_members(self, placed: dict[int, dict[int, tuple]], c: int
+                         ) -> tuple[tuple[tuple[int, int], ...], list[tuple[int, int]]]:
+        """B24/B29: the chain's members ((level, tensor) kept at B14's child ``c`` or a level below it with B20's
+        entries, outermost level first) and those priced at B20's energy per word (the output at ``c`` has its own)."""
+        members = tuple((lv, t) for lv in sorted((lv for lv in placed if lv <= c), reverse=True)
+                        for t in range(self.T) if self.keeps[lv, t])
+        return members, [(lv, t) for lv, t in members if t in placed[lv] and not (t == self.out and lv != c)]
+
+    def _stacked_held(self, placed: dict[int, dict[int, tuple]], c: int, n: int) -> np.ndarray:
+        """(n,) B24/B29: what the pairs' bounds hold for the chain's priced members other than the output (``h_t e_t``;
+        ``c``: B14's child), subtracted after the least over ``U``."""
+        _, priced = self._stacked_members(placed, c)
+        return sum((placed[lv][t][0] * placed[lv][t][1] for lv, t in priced if t != self.out), np.zeros(n))
+
+    def _stacked_rows(self, placed: dict[int, dict[int, tuple]], drain: tuple[int, float, float],
+                      case: str = "any") -> np.ndarray:
+        """(V',) per distinct row ``U`` of :meth:`_joint_table`: B24's sum at ``U`` (``case`` "any"), less the
+        per-pair minima still to subtract (:meth:`_least_unrolling`). B29's two cases (docs/search.md, "B29: the
+        output's partial sums at full width"): "spill", the output's drains at the child exceed ``outputs x c``, so
+        every drain and every parent update moves a partial sum at full width (the chain's output weight takes the
+        drain's width difference, and ``(u - u0) x outputs`` is added); "once", each copy drains once (``D = outputs x
+        c``): the output's raised tile must move at most that many words (:meth:`_capped_chains`), and with ``c > 1``
+        the copies' drains are partial sums at full width."""
         c = drain[0]
+        members, priced = self._stacked_members(placed, c)
+        key = ("stacked rows", case, drain, members, tuple((lv, t, float(placed[lv][t][1])) for lv, t in priced))
+        if key in self._front_cache:  # the same for every node with these pairs' energies per word
+            return self._front_cache[key]
         m = self.array
         table, energy, _, _ = self._joint_table(m, drains=True)
         first = self._distinct_rows(m)
@@ -2073,18 +2145,39 @@ class LowerBound:
         per_out = drain[1] + self.energy[c, self.out, 1] + self.hop_energy[m]  # a drain beyond the first touches, its reload
         side = float(self.update_full[p, self.out] + self.read_full[p, self.out])  # per parent update beyond the first
         slack = max(0.0, drain[2] - float(self.update_full[p, self.out])) * self.out_words
-        members = tuple((lv, t) for lv in sorted((lv for lv in placed if lv <= c), reverse=True)
-                        for t in range(self.T) if self.keeps[lv, t])
-        priced = [(lv, t) for lv, t in members if t in placed[lv] and not (t == self.out and lv != c)]
+        wider = float(self.read_full[c, self.out] - self.energy[c, self.out, 0])  # a drain at full width, beyond B14's
+        out = members.index((c, self.out))
         chained = np.full(len(first), np.inf)
         for cv in np.unique(copies):
-            weights = tuple(per_out + side / cv if (lv, t) == (c, self.out) else float(placed[lv][t][1])
-                            if (lv, t) in priced else 0.0 for lv, t in members)
+            weights = tuple(per_out + side / cv + (wider if case == "spill" else 0.0) if (lv, t) == (c, self.out)
+                            else float(placed[lv][t][1]) if (lv, t) in priced else 0.0 for lv, t in members)
             rows = copies == cv
-            chained[rows] = (energy.sum(axis=0)[first][rows] + self._stacked_chains(m, members, weights).min(axis=0)[rows]
+            chains = self._stacked_chains(m, members, weights)
+            if case == "once":  # no chain with the output's tile so capped: the case is impossible (where some fits)
+                chains = np.where(chains > 0, self._capped_chains(m, members, weights, (out, cv * self.out_words)),
+                                  chains)
+            chained[rows] = (energy.sum(axis=0)[first][rows] + chains.min(axis=0)[rows]
                              - (per_out * cv + side) * self.out_words - slack)
-        held = sum((placed[lv][t][0] * placed[lv][t][1] for lv, t in priced if t != self.out), np.zeros(len(rest)))
-        return self._least_unrolling(m, chained, rest) - held
+            if case == "spill":  # every parent update at full width: beyond B14's first update of each output word
+                chained[rows] += max(0.0, float(self.update_full[p, self.out]) - drain[2]) * self.out_words
+            elif case == "once" and cv > 1:  # the copies' drains are partial sums
+                chained[rows] += wider * cv * self.out_words
+        chained.setflags(write=False)
+        self._front_cache[key] = chained
+        return chained
+
+    def _partial_sums(self, placed: dict[int, dict[int, tuple]], rest: np.ndarray,
+                      drain: tuple[int, float, float]) -> np.ndarray:
+        """(n,) B29 (docs/search.md, "B29: the output's partial sums at full width"): B24 with the output's widths.
+        The output's drains at B14's child ``c`` and its parent's updates move final values (at the final width,
+        what B14 and B24 price them at) only when every output word crosses the pair once (docs/cost-model.md 2b):
+        under ``U`` (``c`` copies of each word), either each copy drains once (``D = outputs x c``: the output's
+        raised tile moves at most that many words; with ``c > 1`` the copies are partial sums, their drains at full
+        width), or some word drains twice, and then every drain and every parent update moves a partial sum at full
+        width. The least of the two cases per ``U`` (:meth:`_stacked_rows`), the least over the legal ``U``, less what
+        the pairs' bounds hold (as B24; the caller subtracts what it counts, as for B24)."""
+        rows = np.minimum(self._stacked_rows(placed, drain, "spill"), self._stacked_rows(placed, drain, "once"))
+        return self._least_unrolling(self.array, rows, rest) - self._stacked_held(placed, drain[0], len(rest))
 
     def _distinct_rows(self, m: int) -> np.ndarray:
         """B22: the index of the first row of each distinct factor vector of :meth:`_joint_table` (its rows differ in
@@ -2114,18 +2207,26 @@ class LowerBound:
         level; each ``R_t`` is a box where ``t``'s words and those of the outer members of its own level fit that level
         (:meth:`_placed_ratio`; inf where they do not): a min-over-divisors transform of the layer's lattice per member,
         innermost first (:func:`_divisor_min`). Cached per members and weights."""
-        key = ("chains", m, members, weights)
+        raw = self._capped_chains(m, members, weights, None)
+        return np.where(np.isfinite(raw), raw, 0.0)  # no chain fits: no bound from it
+
+    def _capped_chains(self, m: int, members: tuple[tuple[int, int], ...], weights: tuple[float, ...],
+                       cap: tuple[int, float] | None) -> np.ndarray:
+        """:meth:`_stacked_chains` where ``cap`` (member index, words) limits that member's raised tile to the boxes
+        moving at most ``words`` words (B29's case where each copy of an output word drains once); None: no limit.
+        Inf where no chain fits. Cached."""
+        key = ("chains", m, members, weights, cap)
         if key not in self._front_cache:
             cover_at = self._chain_grid(m)[3]
-            found = self._chain_lattice(m, members, weights)[(slice(None),) + cover_at]
-            self._front_cache[key] = np.where(np.isfinite(found), found, 0.0)  # no chain fits: no bound from it
+            self._front_cache[key] = self._chain_lattice(m, members, weights, cap)[(slice(None),) + cover_at]
         return self._front_cache[key]
 
-    def _chain_lattice(self, m: int, members: tuple[tuple[int, int], ...], weights: tuple[float, ...]) -> np.ndarray:
-        """(orders, *lattice) :meth:`_stacked_chains`' least per nesting order over the chains inside every box of the
+    def _chain_lattice(self, m: int, members: tuple[tuple[int, int], ...], weights: tuple[float, ...],
+                       cap: tuple[int, float] | None = None) -> np.ndarray:
+        """(orders, *lattice) :meth:`_capped_chains`' least per nesting order over the chains inside every box of the
         layer's divisor lattice (:meth:`_chain_grid`; inf where none fits), read at the covers ``bounds / U`` there and
-        at B27's boxes inside one iteration of a loop (:meth:`_chains_inside`). Cached per members and weights."""
-        key = ("chain lattice", m, members, weights)
+        at B27's boxes inside one iteration of a loop (:meth:`_chains_inside`). Cached per members, weights and cap."""
+        key = ("chain lattice", m, members, weights, cap)
         if key not in self._front_cache:
             values, shape, at, _ = self._chain_grid(m)
             out = []
@@ -2138,8 +2239,11 @@ class LowerBound:
                     ratio = self._placed_tiles[(level, t, outer)]
                     weight = weights[outer_first[i]]
                     own = np.full(shape, np.inf)
-                    own[at] = np.where(np.isfinite(ratio), weight * self.iterations * np.where(
-                        np.isfinite(ratio), ratio, 0.0), np.inf)
+                    words = self.iterations * np.where(np.isfinite(ratio), ratio, 0.0)
+                    fits = np.isfinite(ratio)
+                    if cap is not None and outer_first[i] == cap[0]:
+                        fits &= words <= cap[1] * (1 + 1e-9)
+                    own[at] = np.where(fits, weight * words, np.inf)
                     least = _divisor_min(own + least, values)
                 out.append(least)
             self._front_cache[key] = np.array(out)
