@@ -1763,7 +1763,7 @@ class LowerBound:
         cases taken together, :meth:`_spilled_groups`), less B22's held words. None where no tensor is such an ``s``;
         else the larger over the tensors that are. A node's bound only, as B22."""
         c = drain[0]
-        sources = [s for s, (pr, *_) in top.items() if pr.child == c and s != self.out and self.plain[s]]
+        sources = self._backed_at(top, c)
         if not sources:
             return None
         n = len(rest)
@@ -1843,6 +1843,11 @@ class LowerBound:
                 dtype=np.int64)
         return self._front_cache[key]
 
+    def _backed_at(self, top: dict[int, tuple], c: int) -> list[int]:
+        """B26/B27: the plain tensors but the output whose pair with the backing store (``top``) has ``c`` as child
+        (they bypass every level between, as Eyeriss's weights)."""
+        return [s for s, (pr, *_) in top.items() if pr.child == c and s != self.out and self.plain[s]]
+
     def _rf_drains(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float],
                    top: dict[int, tuple], spent: dict[int, np.ndarray]) -> np.ndarray | None:
         """(n,) B27 (docs/search.md, "B27: the register file's refills between the overflowing tensor's loops"): B26's
@@ -1880,7 +1885,7 @@ class LowerBound:
         bound only, never the tile bound, for B22's reason (a tile's instances run the tile over ``U``, not ``bounds /
         U``). None where no tensor is such an ``s``."""
         c = drain[0]
-        sources = [s for s, (pr, *_) in top.items() if pr.child == c and s != self.out and self.plain[s]]
+        sources = self._backed_at(top, c)
         if not sources:
             return None
         n = len(rest)
