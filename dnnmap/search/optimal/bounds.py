@@ -1762,12 +1762,11 @@ class LowerBound:
         over ``T`` and ``d`` of their sum adds to B22's sum at ``U``; the least over the legal ``U`` (rows with the same
         cases taken together, :meth:`_spilled_groups`), less B22's held words. None where no tensor is such an ``s``;
         else the larger over the tensors that are. A node's bound only, as B22."""
-        c = drain[0]
-        sources = self._backed_at(top, c)
-        if not sources:
+        c, backed = drain[0], self._backed_terms(entries, drain, top)
+        if backed is None:
             return None
+        sources, m, chained, weights, others = backed
         n = len(rest)
-        m, chained, weights, others = self._unrolled_terms(entries, drain)
         held = self._held(entries, weights, others, n)
         best = np.full(n, -np.inf)
         for s in sources:
@@ -1843,10 +1842,13 @@ class LowerBound:
                 dtype=np.int64)
         return self._front_cache[key]
 
-    def _backed_at(self, top: dict[int, tuple], c: int) -> list[int]:
-        """B26/B27: the plain tensors but the output whose pair with the backing store (``top``) has ``c`` as child
-        (they bypass every level between, as Eyeriss's weights)."""
-        return [s for s, (pr, *_) in top.items() if pr.child == c and s != self.out and self.plain[s]]
+    def _backed_terms(self, entries: dict[int, tuple], drain: tuple[int, float, float],
+                      top: dict[int, tuple]) -> tuple | None:
+        """B26/B27: the plain tensors but the output whose pair with the backing store (``top``) has B14's child
+        ``drain[0]`` as child (they bypass every level between, as Eyeriss's weights), and B22's terms
+        (:meth:`_unrolled_terms`); None where there is none."""
+        sources = [s for s, (pr, *_) in top.items() if pr.child == drain[0] and s != self.out and self.plain[s]]
+        return (sources, *self._unrolled_terms(entries, drain)) if sources else None
 
     def _rf_drains(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float],
                    top: dict[int, tuple], spent: dict[int, np.ndarray]) -> np.ndarray | None:
@@ -1884,12 +1886,11 @@ class LowerBound:
         over the tensors ``s``. It extends B26 (one boundary, the chip only) and B22 (the chained ``w_t``); a node's
         bound only, never the tile bound, for B22's reason (a tile's instances run the tile over ``U``, not ``bounds /
         U``). None where no tensor is such an ``s``."""
-        c = drain[0]
-        sources = self._backed_at(top, c)
-        if not sources:
+        c, backed = drain[0], self._backed_terms(entries, drain, top)
+        if backed is None:
             return None
+        sources, m, chained, weights, others = backed
         n = len(rest)
-        m, chained, weights, others = self._unrolled_terms(entries, drain)
         keys, inverse = unique_rows(rest)
         rows = inverse.reshape(-1)
         legal, low = self._unrolling_low(m, keys)
