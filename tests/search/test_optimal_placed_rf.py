@@ -52,6 +52,13 @@ def _ids(cases: list[tuple[ArchSpec, Operator]]) -> list[str]:
     return [f"{a.name}-{op.name}" for a, op in cases]
 
 
+def assert_below_every_cost(pairs: list[tuple[np.ndarray, np.ndarray]], name: str) -> None:
+    """Each (bound, cost) pair of :func:`stage_bounds`: no bound above a finite cost (up to rounding)."""
+    for bound, truth in pairs:
+        ok = np.isfinite(truth)
+        assert not (ok & (bound > truth * (1 + 1e-9))).any(), (name, bound[ok].max(), truth[ok].min())
+
+
 def assert_placed_bounds_below(arch: ArchSpec, op: Operator) -> None:
     """Every objective, every stage and the tile bound of every placed brute-force mapping at most its cost (and with
     both axes on a 2-D array)."""

@@ -27,7 +27,7 @@ from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.search.space import touched_lower
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
-from test_optimal_placed_rf import _ids, stage_bounds
+from test_optimal_placed_rf import _ids, assert_below_every_cost, stage_bounds
 
 ORIGINAL = LowerBound._rf_drains
 
@@ -66,9 +66,7 @@ def shipped() -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
 @pytest.mark.parametrize("arch,op", CASES, ids=_ids(CASES))
 def test_rf_drains_bounds_never_exceed_any_completion(shipped: dict, arch: ArchSpec, op: Operator) -> None:
     """Every objective, every stage and the tile bound, placed."""
-    for bound, truth in shipped[op.name]:
-        ok = np.isfinite(truth)
-        assert not (ok & (bound > truth * (1 + 1e-9))).any(), (op.name, bound[ok].max(), truth[ok].min())
+    assert_below_every_cost(shipped[op.name], op.name)
 
 
 def _off(self: LowerBound, *args: object) -> None:

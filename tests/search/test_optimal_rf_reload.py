@@ -20,7 +20,7 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
-from test_optimal_placed_rf import _ids, _wide, stage_bounds, tiny_rf_array
+from test_optimal_placed_rf import _ids, _wide, assert_below_every_cost, stage_bounds, tiny_rf_array
 from test_optimal_placement import tiny_rf_arch
 
 CHAINS = LowerBound._nested_chains
@@ -52,9 +52,7 @@ def shipped() -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
 @pytest.mark.parametrize("arch,op", CASES, ids=_ids(CASES))
 def test_rf_reload_bounds_never_exceed_any_completion(shipped: dict, arch: ArchSpec, op: Operator) -> None:
     """Every objective, every stage and the tile bound, placed and placed with both axes."""
-    for bound, truth in shipped[op.name]:
-        ok = np.isfinite(truth)
-        assert not (ok & (bound > truth * (1 + 1e-9))).any(), (op.name, bound[ok].max(), truth[ok].min())
+    assert_below_every_cost(shipped[op.name], op.name)
 
 
 def _off(self: LowerBound, entries: dict, *args: object) -> np.ndarray:

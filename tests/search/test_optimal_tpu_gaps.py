@@ -27,7 +27,7 @@ from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.search.optimal import optimal_search
 from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.workload.ir import Operator
-from test_optimal_placed_rf import stage_bounds
+from test_optimal_placed_rf import assert_below_every_cost, stage_bounds
 from test_optimal_placement import _wide, placed_space
 from test_optimal_wide_tpu import _ids
 from test_optimal_wide_tpu_rf import CASES as RF_CASES, assert_lowered_somewhere
@@ -56,9 +56,7 @@ def test_the_cases_have_narrow_final_outputs_with_and_without_a_reducing_network
 def test_partial_sum_bounds_never_exceed_any_completion(shipped: dict, arch: ArchSpec, op: Operator) -> None:
     """Every objective, every stage's ancestor and the tile bound at most each placed mapping's cost, and the search
     proves the brute force's optimum."""
-    for bound, truth in shipped[op.name]:
-        ok = np.isfinite(truth)
-        assert not (ok & (bound > truth * (1 + 1e-9))).any(), (op.name, bound[ok].max(), truth[ok].min())
+    assert_below_every_cost(shipped[op.name], op.name)
     cost = CostModel(op, arch).evaluate(placed_space(op, arch, both=True))
     for objective in OBJECTIVES:
         truth = cost.objective(objective)

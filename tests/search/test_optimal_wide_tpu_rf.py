@@ -19,7 +19,7 @@ from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
-from test_optimal_placed_rf import stage_bounds
+from test_optimal_placed_rf import assert_below_every_cost, stage_bounds
 from test_optimal_wide_tpu import _ids, cases
 
 CHAINS = LowerBound._stacked_chains
@@ -44,9 +44,7 @@ def shipped() -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
 @pytest.mark.parametrize("arch,op", CASES, ids=_ids(CASES))
 def test_stacked_bounds_never_exceed_any_completion(shipped: dict, arch: ArchSpec, op: Operator) -> None:
     """Every objective, every stage's ancestor and the tile bound at most each placed mapping's cost."""
-    for bound, truth in shipped[op.name]:
-        ok = np.isfinite(truth)
-        assert not (ok & (bound > truth * (1 + 1e-9))).any(), (op.name, bound[ok].max(), truth[ok].min())
+    assert_below_every_cost(shipped[op.name], op.name)
 
 
 def _off(self: LowerBound, placed: dict, rest: np.ndarray, drain: tuple) -> np.ndarray:
