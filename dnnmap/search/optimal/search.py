@@ -788,8 +788,9 @@ def optimal_search(op: Operator, arch: ArchSpec, objective: str = "edp", budget_
     deadline = t0 + budget_seconds if budget_seconds is not None else math.inf
     midway = None
     if incumbent is None and placement and imperfect is None and budget_seconds is not None:
-        def thorough_start() -> None:  # the placed walk's thorough rules, where the cheap start is not yet proven and
-            if deadline - time.perf_counter() > THOROUGH_COST * start_seconds:  # the budget likely holds the walk
+        def thorough_start() -> None:
+            """Offer the thorough placed walk's mapping where the budget left likely holds the walk."""
+            if deadline - time.perf_counter() > THOROUGH_COST * start_seconds:
                 bb.offer(MappingBatch.from_mappings(op, arch, [sunstone_search(
                     op, arch, objective, model=model, placement=True, both_axes=both_axes).mapping]))
         midway = (t0 + budget_seconds * MIDWAY, thorough_start)
