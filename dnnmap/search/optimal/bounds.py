@@ -160,6 +160,7 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -170,7 +171,7 @@ from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
 from dnnmap.search.space import axis_plan, divisors, prime_factors, touched_lower, two_term_values, unique_rows, window_extent
 from dnnmap.search.sunstone.unroll import legal_table
-from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice, values
+from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
 from dnnmap.workload.ir import Operator
 
 
@@ -474,6 +475,8 @@ def _dividing(table: np.ndarray, divides: dict[tuple[int, int], np.ndarray], bud
 # tiers of :meth:`LowerBound.compute` (docs/search.md "Costly bounds only where they can prune"): each adds terms that
 # only raise a bound, so every tier is a lower bound; the search asks for a higher one only where a lower one does not
 # already reach the incumbent
+_Kept = TypeVar("_Kept")  # what :meth:`LowerBound._of_spatial` keeps
+
 TIER_PAIRS = 0  # B1-B6, B12, B17: exact pairs, best orders, compulsory traffic at the pairs and the lanes, hops, latency
 TIER_REFILLS = 1  # and B7-B9, B13, B15, B16 (B23: with placement), B20: capacity per sweep, disjoint footprints, refills
 TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24-B27, B29, the lanes' joint term, B23's joint term: per-budget tables
@@ -572,15 +575,16 @@ class LowerBound:
         self.cycles_per_byte = (float(dram_transfer_seconds(transfer, 1.0, 0.0)) * arch.clock_mhz * 1e6
                                 if transfer is not None else 0.0)
 
-    def _of_spatial(self, spatial: np.ndarray, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
-        """``make()``, kept (read-only) for ``spatial`` while it is the spatial array of the latest call
+    def _of_spatial(self, spatial: np.ndarray, key: tuple, make: Callable[[], _Kept]) -> _Kept:
+        """``make()``, kept (an array read-only) for ``spatial`` while it is the spatial array of the latest call
         (:meth:`compute` starts anew): the pairs of one call share their levels' products."""
         if self._spatial_memo[0] is not spatial:
             self._spatial_memo = (spatial, {})
         got = self._spatial_memo[1].get(key)
         if got is None:
             got = make()
-            got.setflags(write=False)
+            if isinstance(got, np.ndarray):
+                got.setflags(write=False)
             self._spatial_memo[1][key] = got
         return got
 
@@ -1578,14 +1582,17 @@ class LowerBound:
         n = len(spatial)
         kept = [u for u in range(self.T) if self.keeps[ch, u]]
         others, outs = [], []
+        words_of: dict[tuple[int, frozenset[int]], np.ndarray] = {}  # the orders share (tensor, outer tensors)
         for outer_first in itertools.permutations(kept):
             rest, out = np.zeros(n), np.zeros(n)
             for i, t in enumerate(outer_first):
                 if t not in entries:
                     continue
                 h, per_word, copies, *parent = entries[t]
-                words = self._placed_words(spatial, ch, t, frozenset(outer_first[:i]), left, loopable)
-                drained = words
+                outer = frozenset(outer_first[:i])
+                if (t, outer) not in words_of:
+                    words_of[(t, outer)] = self._placed_words(spatial, ch, t, outer, left, loopable)
+                words = drained = words_of[(t, outer)]
                 if copies is not None:
                     words = self._reloaded(words, copies)
                 refills = np.maximum(0.0, words - h) * per_word
@@ -1617,16 +1624,23 @@ class LowerBound:
         the tensors ``outer`` (:meth:`_placed_ratio` over each node's cover, per group of nodes whose ``loopable``
         (n, D) rows are equal; :meth:`_within_level` where ``left``, the extents per instance of ``ch`` left to the
         open levels, is given)."""
-        cover = self._cover(spatial, ch)
-        masks, of_mask = unique_rows(loopable)
-        words = np.empty(len(cover))
-        for g, row in enumerate(masks):
-            sel = np.nonzero(of_mask.reshape(-1) == g)[0]
-            mask = tuple(bool(x) for x in row)
-            keys, inverse = unique_rows(cover[sel])
-            least = self._placed_ratio(keys, ch, t, outer, mask)[inverse.reshape(-1)]
-            if left is not None:
-                least = self._within_level(least, left[sel], ch, t, outer, mask)
+        def groups() -> list[tuple[np.ndarray, tuple[bool, ...], np.ndarray, np.ndarray, np.ndarray | None]]:
+            cover = self._cover(spatial, ch)
+            masks, of_mask = unique_rows(loopable)
+            out = []
+            for g, row in enumerate(masks):
+                sel = np.nonzero(of_mask.reshape(-1) == g)[0]
+                keys, inverse = unique_rows(cover[sel])
+                out.append((sel, tuple(bool(x) for x in row), keys, inverse.reshape(-1),
+                            None if left is None else self._lattice_rows(left[sel])))
+            return out
+
+        words = np.empty(len(spatial))
+        key = ("placed groups", ch, loopable.tobytes(), None if left is None else left.tobytes())
+        for sel, mask, keys, inverse, rows in self._of_spatial(spatial, key, groups):
+            least = self._placed_ratio(keys, ch, t, outer, mask)[inverse]
+            if rows is not None:
+                least = self._within_level(least, rows, ch, t, outer, mask)
             words[sel] = self.iterations * least
         return words
 
@@ -2062,7 +2076,7 @@ class LowerBound:
         values, shape, at, _ = self._chain_grid(m)
         size = int(np.prod(shape))
         words = np.zeros((size, self.T))
-        words[np.ravel_multi_index(at, shape)] = touched_lower(self.op, self._lattice)  # an instance's, any indices
+        words[np.ravel_multi_index(at, shape)] = touched_lower(self.op, self._layer_lattice()[0])  # an instance's, any indices
         coords = np.indices(shape).reshape(self.op_dims, -1)
         box = np.array([values[d][coords[d]] for d in range(self.op_dims)])  # (D, G)
         over = words[:, s] > self.capacity[c, s]
@@ -2291,10 +2305,7 @@ class LowerBound:
         key = ("chain grid", m)
         if key not in self._front_cache:
             table = self._joint_table(m, drains=True)[0][self._distinct_rows(m)]
-            if self._lattice is None:
-                self._lattice = divisor_lattice(tuple(int(x) for x in self.bounds))
-            tiles = self._lattice
-            values = [np.unique(tiles[:, d]) for d in range(self.op_dims)]
+            tiles, values = self._layer_lattice()
             at = tuple(np.searchsorted(values[d], tiles[:, d]) for d in range(self.op_dims))
             covers = self.bounds[None, :] // table
             cover_at = tuple(np.searchsorted(values[d], covers[:, d]) for d in range(self.op_dims))
@@ -2377,11 +2388,7 @@ class LowerBound:
         (:meth:`_every_event`); the least over the loop's dimensions. The least per box of the layer's lattice is
         computed once per (level, tensor, outer tensors), the least over a cover's divisors once per cover.
         ``loopable`` (B30, :meth:`_within_level`): the dimensions a loop above ``R`` may be on (None: all)."""
-        if self._lattice is None:
-            self._lattice = divisor_lattice(tuple(int(x) for x in self.bounds))
-            self._lattice_values = [np.array(v, dtype=np.int64) for v in values(tuple(int(x) for x in self.bounds),
-                                                                                 None)]
-        tiles = self._lattice
+        tiles, _ = self._layer_lattice()
         key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
         if key not in self._placed_tiles:
             covers_of = np.ones((len(tiles), self.T, self.op_dims), dtype=np.int64)
@@ -2407,11 +2414,12 @@ class LowerBound:
             out[i] = least
         return out
 
-    def _within_level(self, least: np.ndarray, rest: np.ndarray, level: int, t: int, outer: frozenset[int],
+    def _within_level(self, least: np.ndarray, row: np.ndarray, level: int, t: int, outer: frozenset[int],
                       loopable: tuple[bool, ...] | None = None) -> np.ndarray:
         """(n,) B30 (docs/search.md, "B30: the raised tile within its level's loops"): B20's least ratio ``least`` of
-        each node (over the boxes dividing its cover) where ``rest`` (n, D), the extents left to the levels below the
-        node's fixed ones, fits as ``t``'s raised tile with ``outer``; else the least over the boxes dividing ``rest``.
+        each node (over the boxes dividing its cover) where ``rest``, the extents left to the levels below the node's
+        fixed ones (``row``: their rows of the layer's lattice, :meth:`_lattice_rows`; -1: none, the padded space),
+        fits as ``t``'s raised tile with ``outer``; else the least over the boxes dividing ``rest``.
         A raised tile at ``level`` spans loops of ``level`` and below, all within ``rest``, or, to reach over a loop
         of a level above, every loop of ``level`` and below: ``rest`` whole, a box at least ``rest``, which fits only
         where ``rest`` does (a larger box holds no fewer words of each tensor). Only where no fan-out between
@@ -2422,20 +2430,34 @@ class LowerBound:
         ratio = self._placed_tiles[key]
         table = self._divisor_least.get(key)
         if table is None:
-            grid = ratio.reshape([len(v) for v in self._lattice_values])
-            for axis, vals in enumerate(self._lattice_values):
+            _, per_dim = self._layer_lattice()
+            grid = ratio.reshape([len(v) for v in per_dim])
+            for axis, vals in enumerate(per_dim):
                 divides = vals[None, :] % vals[:, None] == 0  # [j, i]: value j divides value i
                 grid = np.stack([grid.take(np.nonzero(divides[:, i])[0], axis=axis).min(axis=axis)
                                  for i in range(len(vals))], axis=axis)
             table = self._divisor_least[key] = grid.reshape(-1)
-        row = np.zeros(len(rest), dtype=np.int64)
-        found = np.ones(len(rest), dtype=bool)
-        for d, vals in enumerate(self._lattice_values):
-            pos = np.minimum(np.searchsorted(vals, rest[:, d]), len(vals) - 1)
-            found &= vals[pos] == rest[:, d]
-            row = row * len(vals) + pos
         below = np.where(np.isfinite(table[row]), table[row], 0.0)
-        return np.where(found & ~np.isfinite(ratio[row]), np.maximum(least, below), least)
+        return np.where((row >= 0) & ~np.isfinite(ratio[row]), np.maximum(least, below), least)
+
+    def _layer_lattice(self) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The layer's lattice of boxes (every box dividing its bounds, last dimension fastest) and its values per
+        dimension, ascending (computed once)."""
+        if self._lattice is None:
+            self._lattice = divisor_lattice(tuple(int(x) for x in self.bounds))
+            self._lattice_values = [np.unique(self._lattice[:, d]) for d in range(self.op_dims)]
+        return self._lattice, self._lattice_values
+
+    def _lattice_rows(self, extents: np.ndarray) -> np.ndarray:
+        """(n,) the row of each of ``extents`` (n, D) in the layer's lattice of boxes (:meth:`_placed_ratio`'s), -1
+        where it is not one (a padded extent)."""
+        row = np.zeros(len(extents), dtype=np.int64)
+        found = np.ones(len(extents), dtype=bool)
+        for d, vals in enumerate(self._layer_lattice()[1]):
+            pos = np.minimum(np.searchsorted(vals, extents[:, d]), len(vals) - 1)
+            found &= vals[pos] == extents[:, d]
+            row = row * len(vals) + pos
+        return np.where(found, row, -1)
 
     def _run_words(self, tiles: np.ndarray, t: int, level: int, loopable: tuple[bool, ...] | None = None
                    ) -> np.ndarray:
