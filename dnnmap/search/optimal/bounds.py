@@ -118,6 +118,11 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   least of two cases, some word drained twice from B14's child (then every drain and every update of its parent moves
   a partial sum at full width, which B14 and B24 price at the final width) or each copy drained once (then the
   output's raised tile runs all of ``U``'s reduction, :meth:`LowerBound._capped_chains`);
+* B30 **the raised tile within its level's loops** (docs/search.md, section of that name; :meth:`LowerBound._within_level`,
+  :meth:`LowerBound._level_loops`; in B20): a raised tile spans loops of its level and below, within the node's open
+  extents ``rest``, unless it is all of them (which fits only where ``rest`` does), so B20's boxes divide ``rest``
+  where ``rest`` does not fit and no fan-out above the level is open; and the loops next to a raised tile (B28's) are
+  on dimensions that have a loop at the node;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
