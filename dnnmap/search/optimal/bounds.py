@@ -170,7 +170,7 @@ from dnnmap.cost.model import CostBatch, CostModel
 from dnnmap.cost.transfer import dram_transfer_seconds
 from dnnmap.search.space import axis_plan, divisors, prime_factors, touched_lower, two_term_values, unique_rows, window_extent
 from dnnmap.search.sunstone.unroll import legal_table
-from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice
+from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice, values
 from dnnmap.workload.ir import Operator
 
 
@@ -558,6 +558,8 @@ class LowerBound:
         self._placed_tiles: dict[tuple, np.ndarray] = {}
         self._divisors: dict[tuple[int, ...], np.ndarray] = {}
         self._placed_least: dict[tuple, float] = {}
+        self._lattice_values: list[np.ndarray] = []  # B30 (:meth:`_within_level`): the lattice's values per dimension
+        self._divisor_least: dict[tuple, np.ndarray] = {}  # B30: per B20 key, the least over each box's divisors
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
         self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
         self._ratio_cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}  # B3 (:meth:`_least_ratio`)
@@ -773,7 +775,9 @@ class LowerBound:
             else:
                 refills = self._innermost_refills(extra, temporal, left, fixed_from, windowed.get(ch))
             if ch in placed:  # B20 (B10 folded into it)
-                own, *parts = self._placed_refills(placed[ch], spatial, ch)
+                # B30: a loop above a raised tile is one of the levels below the fixed ones (their extents ``rest``) or fixed
+                loopable = (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)
+                own, *parts = self._placed_refills(placed[ch], spatial, ch, rest, loopable)
                 refills = np.maximum(refills, own)
                 if drain is not None and ch == drain[0]:
                     beside = parts
@@ -1561,8 +1565,8 @@ class LowerBound:
         (outputs x ``copies``) words is read back (B9)."""
         return words + np.maximum(0.0, words - self.out_words * copies)
 
-    def _placed_refills(self, entries: dict[int, tuple], spatial: np.ndarray,
-                        ch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _placed_refills(self, entries: dict[int, tuple], spatial: np.ndarray, ch: int, left: np.ndarray,
+                        loopable: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """B20 (docs/search.md, "B20: each tensor's own tiles under placement"): B10 with each tensor's refills priced
         over the boxes its own placed tile allows. ``entries``: t -> (compulsory child words, energy per word, output
         copies or None) of the plain tensors and sliding-window inputs kept at level ``ch``. A tensor's tile raised
@@ -1574,8 +1578,13 @@ class LowerBound:
         fourth item (the output's, with placement) is the output pair's whole energy as a function of its drained
         words (:meth:`_drained_pair`) and the pair's other bound: its refills are at least that less the bound."""
         cover = self._cover(spatial, ch)
-        keys, inverse = unique_rows(cover)
-        rows = inverse.reshape(-1)
+        # B30: per group of nodes with the same dimensions a loop may be on, their covers
+        masks, of_mask = unique_rows(loopable)
+        groups = []
+        for g, mask in enumerate(masks):
+            sel = np.nonzero(of_mask.reshape(-1) == g)[0]
+            keys, inverse = unique_rows(cover[sel])
+            groups.append((sel, tuple(bool(x) for x in mask), keys, inverse.reshape(-1)))
         kept = [u for u in range(self.T) if self.keeps[ch, u]]
         others, outs = [], []
         for outer_first in itertools.permutations(kept):
@@ -1584,7 +1593,11 @@ class LowerBound:
                 if t not in entries:
                     continue
                 h, per_word, copies, *parent = entries[t]
-                words = self.iterations * self._placed_ratio(keys, ch, t, frozenset(outer_first[:i]))[rows]
+                outer = frozenset(outer_first[:i])
+                words = np.empty(len(cover))
+                for sel, mask, keys, rows in groups:
+                    words[sel] = self.iterations * self._within_level(
+                        self._placed_ratio(keys, ch, t, outer, mask)[rows], left[sel], ch, t, outer, mask)
                 drained = words
                 if copies is not None:
                     words = self._reloaded(words, copies)
@@ -2336,7 +2349,8 @@ class LowerBound:
                 else np.where(legal, 0.0, np.inf))
         return cs, np.maximum(0.0, found - mins[:, None])
 
-    def _placed_ratio(self, covers: np.ndarray, level: int, t: int, outer: frozenset[int]) -> np.ndarray:
+    def _placed_ratio(self, covers: np.ndarray, level: int, t: int, outer: frozenset[int],
+                      loopable: tuple[bool, ...] | None = None) -> np.ndarray:
         """(u,) B20: per row of ``covers`` (the extents one instance of ``level`` runs), the least words of tensor ``t``
         its child moves per iteration, over the boxes ``R`` dividing it that may be ``t``'s raised tile: ``t``'s words
         of ``R`` and, for each tensor ``u`` of ``outer`` (whose raised tiles hold ``R``), ``u``'s words of ``R`` fit the
@@ -2345,19 +2359,24 @@ class LowerBound:
         input at least the new words of a step of that loop (:func:`_step_words` with halo reuse: the child holds at
         the run's start only a tile of the previous run's footprint) at half of the runs, or at all of them
         (:meth:`_every_event`); the least over the loop's dimensions. The least per box of the layer's lattice is
-        computed once per (level, tensor, outer tensors), the least over a cover's divisors once per cover."""
+        computed once per (level, tensor, outer tensors), the least over a cover's divisors once per cover.
+        ``loopable`` (B30, :meth:`_within_level`): the dimensions a loop above ``R`` may be on (None: all)."""
         if self._lattice is None:
             self._lattice = divisor_lattice(tuple(int(x) for x in self.bounds))
+            self._lattice_values = [np.array(v, dtype=np.int64) for v in values(tuple(int(x) for x in self.bounds),
+                                                                                 None)]
         tiles = self._lattice
-        key = (level, t, outer)
+        key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
         if key not in self._placed_tiles:
             covers_of = np.ones((len(tiles), self.T, self.op_dims), dtype=np.int64)
             covers_of[:, sorted(outer | {t})] = tiles[:, None, :]
             size = tiles.prod(axis=1).astype(float)
             least = touched_lower(self.op, tiles, contiguous=True)[:, t] / size  # plain, or no loop above R: once
             if not self.plain[t]:
-                per = self._run_words(tiles, t, level) / size[:, None]
+                per = self._run_words(tiles, t, level, loopable) / size[:, None]
                 moving = self.indexes[t] & (self.bounds > 1)
+                if loopable is not None:
+                    moving &= np.array(loopable)
                 least = np.minimum(least, per[:, moving].min(axis=1)) if moving.any() else least
             self._placed_tiles[key] = np.where(self.fit.fits(level, covers_of), least, np.inf)
         ratio = self._placed_tiles[key]
@@ -2372,7 +2391,36 @@ class LowerBound:
             out[i] = least
         return out
 
-    def _run_words(self, tiles: np.ndarray, t: int, level: int) -> np.ndarray:
+    def _within_level(self, least: np.ndarray, rest: np.ndarray, level: int, t: int, outer: frozenset[int],
+                      loopable: tuple[bool, ...] | None = None) -> np.ndarray:
+        """(n,) B30 (docs/search.md, "B30: the raised tile within its level's loops"): B20's least ratio ``least`` of
+        each node (over the boxes dividing its cover) where ``rest`` (n, D), the extents left to the levels below the
+        node's fixed ones, fits as ``t``'s raised tile with ``outer``; else the least over the boxes dividing ``rest``.
+        A raised tile at ``level`` spans loops of ``level`` and below, all within ``rest``, or, to reach over a loop
+        of a level above, every loop of ``level`` and below: ``rest`` whole, a box at least ``rest``, which fits only
+        where ``rest`` does (a larger box holds no fewer words of each tensor). The least over the divisors of every
+        box of the layer's lattice is computed once per (level, tensor, outer tensors, ``loopable``)."""
+        key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
+        ratio = self._placed_tiles[key]
+        table = self._divisor_least.get(key)
+        if table is None:
+            grid = ratio.reshape([len(v) for v in self._lattice_values])
+            for axis, vals in enumerate(self._lattice_values):
+                divides = vals[None, :] % vals[:, None] == 0  # [j, i]: value j divides value i
+                grid = np.stack([grid.take(np.nonzero(divides[:, i])[0], axis=axis).min(axis=axis)
+                                 for i in range(len(vals))], axis=axis)
+            table = self._divisor_least[key] = grid.reshape(-1)
+        row = np.zeros(len(rest), dtype=np.int64)
+        found = np.ones(len(rest), dtype=bool)
+        for d, vals in enumerate(self._lattice_values):
+            pos = np.minimum(np.searchsorted(vals, rest[:, d]), len(vals) - 1)
+            found &= vals[pos] == rest[:, d]
+            row = row * len(vals) + pos
+        below = np.where(np.isfinite(table[row]), table[row], 0.0)
+        return np.where(found & ~np.isfinite(ratio[row]), np.maximum(least, below), least)
+
+    def _run_words(self, tiles: np.ndarray, t: int, level: int, loopable: tuple[bool, ...] | None = None
+                   ) -> np.ndarray:
         """(n, D) B20 with B28 (docs/search.md, "B28: the window's wraps under a small register file"): per box of
         ``tiles`` (a sliding-window input ``t``'s raised tile ``R`` at ``level``) and dimension ``d``, the least words
         ``t``'s child brings in per run of ``R`` when the loop ``L1`` right above ``R`` is on ``d``. Every step of ``L1``
@@ -2388,8 +2436,9 @@ class LowerBound:
         1) k1 e_d`` (none where it is 0: the diagonal reuse of ``p + r``); ``d2`` on another window axis, both axes
         shifted; on a plain axis of ``t``, the whole box; indexing no axis of ``t``, ``A`` shifted by the wrap. The
         least over ``T``, ``k1`` and the entries of ``((T - 1) x step + entry / 2) / T``, never below half a step
-        (B20 before B28). Cached per tensor, level and tiles (B20 passes the layer's lattice)."""
-        key = ("run words", t, level, tiles.tobytes())
+        (B20 before B28). ``L2`` only on the dimensions ``loopable`` allows (B30; None: any). Cached per tensor, level,
+        tiles (B20 passes the layer's lattice) and ``loopable``."""
+        key = ("run words", t, level, tiles.tobytes(), loopable)
         if key in self._front_cache:
             return self._front_cache[key]
         step = _step_words(self.op, tiles, t, True, self.bounds)
@@ -2418,7 +2467,8 @@ class LowerBound:
                         if not ok.any():
                             continue
                         moved = abs(c) * (trips - 1) * (k1t // trips) * tiles[rows, i]
-                        entry = self._entry_words(tiles, rows, axes, a, i, c, k1t // trips, trips, moved, whole, spread)
+                        entry = self._entry_words(tiles, rows, axes, a, i, c, k1t // trips, trips, moved, whole, spread,
+                                                  loopable)
                         per_run = ((trips - 1) * step[rows, i] + 0.5 * entry) / trips
                         best = np.where(ok, np.minimum(best, per_run), best)
                 out[rows, i] = np.maximum(out[rows, i], np.where(np.isfinite(best), best, 0.0))
@@ -2427,7 +2477,8 @@ class LowerBound:
         return out
 
     def _entry_words(self, tiles: np.ndarray, rows: np.ndarray, axes: list, a: int, i: int, c: int, k1: int,
-                     trips: int, moved: np.ndarray, whole: np.ndarray, spread: int) -> np.ndarray:
+                     trips: int, moved: np.ndarray, whole: np.ndarray, spread: int,
+                     loopable: tuple[bool, ...] | None = None) -> np.ndarray:
         """(len(rows),) B28 (:meth:`_run_words`): the least words an entry of ``L1`` (dimension ``i``, term ``c i``
         of axis ``a``, ``trips`` trips of stride ``k1`` tiles, its wrap shifting the axis by ``moved``) brings in
         when the next loop ``L2`` steps, over ``L2``'s dimension and stride (at most ``spread`` tiles apart)."""
@@ -2438,7 +2489,7 @@ class LowerBound:
         entry = np.where(self.bounds[i] // tiles[rows, i] // (k1 * trips) >= 2, np.minimum(entry, itself), entry)
         # (L2 on d itself: A shifts forward by one stride of L1 at least)
         for j in range(self.op_dims):
-            if j == i or self.bounds[j] < 2:
+            if j == i or self.bounds[j] < 2 or (loopable is not None and not loopable[j]):
                 continue
             room = self.bounds[j] // tiles[rows, j]
             where = [b for b, (terms, _, _) in enumerate(axes) if any(col == j for col, _ in terms)]
