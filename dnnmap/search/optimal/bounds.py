@@ -777,7 +777,9 @@ class LowerBound:
             if ch in placed:  # B20 (B10 folded into it)
                 # B30: a loop above a raised tile is one of the levels below the fixed ones (their extents ``rest``) or fixed
                 loopable = (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)
-                own, *parts = self._placed_refills(placed[ch], spatial, ch, rest, loopable)
+                # and ``rest`` is the level's extents per instance where no fan-out above it is open
+                fans_open = any(self.arch.levels[m].fanout is not None for m in range(ch + 1, fixed_from))
+                own, *parts = self._placed_refills(placed[ch], spatial, ch, None if fans_open else rest, loopable)
                 refills = np.maximum(refills, own)
                 if drain is not None and ch == drain[0]:
                     beside = parts
@@ -1565,7 +1567,7 @@ class LowerBound:
         (outputs x ``copies``) words is read back (B9)."""
         return words + np.maximum(0.0, words - self.out_words * copies)
 
-    def _placed_refills(self, entries: dict[int, tuple], spatial: np.ndarray, ch: int, left: np.ndarray,
+    def _placed_refills(self, entries: dict[int, tuple], spatial: np.ndarray, ch: int, left: np.ndarray | None,
                         loopable: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """B20 (docs/search.md, "B20: each tensor's own tiles under placement"): B10 with each tensor's refills priced
         over the boxes its own placed tile allows. ``entries``: t -> (compulsory child words, energy per word, output
@@ -1596,8 +1598,10 @@ class LowerBound:
                 outer = frozenset(outer_first[:i])
                 words = np.empty(len(cover))
                 for sel, mask, keys, rows in groups:
-                    words[sel] = self.iterations * self._within_level(
-                        self._placed_ratio(keys, ch, t, outer, mask)[rows], left[sel], ch, t, outer, mask)
+                    least = self._placed_ratio(keys, ch, t, outer, mask)[rows]
+                    if left is not None:
+                        least = self._within_level(least, left[sel], ch, t, outer, mask)
+                    words[sel] = self.iterations * least
                 drained = words
                 if copies is not None:
                     words = self._reloaded(words, copies)
@@ -2398,8 +2402,10 @@ class LowerBound:
         node's fixed ones, fits as ``t``'s raised tile with ``outer``; else the least over the boxes dividing ``rest``.
         A raised tile at ``level`` spans loops of ``level`` and below, all within ``rest``, or, to reach over a loop
         of a level above, every loop of ``level`` and below: ``rest`` whole, a box at least ``rest``, which fits only
-        where ``rest`` does (a larger box holds no fewer words of each tensor). The least over the divisors of every
-        box of the layer's lattice is computed once per (level, tensor, outer tensors, ``loopable``)."""
+        where ``rest`` does (a larger box holds no fewer words of each tensor). Only where no fan-out between
+        ``level`` and the fixed levels is open (the caller's test): else an instance of ``level`` runs ``rest`` over
+        that fan-out's unknown unrolling. The least over the divisors of every box of the layer's lattice is computed
+        once per (level, tensor, outer tensors, ``loopable``)."""
         key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
         ratio = self._placed_tiles[key]
         table = self._divisor_least.get(key)
