@@ -56,7 +56,8 @@ def test_window_runs_never_exceed_any_completion(arch: ArchSpec, op: Operator) -
     assert_placed_bounds_below(arch, op)
 
 
-def _before(self: LowerBound, tiles: np.ndarray, t: int, level: int) -> np.ndarray:
+def _before(self: LowerBound, tiles: np.ndarray, t: int, level: int, loopable: tuple[bool, ...] | None = None
+            ) -> np.ndarray:
     """B28 taken out: every step's words where every event brings them, else half of them (B20 as it was)."""
     step = _step_words(self.op, tiles, t, True, self.bounds)
     return np.where(self._every_event(tiles, t), step, 0.5 * step)

@@ -151,7 +151,7 @@ RULES: dict[str, tuple[object, str, Callable]] = {
     "B3 lanes' known stride": (bounds, "_lane_box_words", _no_step),
     "B3/B4 lanes jointly": (LowerBound, "_joint_lanes", lambda self, spatial, *a, **k: (np.zeros((len(spatial), 1)),
                                                                                        None)),
-    "B20 own placed tiles": (LowerBound, "_placed_refills", lambda self, entries, spatial, ch: (
+    "B20 own placed tiles": (LowerBound, "_placed_refills", lambda self, entries, spatial, *a: (
         np.zeros(len(spatial)), np.zeros((1, len(spatial))), np.zeros((1, len(spatial))))),
     "B11 whole-box refills": (LowerBound, "_held_refills", lambda self, wholes, extra, *a: np.zeros(len(extra))),
     "B13 window steps": (bounds, "_step_words", lambda op, tiles, t, halo, *a: np.zeros((len(tiles), len(op.dim_names)))),

@@ -78,19 +78,21 @@ def test_placed_rf_bounds_never_exceed_any_completion(arch: ArchSpec, op: Operat
     assert_placed_bounds_below(arch, op)
 
 
-def _off(self: LowerBound, entries: dict, spatial: np.ndarray, ch: int) -> tuple[np.ndarray, ...]:
+def _off(self: LowerBound, entries: dict, spatial: np.ndarray, ch: int, *more: object) -> tuple[np.ndarray, ...]:
     """B20 taken out: no refills, one nesting order of none."""
     return np.zeros(len(spatial)), np.zeros((1, len(spatial))), np.zeros((1, len(spatial)))
 
 
-def _plain_only(self: LowerBound, entries: dict, spatial: np.ndarray, ch: int) -> tuple[np.ndarray, ...]:
+def _plain_only(self: LowerBound, entries: dict, spatial: np.ndarray, ch: int, *more: object
+                ) -> tuple[np.ndarray, ...]:
     """B20 without the sliding-window inputs' refills."""
-    return ORIGINAL(self, {t: v for t, v in entries.items() if self.plain[t]}, spatial, ch)
+    return ORIGINAL(self, {t: v for t, v in entries.items() if self.plain[t]}, spatial, ch, *more)
 
 
-def _inflated(self: LowerBound, entries: dict, spatial: np.ndarray, ch: int) -> tuple[np.ndarray, ...]:
+def _inflated(self: LowerBound, entries: dict, spatial: np.ndarray, ch: int, *more: object
+              ) -> tuple[np.ndarray, ...]:
     """B20's refills x 1.03."""
-    return tuple(1.03 * x for x in ORIGINAL(self, entries, spatial, ch))
+    return tuple(1.03 * x for x in ORIGINAL(self, entries, spatial, ch, *more))
 
 
 @pytest.mark.parametrize("cases, weaker", [([MATMUL], _off), ([CONV, STRIDED], _plain_only)],

@@ -230,7 +230,7 @@ def test_nested_refills_bind_and_never_exceed_any_completion(monkeypatch: pytest
         assert not (np.isfinite(truth) & (bound > truth * (1 + 1e-9))).any(), "a bound above a placed mapping's cost"
     for _ in certified_over(op, arch, placed_space(op, arch), MapSpace(op, arch, PLACED), None, {}, {"placement": True}):
         pass
-    monkeypatch.setattr(LowerBound, "_placed_refills", lambda self, entries, spatial, ch: (
+    monkeypatch.setattr(LowerBound, "_placed_refills", lambda self, entries, spatial, *a: (
         np.zeros(len(spatial)), np.zeros((1, len(spatial))), np.zeros((1, len(spatial)))))
     assert_raises_some_bound(tiny_bounds, stage_bounds(arch, op))
 
