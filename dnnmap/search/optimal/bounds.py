@@ -122,6 +122,8 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   :meth:`LowerBound._rooted_chains`; B22, B25, B26): under a node whose levels ``>= j`` are fixed, each raised tile
   of B22's chain at ``U`` divides ``rest / U`` or holds all of it over fixed loops, so where the outermost tile of a
   nesting order cannot hold ``rest / U`` alone the order's chains are read inside ``rest / U``, not ``bounds / U``;
+  and where a fixed loop indexes B26's tensor, B26's ``Y`` and prefix are fixed loops, ``Y`` with known trips ``y``
+  and ``y - 1`` boundaries per prefix iteration (:meth:`LowerBound._spilled_refetch`);
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -838,7 +840,8 @@ class LowerBound:
             if len(placed[drain[0]]) > 1:  # B25: with the parents' reads, lazily (a tensor besides the output)
                 unrolled = np.maximum(unrolled, self._parent_reads(placed[drain[0]], paired, rest, drain))
             added = np.maximum(added, unrolled - (counted - first))
-            spilled = self._spilled_refetch(placed[drain[0]], rest, drain, top, refilled)  # B26: with the refetches
+            spilled = self._spilled_refetch(placed[drain[0]], rest, drain, top, refilled,  # B26: with the refetches
+                                            temporal[:, fixed_from:])
             if spilled is not None:  # from the backing store that the on-chip capacity forces, least per unrolling
                 added = np.maximum(added, spilled - (counted - first))
             drained = self._rf_drains(placed[drain[0]], rest, drain, top, refilled)  # B27: with the child's own
@@ -1718,10 +1721,12 @@ class LowerBound:
         index = np.zeros((len(keys), len(units)), dtype=np.int64)
         found = np.ones(index.shape, dtype=bool)
         for d in range(self.op_dims):
-            box = keys[:, None, d] // units[None, :, d]
-            pos = np.minimum(np.searchsorted(values[d], box), len(values[d]) - 1)
-            found &= (values[d][pos] == box) & (keys[:, None, d] % units[None, :, d] == 0)
-            index = index * shape[d] + pos
+            box, left = np.divmod(keys[:, None, d], units[None, :, d])
+            position = np.full(int(max(values[d].max(), box.max())) + 1, -1, dtype=np.int64)
+            position[values[d]] = np.arange(len(values[d]))  # each value's place on the lattice, -1 off it
+            pos = position[box]
+            found &= (pos >= 0) & (left == 0)
+            index = index * shape[d] + np.maximum(pos, 0)
 
         lb = self
 
@@ -1843,7 +1848,8 @@ class LowerBound:
         return self._front_cache[key]
 
     def _spilled_refetch(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float],
-                         top: dict[int, tuple], spent: dict[int, np.ndarray]) -> np.ndarray | None:
+                         top: dict[int, tuple], spent: dict[int, np.ndarray], fixed: np.ndarray | None = None
+                         ) -> np.ndarray | None:
         """(n,) B26 (docs/search.md, "B26: the backing store's refetches the on-chip capacity forces"): B22 with, per
         unrolling ``U`` of the open fan-out ``m``, the refetches from the backing store that a tensor ``s`` kept at
         B14's child ``c`` with the backing store as its parent (it bypasses the levels between, as Eyeriss's weights)
@@ -1866,7 +1872,13 @@ class LowerBound:
         the refills ``spent`` at its child level; ``s``'s fills beyond its child words are B22's), so per ``U`` the least
         over ``T`` and ``d`` of their sum adds to B22's sum at ``U``; the least over the legal ``U`` (rows with the same
         cases taken together, :meth:`_spilled_groups`), less B22's held words. None where no tensor is such an ``s``;
-        else the larger over the tensors that are. A node's bound only, as B22."""
+        else the larger over the tensors that are. A node's bound only, as B22. B31 (docs/search.md, "B31: the chains
+        within the loops left below the fixed levels"): B22's chains per budget; and ``fixed`` (n, F, D), the trips of
+        the node's fixed levels' loops: where one of them indexes ``s``, the nest's outermost loops are fixed ones, so
+        ``Y`` is a fixed loop (on ``d`` with a fixed loop of ``y >= 2`` trips, ``y`` at least the least such loop's) and
+        the prefix fixed loops (``T`` dividing their product): only those cases, each with its ``y - 1`` boundaries
+        between the iterations of ``Y`` in every prefix iteration (the moves owed to different boundaries are distinct:
+        each is in the iteration after its boundary), ``T_Z (y - 1) (|t(bounds / T)| - H_t)`` words again."""
         c, backed = drain[0], self._backed_terms(entries, drain, top, rest)  # B31: B22's chains per budget
         if backed is None:
             return None
@@ -1887,6 +1899,31 @@ class LowerBound:
                 pair = self._refetched_pair(t, q, zs * np.maximum(0.0, words[:, t] - on_chip))  # (K,)
                 again[t] = np.maximum(0.0, pair[None, :] - (et + ht * hopt + spent.get(q.child, 0.0))[:, None])
             inner = np.array([again[~self.indexes[:, d]].sum(axis=0) for d in range(self.op_dims)])  # (D, n, K)
+            ys = None  # B31: per node, ``Y``'s dimensions and the prefixes among the fixed loops, where one indexes ``s``
+            if fixed is not None:
+                trips = fixed.prod(axis=1)  # (n, D)
+                ys = self.indexes[s][None, :] & (trips > 1)
+                pinned = ys.any(axis=1)
+                if pinned.any():
+                    ys = np.where(pinned[:, None], ys, True)
+                    ts = np.where(pinned[:, None], (trips[:, None, :] % self._prefixes(s)[None, :, :] == 0).all(axis=2),
+                                  True)  # (n, K)
+                    # ``Y``'s boundaries per prefix iteration: at least the least fixed loop's trips on ``d``, less 1
+                    bounds_y = np.where(pinned[:, None], np.where(fixed > 1, fixed, np.iinfo(np.int64).max).min(axis=1)
+                                        - 1, 1)  # (n, D)
+                    bounds_y = np.where(ys & (trips > 1), bounds_y, 1).astype(float)
+                    pinned_inner = np.zeros((self.op_dims, n, len(zs)))  # (D, n, K) ``inner`` over all the boundaries
+                    for t, (q, et, ht, hopt) in top.items():
+                        on_chip = self._chip_words(t)
+                        if t == s or not (words[:, t] > on_chip).any():
+                            continue
+                        over = zs * np.maximum(0.0, words[:, t] - on_chip)  # (K,) one boundary's
+                        counted = (et + ht * hopt + spent.get(q.child, 0.0))[:, None]
+                        for d in np.nonzero(~self.indexes[t] & self.indexes[s])[0]:
+                            pair = self._refetched_pair(t, q, bounds_y[:, d, None] * over[None, :])  # (n, K)
+                            pinned_inner[d] += np.maximum(0.0, pair - counted)
+                else:
+                    ys = None
             excess = np.zeros((len(keys), n))
             by_dims: dict[bytes, np.ndarray] = {}  # per set of ``Y``'s dimensions, (n, K) the least over them
             for g, key in enumerate(keys):
@@ -1895,6 +1932,11 @@ class LowerBound:
                     if dims.tobytes() not in by_dims:
                         by_dims[dims.tobytes()] = reads + inner[dims].min(axis=0)
                     excess[g] = by_dims[dims.tobytes()][:, prefixes].min(axis=1)
+                    if ys is not None:  # B31: only the cases among the fixed loops (a least over fewer cases)
+                        among = reads + np.where(ys.T[dims][:, :, None], np.where(pinned[None, :, None], pinned_inner[dims],
+                                                                                  inner[dims]), np.inf).min(axis=0)
+                        among = np.where(ts & prefixes[None, :], among, np.inf).min(axis=1)
+                        excess[g] = np.where(np.isfinite(among), np.maximum(among, excess[g]), excess[g])
             least = self._least_unrolling(m, chained, rest, members)  # (G, n)
             value = np.where(np.isneginf(least), np.inf, least + excess).min(axis=0)
             best = np.maximum(best, np.where(np.isfinite(value), value, -np.inf))
