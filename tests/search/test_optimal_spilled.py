@@ -60,14 +60,16 @@ def test_spilled_bounds_never_exceed_any_completion(shipped: list) -> None:
         assert not (ok & (bound > truth * (1 + 1e-9))).any(), (bound[ok].max(), truth[ok].min())
 
 
-def _off(self: LowerBound, entries: dict, rest: np.ndarray, drain: tuple, top: dict, spent: dict) -> None:
+def _off(self: LowerBound, entries: dict, rest: np.ndarray, drain: tuple, top: dict, spent: dict, *more: object
+         ) -> None:
     """B26 (or B27, which holds B26's terms per case) taken out."""
     return None
 
 
-def _inflated(self: LowerBound, entries: dict, rest: np.ndarray, drain: tuple, top: dict, spent: dict) -> np.ndarray:
+def _inflated(self: LowerBound, entries: dict, rest: np.ndarray, drain: tuple, top: dict, spent: dict,
+              *more: object) -> np.ndarray:
     """B26 with its increment over B22 x 3."""
-    value = ORIGINAL(self, entries, rest, drain, top, spent)
+    value = ORIGINAL(self, entries, rest, drain, top, spent, *more)
     return value + 2.0 * np.maximum(0.0, value - self._unrolled_refills(entries, rest, drain))
 
 

@@ -123,6 +123,12 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   extents ``rest``, unless it is all of them (which fits only where ``rest`` does), so B20's boxes divide ``rest``
   where ``rest`` does not fit and no fan-out above the level is open; and the loops next to a raised tile (B28's) are
   on dimensions that have a loop at the node;
+* B31 **the chains within the loops left below the fixed levels** (docs/search.md, section of that name;
+  :meth:`LowerBound._rooted_chains`; B22, B25, B26): under a node whose levels ``>= j`` are fixed, each raised tile
+  of B22's chain at ``U`` divides ``rest / U`` or holds all of it over fixed loops, so where the outermost tile of a
+  nesting order cannot hold ``rest / U`` alone the order's chains are read inside ``rest / U``, not ``bounds / U``;
+  and where a fixed loop indexes B26's tensor, B26's ``Y`` and prefix are fixed loops, ``Y`` with known trips ``y``
+  and ``y - 1`` boundaries per prefix iteration (:meth:`LowerBound._spilled_refetch`);
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -839,7 +845,8 @@ class LowerBound:
             if len(placed[drain[0]]) > 1:  # B25: with the parents' reads, lazily (a tensor besides the output)
                 unrolled = np.maximum(unrolled, self._parent_reads(placed[drain[0]], paired, rest, drain))
             added = np.maximum(added, unrolled - (counted - first))
-            spilled = self._spilled_refetch(placed[drain[0]], rest, drain, top, refilled)  # B26: with the refetches
+            spilled = self._spilled_refetch(placed[drain[0]], rest, drain, top, refilled,  # B26: with the refetches
+                                            temporal[:, fixed_from:])
             if spilled is not None:  # from the backing store that the on-chip capacity forces, least per unrolling
                 added = np.maximum(added, spilled - (counted - first))
             drained = self._rf_drains(placed[drain[0]], rest, drain, top, refilled)  # B27: with the child's own
@@ -1665,7 +1672,7 @@ class LowerBound:
         B14's sum at ``U`` (:meth:`_joint_table`), least over the legal ``U`` of the budget ``rest``, less the
         per-pair minima over them; the caller subtracts what the bound counts for those parts (B14's ``counted``
         less its first touches), as for B14. ``entries``: B20's (t -> (h, energy per word, copies))."""
-        m, chained, weights, others = self._unrolled_terms(entries, drain)
+        m, chained, weights, others = self._unrolled_terms(entries, drain, rest)
         return self._least_unrolling(m, chained, rest) - self._held(entries, weights, others, len(rest))
 
     def _held(self, entries: dict[int, tuple], weights: tuple[float, ...], others: list[int] | tuple[int, ...],
@@ -1674,11 +1681,13 @@ class LowerBound:
         (``sum_t e_t h_t``), subtracted after the least over ``U``."""
         return sum((entries[t][0] * weights[t] for t in others), np.zeros(n))
 
-    def _unrolled_terms(self, entries: dict[int, tuple], drain: tuple[int, float, float]
-                        ) -> tuple[int, np.ndarray, tuple[float, ...], list[int]]:
+    def _unrolled_terms(self, entries: dict[int, tuple], drain: tuple[int, float, float],
+                        rest: np.ndarray | None = None) -> tuple[int, np.ndarray, tuple[float, ...], list[int]]:
         """B22's per-unrolling terms (:meth:`_unrolled_refills`): the open fan-out ``m``, (V',) per distinct row ``U``
         of :meth:`_joint_table` B14's sum plus the least chained refills less the output's ``a_O outputs x
-        copies(U)``, the weights ``a_t`` per tensor and the tensors other than the output among ``entries``."""
+        copies(U)``, the weights ``a_t`` per tensor and the tensors other than the output among ``entries``. With
+        ``rest`` (n, D), the chains per budget (B31, :meth:`_rooted_chains`): (u, V') per distinct row of ``rest``
+        (:func:`unique_rows`' order, as :meth:`_least_unrolling` reads it)."""
         c = drain[0]
         m = self.array
         table, energy, _, _ = self._joint_table(m, drains=True)
@@ -1689,9 +1698,91 @@ class LowerBound:
         others = [t for t in entries if t != self.out]
         weights = tuple(float(entries[t][1]) if t in others else per_out if t == self.out else 0.0
                         for t in range(self.T))
-        chained = (energy.sum(axis=0)[first] + self._nested_chains(m, c, weights).min(axis=0)
-                   - per_out * self.out_words * copies)  # (V',)
+        if rest is None:
+            chains = self._nested_chains(m, c, weights).min(axis=0)  # (V',)
+        else:  # B31: (u, V') the chains within what is left to the levels below the node's fixed ones
+            kept = tuple(u for u in range(self.T) if self.keeps[c, u])
+            chains = self._rooted_chains(m, tuple((c, u) for u in kept), tuple(weights[u] for u in kept),
+                                         unique_rows(rest)[0])
+        chained = energy.sum(axis=0)[first] + chains - per_out * self.out_words * copies  # (V',) or (u, V')
         return m, chained, weights, others
+
+    def _rooted_chains(self, m: int, members: tuple[tuple[int, int], ...], weights: tuple[float, ...],
+                       keys: np.ndarray, cols: np.ndarray | None = None) -> np.ndarray:
+        """(u, V') B31 (docs/search.md, "B31: the chains within the loops left below the fixed levels"):
+        :meth:`_stacked_chains` per budget of ``keys`` (u, D) (``rest``: what is left to the levels below the node's
+        fixed ones) and distinct row ``U`` of :meth:`_joint_table` (``cols``: only those rows). Under ``U`` an instance
+        runs the loops left below the fixed levels, a box ``rest / U``, inside the fixed levels' loops, and every
+        raised tile of the chain is a cut of that one loop sequence: it divides ``rest / U``, or it holds the whole of
+        ``rest / U`` (and some fixed loops), so its tensor's words of ``rest / U`` fit its level alone (a larger box
+        holds no fewer words of each tensor, B30's argument). The chain's tiles nest, so where the outermost member of
+        a nesting order cannot hold ``rest / U`` alone, the whole chain lies inside ``rest / U``: that order's least is
+        read at ``rest / U`` in :meth:`_chain_lattice`'s grid (least over the chains inside each box), else at
+        ``bounds / U`` as before; an order with no chain that fits counts 0, as in :meth:`_stacked_chains`; the least
+        over the orders. A box that is not on the layer's lattice (not dividing it) is read at ``bounds / U``."""
+        index, at_bounds, inside, memo = self._rooted_index(m, keys)
+        if cols is None and (members, weights) in memo:
+            return memo[(members, weights)]
+        grids = self._chain_lattice(m, members, weights)
+        flat = grids.reshape(len(grids), -1)
+        if cols is not None:
+            index, at_bounds = index[:, cols], at_bounds[cols]
+        out = np.full(index.shape, np.inf)
+        for o, outer_first in enumerate(itertools.permutations(range(len(members)))):
+            within = inside[members[outer_first[0]]]
+            value = np.where(within if cols is None else within[:, cols], flat[o][index], flat[o][at_bounds][None, :])
+            out = np.minimum(out, np.where(np.isfinite(value), value, 0.0))
+        if cols is None:
+            out.setflags(write=False)
+            memo[(members, weights)] = out
+        return out
+
+    def _rooted_index(self, m: int, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict, dict]:
+        """B31 (:meth:`_rooted_chains`): per budget of ``keys`` and distinct row ``U`` of :meth:`_joint_table`, (u, V')
+        the flat index of ``keys / U`` in :meth:`_chain_grid`'s grid, (V',) that of ``bounds / U``, per (level,
+        tensor) a lazily filled (u, V') mask of where the chain lies inside ``keys / U`` (that box is on the lattice
+        and the tensor's words of it do not fit the level alone), and a memo of the chains read for these budgets.
+        The last budgets' only (one node batch's)."""
+        key = ("rooted index", m)
+        cached = self._front_cache.get(key)
+        if cached is not None and cached[0].shape == keys.shape and (cached[0] == keys).all():
+            return cached[1]
+        values, shape, _, cover_at = self._chain_grid(m)
+        units = self._joint_table(m, drains=True)[0][self._distinct_rows(m)]  # (V', D)
+        index = np.zeros((len(keys), len(units)), dtype=np.int64)
+        found = np.ones(index.shape, dtype=bool)
+        for d in range(self.op_dims):
+            box, left = np.divmod(keys[:, None, d], units[None, :, d])
+            position = np.full(int(max(values[d].max(), box.max())) + 1, -1, dtype=np.int64)
+            position[values[d]] = np.arange(len(values[d]))  # each value's place on the lattice, -1 off it
+            pos = position[box]
+            found &= (pos >= 0) & (left == 0)
+            index = index * shape[d] + np.maximum(pos, 0)
+
+        lb = self
+
+        class Inside(dict):  # per (level, tensor), filled when first read
+            def __missing__(self, member: tuple[int, int]) -> np.ndarray:
+                self[member] = found & ~lb._holds_alone(m, *member)[index]
+                return self[member]
+
+        out = (index, np.ravel_multi_index(cover_at, shape), Inside(), {})
+        self._front_cache[key] = (keys.copy(), out)
+        return out
+
+    def _holds_alone(self, m: int, level: int, t: int) -> np.ndarray:
+        """B31: per box of :meth:`_chain_grid`'s grid (flat), whether tensor ``t``'s words of it fit ``level`` (the
+        other tensors taking one word, :meth:`_placed_ratio`'s test with no outer tensor). Cached."""
+        key = ("holds alone", m, level, t)
+        if key not in self._front_cache:
+            _, shape, at, _ = self._chain_grid(m)
+            tiles, _ = self._layer_lattice()
+            covers_of = np.ones((len(tiles), self.T, self.op_dims), dtype=np.int64)
+            covers_of[:, t] = tiles
+            holds = np.zeros(int(np.prod(shape)), dtype=bool)
+            holds[np.ravel_multi_index(at, shape)] = self.fit.fits(level, covers_of)
+            self._front_cache[key] = holds
+        return self._front_cache[key]
 
     def _parent_reads(self, entries: dict[int, tuple], paired: dict[int, np.ndarray], rest: np.ndarray,
                       drain: tuple[int, float, float]) -> np.ndarray:
@@ -1708,17 +1799,19 @@ class LowerBound:
         vectors' tables are computed (at most :data:`READ_TABLES` new ones a call, cached for the search); a ``U``
         whose table is not yet computed counts ``A(U)``, B22's value, so the result is always a bound."""
         m, chained, weights, others = self._unrolled_terms(entries, drain)
+        rooted = self._unrolled_terms(entries, drain, rest)[1]  # (u, V') B31: B22's per budget, at least ``chained``
         c, n, others = drain[0], len(rest), tuple(others)
         held = self._held(entries, weights, others, n)
         slack = sum((paired[t] for t in others), np.zeros(n)) - held  # (n,) d
         keys, inverse = unique_rows(rest)
         rows = inverse.reshape(-1)
         legal, low = self._unrolling_low(m, keys)
-        candidates = np.where(legal, chained[None, :], np.inf)  # (u, V')
+        candidates = np.where(legal, rooted, np.inf)  # (u, V')
         least = candidates.argmin(axis=1)[rows]  # B22's least ``U`` per node
         spare = READ_TABLES - self._read_tables(m, c, weights, others, _by_count(least), READ_TABLES)
         gain = self._read_gains(m, c, weights, others)
-        at_least = chained[least] + np.maximum(0.0, np.nan_to_num(gain[least], nan=-np.inf) - slack)
+        at_least = np.maximum(rooted[rows, least], chained[least] + np.maximum(
+            0.0, np.nan_to_num(gain[least], nan=-np.inf) - slack))
         cap = np.full(len(keys), -np.inf)
         np.maximum.at(cap, rows, at_least)  # no ``U`` at or above a budget's cap can be any of its nodes' least
         band = candidates < cap[:, None]  # (u, V')
@@ -1728,7 +1821,8 @@ class LowerBound:
             pick, ok = order[rows], np.take_along_axis(band, order, axis=1)[rows]  # (n, width)
             while True:  # the least over the band, each row's table computed when it is some node's least
                 known = np.nan_to_num(gain[pick], nan=-np.inf)
-                value = np.where(ok, chained[pick] + np.maximum(0.0, known - slack[:, None]), np.inf)
+                value = np.where(ok, np.maximum(rooted[rows[:, None], pick],
+                                                chained[pick] + np.maximum(0.0, known - slack[:, None])), np.inf)
                 arg = np.take_along_axis(pick, value.argmin(axis=1)[:, None], axis=1)[:, 0]
                 wanted = arg[np.isnan(gain[arg]) & (value.min(axis=1) < at_least)]
                 if not len(wanted) or spare <= 0:
@@ -1786,7 +1880,8 @@ class LowerBound:
         return self._front_cache[key]
 
     def _spilled_refetch(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float],
-                         top: dict[int, tuple], spent: dict[int, np.ndarray]) -> np.ndarray | None:
+                         top: dict[int, tuple], spent: dict[int, np.ndarray], fixed: np.ndarray | None = None
+                         ) -> np.ndarray | None:
         """(n,) B26 (docs/search.md, "B26: the backing store's refetches the on-chip capacity forces"): B22 with, per
         unrolling ``U`` of the open fan-out ``m``, the refetches from the backing store that a tensor ``s`` kept at
         B14's child ``c`` with the backing store as its parent (it bypasses the levels between, as Eyeriss's weights)
@@ -1809,8 +1904,14 @@ class LowerBound:
         the refills ``spent`` at its child level; ``s``'s fills beyond its child words are B22's), so per ``U`` the least
         over ``T`` and ``d`` of their sum adds to B22's sum at ``U``; the least over the legal ``U`` (rows with the same
         cases taken together, :meth:`_spilled_groups`), less B22's held words. None where no tensor is such an ``s``;
-        else the larger over the tensors that are. A node's bound only, as B22."""
-        c, backed = drain[0], self._backed_terms(entries, drain, top)
+        else the larger over the tensors that are. A node's bound only, as B22. B31 (docs/search.md, "B31: the chains
+        within the loops left below the fixed levels"): B22's chains per budget; and ``fixed`` (n, F, D), the trips of
+        the node's fixed levels' loops: where one of them indexes ``s``, the nest's outermost loops are fixed ones, so
+        ``Y`` is a fixed loop (on ``d`` with a fixed loop of ``y >= 2`` trips, ``y`` at least the least such loop's) and
+        the prefix fixed loops (``T`` dividing their product): only those cases, each with its ``y - 1`` boundaries
+        between the iterations of ``Y`` in every prefix iteration (the moves owed to different boundaries are distinct:
+        each is in the iteration after its boundary), ``T_Z (y - 1) (|t(bounds / T)| - H_t)`` words again."""
+        c, backed = drain[0], self._backed_terms(entries, drain, top, rest)  # B31: B22's chains per budget
         if backed is None:
             return None
         sources, m, chained, weights, others = backed
@@ -1830,6 +1931,31 @@ class LowerBound:
                 pair = self._refetched_pair(t, q, zs * np.maximum(0.0, words[:, t] - on_chip))  # (K,)
                 again[t] = np.maximum(0.0, pair[None, :] - (et + ht * hopt + spent.get(q.child, 0.0))[:, None])
             inner = np.array([again[~self.indexes[:, d]].sum(axis=0) for d in range(self.op_dims)])  # (D, n, K)
+            ys = None  # B31: per node, ``Y``'s dimensions and the prefixes among the fixed loops, where one indexes ``s``
+            if fixed is not None:
+                trips = fixed.prod(axis=1)  # (n, D)
+                ys = self.indexes[s][None, :] & (trips > 1)
+                pinned = ys.any(axis=1)
+                if pinned.any():
+                    ys = np.where(pinned[:, None], ys, True)
+                    ts = np.where(pinned[:, None], (trips[:, None, :] % self._prefixes(s)[None, :, :] == 0).all(axis=2),
+                                  True)  # (n, K)
+                    # ``Y``'s boundaries per prefix iteration: at least the least fixed loop's trips on ``d``, less 1
+                    bounds_y = np.where(pinned[:, None], np.where(fixed > 1, fixed, np.iinfo(np.int64).max).min(axis=1)
+                                        - 1, 1)  # (n, D)
+                    bounds_y = np.where(ys & (trips > 1), bounds_y, 1).astype(float)
+                    pinned_inner = np.zeros((self.op_dims, n, len(zs)))  # (D, n, K) ``inner`` over all the boundaries
+                    for t, (q, et, ht, hopt) in top.items():
+                        on_chip = self._chip_words(t)
+                        if t == s or not (words[:, t] > on_chip).any():
+                            continue
+                        over = zs * np.maximum(0.0, words[:, t] - on_chip)  # (K,) one boundary's
+                        counted = (et + ht * hopt + spent.get(q.child, 0.0))[:, None]
+                        for d in np.nonzero(~self.indexes[t] & self.indexes[s])[0]:
+                            pair = self._refetched_pair(t, q, bounds_y[:, d, None] * over[None, :])  # (n, K)
+                            pinned_inner[d] += np.maximum(0.0, pair - counted)
+                else:
+                    ys = None
             excess = np.zeros((len(keys), n))
             by_dims: dict[bytes, np.ndarray] = {}  # per set of ``Y``'s dimensions, (n, K) the least over them
             for g, key in enumerate(keys):
@@ -1838,6 +1964,11 @@ class LowerBound:
                     if dims.tobytes() not in by_dims:
                         by_dims[dims.tobytes()] = reads + inner[dims].min(axis=0)
                     excess[g] = by_dims[dims.tobytes()][:, prefixes].min(axis=1)
+                    if ys is not None:  # B31: only the cases among the fixed loops (a least over fewer cases)
+                        among = reads + np.where(ys.T[dims][:, :, None], np.where(pinned[None, :, None], pinned_inner[dims],
+                                                                                  inner[dims]), np.inf).min(axis=0)
+                        among = np.where(ts & prefixes[None, :], among, np.inf).min(axis=1)
+                        excess[g] = np.where(np.isfinite(among), np.maximum(among, excess[g]), excess[g])
             least = self._least_unrolling(m, chained, rest, members)  # (G, n)
             value = np.where(np.isneginf(least), np.inf, least + excess).min(axis=0)
             best = np.maximum(best, np.where(np.isfinite(value), value, -np.inf))
@@ -1891,12 +2022,12 @@ class LowerBound:
         return self._front_cache[key]
 
     def _backed_terms(self, entries: dict[int, tuple], drain: tuple[int, float, float],
-                      top: dict[int, tuple]) -> tuple | None:
+                      top: dict[int, tuple], rest: np.ndarray | None = None) -> tuple | None:
         """B26/B27: the plain tensors but the output whose pair with the backing store (``top``) has B14's child
         ``drain[0]`` as child (they bypass every level between, as Eyeriss's weights), and B22's terms
         (:meth:`_unrolled_terms`); None where there is none."""
         sources = [s for s, (pr, *_) in top.items() if pr.child == drain[0] and s != self.out and self.plain[s]]
-        return (sources, *self._unrolled_terms(entries, drain)) if sources else None
+        return (sources, *self._unrolled_terms(entries, drain, rest)) if sources else None
 
     def _rf_drains(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float],
                    top: dict[int, tuple], spent: dict[int, np.ndarray]) -> np.ndarray | None:
@@ -2122,12 +2253,12 @@ class LowerBound:
     def _least_unrolling(self, m: int, chained: np.ndarray, rest: np.ndarray,
                          groups: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """(n,) B22/B24: the least of ``chained`` (V', per distinct row of :meth:`_joint_table`: B14's sum there plus
-        the refills priced at it) over the legal unrollings of each budget ``rest``, less the per-pair minima over them
-        (B14's ``low``); -inf where none is legal. ``groups`` (B26): (V',) the rows in groups' order and (G,) where
+        the refills priced at it; or (u, V') per distinct row of ``rest``, B31) over the legal unrollings of each
+        budget ``rest``, less the per-pair minima over them (B14's ``low``); -inf where none is legal. ``groups`` (B26): (V',) the rows in groups' order and (G,) where
         each group starts among them: (G, n), the least over each group's rows."""
         keys, inverse = unique_rows(rest)
         legal, low = self._unrolling_low(m, keys)
-        values = np.where(legal, chained[None, :], np.inf)  # (u, V')
+        values = np.where(legal, chained if chained.ndim == 2 else chained[None, :], np.inf)  # (u, V')
         if groups is None:
             best = values.min(axis=1) - low
             return np.where(legal.any(axis=1) & np.isfinite(best), best, -np.inf)[inverse.reshape(-1)]
@@ -2429,19 +2560,15 @@ class LowerBound:
         of a level above, every loop of ``level`` and below: ``rest`` whole, a box at least ``rest``, which fits only
         where ``rest`` does (a larger box holds no fewer words of each tensor). Only where no fan-out between
         ``level`` and the fixed levels is open (the caller's test): else an instance of ``level`` runs ``rest`` over
-        that fan-out's unknown unrolling. The least over the divisors of every box of the layer's lattice is computed
-        once per (level, tensor, outer tensors, ``loopable``)."""
+        that fan-out's unknown unrolling. The least over the divisors of every box of the layer's lattice (:func:`_divisor_min`)
+        is computed once per (level, tensor, outer tensors, ``loopable``)."""
         key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
         ratio = self._placed_tiles[key]
         table = self._divisor_least.get(key)
         if table is None:
             _, per_dim = self._layer_lattice()
-            grid = ratio.reshape([len(v) for v in per_dim])
-            for axis, vals in enumerate(per_dim):
-                divides = vals[None, :] % vals[:, None] == 0  # [j, i]: value j divides value i
-                grid = np.stack([grid.take(np.nonzero(divides[:, i])[0], axis=axis).min(axis=axis)
-                                 for i in range(len(vals))], axis=axis)
-            table = self._divisor_least[key] = grid.reshape(-1)
+            table = self._divisor_least[key] = _divisor_min(ratio.reshape([len(v) for v in per_dim]),
+                                                            per_dim).reshape(-1)
         below = np.where(np.isfinite(table[row]), table[row], 0.0)
         return np.where((row >= 0) & ~np.isfinite(ratio[row]), np.maximum(least, below), least)
 
