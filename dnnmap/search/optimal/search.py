@@ -700,11 +700,12 @@ class BranchAndBound:
                      np.zeros((1, L, D), dtype=np.int64), np.tile(np.arange(D), (1, L, 1)),
                      np.zeros((1, L, len(self.op.tensors)), dtype=np.int64) if self.placement else None)
         root.temporal[0, 0] = [self.op.bound(d) for d in self.op.dim_names]
-        # the padded root bound (:meth:`.bounds.LowerBound.padded_root`): of every mapping whatever its padded extents,
-        # which the root's children inherit (a stop before the top level's tiles are all bounded has a finite gap)
+        # the padded root bound (:meth:`.bounds.LowerBound.padded_root`): of every mapping whatever its padded extents
+        # (in the exact space, whose extents are the layer's bounds, of every mapping too), which the root's children
+        # inherit (a stop before the top level's tiles are all bounded has a finite gap)
         self.root_cost = self.model.evaluate(self._batch(root))
-        root_lb = (self.bound.padded_root(self.root_cost, self.objective, self.caps)
-                   if self.padded is not None else 0.0)
+        root_lb = self.bound.padded_root(self.root_cost, self.objective,
+                                         self.caps if self.padded is not None else self.bound.bounds)
         # depth first, lowest bound first among siblings: (stage, siblings sorted by bound, their bounds, next one,
         # the expansion under way of the siblings before it (a generator of bounded chunks) or None, the least bound
         # of its children not yet bounded)
