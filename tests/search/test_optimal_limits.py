@@ -14,12 +14,17 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from dnnmap.arch.spec import parse_arch
+from dnnmap.cost.model import CostModel
 from dnnmap.errors import MappingError
 from dnnmap.search.optimal import optimal_search
+from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.workload import ops
+
+from test_optimal_placement import _wide, cases, placed_space
 
 BUDGET = 8.0  # seconds given to the search (its start, Sunstone in the same wide space, takes about 3.5 s of them)
 SLACK = 2.0  # seconds past the budget allowed: one bounding step (about 0.1 s of CPU) on a shared, loaded machine
@@ -74,3 +79,22 @@ TINY = parse_arch({"name": "tiny", "clock_mhz": 200, "levels": [
 def test_nothing_fits_raises(space: dict) -> None:
     with pytest.raises(MappingError, match="no mapping fits"):
         optimal_search(ops.pointwise("pw", 8, 4, (2, 1)), TINY, "energy", **space)
+
+
+def test_root_bound_holds_in_the_widened_exact_space() -> None:
+    """The root's bound over every mapping (``padded_root``, which an exact search's unbounded root children inherit
+    since session 15) is at most the least cost of the placed space, with and without both-axis unrolling, on random
+    small layers and architectures and every objective (against the independent brute force), and not trivially low."""
+    ratios = []
+    for arch, op in cases(12, 7):
+        for both in (False, True) if _wide(arch, True) else (False,):
+            model = CostModel(op, arch)
+            truth = model.evaluate(placed_space(op, arch, both=both))
+            for objective in ("energy", "edp", "latency", "dram"):
+                bb = BranchAndBound(op, arch, objective, model, placement=True, both_axes=_wide(arch, both))
+                bb.run(0.0)  # prices the root (the deadline passed: no child bounded), as the search starts
+                lower = bb.bound.padded_root(bb.root_cost, objective, bb.bound.bounds)
+                least = truth.objective(objective)[np.isfinite(truth.objective(objective))].min()
+                assert lower <= least * (1 + 1e-9), (arch.name, op.name, objective, both)
+                ratios.append(lower / least)
+    assert np.median(ratios) > 0.5
