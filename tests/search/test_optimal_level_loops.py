@@ -1,5 +1,5 @@
 """B30 (docs/search.md, "B30: the raised tile within its level's loops"): B20's raised tiles of a level priced over the
-boxes of the node's own open extents (:meth:`.bounds.LowerBound._within_level`) and the loops next to them only on
+boxes of the node's own open extents (:meth:`.bounds.LowerBound._over_rest`) and the loops next to them only on
 dimensions that have a loop (``loopable``), against the independent brute force of the placed space, and on the
 register-file node of ResNet-18's ``layer2.0.conv2`` on Eyeriss that the rule was made for."""
 
@@ -29,7 +29,7 @@ ORIGINAL_RATIO = LowerBound._placed_ratio
 
 def _without(monkeypatch: pytest.MonkeyPatch) -> None:
     """B30 taken out: B20's boxes over the whole cover, a loop next to them on any dimension."""
-    monkeypatch.setattr(LowerBound, "_within_level", lambda self, least, *a: least)
+    monkeypatch.setattr(LowerBound, "_over_rest", lambda self, least, *a: least)
     monkeypatch.setattr(LowerBound, "_placed_ratio", lambda self, covers, level, t, outer, loopable=None:
                         ORIGINAL_RATIO(self, covers, level, t, outer, None))
 

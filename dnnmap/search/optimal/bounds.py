@@ -118,7 +118,7 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   least of two cases, some word drained twice from B14's child (then every drain and every update of its parent moves
   a partial sum at full width, which B14 and B24 price at the final width) or each copy drained once (then the
   output's raised tile runs all of ``U``'s reduction, :meth:`LowerBound._capped_chains`);
-* B30 **the raised tile within its level's loops** (docs/search.md, section of that name; :meth:`LowerBound._within_level`,
+* B30 **the raised tile within its level's loops** (docs/search.md, section of that name; :meth:`LowerBound._over_rest`,
   :meth:`LowerBound._level_loops`; in B20): a raised tile spans loops of its level and below, within the node's open
   extents ``rest``, unless it is all of them (which fits only where ``rest`` does), so B20's boxes divide ``rest``
   where ``rest`` does not fit and no fan-out above the level is open; and the loops next to a raised tile (B28's) are
@@ -129,6 +129,12 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   nesting order cannot hold ``rest / U`` alone the order's chains are read inside ``rest / U``, not ``bounds / U``;
   and where a fixed loop indexes B26's tensor, B26's ``Y`` and prefix are fixed loops, ``Y`` with known trips ``y``
   and ``y - 1`` boundaries per prefix iteration (:meth:`LowerBound._spilled_refetch`);
+* B33 **the raised tile inside or over the open levels' loops** (docs/search.md, section of that name;
+  :meth:`LowerBound._loop_room`, :meth:`LowerBound._over_rest`): the loop right above a raised tile is never on a
+  dimension the tile holds whole (every table of B20's boxes); with B30's ``rest`` (the extents an instance runs over
+  the open levels), a raised tile reaching over a fixed level's loop is ``rest`` (and dimensions not indexing it), the
+  loop above it within the cover, and any other divides ``rest`` with that loop on a dimension it does not hold whole;
+  at ``F(1)`` the register file's raised tiles are sets of its loops, one a dimension (:meth:`LowerBound._loop_boxes`);
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -572,8 +578,9 @@ class LowerBound:
         self._placed_tiles: dict[tuple, np.ndarray] = {}
         self._divisors: dict[tuple[int, ...], np.ndarray] = {}
         self._placed_least: dict[tuple, float] = {}
-        self._lattice_values: list[np.ndarray] = []  # B30 (:meth:`_within_level`): the lattice's values per dimension
-        self._divisor_least: dict[tuple, np.ndarray] = {}  # B30: per B20 key, the least over each box's divisors
+        self._lattice_values: list[np.ndarray] = []  # B30 (:meth:`_over_rest`): the lattice's values per dimension
+        self._divisor_least: dict[tuple, object] = {}  # B33 (:meth:`_short_least`): per B20 key, its divisors' least
+        self._rest_dims: dict[tuple, tuple] = {}  # B33 (:meth:`_dims_ratio`): per B20 key, its table's parts
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
         self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
         self._ratio_cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}  # B3 (:meth:`_least_ratio`)
@@ -790,7 +797,8 @@ class LowerBound:
             else:
                 refills = self._innermost_refills(extra, temporal, left, fixed_from, windowed.get(ch))
             if ch in placed:  # B20 (B10 folded into it)
-                own, *parts = self._placed_refills(placed[ch], spatial, ch, *self._level_loops(temporal, fixed_from, ch))
+                own, *parts = self._placed_refills(placed[ch], spatial, ch,
+                                                   *self._level_loops(temporal, fixed_from, ch))
                 refills = np.maximum(refills, own)
                 if drain is not None and ch == drain[0]:
                     beside = parts
@@ -1580,7 +1588,7 @@ class LowerBound:
         return words + np.maximum(0.0, words - self.out_words * copies)
 
     def _placed_refills(self, entries: dict[int, tuple], spatial: np.ndarray, ch: int, left: np.ndarray | None,
-                        loopable: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                        loopable: np.ndarray, single: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """B20 (docs/search.md, "B20: each tensor's own tiles under placement"): B10 with each tensor's refills priced
         over the boxes its own placed tile allows. ``entries``: t -> (compulsory child words, energy per word, output
         copies or None) of the plain tensors and sliding-window inputs kept at level ``ch``. A tensor's tile raised
@@ -1603,7 +1611,7 @@ class LowerBound:
                 h, per_word, copies, *parent = entries[t]
                 outer = frozenset(outer_first[:i])
                 if (t, outer) not in words_of:
-                    words_of[(t, outer)] = self._placed_words(spatial, ch, t, outer, left, loopable)
+                    words_of[(t, outer)] = self._placed_words(spatial, ch, t, outer, left, loopable, single)
                 words = drained = words_of[(t, outer)]
                 if copies is not None:
                     words = self._reloaded(words, copies)
@@ -1620,22 +1628,24 @@ class LowerBound:
         others, outs = np.array(others), np.array(outs)
         return (others + outs).min(axis=0), others, outs
 
-    def _level_loops(self, temporal: np.ndarray, fixed_from: int, ch: int) -> tuple[np.ndarray | None, np.ndarray]:
+    def _level_loops(self, temporal: np.ndarray, fixed_from: int, ch: int
+                     ) -> tuple[np.ndarray | None, np.ndarray, bool]:
         """B30's facts of nodes whose levels ``>= fixed_from`` are fixed, for the raised tiles of level ``ch`` below
         them: the extents an instance of ``ch`` runs over its own loops and those below (``rest``, where no fan-out
-        between ``ch`` and the fixed levels is open: else None), and (n, D) the dimensions a loop above a raised tile
-        may be on (one of the open levels', within ``rest``, or a fixed level's)."""
+        between ``ch`` and the fixed levels is open: else None), (n, D) the dimensions a loop above a raised tile
+        may be on (one of the open levels', within ``rest``, or a fixed level's), and (B33) whether ``rest`` is the
+        loops of ``ch`` alone, one a dimension (``ch`` the lowest level, the only open one)."""
         rest = temporal[:, 0]
         loopable = (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)
         fans_open = any(self.arch.levels[m].fanout is not None for m in range(ch + 1, fixed_from))
-        return (None if fans_open else rest), loopable
+        return (None if fans_open else rest), loopable, ch == 0 and fixed_from == 1
 
     def _placed_words(self, spatial: np.ndarray, ch: int, t: int, outer: frozenset[int], left: np.ndarray | None,
-                      loopable: np.ndarray) -> np.ndarray:
+                      loopable: np.ndarray, single: bool = False) -> np.ndarray:
         """(n,) B20 with B30: the least words tensor ``t``'s child at level ``ch`` moves, its raised tile fitting with
         the tensors ``outer`` (:meth:`_placed_ratio` over each node's cover, per group of nodes whose ``loopable``
-        (n, D) rows are equal; :meth:`_within_level` where ``left``, the extents per instance of ``ch`` left to the
-        open levels, is given)."""
+        (n, D) rows are equal; :meth:`_over_rest` where ``left``, the extents per instance of ``ch`` left to the
+        open levels, is given; ``single``: those are the loops of ``ch`` alone, :meth:`_level_loops`)."""
         def groups() -> list[tuple[np.ndarray, tuple[bool, ...], np.ndarray, np.ndarray, np.ndarray | None]]:
             cover = self._cover(spatial, ch)
             masks, of_mask = unique_rows(loopable)
@@ -1648,11 +1658,11 @@ class LowerBound:
             return out
 
         words = np.empty(len(spatial))
-        key = ("placed groups", ch, loopable.tobytes(), None if left is None else left.tobytes())
+        key = ("placed groups", ch, loopable.tobytes(), None if left is None else left.tobytes(), single)
         for sel, mask, keys, inverse, rows in self._of_spatial(spatial, key, groups):
             least = self._placed_ratio(keys, ch, t, outer, mask)[inverse]
             if rows is not None:
-                least = self._within_level(least, rows, ch, t, outer, mask)
+                least = self._over_rest(least, keys[inverse], left[sel], rows, ch, t, outer, mask, single)
             words[sel] = self.iterations * least
         return words
 
@@ -2523,7 +2533,7 @@ class LowerBound:
         the run's start only a tile of the previous run's footprint) at half of the runs, or at all of them
         (:meth:`_every_event`); the least over the loop's dimensions. The least per box of the layer's lattice is
         computed once per (level, tensor, outer tensors), the least over a cover's divisors once per cover.
-        ``loopable`` (B30, :meth:`_within_level`): the dimensions a loop above ``R`` may be on (None: all)."""
+        ``loopable`` (B30, :meth:`_over_rest`): the dimensions a loop above ``R`` may be on (None: all)."""
         tiles, _ = self._layer_lattice()
         key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
         if key not in self._placed_tiles:
@@ -2536,7 +2546,7 @@ class LowerBound:
                 moving = self.indexes[t] & (self.bounds > 1)
                 if loopable is not None:
                     moving &= np.array(loopable)
-                least = np.minimum(least, per[:, moving].min(axis=1)) if moving.any() else least
+                least = np.minimum(least, np.where(self._loop_room(tiles, moving), per, np.inf).min(axis=1))
             self._placed_tiles[key] = np.where(self.fit.fits(level, covers_of), least, np.inf)
         ratio = self._placed_tiles[key]
         out = np.empty(len(covers))
@@ -2550,27 +2560,125 @@ class LowerBound:
             out[i] = least
         return out
 
-    def _within_level(self, least: np.ndarray, row: np.ndarray, level: int, t: int, outer: frozenset[int],
-                      loopable: tuple[bool, ...] | None = None) -> np.ndarray:
-        """(n,) B30 (docs/search.md, "B30: the raised tile within its level's loops"): B20's least ratio ``least`` of
-        each node (over the boxes dividing its cover) where ``rest``, the extents left to the levels below the node's
-        fixed ones (``row``: their rows of the layer's lattice, :meth:`_lattice_rows`; -1: none, the padded space),
-        fits as ``t``'s raised tile with ``outer``; else the least over the boxes dividing ``rest``.
-        A raised tile at ``level`` spans loops of ``level`` and below, all within ``rest``, or, to reach over a loop
-        of a level above, every loop of ``level`` and below: ``rest`` whole, a box at least ``rest``, which fits only
-        where ``rest`` does (a larger box holds no fewer words of each tensor). Only where no fan-out between
-        ``level`` and the fixed levels is open (the caller's test): else an instance of ``level`` runs ``rest`` over
-        that fan-out's unknown unrolling. The least over the divisors of every box of the layer's lattice (:func:`_divisor_min`)
-        is computed once per (level, tensor, outer tensors, ``loopable``)."""
+    def _over_rest(self, least: np.ndarray, covers: np.ndarray, rests: np.ndarray, row: np.ndarray, level: int,
+                   t: int, outer: frozenset[int], loopable: tuple[bool, ...] | None = None, single: bool = False
+                   ) -> np.ndarray:
+        """(n,) B30 with B33 (docs/search.md, "B33: the raised tile inside or over the open levels' loops"): B20's
+        least ratio ``least`` of each node (over the boxes dividing its cover) with each box taken where it may be
+        ``t``'s raised tile ``R`` (its tile raised over the loops right above it that do not index ``t``) and the loop
+        ``L1`` right above it. Let ``rest`` (``rests``; ``row``, their rows of the layer's lattice, -1 where none, the
+        padded space, which keeps ``least``) be the extents an instance of ``level`` runs over the open levels (only
+        where no fan-out between ``level`` and the fixed levels is open: the caller's test). An ``R`` that reaches over
+        a loop of a fixed level holds every open loop: it holds ``rest`` and differs from it only on dimensions that do
+        not index ``t``; where ``rest`` leaves the cover room on none of those, ``R`` is ``rest`` and ``L1`` a loop on
+        a dimension ``d`` with ``rest_d < cover_d`` (else B30's least over the cover holds for these). Any other ``R``
+        divides ``rest`` with ``L1`` an open level's loop on a dimension ``d`` indexing ``t`` with ``R_d < rest_d``,
+        so ``R_d`` divides ``rest_d / p`` for a prime ``p``: the least over those boxes (:meth:`_short_least`); where
+        ``single`` (``rest`` is one loop a dimension of ``level``) each ``R_d`` is 1 or ``rest_d`` (:meth:`_loop_boxes`). A
+        sliding-window input's ratio of a box is the least over the ``d`` allowed there (B20's table per dimension,
+        :meth:`_dims_ratio`), a plain tensor's B20's."""
         key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
-        ratio = self._placed_tiles[key]
-        table = self._divisor_least.get(key)
-        if table is None:
-            _, per_dim = self._layer_lattice()
-            table = self._divisor_least[key] = _divisor_min(ratio.reshape([len(v) for v in per_dim]),
-                                                            per_dim).reshape(-1)
-        below = np.where(np.isfinite(table[row]), table[row], 0.0)
-        return np.where((row >= 0) & ~np.isfinite(ratio[row]), np.maximum(least, below), least)
+        once, per = self._dims_ratio(key, t, level, loopable)
+        valid = row >= 0
+        at = np.where(valid, row, 0)
+        over = once[at]
+        if per is not None:  # R is rest: L1 above it within the cover
+            over = np.minimum(over, np.where(rests < covers, per[at], np.inf).min(axis=1))
+        free = ~self.indexes[t] & (self.bounds > 1)
+        roomy = (rests[:, free] < covers[:, free]).any(axis=1) & np.isfinite(once[at])  # R may hold more than rest
+        # (only where rest fits: a larger box holds no fewer words of each tensor): B30's least over the cover
+        over = np.where(roomy, least, over)
+        inside = self._loop_boxes(once, per, rests) if single else self._short_least(key, once, per, rests)
+        best = np.minimum(over, inside)
+        return np.where(valid & np.isfinite(best), np.maximum(least, best), least)
+
+    def _short_least(self, key: tuple, once: np.ndarray, per: np.ndarray | None, rests: np.ndarray) -> np.ndarray:
+        """(n,) B33: the least ratio over the boxes ``R`` dividing ``rest`` (``rests``) but for ``rest`` itself, with
+        ``L1`` on a dimension ``d`` with ``R_d < rest_d`` (:meth:`_over_rest`): per dimension ``d`` and prime ``p`` of
+        ``rest_d``, the least over the divisors of ``rest`` with ``d`` at ``rest_d / p`` of the box's whole words per
+        iteration (``once``) or its ratio with ``L1`` on ``d`` (``per[:, d]``; a plain tensor: ``once`` alone). The
+        least over each box's divisors of every column is computed once per B20 key (:func:`_divisor_min`)."""
+        n = len(rests)
+        out = np.full(n, np.inf)
+        tables = self._divisor_least.get(("short",) + key)
+        if tables is None:
+            _, values = self._layer_lattice()
+            least = lambda x: _divisor_min(x.reshape([len(v) for v in values]), values).reshape(-1)  # noqa: E731
+            tables = self._divisor_least[("short",) + key] = (
+                least(once), None if per is None else [least(per[:, d]) for d in range(self.op_dims)])
+        whole, by_dim = tables
+        for d in np.nonzero(self.bounds > 1)[0]:
+            for p in sorted(set(prime_factors(int(self.bounds[d])))):
+                cut = rests[:, d] % p == 0
+                if not cut.any():
+                    continue
+                smaller = rests.copy()
+                smaller[cut, d] //= p
+                at = self._lattice_rows(smaller)
+                got = whole[at] if by_dim is None else np.minimum(whole[at], by_dim[d][at])
+                out = np.where(cut & (at >= 0), np.minimum(out, got), out)
+        return out
+
+    def _loop_boxes(self, once: np.ndarray, per: np.ndarray | None, rests: np.ndarray) -> np.ndarray:
+        """(n,) B33 where ``rest`` (``rests``) is one loop a dimension of the lowest level: a raised tile ``R`` inside
+        it is a set of those loops whole, ``R_d`` 1 or ``rest_d``, and ``L1`` one of the others. The least over the
+        sets but all of them of the box's ratio (:meth:`_over_rest`), per distinct ``rest`` (inf where ``rest`` is not
+        a box of the layer's lattice). A set's row of the lattice is the sum of its loops' (:meth:`_row_parts`)."""
+        keys, inverse = unique_rows(rests)
+        parts, found = self._row_parts(keys)
+        live = np.nonzero(self.bounds > 1)[0]
+        sets = np.zeros((2 ** len(live), self.op_dims), dtype=bool)
+        sets[:, live] = np.array(list(itertools.product((False, True), repeat=len(live))), dtype=bool)
+        rows = parts @ sets.T.astype(np.int64)  # (u, sets)
+        short = (keys[:, None, :] > 1) & ~sets[None, :, :]  # the loops outside R: where L1 may be
+        got = once[rows]
+        if per is not None:
+            got = np.minimum(got, np.where(short, per[rows], np.inf).min(axis=2))
+        least = np.where(short.any(axis=2), got, np.inf).min(axis=1)
+        return np.where(found, least, np.inf)[inverse.reshape(-1)]
+
+    def _row_parts(self, extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(n, D) each dimension's part of the row of ``extents`` (n, D) in the layer's lattice (its value's position
+        times the dimension's stride; the box with 1 elsewhere has that row) and (n,) whether every value is one of
+        the lattice's (:meth:`_lattice_rows`: the row is the parts' sum)."""
+        values = self._layer_lattice()[1]
+        strides = np.cumprod([1] + [len(v) for v in values[:0:-1]])[::-1]
+        parts = np.zeros(extents.shape, dtype=np.int64)
+        found = np.ones(len(extents), dtype=bool)
+        for d, vals in enumerate(values):
+            pos = np.minimum(np.searchsorted(vals, extents[:, d]), len(vals) - 1)
+            found &= vals[pos] == extents[:, d]
+            parts[:, d] = pos * strides[d]
+        return parts, found
+
+    def _loop_room(self, tiles: np.ndarray, moving: np.ndarray) -> np.ndarray:
+        """(boxes, D) B33: the dimensions the loop right above each box of ``tiles`` may be on: ``moving`` (D,) and not
+        held whole by the box (a loop of two trips or more above it would run past the layer's bound)."""
+        return moving[None, :] & (tiles < self.bounds[None, :])
+
+    def _dims_ratio(self, key: tuple, t: int, level: int, loopable: tuple[bool, ...] | None
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """B33: :meth:`_placed_ratio`'s table per box of the layer's lattice in parts (inf where the box does not fit
+        with ``key``'s outer tensors): a plain tensor's ratio and None; a sliding-window input's words of the box over
+        its iterations and (boxes, D) its words per iteration with ``L1`` on each dimension that may move it (inf on
+        the others). Cached per B20 key."""
+        got = self._rest_dims.get(key)
+        if got is None:
+            tiles, _ = self._layer_lattice()
+            ratio = self._placed_tiles[key]
+            if self.plain[t]:
+                got = (ratio, None)
+            else:
+                size = tiles.prod(axis=1).astype(float)
+                fits = np.isfinite(ratio)
+                moving = self.indexes[t] & (self.bounds > 1)
+                if loopable is not None:
+                    moving &= np.array(loopable)
+                per = self._run_words(tiles, t, level, loopable) / size[:, None]
+                got = (np.where(fits, touched_lower(self.op, tiles, contiguous=True)[:, t] / size, np.inf),
+                       np.where(fits[:, None] & self._loop_room(tiles, moving), per, np.inf))
+            self._rest_dims[key] = got
+        return got
 
     def _layer_lattice(self) -> tuple[np.ndarray, list[np.ndarray]]:
         """The layer's lattice of boxes (every box dividing its bounds, last dimension fastest) and its values per
