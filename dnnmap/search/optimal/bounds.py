@@ -836,12 +836,13 @@ class LowerBound:
             if value is not None:
                 shared = np.maximum(0.0, value)
                 beside_drain = shared if drain is None or drain[0] != top[self.out][0].child else beside_drain
+        lanes_only = np.max([extra[:, 0] for extra, _ in fronts], axis=0)
         added = np.max([extra[:, 0] + (shared if k == 0 else beside_drain) for k, (extra, _) in enumerate(fronts)],
                        axis=0)
         if joint:  # B18 in place of those pairs' own bounds and the refills at their children (docs: what it replaces)
             least, now = self._root_order(joint, temporal, spatial, fixed_from, sweeps, tile_words, runs)
             children = {pr.child for pr, *_ in joint}
-            keep = added  # the lanes' joint terms that still hold beside it
+            keep = lanes_only  # the lanes' joint terms that still hold beside it (not B34: B18 replaces its pairs)
             if drain is not None and drain[0] in children:  # B14 counted the refills at its child: without them
                 keep = fronts[0][0][:, 0]
                 if not any(pr.tensor == self.out and pr.child == drain[0] for pr, *_ in joint):
