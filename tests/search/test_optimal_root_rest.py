@@ -101,9 +101,9 @@ SPILLED_REFETCH = LowerBound._spilled_refetch
 
 
 def _unpinned(self: LowerBound, entries: dict, rest: np.ndarray, drain: tuple, top: dict, spent: dict,
-              fixed: np.ndarray | None = None) -> np.ndarray | None:
-    """B26 with every case ``(T, d)`` again, whatever the fixed loops."""
-    return SPILLED_REFETCH(self, entries, rest, drain, top, spent)
+              fixed: np.ndarray | None = None, shared: np.ndarray | None = None) -> np.ndarray | None:
+    """B26 with every case ``(T, d)`` again, whatever the fixed loops (B34's ``shared`` kept)."""
+    return SPILLED_REFETCH(self, entries, rest, drain, top, spent, None, shared)
 
 
 def test_root_rest_fixed_loop_cases_bind(monkeypatch: pytest.MonkeyPatch) -> None:

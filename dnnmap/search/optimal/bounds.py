@@ -135,6 +135,11 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   the open levels), a raised tile reaching over a fixed level's loop is ``rest`` (and dimensions not indexing it), the
   loop above it within the cover, and any other divides ``rest`` with that loop on a dimension it does not hold whole;
   at ``F(1)`` the register file's raised tiles are sets of its loops, one a dimension (:meth:`LowerBound._loop_boxes`);
+* B34 **the refetches one shared buffer forces across the backing store's iterations** (docs/search.md, section of that
+  name; :meth:`LowerBound._shared_refetch`; where the backing store's loops are fixed and one level is the child of the
+  output's and an input's pairs with it, one capacity partition holding both): at the boundary before each DRAM
+  iteration the input on chip that it uses and the output it revisits share that capacity, so either the input is read
+  again or the output is drained and reloaded; per boundary the least split, in the DRAM order where it is fixed;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -829,11 +834,23 @@ class LowerBound:
                 by_order = most[None, :] if by_order is None else np.maximum(most[None, :], by_order - pair[None, :])
                 replaced = replaced - self._beside_drains(others + by_order - most[None, :], outs, by_order)
             fronts.append((np.maximum(0.0, extra - replaced[:, None]), lanes))
-        added = np.max([extra[:, 0] for extra, _ in fronts], axis=0)
+        # B34: the refetches one shared buffer forces across DRAM's iterations, on pairs (those of its level with the
+        # backing store) apart from the lanes' (and B14's, B22's, B24's where B14's child is below that level): added
+        shared, beside_drain = np.zeros(n), np.zeros(n)
+        if full and fixed_from <= self.L - 1 and self.out in top:
+            spent = {ch: v + (coupled if ch in innermost else 0.0) for ch, v in refilled.items()}
+            value = self._shared_refetch(top, temporal, spatial, spent,
+                                         order[:, self.L - 1] if known < self.L - 1 else None)
+            if value is not None:
+                shared = np.maximum(0.0, value)
+                beside_drain = shared if drain is None or drain[0] != top[self.out][0].child else beside_drain
+        lanes_only = np.max([extra[:, 0] for extra, _ in fronts], axis=0)
+        added = np.max([extra[:, 0] + (shared if k == 0 else beside_drain) for k, (extra, _) in enumerate(fronts)],
+                       axis=0)
         if joint:  # B18 in place of those pairs' own bounds and the refills at their children (docs: what it replaces)
             least, now = self._root_order(joint, temporal, spatial, fixed_from, sweeps, tile_words, runs)
             children = {pr.child for pr, *_ in joint}
-            keep = added  # the lanes' joint terms that still hold beside it
+            keep = lanes_only  # the lanes' joint terms that still hold beside it (not B34: B18 replaces its pairs)
             if drain is not None and drain[0] in children:  # B14 counted the refills at its child: without them
                 keep = fronts[0][0][:, 0]
                 if not any(pr.tensor == self.out and pr.child == drain[0] for pr, *_ in joint):
@@ -852,9 +869,9 @@ class LowerBound:
             unrolled = self._unrolled_refills(placed[drain[0]], rest, drain)
             if len(placed[drain[0]]) > 1:  # B25: with the parents' reads, lazily (a tensor besides the output)
                 unrolled = np.maximum(unrolled, self._parent_reads(placed[drain[0]], paired, rest, drain))
-            added = np.maximum(added, unrolled - (counted - first))
+            added = np.maximum(added, unrolled - (counted - first) + beside_drain)
             spilled = self._spilled_refetch(placed[drain[0]], rest, drain, top, refilled,  # B26: with the refetches
-                                            temporal[:, fixed_from:])
+                                            temporal[:, fixed_from:], beside_drain)
             if spilled is not None:  # from the backing store that the on-chip capacity forces, least per unrolling
                 added = np.maximum(added, spilled - (counted - first))
             drained = self._rf_drains(placed[drain[0]], rest, drain, top, refilled)  # B27: with the child's own
@@ -863,9 +880,11 @@ class LowerBound:
             below = [lv for lv in placed if lv < drain[0]]
             if below:  # B24: with the register files below B14's child in the chain, and the output's parent side
                 lower = sum((refilled.get(lv, 0.0) for lv in below), np.zeros(n))
-                added = np.maximum(added, self._stacked_refills(placed, rest, drain) - (counted - first) - lower)
+                added = np.maximum(added, self._stacked_refills(placed, rest, drain) - (counted - first) - lower
+                                   + beside_drain)
                 # B29: B24 with the output's partial sums at full width
-                added = np.maximum(added, self._partial_sums(placed, rest, drain) - (counted - first) - lower)
+                added = np.maximum(added, self._partial_sums(placed, rest, drain) - (counted - first) - lower
+                                   + beside_drain)
         if objective == "energy":
             return energy + added
         if objective == "dram":
@@ -1890,8 +1909,8 @@ class LowerBound:
         return self._front_cache[key]
 
     def _spilled_refetch(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float],
-                         top: dict[int, tuple], spent: dict[int, np.ndarray], fixed: np.ndarray | None = None
-                         ) -> np.ndarray | None:
+                         top: dict[int, tuple], spent: dict[int, np.ndarray], fixed: np.ndarray | None = None,
+                         shared: np.ndarray | None = None) -> np.ndarray | None:
         """(n,) B26 (docs/search.md, "B26: the backing store's refetches the on-chip capacity forces"): B22 with, per
         unrolling ``U`` of the open fan-out ``m``, the refetches from the backing store that a tensor ``s`` kept at
         B14's child ``c`` with the backing store as its parent (it bypasses the levels between, as Eyeriss's weights)
@@ -1920,7 +1939,10 @@ class LowerBound:
         ``Y`` is a fixed loop (on ``d`` with a fixed loop of ``y >= 2`` trips, ``y`` at least the least such loop's) and
         the prefix fixed loops (``T`` dividing their product): only those cases, each with its ``y - 1`` boundaries
         between the iterations of ``Y`` in every prefix iteration (the moves owed to different boundaries are distinct:
-        each is in the iteration after its boundary), ``T_Z (y - 1) (|t(bounds / T)| - H_t)`` words again."""
+        each is in the iteration after its boundary), ``T_Z (y - 1) (|t(bounds / T)| - H_t)`` words again. B34
+        (docs/search.md, "B34: the refetches one shared buffer forces across the backing store's iterations"):
+        ``shared`` (n,), what the input's and output's pairs with the backing store cost at least beyond what the bound
+        counts for them (their child level other than ``c``), each case's excess on those pairs at least it."""
         c, backed = drain[0], self._backed_terms(entries, drain, top, rest)  # B31: B22's chains per budget
         if backed is None:
             return None
@@ -1941,6 +1963,8 @@ class LowerBound:
                 pair = self._refetched_pair(t, q, zs * np.maximum(0.0, words[:, t] - on_chip))  # (K,)
                 again[t] = np.maximum(0.0, pair[None, :] - (et + ht * hopt + spent.get(q.child, 0.0))[:, None])
             inner = np.array([again[~self.indexes[:, d]].sum(axis=0) for d in range(self.op_dims)])  # (D, n, K)
+            if shared is not None:  # B34 on the same pairs
+                inner = np.maximum(inner, shared[None, :, None])
             ys = None  # B31: per node, ``Y``'s dimensions and the prefixes among the fixed loops, where one indexes ``s``
             if fixed is not None:
                 trips = fixed.prod(axis=1)  # (n, D)
@@ -1964,9 +1988,11 @@ class LowerBound:
                         for d in np.nonzero(~self.indexes[t] & self.indexes[s])[0]:
                             pair = self._refetched_pair(t, q, bounds_y[:, d, None] * over[None, :])  # (n, K)
                             pinned_inner[d] += np.maximum(0.0, pair - counted)
+                    if shared is not None:  # B34 on the same pairs
+                        pinned_inner = np.maximum(pinned_inner, shared[None, :, None])
                 else:
                     ys = None
-            excess = np.zeros((len(keys), n))
+            excess = np.zeros((len(keys), n)) + (0.0 if shared is None else shared[None, :])  # B34 in every case
             by_dims: dict[bytes, np.ndarray] = {}  # per set of ``Y``'s dimensions, (n, K) the least over them
             for g, key in enumerate(keys):
                 dims, prefixes = key[1:1 + self.op_dims].astype(bool), key[1 + self.op_dims:].astype(bool)
@@ -1999,6 +2025,116 @@ class LowerBound:
             return ((self.touched_all[t] + over) * (self.energy[ch, t, 0] + self.energy[p, t, 2])
                     + over * (self.energy[ch, t, 1] + self.read_full[p, t]))
         return (self.touched_all[t] + over) * (self.energy[ch, t, 1] + self.read_full[p, t])
+
+    def _shared_refetch(self, top: dict[int, tuple], temporal: np.ndarray, spatial: np.ndarray,
+                        spent: dict[int, np.ndarray], order: np.ndarray | None = None) -> np.ndarray | None:
+        """(n,) B34 (docs/search.md, "B34: the refetches one shared buffer forces across the backing store's
+        iterations"): what the backing store's pairs of the output and of an input ``i`` cost beyond what the bound
+        counts for them (``top``: per tensor its backing store's pair, (pair, energy, child words, hop energy per
+        word); ``spent``: the refills the bound adds per child level), where both pairs have one child level ``g``
+        whose capacity partition holds both (Eyeriss's buffer) and the backing store's loops are fixed (``N``
+        iterations, each running the box ``bounds / trips``: ``F_i`` and ``F_o`` words). In the loops' order, at the
+        boundary before each iteration but the first:
+        * every word of the iteration's input not on chip then is read from the backing store (and filled) in it, and
+          the words on chip that it uses are at most ``u``, those of its input an earlier iteration used;
+        * every output word it updates that an earlier iteration updated (``F_o`` words where it revisits a block of
+          the output the fixed loops split it into, none where it is the block's first) and is not on chip then was
+          drained after its last update before the boundary and is reloaded in the iteration: one drain and one reload
+          owed to that boundary alone;
+        * on chip: at most ``h_i + R_i`` input and ``h_o + R_o`` output words, ``w_i h_i + w_o h_o <= S`` at ``g``
+          (the partition's size and word weights, times ``g``'s instances; its other partitions ignored) and
+          ``R_i``, ``R_o`` the other levels' most (:meth:`_chip_words` less ``g``'s).
+        So the two pairs cost at least the input's ``N F_i`` fills and reads, the output's drains and updates of
+        every word, and per boundary the least over ``h_o`` of ``e_o (live - h_o - R_o)^+ - e_i min(u, F_i, h_i +
+        R_i)`` (:meth:`_boundary_least`); ``e_i``, ``e_o`` a word's fill and read, and drain, update, reload and fill,
+        with the hops; ``live`` and ``u`` in the backing store's order ``order`` (n, D), outermost first, where it is
+        fixed (:meth:`_shared_boundaries`), else order-free. None where no such pair of pairs exists."""
+        if self.out not in top:
+            return None
+        g, d = top[self.out][0].child, self.L - 1
+        inputs = [t for t in top if t != self.out and top[t][0].child == g]
+        spec = self.fit.levels[g]
+        if len(inputs) != 1 or spec is None:
+            return None
+        i, (part, sizes) = inputs[0], spec
+        shared = np.nonzero((part[i] > 0) & (part[self.out] > 0))[0]
+        if not len(shared):
+            return None
+        inst = self.fan[g + 1:].prod()
+        weights = (sizes[shared[0]] * inst, part[i, shared[0]], part[self.out, shared[0]],
+                   self._chip_words(i) - self.capacity[g, i] * inst,
+                   self._chip_words(self.out) - self.capacity[g, self.out] * inst)
+        hop_i, hop_o = top[i][3], top[self.out][3]
+        e_i = self.energy[g, i, 1] + self.read_full[d, i] + hop_i
+        e_o = (self.energy[g, self.out, 0] + self.energy[d, self.out, 2] + self.energy[g, self.out, 1]
+               + self.read_full[d, self.out] + 2 * hop_o)
+        trips = temporal[:, d] * spatial[:, d]  # (n, D) the backing store's loops
+        keys, inverse = unique_rows(np.concatenate([trips, trips if order is None else order], axis=1))
+        least = np.array([self._shared_least(i, tuple(int(x) for x in key[:self.op_dims]),
+                                             None if order is None else tuple(int(x) for x in key[self.op_dims:]),
+                                             weights, e_i, e_o) for key in keys])
+        least = least[inverse.reshape(-1)] + self.touched_all[self.out] * (
+            self.energy[g, self.out, 0] + self.energy[d, self.out, 2] + hop_o)
+        counted = sum(top[t][1] + top[t][2] * top[t][3] for t in (i, self.out)) + spent.get(g, 0.0)
+        return least - counted
+
+    def _shared_least(self, i: int, trips: tuple[int, ...], order: tuple[int, ...] | None, weights: tuple[float, ...],
+                      e_i: float, e_o: float) -> float:
+        """B34 for one vector of the backing store's ``trips`` and its ``order`` (None: open): the input's ``N F_i``
+        plus, per boundary, the least of :meth:`_boundary_least`. Cached."""
+        key = ("shared", i, trips, order, weights, e_i, e_o)
+        if key not in self._front_cache:
+            box = touched_lower(self.op, (self.bounds // np.array(trips))[None, :], contiguous=True)[0]
+            f_i, f_o = np.array([box[i]]), np.array([box[self.out]])
+            live, used, count = self._shared_boundaries(i, trips, order, f_i[0])
+            least = (count * self._boundary_least(live * f_o, np.minimum(f_i, used), *weights, e_i, e_o)).sum()
+            self._front_cache[key] = e_i * np.prod(trips) * f_i[0] + float(least)
+        return self._front_cache[key]
+
+    def _shared_boundaries(self, i: int, trips: tuple[int, ...], order: tuple[int, ...] | None, f_i: float
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """B34: at each boundary of the backing store's loops in ``order`` whether the next iteration revisits a
+        block of the output, the words of its input an earlier iteration used (each axis's interval of values per
+        iteration marked on the input's grid; an upper bound where a window's values are not contiguous) and how many
+        boundaries the row stands for (one each). Where the order is open (None) or the iterations or the grid are too
+        many: order-free, two rows, the revisits (their count does not depend on the order) and the others, any input
+        on chip."""
+        live_dims = [d for d, x in enumerate(trips) if x > 1]
+        n_it = int(np.prod(trips))
+        revisits = n_it - int(np.prod([trips[d] for d in live_dims if not self.reduction[d]]))
+        axes = self.op.tensors[i].axes
+        names = self.op.dim_names
+        box = self.bounds // np.array(trips)
+        extents = [sum(c * (int(self.bounds[names.index(dn)]) - 1) for dn, c in a.terms) + 1 for a in axes]
+        if order is None or n_it > 64 or np.prod(extents, dtype=float) > 1e6:
+            return np.array([1.0, 0.0]), np.full(2, f_i), np.array([revisits, n_it - 1 - revisits], dtype=float)
+        order = tuple(d for d in order if d in live_dims)  # outermost first
+        grid = np.zeros(extents, dtype=bool)
+        seen: set[tuple[int, ...]] = set()
+        live, used = np.zeros(n_it - 1), np.zeros(n_it - 1)
+        for it, index in enumerate(itertools.product(*[range(trips[d]) for d in order])):
+            at = dict(zip(order, index))
+            block = tuple(at.get(d, 0) for d in range(self.op_dims) if not self.reduction[d])
+            span = tuple(slice(sum(c * at.get(names.index(dn), 0) * int(box[names.index(dn)]) for dn, c in a.terms),
+                               sum(c * ((at.get(names.index(dn), 0) + 1) * int(box[names.index(dn)]) - 1)
+                                   for dn, c in a.terms) + 1) for a in axes)
+            if it:
+                live[it - 1], used[it - 1] = block in seen, grid[span].sum()
+            seen.add(block)
+            grid[span] = True
+        return live, used, np.ones(n_it - 1)
+
+    @staticmethod
+    def _boundary_least(live: np.ndarray, f_i: np.ndarray, size: float, w_i: float, w_o: float, r_i: float,
+                        r_o: float, e_i: float, e_o: float) -> np.ndarray:
+        """B34 at boundaries: the least over the output's words ``h_o`` at the shared level of ``e_o (live - h_o -
+        r_o)^+ - e_i min(f_i, (size - w_o h_o) / w_i + r_i)``, a convex function of ``h_o`` in ``[0, size / w_o]``,
+        so its least over the ends and the two breaks."""
+        top_o = size / w_o
+        cands = [np.zeros_like(live), np.full_like(live, top_o), np.clip(live - r_o, 0.0, top_o),
+                 np.clip((size - w_i * np.maximum(0.0, f_i - r_i)) / w_o, 0.0, top_o)]
+        return np.min([e_o * np.maximum(0.0, live - h - r_o) - e_i * np.minimum(f_i, (size - w_o * h) / w_i + r_i)
+                       for h in cands], axis=0)
 
     def _spilled_groups(self, m: int, c: int, s: int) -> tuple[np.ndarray, ...]:
         """B26's cases for tensor ``s`` at level ``c``: (K,) the prefixes' ``T_Z`` (every ``T``: divisors of the
