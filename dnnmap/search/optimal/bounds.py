@@ -2738,10 +2738,9 @@ class LowerBound:
         out = np.full(n, np.inf)
         tables = self._divisor_least.get(("short",) + key)
         if tables is None:
-            _, values = self._layer_lattice()
-            least = lambda x: _divisor_min(x.reshape([len(v) for v in values]), values).reshape(-1)  # noqa: E731
             tables = self._divisor_least[("short",) + key] = (
-                least(once), None if per is None else [least(per[:, d]) for d in range(self.op_dims)])
+                self._lattice_min(once), None if per is None else [self._lattice_min(per[:, d])
+                                                                  for d in range(self.op_dims)])
         whole, by_dim = tables
         for d in np.nonzero(self.bounds > 1)[0]:
             for p in sorted(set(prime_factors(int(self.bounds[d])))):
@@ -2823,6 +2822,12 @@ class LowerBound:
             self._lattice = divisor_lattice(tuple(int(x) for x in self.bounds))
             self._lattice_values = [np.unique(self._lattice[:, d]) for d in range(self.op_dims)]
         return self._lattice, self._lattice_values
+
+    def _lattice_min(self, flat: np.ndarray) -> np.ndarray:
+        """Per box of the layer's lattice, the least of ``flat`` (one value a box, the lattice's order) over the boxes
+        dividing it (:func:`_divisor_min`)."""
+        _, values = self._layer_lattice()
+        return _divisor_min(flat.reshape([len(v) for v in values]), values).reshape(-1)
 
     def _lattice_rows(self, extents: np.ndarray) -> np.ndarray:
         """(n,) the row of each of ``extents`` (n, D) in the layer's lattice of boxes (:meth:`_placed_ratio`'s), -1
