@@ -3,9 +3,6 @@ boxes of the node's own open extents (:meth:`.bounds.LowerBound._over_rest`) and
 dimensions that have a loop (``loopable``), against the independent brute force of the placed space, and on the
 register-file node of ResNet-18's ``layer2.0.conv2`` on Eyeriss that the rule was made for."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -19,9 +16,8 @@ from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.workload import zoo
 from dnnmap.workload.ir import Operator
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_optimal_placed_rf import ARRAY, CONV, MATMUL  # noqa: E402
-from test_optimal_placement import (  # noqa: E402
+from test_optimal_placed_rf import ARRAY, CONV, MATMUL
+from test_optimal_placement import (
     assert_raises_some_bound, cases, placed_ancestors, placed_space, stage_bounds)
 
 ORIGINAL_RATIO = LowerBound._placed_ratio
