@@ -10,7 +10,6 @@ such tensor can be raised by one loop with the level still fitting.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Collection
 
 import numpy as np
@@ -44,25 +43,23 @@ def least_placements(op: Operator, trips: np.ndarray, order: np.ndarray, base: n
     n, T = trips.shape[0], len(op.tensors)
     k = (trips > 1).sum(axis=1)
     most = int(k.max()) if n else 0
-    grid = np.array(list(itertools.product(*[range(most + 1) if p else (0,) for p in placeable])),
-                    dtype=np.int64).reshape(-1, T)  # (G, T)
-    legal = (grid[None, :, :] <= k[:, None, None]).all(axis=2)  # (n, G)
-    if capacity is None:
-        fits = np.ones((n, len(grid)), dtype=bool)
-    else:
+    choices = [most + 1 if p else 1 for p in placeable]
+    grid = np.indices(choices).reshape(T, -1).T  # (G, T), the last tensor varying fastest
+    legal = grid.max(axis=1)[None, :] <= k[:, None]  # (n, G)
+    fits = np.ones((n, len(grid)), dtype=bool)
+    if capacity is not None:
         part, sizes = capacity
         words = placed_footprints(op, trips, order, base, most)  # (n, T, most + 1)
-        used = np.zeros((n, len(grid), len(sizes)))
-        for t in range(T):
-            used += words[:, t, grid[:, t]][:, :, None] * part[t][None, None, :]
-        fits = (used <= sizes).all(axis=2)
+        for r, size in enumerate(sizes):
+            used = np.zeros((n, len(grid)))
+            for t in np.nonzero(part[:, r])[0]:
+                used += words[:, t, grid[:, t]] * part[t, r]
+            fits &= used <= size
     keep = legal & fits
-    index = {tuple(g): i for i, g in enumerate(grid.tolist())}
+    stride = np.cumprod([1] + choices[:0:-1])[::-1]  # (T,) a tensor's step in the grid's flat index
     for t in np.nonzero(placeable & monotone)[0]:
-        raised = grid.copy()
-        raised[:, t] -= 1
         can = grid[:, t] > 0
-        up = np.array([index[tuple(g)] if c else 0 for g, c in zip(raised.tolist(), can)], dtype=np.int64)
+        up = np.where(can, np.arange(len(grid)) - stride[t], 0)  # the same vector with tensor t one loop higher
         keep &= ~(can[None, :] & fits[:, up])
     rows, which = np.nonzero(keep)
     return rows, grid[which]
