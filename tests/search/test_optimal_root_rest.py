@@ -65,6 +65,7 @@ def test_root_rest_rule_binds(monkeypatch: pytest.MonkeyPatch, shipped: list) ->
 DRAWN = [mixed_case(seed, i, levels=3) for seed, i in ((31, 29), (32, 91), (33, 106), (34, 1), (34, 60), (35, 46))]
 
 
+@pytest.mark.slow
 def test_root_rest_binds_on_random_cases(monkeypatch: pytest.MonkeyPatch) -> None:
     """B31 raises some finite bound of each drawn case and lowers none."""
     full = [stage_bounds(*case) for case in DRAWN]
@@ -74,7 +75,12 @@ def test_root_rest_binds_on_random_cases(monkeypatch: pytest.MonkeyPatch) -> Non
         assert (a >= b * (1 - 1e-12)).all() and (np.isfinite(a) & (a > b * (1 + 1e-9))).any(), case[:2]
 
 
-@pytest.mark.parametrize("arch,op,space", DRAWN, ids=[f"{a.name}-{op.name}-{s}" for a, op, s in DRAWN])
+QUICK = {2, 3, 4}  # the drawn cases the default suite runs (under a second each); the others are slow
+
+
+@pytest.mark.parametrize("arch,op,space", [pytest.param(*case, marks=() if k in QUICK else pytest.mark.slow)
+                                           for k, case in enumerate(DRAWN)],
+                         ids=[f"{a.name}-{op.name}-{s}" for a, op, s in DRAWN])
 def test_root_rest_sound_on_random_cases(arch: ArchSpec, op: Operator, space: str) -> None:
     """Every rule on, B31 included: no bound above a completion's cost, every objective, and the certified optimum the
     brute force's."""

@@ -23,15 +23,28 @@ BUDGET = 12.0
 
 
 @pytest.fixture(scope="module")
-def thorough() -> float:
-    return float(sunstone_search(OP, ARCH, "energy", placement=True, both_axes=["GLB"]).cost.objective("energy")[0])
+def walk() -> tuple[float, float]:
+    """The thorough walk's energy and its wall seconds on this machine now."""
+    t0 = time.perf_counter()
+    found = sunstone_search(OP, ARCH, "energy", placement=True, both_axes=["GLB"])
+    return float(found.cost.objective("energy")[0]), time.perf_counter() - t0
 
 
-def test_the_open_search_ends_at_or_below_the_thorough_walk(monkeypatch: pytest.MonkeyPatch, thorough: float) -> None:
+@pytest.fixture(scope="module")
+def thorough(walk: tuple[float, float]) -> float:
+    return walk[0]
+
+
+def test_the_open_search_ends_at_or_below_the_thorough_walk(monkeypatch: pytest.MonkeyPatch,
+                                                             walk: tuple[float, float]) -> None:
+    """Offered at once whatever the start's seconds (``THOROUGH_COST`` 0: on a loaded machine the cheap start's wall
+    seconds leave too little of the budget for the offer), so the search overruns its budget by at most the walk."""
     monkeypatch.setattr(optimal_module, "MIDWAY", 0.0)
+    monkeypatch.setattr(optimal_module, "THOROUGH_COST", 0.0)
+    thorough, seconds = walk
     t0 = time.perf_counter()
     found = optimal_search(OP, ARCH, "energy", budget_seconds=BUDGET, placement=True, both_axes=["GLB"]).certificate
-    assert time.perf_counter() - t0 <= BUDGET + 2.0
+    assert time.perf_counter() - t0 <= BUDGET + 1.5 * seconds + 2.0
     assert found.incumbent <= thorough * (1 + 1e-9), found.incumbent / thorough
 
 

@@ -73,7 +73,8 @@ def tight() -> tuple[list, list]:
     return _with_and_without(*TIGHT)
 
 
-@pytest.mark.parametrize("arch,op", CASES, ids=_ids(CASES))
+@pytest.mark.parametrize("arch,op", [pytest.param(*case, marks=pytest.mark.slow if case[1].name in "cm" else ())
+                                     for case in CASES], ids=_ids(CASES))
 def test_shared_bounds_never_exceed_any_completion(arch: ArchSpec, op: Operator) -> None:
     """Every objective, every stage and the tile bound, placed; taking B34 out raises no bound."""
     _check(*_with_and_without(arch, op))
