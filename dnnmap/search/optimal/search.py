@@ -449,15 +449,14 @@ class BranchAndBound:
             return
         room = room or [0]
         after = np.append(np.minimum.accumulate(parent_lb[::-1])[::-1][1:], math.inf)  # least of the nodes after each
-        top = j == self.L - 1 and self.top_bounded  # best first: the certificate is the least bound left
         for ks, first, tiles, tile_lb in self._bounded_tiles(nodes, stage, parent_lb, deadline):
             # one row of ``splits`` per (node, tile alive now: a superset of those alive later, the incumbent only
             # falls), ``sel`` its tile; ``starts``: each node's first row
             sel = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
             if not len(sel):
                 continue
-            if top:  # one node
-                sel = sel[np.argsort(tile_lb[sel], kind="stable")]
+            # each node's tiles best first: the least bound left of the node's children is then the next tile's
+            sel = sel[np.lexsort((tile_lb[sel], np.searchsorted(first, sel, side="right")))]
             starts = np.searchsorted(np.sort(sel), first)
             splits = FactorSplits(nodes.take(ks), np.repeat(np.arange(len(ks)), np.diff(starts)), tiles[sel], j,
                                   self.arch, j in self.both_axes, self.distinct, self.padded)
