@@ -140,6 +140,10 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   output's and an input's pairs with it, one capacity partition holding both): at the boundary before each DRAM
   iteration the input on chip that it uses and the output it revisits share that capacity, so either the input is read
   again or the output is drained and reloaded; per boundary the least split, in the DRAM order where it is fixed;
+* B36 **the tile's own raised tiles at the tile bound** (docs/search.md, section of that name;
+  :meth:`LowerBound._tile_loops`; in B20 at the tile bound): every child of a tile runs that tile per instance of its
+  level whatever the split above, so B30/B33 price that level's raised tiles within the tile (at level 0: sets of its
+  loops), not over the whole cover as where an open fan-out lies above the level;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -802,8 +806,9 @@ class LowerBound:
             else:
                 refills = self._innermost_refills(extra, temporal, left, fixed_from, windowed.get(ch))
             if ch in placed:  # B20 (B10 folded into it)
-                own, *parts = self._placed_refills(placed[ch], spatial, ch,
-                                                   *self._level_loops(temporal, fixed_from, ch))
+                loops = (self._tile_loops(temporal, fixed_from, ch, tile) if tile is not None and ch == fixed_from - 2
+                         else self._level_loops(temporal, fixed_from, ch))
+                own, *parts = self._placed_refills(placed[ch], spatial, ch, *loops)
                 refills = np.maximum(refills, own)
                 if drain is not None and ch == drain[0]:
                     beside = parts
@@ -1658,6 +1663,17 @@ class LowerBound:
         loopable = (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)
         fans_open = any(self.arch.levels[m].fanout is not None for m in range(ch + 1, fixed_from))
         return (None if fans_open else rest), loopable, ch == 0 and fixed_from == 1
+
+    def _tile_loops(self, temporal: np.ndarray, fixed_from: int, ch: int, tile: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, bool]:
+        """B36 (docs/search.md, "B36: the tile's own raised tiles at the tile bound"): :meth:`_level_loops`'s facts
+        for the level ``ch = fixed_from - 2`` whose tile ``tile`` (n, D) is known before its parent's factors are
+        split. Every child of the tile runs ``tile`` per instance of ``ch`` (its open extents: the split leaves
+        ``rest / tile`` to the parent), so B30/B33 take ``tile`` as ``rest`` whatever the split and the fan-out above;
+        the dimensions a loop above a raised tile may be on are those of ``rest`` or a fixed level (a superset of
+        each child's), and at level 0 the tile is that level's loops alone, one a dimension."""
+        _, loopable, _ = self._level_loops(temporal, fixed_from, ch)
+        return tile, loopable, ch == 0
 
     def _placed_words(self, spatial: np.ndarray, ch: int, t: int, outer: frozenset[int], left: np.ndarray | None,
                       loopable: np.ndarray, single: bool = False) -> np.ndarray:
