@@ -2086,26 +2086,34 @@ class LowerBound:
                + self.read_full[d, self.out] + 2 * hop_o)
         trips = temporal[:, d] * spatial[:, d]  # (n, D) the backing store's loops
         keys, inverse = unique_rows(np.concatenate([trips, trips if order is None else order], axis=1))
-        least = np.array([self._shared_least(i, tuple(int(x) for x in key[:self.op_dims]),
-                                             None if order is None else tuple(int(x) for x in key[self.op_dims:]),
-                                             weights, e_i, e_o) for key in keys])
+        least = self._shared_least(i, keys, order is not None, weights, e_i, e_o)
         least = least[inverse.reshape(-1)] + self.touched_all[self.out] * (
             self.energy[g, self.out, 0] + self.energy[d, self.out, 2] + hop_o)
         counted = sum(top[t][1] + top[t][2] * top[t][3] for t in (i, self.out)) + spent.get(g, 0.0)
         return least - counted
 
-    def _shared_least(self, i: int, trips: tuple[int, ...], order: tuple[int, ...] | None, weights: tuple[float, ...],
-                      e_i: float, e_o: float) -> float:
-        """B34 for one vector of the backing store's ``trips`` and its ``order`` (None: open): the input's ``N F_i``
-        plus, per boundary, the least of :meth:`_boundary_least`. Cached."""
-        key = ("shared", i, trips, order, weights, e_i, e_o)
-        if key not in self._front_cache:
-            box = touched_lower(self.op, (self.bounds // np.array(trips))[None, :], contiguous=True)[0]
-            f_i, f_o = np.array([box[i]]), np.array([box[self.out]])
-            live, used, count = self._shared_boundaries(i, trips, order, f_i[0])
-            least = (count * self._boundary_least(live * f_o, np.minimum(f_i, used), *weights, e_i, e_o)).sum()
-            self._front_cache[key] = e_i * np.prod(trips) * f_i[0] + float(least)
-        return self._front_cache[key]
+    def _shared_least(self, i: int, keys: np.ndarray, ordered: bool, weights: tuple[float, ...], e_i: float,
+                      e_o: float) -> np.ndarray:
+        """(K,) B34 for each row of ``keys`` (K, D or 2D): a vector of the backing store's trips and, where
+        ``ordered``, its order (else open): the input's ``N F_i`` plus, per boundary, the least of
+        :meth:`_boundary_least`. Cached per row; the rows not cached yet are priced together."""
+        D = self.op_dims
+        names = [("shared", i, tuple(int(x) for x in key[:D]), tuple(int(x) for x in key[D:]) if ordered else None,
+                  weights, e_i, e_o) for key in keys]
+        new = [k for k, name in enumerate(names) if name not in self._front_cache]
+        if new:
+            trips = keys[new, :D]
+            box = touched_lower(self.op, self.bounds[None, :] // trips, contiguous=True)
+            f_i, f_o = box[:, i], box[:, self.out]
+            parts = [self._shared_boundaries(i, names[k][2], names[k][3], f_i[m]) for m, k in enumerate(new)]
+            sizes = [len(live) for live, _, _ in parts]
+            live, used, count = (np.concatenate([part[c] for part in parts]) for c in range(3))
+            per = count * self._boundary_least(live * np.repeat(f_o, sizes), np.minimum(np.repeat(f_i, sizes), used),
+                                               *weights, e_i, e_o)
+            least = np.bincount(np.repeat(np.arange(len(new)), sizes), weights=per, minlength=len(new))
+            for m, k in enumerate(new):
+                self._front_cache[names[k]] = e_i * np.prod(trips[m]) * f_i[m] + float(least[m])
+        return np.array([self._front_cache[name] for name in names])
 
     def _shared_boundaries(self, i: int, trips: tuple[int, ...], order: tuple[int, ...] | None, f_i: float
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
