@@ -185,9 +185,11 @@ def _wide(arch: ArchSpec, both: bool) -> frozenset[int]:
     return frozenset(i for i, lv in enumerate(arch.levels) if both and lv.fanout and len(lv.fanout.shape) == 2)
 
 
-def stage_bounds(arch: ArchSpec, op: Operator, both: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(bound, cost) of every placed brute-force mapping's ancestor at every stage and of its tile bound, for every
-    objective (``both``: in the space with both-axis unrolling too)."""
+def stage_bounds(arch: ArchSpec, op: Operator, both: bool = False, tiles_only: bool = False
+                 ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(bound, cost) of every placed brute-force mapping's ancestor at every stage and of its tile bound (its tile of
+    level ``j - 1`` under its ancestor that fixed the levels above ``j``), for every objective (``both``: in the space
+    with both-axis unrolling too; ``tiles_only``: the tile bounds alone)."""
     batch = placed_space(op, arch, both=both)
     model = CostModel(op, arch)
     cost = model.evaluate(batch)
@@ -196,7 +198,8 @@ def stage_bounds(arch: ArchSpec, op: Operator, both: bool = False) -> list[tuple
         bb = BranchAndBound(op, arch, objective, model, placement=True, both_axes=_wide(arch, both))
         truth = cost.objective(objective)
         for stage, (kind, j) in enumerate(bb.stages[:-1]):
-            out.append((bb._bound(placed_ancestors(batch, kind, j), stage), truth))
+            if not tiles_only:
+                out.append((bb._bound(placed_ancestors(batch, kind, j), stage), truth))
             if kind == "F" and 1 <= j < bb.L - 1:
                 tiles = batch.temporal[:, :j].prod(axis=1) * batch.spatial[:, :j].prod(axis=1)
                 out.append((bb.tile_bound(placed_ancestors(batch, "O", j + 1), tiles, j), truth))

@@ -14,33 +14,19 @@ import numpy as np
 import pytest
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.cost.model import CostModel
-from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.search.optimal.bounds import LowerBound
-from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.workload.ir import Operator
 
 from test_optimal_placed_rf import ARRAY, CASES, CONV, _ids, assert_below_every_cost
-from test_optimal_placement import _wide, assert_raises_some_bound, cases, placed_ancestors, placed_space
+from test_optimal_placement import assert_raises_some_bound, cases, stage_bounds
 
 ORIGINAL_REFILLS = LowerBound._placed_refills
 ORIGINAL_LOOPS = LowerBound._tile_loops
 
 
 def tile_bounds(arch: ArchSpec, op: Operator, both: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(tile bound, cost) of every placed brute-force mapping, its tile of level ``j - 1`` under its ancestor that
-    fixed the levels above ``j``, for every ``j`` with a tile bound and every objective (``both``: the space with
-    both-axis unrolling)."""
-    batch = placed_space(op, arch, both=both)
-    model = CostModel(op, arch)
-    cost = model.evaluate(batch)
-    out = []
-    for objective in OBJECTIVES:
-        bb = BranchAndBound(op, arch, objective, model, placement=True, both_axes=_wide(arch, both))
-        for j in range(1, bb.L - 1):
-            tiles = batch.temporal[:, :j].prod(axis=1) * batch.spatial[:, :j].prod(axis=1)
-            out.append((bb.tile_bound(placed_ancestors(batch, "O", j + 1), tiles, j), cost.objective(objective)))
-    return out
+    """(tile bound, cost) of every placed brute-force mapping for every level with a tile bound and every objective."""
+    return stage_bounds(arch, op, both, tiles_only=True)
 
 
 def _without(self: LowerBound, temporal: np.ndarray, fixed_from: int, ch: int, tile: np.ndarray
