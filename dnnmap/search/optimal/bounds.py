@@ -2064,7 +2064,7 @@ class LowerBound:
         every word, and per boundary the least over ``h_o`` of ``e_o (live - h_o - R_o)^+ - e_i min(u, F_i, h_i +
         R_i)`` (:meth:`_boundary_least`); ``e_i``, ``e_o`` a word's fill and read, and drain, update, reload and fill,
         with the hops; ``live`` and ``u`` in the backing store's order ``order`` (n, D), outermost first, where it is
-        fixed (:meth:`_shared_boundaries`), else order-free. None where no such pair of pairs exists."""
+        fixed (:meth:`_walked_boundaries`), else order-free. None where no such pair of pairs exists."""
         if self.out not in top:
             return None
         g, d = top[self.out][0].child, self.L - 1
@@ -2096,44 +2096,61 @@ class LowerBound:
                       e_o: float) -> np.ndarray:
         """(K,) B34 for each row of ``keys`` (K, D or 2D): a vector of the backing store's trips and, where
         ``ordered``, its order (else open): the input's ``N F_i`` plus, per boundary, the least of
-        :meth:`_boundary_least`. Cached per row; the rows not cached yet are priced together."""
+        :meth:`_boundary_least`. The boundaries are walked in the order (:meth:`_walked_boundaries`) where it is known
+        and the iterations (at most 64) and the input's grid (at most 1e6 words) are few, else taken order-free: the
+        revisits (their count does not depend on the order) and the others, any input on chip. Cached per row (an
+        order by its loops that are not trivial); the rows not cached yet are priced together."""
         D = self.op_dims
-        names = [("shared", i, tuple(int(x) for x in key[:D]), tuple(int(x) for x in key[D:]) if ordered else None,
-                  weights, e_i, e_o) for key in keys]
-        new = [k for k, name in enumerate(names) if name not in self._front_cache]
-        if new:
-            trips = keys[new, :D]
+        n_it = keys[:, :D].prod(axis=1)
+        walked = ordered & (n_it <= 64) & (self._input_grid(i)[1] <= 1e6)
+        names = [("shared", i, tuple(int(x) for x in key[:D]),
+                  tuple(int(d) for d in key[D:] if key[d] > 1) if w else None, weights, e_i, e_o)
+                 for key, w in zip(keys, walked)]
+        new = np.array([k for k, name in enumerate(names) if name not in self._front_cache], dtype=np.int64)
+        if len(new):
+            trips, n = keys[new, :D], n_it[new]
             box = touched_lower(self.op, self.bounds[None, :] // trips, contiguous=True)
             f_i, f_o = box[:, i], box[:, self.out]
-            parts = [self._shared_boundaries(i, names[k][2], names[k][3], f_i[m]) for m, k in enumerate(new)]
-            sizes = [len(live) for live, _, _ in parts]
-            live, used, count = (np.concatenate([part[c] for part in parts]) for c in range(3))
-            per = count * self._boundary_least(live * np.repeat(f_o, sizes), np.minimum(np.repeat(f_i, sizes), used),
-                                               *weights, e_i, e_o)
-            least = np.bincount(np.repeat(np.arange(len(new)), sizes), weights=per, minlength=len(new))
+            least = np.zeros(len(new))
+            free = ~walked[new]
+            if free.any():
+                revisits = n[free] - np.where(self.reduction[None, :], 1, trips[free]).prod(axis=1)
+                least[free] = (revisits * self._boundary_least(f_o[free], f_i[free], *weights, e_i, e_o)
+                               + (n[free] - 1 - revisits) * self._boundary_least(0.0 * f_o[free], f_i[free], *weights,
+                                                                                 e_i, e_o))
+            rows = np.nonzero(~free)[0]
+            if len(rows):
+                parts = [self._walked_boundaries(i, names[new[m]][2], names[new[m]][3]) for m in rows]
+                sizes = [len(live) for live, _ in parts]
+                live, used = (np.concatenate([part[c] for part in parts]) for c in range(2))
+                per = self._boundary_least(live * np.repeat(f_o[rows], sizes),
+                                           np.minimum(np.repeat(f_i[rows], sizes), used), *weights, e_i, e_o)
+                least[rows] = np.bincount(np.repeat(np.arange(len(rows)), sizes), weights=per, minlength=len(rows))
             for m, k in enumerate(new):
-                self._front_cache[names[k]] = e_i * np.prod(trips[m]) * f_i[m] + float(least[m])
+                self._front_cache[names[k]] = e_i * n[m] * f_i[m] + float(least[m])
         return np.array([self._front_cache[name] for name in names])
 
-    def _shared_boundaries(self, i: int, trips: tuple[int, ...], order: tuple[int, ...] | None, f_i: float
-                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """B34: at each boundary of the backing store's loops in ``order`` whether the next iteration revisits a
-        block of the output, the words of its input an earlier iteration used (each axis's interval of values per
-        iteration marked on the input's grid; an upper bound where a window's values are not contiguous) and how many
-        boundaries the row stands for (one each). Where the order is open (None) or the iterations or the grid are too
-        many: order-free, two rows, the revisits (their count does not depend on the order) and the others, any input
-        on chip."""
-        live_dims = [d for d, x in enumerate(trips) if x > 1]
+    def _input_grid(self, i: int) -> tuple[list[int], float]:
+        """Input ``i``'s extent per axis over the whole layer, and their product (its grid's words). Cached."""
+        key = ("input grid", i)
+        if key not in self._front_cache:
+            names = self.op.dim_names
+            extents = [sum(c * (int(self.bounds[names.index(dn)]) - 1) for dn, c in a.terms) + 1
+                       for a in self.op.tensors[i].axes]
+            self._front_cache[key] = extents, float(np.prod(extents, dtype=float))
+        return self._front_cache[key]
+
+    def _walked_boundaries(self, i: int, trips: tuple[int, ...], order: tuple[int, ...]
+                           ) -> tuple[np.ndarray, np.ndarray]:
+        """B34: at each boundary of the backing store's loops in ``order`` (its loops that are not trivial, outermost
+        first) whether the next iteration revisits a block of the output, and the words of its input an earlier
+        iteration used (each axis's interval of values per iteration marked on the input's grid; an upper bound where
+        a window's values are not contiguous)."""
         n_it = int(np.prod(trips))
-        revisits = n_it - int(np.prod([trips[d] for d in live_dims if not self.reduction[d]]))
         axes = self.op.tensors[i].axes
         names = self.op.dim_names
         box = self.bounds // np.array(trips)
-        extents = [sum(c * (int(self.bounds[names.index(dn)]) - 1) for dn, c in a.terms) + 1 for a in axes]
-        if order is None or n_it > 64 or np.prod(extents, dtype=float) > 1e6:
-            return np.array([1.0, 0.0]), np.full(2, f_i), np.array([revisits, n_it - 1 - revisits], dtype=float)
-        order = tuple(d for d in order if d in live_dims)  # outermost first
-        grid = np.zeros(extents, dtype=bool)
+        grid = np.zeros(self._input_grid(i)[0], dtype=bool)
         seen: set[tuple[int, ...]] = set()
         live, used = np.zeros(n_it - 1), np.zeros(n_it - 1)
         for it, index in enumerate(itertools.product(*[range(trips[d]) for d in order])):
@@ -2146,7 +2163,7 @@ class LowerBound:
                 live[it - 1], used[it - 1] = block in seen, grid[span].sum()
             seen.add(block)
             grid[span] = True
-        return live, used, np.ones(n_it - 1)
+        return live, used
 
     @staticmethod
     def _boundary_least(live: np.ndarray, f_i: np.ndarray, size: float, w_i: float, w_o: float, r_i: float,
