@@ -2146,22 +2146,26 @@ class LowerBound:
         first) whether the next iteration revisits a block of the output, and the words of its input an earlier
         iteration used (each axis's interval of values per iteration marked on the input's grid; an upper bound where
         a window's values are not contiguous)."""
-        n_it = int(np.prod(trips))
-        axes = self.op.tensors[i].axes
         names = self.op.dim_names
         box = self.bounds // np.array(trips)
-        grid = np.zeros(self._input_grid(i)[0], dtype=bool)
-        seen: set[tuple[int, ...]] = set()
-        live, used = np.zeros(n_it - 1), np.zeros(n_it - 1)
-        for it, index in enumerate(itertools.product(*[range(trips[d]) for d in order])):
-            at = dict(zip(order, index))
-            block = tuple(at.get(d, 0) for d in range(self.op_dims) if not self.reduction[d])
-            span = tuple(slice(sum(c * at.get(names.index(dn), 0) * int(box[names.index(dn)]) for dn, c in a.terms),
-                               sum(c * ((at.get(names.index(dn), 0) + 1) * int(box[names.index(dn)]) - 1)
-                                   for dn, c in a.terms) + 1) for a in axes)
+        at = np.zeros((int(np.prod(trips)), self.op_dims), dtype=np.int64)  # each iteration's index per dimension
+        if order:
+            at[:, list(order)] = np.indices([trips[d] for d in order]).reshape(len(order), -1).T
+        ends = [(sum(c * at[:, names.index(dn)] * int(box[names.index(dn)]) for dn, c in a.terms),
+                 sum(c * ((at[:, names.index(dn)] + 1) * int(box[names.index(dn)]) - 1) for dn, c in a.terms) + 1)
+                for a in self.op.tensors[i].axes]  # per axis the intervals' first and past-last values
+        _, first, block = np.unique(at[:, ~self.reduction], axis=0, return_index=True, return_inverse=True)
+        live = (first[block.reshape(-1)] < np.arange(len(at)))[1:].astype(float)
+        # the input's grid cut at the intervals' ends: each cell is marked whole or not at all, weighing its words
+        cuts = [np.unique(np.concatenate([lo, hi])) for lo, hi in ends]
+        weight = functools.reduce(np.multiply.outer, [np.diff(c) for c in cuts])
+        cells = [(np.searchsorted(c, lo), np.searchsorted(c, hi)) for c, (lo, hi) in zip(cuts, ends)]
+        grid = np.zeros(weight.shape, dtype=bool)
+        used = np.zeros(len(at) - 1)
+        for it in range(len(at)):
+            span = tuple(slice(lo[it], hi[it]) for lo, hi in cells)
             if it:
-                live[it - 1], used[it - 1] = block in seen, grid[span].sum()
-            seen.add(block)
+                used[it - 1] = weight[span][grid[span]].sum()
             grid[span] = True
         return live, used
 
