@@ -456,8 +456,9 @@ class BranchAndBound:
             if not len(sel):
                 continue
             # each node's tiles best first: the least bound left of the node's children is then the next tile's
-            sel = sel[np.lexsort((tile_lb[sel], np.searchsorted(first, sel, side="right")))]
-            starts = np.searchsorted(np.sort(sel), first)
+            owner = np.searchsorted(first, sel, side="right") - 1  # each tile's node among ``ks``
+            sel = sel[np.lexsort((tile_lb[sel], owner))]
+            starts = np.append(0, np.cumsum(np.bincount(owner, minlength=len(ks))))
             splits = FactorSplits(nodes.take(ks), np.repeat(np.arange(len(ks)), np.diff(starts)), tiles[sel], j,
                                   self.arch, j in self.both_axes, self.distinct, self.padded)
             row_lb = tile_lb[sel]
