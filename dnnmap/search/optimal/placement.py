@@ -163,3 +163,42 @@ def distinct_children(exact: np.ndarray, runs: np.ndarray, parents: np.ndarray, 
         dominated[begin:end] = np.bincount(b - begin, weights=beats, minlength=end - begin) > 0
         begin = end
     return np.sort(order[~dominated])
+
+
+def relaxed_placements(op: Operator, trips: np.ndarray, order: np.ndarray, base: np.ndarray, placeable: np.ndarray,
+                       monotone: np.ndarray, capacity: tuple[np.ndarray, np.ndarray] | None
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """B37's relaxed placement vectors (docs/search.md, "B37: each order bounded before its placements"), arguments
+    as :func:`least_placements`: ``rows`` (m,) into the nodes and ``above`` (m, T). A ``placeable`` tensor's *least*
+    is the fewest of a row's k loops above it at which it fits with every other placeable tensor at its smallest tile
+    (all k loops above it); each tensor P1 holds for (``monotone``) takes its least, each other one every value from
+    its least to k. A row where some tensor does not fit even at k (no placement fits) has none. Every fitting
+    placement of a row is at least one of its vectors tensor by tensor and equal to it on the tensors P1 does not
+    hold for; a vector need not fit."""
+    n, T = trips.shape[0], len(op.tensors)
+    k = (trips > 1).sum(axis=1)
+    most = int(k.max()) if n else 0
+    least = np.zeros((n, T), dtype=np.int64)
+    fits = np.ones(n, dtype=bool)
+    if capacity is not None:
+        part, sizes = capacity
+        words = placed_footprints(op, trips, order, base, most)  # (n, T, most + 1)
+        smallest = np.where(placeable[None, :], np.take_along_axis(words, k[:, None, None], axis=2)[:, :, 0],
+                            words[:, :, 0])  # (n, T) each tensor's least words (a tensor not placed: its only tile)
+        legal = np.arange(most + 1)[None, :] <= k[:, None]  # (n, most + 1)
+        for t in np.nonzero(placeable)[0]:
+            room = np.ones((n, most + 1), dtype=bool)  # t below 0..most loops, the others at their smallest
+            for r, size in enumerate(sizes):
+                others = smallest @ part[:, r] - smallest[:, t] * part[t, r]
+                room &= others[:, None] + words[:, t, :] * part[t, r] <= size
+            room &= legal
+            fits &= room.any(axis=1)
+            least[:, t] = room.argmax(axis=1)
+    windows = np.nonzero(placeable & ~monotone)[0]
+    grid = (np.indices([most + 1] * len(windows)).reshape(len(windows), -1).T if len(windows)
+            else np.zeros((1, 0), dtype=np.int64))  # (G, W) their values
+    ok = ((grid[None, :, :] >= least[:, None, windows]) & (grid[None, :, :] <= k[:, None, None])).all(axis=2)
+    rows, which = np.nonzero(ok & fits[:, None])
+    above = np.where(placeable[None, :], least[rows], 0)
+    above[:, windows] = grid[which]
+    return rows, above

@@ -25,7 +25,8 @@ overlap reused: :attr:`.bounds.LowerBound.monotone`), never moves more words: it
 completion's from below (pruning rule P1 in the docs; the other tensors' pairs get the compulsory bounds).
 In that widened space (placement or both-axis unrolling) children the cost model cannot tell apart, or that a
 sibling beats in every completion, are not searched (rules P3-P5: :class:`.placement.OrderKeys`,
-:func:`.expand.distinct_unrollings`).
+:func:`.expand.distinct_unrollings`). Before an order's placements are made, the order is bounded over its relaxed
+placement vectors (B37, :meth:`BranchAndBound.order_bound`), and only the orders below the incumbent get them.
 
 Costly bounds only where they can prune (docs/search.md): the walk bounds a batch tier by tier
 (:meth:`BranchAndBound._tiered`, :data:`.bounds.TIER_PAIRS` to :data:`.bounds.TIER_FULL`), the costly terms only for
@@ -60,7 +61,7 @@ from dnnmap.search.optimal.bounds import TIER_FULL, TIER_PAIRS, TIER_REFILLS, Lo
 from dnnmap.search.mappers import Progress
 from dnnmap.search.constraints import Constraints
 from dnnmap.search.optimal.expand import FactorSplits, Nodes, PaddedSplits, candidate_tiles, expand_orders, extents
-from dnnmap.search.optimal.placement import OrderKeys, distinct_children, least_placements
+from dnnmap.search.optimal.placement import OrderKeys, distinct_children, least_placements, relaxed_placements
 from dnnmap.search.options import SearchOptions
 from dnnmap.search.space import MapSpace, padded_cap, unique_rows
 from dnnmap.search.sunstone.mapper import sunstone_search
@@ -311,10 +312,10 @@ class BranchAndBound:
                              tier=TIER_PAIRS)
 
     def _bound_priced(self, nodes: Nodes, cost: CostBatch, fits: np.ndarray, stage: int, bound: LowerBound,
-                      lazy: bool) -> np.ndarray:
+                      lazy: bool, key: int | tuple[int, str] | None = None) -> np.ndarray:
         """:meth:`_bound_extent`'s bounds of ``nodes`` priced in ``cost`` (whose completions were offered; ``fits``:
         :meth:`_fits`); at a factor stage below the top their completions with B2's best orders are priced and offered
-        here."""
+        here. ``key``: the work :meth:`_tiered` times (None: the stage)."""
         kind, j = self.stages[stage]
         known = j if kind == "F" else j - 1
         by_order, safe = None, None
@@ -337,7 +338,7 @@ class BranchAndBound:
                                  nodes.order[rows], j, known, self.objective,
                                  None if by_order is None else [_cost_rows(c, rows) for c in by_order],
                                  None if safe is None else safe[rows], tier=tier)
-        return np.where(fits, self._tiered(bound_rows, fits, lazy, stage), np.inf)
+        return np.where(fits, self._tiered(bound_rows, fits, lazy, stage if key is None else key), np.inf)
 
     def _tiered(self, bound_rows: Callable[[np.ndarray | None, int], np.ndarray], live: np.ndarray,
                 lazy: bool, key: int | tuple[int, str]) -> np.ndarray:
@@ -439,6 +440,7 @@ class BranchAndBound:
                     part = np.arange(lo, min(lo + step, len(piece)))
                     sub, up = piece.take(part), rows[parents[part]]
                     if self.placement and j < self.L - 1:
+                        sub, up = self._bounded_orders(sub, up, stage, parent_lb)
                         sub, up = self._placements(sub, up, j)
                     if self.order_keys is not None:  # P3, P5 among the siblings made together
                         exact, runs = self.order_keys.keys(j, sub.temporal[:, j], sub.order[:, j],
@@ -642,6 +644,43 @@ class BranchAndBound:
         out.above = out.above.copy()
         out.above[:, j] = above
         return out, parents[rows]
+
+    def _bounded_orders(self, nodes: Nodes, parents: np.ndarray, stage: int, parent_lb: np.ndarray
+                        ) -> tuple[Nodes, np.ndarray]:
+        """B37: the nodes of order stage ``stage`` (``parents``: each one's index into ``parent_lb``) whose
+        :meth:`order_bound` (at least their parent's) is below the incumbent, and their parents' indices."""
+        lb = np.maximum(self.order_bound(nodes, stage), parent_lb[parents])
+        keep = np.nonzero(lb < self.incumbent * (1 - EPS))[0]
+        return nodes.take(keep), parents[keep]
+
+    def order_bound(self, nodes: Nodes, stage: int) -> np.ndarray:
+        """(n,) B37 (docs/search.md, "B37: each order bounded before its placements"): a lower bound of every
+        completion of every child of the nodes of order stage ``stage`` (their level-``j`` order fixed, its placements
+        not yet chosen): the least bound over each node's relaxed placement vectors
+        (:func:`.placement.relaxed_placements`; inf where no placement fits). Each fitting placement of a node is at
+        least one of its vectors tensor by tensor where P1 holds and equal to it elsewhere. The bound of an order
+        stage's node reads level ``j``'s placements only through its completion's exact pairs (and the known levels'
+        cycles), each a non-decreasing function of a P1 tensor's loops above its tile, and each of its terms is a
+        non-decreasing function of those, so the vector's bound (level ``j``'s capacity not checked: the vector need
+        not fit) is at most the child's. Completions of vectors that fit are offered as incumbents."""
+        _, j = self.stages[stage]
+        base = nodes.spatial[:, j] * (nodes.temporal[:, 0] if j > 0 else 1)
+        rows, above = relaxed_placements(self.op, nodes.temporal[:, j], nodes.order[:, j], base, self.keeps[j],
+                                         self.bound.monotone[j], self.bound.fit.levels[j])
+        relaxed = nodes.take(rows)
+        relaxed.above = relaxed.above.copy()
+        relaxed.above[:, j] = above
+
+        def bound_rows(part: np.ndarray | None, bound: LowerBound) -> np.ndarray:
+            sub = relaxed if part is None else relaxed.take(part)
+            self.nodes += len(sub)
+            cost = self.model.evaluate(self._batch(sub), reuse_buffers=True)
+            self._consider(sub, cost)
+            above_fit = (cost.capacity_excess[:, j + 1:self.L - 1] <= 0).all(axis=1)  # level j's own not checked
+            return self._bound_priced(sub, cost, above_fit, stage, bound, self.tiered, (stage, "order"))
+        lb = np.full(len(nodes), np.inf)
+        np.minimum.at(lb, rows, self._by_extent(relaxed, bound_rows) if len(rows) else np.zeros(0))
+        return lb
 
     def _survivors(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
                    deadline: float = math.inf) -> Iterator[tuple[Nodes, np.ndarray, float]]:
