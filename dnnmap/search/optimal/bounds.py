@@ -589,6 +589,7 @@ class LowerBound:
         self._placed_least: dict[tuple, float] = {}
         self._lattice_values: list[np.ndarray] = []  # B30 (:meth:`_over_rest`): the lattice's values per dimension
         self._divisor_least: dict[tuple, object] = {}  # B33 (:meth:`_short_least`): per B20 key, its divisors' least
+        # and its values per row of the lattice (:meth:`_by_rest`)
         self._rest_dims: dict[tuple, tuple] = {}  # B33 (:meth:`_dims_ratio`): per B20 key, its table's parts
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
         self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
@@ -1573,12 +1574,13 @@ class LowerBound:
         that fit and the outermost loops."""
         tensors = list(wholes)
         best = np.full(extra.shape[0], np.inf)
+        candidate = self._loop_candidates(temporal, rest, fixed_from)  # the same for every set
         for size in range(len(tensors) + 1):
             for kept in itertools.combinations(tensors, size):
                 fits = self._hold(ch, {t: wholes[t][0] for t in kept}) if kept else np.ones(len(best), dtype=bool)
                 cond = extra.copy()
                 cond[:, [t for t in tensors if t not in kept]] = 0.0
-                value = self._innermost_refills(cond, temporal, rest, fixed_from)
+                value = self._innermost_refills(cond, temporal, rest, fixed_from, candidate=candidate)
                 refilled = sum((wholes[t][2] for t in tensors if t not in kept), np.zeros((len(best), 1)))
                 value = value + refilled.min(axis=1)
                 best = np.where(fits, np.minimum(best, value), best)
@@ -2769,23 +2771,29 @@ class LowerBound:
         roomy = (rests[:, free] < covers[:, free]).any(axis=1) & np.isfinite(once[at])  # R may hold more than rest
         # (only where rest fits: a larger box holds no fewer words of each tensor): B30's least over the cover
         over = np.where(roomy, least, over)
-        inside = self._loop_boxes(once, per, rests) if single else self._short_least(key, once, per, rests)
+        inside = self._loop_boxes(key, once, per, row) if single else self._short_least(key, once, per, row)
         best = np.minimum(over, inside)
         return np.where(valid & np.isfinite(best), np.maximum(least, best), least)
 
-    def _short_least(self, key: tuple, once: np.ndarray, per: np.ndarray | None, rests: np.ndarray) -> np.ndarray:
-        """(n,) B33: the least ratio over the boxes ``R`` dividing ``rest`` (``rests``) but for ``rest`` itself, with
+    def _short_least(self, key: tuple, once: np.ndarray, per: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
+        """(n,) B33: the least ratio over the boxes ``R`` dividing ``rest`` but for ``rest`` itself, with
         ``L1`` on a dimension ``d`` with ``R_d < rest_d`` (:meth:`_over_rest`): per dimension ``d`` and prime ``p`` of
         ``rest_d``, the least over the divisors of ``rest`` with ``d`` at ``rest_d / p`` of the box's whole words per
         iteration (``once``) or its ratio with ``L1`` on ``d`` (``per[:, d]``; a plain tensor: ``once`` alone). The
-        least over each box's divisors of every column is computed once per B20 key (:func:`_divisor_min`)."""
-        n = len(rests)
-        out = np.full(n, np.inf)
+        least over each box's divisors of every column is computed once per B20 key (:func:`_divisor_min`), the value
+        of each ``rest`` once per B20 key (:meth:`_by_rest`; ``rows``: their rows of the layer's lattice)."""
         tables = self._divisor_least.get(("short",) + key)
         if tables is None:
             tables = self._divisor_least[("short",) + key] = (
                 self._lattice_min(once), None if per is None else [self._lattice_min(per[:, d])
                                                                   for d in range(self.op_dims)])
+        return self._by_rest(("short rows",) + key, rows, lambda boxes: self._short_boxes(tables, boxes))
+
+    def _short_boxes(self, tables: tuple, rests: np.ndarray) -> np.ndarray:
+        """(n,) :meth:`_short_least` of each of ``rests``, from its B20 key's ``tables`` (the divisors' least of
+        ``once`` and per dimension of ``per``)."""
+        n = len(rests)
+        out = np.full(n, np.inf)
         whole, by_dim = tables
         for d in np.nonzero(self.bounds > 1)[0]:
             for p in sorted(set(prime_factors(int(self.bounds[d])))):
@@ -2799,23 +2807,41 @@ class LowerBound:
                 out = np.where(cut & (at >= 0), np.minimum(out, got), out)
         return out
 
-    def _loop_boxes(self, once: np.ndarray, per: np.ndarray | None, rests: np.ndarray) -> np.ndarray:
-        """(n,) B33 where ``rest`` (``rests``) is one loop a dimension of the lowest level: a raised tile ``R`` inside
+    def _by_rest(self, name: tuple, rows: np.ndarray, values: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """(n,) B33's value of each ``rest`` by its row ``rows`` (n,) of the layer's lattice, a function of the box
+        alone: ``values(boxes)`` of the lattice's boxes, each computed once per ``name`` (a B20 key) and kept in a
+        table by its row; inf where ``rest`` is not a box of the lattice (row -1: the padded space, where
+        :meth:`_over_rest` keeps B30's value)."""
+        tiles, _ = self._layer_lattice()
+        table = self._divisor_least.get(name)
+        if table is None:
+            table = self._divisor_least[name] = np.full(len(tiles), np.nan)  # nan: not computed yet
+        at = np.maximum(rows, 0)
+        missing = np.unique(at[(rows >= 0) & np.isnan(table[at])])
+        if len(missing):
+            table[missing] = values(tiles[missing])
+        return np.where(rows >= 0, table[at], np.inf)
+
+    def _loop_boxes(self, key: tuple, once: np.ndarray, per: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
+        """(n,) B33 where ``rest`` is one loop a dimension of the lowest level: a raised tile ``R`` inside
         it is a set of those loops whole, ``R_d`` 1 or ``rest_d``, and ``L1`` one of the others. The least over the
-        sets but all of them of the box's ratio (:meth:`_over_rest`), per distinct ``rest`` (inf where ``rest`` is not
-        a box of the layer's lattice). A set's row of the lattice is the sum of its loops' (:meth:`_row_parts`)."""
-        keys, inverse = unique_rows(rests)
-        parts, found = self._row_parts(keys)
+        sets but all of them of the box's ratio (:meth:`_over_rest`), once per B20 ``key`` and ``rest``
+        (:meth:`_by_rest`, ``rows`` their rows of the layer's lattice; inf where ``rest`` is not one of its boxes). A
+        set's row of the lattice is the sum of its loops' (:meth:`_row_parts`)."""
+        return self._by_rest(("loops",) + key, rows, lambda boxes: self._sets_least(once, per, boxes))
+
+    def _sets_least(self, once: np.ndarray, per: np.ndarray | None, boxes: np.ndarray) -> np.ndarray:
+        """(n,) :meth:`_loop_boxes` of each of ``boxes`` (n, D), boxes of the layer's lattice."""
+        parts, _ = self._row_parts(boxes)
         live = np.nonzero(self.bounds > 1)[0]
         sets = np.zeros((2 ** len(live), self.op_dims), dtype=bool)
         sets[:, live] = np.array(list(itertools.product((False, True), repeat=len(live))), dtype=bool)
         rows = parts @ sets.T.astype(np.int64)  # (u, sets)
-        short = (keys[:, None, :] > 1) & ~sets[None, :, :]  # the loops outside R: where L1 may be
+        short = (boxes[:, None, :] > 1) & ~sets[None, :, :]  # the loops outside R: where L1 may be
         got = once[rows]
         if per is not None:
             got = np.minimum(got, np.where(short, per[rows], np.inf).min(axis=2))
-        least = np.where(short.any(axis=2), got, np.inf).min(axis=1)
-        return np.where(found, least, np.inf)[inverse.reshape(-1)]
+        return np.where(short.any(axis=2), got, np.inf).min(axis=1)
 
     def _row_parts(self, extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(n, D) each dimension's part of the row of ``extents`` (n, D) in the layer's lattice (its value's position
@@ -3019,24 +3045,35 @@ class LowerBound:
         return out[inverse.reshape(-1)]
 
     def _innermost_refills(self, extra: np.ndarray, temporal: np.ndarray, rest: np.ndarray,
-                           fixed_from: int, by_dim: np.ndarray | None = None) -> np.ndarray:
+                           fixed_from: int, by_dim: np.ndarray | None = None, candidate: np.ndarray | None = None
+                           ) -> np.ndarray:
         """(n,) B9: the innermost non-trivial loop above the child level advances at every one of its events;
         every plain tensor it indexes then refills its whole (disjoint) tile each time. That loop is one of
         the dimensions still left (``rest > 1``) or moved by a fixed level; the least over them of the
         energy ``extra`` (n, T) it forces, plus ``by_dim`` (n, D; B13, the sliding-window inputs' energy when that
-        loop is on each dimension), or all of ``extra`` when no loop is left above the child."""
-        per_dim, candidate = self._refills_by_loop(extra, temporal, rest, fixed_from, by_dim)
+        loop is on each dimension), or all of ``extra`` when no loop is left above the child. ``candidate``:
+        :meth:`_loop_candidates` of these arguments where the caller has it."""
+        per_dim, candidate = self._refills_by_loop(extra, temporal, rest, fixed_from, by_dim, candidate)
         least = per_dim.min(axis=1)
         return np.where(candidate.any(axis=1), least, extra.sum(axis=1))
 
     def _refills_by_loop(self, extra: np.ndarray, temporal: np.ndarray, rest: np.ndarray, fixed_from: int,
-                         by_dim: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                         by_dim: np.ndarray | None = None, candidate: np.ndarray | None = None
+                         ) -> tuple[np.ndarray, np.ndarray]:
         """B9/B13 of one child level: (n, D) the energy the innermost non-trivial loop above the child forces when it is
         on each dimension (``extra`` (n, T) of the plain tensors it indexes plus ``by_dim``), inf where no such loop
-        can be (``rest``: what is left above the child), and (n, D) where one can be."""
-        candidate = (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)  # (n, D)
+        can be (``rest``: what is left above the child), and (n, D) where one can be (``candidate``, computed where
+        None: :meth:`_loop_candidates`)."""
+        if candidate is None:
+            candidate = self._loop_candidates(temporal, rest, fixed_from)
         per_dim = extra @ self.indexes.astype(float) + (0.0 if by_dim is None else by_dim)
         return np.where(candidate, per_dim, np.inf), candidate
+
+    @staticmethod
+    def _loop_candidates(temporal: np.ndarray, rest: np.ndarray, fixed_from: int) -> np.ndarray:
+        """(n, D) B9: the dimensions the innermost non-trivial loop above a child level may be on, one still left
+        above it (``rest > 1``) or moved by a fixed level."""
+        return (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)
 
     def _coupled_refills(self, innermost: dict[int, tuple], temporal: np.ndarray, rest: np.ndarray,
                          tile: np.ndarray | None, fixed_from: int) -> np.ndarray:
