@@ -128,11 +128,33 @@ def _slices(sizes: np.ndarray, cap: int) -> Iterator[np.ndarray]:
         lo = hi
 
 
+class _CostRows(CostBatch):
+    """``cost`` of the mappings ``rows`` only: each per-mapping array taken from ``cost`` when first read (a bound reads
+    a few of them; the architecture's tables kept). The methods of :class:`CostBatch` read the taken arrays;
+    ``dataclasses.replace`` of one fails (its class takes ``cost`` and ``rows``): the bounds only read it."""
+
+    def __init__(self, cost: CostBatch, rows: np.ndarray) -> None:  # the dataclass's fields are left unset
+        object.__setattr__(self, "_taken_from", (cost, rows))
+
+    def __getattr__(self, name: str) -> object:  # a field not read yet (the others are attributes of the instance)
+        if name == "_taken_from" or name not in _COST_FIELDS:
+            raise AttributeError(name)
+        cost, rows = self._taken_from
+        value = getattr(cost, name)
+        if name == "counts":
+            value = {k: v[rows] for k, v in value.items()}
+        elif name not in ("action_energy", "final_scale"):
+            value = value[rows]
+        object.__setattr__(self, name, value)
+        return value
+
+
+_COST_FIELDS = frozenset(f.name for f in fields(CostBatch))
+
+
 def _cost_rows(cost: CostBatch, rows: np.ndarray) -> CostBatch:
-    """``cost`` of the mappings ``rows`` only (every per-mapping array taken; the architecture's tables kept)."""
-    shared = ("counts", "action_energy", "final_scale")
-    return replace(cost, counts={k: v[rows] for k, v in cost.counts.items()},
-                   **{f.name: getattr(cost, f.name)[rows] for f in fields(cost) if f.name not in shared})
+    """``cost`` of the mappings ``rows`` only (:class:`_CostRows`: every per-mapping array taken as it is read)."""
+    return _CostRows(cost, rows)
 
 
 def _stages(L: int, level0_order: bool) -> list[tuple[str, int]]:
