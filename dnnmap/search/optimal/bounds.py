@@ -1573,18 +1573,16 @@ class LowerBound:
         (``extra``, refilled when the innermost loop above the box indexes them). The least over the sets ``W``
         that fit and the outermost loops."""
         tensors = list(wholes)
-        best = np.full(extra.shape[0], np.inf)
-        candidate = self._loop_candidates(temporal, rest, fixed_from)  # the same for every set
-        for size in range(len(tensors) + 1):
-            for kept in itertools.combinations(tensors, size):
-                fits = self._hold(ch, {t: wholes[t][0] for t in kept}) if kept else np.ones(len(best), dtype=bool)
-                cond = extra.copy()
-                cond[:, [t for t in tensors if t not in kept]] = 0.0
-                value = self._innermost_refills(cond, temporal, rest, fixed_from, candidate=candidate)
-                refilled = sum((wholes[t][2] for t in tensors if t not in kept), np.zeros((len(best), 1)))
-                value = value + refilled.min(axis=1)
-                best = np.where(fits, np.minimum(best, value), best)
-        return best
+        sets = [kept for size in range(len(tensors) + 1) for kept in itertools.combinations(tensors, size)]
+        cond = np.repeat(extra[None], len(sets), axis=0)  # (sets, n, T): B9 of the tensors in each set
+        for cond_of, kept in zip(cond, sets):
+            cond_of[:, [t for t in tensors if t not in kept]] = 0.0
+        value = self._innermost_refills(cond, temporal, rest, fixed_from)  # (sets, n)
+        for value_of, kept in zip(value, sets):
+            fits = self._hold(ch, {t: wholes[t][0] for t in kept}) if kept else np.ones(len(value_of), dtype=bool)
+            refilled = sum((wholes[t][2] for t in tensors if t not in kept), np.zeros((len(value_of), 1)))
+            value_of[:] = np.where(fits, value_of + refilled.min(axis=1), np.inf)
+        return value.min(axis=0)
 
     def _drained_pair(self, words: np.ndarray, pr: Pair, at_child: np.ndarray, spatial: np.ndarray, rest: np.ndarray,
                       fixed_from: int, tile: np.ndarray | None, hop_per_word: float) -> np.ndarray:
@@ -2715,7 +2713,8 @@ class LowerBound:
         input at least the new words of a step of that loop (:func:`_step_words` with halo reuse: the child holds at
         the run's start only a tile of the previous run's footprint) at half of the runs, or at all of them
         (:meth:`_every_event`); the least over the loop's dimensions. The least per box of the layer's lattice is
-        computed once per (level, tensor, outer tensors), the least over a cover's divisors once per cover.
+        computed once per (level, tensor, outer tensors), the least over a cover's divisors once per box of the lattice
+        (:func:`_divisor_min`; once per cover where it is not a box of the lattice).
         ``loopable`` (B30, :meth:`_over_rest`): the dimensions a loop above ``R`` may be on (None: all)."""
         tiles, _ = self._layer_lattice()
         key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
@@ -2732,8 +2731,13 @@ class LowerBound:
                 least = np.minimum(least, np.where(self._loop_room(tiles, moving), per, np.inf).min(axis=1))
             self._placed_tiles[key] = np.where(self.fit.fits(level, covers_of), least, np.inf)
         ratio = self._placed_tiles[key]
-        out = np.empty(len(covers))
-        for i, cover in enumerate(map(tuple, covers.tolist())):
+        if ("covers",) + key not in self._divisor_least:  # the least over each box's divisors, inf as 0
+            found = self._lattice_min(ratio)
+            self._divisor_least[("covers",) + key] = np.where(np.isfinite(found), found, 0.0)
+        rows = self._lattice_rows(covers)
+        out = self._divisor_least[("covers",) + key][np.maximum(rows, 0)]
+        for i in np.nonzero(rows < 0)[0]:  # a cover not in the lattice (the padded space)
+            cover = tuple(covers[i].tolist())
             least = self._placed_least.get((key, cover))
             if least is None:
                 if cover not in self._divisors:
@@ -3045,27 +3049,24 @@ class LowerBound:
         return out[inverse.reshape(-1)]
 
     def _innermost_refills(self, extra: np.ndarray, temporal: np.ndarray, rest: np.ndarray,
-                           fixed_from: int, by_dim: np.ndarray | None = None, candidate: np.ndarray | None = None
-                           ) -> np.ndarray:
+                           fixed_from: int, by_dim: np.ndarray | None = None) -> np.ndarray:
         """(n,) B9: the innermost non-trivial loop above the child level advances at every one of its events;
         every plain tensor it indexes then refills its whole (disjoint) tile each time. That loop is one of
         the dimensions still left (``rest > 1``) or moved by a fixed level; the least over them of the
         energy ``extra`` (n, T) it forces, plus ``by_dim`` (n, D; B13, the sliding-window inputs' energy when that
-        loop is on each dimension), or all of ``extra`` when no loop is left above the child. ``candidate``:
-        :meth:`_loop_candidates` of these arguments where the caller has it."""
-        per_dim, candidate = self._refills_by_loop(extra, temporal, rest, fixed_from, by_dim, candidate)
-        least = per_dim.min(axis=1)
-        return np.where(candidate.any(axis=1), least, extra.sum(axis=1))
+        loop is on each dimension), or all of ``extra`` when no loop is left above the child. ``extra`` (k, n, T):
+        ``k`` such terms at once, (k, n)."""
+        per_dim, candidate = self._refills_by_loop(extra, temporal, rest, fixed_from, by_dim)
+        least = per_dim.min(axis=-1)
+        return np.where(candidate.any(axis=-1), least, extra.sum(axis=-1))
 
     def _refills_by_loop(self, extra: np.ndarray, temporal: np.ndarray, rest: np.ndarray, fixed_from: int,
-                         by_dim: np.ndarray | None = None, candidate: np.ndarray | None = None
-                         ) -> tuple[np.ndarray, np.ndarray]:
+                         by_dim: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """B9/B13 of one child level: (n, D) the energy the innermost non-trivial loop above the child forces when it is
         on each dimension (``extra`` (n, T) of the plain tensors it indexes plus ``by_dim``), inf where no such loop
-        can be (``rest``: what is left above the child), and (n, D) where one can be (``candidate``, computed where
-        None: :meth:`_loop_candidates`)."""
-        if candidate is None:
-            candidate = self._loop_candidates(temporal, rest, fixed_from)
+        can be (``rest``: what is left above the child), and (n, D) where one can be (:meth:`_loop_candidates`;
+        ``extra`` (k, n, T): (k, n, D) energies)."""
+        candidate = self._loop_candidates(temporal, rest, fixed_from)
         per_dim = extra @ self.indexes.astype(float) + (0.0 if by_dim is None else by_dim)
         return np.where(candidate, per_dim, np.inf), candidate
 
