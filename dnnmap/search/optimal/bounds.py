@@ -588,6 +588,7 @@ class LowerBound:
         self._divisors: dict[tuple[int, ...], np.ndarray] = {}
         self._placed_least: dict[tuple, float] = {}
         self._lattice_values: list[np.ndarray] = []  # B30 (:meth:`_over_rest`): the lattice's values per dimension
+        self._lattice_index: tuple[np.ndarray, np.ndarray] | None = None  # B30 (:meth:`_lattice_rows`)
         self._divisor_least: dict[tuple, object] = {}  # B33 (:meth:`_short_least`): per B20 key, its divisors' least
         # and its values per row of the lattice (:meth:`_by_rest`)
         self._rest_dims: dict[tuple, tuple] = {}  # B33 (:meth:`_dims_ratio`): per B20 key, its table's parts
@@ -730,7 +731,7 @@ class LowerBound:
             if self.placement and 0 <= ch <= known and self.plain[t] and full:
                 box = self._box(temporal, spatial, ch, fixed_from, tile)
                 if box is not None:
-                    box_words = touched_lower(self.op, box, contiguous=True)[:, t]
+                    box_words = self._box_words(spatial, ch, box)[0][:, t]
                     unrolled = options if ch == fixed_from - 2 else None  # (n, V, T) or None: V = 1
                     fe, fd, fh = self._refilled_whole(pr, spatial, fixed_from, rest, tile, box, unrolled=unrolled)
                     d = np.where(self._hold(ch, {t: box_words}), d, np.maximum(d, fd.min(axis=1)))  # t alone
@@ -1427,12 +1428,21 @@ class LowerBound:
              tile: np.ndarray | None) -> np.ndarray | None:
         """(n, D) the box of level ``ch`` (its loops and everything below them) where the node fixes it: levels
         ``>= fixed_from - 1`` (the levels below ``fixed_from`` are folded into level 0's slot), or level
-        ``fixed_from - 2`` when its ``tile`` is given (:meth:`.search.BranchAndBound.tile_bound`); else None."""
+        ``fixed_from - 2`` when its ``tile`` is given (:meth:`.search.BranchAndBound.tile_bound`); else None. Computed
+        once per level in a call of :meth:`compute` (its ``temporal`` and ``spatial``)."""
         if ch >= fixed_from - 1:
-            return temporal[:, :ch + 1].prod(axis=1) * spatial[:, :ch + 1].prod(axis=1)
+            return self._of_spatial(spatial, ("box", ch, fixed_from),
+                                    lambda: temporal[:, :ch + 1].prod(axis=1) * spatial[:, :ch + 1].prod(axis=1))
         if tile is not None and ch == fixed_from - 2:
             return tile
         return None
+
+    def _box_words(self, spatial: np.ndarray, ch: int, box: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(n, T) each tensor's words of ``box`` (n, D; level ``ch``'s, :meth:`_box`) and (n,) its iterations, computed
+        once per ``box`` in a call of :meth:`compute`."""
+        held, *words = self._of_spatial(spatial, ("box words", ch), lambda: (
+            box, touched_lower(self.op, box, contiguous=True), box.prod(axis=1)))
+        return tuple(words) if held is box else (touched_lower(self.op, box, contiguous=True), box.prod(axis=1))
 
     def _hold(self, level: int, words: dict[int, np.ndarray]) -> np.ndarray:
         """(n,) whether tiles of ``words`` (tensor -> (n,) words) fit one instance of ``level`` together, the other
@@ -1534,7 +1544,8 @@ class LowerBound:
         ``unrolled`` (n, V, T, :meth:`_unrolled`): the unfixed fan-out of level ``fixed_from - 1`` takes one of these
         vectors of copies instead of each tensor's largest alone. (n, V) each (V = 1 without ``unrolled``)."""
         t, ch, p = pr.tensor, pr.child, pr.parent
-        words = scale * self.iterations * touched_lower(self.op, box, contiguous=True)[:, t] / box.prod(axis=1)
+        touched, size = self._box_words(spatial, ch, box)
+        words = scale * self.iterations * touched[:, t] / size
         words = np.broadcast_to(words, (len(box),))[:, None]  # (n, 1)
         shared = np.ones((len(box), 1))  # children under one parent instance holding the same words of t
         for m in range(ch + 1, p + 1):
@@ -2907,13 +2918,15 @@ class LowerBound:
     def _lattice_rows(self, extents: np.ndarray) -> np.ndarray:
         """(n,) the row of each of ``extents`` (n, D) in the layer's lattice of boxes (:meth:`_placed_ratio`'s), -1
         where it is not one (a padded extent)."""
-        row = np.zeros(len(extents), dtype=np.int64)
-        found = np.ones(len(extents), dtype=bool)
-        for d, vals in enumerate(self._layer_lattice()[1]):
-            pos = np.minimum(np.searchsorted(vals, extents[:, d]), len(vals) - 1)
-            found &= vals[pos] == extents[:, d]
-            row = row * len(vals) + pos
-        return np.where(found, row, -1)
+        if self._lattice_index is None:  # per dimension each value's position (-1: none), and the rows' strides
+            values = self._layer_lattice()[1]
+            positions = np.full((self.op_dims, int(self.bounds.max()) + 2), -1, dtype=np.int64)
+            for d, vals in enumerate(values):
+                positions[d, vals] = np.arange(len(vals))
+            self._lattice_index = (positions, np.cumprod([1] + [len(v) for v in values[:0:-1]])[::-1])
+        positions, strides = self._lattice_index
+        at = positions[np.arange(self.op_dims)[None, :], np.minimum(extents, positions.shape[1] - 1)]
+        return np.where((at >= 0).all(axis=1), at @ strides, -1)
 
     def _run_words(self, tiles: np.ndarray, t: int, level: int, loopable: tuple[bool, ...] | None = None
                    ) -> np.ndarray:
