@@ -1691,8 +1691,10 @@ class LowerBound:
         """(n,) B20 with B30: the least words tensor ``t``'s child at level ``ch`` moves, its raised tile fitting with
         the tensors ``outer`` (:meth:`_placed_ratio` over each node's cover, per group of nodes whose ``loopable``
         (n, D) rows are equal; :meth:`_over_rest` where ``left``, the extents per instance of ``ch`` left to the
-        open levels, is given; ``single``: those are the loops of ``ch`` alone, :meth:`_level_loops`)."""
-        def groups() -> list[tuple[np.ndarray, tuple[bool, ...], np.ndarray, np.ndarray, np.ndarray | None]]:
+        open levels, is given; ``single``: those are the loops of ``ch`` alone, :meth:`_level_loops`). The groups are
+        computed once per ``left`` and ``loopable`` in a call of :meth:`compute` (the same arrays for every tensor)."""
+        def groups() -> list[tuple[np.ndarray, tuple[bool, ...], np.ndarray, np.ndarray, np.ndarray | None,
+                                   np.ndarray, np.ndarray | None]]:
             cover = self._cover(spatial, ch)
             masks, of_mask = unique_rows(loopable)
             out = []
@@ -1700,15 +1702,19 @@ class LowerBound:
                 sel = np.nonzero(of_mask.reshape(-1) == g)[0]
                 keys, inverse = unique_rows(cover[sel])
                 out.append((sel, tuple(bool(x) for x in row), keys, inverse.reshape(-1),
-                            None if left is None else self._lattice_rows(left[sel])))
+                            None if left is None else self._lattice_rows(left[sel]), keys[inverse.reshape(-1)],
+                            None if left is None else left[sel]))
             return out
 
         words = np.empty(len(spatial))
-        key = ("placed groups", ch, loopable.tobytes(), None if left is None else left.tobytes(), single)
-        for sel, mask, keys, inverse, rows in self._of_spatial(spatial, key, groups):
+        held_left, held_loopable, found = self._of_spatial(spatial, ("placed groups", ch, single),
+                                                           lambda: (left, loopable, groups()))
+        if held_left is not left or held_loopable is not loopable:  # other arrays than the call's first ones
+            found = groups()
+        for sel, mask, keys, inverse, rows, covers, rests in found:
             least = self._placed_ratio(keys, ch, t, outer, mask)[inverse]
             if rows is not None:
-                least = self._over_rest(least, keys[inverse], left[sel], rows, ch, t, outer, mask, single)
+                least = self._over_rest(least, covers, rests, rows, ch, t, outer, mask, single)
             words[sel] = self.iterations * least
         return words
 
