@@ -355,9 +355,11 @@ class BranchAndBound:
             if rows is None:
                 return bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective,
                                      by_order, safe, tier=tier)
-            return bound.compute(_cost_rows(cost, rows), nodes.temporal[rows], nodes.spatial[rows],
+            taken = _cost_rows(cost, rows)  # also by_order's where it is ``cost`` (a tensor B2 does not apply to)
+            return bound.compute(taken, nodes.temporal[rows], nodes.spatial[rows],
                                  nodes.order[rows], j, known, self.objective,
-                                 None if by_order is None else [_cost_rows(c, rows) for c in by_order],
+                                 None if by_order is None else [taken if c is cost else _cost_rows(c, rows)
+                                                                for c in by_order],
                                  None if safe is None else safe[rows], tier=tier)
         return np.where(fits, self._tiered(bound_rows, fits, lazy, stage), np.inf)
 
