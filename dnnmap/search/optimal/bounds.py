@@ -3338,9 +3338,10 @@ class LowerBound:
         dims, walk = dims.reshape(n, -1), walk.reshape(n, -1)
         sweeps = temporal[:, j:].prod(axis=(1, 2)).astype(float)
         moving = (temporal[:, j:] > 1).any(axis=1)
+        live = walk > 1
         for t in range(self.T):
             relevant = self.indexes[t]
-            found = np.cumsum(relevant[dims] & (walk > 1), axis=1) > 0  # a loop indexing the tensor at or before each
+            found = np.logical_or.accumulate(relevant[dims] & live, axis=1)  # a loop indexing the tensor at or before each
             inner = np.ones(n)  # trips of the loops inside the innermost one indexing the tensor
             if open_order:  # level j: the order putting its other loops innermost
                 trips = temporal[:, j].astype(float)
@@ -3389,7 +3390,17 @@ class LowerBound:
                 tile: np.ndarray | None = None) -> np.ndarray:
         """(n,) upper bound of the copies of each output word at level ``p`` (B4, B9): the spatial factors of
         reduction dimensions above it; an unfixed fan-out at most its largest legal unrolling of the reduction
-        dimensions left to it (:meth:`_fan_budget`)."""
+        dimensions left to it (:meth:`_fan_budget`). Computed once per level in a call of :meth:`compute` (its
+        ``rest`` and ``tile``)."""
+        held_rest, held_tile, copies = self._of_spatial(spatial, ("copies", p, fixed_from), lambda: (
+            rest, tile, self._copies_above(spatial, rest, fixed_from, p, tile)))
+        if held_rest is rest and held_tile is tile:
+            return copies
+        return self._copies_above(spatial, rest, fixed_from, p, tile)
+
+    def _copies_above(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int,
+                      tile: np.ndarray | None) -> np.ndarray:
+        """(n,) :meth:`_copies`, computed."""
         copies = np.ones(spatial.shape[0])
         for m in range(p + 1, fixed_from):
             if self.arch.levels[m].fanout is not None:
