@@ -130,8 +130,9 @@ def _slices(sizes: np.ndarray, cap: int) -> Iterator[np.ndarray]:
 
 class _CostRows(CostBatch):
     """``cost`` of the mappings ``rows`` only: each per-mapping array taken from ``cost`` when first read (a bound reads
-    a few of them; the architecture's tables kept). The methods of :class:`CostBatch` read the taken arrays;
-    ``dataclasses.replace`` of one fails (its class takes ``cost`` and ``rows``): the bounds only read it."""
+    a few of them; the architecture's tables kept), so, as ``cost`` itself, read before the model reuses its buffers
+    (``reuse_buffers``). The methods of :class:`CostBatch` read the taken arrays; ``dataclasses.replace`` of one
+    fails (its class takes ``cost`` and ``rows``): the bounds only read it."""
 
     def __init__(self, cost: CostBatch, rows: np.ndarray) -> None:  # the dataclass's fields are left unset
         object.__setattr__(self, "_taken_from", (cost, rows))
