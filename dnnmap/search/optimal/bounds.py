@@ -513,6 +513,15 @@ REFILL_BOXES = 250_000  # most boxes :meth:`LowerBound._padded_refills` enumerat
 READ_TABLES = 2  # B25: most chain tables :meth:`LowerBound._read_gains` computes in one call (one per vector of copies)
 
 
+def _least_last(x: np.ndarray) -> np.ndarray:
+    """``x.min(axis=-1)``, the same values (a minimum is exact in any order), as elementwise minima over the columns of a
+    short last axis: numpy reduces such an axis row by row, several times slower."""
+    out = x[..., 0].copy()
+    for i in range(1, x.shape[-1]):
+        np.minimum(out, x[..., i], out=out)
+    return out
+
+
 def _lane_live(op: Operator) -> np.ndarray:
     """(T, D) per tensor, the dimensions its lane boxes' words per lane depend on: all but those that are the only
     live term of one of its axes and appear in no other (such a factor ``f`` multiplies both the words of the box and
@@ -588,7 +597,9 @@ class LowerBound:
         self._divisors: dict[tuple[int, ...], np.ndarray] = {}
         self._placed_least: dict[tuple, float] = {}
         self._lattice_values: list[np.ndarray] = []  # B30 (:meth:`_over_rest`): the lattice's values per dimension
+        self._lattice_index: tuple[np.ndarray, np.ndarray] | None = None  # B30 (:meth:`_lattice_rows`)
         self._divisor_least: dict[tuple, object] = {}  # B33 (:meth:`_short_least`): per B20 key, its divisors' least
+        # and its values per row of the lattice (:meth:`_by_rest`)
         self._rest_dims: dict[tuple, tuple] = {}  # B33 (:meth:`_dims_ratio`): per B20 key, its table's parts
         self._copies_cache: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # B11 (:meth:`_pareto_copies`)
         self.lane_live = _lane_live(op)  # (T, D) B3: the dimensions a lane box's words per lane depend on
@@ -729,7 +740,7 @@ class LowerBound:
             if self.placement and 0 <= ch <= known and self.plain[t] and full:
                 box = self._box(temporal, spatial, ch, fixed_from, tile)
                 if box is not None:
-                    box_words = touched_lower(self.op, box, contiguous=True)[:, t]
+                    box_words = self._box_words(spatial, ch, box)[0][:, t]
                     unrolled = options if ch == fixed_from - 2 else None  # (n, V, T) or None: V = 1
                     fe, fd, fh = self._refilled_whole(pr, spatial, fixed_from, rest, tile, box, unrolled=unrolled)
                     d = np.where(self._hold(ch, {t: box_words}), d, np.maximum(d, fd.min(axis=1)))  # t alone
@@ -1426,12 +1437,21 @@ class LowerBound:
              tile: np.ndarray | None) -> np.ndarray | None:
         """(n, D) the box of level ``ch`` (its loops and everything below them) where the node fixes it: levels
         ``>= fixed_from - 1`` (the levels below ``fixed_from`` are folded into level 0's slot), or level
-        ``fixed_from - 2`` when its ``tile`` is given (:meth:`.search.BranchAndBound.tile_bound`); else None."""
+        ``fixed_from - 2`` when its ``tile`` is given (:meth:`.search.BranchAndBound.tile_bound`); else None. Computed
+        once per level in a call of :meth:`compute` (its ``temporal`` and ``spatial``)."""
         if ch >= fixed_from - 1:
-            return temporal[:, :ch + 1].prod(axis=1) * spatial[:, :ch + 1].prod(axis=1)
+            return self._of_spatial(spatial, ("box", ch, fixed_from),
+                                    lambda: temporal[:, :ch + 1].prod(axis=1) * spatial[:, :ch + 1].prod(axis=1))
         if tile is not None and ch == fixed_from - 2:
             return tile
         return None
+
+    def _box_words(self, spatial: np.ndarray, ch: int, box: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(n, T) each tensor's words of ``box`` (n, D; level ``ch``'s, :meth:`_box`) and (n,) its iterations, computed
+        once per ``box`` in a call of :meth:`compute`."""
+        held, *words = self._of_spatial(spatial, ("box words", ch), lambda: (
+            box, touched_lower(self.op, box, contiguous=True), box.prod(axis=1)))
+        return tuple(words) if held is box else (touched_lower(self.op, box, contiguous=True), box.prod(axis=1))
 
     def _hold(self, level: int, words: dict[int, np.ndarray]) -> np.ndarray:
         """(n,) whether tiles of ``words`` (tensor -> (n,) words) fit one instance of ``level`` together, the other
@@ -1533,7 +1553,8 @@ class LowerBound:
         ``unrolled`` (n, V, T, :meth:`_unrolled`): the unfixed fan-out of level ``fixed_from - 1`` takes one of these
         vectors of copies instead of each tensor's largest alone. (n, V) each (V = 1 without ``unrolled``)."""
         t, ch, p = pr.tensor, pr.child, pr.parent
-        words = scale * self.iterations * touched_lower(self.op, box, contiguous=True)[:, t] / box.prod(axis=1)
+        touched, size = self._box_words(spatial, ch, box)
+        words = scale * self.iterations * touched[:, t] / size
         words = np.broadcast_to(words, (len(box),))[:, None]  # (n, 1)
         shared = np.ones((len(box), 1))  # children under one parent instance holding the same words of t
         for m in range(ch + 1, p + 1):
@@ -1572,17 +1593,16 @@ class LowerBound:
         (``extra``, refilled when the innermost loop above the box indexes them). The least over the sets ``W``
         that fit and the outermost loops."""
         tensors = list(wholes)
-        best = np.full(extra.shape[0], np.inf)
-        for size in range(len(tensors) + 1):
-            for kept in itertools.combinations(tensors, size):
-                fits = self._hold(ch, {t: wholes[t][0] for t in kept}) if kept else np.ones(len(best), dtype=bool)
-                cond = extra.copy()
-                cond[:, [t for t in tensors if t not in kept]] = 0.0
-                value = self._innermost_refills(cond, temporal, rest, fixed_from)
-                refilled = sum((wholes[t][2] for t in tensors if t not in kept), np.zeros((len(best), 1)))
-                value = value + refilled.min(axis=1)
-                best = np.where(fits, np.minimum(best, value), best)
-        return best
+        sets = [kept for size in range(len(tensors) + 1) for kept in itertools.combinations(tensors, size)]
+        cond = np.repeat(extra[None], len(sets), axis=0)  # (sets, n, T): B9 of the tensors in each set
+        for cond_of, kept in zip(cond, sets):
+            cond_of[:, [t for t in tensors if t not in kept]] = 0.0
+        value = self._innermost_refills(cond, temporal, rest, fixed_from)  # (sets, n)
+        for value_of, kept in zip(value, sets):
+            fits = self._hold(ch, {t: wholes[t][0] for t in kept}) if kept else np.ones(len(value_of), dtype=bool)
+            refilled = sum((wholes[t][2] for t in tensors if t not in kept), np.zeros((len(value_of), 1)))
+            value_of[:] = np.where(fits, value_of + _least_last(refilled), np.inf)
+        return value.min(axis=0)
 
     def _drained_pair(self, words: np.ndarray, pr: Pair, at_child: np.ndarray, spatial: np.ndarray, rest: np.ndarray,
                       fixed_from: int, tile: np.ndarray | None, hop_per_word: float) -> np.ndarray:
@@ -1680,8 +1700,10 @@ class LowerBound:
         """(n,) B20 with B30: the least words tensor ``t``'s child at level ``ch`` moves, its raised tile fitting with
         the tensors ``outer`` (:meth:`_placed_ratio` over each node's cover, per group of nodes whose ``loopable``
         (n, D) rows are equal; :meth:`_over_rest` where ``left``, the extents per instance of ``ch`` left to the
-        open levels, is given; ``single``: those are the loops of ``ch`` alone, :meth:`_level_loops`)."""
-        def groups() -> list[tuple[np.ndarray, tuple[bool, ...], np.ndarray, np.ndarray, np.ndarray | None]]:
+        open levels, is given; ``single``: those are the loops of ``ch`` alone, :meth:`_level_loops`). The groups are
+        computed once per ``left`` and ``loopable`` in a call of :meth:`compute` (the same arrays for every tensor)."""
+        def groups() -> list[tuple[np.ndarray, tuple[bool, ...], np.ndarray, np.ndarray, np.ndarray | None,
+                                   np.ndarray, np.ndarray | None]]:
             cover = self._cover(spatial, ch)
             masks, of_mask = unique_rows(loopable)
             out = []
@@ -1689,15 +1711,19 @@ class LowerBound:
                 sel = np.nonzero(of_mask.reshape(-1) == g)[0]
                 keys, inverse = unique_rows(cover[sel])
                 out.append((sel, tuple(bool(x) for x in row), keys, inverse.reshape(-1),
-                            None if left is None else self._lattice_rows(left[sel])))
+                            None if left is None else self._lattice_rows(left[sel]), keys[inverse.reshape(-1)],
+                            None if left is None else left[sel]))
             return out
 
         words = np.empty(len(spatial))
-        key = ("placed groups", ch, loopable.tobytes(), None if left is None else left.tobytes(), single)
-        for sel, mask, keys, inverse, rows in self._of_spatial(spatial, key, groups):
+        held_left, held_loopable, found = self._of_spatial(spatial, ("placed groups", ch, single),
+                                                           lambda: (left, loopable, groups()))
+        if held_left is not left or held_loopable is not loopable:  # other arrays than the call's first ones
+            found = groups()
+        for sel, mask, keys, inverse, rows, covers, rests in found:
             least = self._placed_ratio(keys, ch, t, outer, mask)[inverse]
             if rows is not None:
-                least = self._over_rest(least, keys[inverse], left[sel], rows, ch, t, outer, mask, single)
+                least = self._over_rest(least, covers, rests, rows, ch, t, outer, mask, single)
             words[sel] = self.iterations * least
         return words
 
@@ -2713,7 +2739,8 @@ class LowerBound:
         input at least the new words of a step of that loop (:func:`_step_words` with halo reuse: the child holds at
         the run's start only a tile of the previous run's footprint) at half of the runs, or at all of them
         (:meth:`_every_event`); the least over the loop's dimensions. The least per box of the layer's lattice is
-        computed once per (level, tensor, outer tensors), the least over a cover's divisors once per cover.
+        computed once per (level, tensor, outer tensors), the least over a cover's divisors once per box of the lattice
+        (:func:`_divisor_min`; once per cover where it is not a box of the lattice).
         ``loopable`` (B30, :meth:`_over_rest`): the dimensions a loop above ``R`` may be on (None: all)."""
         tiles, _ = self._layer_lattice()
         key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
@@ -2730,8 +2757,13 @@ class LowerBound:
                 least = np.minimum(least, np.where(self._loop_room(tiles, moving), per, np.inf).min(axis=1))
             self._placed_tiles[key] = np.where(self.fit.fits(level, covers_of), least, np.inf)
         ratio = self._placed_tiles[key]
-        out = np.empty(len(covers))
-        for i, cover in enumerate(map(tuple, covers.tolist())):
+        if ("covers",) + key not in self._divisor_least:  # the least over each box's divisors, inf as 0
+            found = self._lattice_min(ratio)
+            self._divisor_least[("covers",) + key] = np.where(np.isfinite(found), found, 0.0)
+        rows = self._lattice_rows(covers)
+        out = self._divisor_least[("covers",) + key][np.maximum(rows, 0)]
+        for i in np.nonzero(rows < 0)[0]:  # a cover not in the lattice (the padded space)
+            cover = tuple(covers[i].tolist())
             least = self._placed_least.get((key, cover))
             if least is None:
                 if cover not in self._divisors:
@@ -2769,23 +2801,29 @@ class LowerBound:
         roomy = (rests[:, free] < covers[:, free]).any(axis=1) & np.isfinite(once[at])  # R may hold more than rest
         # (only where rest fits: a larger box holds no fewer words of each tensor): B30's least over the cover
         over = np.where(roomy, least, over)
-        inside = self._loop_boxes(once, per, rests) if single else self._short_least(key, once, per, rests)
+        inside = self._loop_boxes(key, once, per, row) if single else self._short_least(key, once, per, row)
         best = np.minimum(over, inside)
         return np.where(valid & np.isfinite(best), np.maximum(least, best), least)
 
-    def _short_least(self, key: tuple, once: np.ndarray, per: np.ndarray | None, rests: np.ndarray) -> np.ndarray:
-        """(n,) B33: the least ratio over the boxes ``R`` dividing ``rest`` (``rests``) but for ``rest`` itself, with
+    def _short_least(self, key: tuple, once: np.ndarray, per: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
+        """(n,) B33: the least ratio over the boxes ``R`` dividing ``rest`` but for ``rest`` itself, with
         ``L1`` on a dimension ``d`` with ``R_d < rest_d`` (:meth:`_over_rest`): per dimension ``d`` and prime ``p`` of
         ``rest_d``, the least over the divisors of ``rest`` with ``d`` at ``rest_d / p`` of the box's whole words per
         iteration (``once``) or its ratio with ``L1`` on ``d`` (``per[:, d]``; a plain tensor: ``once`` alone). The
-        least over each box's divisors of every column is computed once per B20 key (:func:`_divisor_min`)."""
-        n = len(rests)
-        out = np.full(n, np.inf)
+        least over each box's divisors of every column is computed once per B20 key (:func:`_divisor_min`), the value
+        of each ``rest`` once per B20 key (:meth:`_by_rest`; ``rows``: their rows of the layer's lattice)."""
         tables = self._divisor_least.get(("short",) + key)
         if tables is None:
             tables = self._divisor_least[("short",) + key] = (
                 self._lattice_min(once), None if per is None else [self._lattice_min(per[:, d])
                                                                   for d in range(self.op_dims)])
+        return self._by_rest(("short rows",) + key, rows, lambda boxes: self._short_boxes(tables, boxes))
+
+    def _short_boxes(self, tables: tuple, rests: np.ndarray) -> np.ndarray:
+        """(n,) :meth:`_short_least` of each of ``rests``, from its B20 key's ``tables`` (the divisors' least of
+        ``once`` and per dimension of ``per``)."""
+        n = len(rests)
+        out = np.full(n, np.inf)
         whole, by_dim = tables
         for d in np.nonzero(self.bounds > 1)[0]:
             for p in sorted(set(prime_factors(int(self.bounds[d])))):
@@ -2799,23 +2837,41 @@ class LowerBound:
                 out = np.where(cut & (at >= 0), np.minimum(out, got), out)
         return out
 
-    def _loop_boxes(self, once: np.ndarray, per: np.ndarray | None, rests: np.ndarray) -> np.ndarray:
-        """(n,) B33 where ``rest`` (``rests``) is one loop a dimension of the lowest level: a raised tile ``R`` inside
+    def _by_rest(self, name: tuple, rows: np.ndarray, values: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """(n,) B33's value of each ``rest`` by its row ``rows`` (n,) of the layer's lattice, a function of the box
+        alone: ``values(boxes)`` of the lattice's boxes, each computed once per ``name`` (a B20 key) and kept in a
+        table by its row; inf where ``rest`` is not a box of the lattice (row -1: the padded space, where
+        :meth:`_over_rest` keeps B30's value)."""
+        tiles, _ = self._layer_lattice()
+        table = self._divisor_least.get(name)
+        if table is None:
+            table = self._divisor_least[name] = np.full(len(tiles), np.nan)  # nan: not computed yet
+        at = np.maximum(rows, 0)
+        missing = np.unique(at[(rows >= 0) & np.isnan(table[at])])
+        if len(missing):
+            table[missing] = values(tiles[missing])
+        return np.where(rows >= 0, table[at], np.inf)
+
+    def _loop_boxes(self, key: tuple, once: np.ndarray, per: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
+        """(n,) B33 where ``rest`` is one loop a dimension of the lowest level: a raised tile ``R`` inside
         it is a set of those loops whole, ``R_d`` 1 or ``rest_d``, and ``L1`` one of the others. The least over the
-        sets but all of them of the box's ratio (:meth:`_over_rest`), per distinct ``rest`` (inf where ``rest`` is not
-        a box of the layer's lattice). A set's row of the lattice is the sum of its loops' (:meth:`_row_parts`)."""
-        keys, inverse = unique_rows(rests)
-        parts, found = self._row_parts(keys)
+        sets but all of them of the box's ratio (:meth:`_over_rest`), once per B20 ``key`` and ``rest``
+        (:meth:`_by_rest`, ``rows`` their rows of the layer's lattice; inf where ``rest`` is not one of its boxes). A
+        set's row of the lattice is the sum of its loops' (:meth:`_row_parts`)."""
+        return self._by_rest(("loops",) + key, rows, lambda boxes: self._sets_least(once, per, boxes))
+
+    def _sets_least(self, once: np.ndarray, per: np.ndarray | None, boxes: np.ndarray) -> np.ndarray:
+        """(n,) :meth:`_loop_boxes` of each of ``boxes`` (n, D), boxes of the layer's lattice."""
+        parts, _ = self._row_parts(boxes)
         live = np.nonzero(self.bounds > 1)[0]
         sets = np.zeros((2 ** len(live), self.op_dims), dtype=bool)
         sets[:, live] = np.array(list(itertools.product((False, True), repeat=len(live))), dtype=bool)
         rows = parts @ sets.T.astype(np.int64)  # (u, sets)
-        short = (keys[:, None, :] > 1) & ~sets[None, :, :]  # the loops outside R: where L1 may be
+        short = (boxes[:, None, :] > 1) & ~sets[None, :, :]  # the loops outside R: where L1 may be
         got = once[rows]
         if per is not None:
             got = np.minimum(got, np.where(short, per[rows], np.inf).min(axis=2))
-        least = np.where(short.any(axis=2), got, np.inf).min(axis=1)
-        return np.where(found, least, np.inf)[inverse.reshape(-1)]
+        return np.where(short.any(axis=2), got, np.inf).min(axis=1)
 
     def _row_parts(self, extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(n, D) each dimension's part of the row of ``extents`` (n, D) in the layer's lattice (its value's position
@@ -2877,13 +2933,15 @@ class LowerBound:
     def _lattice_rows(self, extents: np.ndarray) -> np.ndarray:
         """(n,) the row of each of ``extents`` (n, D) in the layer's lattice of boxes (:meth:`_placed_ratio`'s), -1
         where it is not one (a padded extent)."""
-        row = np.zeros(len(extents), dtype=np.int64)
-        found = np.ones(len(extents), dtype=bool)
-        for d, vals in enumerate(self._layer_lattice()[1]):
-            pos = np.minimum(np.searchsorted(vals, extents[:, d]), len(vals) - 1)
-            found &= vals[pos] == extents[:, d]
-            row = row * len(vals) + pos
-        return np.where(found, row, -1)
+        if self._lattice_index is None:  # per dimension each value's position (-1: none), and the rows' strides
+            values = self._layer_lattice()[1]
+            positions = np.full((self.op_dims, int(self.bounds.max()) + 2), -1, dtype=np.int64)
+            for d, vals in enumerate(values):
+                positions[d, vals] = np.arange(len(vals))
+            self._lattice_index = (positions, np.cumprod([1] + [len(v) for v in values[:0:-1]])[::-1])
+        positions, strides = self._lattice_index
+        at = positions[np.arange(self.op_dims)[None, :], np.minimum(extents, positions.shape[1] - 1)]
+        return np.where((at >= 0).all(axis=1), at @ strides, -1)
 
     def _run_words(self, tiles: np.ndarray, t: int, level: int, loopable: tuple[bool, ...] | None = None
                    ) -> np.ndarray:
@@ -3024,19 +3082,30 @@ class LowerBound:
         every plain tensor it indexes then refills its whole (disjoint) tile each time. That loop is one of
         the dimensions still left (``rest > 1``) or moved by a fixed level; the least over them of the
         energy ``extra`` (n, T) it forces, plus ``by_dim`` (n, D; B13, the sliding-window inputs' energy when that
-        loop is on each dimension), or all of ``extra`` when no loop is left above the child."""
+        loop is on each dimension), or all of ``extra`` when no loop is left above the child. ``extra`` (k, n, T):
+        ``k`` such terms at once, (k, n)."""
         per_dim, candidate = self._refills_by_loop(extra, temporal, rest, fixed_from, by_dim)
-        least = per_dim.min(axis=1)
-        return np.where(candidate.any(axis=1), least, extra.sum(axis=1))
+        least = _least_last(per_dim)
+        return np.where(candidate.any(axis=-1), least, extra.sum(axis=-1))
 
     def _refills_by_loop(self, extra: np.ndarray, temporal: np.ndarray, rest: np.ndarray, fixed_from: int,
                          by_dim: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """B9/B13 of one child level: (n, D) the energy the innermost non-trivial loop above the child forces when it is
         on each dimension (``extra`` (n, T) of the plain tensors it indexes plus ``by_dim``), inf where no such loop
-        can be (``rest``: what is left above the child), and (n, D) where one can be."""
-        candidate = (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)  # (n, D)
+        can be (``rest``: what is left above the child), and (n, D) where one can be (:meth:`_loop_candidates`;
+        ``extra`` (k, n, T): (k, n, D) energies)."""
+        candidate = self._loop_candidates(temporal, rest, fixed_from)
         per_dim = extra @ self.indexes.astype(float) + (0.0 if by_dim is None else by_dim)
         return np.where(candidate, per_dim, np.inf), candidate
+
+    @staticmethod
+    def _loop_candidates(temporal: np.ndarray, rest: np.ndarray, fixed_from: int) -> np.ndarray:
+        """(n, D) B9: the dimensions the innermost non-trivial loop above a child level may be on, one still left
+        above it (``rest > 1``) or moved by a fixed level."""
+        candidate = rest > 1
+        for level in range(fixed_from, temporal.shape[1]):  # elementwise: faster than numpy's reduction of a short axis
+            candidate = candidate | (temporal[:, level] > 1)
+        return candidate
 
     def _coupled_refills(self, innermost: dict[int, tuple], temporal: np.ndarray, rest: np.ndarray,
                          tile: np.ndarray | None, fixed_from: int) -> np.ndarray:
@@ -3269,9 +3338,10 @@ class LowerBound:
         dims, walk = dims.reshape(n, -1), walk.reshape(n, -1)
         sweeps = temporal[:, j:].prod(axis=(1, 2)).astype(float)
         moving = (temporal[:, j:] > 1).any(axis=1)
+        live = walk > 1
         for t in range(self.T):
             relevant = self.indexes[t]
-            found = np.cumsum(relevant[dims] & (walk > 1), axis=1) > 0  # a loop indexing the tensor at or before each
+            found = np.logical_or.accumulate(relevant[dims] & live, axis=1)  # a loop indexing the tensor at or before each
             inner = np.ones(n)  # trips of the loops inside the innermost one indexing the tensor
             if open_order:  # level j: the order putting its other loops innermost
                 trips = temporal[:, j].astype(float)
@@ -3320,7 +3390,17 @@ class LowerBound:
                 tile: np.ndarray | None = None) -> np.ndarray:
         """(n,) upper bound of the copies of each output word at level ``p`` (B4, B9): the spatial factors of
         reduction dimensions above it; an unfixed fan-out at most its largest legal unrolling of the reduction
-        dimensions left to it (:meth:`_fan_budget`)."""
+        dimensions left to it (:meth:`_fan_budget`). Computed once per level in a call of :meth:`compute` (its
+        ``rest`` and ``tile``)."""
+        held_rest, held_tile, copies = self._of_spatial(spatial, ("copies", p, fixed_from), lambda: (
+            rest, tile, self._copies_above(spatial, rest, fixed_from, p, tile)))
+        if held_rest is rest and held_tile is tile:
+            return copies
+        return self._copies_above(spatial, rest, fixed_from, p, tile)
+
+    def _copies_above(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int,
+                      tile: np.ndarray | None) -> np.ndarray:
+        """(n,) :meth:`_copies`, computed."""
         copies = np.ones(spatial.shape[0])
         for m in range(p + 1, fixed_from):
             if self.arch.levels[m].fanout is not None:

@@ -129,11 +129,34 @@ def _slices(sizes: np.ndarray, cap: int) -> Iterator[np.ndarray]:
         lo = hi
 
 
+class _CostRows(CostBatch):
+    """``cost`` of the mappings ``rows`` only: each per-mapping array taken from ``cost`` when first read (a bound reads
+    a few of them; the architecture's tables kept), so, as ``cost`` itself, read before the model reuses its buffers
+    (``reuse_buffers``). The methods of :class:`CostBatch` read the taken arrays; ``dataclasses.replace`` of one
+    fails (its class takes ``cost`` and ``rows``): the bounds only read it."""
+
+    def __init__(self, cost: CostBatch, rows: np.ndarray) -> None:  # the dataclass's fields are left unset
+        object.__setattr__(self, "_taken_from", (cost, rows))
+
+    def __getattr__(self, name: str) -> object:  # a field not read yet (the others are attributes of the instance)
+        if name == "_taken_from" or name not in _COST_FIELDS:
+            raise AttributeError(name)
+        cost, rows = self._taken_from
+        value = getattr(cost, name)
+        if name == "counts":
+            value = {k: v[rows] for k, v in value.items()}
+        elif name not in ("action_energy", "final_scale"):
+            value = value[rows]
+        object.__setattr__(self, name, value)
+        return value
+
+
+_COST_FIELDS = frozenset(f.name for f in fields(CostBatch))
+
+
 def _cost_rows(cost: CostBatch, rows: np.ndarray) -> CostBatch:
-    """``cost`` of the mappings ``rows`` only (every per-mapping array taken; the architecture's tables kept)."""
-    shared = ("counts", "action_energy", "final_scale")
-    return replace(cost, counts={k: v[rows] for k, v in cost.counts.items()},
-                   **{f.name: getattr(cost, f.name)[rows] for f in fields(cost) if f.name not in shared})
+    """``cost`` of the mappings ``rows`` only (:class:`_CostRows`: every per-mapping array taken as it is read)."""
+    return _CostRows(cost, rows)
 
 
 def _stages(L: int, level0_order: bool) -> list[tuple[str, int]]:
@@ -334,9 +357,11 @@ class BranchAndBound:
             if rows is None:
                 return bound.compute(cost, nodes.temporal, nodes.spatial, nodes.order, j, known, self.objective,
                                      by_order, safe, tier=tier)
-            return bound.compute(_cost_rows(cost, rows), nodes.temporal[rows], nodes.spatial[rows],
+            taken = _cost_rows(cost, rows)  # also by_order's where it is ``cost`` (a tensor B2 does not apply to)
+            return bound.compute(taken, nodes.temporal[rows], nodes.spatial[rows],
                                  nodes.order[rows], j, known, self.objective,
-                                 None if by_order is None else [_cost_rows(c, rows) for c in by_order],
+                                 None if by_order is None else [taken if c is cost else _cost_rows(c, rows)
+                                                                for c in by_order],
                                  None if safe is None else safe[rows], tier=tier)
         return np.where(fits, self._tiered(bound_rows, fits, lazy, stage if key is None else key), np.inf)
 
