@@ -24,6 +24,8 @@ ResNet-18 ``layer3.0.downsample.0``); the cost model checks every finished mappi
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -132,6 +134,43 @@ def maximal_union(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ..
     return maximal_mask(limits, fits[0] if len(fits) == 1 else fits, caps).reshape(-1, fits.shape[-1]).any(axis=0)
 
 
+@dataclass(frozen=True)
+class BoxLayout:
+    """The tiles of several divisor sub-boxes of a residual's lattice, one box after another (each box's tiles in
+    :func:`divisor_lattice`'s order): their indices into the residual's lattice and, per dimension, the index of
+    each tile grown to the box's next divisor there (:func:`maximal_mask`'s neighbours, taken within the box; the
+    lattice's size where there is none)."""
+
+    flat: np.ndarray  # (M,) each tile's index in the residual's lattice
+    grown: tuple[np.ndarray, ...]  # per dimension with more than one divisor, (M,) the grown tile's index
+    starts: np.ndarray  # (B,) where each box's tiles start
+
+
+@lru_cache(maxsize=32)
+def box_layout(residual: tuple[int, ...], boxes: tuple[tuple[int, ...], ...]) -> BoxLayout:
+    """:class:`BoxLayout` of ``boxes`` (each dimension a divisor of ``residual``'s); cached: the placed walk asks for
+    the same boxes once per level-0 order, whose tiles fit differently but lie alike."""
+    shape = tuple(len(divisors(n)) for n in residual)
+    size = math.prod(shape)
+    stride = np.cumprod((shape[1:] + (1,))[::-1])[::-1]
+    flats, grown = [], [[] for n in shape if n > 1]
+    for box in boxes:
+        # per dimension, the box's divisors' offsets in the lattice (along that dimension's axis of a D-dim grid)
+        # and the step to the next one (``size`` past the last: any tile grown there lands at or past ``size``)
+        axes = [np.nonzero(box[d] % np.array(divisors(n), dtype=np.int64) == 0)[0] * stride[d]
+                for d, n in enumerate(residual)]
+        flat = sum(np.reshape(x, (1,) * d + (-1,) + (1,) * (len(shape) - d - 1)) for d, x in enumerate(axes))
+        flat = np.broadcast_to(flat, tuple(len(x) for x in axes)).reshape(-1)
+        flats.append(flat)
+        growing = (d for d, n in enumerate(shape) if n > 1)
+        for out, d in zip(grown, growing):
+            step = np.append(np.diff(axes[d]), size)
+            out.append(np.minimum(flat + np.broadcast_to(np.reshape(step, (1,) * d + (-1,) + (1,) * (len(shape) - d - 1)),
+                                                          tuple(len(x) for x in axes)).reshape(-1), size))
+    counts = np.array([len(f) for f in flats], dtype=np.int64)
+    return BoxLayout(np.concatenate(flats), tuple(np.concatenate(g) for g in grown), np.cumsum(counts) - counts)
+
+
 class TileTree:
     """Maximal tiles of one level over one inner coverage, for any divisor-closed sub-box of ``residual``;
     given the level's loop ``order`` (``--placement``), a tile fits when it does with some subset of the tensors at
@@ -158,14 +197,45 @@ class TileTree:
         """Maximal fitting tiles dividing ``limits`` (or, with ``caps``, ceil splits of it padding each
         dimension to at most its cap) and the number of fitting ones (the tree's nodes); ``maximal_only=False``:
         every fitting tile (Observation 4 off, a diagnostic of the walk's losses)."""
-        caps = self._caps(limits, caps)
-        key = (limits, caps, maximal_only)
-        if key not in self._done:
-            lattice, fits, caps = self.lattice_fits(limits, caps)
-            keep = (maximal_union(limits, fits, caps) if self.each_way
-                    else maximal_mask(limits, fits.any(axis=0), caps)) if maximal_only else fits.any(axis=0)
-            self._done[key] = lattice[keep], int(fits.any(axis=0).sum())
-        return self._done[key]
+        return self.maximal_many([limits], [caps], maximal_only)[0]
+
+    def maximal_many(self, limits: list[tuple[int, ...]], caps: list[tuple[int, ...] | None],
+                     maximal_only: bool = True) -> list[tuple[np.ndarray, int]]:
+        """:meth:`maximal` of each (``limits``, ``caps``) pair; the divisor sub-boxes (no room to pad) are
+        judged together (:meth:`_divisor_boxes`: one pass of array operations for all of them)."""
+        keys = [(box, self._caps(box, cap), maximal_only) for box, cap in zip(limits, caps)]
+        todo = [key for key in dict.fromkeys(keys) if key not in self._done]
+        boxes = [box for box, cap, _ in todo if cap is None]
+        if boxes:
+            self._done.update(zip(((box, None, maximal_only) for box in boxes),
+                                  self._divisor_boxes(boxes, maximal_only)))
+        for box, cap, _ in todo:
+            if cap is not None:
+                lattice, fits = self._fits_padded(box, cap)
+                keep = (maximal_union(box, fits, cap) if self.each_way
+                        else maximal_mask(box, fits.any(axis=0), cap)) if maximal_only else fits.any(axis=0)
+                self._done[(box, cap, maximal_only)] = lattice[keep], int(fits.any(axis=0).sum())
+        return [self._done[key] for key in keys]
+
+    def _divisor_boxes(self, boxes: list[tuple[int, ...]], maximal_only: bool) -> list[tuple[np.ndarray, int]]:
+        """:meth:`maximal` of divisor sub-boxes of ``residual`` (each dimension a divisor of its residual), all at
+        once over their :func:`box_layout`: ``maximal_union`` of the ways of fitting (``each_way``), else the
+        maximality of fitting some way."""
+        layout = box_layout(self.residual, tuple(boxes))
+        anyway = np.append(self.fits.any(axis=0).reshape(-1), False)  # the last: no next divisor
+        ways = np.append(self.fits.reshape(len(self.fits), -1), np.zeros((len(self.fits), 1), dtype=bool), axis=1) \
+            if self.each_way else anyway[None, :]
+        fitting = anyway[layout.flat]
+        if maximal_only:
+            grown = np.zeros((len(ways), len(layout.flat)), dtype=bool)
+            for grow in layout.grown:
+                grown |= ways[:, grow]
+            keep = (ways[:, layout.flat] & ~grown).any(axis=0)
+        else:
+            keep = fitting
+        tiles = np.split(divisor_lattice(self.residual)[layout.flat[keep]],
+                         np.cumsum(np.add.reduceat(keep, layout.starts, dtype=np.int64))[:-1])
+        return list(zip(tiles, np.add.reduceat(fitting, layout.starts, dtype=np.int64).tolist()))
 
     def _caps(self, limits: tuple[int, ...], caps: tuple[int, ...] | None) -> tuple[int, ...] | None:
         if caps is not None and all(c <= n and r % n == 0 for c, n, r in zip(caps, limits, self.residual)):

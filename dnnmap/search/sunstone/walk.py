@@ -145,7 +145,7 @@ class SunstoneWalk:
         self.best: MappingBatch | None = None
         self._trees: dict[tuple[int, bytes, bytes, bytes], TileTree] = {}
         self._fitted: dict[tuple[int, bytes, bytes, bytes], dict[bytes, np.ndarray]] = {}
-        self._regrown: dict[tuple[int, bytes, bytes, bytes, bytes], np.ndarray] = {}
+        self._regrown_tiles: dict[tuple[int, bytes, bytes, bytes, bytes], np.ndarray] = {}
         self.held_below = self._held_below()
 
     def _held_below(self) -> list[list[np.ndarray]]:
@@ -238,42 +238,56 @@ class SunstoneWalk:
             self._trees[key] = TileTree(self.capacity, level, inner, tuple(residual.tolist()), order, self.thorough)
         return self._trees[key]
 
-    def _tiles(self, level: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
-               caps: np.ndarray | None = None, order: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
-        """Maximal tiles of ``level`` and False, or every fitting tile and True where there are at most
-        ``EVERY_TILE`` (or ``relax`` has ``tiles``); ``order`` (the level's loop order, with ``placement``): tiles
-        may fit with per-tensor placements."""
+    def _tiles(self, level: int, inner: np.ndarray, residual: np.ndarray, unrolls: np.ndarray,
+               caps: np.ndarray | None = None, order: np.ndarray | None = None) -> list[tuple[np.ndarray, bool]]:
+        """Per row of ``unrolls`` (B, D), the maximal tiles of ``level`` in what it leaves of ``residual`` and False,
+        or every fitting tile and True where there are at most ``EVERY_TILE`` (or ``relax`` has ``tiles``); ``caps``
+        (B, D) or None; ``order`` (the level's loop order, with ``placement``): tiles may fit with per-tensor
+        placements."""
         tree = self._tree(level, inner, residual, order)
-        sub_caps = self._caps(None if caps is None else caps // unroll)
-        limits = tuple((-(-residual // unroll)).tolist())
-        tiles, fitting = tree.maximal(limits, sub_caps)
+        sub_caps = [None] * len(unrolls) if caps is None else [self._caps(c // u) for c, u in zip(caps, unrolls)]
+        limits = [tuple(row) for row in (-(-residual // unrolls)).tolist()]
         unbounded = self.capacity.levels[level] is None  # every tile fits: Observation 4 has no room to weigh
-        every = "tiles" in self.relax or fitting <= (EVERY_UNBOUNDED_TILE if unbounded else EVERY_TILE)
-        if every:
-            tiles, fitting = tree.maximal(limits, sub_caps, maximal_only=False)
-        self.stats.tiles_fitting += fitting
-        self.stats.tiles_maximal += len(tiles)
-        if level == 0:
-            self.stats.l1_tiles_fitting += fitting
-            self.stats.l1_tiles_maximal += len(tiles)
-        return tiles, every
+        found = tree.maximal_many(limits, sub_caps)
+        every = ["tiles" in self.relax or fitting <= (EVERY_UNBOUNDED_TILE if unbounded else EVERY_TILE)
+                 for _, fitting in found]
+        chosen = iter(tree.maximal_many([x for x, e in zip(limits, every) if e], [x for x, e in zip(sub_caps, every) if e],
+                                        maximal_only=False))
+        out = []
+        for (tiles, fitting), each in zip(found, every):
+            if each:
+                tiles, fitting = next(chosen)
+            self.stats.tiles_fitting += fitting
+            self.stats.tiles_maximal += len(tiles)
+            if level == 0:
+                self.stats.l1_tiles_fitting += fitting
+                self.stats.l1_tiles_maximal += len(tiles)
+            out.append((tiles, each))
+        return out
 
-    def _fit_above(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
-                   tiles: np.ndarray, every: bool, caps: np.ndarray | None = None,
-                   order: np.ndarray | None = None) -> np.ndarray:
-        """Tiles every level above can still hold (one per instance); ``every``: ``tiles`` are all the fitting
-        ones, so these are all the tiles that fit every level. When some maximal tile cannot,
-        the tree is re-grown with all those capacities as the fit test (a tile is then maximal for the
-        levels together, the report's gap: maximal tiles can starve a small level above; not only the
-        next one: a level that bypasses a tensor lets its tile grow past a level higher up); level ``i``'s fit is
-        the shared one, with ``placement`` and ``thorough`` its fit and maximality as :class:`.tiles.TileTree`'s,
-        given its ``order``."""
-        above = self._fits_from(i + 1, inner[None, :] * tiles * unroll[None, :])
-        if above.all() or every:
-            return tiles[above]
+    def _fit_above(self, i: int, inner: np.ndarray, residual: np.ndarray, unrolls: np.ndarray,
+                   found: list[tuple[np.ndarray, bool]], caps: np.ndarray | None = None,
+                   order: np.ndarray | None = None) -> list[np.ndarray]:
+        """Per row of ``unrolls`` and its :meth:`_tiles` entry ``(tiles, every)``, the tiles every level above can
+        still hold (one per instance; judged for all rows in one call); ``every``: ``tiles`` are all the fitting
+        ones, so these are all the tiles that fit every level. When some maximal tile cannot, :meth:`_regrown`."""
+        cover = np.concatenate([tiles * unroll[None, :] for (tiles, _), unroll in zip(found, unrolls)])
+        above = np.split(self._fits_from(i + 1, inner[None, :] * cover),
+                         np.cumsum([len(tiles) for tiles, _ in found])[:-1])
+        return [tiles[fit] if fit.all() or every else self._regrown(i, inner, residual, unroll, caps_row, order)
+                for (tiles, every), fit, unroll, caps_row in zip(found, above, unrolls,
+                                                                  caps if caps is not None else [None] * len(unrolls))]
+
+    def _regrown(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
+                 caps: np.ndarray | None, order: np.ndarray | None) -> np.ndarray:
+        """The tiles of level ``i`` maximal for the levels from ``i`` up together, where some maximal tile of level
+        ``i`` alone does not fit above (the tree re-grown with all those capacities as the fit test; the report's
+        gap: maximal tiles can starve a small level above; not only the next one: a level that bypasses a tensor
+        lets its tile grow past a level higher up); level ``i``'s fit is the shared one, with ``placement`` and
+        ``thorough`` its fit and maximality as :class:`.tiles.TileTree`'s, given its ``order``."""
         placed = self.placement and self.thorough
         key = (i, inner.tobytes(), residual.tobytes(), unroll.tobytes(), order.tobytes() if placed else b"")
-        if key not in self._regrown:
+        if key not in self._regrown_tiles:
             limits = tuple(int(n) for n in -(-residual // unroll))
             sub_caps = self._caps(None if caps is None else caps // unroll)
             if placed:
@@ -282,22 +296,36 @@ class SunstoneWalk:
                 lattice = divisor_lattice(limits, sub_caps)
                 fits = self.capacity.fits(i, lattice * inner[None, :])[None, :]
             fits = fits & self._fits_from(i + 1, lattice * (inner * unroll)[None, :])[None, :]
-            self._regrown[key] = lattice[maximal_union(limits, fits, sub_caps)]
-        return self._regrown[key]
+            self._regrown_tiles[key] = lattice[maximal_union(limits, fits, sub_caps)]
+        return self._regrown_tiles[key]
 
-    def _fitting_tiles(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
-                       caps: np.ndarray, order: np.ndarray) -> np.ndarray:
-        """Level ``i``'s maximal tiles that every level above can hold, and those with each of
-        :meth:`_held_below`'s dimension sets left to the level above; on a level that keeps one operand of a grouped
-        convolution, also the empty tile (docs/search.md, "The Sunstone mapper": its loops unrolled above instead)."""
-        boxes = [(residual, caps)]
-        left = -(-residual // unroll)
-        boxes += [(np.where(m, 1, residual), np.where(m, unroll, caps))  # caps // unroll: 1 there
-                  for m in self.held_below[i] if (left[m] > 1).any()]
-        out = []
-        for box, box_caps in boxes:
-            fit, every = self._tiles(i, inner, box, unroll, box_caps, order)
-            out.append(self._fit_above(i, inner, box, unroll, fit, every, box_caps, order) if i + 1 < self.L - 1 else fit)
+    def _fitting_tiles(self, i: int, inner: np.ndarray, residual: np.ndarray, unrolls: np.ndarray,
+                       caps: np.ndarray, order: np.ndarray) -> list[np.ndarray]:
+        """Per row of ``unrolls`` (B, D), level ``i``'s maximal tiles that every level above can hold, and those with
+        each of :meth:`_held_below`'s dimension sets left to the level above; on a level that keeps one operand of a
+        grouped convolution, also the empty tile (docs/search.md, "The Sunstone mapper": its loops unrolled above
+        instead)."""
+        left = -(-residual // unrolls)
+        boxes = [(residual, np.broadcast_to(caps, unrolls.shape), np.ones(len(unrolls), dtype=bool))]
+        boxes += [(np.where(m, 1, residual), np.where(m[None, :], unrolls, caps[None, :]),  # caps // unroll: 1 there
+                   (left[:, m] > 1).any(axis=1)) for m in self.held_below[i]]
+        out: list[list[np.ndarray]] = [[] for _ in unrolls]
+        for box, box_caps, rows in boxes:
+            rows = np.nonzero(rows)[0]
+            if not len(rows):
+                continue
+            found = self._tiles(i, inner, box, unrolls[rows], box_caps[rows], order)
+            if i + 1 < self.L - 1:
+                fits = self._fit_above(i, inner, box, unrolls[rows], found, box_caps[rows], order)
+            else:
+                fits = [tiles for tiles, _ in found]
+            for r, tiles in zip(rows, fits):
+                out[r].append(tiles)
+        return [self._with_empty(i, inner, unroll, tiles) for unroll, tiles in zip(unrolls, out)]
+
+    def _with_empty(self, i: int, inner: np.ndarray, unroll: np.ndarray, out: list[np.ndarray]) -> np.ndarray:
+        """The tiles of the boxes ``out`` together, and the empty tile on a level that keeps one operand of a grouped
+        convolution where no box has it and the levels above hold what it leaves (:meth:`_fitting_tiles`)."""
         if self.grouped and self.keeps[i].sum() == 1 and not any((o == 1).all(axis=1).any() for o in out) \
                 and self._fits_from(i + 1, inner[None, :] * unroll)[0]:  # a one-operand register left empty
             out.append(np.ones((1, self.D), dtype=np.int64))
@@ -386,25 +414,25 @@ class SunstoneWalk:
         for order, excluded in self._orders(residual, i):
             fac, ax = (self._unrollings(i + 1, residual, excluded, inner, caps) if i + 1 < self.L
                        else (np.ones((1, self.D), dtype=np.int64), np.zeros((1, self.D), dtype=np.int64)))
-            for f, a in zip(fac, ax):
-                key = f.tobytes()
-                if key not in fitted:
-                    fitted[key] = self._fitting_tiles(i, inner, residual, f, caps, s.order[0, i])
-                if len(fitted[key]):
-                    m = len(fitted[key])
-                    tiles.append(fitted[key])
-                    facs.append(np.repeat(f[None, :], m, axis=0))
-                    axes.append(np.repeat(a[None, :], m, axis=0))
-                    orders.append(np.repeat(order[None, :], m, axis=0))
+            keys = [f.tobytes() for f in fac]
+            new = {key: row for row, key in enumerate(keys) if key not in fitted}
+            if new:
+                fitted.update(zip(new, self._fitting_tiles(i, inner, residual, fac[list(new.values())], caps,
+                                                           s.order[0, i])))
+            counts = [len(fitted[key]) for key in keys]
+            tiles += [fitted[key] for key in keys]
+            facs.append(np.repeat(fac, counts, axis=0))
+            axes.append(np.repeat(ax, counts, axis=0))
+            orders.append(np.repeat(order[None, :], sum(counts), axis=0))
             if self.tile_first and i + 1 < self.L and self._fanout(i + 1) is not None and self.waste is None:
-                for t in self._tiles(i, inner, residual, np.ones(self.D, dtype=np.int64))[0]:
+                for t in self._tiles(i, inner, residual, np.ones((1, self.D), dtype=np.int64))[0][0]:
                     fac, ax = self._unrollings(i + 1, residual // t, excluded, inner * t)  # levels above hold it
                     if len(fac):
                         tiles.append(np.repeat(t[None, :], len(fac), axis=0))
                         facs.append(fac)
                         axes.append(ax)
                         orders.append(np.repeat(order[None, :], len(fac), axis=0))
-        if not tiles:
+        if not sum(map(len, tiles)):
             return []
         tile, f, axis, order = (np.concatenate(x) for x in (tiles, facs, axes, orders))
         if seen is not None:
