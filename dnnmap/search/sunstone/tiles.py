@@ -87,9 +87,10 @@ class Capacity:
 
     def _words(self, cover: np.ndarray) -> np.ndarray:
         """(n, T) words of each tensor's tile for a coverage (n, D) or per-tensor coverages (n, T, D)."""
-        if cover.ndim == 3:
-            return np.stack([touched_lower(self.op, cover[:, j], contiguous=True)[:, j]
-                             for j in range(cover.shape[1])], axis=1)
+        if cover.ndim == 3:  # the tensors' coverages one after another, each tensor's own words taken
+            n, T = cover.shape[:2]
+            words = touched_lower(self.op, cover.transpose(1, 0, 2).reshape(n * T, -1), contiguous=True)
+            return words.reshape(T, n, T)[np.arange(T), :, np.arange(T)].T
         return touched_lower(self.op, cover, contiguous=True)
 
     @staticmethod
@@ -101,14 +102,21 @@ class Capacity:
         with the shared boundary (row 0) and, given the level's loop ``order``, with each subset of the level's
         kept tensors at its free placement and the others at the boundary (a row per
         :func:`.placement.placement_subsets` entry). One row without ``order``."""
+        return self.placed(level, inner, factors, order)[0]
+
+    def placed(self, level: int, inner: np.ndarray, factors: np.ndarray, order: np.ndarray | None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`fits_placed` and the (n, T) loops above each tensor's tile at its free placement
+        (:func:`.placement.free_placement`; zeros with one row of fits: nothing to place)."""
         spec = self.levels[level]
         if order is None or spec is None:
-            return self.fits(level, factors * inner[None, :])[None, :]
+            fits = self.fits(level, factors * inner[None, :])[None, :]
+            return fits, np.zeros((len(factors), self.relevant.shape[0]), dtype=np.int64)
         shared = self._words(factors * inner[None, :])
-        _, inside = free_placement(self.relevant, order, factors)
+        above, inside = free_placement(self.relevant, order, factors)
         placed = self._words(inside * inner[None, None, :])
         return np.stack([self._within(spec, shared)] + [self._within(spec, np.where(mask[None, :], placed, shared))
-                                                        for mask in placement_subsets(self.keeps[level])])
+                                                        for mask in placement_subsets(self.keeps[level])]), above
 
 
 def maximal_mask(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ...] | None = None) -> np.ndarray:
@@ -187,10 +195,26 @@ class TileTree:
         self.residual = residual
         self.capacity, self.level, self.inner, self.order = capacity, level, inner, order
         self.each_way = each_way
-        fits = capacity.fits_placed(level, inner, divisor_lattice(residual), order)
+        fits, self.above = capacity.placed(level, inner, divisor_lattice(residual), order)
         self.fits = fits.reshape((len(fits),) + tuple(len(divisors(n)) for n in residual))
         self._index = [{d: k for k, d in enumerate(divisors(n))} for n in residual]
+        self._position = []  # per dimension, each value's index among the residual's divisors (-1: none)
+        for n in residual:
+            position = np.full(n + 1, -1, dtype=np.int64)
+            position[list(divisors(n))] = np.arange(len(divisors(n)))
+            self._position.append(position)
         self._done: dict[tuple, tuple[np.ndarray, int]] = {}
+
+    def placements(self, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`Capacity.placed` of ``tiles`` (n, D) at this tree's level, inner coverage and order: looked up in the
+        residual's lattice where every tile lies in it (the exact walk), else computed (padded tiles)."""
+        index = np.zeros(len(tiles), dtype=np.int64)
+        for d, (n, position) in enumerate(zip(self.residual, self._position)):
+            column = tiles[:, d]
+            if (column > n).any() or (position[column] < 0).any():
+                return self.capacity.placed(self.level, self.inner, tiles, self.order)
+            index = index * len(divisors(n)) + position[column]
+        return self.fits.reshape(len(self.fits), -1)[:, index], self.above[index]
 
     def maximal(self, limits: tuple[int, ...], caps: tuple[int, ...] | None = None,
                 maximal_only: bool = True) -> tuple[np.ndarray, int]:
@@ -205,13 +229,14 @@ class TileTree:
         judged together (:meth:`_divisor_boxes`: one pass of array operations for all of them)."""
         keys = [(box, self._caps(box, cap), maximal_only) for box, cap in zip(limits, caps)]
         todo = [key for key in dict.fromkeys(keys) if key not in self._done]
-        boxes = [box for box, cap, _ in todo if cap is None]
+        boxes = [box for box, cap, _ in todo if cap is None and box != self.residual]
         if boxes:
             self._done.update(zip(((box, None, maximal_only) for box in boxes),
                                   self._divisor_boxes(boxes, maximal_only)))
-        for box, cap, _ in todo:
-            if cap is not None:
-                lattice, fits = self._fits_padded(box, cap)
+        for box, cap, _ in todo:  # the whole residual (the lattice's own fits) and padded boxes: one at a time
+            if cap is not None or box == self.residual:
+                lattice, fits = (divisor_lattice(box), self.fits.reshape(len(self.fits), -1)) if cap is None \
+                    else self._fits_padded(box, cap)
                 keep = (maximal_union(box, fits, cap) if self.each_way
                         else maximal_mask(box, fits.any(axis=0), cap)) if maximal_only else fits.any(axis=0)
                 self._done[(box, cap, maximal_only)] = lattice[keep], int(fits.any(axis=0).sum())

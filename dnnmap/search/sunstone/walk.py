@@ -410,7 +410,7 @@ class SunstoneWalk:
         # the tiles depend on the unrolling and the coverage below, not on the order (with placement: level i's)
         where = (i, inner.tobytes(), residual.tobytes(), s.order[0, i].tobytes() if self.placement else b"")
         fitted = self._fitted.setdefault(where, {})
-        tiles, facs, axes, orders = [], [], [], []
+        tiles, facs, axes, counts, orders, order_rows = [], [], [], [], [], []  # counts: rows per unrolling
         for order, excluded in self._orders(residual, i):
             fac, ax = (self._unrollings(i + 1, residual, excluded, inner, caps) if i + 1 < self.L
                        else (np.ones((1, self.D), dtype=np.int64), np.zeros((1, self.D), dtype=np.int64)))
@@ -419,27 +419,31 @@ class SunstoneWalk:
             if new:
                 fitted.update(zip(new, self._fitting_tiles(i, inner, residual, fac[list(new.values())], caps,
                                                            s.order[0, i])))
-            counts = [len(fitted[key]) for key in keys]
             tiles += [fitted[key] for key in keys]
-            facs.append(np.repeat(fac, counts, axis=0))
-            axes.append(np.repeat(ax, counts, axis=0))
-            orders.append(np.repeat(order[None, :], sum(counts), axis=0))
+            counts += [len(fitted[key]) for key in keys]
+            facs.append(fac)
+            axes.append(ax)
+            orders.append(order)
+            order_rows.append(sum(counts[len(counts) - len(keys):]))
             if self.tile_first and i + 1 < self.L and self._fanout(i + 1) is not None and self.waste is None:
                 for t in self._tiles(i, inner, residual, np.ones((1, self.D), dtype=np.int64))[0][0]:
                     fac, ax = self._unrollings(i + 1, residual // t, excluded, inner * t)  # levels above hold it
-                    if len(fac):
-                        tiles.append(np.repeat(t[None, :], len(fac), axis=0))
-                        facs.append(fac)
-                        axes.append(ax)
-                        orders.append(np.repeat(order[None, :], len(fac), axis=0))
-        if not sum(map(len, tiles)):
+                    tiles += [t[None, :]] * len(fac)
+                    counts += [1] * len(fac)
+                    facs.append(fac)
+                    axes.append(ax)
+                    order_rows[-1] += len(fac)
+        if not sum(counts):
             return []
-        tile, f, axis, order = (np.concatenate(x) for x in (tiles, facs, axes, orders))
+        tile = np.concatenate(tiles)
+        f, axis = (np.repeat(np.concatenate(x), counts, axis=0) for x in (facs, axes))
+        order = np.repeat(np.stack(orders), order_rows, axis=0)
         if seen is not None:
             fresh = self._fresh(seen, s, tile, f, axis, order)
             tile, f, axis, order = tile[fresh], f[fresh], axis[fresh], order[fresh]
         if self.placement:  # a tile that fits only placed is taken with each placement that fits
-            rows, placed = placement_variants(self.capacity, i, inner, s.order[0, i], tile)
+            rows, placed = placement_variants(self.capacity, i, *self._tree(i, inner, residual, s.order[0, i])
+                                              .placements(tile))
             tile, f, axis, order = tile[rows], f[rows], axis[rows], order[rows]
         n = len(tile)
         t = np.repeat(s.temporal, n, axis=0)
