@@ -55,6 +55,8 @@ def free_placement(relevant: np.ndarray, order: np.ndarray, factors: np.ndarray)
     leading = np.ones((n, T), dtype=bool)
     for d in order:
         live = factors[:, d] > 1
+        if not live.any():  # a trivial loop on every row: above no tile, breaks no run
+            continue
         take = leading & live[:, None] & relevant[None, :, d]
         above += take
         inside[:, :, d] = np.where(take, 1, inside[:, :, d])

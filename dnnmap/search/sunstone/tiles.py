@@ -95,7 +95,9 @@ class Capacity:
 
     @staticmethod
     def _within(spec: tuple[np.ndarray, np.ndarray], words: np.ndarray) -> np.ndarray:
-        return (words @ spec[0] <= spec[1]).all(axis=1)
+        """Whether the words (..., T) of each tile fit every capacity partition (sums of whole numbers of units:
+        exact in floats)."""
+        return (words @ spec[0] <= spec[1]).all(axis=-1)
 
     def fits_placed(self, level: int, inner: np.ndarray, factors: np.ndarray, order: np.ndarray | None) -> np.ndarray:
         """(S, n): whether the tiles ``inner x factors`` (factors: the level's temporal factors, (n, D)) fit ``level``
@@ -115,8 +117,9 @@ class Capacity:
         shared = self._words(factors * inner[None, :])
         above, inside = free_placement(self.relevant, order, factors)
         placed = self._words(inside * inner[None, None, :])
-        return np.stack([self._within(spec, shared)] + [self._within(spec, np.where(mask[None, :], placed, shared))
-                                                        for mask in placement_subsets(self.keeps[level])]), above
+        subsets = np.array(placement_subsets(self.keeps[level]))[:, None, :]  # (S - 1, 1, T)
+        words = np.concatenate([shared[None], np.where(subsets, placed[None], shared[None])])  # (S, n, T)
+        return self._within(spec, words), above
 
 
 def maximal_mask(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ...] | None = None) -> np.ndarray:
