@@ -49,15 +49,18 @@ def free_placement(relevant: np.ndarray, order: np.ndarray, factors: np.ndarray)
     """Per row of ``factors`` (n, D: one level's temporal factors, loop ``order`` outermost first), the loops
     above each tensor's tile (n, T: the leading run of non-trivial loops indexing it) and the factors left
     inside each tensor's tile (n, T, D)."""
-    T = relevant.shape[0]
-    live = factors[:, order] > 1  # (n, K), in loop order
-    indexing = relevant[:, order]  # (T, K)
-    ends = live[:, None, :] & ~indexing[None, :, :]  # a live loop not indexing the tensor ends its leading run
-    leading = np.cumsum(ends, axis=2) == ends  # no end before this loop
-    take = leading & live[:, None, :] & indexing[None, :, :]
+    n, T = factors.shape[0], relevant.shape[0]
+    above = np.zeros((n, T), dtype=np.int64)
     inside = np.repeat(factors[:, None, :], T, axis=1)
-    inside[:, :, order] = np.where(take, 1, inside[:, :, order])
-    above = take.sum(axis=2, dtype=np.int64)
+    leading = np.ones((n, T), dtype=bool)
+    for d in order:
+        live = factors[:, d] > 1
+        if not live.any():  # a trivial loop on every row: above no tile, ends no run
+            continue
+        take = leading & live[:, None] & relevant[None, :, d]
+        above += take
+        inside[:, :, d] = np.where(take, 1, inside[:, :, d])
+        leading &= ~(live[:, None] & ~relevant[None, :, d])
     return above, inside
 
 

@@ -189,9 +189,10 @@ class TileTree:
     (:func:`maximal_union`); ``each_way=False``: maximal among the tiles that fit some way (fewer tiles: a tile that
     fits only with one tensor placed is dropped where placing more lets a larger one fit).
 
-    The fit of every tile of the ``residual`` lattice is computed once; a sub-box (what an
-    unrolling leaves, ``residual // spatial``) is a sub-lattice of it, so its fits are gathered and
-    only the maximality test (Fig. 9's pruning) runs per sub-box."""
+    The fit of every tile of the ``residual`` lattice (and its free placements) is computed once; a sub-box (what an
+    unrolling leaves, ``residual // spatial``) is a sub-lattice of it, so its fits are gathered and only the
+    maximality test (Fig. 9's pruning) runs per sub-box, for the sub-boxes of a step's unrollings together
+    (:meth:`maximal_many`); the walk's candidates look their placements up (:meth:`placements`)."""
 
     def __init__(self, capacity: Capacity, level: int, inner: np.ndarray, residual: tuple[int, ...],
                  order: np.ndarray | None = None, each_way: bool = True) -> None:
