@@ -56,6 +56,30 @@ def divisor_lattice(limits: tuple[int, ...], caps: tuple[int, ...] | None = None
     return out
 
 
+@lru_cache(maxsize=1024)
+def _positions(n: int) -> np.ndarray:
+    """Each value ``0..n``'s index among the divisors of ``n`` (-1: not a divisor; read-only)."""
+    position = np.full(n + 1, -1, dtype=np.int64)
+    position[list(divisors(n))] = np.arange(len(divisors(n)))
+    position.setflags(write=False)
+    return position
+
+
+def lattice_index(residual: tuple[int, ...], tiles: np.ndarray) -> np.ndarray | None:
+    """Each row of ``tiles`` (n, D)'s index in :func:`divisor_lattice` of ``residual``; None where some row does not
+    lie in it (a dimension that does not divide its residual's)."""
+    index = np.zeros(len(tiles), dtype=np.int64)
+    for d, n in enumerate(residual):
+        column = tiles[:, d]
+        if (column > n).any():
+            return None
+        position = _positions(n)[column]
+        if (position < 0).any():
+            return None
+        index = index * len(divisors(n)) + position
+    return index
+
+
 class Capacity:
     """Fit test of tiles at every level: per capacity partition (role or whole level), the sum of the
     kept tensors' footprints (in words or bits), against the capacity one buffer offers."""
@@ -202,22 +226,14 @@ class TileTree:
         fits, self.above = capacity.placed(level, inner, divisor_lattice(residual), order)
         self.fits = fits.reshape((len(fits),) + tuple(len(divisors(n)) for n in residual))
         self._index = [{d: k for k, d in enumerate(divisors(n))} for n in residual]
-        self._position = []  # per dimension, each value's index among the residual's divisors (-1: none)
-        for n in residual:
-            position = np.full(n + 1, -1, dtype=np.int64)
-            position[list(divisors(n))] = np.arange(len(divisors(n)))
-            self._position.append(position)
         self._done: dict[tuple, tuple[np.ndarray, int]] = {}
 
     def placements(self, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`Capacity.placed` of ``tiles`` (n, D) at this tree's level, inner coverage and order: looked up in the
         residual's lattice where every tile lies in it (the exact walk), else computed (padded tiles)."""
-        index = np.zeros(len(tiles), dtype=np.int64)
-        for d, (n, position) in enumerate(zip(self.residual, self._position)):
-            column = tiles[:, d]
-            if (column > n).any() or (position[column] < 0).any():
-                return self.capacity.placed(self.level, self.inner, tiles, self.order)
-            index = index * len(divisors(n)) + position[column]
+        index = lattice_index(self.residual, tiles)
+        if index is None:
+            return self.capacity.placed(self.level, self.inner, tiles, self.order)
         return self.fits.reshape(len(self.fits), -1)[:, index], self.above[index]
 
     def maximal(self, limits: tuple[int, ...], caps: tuple[int, ...] | None = None,

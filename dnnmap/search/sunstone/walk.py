@@ -67,10 +67,10 @@ from dnnmap.cost.model import CostModel
 from dnnmap.cost.objective import best_index, objective_value, rank
 from dnnmap.search.sunstone.orders import order_candidates
 from dnnmap.search.sunstone.stats import SunstoneStats
-from dnnmap.search.space import level_orders, padded_cap
+from dnnmap.search.space import divisors, level_orders, padded_cap
 from dnnmap.search.sunstone.placement import placement_variants, row_keys
 from dnnmap.search.sunstone.reuse import ReuseKind, reuse_table
-from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_union
+from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, lattice_index, maximal_union
 from dnnmap.search.sunstone.unroll import ESCAPES, legal_table, maximal_among, unrolling_candidates
 from dnnmap.workload.ir import Operator
 
@@ -85,6 +85,7 @@ PLACED_EVERY_UNROLLING = 16  # ... in the placed walk
 EVERY_TILE = 32  # tile lattices with at most this many fitting tiles take every one
 EVERY_UNBOUNDED_TILE = 256  # ... on a level without a capacity limit
 PRICE_ROWS = 1 << 15  # candidates of a step priced together (:meth:`SunstoneWalk._priced`)
+FIT_TABLE_ROWS = 1 << 17  # bounds' divisor lattices up to this size get fit tables (:meth:`SunstoneWalk._fit_table`)
 
 
 @dataclass
@@ -147,6 +148,9 @@ class SunstoneWalk:
         self._fitted: dict[tuple[int, bytes, bytes, bytes], dict[bytes, np.ndarray]] = {}
         self._regrown_tiles: dict[tuple[int, bytes, bytes, bytes, bytes], np.ndarray] = {}
         self.held_below = self._held_below()
+        self.bound_tuple = tuple(int(b) for b in self.bounds)
+        self.lattice_rows = math.prod(len(divisors(b)) for b in self.bound_tuple)
+        self._fit_tables: dict[int, np.ndarray] = {}
 
     def _held_below(self) -> list[list[np.ndarray]]:
         """Per level, for each tensor a level below keeps and this level bypasses, the dimensions that index it
@@ -198,11 +202,25 @@ class SunstoneWalk:
 
     def _fits_from(self, level: int, cover: np.ndarray) -> np.ndarray:
         """Whether each coverage row (n, D) fits every level from ``level`` up (the outermost has no
-        capacity): a coverage fixed at one step is the least any level above it will hold."""
+        capacity): a coverage fixed at one step is the least any level above it will hold. Looked up in
+        :meth:`_fit_table` where every row divides the bounds (the exact walk's coverages), else computed."""
+        index = lattice_index(self.bound_tuple, cover) if self.lattice_rows <= FIT_TABLE_ROWS else None
+        if index is not None:
+            return self._fit_table(level)[index]
         fits = np.ones(cover.shape[0], dtype=bool)
         for j in range(level, self.L - 1):
             fits &= self.capacity.fits(j, cover)
         return fits
+
+    def _fit_table(self, level: int) -> np.ndarray:
+        """:meth:`_fits_from` of every tile of the bounds' divisor lattice, computed once per ``level``."""
+        if level not in self._fit_tables:
+            lattice = divisor_lattice(self.bound_tuple)
+            fits = np.ones(len(lattice), dtype=bool)
+            for j in range(level, self.L - 1):
+                fits &= self.capacity.fits(j, lattice)
+            self._fit_tables[level] = fits
+        return self._fit_tables[level]
 
     def _unrollings(self, level: int, residual: np.ndarray, excluded: frozenset[int], inner: np.ndarray,
                     caps: np.ndarray | None = None):  # noqa: ANN202
