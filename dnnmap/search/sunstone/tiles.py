@@ -68,16 +68,21 @@ def _positions(n: int) -> np.ndarray:
 def lattice_index(residual: tuple[int, ...], tiles: np.ndarray) -> np.ndarray | None:
     """Each row of ``tiles`` (n, D)'s index in :func:`divisor_lattice` of ``residual``; None where some row does not
     lie in it (a dimension that does not divide its residual's)."""
-    index = np.zeros(len(tiles), dtype=np.int64)
-    for d, n in enumerate(residual):
-        column = tiles[:, d]
-        if (column > n).any():
-            return None
-        position = _positions(n)[column]
-        if (position < 0).any():
-            return None
-        index = index * len(divisors(n)) + position
-    return index
+    if (tiles > np.array(residual)[None, :]).any():
+        return None
+    positions = np.stack([_positions(n)[tiles[:, d]] for d, n in enumerate(residual)], axis=1)
+    if (positions < 0).any():
+        return None
+    return positions @ _strides(residual)
+
+
+@lru_cache(maxsize=1024)
+def _strides(residual: tuple[int, ...]) -> np.ndarray:
+    """Each dimension's step in :func:`divisor_lattice` of ``residual`` (the last dimension fastest; read-only)."""
+    counts = [len(divisors(n)) for n in residual]
+    strides = np.array([math.prod(counts[d + 1:]) for d in range(len(counts))], dtype=np.int64)
+    strides.setflags(write=False)
+    return strides
 
 
 class Capacity:
@@ -278,9 +283,10 @@ class TileTree:
             keep = (ways[:, layout.flat] & ~grown).any(axis=0)
         else:
             keep = fitting
-        tiles = np.split(divisor_lattice(self.residual)[layout.flat[keep]],
-                         np.cumsum(np.add.reduceat(keep, layout.starts, dtype=np.int64))[:-1])
-        return list(zip(tiles, np.add.reduceat(fitting, layout.starts, dtype=np.int64).tolist()))
+        tiles = divisor_lattice(self.residual)[layout.flat[keep]]
+        ends = np.cumsum(np.add.reduceat(keep, layout.starts, dtype=np.int64)).tolist()
+        return [(tiles[start:end], count) for start, end, count in zip(
+            [0] + ends[:-1], ends, np.add.reduceat(fitting, layout.starts, dtype=np.int64).tolist())]
 
     def _caps(self, limits: tuple[int, ...], caps: tuple[int, ...] | None) -> tuple[int, ...] | None:
         if caps is not None and all(c <= n and r % n == 0 for c, n, r in zip(caps, limits, self.residual)):

@@ -290,8 +290,9 @@ class SunstoneWalk:
         still hold (one per instance; judged for all rows in one call); ``every``: ``tiles`` are all the fitting
         ones, so these are all the tiles that fit every level. When some maximal tile cannot, :meth:`_regrown`."""
         cover = np.concatenate([tiles * unroll[None, :] for (tiles, _), unroll in zip(found, unrolls)])
-        above = np.split(self._fits_from(i + 1, inner[None, :] * cover),
-                         np.cumsum([len(tiles) for tiles, _ in found])[:-1])
+        fits = self._fits_from(i + 1, inner[None, :] * cover)
+        ends = np.cumsum([len(tiles) for tiles, _ in found]).tolist()
+        above = [fits[start:end] for start, end in zip([0] + ends[:-1], ends)]
         return [tiles[fit] if fit.all() or every else self._regrown(i, inner, residual, unroll, caps_row, order)
                 for (tiles, every), fit, unroll, caps_row in zip(found, above, unrolls,
                                                                   caps if caps is not None else [None] * len(unrolls))]
