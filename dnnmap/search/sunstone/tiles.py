@@ -181,12 +181,12 @@ class BoxLayout:
     each tile grown to the box's next divisor there (:func:`maximal_mask`'s neighbours, taken within the box; the
     lattice's size where there is none)."""
 
-    flat: np.ndarray  # (M,) each tile's index in the residual's lattice
+    flat: np.ndarray  # (M,) each tile's index in the residual's lattice (int32: a lattice has fewer tiles)
     grown: tuple[np.ndarray, ...]  # per dimension with more than one divisor, (M,) the grown tile's index
     starts: np.ndarray  # (B,) where each box's tiles start
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=16)
 def box_layout(residual: tuple[int, ...], boxes: tuple[tuple[int, ...], ...]) -> BoxLayout:
     """:class:`BoxLayout` of ``boxes`` (each dimension a divisor of ``residual``'s); cached: the placed walk asks for
     the same boxes once per level-0 order, whose tiles fit differently but lie alike."""
@@ -208,7 +208,8 @@ def box_layout(residual: tuple[int, ...], boxes: tuple[tuple[int, ...], ...]) ->
             out.append(np.minimum(flat + np.broadcast_to(np.reshape(step, (1,) * d + (-1,) + (1,) * (len(shape) - d - 1)),
                                                           tuple(len(x) for x in axes)).reshape(-1), size))
     counts = np.array([len(f) for f in flats], dtype=np.int64)
-    return BoxLayout(np.concatenate(flats), tuple(np.concatenate(g) for g in grown), np.cumsum(counts) - counts)
+    return BoxLayout(np.concatenate(flats).astype(np.int32), tuple(np.concatenate(g).astype(np.int32) for g in grown),
+                     np.cumsum(counts) - counts)
 
 
 class TileTree:
