@@ -146,7 +146,8 @@ class Capacity:
         shared = self._words(factors * inner[None, :])
         above, inside = free_placement(self.relevant, order, factors)
         placed = self._words(inside * inner[None, None, :])
-        subsets = np.array(placement_subsets(self.keeps[level]))[:, None, :]  # (S - 1, 1, T)
+        # (S - 1, 1, T): none where the level keeps no tensor
+        subsets = np.array(placement_subsets(self.keeps[level]), dtype=bool).reshape(-1, 1, shared.shape[1])
         words = np.concatenate([shared[None], np.where(subsets, placed[None], shared[None])])  # (S, n, T)
         return self._within(spec, words), above
 
