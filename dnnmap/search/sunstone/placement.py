@@ -55,6 +55,8 @@ def free_placement(relevant: np.ndarray, order: np.ndarray, factors: np.ndarray)
     leading = np.ones((n, T), dtype=bool)
     for d in order:
         live = factors[:, d] > 1
+        if not live.any():  # a trivial loop on every row: above no tile, ends no run
+            continue
         take = leading & live[:, None] & relevant[None, :, d]
         above += take
         inside[:, :, d] = np.where(take, 1, inside[:, :, d])
@@ -87,23 +89,20 @@ def row_keys(fields: np.ndarray, seed: int = 0) -> np.ndarray:
     return fields @ weights
 
 
-def placement_variants(capacity: Capacity, level: int, inner: np.ndarray, order: np.ndarray,
-                       tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The placements a walk candidate takes for each of ``tiles`` (n, D) at ``level``: none where the shared tile
-    fits; else, for every non-empty subset of the tensors the level keeps, the subset at its free placement and the
-    others at the boundary, where that fits. Not always all tensors: a placed tile changes at every step of the
-    loops above it, so the level keeps no copy across the parent's loops that do not index the tensor (the weights
-    of a register file below the C and K loops are refetched at every step of a P loop above). Returns (row of
-    ``tiles``, placement (T,)) pairs as an index array and an (m, T) array. The fits are computed once per distinct
-    tile (the walk passes each tile once per unrolling and order of the level above)."""
-    _, first, inv = np.unique(row_keys(tiles), return_index=True, return_inverse=True)
-    fits = capacity.fits_placed(level, inner, tiles[first], order)[:, inv.reshape(-1)]
+def placement_variants(capacity: Capacity, level: int, fits: np.ndarray, free: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """The placements a walk candidate takes for each of n tiles at ``level``, given their fits ``fits`` (S, n) and
+    free placements ``free`` (n, T) (:meth:`.tiles.Capacity.placed`): none where the shared tile fits; else, for every
+    non-empty subset of the tensors the level keeps, the subset at its free placement and the others at the boundary,
+    where that fits. Not always all tensors: a placed tile changes at every step of the loops above it, so the level
+    keeps no copy across the parent's loops that do not index the tensor (the weights of a register file below the C
+    and K loops are refetched at every step of a P loop above). Returns (tile's row, placement (T,)) pairs as an
+    index array and an (m, T) array."""
     shared = fits[0]
     T = capacity.relevant.shape[0]
     rows, aboves = [np.nonzero(shared)[0]], [np.zeros((int(shared.sum()), T), dtype=np.int64)]
     if len(fits) == 1:  # no capacity limit: every tile fits shared
         return rows[0], aboves[0]
-    free = free_placement(capacity.relevant, order, tiles[first])[0][inv.reshape(-1)]
     for mask, placed_fits in zip(placement_subsets(capacity.keeps[level]), fits[1:]):
         ok = ~shared & (free[:, mask] > 0).all(axis=1) & placed_fits
         rows.append(np.nonzero(ok)[0])

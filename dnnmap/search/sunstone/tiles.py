@@ -24,6 +24,8 @@ ResNet-18 ``layer3.0.downsample.0``); the cost model checks every finished mappi
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -52,6 +54,35 @@ def divisor_lattice(limits: tuple[int, ...], caps: tuple[int, ...] | None = None
         out = np.concatenate([np.repeat(out, len(divs), axis=0), np.tile(divs, len(out))[:, None]], axis=1)
     out.setflags(write=False)
     return out
+
+
+@lru_cache(maxsize=1024)
+def _positions(n: int) -> np.ndarray:
+    """Each value ``0..n``'s index among the divisors of ``n`` (-1: not a divisor; read-only)."""
+    position = np.full(n + 1, -1, dtype=np.int64)
+    position[list(divisors(n))] = np.arange(len(divisors(n)))
+    position.setflags(write=False)
+    return position
+
+
+def lattice_index(residual: tuple[int, ...], tiles: np.ndarray) -> np.ndarray | None:
+    """Each row of ``tiles`` (n, D)'s index in :func:`divisor_lattice` of ``residual``; None where some row does not
+    lie in it (a dimension that does not divide its residual's)."""
+    if (tiles > np.array(residual)[None, :]).any():
+        return None
+    positions = np.stack([_positions(n)[tiles[:, d]] for d, n in enumerate(residual)], axis=1)
+    if (positions < 0).any():
+        return None
+    return positions @ _strides(residual)
+
+
+@lru_cache(maxsize=1024)
+def _strides(residual: tuple[int, ...]) -> np.ndarray:
+    """Each dimension's step in :func:`divisor_lattice` of ``residual`` (the last dimension fastest; read-only)."""
+    counts = [len(divisors(n)) for n in residual]
+    strides = np.array([math.prod(counts[d + 1:]) for d in range(len(counts))], dtype=np.int64)
+    strides.setflags(write=False)
+    return strides
 
 
 class Capacity:
@@ -85,28 +116,40 @@ class Capacity:
 
     def _words(self, cover: np.ndarray) -> np.ndarray:
         """(n, T) words of each tensor's tile for a coverage (n, D) or per-tensor coverages (n, T, D)."""
-        if cover.ndim == 3:
-            return np.stack([touched_lower(self.op, cover[:, j], contiguous=True)[:, j]
-                             for j in range(cover.shape[1])], axis=1)
+        if cover.ndim == 3:  # the tensors' coverages one after another, each tensor's own words taken
+            n, T = cover.shape[:2]
+            words = touched_lower(self.op, cover.transpose(1, 0, 2).reshape(n * T, -1), contiguous=True)
+            return words.reshape(T, n, T)[np.arange(T), :, np.arange(T)].T
         return touched_lower(self.op, cover, contiguous=True)
 
     @staticmethod
     def _within(spec: tuple[np.ndarray, np.ndarray], words: np.ndarray) -> np.ndarray:
-        return (words @ spec[0] <= spec[1]).all(axis=1)
+        """Whether the words (..., T) of each tile fit every capacity partition (sums of whole numbers of units:
+        exact in floats)."""
+        return (words.reshape(-1, words.shape[-1]) @ spec[0] <= spec[1]).all(axis=-1).reshape(words.shape[:-1])
 
     def fits_placed(self, level: int, inner: np.ndarray, factors: np.ndarray, order: np.ndarray | None) -> np.ndarray:
         """(S, n): whether the tiles ``inner x factors`` (factors: the level's temporal factors, (n, D)) fit ``level``
         with the shared boundary (row 0) and, given the level's loop ``order``, with each subset of the level's
         kept tensors at its free placement and the others at the boundary (a row per
         :func:`.placement.placement_subsets` entry). One row without ``order``."""
+        return self.placed(level, inner, factors, order)[0]
+
+    def placed(self, level: int, inner: np.ndarray, factors: np.ndarray, order: np.ndarray | None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`fits_placed` and the (n, T) loops above each tensor's tile at its free placement
+        (:func:`.placement.free_placement`; zeros with one row of fits: nothing to place)."""
         spec = self.levels[level]
         if order is None or spec is None:
-            return self.fits(level, factors * inner[None, :])[None, :]
+            fits = self.fits(level, factors * inner[None, :])[None, :]
+            return fits, np.zeros((len(factors), self.relevant.shape[0]), dtype=np.int64)
         shared = self._words(factors * inner[None, :])
-        _, inside = free_placement(self.relevant, order, factors)
+        above, inside = free_placement(self.relevant, order, factors)
         placed = self._words(inside * inner[None, None, :])
-        return np.stack([self._within(spec, shared)] + [self._within(spec, np.where(mask[None, :], placed, shared))
-                                                        for mask in placement_subsets(self.keeps[level])])
+        # (S - 1, 1, T): none where the level keeps no tensor
+        subsets = np.array(placement_subsets(self.keeps[level]), dtype=bool).reshape(-1, 1, shared.shape[1])
+        words = np.concatenate([shared[None], np.where(subsets, placed[None], shared[None])])  # (S, n, T)
+        return self._within(spec, words), above
 
 
 def maximal_mask(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ...] | None = None) -> np.ndarray:
@@ -132,6 +175,44 @@ def maximal_union(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ..
     return maximal_mask(limits, fits[0] if len(fits) == 1 else fits, caps).reshape(-1, fits.shape[-1]).any(axis=0)
 
 
+@dataclass(frozen=True)
+class BoxLayout:
+    """The tiles of several divisor sub-boxes of a residual's lattice, one box after another (each box's tiles in
+    :func:`divisor_lattice`'s order): their indices into the residual's lattice and, per dimension, the index of
+    each tile grown to the box's next divisor there (:func:`maximal_mask`'s neighbours, taken within the box; the
+    lattice's size where there is none)."""
+
+    flat: np.ndarray  # (M,) each tile's index in the residual's lattice (int32: a lattice has fewer tiles)
+    grown: tuple[np.ndarray, ...]  # per dimension with more than one divisor, (M,) the grown tile's index
+    starts: np.ndarray  # (B,) where each box's tiles start
+
+
+@lru_cache(maxsize=16)
+def box_layout(residual: tuple[int, ...], boxes: tuple[tuple[int, ...], ...]) -> BoxLayout:
+    """:class:`BoxLayout` of ``boxes`` (each dimension a divisor of ``residual``'s); cached: the placed walk asks for
+    the same boxes once per level-0 order, whose tiles fit differently but lie alike."""
+    shape = tuple(len(divisors(n)) for n in residual)
+    size = math.prod(shape)
+    stride = np.cumprod((shape[1:] + (1,))[::-1])[::-1]
+    flats, grown = [], [[] for n in shape if n > 1]
+    for box in boxes:
+        # per dimension, the box's divisors' offsets in the lattice (along that dimension's axis of a D-dim grid)
+        # and the step to the next one (``size`` past the last: any tile grown there lands at or past ``size``)
+        axes = [np.nonzero(box[d] % np.array(divisors(n), dtype=np.int64) == 0)[0] * stride[d]
+                for d, n in enumerate(residual)]
+        flat = sum(np.reshape(x, (1,) * d + (-1,) + (1,) * (len(shape) - d - 1)) for d, x in enumerate(axes))
+        flat = np.broadcast_to(flat, tuple(len(x) for x in axes)).reshape(-1)
+        flats.append(flat)
+        growing = (d for d, n in enumerate(shape) if n > 1)
+        for out, d in zip(grown, growing):
+            step = np.append(np.diff(axes[d]), size)
+            out.append(np.minimum(flat + np.broadcast_to(np.reshape(step, (1,) * d + (-1,) + (1,) * (len(shape) - d - 1)),
+                                                          tuple(len(x) for x in axes)).reshape(-1), size))
+    counts = np.array([len(f) for f in flats], dtype=np.int64)
+    return BoxLayout(np.concatenate(flats).astype(np.int32), tuple(np.concatenate(g).astype(np.int32) for g in grown),
+                     np.cumsum(counts) - counts)
+
+
 class TileTree:
     """Maximal tiles of one level over one inner coverage, for any divisor-closed sub-box of ``residual``;
     given the level's loop ``order`` (``--placement``), a tile fits when it does with some subset of the tensors at
@@ -139,33 +220,75 @@ class TileTree:
     (:func:`maximal_union`); ``each_way=False``: maximal among the tiles that fit some way (fewer tiles: a tile that
     fits only with one tensor placed is dropped where placing more lets a larger one fit).
 
-    The fit of every tile of the ``residual`` lattice is computed once; a sub-box (what an
-    unrolling leaves, ``residual // spatial``) is a sub-lattice of it, so its fits are gathered and
-    only the maximality test (Fig. 9's pruning) runs per sub-box."""
+    The fit of every tile of the ``residual`` lattice (and its free placements) is computed once; a sub-box (what an
+    unrolling leaves, ``residual // spatial``) is a sub-lattice of it, so its fits are gathered and only the
+    maximality test (Fig. 9's pruning) runs per sub-box, for the sub-boxes of a step's unrollings together
+    (:meth:`maximal_many`); the walk's candidates look their placements up (:meth:`placements`)."""
 
     def __init__(self, capacity: Capacity, level: int, inner: np.ndarray, residual: tuple[int, ...],
                  order: np.ndarray | None = None, each_way: bool = True) -> None:
         self.residual = residual
         self.capacity, self.level, self.inner, self.order = capacity, level, inner, order
         self.each_way = each_way
-        fits = capacity.fits_placed(level, inner, divisor_lattice(residual), order)
+        fits, self.above = capacity.placed(level, inner, divisor_lattice(residual), order)
         self.fits = fits.reshape((len(fits),) + tuple(len(divisors(n)) for n in residual))
         self._index = [{d: k for k, d in enumerate(divisors(n))} for n in residual]
         self._done: dict[tuple, tuple[np.ndarray, int]] = {}
+
+    def placements(self, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`Capacity.placed` of ``tiles`` (n, D) at this tree's level, inner coverage and order: looked up in the
+        residual's lattice where every tile lies in it (the exact walk), else computed (padded tiles)."""
+        index = lattice_index(self.residual, tiles)
+        if index is None:
+            return self.capacity.placed(self.level, self.inner, tiles, self.order)
+        return self.fits.reshape(len(self.fits), -1)[:, index], self.above[index]
 
     def maximal(self, limits: tuple[int, ...], caps: tuple[int, ...] | None = None,
                 maximal_only: bool = True) -> tuple[np.ndarray, int]:
         """Maximal fitting tiles dividing ``limits`` (or, with ``caps``, ceil splits of it padding each
         dimension to at most its cap) and the number of fitting ones (the tree's nodes); ``maximal_only=False``:
         every fitting tile (Observation 4 off, a diagnostic of the walk's losses)."""
-        caps = self._caps(limits, caps)
-        key = (limits, caps, maximal_only)
-        if key not in self._done:
-            lattice, fits, caps = self.lattice_fits(limits, caps)
-            keep = (maximal_union(limits, fits, caps) if self.each_way
-                    else maximal_mask(limits, fits.any(axis=0), caps)) if maximal_only else fits.any(axis=0)
-            self._done[key] = lattice[keep], int(fits.any(axis=0).sum())
-        return self._done[key]
+        return self.maximal_many([limits], [caps], maximal_only)[0]
+
+    def maximal_many(self, limits: list[tuple[int, ...]], caps: list[tuple[int, ...] | None],
+                     maximal_only: bool = True) -> list[tuple[np.ndarray, int]]:
+        """:meth:`maximal` of each (``limits``, ``caps``) pair; the divisor sub-boxes (no room to pad) are
+        judged together (:meth:`_divisor_boxes`: one pass of array operations for all of them)."""
+        keys = [(box, self._caps(box, cap), maximal_only) for box, cap in zip(limits, caps)]
+        todo = [key for key in dict.fromkeys(keys) if key not in self._done]
+        boxes = [box for box, cap, _ in todo if cap is None and box != self.residual]
+        if boxes:
+            self._done.update(zip(((box, None, maximal_only) for box in boxes),
+                                  self._divisor_boxes(boxes, maximal_only)))
+        for box, cap, _ in todo:  # the whole residual (the lattice's own fits) and padded boxes: one at a time
+            if cap is not None or box == self.residual:
+                lattice, fits = (divisor_lattice(box), self.fits.reshape(len(self.fits), -1)) if cap is None \
+                    else self._fits_padded(box, cap)
+                keep = (maximal_union(box, fits, cap) if self.each_way
+                        else maximal_mask(box, fits.any(axis=0), cap)) if maximal_only else fits.any(axis=0)
+                self._done[(box, cap, maximal_only)] = lattice[keep], int(fits.any(axis=0).sum())
+        return [self._done[key] for key in keys]
+
+    def _divisor_boxes(self, boxes: list[tuple[int, ...]], maximal_only: bool) -> list[tuple[np.ndarray, int]]:
+        """:meth:`maximal` of divisor sub-boxes of ``residual`` (each dimension a divisor of its residual), all at
+        once over their :func:`box_layout`: ``maximal_union`` of the ways of fitting (``each_way``), else the
+        maximality of fitting some way."""
+        layout = box_layout(self.residual, tuple(boxes))
+        anyway = np.append(self.fits.any(axis=0).reshape(-1), False)  # the last: no next divisor
+        ways = np.append(self.fits.reshape(len(self.fits), -1), np.zeros((len(self.fits), 1), dtype=bool), axis=1) \
+            if self.each_way else anyway[None, :]
+        fitting = anyway[layout.flat]
+        if maximal_only:
+            grown = np.zeros((len(ways), len(layout.flat)), dtype=bool)
+            for grow in layout.grown:
+                grown |= ways[:, grow]
+            keep = (ways[:, layout.flat] & ~grown).any(axis=0)
+        else:
+            keep = fitting
+        tiles = divisor_lattice(self.residual)[layout.flat[keep]]
+        ends = np.cumsum(np.add.reduceat(keep, layout.starts, dtype=np.int64)).tolist()
+        return [(tiles[start:end], count) for start, end, count in zip(
+            [0] + ends[:-1], ends, np.add.reduceat(fitting, layout.starts, dtype=np.int64).tolist())]
 
     def _caps(self, limits: tuple[int, ...], caps: tuple[int, ...] | None) -> tuple[int, ...] | None:
         if caps is not None and all(c <= n and r % n == 0 for c, n, r in zip(caps, limits, self.residual)):

@@ -67,10 +67,10 @@ from dnnmap.cost.model import CostModel
 from dnnmap.cost.objective import best_index, objective_value, rank
 from dnnmap.search.sunstone.orders import order_candidates
 from dnnmap.search.sunstone.stats import SunstoneStats
-from dnnmap.search.space import level_orders, padded_cap
+from dnnmap.search.space import divisors, level_orders, padded_cap
 from dnnmap.search.sunstone.placement import placement_variants, row_keys
 from dnnmap.search.sunstone.reuse import ReuseKind, reuse_table
-from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, maximal_union
+from dnnmap.search.sunstone.tiles import Capacity, TileTree, divisor_lattice, lattice_index, maximal_union
 from dnnmap.search.sunstone.unroll import ESCAPES, legal_table, maximal_among, unrolling_candidates
 from dnnmap.workload.ir import Operator
 
@@ -85,6 +85,7 @@ PLACED_EVERY_UNROLLING = 16  # ... in the placed walk
 EVERY_TILE = 32  # tile lattices with at most this many fitting tiles take every one
 EVERY_UNBOUNDED_TILE = 256  # ... on a level without a capacity limit
 PRICE_ROWS = 1 << 15  # candidates of a step priced together (:meth:`SunstoneWalk._priced`)
+FIT_TABLE_ROWS = 1 << 17  # bounds' divisor lattices up to this size get fit tables (:meth:`SunstoneWalk._fit_table`)
 
 
 @dataclass
@@ -145,8 +146,11 @@ class SunstoneWalk:
         self.best: MappingBatch | None = None
         self._trees: dict[tuple[int, bytes, bytes, bytes], TileTree] = {}
         self._fitted: dict[tuple[int, bytes, bytes, bytes], dict[bytes, np.ndarray]] = {}
-        self._regrown: dict[tuple[int, bytes, bytes, bytes, bytes], np.ndarray] = {}
+        self._regrown_tiles: dict[tuple[int, bytes, bytes, bytes, bytes], np.ndarray] = {}
         self.held_below = self._held_below()
+        self.bound_tuple = tuple(int(b) for b in self.bounds)
+        self.lattice_rows = math.prod(len(divisors(b)) for b in self.bound_tuple)
+        self._fit_tables: dict[int, np.ndarray] = {}
 
     def _held_below(self) -> list[list[np.ndarray]]:
         """Per level, for each tensor a level below keeps and this level bypasses, the dimensions that index it
@@ -198,11 +202,25 @@ class SunstoneWalk:
 
     def _fits_from(self, level: int, cover: np.ndarray) -> np.ndarray:
         """Whether each coverage row (n, D) fits every level from ``level`` up (the outermost has no
-        capacity): a coverage fixed at one step is the least any level above it will hold."""
+        capacity): a coverage fixed at one step is the least any level above it will hold. Looked up in
+        :meth:`_fit_table` where every row divides the bounds (the exact walk's coverages), else computed."""
+        index = lattice_index(self.bound_tuple, cover) if self.lattice_rows <= FIT_TABLE_ROWS else None
+        if index is not None:
+            return self._fit_table(level)[index]
         fits = np.ones(cover.shape[0], dtype=bool)
         for j in range(level, self.L - 1):
             fits &= self.capacity.fits(j, cover)
         return fits
+
+    def _fit_table(self, level: int) -> np.ndarray:
+        """:meth:`_fits_from` of every tile of the bounds' divisor lattice, computed once per ``level``."""
+        if level not in self._fit_tables:
+            lattice = divisor_lattice(self.bound_tuple)
+            fits = np.ones(len(lattice), dtype=bool)
+            for j in range(level, self.L - 1):
+                fits &= self.capacity.fits(j, lattice)
+            self._fit_tables[level] = fits
+        return self._fit_tables[level]
 
     def _unrollings(self, level: int, residual: np.ndarray, excluded: frozenset[int], inner: np.ndarray,
                     caps: np.ndarray | None = None):  # noqa: ANN202
@@ -238,42 +256,57 @@ class SunstoneWalk:
             self._trees[key] = TileTree(self.capacity, level, inner, tuple(residual.tolist()), order, self.thorough)
         return self._trees[key]
 
-    def _tiles(self, level: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
-               caps: np.ndarray | None = None, order: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
-        """Maximal tiles of ``level`` and False, or every fitting tile and True where there are at most
-        ``EVERY_TILE`` (or ``relax`` has ``tiles``); ``order`` (the level's loop order, with ``placement``): tiles
-        may fit with per-tensor placements."""
+    def _tiles(self, level: int, inner: np.ndarray, residual: np.ndarray, unrolls: np.ndarray,
+               caps: np.ndarray | None = None, order: np.ndarray | None = None) -> list[tuple[np.ndarray, bool]]:
+        """Per row of ``unrolls`` (B, D), the maximal tiles of ``level`` in what it leaves of ``residual`` and False,
+        or every fitting tile and True where there are at most ``EVERY_TILE`` (or ``relax`` has ``tiles``); ``caps``
+        (B, D) or None; ``order`` (the level's loop order, with ``placement``): tiles may fit with per-tensor
+        placements."""
         tree = self._tree(level, inner, residual, order)
-        sub_caps = self._caps(None if caps is None else caps // unroll)
-        limits = tuple((-(-residual // unroll)).tolist())
-        tiles, fitting = tree.maximal(limits, sub_caps)
+        sub_caps = [None] * len(unrolls) if caps is None else [self._caps(c // u) for c, u in zip(caps, unrolls)]
+        limits = [tuple(row) for row in (-(-residual // unrolls)).tolist()]
         unbounded = self.capacity.levels[level] is None  # every tile fits: Observation 4 has no room to weigh
-        every = "tiles" in self.relax or fitting <= (EVERY_UNBOUNDED_TILE if unbounded else EVERY_TILE)
-        if every:
-            tiles, fitting = tree.maximal(limits, sub_caps, maximal_only=False)
-        self.stats.tiles_fitting += fitting
-        self.stats.tiles_maximal += len(tiles)
-        if level == 0:
-            self.stats.l1_tiles_fitting += fitting
-            self.stats.l1_tiles_maximal += len(tiles)
-        return tiles, every
+        found = tree.maximal_many(limits, sub_caps)
+        every = ["tiles" in self.relax or fitting <= (EVERY_UNBOUNDED_TILE if unbounded else EVERY_TILE)
+                 for _, fitting in found]
+        chosen = iter(tree.maximal_many([x for x, e in zip(limits, every) if e], [x for x, e in zip(sub_caps, every) if e],
+                                        maximal_only=False))
+        out = []
+        for (tiles, fitting), each in zip(found, every):
+            if each:
+                tiles, fitting = next(chosen)
+            self.stats.tiles_fitting += fitting
+            self.stats.tiles_maximal += len(tiles)
+            if level == 0:
+                self.stats.l1_tiles_fitting += fitting
+                self.stats.l1_tiles_maximal += len(tiles)
+            out.append((tiles, each))
+        return out
 
-    def _fit_above(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
-                   tiles: np.ndarray, every: bool, caps: np.ndarray | None = None,
-                   order: np.ndarray | None = None) -> np.ndarray:
-        """Tiles every level above can still hold (one per instance); ``every``: ``tiles`` are all the fitting
-        ones, so these are all the tiles that fit every level. When some maximal tile cannot,
-        the tree is re-grown with all those capacities as the fit test (a tile is then maximal for the
-        levels together, the report's gap: maximal tiles can starve a small level above; not only the
-        next one: a level that bypasses a tensor lets its tile grow past a level higher up); level ``i``'s fit is
-        the shared one, with ``placement`` and ``thorough`` its fit and maximality as :class:`.tiles.TileTree`'s,
-        given its ``order``."""
-        above = self._fits_from(i + 1, inner[None, :] * tiles * unroll[None, :])
-        if above.all() or every:
-            return tiles[above]
+    def _fit_above(self, i: int, inner: np.ndarray, residual: np.ndarray, unrolls: np.ndarray,
+                   found: list[tuple[np.ndarray, bool]], caps: np.ndarray | None = None,
+                   order: np.ndarray | None = None) -> list[np.ndarray]:
+        """Per row of ``unrolls`` and its :meth:`_tiles` entry ``(tiles, every)``, the tiles every level above can
+        still hold (one per instance; judged for all rows in one call); ``every``: ``tiles`` are all the fitting
+        ones, so these are all the tiles that fit every level. When some maximal tile cannot, :meth:`_regrown`."""
+        cover = np.concatenate([tiles * unroll[None, :] for (tiles, _), unroll in zip(found, unrolls)])
+        fits = self._fits_from(i + 1, inner[None, :] * cover)
+        ends = np.cumsum([len(tiles) for tiles, _ in found]).tolist()
+        above = [fits[start:end] for start, end in zip([0] + ends[:-1], ends)]
+        return [tiles[fit] if fit.all() or every else self._regrown(i, inner, residual, unroll, caps_row, order)
+                for (tiles, every), fit, unroll, caps_row in zip(found, above, unrolls,
+                                                                  caps if caps is not None else [None] * len(unrolls))]
+
+    def _regrown(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
+                 caps: np.ndarray | None, order: np.ndarray | None) -> np.ndarray:
+        """The tiles of level ``i`` maximal for the levels from ``i`` up together, where some maximal tile of level
+        ``i`` alone does not fit above (the tree re-grown with all those capacities as the fit test; the report's
+        gap: maximal tiles can starve a small level above; not only the next one: a level that bypasses a tensor
+        lets its tile grow past a level higher up); level ``i``'s fit is the shared one, with ``placement`` and
+        ``thorough`` its fit and maximality as :class:`.tiles.TileTree`'s, given its ``order``."""
         placed = self.placement and self.thorough
         key = (i, inner.tobytes(), residual.tobytes(), unroll.tobytes(), order.tobytes() if placed else b"")
-        if key not in self._regrown:
+        if key not in self._regrown_tiles:
             limits = tuple(int(n) for n in -(-residual // unroll))
             sub_caps = self._caps(None if caps is None else caps // unroll)
             if placed:
@@ -282,22 +315,36 @@ class SunstoneWalk:
                 lattice = divisor_lattice(limits, sub_caps)
                 fits = self.capacity.fits(i, lattice * inner[None, :])[None, :]
             fits = fits & self._fits_from(i + 1, lattice * (inner * unroll)[None, :])[None, :]
-            self._regrown[key] = lattice[maximal_union(limits, fits, sub_caps)]
-        return self._regrown[key]
+            self._regrown_tiles[key] = lattice[maximal_union(limits, fits, sub_caps)]
+        return self._regrown_tiles[key]
 
-    def _fitting_tiles(self, i: int, inner: np.ndarray, residual: np.ndarray, unroll: np.ndarray,
-                       caps: np.ndarray, order: np.ndarray) -> np.ndarray:
-        """Level ``i``'s maximal tiles that every level above can hold, and those with each of
-        :meth:`_held_below`'s dimension sets left to the level above; on a level that keeps one operand of a grouped
-        convolution, also the empty tile (docs/search.md, "The Sunstone mapper": its loops unrolled above instead)."""
-        boxes = [(residual, caps)]
-        left = -(-residual // unroll)
-        boxes += [(np.where(m, 1, residual), np.where(m, unroll, caps))  # caps // unroll: 1 there
-                  for m in self.held_below[i] if (left[m] > 1).any()]
-        out = []
-        for box, box_caps in boxes:
-            fit, every = self._tiles(i, inner, box, unroll, box_caps, order)
-            out.append(self._fit_above(i, inner, box, unroll, fit, every, box_caps, order) if i + 1 < self.L - 1 else fit)
+    def _fitting_tiles(self, i: int, inner: np.ndarray, residual: np.ndarray, unrolls: np.ndarray,
+                       caps: np.ndarray, order: np.ndarray) -> list[np.ndarray]:
+        """Per row of ``unrolls`` (B, D), level ``i``'s maximal tiles that every level above can hold, and those with
+        each of :meth:`_held_below`'s dimension sets left to the level above; on a level that keeps one operand of a
+        grouped convolution, also the empty tile (docs/search.md, "The Sunstone mapper": its loops unrolled above
+        instead)."""
+        left = -(-residual // unrolls)
+        boxes = [(residual, np.broadcast_to(caps, unrolls.shape), np.ones(len(unrolls), dtype=bool))]
+        boxes += [(np.where(m, 1, residual), np.where(m[None, :], unrolls, caps[None, :]),  # caps // unroll: 1 there
+                   (left[:, m] > 1).any(axis=1)) for m in self.held_below[i]]
+        out: list[list[np.ndarray]] = [[] for _ in unrolls]
+        for box, box_caps, rows in boxes:
+            rows = np.nonzero(rows)[0]
+            if not len(rows):
+                continue
+            found = self._tiles(i, inner, box, unrolls[rows], box_caps[rows], order)
+            if i + 1 < self.L - 1:
+                fits = self._fit_above(i, inner, box, unrolls[rows], found, box_caps[rows], order)
+            else:
+                fits = [tiles for tiles, _ in found]
+            for r, tiles in zip(rows, fits):
+                out[r].append(tiles)
+        return [self._with_empty(i, inner, unroll, tiles) for unroll, tiles in zip(unrolls, out)]
+
+    def _with_empty(self, i: int, inner: np.ndarray, unroll: np.ndarray, out: list[np.ndarray]) -> np.ndarray:
+        """The tiles of the boxes ``out`` together, and the empty tile on a level that keeps one operand of a grouped
+        convolution where no box has it and the levels above hold what it leaves (:meth:`_fitting_tiles`)."""
         if self.grouped and self.keeps[i].sum() == 1 and not any((o == 1).all(axis=1).any() for o in out) \
                 and self._fits_from(i + 1, inner[None, :] * unroll)[0]:  # a one-operand register left empty
             out.append(np.ones((1, self.D), dtype=np.int64))
@@ -382,36 +429,40 @@ class SunstoneWalk:
         # the tiles depend on the unrolling and the coverage below, not on the order (with placement: level i's)
         where = (i, inner.tobytes(), residual.tobytes(), s.order[0, i].tobytes() if self.placement else b"")
         fitted = self._fitted.setdefault(where, {})
-        tiles, facs, axes, orders = [], [], [], []
+        tiles, facs, axes, counts, orders, order_rows = [], [], [], [], [], []  # counts: rows per unrolling
         for order, excluded in self._orders(residual, i):
             fac, ax = (self._unrollings(i + 1, residual, excluded, inner, caps) if i + 1 < self.L
                        else (np.ones((1, self.D), dtype=np.int64), np.zeros((1, self.D), dtype=np.int64)))
-            for f, a in zip(fac, ax):
-                key = f.tobytes()
-                if key not in fitted:
-                    fitted[key] = self._fitting_tiles(i, inner, residual, f, caps, s.order[0, i])
-                if len(fitted[key]):
-                    m = len(fitted[key])
-                    tiles.append(fitted[key])
-                    facs.append(np.repeat(f[None, :], m, axis=0))
-                    axes.append(np.repeat(a[None, :], m, axis=0))
-                    orders.append(np.repeat(order[None, :], m, axis=0))
+            keys = [f.tobytes() for f in fac]
+            new = {key: row for row, key in enumerate(keys) if key not in fitted}
+            if new:
+                fitted.update(zip(new, self._fitting_tiles(i, inner, residual, fac[list(new.values())], caps,
+                                                           s.order[0, i])))
+            tiles += [fitted[key] for key in keys]
+            counts += [len(fitted[key]) for key in keys]
+            facs.append(fac)
+            axes.append(ax)
+            orders.append(order)
+            order_rows.append(sum(counts[len(counts) - len(keys):]))
             if self.tile_first and i + 1 < self.L and self._fanout(i + 1) is not None and self.waste is None:
-                for t in self._tiles(i, inner, residual, np.ones(self.D, dtype=np.int64))[0]:
+                for t in self._tiles(i, inner, residual, np.ones((1, self.D), dtype=np.int64))[0][0]:
                     fac, ax = self._unrollings(i + 1, residual // t, excluded, inner * t)  # levels above hold it
-                    if len(fac):
-                        tiles.append(np.repeat(t[None, :], len(fac), axis=0))
-                        facs.append(fac)
-                        axes.append(ax)
-                        orders.append(np.repeat(order[None, :], len(fac), axis=0))
-        if not tiles:
+                    tiles += [t[None, :]] * len(fac)
+                    counts += [1] * len(fac)
+                    facs.append(fac)
+                    axes.append(ax)
+                    order_rows[-1] += len(fac)
+        if not sum(counts):
             return []
-        tile, f, axis, order = (np.concatenate(x) for x in (tiles, facs, axes, orders))
+        tile = np.concatenate(tiles)
+        f, axis = (np.repeat(np.concatenate(x), counts, axis=0) for x in (facs, axes))
+        order = np.repeat(np.stack(orders), order_rows, axis=0)
         if seen is not None:
             fresh = self._fresh(seen, s, tile, f, axis, order)
             tile, f, axis, order = tile[fresh], f[fresh], axis[fresh], order[fresh]
         if self.placement:  # a tile that fits only placed is taken with each placement that fits
-            rows, placed = placement_variants(self.capacity, i, inner, s.order[0, i], tile)
+            rows, placed = placement_variants(self.capacity, i, *self._tree(i, inner, residual, s.order[0, i])
+                                              .placements(tile))
             tile, f, axis, order = tile[rows], f[rows], axis[rows], order[rows]
         n = len(tile)
         t = np.repeat(s.temporal, n, axis=0)
