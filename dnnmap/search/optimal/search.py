@@ -436,7 +436,7 @@ class BranchAndBound:
                 piece, parents = expand_orders(nodes.take(rows), j)
                 later = float(parent_lb[rows[0]:].min())  # children of these nodes and the next are still to come
                 for lo in range(0, len(piece), step):
-                    part = np.arange(lo, min(lo + step, len(piece)))
+                    part = slice(lo, min(lo + step, len(piece)))  # views of the piece's rows
                     sub, up = piece.take(part), rows[parents[part]]
                     if self.placement and j < self.L - 1:
                         sub, up = self._placements(sub, up, j)
@@ -638,8 +638,7 @@ class BranchAndBound:
         base = nodes.spatial[:, j] * (nodes.temporal[:, 0] if j > 0 else 1)
         rows, above = least_placements(self.op, nodes.temporal[:, j], nodes.order[:, j], base, self.keeps[j],
                                        self.bound.monotone[j], self.bound.fit.levels[j])
-        out = nodes.take(rows)
-        out.above = out.above.copy()
+        out = nodes.take(rows)  # copies of the rows
         out.above[:, j] = above
         return out, parents[rows]
 
