@@ -122,6 +122,7 @@ def _kept_vectors(words: np.ndarray, cell: np.ndarray, k: np.ndarray, placeable:
                 free[t] = group[t] == g and placeable[t]
                 stride[t] = cells
                 cells *= side if free[t] else 1
+            count[g] = 0
             for c in range(cells):  # the group's part of the vector (``vector``), the last tensor varying fastest
                 fits[c] = True
                 for p in range(sizes.shape[0]):
@@ -133,13 +134,10 @@ def _kept_vectors(words: np.ndarray, cell: np.ndarray, k: np.ndarray, placeable:
                         if not used <= sizes[p]:
                             fits[c] = False
                             break
-                _advance(vector, free, side)
-            count[g] = 0
-            for c in range(cells):
                 keep = fits[c]
-                for t in range(T):
+                for t in range(T):  # tensor t one loop higher: an earlier cell
                     if keep and free[t] and monotone[t] and vector[t] > 0:
-                        keep = not fits[c - stride[t]]  # not when tensor t one loop higher still fits
+                        keep = not fits[c - stride[t]]
                 if keep:
                     kept[g, count[g]] = vector
                     count[g] += 1
