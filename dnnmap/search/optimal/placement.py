@@ -112,9 +112,23 @@ def _kept_vectors(words: np.ndarray, cell: np.ndarray, k: np.ndarray, placeable:
     combos = np.empty((box, T), dtype=np.int64)
     rows = np.empty(max(n, 16), dtype=np.int64)
     above = np.empty((max(n, 16), T), dtype=np.int64)
+    R = sizes.shape[0]
+    users = np.empty((R, T), dtype=np.int64)  # each partition's tensors, ascending
+    held = np.zeros(R, dtype=np.int64)
+    for p in range(R):
+        for t in range(T):
+            if part[t, p] != 0:
+                users[p, held[p]] = t
+                held[p] += 1
+    load = np.empty((R, T, cell.shape[1]))  # a row's weighted footprints per partition, tensor and loops above
     m = 0
     for r in range(n):
         side = k[r] + 1
+        for p in range(R):
+            for i in range(held[p]):
+                t = users[p, i]
+                for a in range(side):
+                    load[p, t, a] = words[cell[r, a], t] * part[t, p]
         combined = 1
         for g in range(G):
             cells = 1
@@ -125,12 +139,11 @@ def _kept_vectors(words: np.ndarray, cell: np.ndarray, k: np.ndarray, placeable:
             count[g] = 0
             for c in range(cells):  # the group's part of the vector (``vector``), the last tensor varying fastest
                 fits[c] = True
-                for p in range(sizes.shape[0]):
+                for p in range(R):
                     if owner[p] == g:
                         used = 0.0
-                        for t in range(T):
-                            if part[t, p] != 0:
-                                used += words[cell[r, vector[t]], t] * part[t, p]
+                        for i in range(held[p]):
+                            used += load[p, users[p, i], vector[users[p, i]]]
                         if not used <= sizes[p]:
                             fits[c] = False
                             break
