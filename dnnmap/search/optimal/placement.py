@@ -17,6 +17,7 @@ from numba import njit
 
 from dnnmap.search.space import touched_lower, unique_rows
 from dnnmap.workload.ir import Operator
+from dnnmap.workload.ops import matmul
 
 
 @njit(cache=True, inline="always")
@@ -364,3 +365,16 @@ def _dominated(group: np.ndarray, runs: np.ndarray) -> np.ndarray:
                 out[b] = True
                 break
     return out
+
+
+def compile_kernels() -> None:
+    """Compile (first run) or load from numba's on-disk cache this module's kernels for the argument types the
+    optimal mapper's order stages pass (each public function makes its arrays contiguous), on a tiny layer: called
+    by :func:`dnnmap.cost.warmup.compile_kernels`, so that no search pays their compilation (about 7 s of CPU)."""
+    op = matmul("warm-up", 2, 2, 2)
+    D, T = len(op.dim_names), len(op.tensors)
+    trips, order = np.full((2, D), 2), np.tile(np.arange(D), (2, 1))
+    every = np.ones(T, dtype=bool)
+    rows, above = least_placements(op, trips, order, np.ones_like(trips), every, every, (np.eye(T), np.full(T, 4.0)))
+    exact, runs = OrderKeys(op, np.ones((2, T), dtype=bool), ()).keys(0, trips[rows], order[rows], above)
+    distinct_children(exact, runs, rows)
