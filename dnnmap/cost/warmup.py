@@ -7,6 +7,7 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
+from dnnmap.search.optimal.placement import compile_kernels as compile_order_stages
 from dnnmap.workload.ops import conv2d
 
 
@@ -15,7 +16,9 @@ def compile_kernels(arch: ArchSpec | None = None) -> None:
     Eyeriss preset) needs it - with or without the burst code, and the network pass when a fan-out has a
     network bandwidth (docs/cost-model.md section 5) - by evaluating one mapping of a tiny layer. Compiling takes
     about 12-15 s of CPU (Eyeriss; more with the burst code), loading the cache well under 1 s; an in-place install
-    runs this for Eyeriss (install/backend.py); the random mapper's sampler compiles on its first use (~2 s)."""
+    runs this for Eyeriss (install/backend.py); the random mapper's sampler compiles on its first use (~2 s). Also
+    the optimal mapper's order-stage kernels (:func:`dnnmap.search.optimal.placement.compile_kernels`)."""
+    compile_order_stages()
     arch = arch or load_arch("eyeriss")
     op = conv2d("warm-up", 2, 2, (2, 2), 1)
     L, D = len(arch.levels), len(op.dim_names)

@@ -41,9 +41,16 @@ class Nodes(Partials):
     above: np.ndarray | None = None
 
     def take(self, idx: np.ndarray | slice) -> "Nodes":
-        """The nodes ``idx`` (a slice: views of these arrays)."""
-        return Nodes(self.temporal[idx], self.spatial[idx], self.axes[idx], self.order[idx],
-                     None if self.above is None else self.above[idx])
+        """The nodes ``idx`` (a slice: views of these arrays; indices or a mask: copies, gathered by ``np.take``, which
+        copies whole rows faster than indexing does)."""
+        if isinstance(idx, slice):
+            return Nodes(self.temporal[idx], self.spatial[idx], self.axes[idx], self.order[idx],
+                         None if self.above is None else self.above[idx])
+        idx = np.asarray(idx)
+        if idx.dtype == bool:
+            idx = np.nonzero(idx)[0]
+        return Nodes(*(None if a is None else np.take(a, idx, axis=0)
+                       for a in (self.temporal, self.spatial, self.axes, self.order, self.above)))
 
     @staticmethod
     def concat(parts: list["Nodes"]) -> "Nodes":

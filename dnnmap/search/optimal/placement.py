@@ -13,56 +13,212 @@ from __future__ import annotations
 from collections.abc import Collection
 
 import numpy as np
+from numba import njit
 
 from dnnmap.search.space import touched_lower, unique_rows
 from dnnmap.workload.ir import Operator
+from dnnmap.workload.ops import matmul
 
 
-def placed_footprints(op: Operator, trips: np.ndarray, order: np.ndarray, base: np.ndarray, most: int) -> np.ndarray:
-    """(n, T, most + 1) words of each tensor's tile when it lies below the first ``0 .. most`` non-trivial loops
-    of a level with ``trips`` (n, D) in ``order`` (n, D; outermost first) over the tile below ``base`` (n, D)
-    (past the level's last non-trivial loop: its smallest tile)."""
-    nontrivial = np.take_along_axis(trips, order, axis=1) > 1  # (n, D) in loop order
-    rank = np.cumsum(nontrivial, axis=1) - 1
-    out = np.empty((trips.shape[0], len(op.tensors), most + 1))
-    for n in range(most + 1):
-        lifted = np.zeros_like(nontrivial)
-        np.put_along_axis(lifted, order, nontrivial & (rank < n), axis=1)
-        out[:, :, n] = touched_lower(op, base * np.where(lifted, 1, trips), contiguous=True)
-    return out
+@njit(cache=True, inline="always")
+def _number(number: np.ndarray, row: np.ndarray, sets: np.ndarray, u: int, r: int, lifted: int) -> int:
+    """The number of set ``lifted`` in the current run (:func:`_lifted_sets`), given ``u`` (the next free one) if it
+    has none, row ``r`` then recorded as its row."""
+    if number[lifted] < 0:
+        number[lifted], row[u], sets[u] = u, r, lifted
+    return number[lifted]
+
+
+@njit(cache=True)
+def _lifted_sets(trips: np.ndarray, order: np.ndarray, base: np.ndarray, most: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sets of loops lifted out of each row's tile below its first ``0 .. most`` non-trivial loops (past its last
+    one: all of them) of a level with ``trips`` (n, D) in ``order`` (n, D; outermost first) over ``base`` (n, D),
+    numbered once per run of consecutive rows with equal ``trips`` and ``base`` (siblings, whose tiles differ only
+    in that set): ``cell`` (n, most + 1) each set's number, and per number a row with it (u,) and the set (u,;
+    bit ``d``: dimension ``d``)."""
+    n, D = trips.shape
+    cell = np.empty((n, most + 1), dtype=np.int64)
+    row = np.empty(n * (most + 1), dtype=np.int64)
+    sets = np.empty(n * (most + 1), dtype=np.int64)
+    number = np.full(1 << D, -1, dtype=np.int64)  # the current run's number of each set
+    u, start = 0, 0  # numbers so far, the current run's first
+    for r in range(n):
+        same = r > 0
+        for d in range(D):
+            same = same and trips[r, d] == trips[r - 1, d] and base[r, d] == base[r - 1, d]
+        if not same:  # a new run
+            for i in range(start, u):
+                number[sets[i]] = -1
+            start = u
+        lifted, m = 0, 0
+        cell[r, 0] = _number(number, row, sets, u, r, lifted)
+        u += cell[r, 0] == u
+        for p in range(D):
+            if trips[r, order[r, p]] > 1:
+                lifted |= 1 << order[r, p]
+                m += 1
+                if m <= most:
+                    cell[r, m] = _number(number, row, sets, u, r, lifted)
+                    u += cell[r, m] == u
+        for rest in range(m + 1, most + 1):
+            cell[r, rest] = cell[r, m]
+    return cell, row[:u], sets[:u]
+
+
+def placed_footprints(op: Operator, trips: np.ndarray, order: np.ndarray, base: np.ndarray, most: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Words of each tensor's tile when it lies below the first ``0 .. most`` non-trivial loops of a level with
+    ``trips`` (n, D) in ``order`` (n, D; outermost first) over the tile below ``base`` (n, D) (past the level's last
+    non-trivial loop: its smallest tile): ``words`` (u, T) and ``cell`` (n, most + 1), row ``i``'s tile below
+    ``m`` loops being ``words[cell[i, m]]``. A tile depends on the order only through the set of loops lifted out of
+    it, so siblings share them (:func:`_lifted_sets`): at most ``2^k`` tiles per node instead of ``(k + 1) k!``."""
+    cell, row, sets = _lifted_sets(trips, order, base, most)
+    lifted = (sets[:, None] >> np.arange(trips.shape[1])) & 1 > 0
+    return touched_lower(op, base[row] * np.where(lifted, 1, trips[row]), contiguous=True), cell
+
+
+@njit(cache=True, inline="always")
+def _advance(vector: np.ndarray, free: np.ndarray, side: int) -> None:
+    """The next ``vector`` in lexicographic order whose ``free`` entries range over ``0 .. side - 1`` (the others 0)."""
+    for t in range(vector.shape[0] - 1, -1, -1):
+        if free[t]:
+            vector[t] += 1
+            if vector[t] < side:
+                return
+            vector[t] = 0
+
+
+@njit(cache=True)
+def _kept_vectors(words: np.ndarray, cell: np.ndarray, k: np.ndarray, placeable: np.ndarray, monotone: np.ndarray,
+                  part: np.ndarray, sizes: np.ndarray, group: np.ndarray, owner: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The (row, placement) pairs :func:`least_placements` keeps, rows ascending, each row's placements in
+    lexicographic order; tensor ``t`` of row ``r`` below ``m`` loops has ``words[cell[r, m], t]`` words.
+    ``group`` (T,): each tensor's set of tensors joined by shared partitions (numbered from 0); ``owner`` (R,): each
+    partition's group. A vector fits when each group's part does, and raising a tensor one loop changes only its
+    group's part, so the kept vectors are the products of each group's kept parts, each found over its own box
+    ``0..k`` of the group's placeable tensors."""
+    n, T = cell.shape[0], group.shape[0]
+    G = group.max() + 1
+    box = cell.shape[1] ** T
+    fits = np.empty(box, dtype=np.bool_)
+    kept = np.empty((G, box, T), dtype=np.int64)  # each group's kept parts (zero outside the group)
+    count = np.empty(G, dtype=np.int64)
+    stride = np.empty(T, dtype=np.int64)  # a tensor's step in its group's box
+    free = np.empty(T, dtype=np.bool_)
+    vector = np.zeros(T, dtype=np.int64)
+    pick = np.empty(G, dtype=np.int64)
+    flat = np.empty(box, dtype=np.int64)
+    combos = np.empty((box, T), dtype=np.int64)
+    rows = np.empty(max(n, 16), dtype=np.int64)
+    above = np.empty((max(n, 16), T), dtype=np.int64)
+    R = sizes.shape[0]
+    users = np.empty((R, T), dtype=np.int64)  # each partition's tensors, ascending
+    held = np.zeros(R, dtype=np.int64)
+    for p in range(R):
+        for t in range(T):
+            if part[t, p] != 0:
+                users[p, held[p]] = t
+                held[p] += 1
+    load = np.empty((R, T, cell.shape[1]))  # a row's weighted footprints per partition, tensor and loops above
+    m = 0
+    for r in range(n):
+        side = k[r] + 1
+        for p in range(R):
+            for i in range(held[p]):
+                t = users[p, i]
+                for a in range(side):
+                    load[p, t, a] = words[cell[r, a], t] * part[t, p]
+        combined = 1
+        for g in range(G):
+            cells = 1
+            for t in range(T - 1, -1, -1):
+                free[t] = group[t] == g and placeable[t]
+                stride[t] = cells
+                cells *= side if free[t] else 1
+            count[g] = 0
+            for c in range(cells):  # the group's part of the vector (``vector``), the last tensor varying fastest
+                fits[c] = True
+                for p in range(R):
+                    if owner[p] == g:
+                        used = 0.0
+                        for i in range(held[p]):
+                            used += load[p, users[p, i], vector[users[p, i]]]
+                        if not used <= sizes[p]:
+                            fits[c] = False
+                            break
+                keep = fits[c]
+                for t in range(T):  # tensor t one loop higher: an earlier cell
+                    if keep and free[t] and monotone[t] and vector[t] > 0:
+                        keep = not fits[c - stride[t]]
+                if keep:
+                    kept[g, count[g]] = vector
+                    count[g] += 1
+                _advance(vector, free, side)
+            combined *= count[g]
+        for i in range(combined):  # every product of the groups' kept parts
+            rest = i
+            for g in range(G - 1, -1, -1):
+                pick[g] = rest % count[g]
+                rest //= count[g]
+            flat[i] = 0
+            for t in range(T):
+                combos[i, t] = kept[group[t], pick[group[t]], t]
+                flat[i] = flat[i] * side + combos[i, t]
+        if m + combined > rows.shape[0]:
+            grown = max(2 * rows.shape[0], m + combined)
+            rows = np.concatenate((rows, np.empty(grown - rows.shape[0], dtype=np.int64)))
+            above = np.concatenate((above, np.empty((grown - above.shape[0], T), dtype=np.int64)))
+        for i in range(combined):  # in lexicographic order (few: a selection sort)
+            least = i
+            for other in range(i + 1, combined):
+                if flat[other] < flat[least]:
+                    least = other
+            rows[m] = r
+            above[m] = combos[least]
+            flat[least], combos[least] = flat[i], combos[i]
+            m += 1
+    return rows[:m].copy(), above[:m].copy()
+
+
+def _groups(part: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each tensor's group (T,), tensors sharing a partition of ``part`` (T, R) in one, numbered from 0 in order of
+    their first tensor (a tensor in no partition alone), and each partition's group (R,; -1: no tensor's)."""
+    users = [np.nonzero(part[:, p])[0].tolist() for p in range(part.shape[1])]
+    label = list(range(part.shape[0]))
+    for joined in users:
+        merged = {label[t] for t in joined}
+        label = [min(merged) if x in merged else x for x in label]
+    number = {x: i for i, x in enumerate(dict.fromkeys(label))}
+    group = [number[x] for x in label]
+    return (np.array(group, dtype=np.int64),
+            np.array([group[joined[0]] if joined else -1 for joined in users], dtype=np.int64))
 
 
 def least_placements(op: Operator, trips: np.ndarray, order: np.ndarray, base: np.ndarray, placeable: np.ndarray,
                      monotone: np.ndarray, capacity: tuple[np.ndarray, np.ndarray] | None
                      ) -> tuple[np.ndarray, np.ndarray]:
     """The (row, placement) pairs worth keeping for nodes with level ``trips``, ``order`` and ``base``
-    (:func:`placed_footprints`): ``rows`` (m,) into the nodes and ``above`` (m, T), each ``placeable`` tensor
-    below 0..k of a row's k non-trivial loops; ``capacity``: the level's (partition weights (T, R), sizes (R,))
-    as :class:`~dnnmap.search.sunstone.tiles.Capacity` holds them (None: unbounded); ``monotone`` (T,): the
-    tensors P1 holds for."""
+    (:func:`placed_footprints`): ``rows`` (m,) into the nodes, ascending, and ``above`` (m, T), each row's in
+    lexicographic order, each ``placeable`` tensor below 0..k of a row's k non-trivial loops; ``capacity``: the
+    level's (partition weights (T, R), sizes (R,)) as :class:`~dnnmap.search.sunstone.tiles.Capacity` holds them
+    (None: unbounded), a placement fitting when every partition's weighted footprints sum to at most its size;
+    ``monotone`` (T,): the tensors P1 holds for."""
     n, T = trips.shape[0], len(op.tensors)
+    trips, order, base = (np.ascontiguousarray(a, dtype=np.int64) for a in (trips, order, base))  # one compiled form
     k = (trips > 1).sum(axis=1)
     most = int(k.max()) if n else 0
-    choices = [most + 1 if p else 1 for p in placeable]
-    grid = np.indices(choices).reshape(T, -1).T  # (G, T), the last tensor varying fastest
-    legal = grid.max(axis=1)[None, :] <= k[:, None]  # (n, G)
-    fits = np.ones((n, len(grid)), dtype=bool)
-    if capacity is not None:
-        part, sizes = capacity
-        words = placed_footprints(op, trips, order, base, most)  # (n, T, most + 1)
-        for r, size in enumerate(sizes):
-            used = np.zeros((n, len(grid)))
-            for t in np.nonzero(part[:, r])[0]:
-                used += words[:, t, grid[:, t]] * part[t, r]
-            fits &= used <= size
-    keep = legal & fits
-    stride = np.cumprod([1] + choices[:0:-1])[::-1]  # (T,) a tensor's step in the grid's flat index
-    for t in np.nonzero(placeable & monotone)[0]:
-        can = grid[:, t] > 0
-        up = np.where(can, np.arange(len(grid)) - stride[t], 0)  # the same vector with tensor t one loop higher
-        keep &= ~(can[None, :] & fits[:, up])
-    rows, which = np.nonzero(keep)
-    return rows, grid[which]
+    if capacity is None:
+        part, sizes = np.zeros((T, 0)), np.zeros(0)
+        words, cell = np.zeros((1, T)), np.zeros((n, most + 1), dtype=np.int64)
+    else:
+        part, sizes = (np.ascontiguousarray(a, dtype=np.float64) for a in capacity)
+        if not (sizes[~part.any(axis=0)] >= 0).all():  # a partition no tensor uses that does not fit
+            return np.zeros(0, dtype=np.int64), np.zeros((0, T), dtype=np.int64)
+        words, cell = placed_footprints(op, trips, order, base, most)
+    return _kept_vectors(words, cell, k, placeable.astype(np.bool_), monotone.astype(np.bool_), part, sizes,
+                         *_groups(part))
 
 
 class OrderKeys:
@@ -105,64 +261,110 @@ class OrderKeys:
         self.below = below | np.array([t.role in registers for t in op.tensors])[None, :]
         self.keeps = keeps
 
-    def _walk(self, t: int, trips: np.ndarray, order: np.ndarray, live: np.ndarray, rank: np.ndarray,
-              boundary: np.ndarray) -> np.ndarray:
-        """(n,) the level's loops above ``boundary`` (n,: non-trivial loops above tensor ``t``'s tile; ``rank``
-        (n, D) of each loop among them) walked innermost first before the first stop: the product of their trips
-        (the run) for a tensor without a sliding window, else a code of the sequence."""
-        D = order.shape[1]
-        code = np.ones(order.shape[0], dtype=np.int64) if self.plain[t] else np.zeros(order.shape[0], dtype=np.int64)
-        stopped = np.zeros(order.shape[0], dtype=bool)
-        for p in range(D - 1, -1, -1):
-            d = order[:, p]
-            above = live[:, p] & (rank[:, p] < boundary)
-            stopped |= above & self.stops[t, d]
-            walked = above & ~stopped
-            code = np.where(walked, code * trips[np.arange(len(d)), d] if self.plain[t] else code * (D + 1) + d + 1,
-                            code)
-        return code
+    def _columns(self, j: int, placed: bool) -> np.ndarray:
+        """(C, 4) the key columns of level ``j`` (``placed``: with the level's placements) as (what, tensor, boundary,
+        column) for :func:`_key_columns`: per tensor, in order, the set below its placement's boundary, then its
+        walk from below all the level's loops (kept below it), then from its placement (kept at it)."""
+        columns, exact, runs = [], 1, 1
+        for t in range(len(self.plain)):
+            walks = [-1] if self.below[j, t] else []
+            if self.keeps[j, t] and placed:
+                walks.append(t)
+                columns.append((0, t, t, exact))
+                exact += 1
+            for boundary in walks:
+                columns.append((2 if self.plain[t] else 1, t, boundary, runs if self.plain[t] else exact))
+                runs, exact = (runs + 1, exact) if self.plain[t] else (runs, exact + 1)
+        return np.array(columns, dtype=np.int64).reshape(-1, 4)
 
     def keys(self, j: int, trips: np.ndarray, order: np.ndarray, above: np.ndarray | None
              ) -> tuple[np.ndarray, np.ndarray]:
         """(exact (n, E), runs (n, R)) of children with level-``j`` ``trips`` (n, D), ``order`` (n, D; outermost
         first) and placements ``above`` (n, T; None: every tensor below all the level's loops)."""
-        live = np.take_along_axis(trips, order, axis=1) > 1
-        k = live.sum(axis=1)
-        rank = np.cumsum(live, axis=1) - 1
-        bits = (1 << order) * live  # (n, D)
-        exact, runs = [np.zeros(len(order), dtype=np.int64)], [np.ones(len(order), dtype=np.int64)]
-        for t in range(len(self.plain)):
-            walks = [k] if self.below[j, t] else []
-            if self.keeps[j, t] and above is not None:
-                walks.append(above[:, t])
-                exact.append((bits * (rank >= above[:, t][:, None])).sum(axis=1))  # the set below the boundary
-            for boundary in walks:
-                (runs if self.plain[t] else exact).append(self._walk(t, trips, order, live, rank, boundary))
-        return np.stack(exact, axis=1), np.stack(runs, axis=1)
+        columns = self._columns(j, above is not None)
+        exact = 1 + int((columns[:, 0] < 2).sum())
+        trips, order, above = (np.ascontiguousarray(a, dtype=np.int64)  # one compiled form
+                               for a in (trips, order, np.zeros((0, 0)) if above is None else above))
+        return _key_columns(trips, order, above, columns, self.plain, self.stops, exact, len(columns) + 2 - exact)
 
 
-def distinct_children(exact: np.ndarray, runs: np.ndarray, parents: np.ndarray, pairs: int = 1 << 21) -> np.ndarray:
+@njit(cache=True)
+def _key_columns(trips: np.ndarray, order: np.ndarray, above: np.ndarray, columns: np.ndarray, plain: np.ndarray,
+                 stops: np.ndarray, E: int, R: int) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`OrderKeys.keys`' (exact (n, E), runs (n, R)) of each row (trips, order, placements ``above``), column 0
+    of each a constant. ``columns`` (:meth:`OrderKeys._columns`): (what, tensor ``t``, boundary: ``above``'s column
+    or -1 for below every loop, column); what 0: the set of non-trivial loops below the boundary (bit ``d``:
+    dimension ``d``); 1 (into exact), 2 (into runs): the non-trivial loops above it walked innermost first before
+    the first of ``t``'s stops: the product of their trips (the run) for a ``plain`` tensor, else a code of the
+    sequence."""
+    n, D = order.shape
+    exact = np.zeros((n, E), dtype=np.int64)
+    runs = np.ones((n, R), dtype=np.int64)
+    live = np.empty(D, dtype=np.bool_)
+    rank = np.empty(D, dtype=np.int64)  # each non-trivial loop's among them, outermost first
+    for i in range(n):
+        k = 0
+        for p in range(D):
+            live[p] = trips[i, order[i, p]] > 1
+            rank[p] = k
+            k += live[p]
+        for c in range(columns.shape[0]):
+            what, t, source, column = columns[c]
+            boundary = k if source < 0 else above[i, source]
+            if what == 0:
+                below = 0
+                for p in range(D):
+                    if live[p] and rank[p] >= boundary:
+                        below += 1 << order[i, p]
+                exact[i, column] = below
+                continue
+            code = 1 if plain[t] else 0
+            for p in range(D - 1, -1, -1):
+                d = order[i, p]
+                if live[p] and rank[p] < boundary:
+                    if stops[t, d]:
+                        break
+                    code = code * trips[i, d] if plain[t] else code * (D + 1) + d + 1
+            if what == 1:
+                exact[i, column] = code
+            else:
+                runs[i, column] = code
+    return exact, runs
+
+
+def distinct_children(exact: np.ndarray, runs: np.ndarray, parents: np.ndarray) -> np.ndarray:
     """Indices (ascending) of the children (``parents`` (n,): each child's node) that no child of the same node with
-    the same ``exact`` keys dominates: runs ``>=`` one by one, and larger in one or equal and listed earlier.
-    Pairs are compared a block of about ``pairs`` at a time."""
+    the same ``exact`` keys dominates: runs ``>=`` one by one, and larger in one or equal and listed earlier."""
     _, group = unique_rows(np.concatenate([parents[:, None], exact], axis=1))
     order = np.argsort(group, kind="stable")
-    g, r = group[order], runs[order]
-    starts = np.r_[0, np.nonzero(np.diff(g))[0] + 1]
-    sizes = np.diff(np.r_[starts, len(g)])
-    first = np.repeat(starts, sizes)  # each sorted child's group's first row
-    size = np.repeat(sizes, sizes)
-    dominated = np.zeros(len(g), dtype=bool)
-    begin = 0
-    while begin < len(g):  # children [begin, end) against every child of their group
-        end = begin + max(1, int(np.searchsorted(np.cumsum(size[begin:]), pairs)))
-        b = np.repeat(np.arange(begin, end), size[begin:end])
-        a = np.repeat(first[begin:end], size[begin:end]) + np.arange(len(b)) - np.repeat(
-            np.cumsum(size[begin:end]) - size[begin:end], size[begin:end])
-        beats = (r[a] >= r[b]).all(axis=1) & ((r[a] > r[b]).any(axis=1) | (a < b))
-        dominated[begin:end] = np.bincount(b - begin, weights=beats, minlength=end - begin) > 0
-        begin = end
-    return np.sort(order[~dominated])
+    return np.sort(order[~_dominated(group[order], runs[order])])
+
+
+@njit(cache=True)
+def _dominated(group: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """(n,) whether another row of the same ``group`` (sorted, each group's rows consecutive) dominates each row
+    (:func:`distinct_children`)."""
+    n, R = runs.shape
+    out = np.zeros(n, dtype=np.bool_)
+    start, end = 0, 0  # the current group's rows
+    for b in range(n):
+        if b == end:
+            start = end
+            while end < n and group[end] == group[b]:
+                end += 1
+        for a in range(start, end):
+            if a == b:
+                continue
+            geq, greater = True, False
+            for r in range(R):
+                if runs[a, r] < runs[b, r]:
+                    geq = False
+                    break
+                greater = greater or runs[a, r] > runs[b, r]
+            if geq and (greater or a < b):
+                out[b] = True
+                break
+    return out
 
 
 def relaxed_placements(op: Operator, trips: np.ndarray, order: np.ndarray, base: np.ndarray, placeable: np.ndarray,
@@ -182,7 +384,8 @@ def relaxed_placements(op: Operator, trips: np.ndarray, order: np.ndarray, base:
     fits = np.ones(n, dtype=bool)
     if capacity is not None:
         part, sizes = capacity
-        words = placed_footprints(op, trips, order, base, most)  # (n, T, most + 1)
+        tiles, cell = placed_footprints(op, trips, order, base, most)
+        words = tiles[cell].transpose(0, 2, 1)  # (n, T, most + 1)
         smallest = np.where(placeable[None, :], np.take_along_axis(words, k[:, None, None], axis=2)[:, :, 0],
                             words[:, :, 0])  # (n, T) each tensor's least words (a tensor not placed: its only tile)
         legal = np.arange(most + 1)[None, :] <= k[:, None]  # (n, most + 1)
@@ -202,3 +405,16 @@ def relaxed_placements(op: Operator, trips: np.ndarray, order: np.ndarray, base:
     above = np.where(placeable[None, :], least[rows], 0)
     above[:, windows] = grid[which]
     return rows, above
+
+
+def compile_kernels() -> None:
+    """Compile (first run) or load from numba's on-disk cache this module's kernels for the argument types the
+    optimal mapper's order stages pass (each public function makes its arrays contiguous), on a tiny layer: called
+    by :func:`dnnmap.cost.warmup.compile_kernels`, so that no search pays their compilation (about 7 s of CPU)."""
+    op = matmul("warm-up", 2, 2, 2)
+    D, T = len(op.dim_names), len(op.tensors)
+    trips, order = np.full((2, D), 2), np.tile(np.arange(D), (2, 1))
+    every = np.ones(T, dtype=bool)
+    rows, above = least_placements(op, trips, order, np.ones_like(trips), every, every, (np.eye(T), np.full(T, 4.0)))
+    exact, runs = OrderKeys(op, np.ones((2, T), dtype=bool), ()).keys(0, trips[rows], order[rows], above)
+    distinct_children(exact, runs, rows)

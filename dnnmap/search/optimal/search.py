@@ -462,16 +462,22 @@ class BranchAndBound:
                 piece, parents = expand_orders(nodes.take(rows), j)
                 later = float(parent_lb[rows[0]:].min())  # children of these nodes and the next are still to come
                 for lo in range(0, len(piece), step):
-                    part = np.arange(lo, min(lo + step, len(piece)))
+                    part = slice(lo, min(lo + step, len(piece)))  # views of the piece's rows
                     sub, up = piece.take(part), rows[parents[part]]
-                    if self.placement and j < self.L - 1:
+                    if self.placement and j < self.L - 1:  # B37: the orders bounded before their placements
                         sub, up = self._bounded_orders(sub, up, stage, parent_lb)
-                        sub, up = self._placements(sub, up, j)
+                        if not len(sub):
+                            continue
+                    # the children as rows of ``sub`` and their level-j placements, copied once when all are chosen
+                    pick, above = (self._placements(sub, j) if self.placement and j < self.L - 1 else
+                                   (np.arange(len(sub)), None))
                     if self.order_keys is not None:  # P3, P5 among the siblings made together
-                        exact, runs = self.order_keys.keys(j, sub.temporal[:, j], sub.order[:, j],
-                                                           sub.above[:, j] if self.placement and j < self.L - 1 else None)
-                        keep = distinct_children(exact, runs, up)
-                        sub, up = sub.take(keep), up[keep]
+                        exact, runs = self.order_keys.keys(j, sub.temporal[pick, j], sub.order[pick, j], above)
+                        keep = distinct_children(exact, runs, up[pick])
+                        pick, above = pick[keep], None if above is None else above[keep]
+                    sub, up = sub.take(pick), up[pick]
+                    if above is not None:
+                        sub.above[:, j] = above
                     yield from self._split(sub, parent_lb[up], later)
             return
         room = room or [0]
@@ -659,16 +665,12 @@ class BranchAndBound:
             hi = min(lo + self.chunk, len(piece))
             yield piece.take(np.arange(lo, hi)), lb[lo:hi], min(float(lb[hi:].min(initial=math.inf)), later)
 
-    def _placements(self, nodes: Nodes, parents: np.ndarray, j: int) -> tuple[Nodes, np.ndarray]:
-        """Each child of an order stage (its level-``j`` order fixed) with every placement at level ``j`` worth
-        keeping (:func:`.placement.least_placements`), and their parents' indices."""
+    def _placements(self, nodes: Nodes, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """The children of order stage nodes (their level-``j`` order fixed) with every placement at level ``j`` worth
+        keeping (:func:`.placement.least_placements`): each child's node (m,; ascending) and its placements (m, T)."""
         base = nodes.spatial[:, j] * (nodes.temporal[:, 0] if j > 0 else 1)
-        rows, above = least_placements(self.op, nodes.temporal[:, j], nodes.order[:, j], base, self.keeps[j],
-                                       self.bound.monotone[j], self.bound.fit.levels[j])
-        out = nodes.take(rows)
-        out.above = out.above.copy()
-        out.above[:, j] = above
-        return out, parents[rows]
+        return least_placements(self.op, nodes.temporal[:, j], nodes.order[:, j], base, self.keeps[j],
+                                self.bound.monotone[j], self.bound.fit.levels[j])
 
     def _bounded_orders(self, nodes: Nodes, parents: np.ndarray, stage: int, parent_lb: np.ndarray
                         ) -> tuple[Nodes, np.ndarray]:
@@ -692,8 +694,7 @@ class BranchAndBound:
         base = nodes.spatial[:, j] * (nodes.temporal[:, 0] if j > 0 else 1)
         rows, above = relaxed_placements(self.op, nodes.temporal[:, j], nodes.order[:, j], base, self.keeps[j],
                                          self.bound.monotone[j], self.bound.fit.levels[j])
-        relaxed = nodes.take(rows)
-        relaxed.above = relaxed.above.copy()
+        relaxed = nodes.take(rows)  # a copy
         relaxed.above[:, j] = above
 
         def bound_rows(part: np.ndarray | None, bound: LowerBound) -> np.ndarray:
