@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.cost.model import CostModel
 from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.search.optimal import optimal_search
 from dnnmap.search.optimal.expand import Nodes
@@ -23,7 +22,7 @@ from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.workload.ir import Operator
 from test_optimal_bounds import ancestors
 from test_optimal_placed_rf import CASES as RF_CASES
-from test_optimal_placement import CASES, _wide, placed_space
+from test_optimal_placement import CASES, _wide, placed_searches
 
 
 def order_nodes(batch, j: int) -> Nodes:
@@ -38,15 +37,11 @@ def order_nodes(batch, j: int) -> Nodes:
 def order_bounds(arch: ArchSpec, op: Operator, both: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
     """(B37's bound of each placed brute-force mapping's order node, the mapping's cost) at every order stage with
     placement, for every objective (``both``: the space with both-axis unrolling)."""
-    batch = placed_space(op, arch, both=both)
-    model = CostModel(op, arch)
-    cost = model.evaluate(batch)
     out = []
-    for objective in OBJECTIVES:
-        bb = BranchAndBound(op, arch, objective, model, placement=True, both_axes=_wide(arch, both))
+    for bb, batch, truth in placed_searches(arch, op, both):
         for stage, (kind, j) in enumerate(bb.stages):
             if kind == "O" and j < bb.L - 1:
-                out.append((bb.order_bound(order_nodes(batch, j), stage), cost.objective(objective)))
+                out.append((bb.order_bound(order_nodes(batch, j), stage), truth))
     return out
 
 

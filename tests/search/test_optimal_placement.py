@@ -185,18 +185,25 @@ def _wide(arch: ArchSpec, both: bool) -> frozenset[int]:
     return frozenset(i for i, lv in enumerate(arch.levels) if both and lv.fanout and len(lv.fanout.shape) == 2)
 
 
+def placed_searches(arch: ArchSpec, op: Operator, both: bool = False
+                    ) -> Iterator[tuple[BranchAndBound, MappingBatch, np.ndarray]]:
+    """For every objective: the placed search (``both``: with both-axis unrolling), every placed brute-force mapping
+    and their costs in that objective."""
+    batch = placed_space(op, arch, both=both)
+    model = CostModel(op, arch)
+    cost = model.evaluate(batch)
+    for objective in OBJECTIVES:
+        yield (BranchAndBound(op, arch, objective, model, placement=True, both_axes=_wide(arch, both)), batch,
+               cost.objective(objective))
+
+
 def stage_bounds(arch: ArchSpec, op: Operator, both: bool = False, tiles_only: bool = False
                  ) -> list[tuple[np.ndarray, np.ndarray]]:
     """(bound, cost) of every placed brute-force mapping's ancestor at every stage and of its tile bound (its tile of
     level ``j - 1`` under its ancestor that fixed the levels above ``j``), for every objective (``both``: in the space
     with both-axis unrolling too; ``tiles_only``: the tile bounds alone)."""
-    batch = placed_space(op, arch, both=both)
-    model = CostModel(op, arch)
-    cost = model.evaluate(batch)
     out = []
-    for objective in OBJECTIVES:
-        bb = BranchAndBound(op, arch, objective, model, placement=True, both_axes=_wide(arch, both))
-        truth = cost.objective(objective)
+    for bb, batch, truth in placed_searches(arch, op, both):
         for stage, (kind, j) in enumerate(bb.stages[:-1]):
             if not tiles_only:
                 out.append((bb._bound(placed_ancestors(batch, kind, j), stage), truth))
