@@ -415,17 +415,50 @@ def _divisor_min(grid: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
     """B22: per box of the divisor lattice (``grid`` indexed by each dimension's sorted divisors ``values``), the least
     of ``grid`` over the boxes dividing it: one pass per dimension, each divisor ``v`` in ascending order taking the
     least of its own and of ``v / p``'s for the primes ``p`` dividing it (every proper divisor of ``v`` divides one of
-    those), in place on a copy."""
+    those), in place on a copy. The divisors are a product of one chain per prime, so the pass is one running minimum
+    per prime along its exponent: all divisors of one exponent ``e`` of ``p`` at once (:func:`_prime_steps`)."""
     grid = grid.copy()
     for d, vals in enumerate(values):
         if len(vals) == 1:
             continue
-        index = {v: i for i, v in enumerate(vals.tolist())}
-        along = np.moveaxis(grid, d, 0)  # a view: the slices below write into ``grid``
-        for i, v in enumerate(vals.tolist()):
-            for p in prime_factors(v):
-                np.minimum(along[i], along[index[v // p]], out=along[i])
+        along = np.moveaxis(grid, d, 0)  # a view: the writes below go into ``grid``
+        for into, source in _prime_steps(tuple(vals.tolist())):
+            along[into] = np.minimum(along[into], along[source])
     return grid
+
+
+@lru_cache(maxsize=4096)
+def _prime_steps(vals: tuple[int, ...]) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """:func:`_divisor_min`'s steps over the sorted divisors ``vals``: per prime ``p`` and exponent ``e >= 1`` of it,
+    the positions of the divisors with exactly ``e`` factors ``p`` and those of their quotients by ``p`` (exponent
+    ``e - 1``, done before them)."""
+    index = {v: i for i, v in enumerate(vals)}
+    steps = []
+    for p in sorted({p for v in vals for p in prime_factors(v)}):
+        exponent = [_multiplicity(v, p) for v in vals]
+        for e in range(1, max(exponent) + 1):
+            into = [i for i, v in enumerate(vals) if exponent[i] == e]
+            steps.append((np.array(into), np.array([index[vals[i] // p] for i in into])))
+    return tuple(steps)
+
+
+def _lattice_places(budgets: np.ndarray, factors: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """B31 (:meth:`LowerBound._rooted_index`): per budget and factor of one dimension, the place of ``budget / factor``
+    among the lattice's sorted ``values``, -1 where the factor does not divide the budget or the quotient is off the
+    lattice."""
+    box, left = np.divmod(budgets[:, None], factors[None, :])
+    position = np.full(int(max(values.max(), box.max())) + 1, -1, dtype=np.int64)
+    position[values] = np.arange(len(values))  # each value's place on the lattice, -1 off it
+    return np.where(left == 0, position[box], -1)
+
+
+def _multiplicity(n: int, p: int) -> int:
+    """How many times the prime ``p`` divides ``n``."""
+    count = 0
+    while n % p == 0:
+        n //= p
+        count += 1
+    return count
 
 
 def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> np.ndarray:
@@ -1799,13 +1832,26 @@ class LowerBound:
         if cols is not None:
             index, at_bounds = index[:, cols], at_bounds[cols]
         out = np.full(index.shape, np.inf)
-        for o, outer_first in enumerate(itertools.permutations(range(len(members)))):
-            within = inside[members[outer_first[0]]]
-            value = np.where(within if cols is None else within[:, cols], flat[o][index], flat[o][at_bounds][None, :])
-            out = np.minimum(out, np.where(np.isfinite(value), value, 0.0))
+        for first, least in self._least_by_outermost(members, flat).items():  # the orders share ``inside`` per first
+            within = inside[members[first]]
+            value = np.where(within if cols is None else within[:, cols], least[index], least[at_bounds][None, :])
+            out = np.minimum(out, value)
         if cols is None:
             out.setflags(write=False)
             memo[(members, weights)] = out
+        return out
+
+    @staticmethod
+    def _least_by_outermost(members: tuple[tuple[int, int], ...], flat: np.ndarray) -> dict[int, np.ndarray]:
+        """B31 (:meth:`_rooted_chains`): per outermost member, the least over the nesting orders it heads of their
+        flat lattice grids (``flat``: one row per order of :func:`itertools.permutations`), an order with no chain
+        that fits counting 0. Where the chain is read (inside the budget's box or at ``bounds / U``) depends only on
+        the outermost member, so the least is taken on the grid before it is read, the same values."""
+        out: dict[int, np.ndarray] = {}
+        for o, outer_first in enumerate(itertools.permutations(range(len(members)))):
+            grid = np.where(np.isfinite(flat[o]), flat[o], 0.0)
+            first = outer_first[0]
+            out[first] = grid if first not in out else np.minimum(out[first], grid)
         return out
 
     def _rooted_index(self, m: int, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict, dict]:
@@ -1822,13 +1868,16 @@ class LowerBound:
         units = self._joint_table(m, drains=True)[0][self._distinct_rows(m)]  # (V', D)
         index = np.zeros((len(keys), len(units)), dtype=np.int64)
         found = np.ones(index.shape, dtype=bool)
-        for d in range(self.op_dims):
-            box, left = np.divmod(keys[:, None, d], units[None, :, d])
-            position = np.full(int(max(values[d].max(), box.max())) + 1, -1, dtype=np.int64)
-            position[values[d]] = np.arange(len(values[d]))  # each value's place on the lattice, -1 off it
-            pos = position[box]
-            found &= (pos >= 0) & (left == 0)
-            index = index * shape[d] + np.maximum(pos, 0)
+        stride = 1
+        for d in reversed(range(self.op_dims)):  # the flat index, last dimension fastest
+            rows, row_of = np.unique(keys[:, d], return_inverse=True)
+            cols, col_of = np.unique(units[:, d], return_inverse=True)
+            pos = _lattice_places(rows, cols, values[d])  # (distinct budgets, distinct factors) of this dimension
+            if (pos != 0).any():  # else every box lies on the lattice at its first place: nothing to add
+                pos = pos[row_of.reshape(-1)][:, col_of.reshape(-1)]  # (u, V')
+                found &= pos >= 0
+                index += stride * np.maximum(pos, 0)
+            stride *= shape[d]
 
         lb = self
 
