@@ -1867,17 +1867,17 @@ class LowerBound:
         values, shape, _, cover_at = self._chain_grid(m)
         units = self._joint_table(m, drains=True)[0][self._distinct_rows(m)]  # (V', D)
         index = np.zeros((len(keys), len(units)), dtype=np.int64)
-        found = np.ones(index.shape, dtype=bool)
-        stride = 1
+        size, stride = int(np.prod(shape)), 1
         for d in reversed(range(self.op_dims)):  # the flat index, last dimension fastest
             rows, row_of = np.unique(keys[:, d], return_inverse=True)
             cols, col_of = np.unique(units[:, d], return_inverse=True)
             pos = _lattice_places(rows, cols, values[d])  # (distinct budgets, distinct factors) of this dimension
             if (pos != 0).any():  # else every box lies on the lattice at its first place: nothing to add
-                pos = pos[row_of.reshape(-1)][:, col_of.reshape(-1)]  # (u, V')
-                found &= pos >= 0
-                index += stride * np.maximum(pos, 0)
+                step = np.where(pos >= 0, stride * pos, -size)  # off the lattice: the sum stays below 0
+                index += step[row_of.reshape(-1)][:, col_of.reshape(-1)]  # (u, V')
             stride *= shape[d]
+        found = index >= 0
+        np.maximum(index, 0, out=index)  # off the lattice: any place, never read
 
         lb = self
 
@@ -2681,9 +2681,14 @@ class LowerBound:
         if key not in self._front_cache:
             values, shape, at, _ = self._chain_grid(m)
             out = []
+            # the inner members' least over the chains inside each box, per inner part of an order: a member's outer
+            # ones are those not inner to it, so orders that end alike share it
+            inner: dict[tuple[int, ...], np.ndarray] = {(): np.zeros(shape)}
             for outer_first in itertools.permutations(range(len(members))):
-                least = np.zeros(shape)  # the inner members' least over the chains inside each box
                 for i in reversed(range(len(outer_first))):
+                    if outer_first[i:] in inner:
+                        continue
+                    least = inner[outer_first[i + 1:]]
                     level, t = members[outer_first[i]]
                     outer = frozenset(members[j][1] for j in outer_first[:i] if members[j][0] == level)
                     self._placed_ratio(np.ones((0, self.op_dims), dtype=np.int64), level, t, outer)
@@ -2695,8 +2700,8 @@ class LowerBound:
                     if cap is not None and outer_first[i] == cap[0]:
                         fits &= words <= cap[1] * (1 + 1e-9)
                     own[at] = np.where(fits, weight * words, np.inf)
-                    least = _divisor_min(own + least, values)
-                out.append(least)
+                    inner[outer_first[i:]] = _divisor_min(own + least, values)
+                out.append(inner[outer_first])
             self._front_cache[key] = np.array(out)
         return self._front_cache[key]
 
