@@ -1261,8 +1261,10 @@ class LowerBound:
         sums = energy.sum(axis=0)
         low = np.array([e[order[legal[:, order].argmax(axis=1)]] for e, order in zip(energy, self._by_pair(m, drains))])
         spent = low.reshape(len(energy), len(budgets)).sum(axis=0)  # (u,) the sum of the per-pair minima
-        most = np.maximum.accumulate(np.where(legal, lanes[None, :], 0), axis=1)  # lanes >= 1
-        points = legal & (most > np.concatenate([np.zeros((len(budgets), 1)), most[:, :-1]], axis=1))
+        small = lanes.astype(np.min_scalar_type(int(lanes.max())))  # the same counts in fewer bytes: a faster pass
+        most = np.maximum.accumulate(np.where(legal, small[None, :], 0), axis=1)  # lanes >= 1
+        points = legal.copy()  # row 0 a point where legal (lanes >= 1), each next one where its lanes exceed all before
+        points[:, 1:] &= most[:, 1:] > most[:, :-1]
         for i, budget in enumerate(budgets.tolist()):
             cols = np.nonzero(points[i])[0]
             self._front_cache[("front", m, drains, tuple(budget))] = (np.maximum(sums[cols] - spent[i], 0.0),
