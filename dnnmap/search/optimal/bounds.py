@@ -415,17 +415,50 @@ def _divisor_min(grid: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
     """B22: per box of the divisor lattice (``grid`` indexed by each dimension's sorted divisors ``values``), the least
     of ``grid`` over the boxes dividing it: one pass per dimension, each divisor ``v`` in ascending order taking the
     least of its own and of ``v / p``'s for the primes ``p`` dividing it (every proper divisor of ``v`` divides one of
-    those), in place on a copy."""
+    those), in place on a copy. The divisors are a product of one chain per prime, so the pass is one running minimum
+    per prime along its exponent: all divisors of one exponent ``e`` of ``p`` at once (:func:`_prime_steps`)."""
     grid = grid.copy()
     for d, vals in enumerate(values):
         if len(vals) == 1:
             continue
-        index = {v: i for i, v in enumerate(vals.tolist())}
-        along = np.moveaxis(grid, d, 0)  # a view: the slices below write into ``grid``
-        for i, v in enumerate(vals.tolist()):
-            for p in prime_factors(v):
-                np.minimum(along[i], along[index[v // p]], out=along[i])
+        along = np.moveaxis(grid, d, 0)  # a view: the writes below go into ``grid``
+        for into, source in _prime_steps(tuple(vals.tolist())):
+            along[into] = np.minimum(along[into], along[source])
     return grid
+
+
+@lru_cache(maxsize=4096)
+def _prime_steps(vals: tuple[int, ...]) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """:func:`_divisor_min`'s steps over the sorted divisors ``vals``: per prime ``p`` and exponent ``e >= 1`` of it,
+    the positions of the divisors with exactly ``e`` factors ``p`` and those of their quotients by ``p`` (exponent
+    ``e - 1``, done before them)."""
+    index = {v: i for i, v in enumerate(vals)}
+    steps = []
+    for p in sorted({p for v in vals for p in prime_factors(v)}):
+        exponent = [_multiplicity(v, p) for v in vals]
+        for e in range(1, max(exponent) + 1):
+            into = [i for i, v in enumerate(vals) if exponent[i] == e]
+            steps.append((np.array(into), np.array([index[vals[i] // p] for i in into])))
+    return tuple(steps)
+
+
+def _lattice_places(budgets: np.ndarray, factors: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """B31 (:meth:`LowerBound._rooted_index`): per budget and factor of one dimension, the place of ``budget / factor``
+    among the lattice's sorted ``values``, -1 where the factor does not divide the budget or the quotient is off the
+    lattice."""
+    box, left = np.divmod(budgets[:, None], factors[None, :])
+    position = np.full(int(max(values.max(), box.max())) + 1, -1, dtype=np.int64)
+    position[values] = np.arange(len(values))  # each value's place on the lattice, -1 off it
+    return np.where(left == 0, position[box], -1)
+
+
+def _multiplicity(n: int, p: int) -> int:
+    """How many times the prime ``p`` divides ``n``."""
+    count = 0
+    while n % p == 0:
+        n //= p
+        count += 1
+    return count
 
 
 def _lane_box_words(op: Operator, box: np.ndarray, step: np.ndarray | None) -> np.ndarray:
@@ -1228,8 +1261,10 @@ class LowerBound:
         sums = energy.sum(axis=0)
         low = np.array([e[order[legal[:, order].argmax(axis=1)]] for e, order in zip(energy, self._by_pair(m, drains))])
         spent = low.reshape(len(energy), len(budgets)).sum(axis=0)  # (u,) the sum of the per-pair minima
-        most = np.maximum.accumulate(np.where(legal, lanes[None, :], 0), axis=1)  # lanes >= 1
-        points = legal & (most > np.concatenate([np.zeros((len(budgets), 1)), most[:, :-1]], axis=1))
+        small = lanes.astype(np.min_scalar_type(int(lanes.max())))  # the same counts in fewer bytes: a faster pass
+        most = np.maximum.accumulate(np.where(legal, small[None, :], 0), axis=1)  # lanes >= 1
+        points = legal.copy()  # row 0 a point where legal (lanes >= 1), each next one where its lanes exceed all before
+        points[:, 1:] &= most[:, 1:] > most[:, :-1]
         for i, budget in enumerate(budgets.tolist()):
             cols = np.nonzero(points[i])[0]
             self._front_cache[("front", m, drains, tuple(budget))] = (np.maximum(sums[cols] - spent[i], 0.0),
@@ -1799,13 +1834,26 @@ class LowerBound:
         if cols is not None:
             index, at_bounds = index[:, cols], at_bounds[cols]
         out = np.full(index.shape, np.inf)
-        for o, outer_first in enumerate(itertools.permutations(range(len(members)))):
-            within = inside[members[outer_first[0]]]
-            value = np.where(within if cols is None else within[:, cols], flat[o][index], flat[o][at_bounds][None, :])
-            out = np.minimum(out, np.where(np.isfinite(value), value, 0.0))
+        for first, least in self._least_by_outermost(members, flat).items():  # the orders share ``inside`` per first
+            within = inside[members[first]]
+            value = np.where(within if cols is None else within[:, cols], least[index], least[at_bounds][None, :])
+            out = np.minimum(out, value)
         if cols is None:
             out.setflags(write=False)
             memo[(members, weights)] = out
+        return out
+
+    @staticmethod
+    def _least_by_outermost(members: tuple[tuple[int, int], ...], flat: np.ndarray) -> dict[int, np.ndarray]:
+        """B31 (:meth:`_rooted_chains`): per outermost member, the least over the nesting orders it heads of their
+        flat lattice grids (``flat``: one row per order of :func:`itertools.permutations`), an order with no chain
+        that fits counting 0. Where the chain is read (inside the budget's box or at ``bounds / U``) depends only on
+        the outermost member, so the least is taken on the grid before it is read, the same values."""
+        out: dict[int, np.ndarray] = {}
+        for o, outer_first in enumerate(itertools.permutations(range(len(members)))):
+            grid = np.where(np.isfinite(flat[o]), flat[o], 0.0)
+            first = outer_first[0]
+            out[first] = grid if first not in out else np.minimum(out[first], grid)
         return out
 
     def _rooted_index(self, m: int, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict, dict]:
@@ -1821,14 +1869,17 @@ class LowerBound:
         values, shape, _, cover_at = self._chain_grid(m)
         units = self._joint_table(m, drains=True)[0][self._distinct_rows(m)]  # (V', D)
         index = np.zeros((len(keys), len(units)), dtype=np.int64)
-        found = np.ones(index.shape, dtype=bool)
-        for d in range(self.op_dims):
-            box, left = np.divmod(keys[:, None, d], units[None, :, d])
-            position = np.full(int(max(values[d].max(), box.max())) + 1, -1, dtype=np.int64)
-            position[values[d]] = np.arange(len(values[d]))  # each value's place on the lattice, -1 off it
-            pos = position[box]
-            found &= (pos >= 0) & (left == 0)
-            index = index * shape[d] + np.maximum(pos, 0)
+        size, stride = int(np.prod(shape)), 1
+        for d in reversed(range(self.op_dims)):  # the flat index, last dimension fastest
+            rows, row_of = np.unique(keys[:, d], return_inverse=True)
+            cols, col_of = np.unique(units[:, d], return_inverse=True)
+            pos = _lattice_places(rows, cols, values[d])  # (distinct budgets, distinct factors) of this dimension
+            if (pos != 0).any():  # else every box lies on the lattice at its first place: nothing to add
+                step = np.where(pos >= 0, stride * pos, -size)  # off the lattice: the sum stays below 0
+                index += step[row_of.reshape(-1)][:, col_of.reshape(-1)]  # (u, V')
+            stride *= shape[d]
+        found = index >= 0
+        np.maximum(index, 0, out=index)  # off the lattice: any place, never read
 
         lb = self
 
@@ -2632,9 +2683,14 @@ class LowerBound:
         if key not in self._front_cache:
             values, shape, at, _ = self._chain_grid(m)
             out = []
+            # the inner members' least over the chains inside each box, per inner part of an order: a member's outer
+            # ones are those not inner to it, so orders that end alike share it
+            inner: dict[tuple[int, ...], np.ndarray] = {(): np.zeros(shape)}
             for outer_first in itertools.permutations(range(len(members))):
-                least = np.zeros(shape)  # the inner members' least over the chains inside each box
                 for i in reversed(range(len(outer_first))):
+                    if outer_first[i:] in inner:
+                        continue
+                    least = inner[outer_first[i + 1:]]
                     level, t = members[outer_first[i]]
                     outer = frozenset(members[j][1] for j in outer_first[:i] if members[j][0] == level)
                     self._placed_ratio(np.ones((0, self.op_dims), dtype=np.int64), level, t, outer)
@@ -2646,8 +2702,8 @@ class LowerBound:
                     if cap is not None and outer_first[i] == cap[0]:
                         fits &= words <= cap[1] * (1 + 1e-9)
                     own[at] = np.where(fits, weight * words, np.inf)
-                    least = _divisor_min(own + least, values)
-                out.append(least)
+                    inner[outer_first[i:]] = _divisor_min(own + least, values)
+                out.append(inner[outer_first])
             self._front_cache[key] = np.array(out)
         return self._front_cache[key]
 
