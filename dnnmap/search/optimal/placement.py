@@ -367,6 +367,48 @@ def _dominated(group: np.ndarray, runs: np.ndarray) -> np.ndarray:
     return out
 
 
+@njit(cache=True)
+def _least_fitting(words: np.ndarray, cell: np.ndarray, k: np.ndarray, placeable: np.ndarray, part: np.ndarray,
+                   sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`relaxed_placements`' ``least`` (n, T) and ``fits`` (n,), tensor ``t`` of row ``i`` below ``m`` loops
+    having ``words[cell[i, m], t]`` words: a ``placeable`` tensor's least is the fewest loops ``m <= k[i]`` above it
+    at which each partition ``r`` (``part[:, r]``: each tensor's share of it) holds it with the others at their
+    smallest tiles (a placeable one below all ``k[i]`` loops, another below none: its only tile) within
+    ``sizes[r]``; a row where some placeable tensor has none does not fit (its least then 0)."""
+    n, T = cell.shape[0], words.shape[1]
+    R = sizes.shape[0]
+    least = np.zeros((n, T), dtype=np.int64)
+    fits = np.ones(n, dtype=np.bool_)
+    smallest = np.empty(T)
+    total = np.empty(R)
+    for i in range(n):
+        for t in range(T):
+            smallest[t] = words[cell[i, k[i] if placeable[t] else 0], t]
+        for r in range(R):
+            total[r] = 0.0
+            for t in range(T):
+                total[r] += smallest[t] * part[t, r]
+        for t in range(T):
+            if not placeable[t]:
+                continue
+            found = -1
+            for m in range(k[i] + 1):
+                w = words[cell[i, m], t]
+                ok = True
+                for r in range(R):
+                    if total[r] - smallest[t] * part[t, r] + w * part[t, r] > sizes[r]:
+                        ok = False
+                        break
+                if ok:
+                    found = m
+                    break
+            if found < 0:
+                fits[i] = False
+            else:
+                least[i, t] = found
+    return least, fits
+
+
 def relaxed_placements(op: Operator, trips: np.ndarray, order: np.ndarray, base: np.ndarray, placeable: np.ndarray,
                        monotone: np.ndarray, capacity: tuple[np.ndarray, np.ndarray] | None
                        ) -> tuple[np.ndarray, np.ndarray]:
@@ -385,18 +427,9 @@ def relaxed_placements(op: Operator, trips: np.ndarray, order: np.ndarray, base:
     if capacity is not None:
         part, sizes = capacity
         tiles, cell = placed_footprints(op, trips, order, base, most)
-        words = tiles[cell].transpose(0, 2, 1)  # (n, T, most + 1)
-        smallest = np.where(placeable[None, :], np.take_along_axis(words, k[:, None, None], axis=2)[:, :, 0],
-                            words[:, :, 0])  # (n, T) each tensor's least words (a tensor not placed: its only tile)
-        legal = np.arange(most + 1)[None, :] <= k[:, None]  # (n, most + 1)
-        for t in np.nonzero(placeable)[0]:
-            room = np.ones((n, most + 1), dtype=bool)  # t below 0..most loops, the others at their smallest
-            for r, size in enumerate(sizes):
-                others = smallest @ part[:, r] - smallest[:, t] * part[t, r]
-                room &= others[:, None] + words[:, t, :] * part[t, r] <= size
-            room &= legal
-            fits &= room.any(axis=1)
-            least[:, t] = room.argmax(axis=1)
+        least, fits = _least_fitting(np.ascontiguousarray(tiles, dtype=np.float64), cell, k, placeable,
+                                     np.ascontiguousarray(part, dtype=np.float64),
+                                     np.ascontiguousarray(sizes, dtype=np.float64))
     windows = np.nonzero(placeable & ~monotone)[0]
     grid = (np.indices([most + 1] * len(windows)).reshape(len(windows), -1).T if len(windows)
             else np.zeros((1, 0), dtype=np.int64))  # (G, W) their values
@@ -418,3 +451,4 @@ def compile_kernels() -> None:
     rows, above = least_placements(op, trips, order, np.ones_like(trips), every, every, (np.eye(T), np.full(T, 4.0)))
     exact, runs = OrderKeys(op, np.ones((2, T), dtype=bool), ()).keys(0, trips[rows], order[rows], above)
     distinct_children(exact, runs, rows)
+    relaxed_placements(op, trips, order, np.ones_like(trips), every, every, (np.eye(T), np.full(T, 4.0)))
