@@ -96,6 +96,8 @@ def test_register_file_node(monkeypatch: pytest.MonkeyPatch) -> None:
                    LevelMapping(temporal=(("G", 96), ("P", 56)), order=("G", "P"))))
     stage = 2  # F(1)
     bb = BranchAndBound(op, arch, "energy", model, placement=True, both_axes=frozenset({1}))
+    assert bb._bound(node, stage)[0] <= completion  # with B38, which alone lifts this node above ``best``
+    monkeypatch.setattr(LowerBound, "_step_reads", lambda self, pr, e, h, temporal, *a: np.zeros(temporal[:, 0].shape))
     bound = bb._bound(node, stage)[0]
     words = bb.bound._placed_words(node.spatial, 0, 0, frozenset(), *bb.bound._level_loops(node.temporal, 1, 0))[0]
     assert words == pytest.approx(2 / 3 * op.operations)

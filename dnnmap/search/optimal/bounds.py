@@ -144,6 +144,10 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   :meth:`LowerBound._tile_loops`; in B20 at the tile bound): every child of a tile runs that tile per instance of its
   level whatever the split above, so B30/B33 price that level's raised tiles within the tile (at level 0: sets of its
   loops), not over the whole cover as where an open fan-out lies above the level;
+* B38 **the parent's reads of the window's steps** (docs/search.md, section of that name; :meth:`LowerBound._step_reads`,
+  :meth:`LowerBound._union_reads`): at ``F(j)`` B19 also holds under placement where P1 does, and a sliding-window
+  input's pair with level ``j`` as parent is priced whole, its parent reading at least B19's words of the union of the
+  children's tiles under it (their box, whose shifts are theirs);
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -831,11 +835,14 @@ class LowerBound:
                     placed.setdefault(ch, {})[t] = (h, per_word, copies)
             elif 0 <= ch < known and self.placement and t != self.out and refills:  # B20: a window input's own tiles
                 placed.setdefault(ch, {})[t] = (h, self.energy[ch, t, 1] + hop_per_word, None)
+                if ch == fixed_from - 1 and full and self.monotone[ch, t]:  # B38: B19 of the whole tile (P1)
+                    windowed[ch] = windowed.get(ch, 0.0) + self._step_reads(pr, e, h, temporal, spatial, rest, fixed_from,
+                                                                            hop_per_word)
             elif 0 <= ch < known and t != self.out and refills:  # B13: a sliding-window input
                 per_word = self.energy[ch, t, 1] + hop_per_word
                 steps = self._window_refills(t, ch, temporal, rest, tile, fixed_from, h, per_word)
                 if ch == fixed_from - 1 and full:  # B19: every loop's trips and stride known, so the wraps' words too
-                    steps = np.maximum(steps, self._wrap_refills(t, temporal, spatial, rest, fixed_from, h, per_word))
+                    steps = np.maximum(steps, self._step_reads(pr, e, h, temporal, spatial, rest, fixed_from, hop_per_word))
                 windowed[ch] = windowed.get(ch, 0.0) + steps
             if whole is not None:
                 wholes.setdefault(ch, {})[t] = whole
@@ -847,6 +854,9 @@ class LowerBound:
             extra = forced.get(ch, np.zeros((n, self.T)))
             if ch in wholes:
                 refills = self._held_refills(wholes[ch], extra, temporal, left, fixed_from, ch)
+                if ch in windowed:  # B38 beside B11: each a bound of the refills at the child
+                    refills = np.maximum(refills, self._innermost_refills(extra, temporal, left, fixed_from,
+                                                                          windowed[ch]))
             else:
                 refills = self._innermost_refills(extra, temporal, left, fixed_from, windowed.get(ch))
             if ch in placed:  # B20 (B10 folded into it)
@@ -3308,6 +3318,38 @@ class LowerBound:
         full = np.full((n, self.op_dims), np.inf)
         full[:, keep] = np.where(T > 1, out, np.inf)  # d* has a loop at the lowest level
         return np.where(live.any(axis=(1, 2))[:, None], full, 0.0)
+
+    def _step_reads(self, pr: Pair, e: np.ndarray, h: np.ndarray, temporal: np.ndarray, spatial: np.ndarray,
+                    rest: np.ndarray, fixed_from: int, hop_per_word: float) -> np.ndarray:
+        """(n, D) B19 of a sliding-window input's pair with child ``fixed_from - 1`` (its fills over ``h``), or B38
+        (docs/search.md, "B38: the parent's reads of the window's steps") where larger: the pair's whole energy with
+        its parent's reads, over what the bound counts for it (``e``, ``h`` words through the fan-outs), per dimension
+        of the innermost loop above the child. The children under one parent instance step together (the same loops
+        above them), so at each event the parent reads at least the words new to the union of their tiles (a word in
+        the union now but not before is new to a child holding it now): B19 of that union, the box ``rest x`` the
+        fan-out between them with the same strides."""
+        t, ch, p = pr.tensor, pr.child, pr.parent
+        per_word = self.energy[ch, t, 1] + hop_per_word
+        none = np.zeros(len(rest))
+        fills = self._wrap_refills(t, temporal, spatial, rest, fixed_from, none, 1.0)  # words, per dimension
+        can = np.isfinite(fills)  # inf: no innermost loop on that dimension
+        fills = np.where(can, fills, 0.0)
+        alone = np.maximum(0.0, fills - h[:, None]) * per_word
+        if p == fixed_from:
+            reads = self._union_reads(t, temporal, spatial, rest, fixed_from)
+            whole = fills * per_word + np.where(np.isfinite(reads), reads, 0.0) * self.energy[p, t, 0]
+            alone = np.maximum(alone, whole - (e + h * hop_per_word)[:, None])
+        return np.where(can, alone, np.inf)
+
+    def _union_reads(self, t: int, temporal: np.ndarray, spatial: np.ndarray, rest: np.ndarray, fixed_from: int
+                     ) -> np.ndarray:
+        """(n, D) B38: the words of sliding-window input ``t`` its parent (level ``fixed_from``) reads at least, per
+        dimension of the innermost loop above the child: B19's words of the union of the children's tiles under one
+        parent instance (``rest x`` that level's fan-out, each loop's stride unchanged)."""
+        above = spatial.copy()
+        above[:, fixed_from] = 1
+        return self._wrap_refills(t, temporal, above, rest * spatial[:, fixed_from], fixed_from, np.zeros(len(rest)),
+                                  1.0)
 
     @staticmethod
     def _new_values(count: np.ndarray, span: np.ndarray, g: np.ndarray, lo: np.ndarray, hi: np.ndarray,
