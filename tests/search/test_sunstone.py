@@ -22,7 +22,7 @@ from dnnmap.search.sunstone.mapper import sunstone_search
 from dnnmap.search.sunstone.orders import build_trie
 from dnnmap.search.sunstone.reuse import ReuseKind, reuse_table, table1_rows
 from dnnmap.search.sunstone.stats import SunstoneStats
-from dnnmap.search.sunstone.tiles import maximal_tiles
+from dnnmap.search.sunstone.tiles import Capacity, divisor_lattice, maximal_tiles
 from dnnmap.search.sunstone.unroll import legal_unrollings, unrolling_candidates
 from dnnmap.workload import ops, zoo
 from dnnmap.workload.ir import Axis, Operator, Tensor
@@ -183,6 +183,24 @@ def test_maximal_tiles_fit_as_the_cost_model_counts_words(op: Operator) -> None:
     found, fitting = maximal_tiles(op, arch, 0, MappingBatch.default_keeps(op, arch), np.ones(D, dtype=np.int64),
                                    tuple(bounds))
     assert {tuple(t) for t in found.tolist()} == expected and fitting == len(fits)
+
+
+@pytest.mark.parametrize("op", STRIDED, ids=[op.name for op in STRIDED])
+def test_placed_lattice_looks_up_what_placed_counts(op: Operator) -> None:
+    """The tile tree's fits looked up in the lattice's shared words (``Capacity.placed_lattice``) are those counted
+    tile by tile (``Capacity.placed``), at every level, for random loop orders and inner coverages."""
+    arch = parse_arch({"name": "buf", "clock_mhz": 100, "levels": [  # tight: the placements decide the fits
+        {"name": "Buf", "capacity": 12, "read_energy": 1, "write_energy": 1}, {"name": "DRAM"}]})
+    capacity = Capacity(op, arch, MappingBatch.default_keeps(op, arch))
+    residual = tuple(op.bound(d) for d in op.dim_names)
+    rng = np.random.default_rng(5)
+    for level in range(len(arch.levels)):
+        for _ in range(8):
+            inner = 1 + (rng.random(len(residual)) < 0.15)  # mostly ones: the tight buffer still holds some tiles
+            order = rng.permutation(len(residual))
+            expected = capacity.placed(level, inner, divisor_lattice(residual), order)
+            found = capacity.placed_lattice(level, inner, residual, order)
+            assert all(np.array_equal(a, b) for a, b in zip(found, expected))
 
 
 def test_window_extent_against_enumeration() -> None:

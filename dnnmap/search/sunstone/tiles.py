@@ -85,6 +85,17 @@ def _strides(residual: tuple[int, ...]) -> np.ndarray:
     return strides
 
 
+@lru_cache(maxsize=64)
+def _offsets(residual: tuple[int, ...]) -> np.ndarray:
+    """(n, D) each tile of :func:`divisor_lattice` of ``residual``: per dimension, its value's position times the
+    dimension's step (a row's sum is its index; 0 where the value is 1, the first divisor; read-only)."""
+    strides = _strides(residual)
+    counts = np.array([len(divisors(n)) for n in residual], dtype=np.int64)
+    offsets = np.arange(math.prod(counts.tolist()), dtype=np.int64)[:, None] // strides % counts * strides
+    offsets.setflags(write=False)
+    return offsets
+
+
 class Capacity:
     """Fit test of tiles at every level: per capacity partition (role or whole level), the sum of the
     kept tensors' footprints (in words or bits), against the capacity one buffer offers."""
@@ -93,6 +104,7 @@ class Capacity:
         self.op = op
         self.keeps = keeps.astype(bool)
         self.relevant = relevance(op)
+        self._lattice: dict[tuple[bytes, tuple[int, ...]], np.ndarray] = {}  # :meth:`_lattice_words`
         self.levels = []
         for i, lv in enumerate(arch.levels):
             if lv.capacity is None:
@@ -143,13 +155,40 @@ class Capacity:
         if order is None or spec is None:
             fits = self.fits(level, factors * inner[None, :])[None, :]
             return fits, np.zeros((len(factors), self.relevant.shape[0]), dtype=np.int64)
-        shared = self._words(factors * inner[None, :])
         above, inside = free_placement(self.relevant, order, factors)
-        placed = self._words(inside * inner[None, None, :])
+        shared = self._words(factors * inner[None, :])
+        return self._placed_fits(level, shared, self._words(inside * inner[None, None, :])), above
+
+    def placed_lattice(self, level: int, inner: np.ndarray, residual: tuple[int, ...], order: np.ndarray | None
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`placed` of every tile of :func:`divisor_lattice` of ``residual``. A tensor's tile at its free
+        placement is the tile with the loops above it set to 1, itself a tile of the lattice, so its words are looked
+        up among the shared tiles' (:meth:`_lattice_words`: once per inner coverage and residual, for every level and
+        order) instead of counted again."""
+        lattice = divisor_lattice(residual)
+        if order is None or self.levels[level] is None:
+            return self.placed(level, inner, lattice, order)
+        above, inside = free_placement(self.relevant, order, lattice)
+        shared = self._lattice_words(inner, residual)
+        index = ((inside > 1) * _offsets(residual)[:, None, :]).sum(axis=2)  # (n, T): a dimension set to 1 adds 0
+        return self._placed_fits(level, shared, shared[index, np.arange(above.shape[1])[None, :]]), above
+
+    def _lattice_words(self, inner: np.ndarray, residual: tuple[int, ...]) -> np.ndarray:
+        """(n, T) :meth:`_words` of the lattice of ``residual`` over the ``inner`` coverage (memoized; read-only)."""
+        key = (inner.tobytes(), residual)
+        if key not in self._lattice:
+            words = self._words(divisor_lattice(residual) * inner[None, :])
+            words.setflags(write=False)
+            self._lattice[key] = words
+        return self._lattice[key]
+
+    def _placed_fits(self, level: int, shared: np.ndarray, placed: np.ndarray) -> np.ndarray:
+        """(S, n) :meth:`fits_placed` from the words (n, T) of each tensor's shared tile and of its tile at its free
+        placement."""
         # (S - 1, 1, T): none where the level keeps no tensor
         subsets = np.array(placement_subsets(self.keeps[level]), dtype=bool).reshape(-1, 1, shared.shape[1])
         words = np.concatenate([shared[None], np.where(subsets, placed[None], shared[None])])  # (S, n, T)
-        return self._within(spec, words), above
+        return self._within(self.levels[level], words)
 
 
 def maximal_mask(limits: tuple[int, ...], fits: np.ndarray, caps: tuple[int, ...] | None = None) -> np.ndarray:
@@ -230,7 +269,7 @@ class TileTree:
         self.residual = residual
         self.capacity, self.level, self.inner, self.order = capacity, level, inner, order
         self.each_way = each_way
-        fits, self.above = capacity.placed(level, inner, divisor_lattice(residual), order)
+        fits, self.above = capacity.placed_lattice(level, inner, residual, order)
         self.fits = fits.reshape((len(fits),) + tuple(len(divisors(n)) for n in residual))
         self._index = [{d: k for k, d in enumerate(divisors(n))} for n in residual]
         self._done: dict[tuple, tuple[np.ndarray, int]] = {}
