@@ -199,3 +199,15 @@ def test_a_tier_never_computed_is_not_chosen_alone() -> None:
     assert stats.expected((TIER_PAIRS, TIER_FULL)) == pytest.approx(1e-5)
     assert stats.expected((TIER_FULL,)) == float("inf")
     assert search.TIER_PLANS[stats.plan()][0] == TIER_PAIRS
+
+
+def test_a_stage_of_small_calls_keeps_every_tier() -> None:
+    """While a stage's statistics rest on fewer than ``TIER_ROWS`` live rows (an order stage's first calls bound 1-20
+    orders each), plan 0 runs, even where the few rows measured make the full tier alone look cheaper."""
+    stats = search._TierStats()
+    for _ in range(5):
+        assert stats.plan() == 0
+        for tier in (TIER_PAIRS, TIER_REFILLS, TIER_FULL):  # 2 rows a call, none pruned, each tier 1 ms
+            stats.record(tier, 1e-3, 2, 2, 2)
+    assert stats.expected((TIER_FULL,)) < stats.expected(search.TIER_PLANS[0])
+    assert stats.plan() == 0

@@ -79,6 +79,7 @@ STEP_SECONDS = 0.1
 TIER_PLANS = ((TIER_PAIRS, TIER_REFILLS, TIER_FULL), (TIER_PAIRS, TIER_FULL), (TIER_REFILLS, TIER_FULL), (TIER_FULL,))
 TIER_TRY = 16
 TIER_DECAY = 0.7  # weight of the past calls in a stage's running tier statistics
+TIER_ROWS = 256  # plan 0 while a stage's statistics rest on fewer live rows (a few rows' shares and costs say little)
 # a factor stage prices B2's completions only for the nodes its pairs' tier leaves below the incumbent while at most
 # this share of its nodes is (:meth:`BranchAndBound._bound_extent`; else every node's, the share measured every
 # TIER_TRY calls)
@@ -175,8 +176,9 @@ class _TierStats:
     tier leaves do not depend on which lower tiers ran before it, and a plan's expected seconds per live row is the sum
     over its tiers of each one's cost per row times the share the tier before it in the plan leaves. Each is a ratio of
     sums over the calls (the past weighted down by :data:`TIER_DECAY`), so a large call counts more than a small one,
-    whose fixed cost per call inflates its cost per row; plan 0 (every tier, so every statistic) runs on the first call
-    and every :data:`TIER_TRY` calls."""
+    whose fixed cost per call inflates its cost per row; plan 0 (every tier, so every statistic) runs on the first call,
+    every :data:`TIER_TRY` calls, and while the statistics rest on fewer than :data:`TIER_ROWS` live rows (weighted as
+    the sums are): the order stages' first calls bound 1-20 rows each."""
 
     def __init__(self) -> None:
         self.calls = 0
@@ -187,9 +189,10 @@ class _TierStats:
 
     def plan(self) -> int:
         """The index into :data:`TIER_PLANS` of the next call's plan: the one of least expected seconds per live row,
-        plan 0 every :data:`TIER_TRY` calls (from the first)."""
+        plan 0 every :data:`TIER_TRY` calls (from the first) and while fewer than :data:`TIER_ROWS` live rows are
+        measured."""
         self.calls += 1
-        if (self.calls - 1) % TIER_TRY == 0:
+        if (self.calls - 1) % TIER_TRY == 0 or self.entered[TIER_PAIRS] < TIER_ROWS:
             return 0
         return int(np.argmin([self.expected(plan) for plan in TIER_PLANS]))
 
