@@ -6,7 +6,7 @@ independent brute force.
 Stride-2 poolings (one and two window axes), a strided convolution and a 7x7 window on a register file of a few words
 under a global buffer with a fan-out (1-D and 2x2, with and without both-axis unrolling), every placement of every
 mapping priced, and random strided layers with placement: at every stage each mapping's ancestor's bound and the tile bound are
-at most its cost for every objective; taking B40 out lowers some finite bound and never raises one, so the checks
+at most its cost for every objective, and so is B37's order bound; taking B40 out lowers some finite bound and never raises one, so the checks
 cover it; and its term x 1.03 puts some ancestor's bound above a mapping's cost.
 """
 
@@ -19,6 +19,7 @@ from dnnmap.arch.spec import ArchSpec, parse_arch
 from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
+from test_optimal_order_bound import assert_below, order_bounds
 from test_optimal_placed_rf import assert_placed_bounds_below, tiny_rf_array
 from test_optimal_placement import assert_raises_some_bound, stage_bounds, tiny_rf_arch
 from test_optimal_windowed_bounds import check
@@ -55,6 +56,12 @@ def _ids(cases: list[tuple[ArchSpec, Operator]]) -> list[str]:
 def test_run_fills_never_exceed_any_completion(arch: ArchSpec, op: Operator) -> None:
     """Every objective, every stage and the tile bound, with placement (and with both axes on a 2-D array)."""
     assert_placed_bounds_below(arch, op)
+
+
+@pytest.mark.parametrize("arch,op", CASES, ids=_ids(CASES))
+def test_order_bounds_with_run_fills_never_exceed_any_completion(arch: ArchSpec, op: Operator) -> None:
+    """B37's order bound (relaxed placements, level ``j``'s capacity not checked) with B40, every order stage."""
+    assert_below(order_bounds(arch, op))
 
 
 RANDOM = strided_cases(6, seed=53, on_chip=2, limit=4_000)

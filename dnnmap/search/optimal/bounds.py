@@ -745,7 +745,7 @@ class LowerBound:
                     level_known[[ch, p]] = False
                 if t == self.out:  # B29: the pair's partial sums at full width, as every completion moves them
                     e = e + self._partial_widths(cost, pr)
-                if self.placement and ch == known and refills and not self.plain[t] and t != self.out:  # B40 (P1)
+                if self.placement and 0 <= ch == known and refills and not self.plain[t] and t != self.out:  # B40
                     e, d, h = self._run_fills(pr, temporal, spatial, fixed_from, tile, e, d, h)
             else:
                 level_known[p] = False
@@ -1490,8 +1490,8 @@ class LowerBound:
                    tile: np.ndarray | None, e: np.ndarray, d: np.ndarray, h: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """B40 (docs/search.md, "B40: the window's tile runs against the child's capacity"; with placement): the pair
-        of a sliding-window input ``t`` whose child ``c`` has a known box (``rest`` at ``c = fixed_from - 1``, ``tile``
-        at ``c = fixed_from - 2``), its ``(e, d, h)`` raised where larger. Every child instance runs its box once per
+        of a sliding-window input ``t`` whose child ``c`` has a known box (:meth:`_box`: ``c >= fixed_from - 1``, or
+        ``tile`` at ``c = fixed_from - 2``), its ``(e, d, h)`` raised where larger. Every child instance runs its box once per
         iteration of the loops above it, ``iterations / |box|`` runs over all instances, and each run touches the box's
         words of ``t``; at a run's start the child holds at most its capacity of them (its placed tile fits), so it
         fills at least ``words - capacity`` in the run, whatever its placement and order. The parent reads at least
@@ -1503,7 +1503,7 @@ class LowerBound:
         and a parent's reads ``R_i`` priced together, so ``e - h x fill <= max_i R_i x read`` bounds the reads'
         energy."""
         t, ch, p = pr.tensor, pr.child, pr.parent
-        box = self._box(temporal, spatial, ch, fixed_from, tile)
+        box = self._box(temporal, spatial, ch, fixed_from, tile) if ch >= 0 else None  # the lanes have no box
         if box is None:
             return e, d, h
         held = self.capacity[ch, t]
