@@ -1,4 +1,4 @@
-"""B42: one of each pair of mirror-image root children (docs/search.md, "B42: mirror-image root children")."""
+"""B42: one of each pair of mirror-image nodes (docs/search.md, "B42: mirror-image nodes")."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dnnmap.cost.model import CostModel
 from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.search.optimal import optimal_search
 from dnnmap.search.optimal.expand import Nodes
-from dnnmap.search.optimal.mirror import mirror_dims
+from dnnmap.search.optimal.mirror import mirror_dims, mirror_keep
 from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
@@ -83,6 +83,13 @@ def test_the_search_with_mirrors_proves_the_brute_force_optimum(arch: ArchSpec, 
         found = optimal_search(op, arch, objective, placement=True, both_axes=wide)
         assert found.certificate.proven
         assert found.result.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)
+    plain = model.evaluate(placed_space(op, arch, placement=False))  # the default space (level 0's order not searched)
+    for objective in OBJECTIVES:
+        truth = plain.objective(objective)
+        if np.isfinite(truth).any():
+            found = optimal_search(op, arch, objective)
+            assert found.certificate.proven
+            assert found.result.cost.objective(objective)[0] == pytest.approx(truth.min(), rel=1e-9)
 
 
 def root_children(op: Operator, arch: ArchSpec, mirror: bool) -> int:
@@ -105,3 +112,19 @@ def test_the_rule_drops_mirror_images_among_the_root_children() -> None:
     arch = load_arch("eyeriss")
     op = ops.conv2d("c", 8, 8, (16, 16), (3, 3), padding=1)
     assert root_children(op, arch, mirror=True) < root_children(op, arch, mirror=False)
+
+
+def test_one_of_each_pair_of_mirror_images_is_kept() -> None:
+    rng = np.random.default_rng(3)
+    n, L, D = 400, 3, 8
+    s = np.array([0, 1, 2, 3, 5, 4, 7, 6])
+    t = rng.integers(1, 4, (n, L, D))
+    t[:, :, 4] += 4  # P's factors differ from Q's: no node is its own image
+    nodes = Nodes(t, rng.integers(1, 3, (n, L, D)), rng.integers(0, 2, (n, L, D)),
+                  np.array([[rng.permutation(D) for _ in range(L)] for _ in range(n)]), rng.integers(0, 3, (n, L, 3)))
+    images = Nodes(t[:, :, s], nodes.spatial[:, :, s], nodes.axes[:, :, s], s[nodes.order], nodes.above.copy())
+    decided = np.array([False, True, True])
+    images.order[:, 0] = rng.permutation(D)  # an order not chosen yet: any placeholder
+    keep = mirror_keep(Nodes.concat([nodes, images]), s, decided)
+    assert len(keep) == n and np.array_equal(np.sort(keep % n), np.arange(n))
+    assert len(mirror_keep(nodes, s, decided)) == n  # no image among them: all kept

@@ -27,8 +27,8 @@ In that widened space (placement or both-axis unrolling) children the cost model
 sibling beats in every completion, are not searched (rules P3-P5: :class:`.placement.OrderKeys`,
 :func:`.expand.distinct_unrollings`). Before an order's placements are made, the order is bounded over its relaxed
 placement vectors (B37, :meth:`BranchAndBound.order_bound`), and only the orders below the incumbent get them. Of each
-pair of root children that are mirror images of each other (a square layer's ``P <-> Q``, ``R <-> S``: every mapping
-costs what its image does) one is searched (B42, :mod:`.mirror`; docs/search.md "B42: mirror-image root children").
+pair of nodes bounded together that are mirror images of each other (a square layer's ``P <-> Q``, ``R <-> S``: every
+mapping costs what its image does) one is searched (B42, :mod:`.mirror`; docs/search.md "B42: mirror-image nodes").
 
 Costly bounds only where they can prune (docs/search.md): the walk bounds a batch tier by tier
 (:meth:`BranchAndBound._tiered`, :data:`.bounds.TIER_PAIRS` to :data:`.bounds.TIER_FULL`), the costly terms only for
@@ -192,8 +192,8 @@ class BranchAndBound:
         # the padded top level without a fan-out has one child per tile, the many tiles the padding allows: they are
         # all bounded before any is expanded, then expanded best first, so a budget stop has a finite bound
         self.top_bounded = self.padded is not None and not arch.levels[-1].fanout
-        # B42: the layer's mirror (a relabeling of its dimensions every mapping's cost is blind to), whose image of a
-        # root child is searched in its place (not in the padded space)
+        # B42: the layer's mirror (a relabeling of its dimensions every mapping's cost is blind to): of two nodes bounded
+        # together that are each other's image one is searched (not in the padded space)
         self.mirror = mirror_dims(op, arch) if self.padded is None else None
         self.fit = None if placement else self.bound.fit  # tiles dropped for their footprint (none with placement)
         # in the widened space (placement, both axes): one child per class of children the cost model cannot tell
@@ -723,9 +723,6 @@ class BranchAndBound:
         pending, inherited, size, born = [], [], 0, 0
         room = [self.chunk]  # children this chunk still takes: :meth:`_children` hands on whole nodes below it at once
         for piece, lb, later in self._children(nodes, stage, parent_lb, deadline, room):
-            if stage == 0 and self.mirror is not None:  # B42: the root's children, one of each mirror-image pair
-                keep = mirror_keep(piece, self.mirror)
-                piece, lb = piece.take(keep), lb[keep]
             pending.append(piece)
             inherited.append(lb)
             born += len(piece)
@@ -743,6 +740,9 @@ class BranchAndBound:
         """The children in ``pieces`` whose bound (at least the ``inherited`` one) is below the incumbent, sorted
         by bound, and their bounds; bounded about :data:`STEP_SECONDS` at a time, the clock read in between."""
         batch, parent = Nodes.concat(pieces), np.concatenate(inherited)
+        if self.mirror is not None:  # B42: one of each pair of mirror images among them
+            keep = mirror_keep(batch, self.mirror, self._decided(stage))
+            batch, parent = batch.take(keep), parent[keep]
         if stage == 0 and self.top_bounded:  # bounded with their tiles (:meth:`_children`)
             lb = parent.copy()
         else:
@@ -753,6 +753,12 @@ class BranchAndBound:
         alive = np.nonzero(lb < self.incumbent * (1 - EPS))[0]
         order = alive[np.argsort(lb[alive], kind="stable")]
         return batch.take(order), lb[order]
+
+    def _decided(self, stage: int) -> np.ndarray:
+        """(L,) the levels whose loop orders the nodes of ``stage`` have chosen (those above its level, and its own
+        after its order stage)."""
+        kind, j = self.stages[stage]
+        return np.arange(self.L) >= (j if kind == "O" else j + 1)
 
     def _open_bound(self, stack: list[list]) -> float:
         """The least bound of the nodes still open on ``stack`` (at most the incumbent): each frame's nodes not yet
