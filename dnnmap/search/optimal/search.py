@@ -26,7 +26,9 @@ completion's from below (pruning rule P1 in the docs; the other tensors' pairs g
 In that widened space (placement or both-axis unrolling) children the cost model cannot tell apart, or that a
 sibling beats in every completion, are not searched (rules P3-P5: :class:`.placement.OrderKeys`,
 :func:`.expand.distinct_unrollings`). Before an order's placements are made, the order is bounded over its relaxed
-placement vectors (B37, :meth:`BranchAndBound.order_bound`), and only the orders below the incumbent get them.
+placement vectors (B37, :meth:`BranchAndBound.order_bound`), and only the orders below the incumbent get them. Of each
+pair of nodes bounded together that are mirror images of each other (a square layer's ``P <-> Q``, ``R <-> S``: every
+mapping costs what its image does) one is searched (B42, :mod:`.mirror`; docs/search.md "B42: mirror-image nodes").
 
 Costly bounds only where they can prune (docs/search.md): the walk bounds a batch tier by tier
 (:meth:`BranchAndBound._tiered`, :data:`.bounds.TIER_PAIRS` to :data:`.bounds.TIER_FULL`), the costly terms only for
@@ -61,6 +63,7 @@ from dnnmap.search.optimal.bounds import TIER_FULL, TIER_PAIRS, TIER_REFILLS, Lo
 from dnnmap.search.mappers import Progress
 from dnnmap.search.constraints import Constraints
 from dnnmap.search.optimal.expand import FactorSplits, Nodes, PaddedSplits, candidate_tiles, expand_orders, extents
+from dnnmap.search.optimal.mirror import mirror_dims, mirror_keep
 from dnnmap.search.optimal.placement import OrderKeys, distinct_children, least_placements, relaxed_placements
 from dnnmap.search.options import SearchOptions
 from dnnmap.search.space import MapSpace, padded_cap, unique_rows
@@ -237,6 +240,9 @@ class BranchAndBound:
         # the padded top level without a fan-out has one child per tile, the many tiles the padding allows: they are
         # all bounded before any is expanded, then expanded best first, so a budget stop has a finite bound
         self.top_bounded = self.padded is not None and not arch.levels[-1].fanout
+        # B42: the layer's mirror (a relabeling of its dimensions every mapping's cost is blind to): of two nodes bounded
+        # together that are each other's image one is searched (not in the padded space)
+        self.mirror = mirror_dims(op, arch) if self.padded is None else None
         self.fit = None if placement else self.bound.fit  # tiles dropped for their footprint (none with placement)
         # in the widened space (placement, both axes): one child per class of children the cost model cannot tell
         # apart, P3 (orders and placements) and P4 (spatial axes), and no child another dominates (P5); the default
@@ -776,6 +782,9 @@ class BranchAndBound:
         """The children in ``pieces`` whose bound (at least the ``inherited`` one) is below the incumbent, sorted
         by bound, and their bounds; bounded about :data:`STEP_SECONDS` at a time, the clock read in between."""
         batch, parent = Nodes.concat(pieces), np.concatenate(inherited)
+        if self.mirror is not None:  # B42: one of each pair of mirror images among them
+            keep = mirror_keep(batch, self.mirror, self._decided(stage))
+            batch, parent = batch.take(keep), parent[keep]
         if stage == 0 and self.top_bounded:  # bounded with their tiles (:meth:`_children`)
             lb = parent.copy()
         else:
@@ -786,6 +795,12 @@ class BranchAndBound:
         alive = np.nonzero(lb < self.incumbent * (1 - EPS))[0]
         order = alive[np.argsort(lb[alive], kind="stable")]
         return batch.take(order), lb[order]
+
+    def _decided(self, stage: int) -> np.ndarray:
+        """(L,) the levels whose loop orders the nodes of ``stage`` have chosen (those above its level, and its own
+        after its order stage)."""
+        kind, j = self.stages[stage]
+        return np.arange(self.L) >= (j if kind == "O" else j + 1)
 
     def _open_bound(self, stack: list[list]) -> float:
         """The least bound of the nodes still open on ``stack`` (at most the incumbent): each frame's nodes not yet
