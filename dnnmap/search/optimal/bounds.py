@@ -2032,16 +2032,13 @@ class LowerBound:
         if todo:
             parents = {pr.tensor: pr.parent for pr in self.pairs if pr.child == c}
             plain = self._nested_chains(m, c, weights).min(axis=0)
-            kept = tuple(u for u in range(self.T) if self.keeps[c, u])
-            members = tuple((c, u) for u in kept)
         for g in todo:
             more = tuple(w + (float(self.read_full[parents[t], t]) / vectors[g, t] if t in others else 0.0)
                          for t, w in enumerate(weights))
             rows = group == g
             # without B43 (a chain table per vector: B43's cost there is not repaid), less B22's with it: B22 with
-            # these reads as a whole, B43 left out (no chain that fits: 0, as :meth:`_stacked_chains`)
-            raw = self._capped_chains(m, members, tuple(more[u] for u in kept), None, wrapped=False)
-            gain[rows] = np.where(np.isfinite(raw), raw, 0.0).min(axis=0)[rows] - plain[rows]
+            # these reads as a whole, B43 left out
+            gain[rows] = self._nested_chains(m, c, more, False).min(axis=0)[rows] - plain[rows]
         return len(todo)
 
     def _read_groups(self, m: int, c: int, others: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -2703,7 +2700,7 @@ class LowerBound:
             self._front_cache[key] = np.sort(np.unique(inverse, return_index=True)[1])
         return self._front_cache[key]
 
-    def _nested_chains(self, m: int, c: int, weights: tuple[float, ...]) -> np.ndarray:
+    def _nested_chains(self, m: int, c: int, weights: tuple[float, ...], wrapped: bool = True) -> np.ndarray:
         """(orders, V') B22: per nesting order of level ``c``'s kept tensors (outermost first) and per distinct row ``U``
         of :meth:`_joint_table` (:meth:`_distinct_rows`), the least of ``sum_t weights[t] x iterations x ratio_t(R_t)`` over the chains of raised
         tiles ``R_inner | ... | R_outer | bounds / U`` (the raised tiles of one level nest, so each divides the next
@@ -2711,9 +2708,10 @@ class LowerBound:
         :meth:`_placed_ratio`; inf where they do not). B20 takes each tensor's least box on its own; the chain takes
         them together (:meth:`_stacked_chains` over level ``c``'s tensors)."""
         kept = tuple(u for u in range(self.T) if self.keeps[c, u])
-        return self._stacked_chains(m, tuple((c, u) for u in kept), tuple(weights[u] for u in kept))
+        return self._stacked_chains(m, tuple((c, u) for u in kept), tuple(weights[u] for u in kept), wrapped)
 
-    def _stacked_chains(self, m: int, members: tuple[tuple[int, int], ...], weights: tuple[float, ...]) -> np.ndarray:
+    def _stacked_chains(self, m: int, members: tuple[tuple[int, int], ...], weights: tuple[float, ...],
+                        wrapped: bool = True) -> np.ndarray:
         """(orders, V') B22/B24: per nesting order of ``members`` ((level, tensor) kept below the open fan-out ``m``,
         outermost first; ``weights`` aligned with them) and per distinct row ``U`` of :meth:`_joint_table`, the least of
         ``sum weights x iterations x ratio_t(R_t)`` over the chains of raised tiles ``R_inner | ... | R_outer | bounds /
@@ -2722,7 +2720,7 @@ class LowerBound:
         level; each ``R_t`` is a box where ``t``'s words and those of the outer members of its own level fit that level
         (:meth:`_placed_ratio`; inf where they do not): a min-over-divisors transform of the layer's lattice per member,
         innermost first (:func:`_divisor_min`). Cached per members and weights."""
-        raw = self._capped_chains(m, members, weights, None)
+        raw = self._capped_chains(m, members, weights, None, wrapped)  # ``wrapped``: with B43
         return np.where(np.isfinite(raw), raw, 0.0)  # no chain fits: no bound from it
 
     def _capped_chains(self, m: int, members: tuple[tuple[int, int], ...], weights: tuple[float, ...],
