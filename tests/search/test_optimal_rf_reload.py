@@ -60,14 +60,14 @@ def _off(self: LowerBound, entries: dict, *args: object) -> np.ndarray:
     return np.full(len(args[-2]), -np.inf)
 
 
-def _unchained(self: LowerBound, m: int, c: int, weights: tuple[float, ...]) -> np.ndarray:
+def _unchained(self: LowerBound, m: int, c: int, weights: tuple[float, ...], *more: object) -> np.ndarray:
     """B22 without its chained boxes (each tensor's least box on its own only)."""
-    return np.zeros_like(CHAINS(self, m, c, weights))
+    return np.zeros_like(CHAINS(self, m, c, weights, *more))
 
 
-def _inflated(self: LowerBound, m: int, c: int, weights: tuple[float, ...]) -> np.ndarray:
+def _inflated(self: LowerBound, m: int, c: int, weights: tuple[float, ...], *more: object) -> np.ndarray:
     """B22's chained refills x 1.03."""
-    return 1.03 * CHAINS(self, m, c, weights)
+    return 1.03 * CHAINS(self, m, c, weights, *more)
 
 
 @pytest.mark.parametrize("names, weaker", [(("_unrolled_refills", "_parent_reads"), _off),

@@ -52,9 +52,9 @@ def _off(self: LowerBound, placed: dict, rest: np.ndarray, drain: tuple) -> np.n
     return np.full(len(rest), -np.inf)
 
 
-def _inflated(self: LowerBound, m: int, members: tuple, weights: tuple) -> np.ndarray:
+def _inflated(self: LowerBound, m: int, members: tuple, weights: tuple, *more: object) -> np.ndarray:
     """B24's chained refills (its chains span two levels; B22's one) x 1.03."""
-    chains = CHAINS(self, m, members, weights)
+    chains = CHAINS(self, m, members, weights, *more)
     return 1.03 * chains if len({level for level, _ in members}) > 1 else chains
 
 

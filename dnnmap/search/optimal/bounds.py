@@ -152,6 +152,11 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   :meth:`LowerBound._run_fills`; with placement): a sliding-window input's pair whose child's box is known fills, in
   each of the box's ``iterations / |box|`` runs, at least the box's words less the child's capacity, and its parent
   reads at least the union's words under one parent instance less the children's capacities per run of the union;
+* B43 **the window's loops inside the next raised tile** (docs/search.md, section of that name;
+  :meth:`LowerBound._wrapped_chain`, :meth:`LowerBound._trip_values`; in B22's chains): a sliding-window input's raised
+  tile strictly inside the next member's (or the cover) has its loop right above inside that one, with trips dividing
+  their ratio on its dimension, and the next loop inside it too unless nothing else lies between; so B28's words per
+  run take those trips, and an entry whose next loop is on a plain axis of the input brings the whole box;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -435,6 +440,47 @@ def _divisor_min(grid: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
     return grid
 
 
+def _shifted(grid: np.ndarray, values: list[np.ndarray], d: int, factor: int) -> np.ndarray:
+    """B43: per box ``X`` of the divisor lattice's ``grid``, the value at ``X`` with ``X_d / factor`` in place of
+    ``X_d`` (inf where ``factor`` does not divide ``X_d``)."""
+    into, source = _shift_places(tuple(values[d].tolist()), factor)
+    out = np.full(grid.shape, np.inf)
+    np.moveaxis(out, d, 0)[into] = np.moveaxis(grid, d, 0)[source]
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _shift_places(vals: tuple[int, ...], factor: int) -> tuple[list[int], list[int]]:
+    """:func:`_shifted`'s places among the sorted divisors ``vals``: those divisible by ``factor`` and their
+    quotients'."""
+    index = {v: k for k, v in enumerate(vals)}
+    into = [k for k, v in enumerate(vals) if v % factor == 0]
+    return into, [index[vals[k] // factor] for k in into]
+
+
+def _ratio_min(grid: np.ndarray, values: list[np.ndarray], d: int, low: int) -> np.ndarray:
+    """B43: per box ``X`` of the divisor lattice's ``grid``, the least of the values at ``X`` with ``X_d`` replaced by
+    a divisor ``v`` of it with ``X_d / v >= low``."""
+    vals = values[d].tolist()
+    out = np.full(grid.shape, np.inf)
+    into, source = np.moveaxis(out, d, 0), np.moveaxis(grid, d, 0)
+    for k, v in enumerate(vals):
+        for i, u in enumerate(vals):
+            if v % u == 0 and v // u >= low:
+                into[k] = np.minimum(into[k], source[i])
+    return out
+
+
+def _proper_min(grid: np.ndarray, values: list[np.ndarray], d: int) -> np.ndarray:
+    """B43: per box ``X`` of the divisor lattice, the least of ``grid`` (already least over each box's divisors) at
+    the boxes ``X`` with ``X_d`` replaced by a proper divisor: the least over the primes ``p`` dividing ``X_d`` at
+    ``X_d / p`` (every proper divisor divides one of those)."""
+    out = np.full(grid.shape, np.inf)
+    for p in sorted({p for v in values[d].tolist() for p in prime_factors(int(v))}):
+        out = np.minimum(out, _shifted(grid, values, d, p))
+    return out
+
+
 @lru_cache(maxsize=4096)
 def _prime_steps(vals: tuple[int, ...]) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """:func:`_divisor_min`'s steps over the sorted divisors ``vals``: per prime ``p`` and exponent ``e >= 1`` of it,
@@ -551,6 +597,7 @@ TIER_FULL = 2  # and B11, B14, B18 (with B21), B19, B22, B24-B27, B29, the lanes
 
 LANE_BOXES = 2_000_000  # B3: most candidate lanes' boxes :meth:`LowerBound._least_ratio` enumerates for one key
 REFILL_BOXES = 250_000  # most boxes :meth:`LowerBound._padded_refills` enumerates for one tensor
+FEW_TRIPS = 5  # B43: a window loop's trips below this priced one by one, the others together (:meth:`LowerBound._trip_values`)
 READ_TABLES = 2  # B25: most chain tables :meth:`LowerBound._read_gains` computes in one call (one per vector of copies)
 
 
@@ -2032,7 +2079,9 @@ class LowerBound:
             more = tuple(w + (float(self.read_full[parents[t], t]) / vectors[g, t] if t in others else 0.0)
                          for t, w in enumerate(weights))
             rows = group == g
-            gain[rows] = self._nested_chains(m, c, more).min(axis=0)[rows] - plain[rows]
+            # without B43 (a chain table per vector: B43's cost there is not repaid), less B22's with it: B22 with
+            # these reads as a whole, B43 left out
+            gain[rows] = self._nested_chains(m, c, more, False).min(axis=0)[rows] - plain[rows]
         return len(todo)
 
     def _read_groups(self, m: int, c: int, others: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -2694,7 +2743,7 @@ class LowerBound:
             self._front_cache[key] = np.sort(np.unique(inverse, return_index=True)[1])
         return self._front_cache[key]
 
-    def _nested_chains(self, m: int, c: int, weights: tuple[float, ...]) -> np.ndarray:
+    def _nested_chains(self, m: int, c: int, weights: tuple[float, ...], wrapped: bool = True) -> np.ndarray:
         """(orders, V') B22: per nesting order of level ``c``'s kept tensors (outermost first) and per distinct row ``U``
         of :meth:`_joint_table` (:meth:`_distinct_rows`), the least of ``sum_t weights[t] x iterations x ratio_t(R_t)`` over the chains of raised
         tiles ``R_inner | ... | R_outer | bounds / U`` (the raised tiles of one level nest, so each divides the next
@@ -2702,9 +2751,10 @@ class LowerBound:
         :meth:`_placed_ratio`; inf where they do not). B20 takes each tensor's least box on its own; the chain takes
         them together (:meth:`_stacked_chains` over level ``c``'s tensors)."""
         kept = tuple(u for u in range(self.T) if self.keeps[c, u])
-        return self._stacked_chains(m, tuple((c, u) for u in kept), tuple(weights[u] for u in kept))
+        return self._stacked_chains(m, tuple((c, u) for u in kept), tuple(weights[u] for u in kept), wrapped)
 
-    def _stacked_chains(self, m: int, members: tuple[tuple[int, int], ...], weights: tuple[float, ...]) -> np.ndarray:
+    def _stacked_chains(self, m: int, members: tuple[tuple[int, int], ...], weights: tuple[float, ...],
+                        wrapped: bool = True) -> np.ndarray:
         """(orders, V') B22/B24: per nesting order of ``members`` ((level, tensor) kept below the open fan-out ``m``,
         outermost first; ``weights`` aligned with them) and per distinct row ``U`` of :meth:`_joint_table`, the least of
         ``sum weights x iterations x ratio_t(R_t)`` over the chains of raised tiles ``R_inner | ... | R_outer | bounds /
@@ -2713,26 +2763,28 @@ class LowerBound:
         level; each ``R_t`` is a box where ``t``'s words and those of the outer members of its own level fit that level
         (:meth:`_placed_ratio`; inf where they do not): a min-over-divisors transform of the layer's lattice per member,
         innermost first (:func:`_divisor_min`). Cached per members and weights."""
-        raw = self._capped_chains(m, members, weights, None)
+        raw = self._capped_chains(m, members, weights, None, wrapped)  # ``wrapped``: with B43
         return np.where(np.isfinite(raw), raw, 0.0)  # no chain fits: no bound from it
 
     def _capped_chains(self, m: int, members: tuple[tuple[int, int], ...], weights: tuple[float, ...],
-                       cap: tuple[int, float] | None) -> np.ndarray:
+                       cap: tuple[int, float] | None, wrapped: bool = True) -> np.ndarray:
         """:meth:`_stacked_chains` where ``cap`` (member index, words) limits that member's raised tile to the boxes
         moving at most ``words`` words (B29's case where each copy of an output word drains once); None: no limit.
-        Inf where no chain fits. Cached."""
-        key = ("chains", m, members, weights, cap)
+        Inf where no chain fits. ``wrapped``: with B43 (:meth:`_chain_lattice`). Cached."""
+        key = ("chains", m, members, weights, cap, wrapped)
         if key not in self._front_cache:
             cover_at = self._chain_grid(m)[3]
-            self._front_cache[key] = self._chain_lattice(m, members, weights, cap)[(slice(None),) + cover_at]
+            self._front_cache[key] = self._chain_lattice(m, members, weights, cap, wrapped)[(slice(None),) + cover_at]
         return self._front_cache[key]
 
     def _chain_lattice(self, m: int, members: tuple[tuple[int, int], ...], weights: tuple[float, ...],
-                       cap: tuple[int, float] | None = None) -> np.ndarray:
+                       cap: tuple[int, float] | None = None, wrapped: bool = True) -> np.ndarray:
         """(orders, *lattice) :meth:`_capped_chains`' least per nesting order over the chains inside every box of the
         layer's divisor lattice (:meth:`_chain_grid`; inf where none fits), read at the covers ``bounds / U`` there and
-        at B27's boxes inside one iteration of a loop (:meth:`_chains_inside`). Cached per members, weights and cap."""
-        key = ("chain lattice", m, members, weights, cap)
+        at B27's boxes inside one iteration of a loop (:meth:`_chains_inside`). ``wrapped``: a sliding-window input's
+        raised tile priced with the loops right above it inside the next one (B43, :meth:`_wrapped_chain`), else
+        B20's table over every box inside (B22 before B43). Cached per members, weights, cap and ``wrapped``."""
+        key = ("chain lattice", m, members, weights, cap, wrapped)
         if key not in self._front_cache:
             values, shape, at, _ = self._chain_grid(m)
             out = []
@@ -2755,7 +2807,10 @@ class LowerBound:
                     if cap is not None and outer_first[i] == cap[0]:
                         fits &= words <= cap[1] * (1 + 1e-9)
                     own[at] = np.where(fits, weight * words, np.inf)
-                    inner[outer_first[i:]] = _divisor_min(own + least, values)
+                    inner[outer_first[i:]] = (_divisor_min(own + least, values)
+                                              if self.plain[t] or not weight or not wrapped else
+                                              self._wrapped_chain(m, level, t, own, fits, weight * self.iterations,
+                                                                  least))  # B43
                 out.append(inner[outer_first])
             self._front_cache[key] = np.array(out)
         return self._front_cache[key]
@@ -2773,6 +2828,93 @@ class LowerBound:
             cover_at = tuple(np.searchsorted(values[d], covers[:, d]) for d in range(self.op_dims))
             self._front_cache[key] = (values, tuple(len(v) for v in values), at, cover_at)
         return self._front_cache[key]
+
+    def _wrapped_chain(self, m: int, level: int, t: int, own: np.ndarray, fits: np.ndarray, scale: float,
+                       least: np.ndarray) -> np.ndarray:
+        """(*grid) B43 (docs/search.md, "B43: the window's loops inside the next raised tile"): per box ``X`` of
+        :meth:`_chain_grid`'s grid (the next outer member's raised tile, or the cover), the least cost of a sliding-window
+        input ``t``'s raised tile ``Y`` at ``level`` inside ``X`` plus the chain inside ``Y`` (``least``, on the grid).
+        ``Y = X``: B20's cost ``own`` (on the grid; any loop above ``X``). ``Y`` strictly inside ``X`` (``fits``
+        (boxes,): ``Y`` fits with the outer members; ``scale``: the member's weight times the layer's iterations): the
+        loops between ``Y`` and ``X`` multiply to ``X / Y``, so the loop ``L1`` right above ``Y`` is on a dimension
+        ``d`` with ``X_d / Y_d`` a multiple of its trips ``T``, and the next loop ``L2`` lies inside ``X`` on a
+        dimension ``j`` with ``X_j / (Y x T)_j >= 2``, unless ``X`` is ``Y`` times ``T`` on ``d`` (``L2`` above ``X``,
+        anywhere): :meth:`_trip_values`' words per iteration for each case, each read over the ``Y`` its case allows
+        (on a plain axis of ``t`` every event of ``L1`` brings the whole box, whatever ``T``)."""
+        values, shape, _, _ = self._chain_grid(m)
+
+        def cost(ratio: np.ndarray) -> np.ndarray:  # per box its cost at ``ratio`` words per iteration, plus the chain
+            return np.where(fits & np.isfinite(ratio), scale * np.where(np.isfinite(ratio), ratio, 0.0),
+                            np.inf).reshape(shape) + least
+
+        out = own + least
+        stacked = [np.array([1])] + values  # the cases of one dimension stacked on a first axis
+        for d, groups in self._trip_values(t, level):
+            cases = [(trips, exact, nexts) for trips, exact, _, by_next in groups for nexts, _ in by_next]
+            least_in = _divisor_min(np.array([cost(ratio) for _, _, _, by_next in groups for _, ratio in by_next]),
+                                    stacked)  # L2 inside X: the least over each box's divisors, per case
+            for (trips, exact, nexts), grid in zip(cases, least_in):
+                moved = _shifted(grid, values, d, trips) if exact else _ratio_min(grid, values, d, trips)
+                for j in nexts if exact or d not in nexts else ():  # on one of ``nexts``
+                    out = np.minimum(out, _proper_min(moved, values, j))
+                if not exact and d in nexts:  # L2 on d: X_d / Y_d at least 2 T, taken as at least T
+                    out = np.minimum(out, moved)
+            for trips, exact, alone, _ in groups:  # X = Y x T on d: L2 above X
+                if alone is not None:
+                    grid = cost(alone)
+                    out = np.minimum(out, _shifted(grid, values, d, trips) if exact
+                                     else _ratio_min(grid, values, d, trips))
+        return out
+
+    def _trip_values(self, t: int, level: int) -> list[tuple[int, list[tuple[int, bool, np.ndarray | None,
+                                                                          list[tuple[list[int], np.ndarray]]]]]]:
+        """B43 (:meth:`_wrapped_chain`): per dimension ``d`` that may move the sliding-window input ``t`` and per trips
+        ``T`` of a loop ``L1`` on it right above a raised tile of ``t`` at ``level`` (per box of the layer's lattice, in
+        its order), the least words per iteration of the box: B28's ``((T - 1) x step + entry) / T`` per run, least over
+        ``L1``'s strides, at least a step where every event brings one (:meth:`_every_event`); with ``L2`` on any
+        dimension (None: not needed), and per class of dimensions of ``L2`` (the plain axes' of ``t``, the others;
+        ``d`` itself: B28's entry without ``L2`` or on ``d``) the least over the class. An entry with ``L2`` on a plain
+        axis of ``t`` counts whole: every entry changes that axis (``L2`` steps or wraps, a non-zero multiple of its
+        stride, at least the box's extent), the others half (B28). Inf where ``L1`` cannot have ``T`` trips. Each
+        ``T`` below :data:`FEW_TRIPS` on its own (``exact``), the others as one, the least over them (``T`` at least
+        that many). On a plain axis of ``t``: the whole box at every event, as one class with ``T >= 2``. Cached."""
+        key = ("trip values", t, level)
+        if key in self._front_cache:
+            return self._front_cache[key]
+        tiles = self._layer_lattice()[0]
+        size = tiles.prod(axis=1).astype(float)
+        _, parts = self._run_parts(tiles, t, level, every_too=True)
+        step = _step_words(self.op, tiles, t, True, self.bounds)
+        every = self._every_event(tiles, t)
+        share = np.where(np.append(False, self.disjoint[t]), 1.0, 0.5)[:, None]  # per row of the entries
+        nexts = [j for j in range(self.op_dims) if self.bounds[j] > 1]
+        plains = [j for j in nexts if self.disjoint[t, j]]
+        classes = [c for c in (plains, [j for j in nexts if j not in plains]) if c]
+        moving = self.indexes[t] & (self.bounds > 1)
+        room = self._loop_room(tiles, moving)
+        out = []
+        for d in np.nonzero(moving)[0].tolist():
+            if self.disjoint[t, d]:
+                out.append((d, [(2, False, None, [([d], np.where(room[:, d], step[:, d], np.inf) / size)])]))
+                continue
+            floor = np.where(every[:, d], step[:, d], 0.0)
+            found: dict[int, tuple[np.ndarray, dict[int, np.ndarray]]] = {}
+            for i, rows, runs in parts:
+                if i != d:
+                    continue
+                for ok, steps, trips, entries in runs:
+                    alone, by_next = found.setdefault(min(trips, FEW_TRIPS), (
+                        np.full(len(tiles), np.inf), {j: np.full(len(tiles), np.inf) for j in nexts}))
+                    weighed = share * entries
+                    alone[rows] = np.minimum(alone[rows], np.where(ok, (steps + weighed.min(axis=0)) / trips, np.inf))
+                    for j in nexts:
+                        value = np.where(ok, (steps + weighed[0 if j == d else 1 + j]) / trips, np.inf)
+                        by_next[j][rows] = np.minimum(by_next[j][rows], value)
+            out.append((d, [(trips, trips < FEW_TRIPS, np.maximum(alone, floor) / size,
+                             [(c, np.maximum(np.min([by_next[j] for j in c], axis=0), floor) / size) for c in classes])
+                            for trips, (alone, by_next) in sorted(found.items())]))
+        self._front_cache[key] = out
+        return out
 
     @staticmethod
     def _beside_drains(others: np.ndarray, outs: np.ndarray, joint: np.ndarray) -> np.ndarray:
@@ -3089,11 +3231,13 @@ class LowerBound:
         self._front_cache[key] = out
         return out
 
-    def _run_parts(self, tiles: np.ndarray, t: int, level: int) -> tuple[np.ndarray, list[tuple]]:
+    def _run_parts(self, tiles: np.ndarray, t: int, level: int, every_too: bool = False
+                   ) -> tuple[np.ndarray, list[tuple]]:
         """:meth:`_run_words`'s terms whatever dimensions ``L2`` may be on: the words per run before B28 (n, D) and,
         per window term ``i`` of ``t``, its rows and per (trips, stride) of ``L1`` the rows it applies to, the steps'
-        words, the trips and :meth:`_entry_words`' entries per ``L2`` (cached per tensor, level and tiles)."""
-        key = ("run parts", t, level, tiles.tobytes())
+        words, the trips and :meth:`_entry_words`' entries per ``L2`` (cached per tensor, level and tiles).
+        ``every_too`` (B43, :meth:`_trip_values`): the rows where every event brings a step too."""
+        key = ("run parts", t, level, tiles.tobytes(), every_too)
         if key in self._front_cache:
             return self._front_cache[key]
         step = _step_words(self.op, tiles, t, True, self.bounds)
@@ -3112,7 +3256,7 @@ class LowerBound:
         parts = []
         for a, (terms, count, span) in enumerate(axes):
             for i, c in terms if len(terms) > 1 else ():
-                rows = np.nonzero(~every[:, i])[0]
+                rows = np.arange(len(tiles)) if every_too else np.nonzero(~every[:, i])[0]
                 if not len(rows):
                     continue
                 room = self.bounds[i] // tiles[rows, i]
