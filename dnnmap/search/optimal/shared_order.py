@@ -28,7 +28,7 @@ from dnnmap.search.space import level_orders, touched_lower
 def _walks(k: int) -> tuple[np.ndarray, np.ndarray]:
     """Every order of ``k`` loops (outermost first; (k!, k) positions among them) and each one's sets lifted out of
     the tile below its first ``0 .. k`` loops ((k!, k + 1), bit ``i``: loop ``i``). Read-only, cached."""
-    perms = np.array(level_orders(tuple(range(k)), k), dtype=np.int64).reshape(-1, k)
+    perms = np.array(level_orders(tuple(range(k)), k), dtype=np.int64).reshape(math.factorial(k), k)
     sets = np.zeros((len(perms), k + 1), dtype=np.int64)
     for m in range(k):
         sets[:, m + 1] = sets[:, m] | (1 << perms[:, m])
