@@ -26,7 +26,10 @@ completion's from below (pruning rule P1 in the docs; the other tensors' pairs g
 In that widened space (placement or both-axis unrolling) children the cost model cannot tell apart, or that a
 sibling beats in every completion, are not searched (rules P3-P5: :class:`.placement.OrderKeys`,
 :func:`.expand.distinct_unrollings`). Before an order's placements are made, the order is bounded over its relaxed
-placement vectors (B37, :meth:`BranchAndBound.order_bound`), and only the orders below the incumbent get them.
+placement vectors (B37, :meth:`BranchAndBound.order_bound`), and only the orders below the incumbent get them. A
+factor stage with no loop above its level takes one order of the level for its children's refills and its own
+tensors' refetches (B39, :meth:`BranchAndBound._shared_order`, for the nodes the other tiers leave below the incumbent),
+and keeps each order's value, with which its order stage drops orders before B37 prices them.
 
 Costly bounds only where they can prune (docs/search.md): the walk bounds a batch tier by tier
 (:meth:`BranchAndBound._tiered`, :data:`.bounds.TIER_PAIRS` to :data:`.bounds.TIER_FULL`), the costly terms only for
@@ -411,15 +414,15 @@ class BranchAndBound:
 
     def _order_floor(self, nodes: Nodes, parents: np.ndarray, stage: int) -> np.ndarray:
         """(n,) B39's bound of each order stage node (its level-``j`` order fixed; ``parents``: its parent's index, the
-        siblings' the same) where its factor-stage parent's orders were bounded (:meth:`_shared_order`; each child of
-        the order is one of its relaxed vectors' children, so that order's bound holds for it), else -inf."""
+        siblings' the same) where its factor-stage parent's orders were bounded (:meth:`_shared_order`: that order's
+        value bounds every child of it), else -inf."""
         _, j = self.stages[stage]
         out = np.full(len(nodes), -math.inf)
         floors = self._order_floors.get(j)
         if not floors:
             return out
         ranks = order_ranks(nodes.temporal[:, j], nodes.order[:, j])
-        owners, first, inverse = np.unique(parents, return_index=True, return_inverse=True)
+        _, first, inverse = np.unique(parents, return_index=True, return_inverse=True)
         for g, key in enumerate(self._floor_keys(nodes.take(first), j)):
             floor = floors.get(key)
             if floor is not None:
@@ -737,7 +740,8 @@ class BranchAndBound:
     def _bounded_orders(self, nodes: Nodes, parents: np.ndarray, stage: int, parent_lb: np.ndarray
                         ) -> tuple[Nodes, np.ndarray]:
         """B37: the nodes of order stage ``stage`` (``parents``: each one's index into ``parent_lb``) whose
-        :meth:`order_bound` (at least their parent's) is below the incumbent, and their parents' indices."""
+        :meth:`order_bound` (at least their parent's) is below the incumbent, and their parents' indices; an order
+        whose B39 value (:meth:`_order_floor`) is not is dropped before it is priced."""
         floor = np.maximum(self._order_floor(nodes, parents, stage), parent_lb[parents])  # B39, where known: no pricing
         keep = np.nonzero(floor < self.incumbent * (1 - EPS))[0]
         if len(keep) < len(nodes):
