@@ -47,7 +47,7 @@ def _terms(bound: LowerBound, temporal: np.ndarray, spatial: np.ndarray, cost: C
       term): ``a = c + g``, ``g`` B21's growth of its reloads (:meth:`.bounds.LowerBound._reload_growth`; 0 but for
       the output), as B18 prices such a pair under another order of the top level (``rho`` its refills over the best
       order's);
-    * child ``j - 1``, a sliding-window tensor: B21's whole tile at each event of the loops through the innermost on a
+    * child ``j - 1``, a sliding-window input: B21's whole tile at each event of the loops through the innermost on a
       plain axis of it (:meth:`.bounds.LowerBound._disjoint_refills`), ``a`` its energy per event times the events
       at the best order (``rho``'s denominator);
     * child ``j``, a tensor level ``j`` keeps for which P1 holds there, exact at the shared boundary: ``a = c + g``."""
@@ -61,7 +61,7 @@ def _terms(bound: LowerBound, temporal: np.ndarray, spatial: np.ndarray, cost: C
                 e = e + bound._copies_drained(spatial, ch, counts["drains"][:, ch, t])
             value = np.where(safe[:, t], _pair_energy(bound, pr, e, h) + bound._reload_growth(counts, pr), 0.0)
             out.append((t, False, value, value))
-        elif ch == j - 1 and not bound.plain[t]:
+        elif ch == j - 1 and not bound.plain[t] and t != bound.out:
             out.append((t, False, *_window_pair(bound, pr, temporal, spatial, by_order, safe, j)))
         elif ch == j and bound.monotone[j, t]:
             e, _, h = bound._exact(cost.counts, pr)
@@ -217,3 +217,13 @@ def order_ranks(trips: np.ndarray, order: np.ndarray) -> np.ndarray:
         weight = factorial[np.maximum(k - 1 - i, 0)] * (i < k)
         rank += later.sum(axis=1) * weight
     return rank
+
+
+def compile_kernels() -> None:
+    """Compile (first run) or load from numba's on-disk cache :func:`_added` for the argument types
+    :func:`_group_added` passes: called by :func:`dnnmap.cost.warmup.compile_kernels`, so that no search pays its
+    compilation."""
+    perms, sets = _walks(2)
+    _added(np.ones((1, 2)), np.ones((1, 1, 2), dtype=bool), np.ones((1, 4, 1)), perms, sets,
+           np.zeros((1, 2, 1), dtype=np.int64), np.ones((1, 2), dtype=bool), np.zeros(1, dtype=np.int64),
+           np.ones(1, dtype=bool), np.ones((1, 1)), np.ones((1, 1)))
