@@ -100,8 +100,9 @@ def test_register_file_node(monkeypatch: pytest.MonkeyPatch) -> None:
     completion = priced.objective("energy")[0]
     stage = 2  # F(1)
     bb = BranchAndBound(op, arch, "energy", model, placement=True, both_axes=frozenset({1}))
-    assert bb._bound(node, stage)[0] <= completion  # with B38, which binds here more than B30 (docs "B38")
+    assert bb._bound(node, stage)[0] <= completion  # with B38, which binds here more than B30 (docs "B38"), and B39
     monkeypatch.setattr(LowerBound, "_step_reads", lambda self, pr, e, h, temporal, *a: np.zeros(temporal[:, 0].shape))
+    monkeypatch.setattr(BranchAndBound, "_shared_order", lambda self, *args: args[-2])  # B39 out: B30 against B20
     bound = bb._bound(node, stage)[0]
     # the input's words: the completion fills one a MAC; B30 three quarters of that (B28's entries counted half, over
     # a loop of 2 trips on P), B20 alone half
