@@ -83,7 +83,8 @@ def test_register_file_node(monkeypatch: pytest.MonkeyPatch) -> None:
     word a processing element fetches serves one MAC, whatever the orders and placements. B20 took the input's raised
     tile over K (a loop of the buffer) and a loop on R next to it (R has no loop here), half a fill a MAC; B30 prices
     three quarters of it. The bound rises by more than a third and stays below the node's best completion (the best
-    mapping of its subtree, found by the search run from this node: input tile below P and C, output below P)."""
+    mapping of its subtree, found by the search run from this node: input tile below P and C, output below P). B38 and
+    B40 are taken out for the comparison."""
     arch = load_arch("eyeriss")
     op = zoo.get("resnet18").layer("layer2.0.conv2").op
     model = CostModel(op, arch)
@@ -103,6 +104,8 @@ def test_register_file_node(monkeypatch: pytest.MonkeyPatch) -> None:
     assert bb._bound(node, stage)[0] <= completion  # with B38, which binds here more than B30 (docs "B38"), and B39
     monkeypatch.setattr(LowerBound, "_step_reads", lambda self, pr, e, h, temporal, *a: np.zeros(temporal[:, 0].shape))
     monkeypatch.setattr(BranchAndBound, "_shared_order", lambda self, *args: args[-2])  # B39 out: B30 against B20
+    monkeypatch.setattr(LowerBound, "_run_fills", lambda self, pr, temporal, spatial, fixed_from, tile, e, d, h:
+                        (e, d, h))  # B40 binds here too (the input's box of 2,160 words in 12)
     bound = bb._bound(node, stage)[0]
     # the input's words: the completion fills one a MAC; B30 three quarters of that (B28's entries counted half, over
     # a loop of 2 trips on P), B20 alone half

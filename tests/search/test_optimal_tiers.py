@@ -165,3 +165,49 @@ def test_a_real_layer_prices_fewer_completions(objective: str, monkeypatch: pyte
     assert on.certificate.incumbent == off.certificate.incumbent and on.certificate.nodes == off.certificate.nodes
     assert on.result.mapping == off.result.mapping
     assert sum(rows) < 0.8 * priced_off
+
+
+def test_the_tier_plan_follows_each_tiers_cost_and_share_left() -> None:
+    """:class:`.search._TierStats` (docs/search.md "The tier plan from each tier's cost and the rows it leaves"): plan 0
+    (every tier) first and every ``TIER_TRY`` calls; otherwise the plan of least expected seconds per live row, from
+    each tier's cost per row (a ratio of sums: a large call outweighs a small one's fixed cost) and the share it
+    leaves."""
+    stats = search._TierStats()
+    assert stats.plan() == 0  # nothing measured yet: every tier, which measures them all
+    # the pairs' tier prunes nothing and costs 2 us a row, the refills' leaves a quarter at 5 us, the full 10 us
+    stats.record(TIER_PAIRS, 2e-3, 1000, 1000, 1000)
+    stats.record(TIER_REFILLS, 5e-3, 1000, 1000, 250)
+    stats.record(TIER_FULL, 2.5e-3, 250, 1000, 10)
+    assert search.TIER_PLANS[stats.plan()] == (TIER_REFILLS, TIER_FULL)
+    assert stats.expected((TIER_REFILLS, TIER_FULL)) == pytest.approx(5e-6 + 0.25 * 10e-6)
+    # a small call (1 ms for 2 rows, mostly its fixed cost) weighs by its rows, not as one call: the plan stays
+    stats.record(TIER_FULL, 1e-3, 2, 2, 2)
+    assert search.TIER_PLANS[stats.plan()] == (TIER_REFILLS, TIER_FULL)
+    # where the pairs' tier prunes most rows it runs first
+    stats.record(TIER_PAIRS, 2e-3, 1000, 1000, 20)
+    assert search.TIER_PLANS[stats.plan()][0] == TIER_PAIRS
+    for _ in range(search.TIER_TRY - 4):
+        stats.plan()
+    assert stats.plan() == 0  # every TIER_TRY calls every tier again
+
+
+def test_a_tier_never_computed_is_not_chosen_alone() -> None:
+    """A tier without a measured cost counts as infinitely costly unless the tier before it in the plan left no row."""
+    stats = search._TierStats()
+    stats.plan()
+    stats.record(TIER_PAIRS, 1e-3, 100, 100, 0)  # the pairs' tier pruned every row: the others never ran
+    assert stats.expected((TIER_PAIRS, TIER_FULL)) == pytest.approx(1e-5)
+    assert stats.expected((TIER_FULL,)) == float("inf")
+    assert search.TIER_PLANS[stats.plan()][0] == TIER_PAIRS
+
+
+def test_a_stage_of_small_calls_keeps_every_tier() -> None:
+    """While a stage's statistics rest on fewer than ``TIER_ROWS`` live rows (an order stage's first calls bound 1-20
+    orders each), plan 0 runs, even where the few rows measured make the full tier alone look cheaper."""
+    stats = search._TierStats()
+    for _ in range(5):
+        assert stats.plan() == 0
+        for tier in (TIER_PAIRS, TIER_REFILLS, TIER_FULL):  # 2 rows a call, none pruned, each tier 1 ms
+            stats.record(tier, 1e-3, 2, 2, 2)
+    assert stats.expected((TIER_FULL,)) < stats.expected(search.TIER_PLANS[0])
+    assert stats.plan() == 0

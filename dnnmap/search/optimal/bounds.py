@@ -148,6 +148,10 @@ energy is a sum over pairs, so a node's bound is a sum of per-pair bounds (docs/
   :meth:`LowerBound._union_reads`): at ``F(j)`` B19 also holds under placement where P1 does, and a sliding-window
   input's pair with level ``j`` as parent is priced whole, its parent reading at least B19's words of the union of the
   children's tiles under it (their box, whose shifts are theirs);
+* B40 **the window's tile runs against the child's capacity** (docs/search.md, section of that name;
+  :meth:`LowerBound._run_fills`; with placement): a sliding-window input's pair whose child's box is known fills, in
+  each of the box's ``iterations / |box|`` runs, at least the box's words less the child's capacity, and its parent
+  reads at least the union's words under one parent instance less the children's capacities per run of the union;
 * **tile bound** (:meth:`.search.BranchAndBound.tile_bound`): the node's bound with the tile of
   level ``j - 1`` known before level ``j`` is split (``tile`` of :meth:`LowerBound.compute`); B14 (with placement
   since B23) and the lanes' joint term also hold there when the open fan-out lies right above the tile
@@ -741,6 +745,8 @@ class LowerBound:
                     level_known[[ch, p]] = False
                 if t == self.out:  # B29: the pair's partial sums at full width, as every completion moves them
                     e = e + self._partial_widths(cost, pr)
+                if self.placement and 0 <= ch == known and refills and not self.plain[t] and t != self.out:  # B40
+                    e, d, h = self._run_fills(pr, temporal, spatial, fixed_from, tile, e, d, h)
             else:
                 level_known[p] = False
                 if ch >= 0:
@@ -763,6 +769,8 @@ class LowerBound:
                     e, d, h = (np.where(safe[:, t], x, y) for x, y in zip(ex, (e, d, h)))
                     if joint is not None and self.plain[t]:  # B21: with the growth of its reloads per refill
                         joint.append((pr, None, safe[:, t], e, h, self._reload_growth(by_order[t].counts, pr)))
+                if self.placement and ch >= 0 and refills and not self.plain[t] and t != self.out:  # B40
+                    e, d, h = self._run_fills(pr, temporal, spatial, fixed_from, tile, e, d, h)
                 if joint is not None and not self.plain[t] and ch == known - 1 and p == self.L - 1:
                     joint.append((pr, None, None, e, h, None))  # B21: a sliding-window tensor's, by its disjoint loops
             crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
@@ -1477,6 +1485,41 @@ class LowerBound:
         energy = child * self.energy[ch, t, 0 if is_out else 1] + parent * self.energy[p, t, 2 if is_out else 0]
         dram = parent * self.word_bytes[t] if p == self.L - 1 else np.zeros(len(tile))
         return energy, dram, child
+
+    def _run_fills(self, pr: Pair, temporal: np.ndarray, spatial: np.ndarray, fixed_from: int,
+                   tile: np.ndarray | None, e: np.ndarray, d: np.ndarray, h: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """B40 (docs/search.md, "B40: the window's tile runs against the child's capacity"; with placement): the pair
+        of a sliding-window input ``t`` whose child ``c`` has a known box (:meth:`_box`: ``c >= fixed_from - 1``, or
+        ``tile`` at ``c = fixed_from - 2``), its ``(e, d, h)`` raised where larger. Every child instance runs its box once per
+        iteration of the loops above it, ``iterations / |box|`` runs over all instances, and each run touches the box's
+        words of ``t``; at a run's start the child holds at most its capacity of them (its placed tile fits), so it
+        fills at least ``words - capacity`` in the run, whatever its placement and order. The parent reads at least
+        those fills over the most children one read may feed; and where the parent is level ``c + 1`` with its
+        fan-out fixed, the ``k`` children under one parent instance run their boxes together, their union is the box
+        ``box x`` that fan-out, and a word of it that no child holds at the start is read from the parent at least
+        once in the run: at least ``words(union) - k x capacity`` per run of the union. Taken part by part with the
+        pair's bound so far: each of the bounds maxed into ``(e, h)`` is a child's fills ``F_i`` (``h`` their largest)
+        and a parent's reads ``R_i`` priced together, so ``e - h x fill <= max_i R_i x read`` bounds the reads'
+        energy."""
+        t, ch, p = pr.tensor, pr.child, pr.parent
+        box = self._box(temporal, spatial, ch, fixed_from, tile) if ch >= 0 else None  # the lanes have no box
+        if box is None:
+            return e, d, h
+        held = self.capacity[ch, t]
+        fills = self.iterations / box.prod(axis=1) * np.maximum(
+            0.0, touched_lower(self.op, box, contiguous=True)[:, t] - held)
+        reads = fills / float(np.prod(self.fan[ch + 1:p + 1]))
+        if ch + 1 >= fixed_from and p == ch + 1:
+            fan = spatial[:, p]  # (n, D) the children under one parent instance
+            union = box * fan
+            reads = np.maximum(fills / fan.prod(axis=1), self.iterations / union.prod(axis=1) * np.maximum(
+                0.0, touched_lower(self.op, union, contiguous=True)[:, t] - fan.prod(axis=1) * held))
+        fill = self.energy[ch, t, 1]
+        fills = np.maximum(h, fills)  # with the bound so far, part by part: ``e - h x fill`` is at most the parent's
+        energy = fills * fill + np.maximum(e - h * fill, reads * self.energy[p, t, 0])  # reads' energy (docs)
+        dram = reads * self.word_bytes[t] if p == self.L - 1 else np.zeros(len(fills))
+        return np.maximum(e, energy), np.maximum(d, dram), fills
 
     def _box(self, temporal: np.ndarray, spatial: np.ndarray, ch: int, fixed_from: int,
              tile: np.ndarray | None) -> np.ndarray | None:

@@ -26,7 +26,9 @@ completion's from below (pruning rule P1 in the docs; the other tensors' pairs g
 In that widened space (placement or both-axis unrolling) children the cost model cannot tell apart, or that a
 sibling beats in every completion, are not searched (rules P3-P5: :class:`.placement.OrderKeys`,
 :func:`.expand.distinct_unrollings`). Before an order's placements are made, the order is bounded over its relaxed
-placement vectors (B37, :meth:`BranchAndBound.order_bound`), and only the orders below the incumbent get them. A
+placement vectors (B37, :meth:`BranchAndBound.order_bound`), and only the orders below the incumbent get them. Of each
+pair of nodes bounded together that are mirror images of each other (a square layer's ``P <-> Q``, ``R <-> S``: every
+mapping costs what its image does) one is searched (B42, :mod:`.mirror`; docs/search.md "B42: mirror-image nodes"). A
 factor stage with no loop above its level takes one order of the level for its children's refills and its own
 tensors' refetches (B39, :meth:`BranchAndBound._shared_order`, for the nodes the other tiers leave below the incumbent),
 and keeps each order's value, with which its order stage drops orders before B37 prices them.
@@ -64,6 +66,7 @@ from dnnmap.search.optimal.bounds import TIER_FULL, TIER_PAIRS, TIER_REFILLS, Lo
 from dnnmap.search.mappers import Progress
 from dnnmap.search.constraints import Constraints
 from dnnmap.search.optimal.expand import FactorSplits, Nodes, PaddedSplits, candidate_tiles, expand_orders, extents
+from dnnmap.search.optimal.mirror import mirror_dims, mirror_keep
 from dnnmap.search.optimal.placement import OrderKeys, distinct_children, least_placements, relaxed_placements
 from dnnmap.search.optimal.shared_order import order_ranks, shared_orders
 from dnnmap.search.options import SearchOptions
@@ -78,9 +81,12 @@ EPS = 1e-9  # relative slack: a bound within rounding of the incumbent cannot be
 # calls until their fixed cost (about 10-20 ms a call of the bounds) dominates the work
 STEP_SECONDS = 0.1
 # the tiers a batch's bounds may be computed in (:meth:`BranchAndBound._tiered`): all three, the pairs' then the full,
-# the full alone; one is chosen per stage by its running CPU time, each other tried every TIER_TRY calls
-TIER_PLANS = ((TIER_PAIRS, TIER_REFILLS, TIER_FULL), (TIER_PAIRS, TIER_FULL), (TIER_FULL,))
+# the refills' then the full, the full alone; one is chosen per stage from its tiers' running costs and shares of rows
+# left (:class:`_TierStats`), the first (which measures every tier) every TIER_TRY calls
+TIER_PLANS = ((TIER_PAIRS, TIER_REFILLS, TIER_FULL), (TIER_PAIRS, TIER_FULL), (TIER_REFILLS, TIER_FULL), (TIER_FULL,))
 TIER_TRY = 16
+TIER_DECAY = 0.7  # weight of the past calls in a stage's running tier statistics
+TIER_ROWS = 256  # plan 0 while a stage's statistics rest on fewer live rows (a few rows' shares and costs say little)
 # a factor stage prices B2's completions only for the nodes its pairs' tier leaves below the incumbent while at most
 # this share of its nodes is (:meth:`BranchAndBound._bound_extent`; else every node's, the share measured every
 # TIER_TRY calls)
@@ -170,6 +176,51 @@ def _stages(L: int, level0_order: bool) -> list[tuple[str, int]]:
     return [(kind, j) for j in range(L - 1, 0, -1) for kind in ("F", "O")] + [("F", 0)] + [("O", 0)] * level0_order
 
 
+class _TierStats:
+    """Running statistics of one stage's tiers (:meth:`BranchAndBound._tiered`; docs/search.md "The tier plan from each
+    tier's cost and the rows it leaves"): per tier, its CPU seconds per row computed, and the share of a call's live rows
+    still below the incumbent after it. The tiers are nested (each holds the terms of those below it), so the rows a
+    tier leaves do not depend on which lower tiers ran before it, and a plan's expected seconds per live row is the sum
+    over its tiers of each one's cost per row times the share the tier before it in the plan leaves. Each is a ratio of
+    sums over the calls (the past weighted down by :data:`TIER_DECAY`), so a large call counts more than a small one,
+    whose fixed cost per call inflates its cost per row; plan 0 (every tier, so every statistic) runs on the first call,
+    every :data:`TIER_TRY` calls, and while the statistics rest on fewer than :data:`TIER_ROWS` live rows (weighted as
+    the sums are): the order stages' first calls bound 1-20 rows each."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.seconds = np.zeros(3)  # per tier: CPU seconds spent computing it
+        self.rows = np.zeros(3)  # per tier: the rows it was computed for
+        self.entered = np.zeros(3)  # per tier: the live rows of the calls that computed it
+        self.left = np.zeros(3)  # per tier: of those, the rows below the incumbent after it
+
+    def plan(self) -> int:
+        """The index into :data:`TIER_PLANS` of the next call's plan: the one of least expected seconds per live row,
+        plan 0 every :data:`TIER_TRY` calls (from the first) and while fewer than :data:`TIER_ROWS` live rows are
+        measured."""
+        self.calls += 1
+        if (self.calls - 1) % TIER_TRY == 0 or self.entered[TIER_PAIRS] < TIER_ROWS:
+            return 0
+        return int(np.argmin([self.expected(plan) for plan in TIER_PLANS]))
+
+    def expected(self, plan: tuple[int, ...]) -> float:
+        """Expected CPU seconds per live row of ``plan``: a tier never computed costs inf, a share never measured is 1
+        (no row pruned)."""
+        cost, share = 0.0, 1.0
+        for tier in plan:
+            if share == 0.0:
+                break
+            cost += share * (self.seconds[tier] / self.rows[tier] if self.rows[tier] else math.inf)
+            share = self.left[tier] / self.entered[tier] if self.entered[tier] else 1.0
+        return cost
+
+    def record(self, tier: int, seconds: float, rows: int, entered: int, left: int) -> None:
+        """One computation of ``tier`` for ``rows`` rows of a call with ``entered`` live rows, ``left`` of them still
+        below the incumbent after it."""
+        for total, value in ((self.seconds, seconds), (self.rows, rows), (self.entered, entered), (self.left, left)):
+            total[tier] = TIER_DECAY * total[tier] + value
+
+
 class BranchAndBound:
     def __init__(self, op: Operator, arch: ArchSpec, objective: str, model: CostModel, chunk: int = 20_000,
                  placement: bool = False, both_axes: frozenset[int] = frozenset(),
@@ -193,6 +244,9 @@ class BranchAndBound:
         # the padded top level without a fan-out has one child per tile, the many tiles the padding allows: they are
         # all bounded before any is expanded, then expanded best first, so a budget stop has a finite bound
         self.top_bounded = self.padded is not None and not arch.levels[-1].fanout
+        # B42: the layer's mirror (a relabeling of its dimensions every mapping's cost is blind to): of two nodes bounded
+        # together that are each other's image one is searched (not in the padded space)
+        self.mirror = mirror_dims(op, arch) if self.padded is None else None
         self.fit = None if placement else self.bound.fit  # tiles dropped for their footprint (none with placement)
         # in the widened space (placement, both axes): one child per class of children the cost model cannot tell
         # apart, P3 (orders and placements) and P4 (spatial axes), and no child another dominates (P5); the default
@@ -202,8 +256,8 @@ class BranchAndBound:
         self.stages = _stages(self.L, self.registers or (placement and bool(self.keeps[0].any()) and self.L > 1))
         self.chunk = chunk
         self.tiered = tiered
-        # per stage (or level's tile bound): calls of :meth:`_tiered` and the running CPU seconds per row of each plan
-        self._plans: dict[int | tuple[int, str], tuple[list[int], np.ndarray]] = {}
+        # per stage (or level's tile bound): the running statistics of its tiers (:meth:`_tiered`)
+        self._plans: dict[int | tuple[int, str], _TierStats] = {}
         # per factor stage: calls of :meth:`_bound_extent`, and the running share of its nodes whose completions with
         # B2's orders are priced
         self._priced_share: dict[int, list] = {}
@@ -438,30 +492,24 @@ class BranchAndBound:
         the incumbent, a row's bound the largest of its tiers (each is a lower bound). A row pruned by a lower tier
         would be pruned by the full bound too (at least as large), so the walk prunes the same nodes and keeps the same
         ones in the same order: the costly terms (B19, the lanes' joint term, B14, B18, B11's unrollings; docs/search.md
-        "Costly bounds only where they can prune") run only where they can prune. The plan is the one of least running
-        CPU seconds per row at the work ``key`` names (a stage, or a level's tile bound), each other plan tried every
-        :data:`TIER_TRY` calls: where the lower tiers prune few rows, computing them is only overhead."""
+        "Costly bounds only where they can prune") run only where they can prune. The plan is the one of least expected
+        CPU seconds per row at the work ``key`` names (a stage, or a level's tile bound) from its tiers' running costs
+        and shares of rows left (:class:`_TierStats`): where the lower tiers prune few rows, computing them is only
+        overhead."""
         if not lazy:
             return bound_rows(None, TIER_FULL)
-        calls, seconds = self._plans.setdefault(key, ([0], np.zeros(len(TIER_PLANS))))
-        calls[0] += 1
-        untried = np.nonzero(seconds == 0)[0]
-        if len(untried):
-            plan = int(untried[0])
-        elif calls[0] % TIER_TRY == 0 and len(TIER_PLANS) > 1:  # another plan now and then: the best one changes
-            plan = (int(seconds.argmin()) + 1 + calls[0] // TIER_TRY % (len(TIER_PLANS) - 1)) % len(TIER_PLANS)
-        else:
-            plan = int(seconds.argmin())
-        t = time.process_time()
+        stats = self._plans.setdefault(key, _TierStats())
         lb = np.full(len(live), -math.inf)
         rows = np.nonzero(live)[0]
-        for tier in TIER_PLANS[plan]:
+        entered = len(rows)
+        for tier in TIER_PLANS[stats.plan()]:
             if not len(rows):
                 break
-            lb[rows] = np.maximum(lb[rows], bound_rows(None if len(rows) == len(lb) else rows, tier))
+            t = time.process_time()
+            computed = len(rows)
+            lb[rows] = np.maximum(lb[rows], bound_rows(None if computed == len(lb) else rows, tier))
             rows = rows[lb[rows] < self.incumbent * (1 - EPS)]
-        spent = (time.process_time() - t) / max(len(live), 1) + 1e-12
-        seconds[plan] = spent if seconds[plan] == 0 else 0.7 * seconds[plan] + 0.3 * spent
+            stats.record(tier, time.process_time() - t, computed, entered, len(rows))
         return lb
 
     def _fits(self, nodes: Nodes, cost: CostBatch, kind: str, j: int) -> np.ndarray:
@@ -804,6 +852,9 @@ class BranchAndBound:
         """The children in ``pieces`` whose bound (at least the ``inherited`` one) is below the incumbent, sorted
         by bound, and their bounds; bounded about :data:`STEP_SECONDS` at a time, the clock read in between."""
         batch, parent = Nodes.concat(pieces), np.concatenate(inherited)
+        if self.mirror is not None:  # B42: one of each pair of mirror images among them
+            keep = mirror_keep(batch, self.mirror, self._decided(stage))
+            batch, parent = batch.take(keep), parent[keep]
         if stage == 0 and self.top_bounded:  # bounded with their tiles (:meth:`_children`)
             lb = parent.copy()
         else:
@@ -814,6 +865,12 @@ class BranchAndBound:
         alive = np.nonzero(lb < self.incumbent * (1 - EPS))[0]
         order = alive[np.argsort(lb[alive], kind="stable")]
         return batch.take(order), lb[order]
+
+    def _decided(self, stage: int) -> np.ndarray:
+        """(L,) the levels whose loop orders the nodes of ``stage`` have chosen (those above its level, and its own
+        after its order stage)."""
+        kind, j = self.stages[stage]
+        return np.arange(self.L) >= (j if kind == "O" else j + 1)
 
     def _open_bound(self, stack: list[list]) -> float:
         """The least bound of the nodes still open on ``stack`` (at most the incumbent): each frame's nodes not yet
