@@ -101,8 +101,9 @@ def test_register_file_node(monkeypatch: pytest.MonkeyPatch) -> None:
     completion = priced.objective("energy")[0]
     stage = 2  # F(1)
     bb = BranchAndBound(op, arch, "energy", model, placement=True, both_axes=frozenset({1}))
-    assert bb._bound(node, stage)[0] <= completion  # with B38, which binds here more than B30 (docs "B38")
+    assert bb._bound(node, stage)[0] <= completion  # with B38, which binds here more than B30 (docs "B38"), and B39
     monkeypatch.setattr(LowerBound, "_step_reads", lambda self, pr, e, h, temporal, *a: np.zeros(temporal[:, 0].shape))
+    monkeypatch.setattr(BranchAndBound, "_shared_order", lambda self, *args: args[-2])  # B39 out: B30 against B20
     monkeypatch.setattr(LowerBound, "_run_fills", lambda self, pr, temporal, spatial, fixed_from, tile, e, d, h:
                         (e, d, h))  # B40 binds here too (the input's box of 2,160 words in 12)
     bound = bb._bound(node, stage)[0]

@@ -28,7 +28,10 @@ sibling beats in every completion, are not searched (rules P3-P5: :class:`.place
 :func:`.expand.distinct_unrollings`). Before an order's placements are made, the order is bounded over its relaxed
 placement vectors (B37, :meth:`BranchAndBound.order_bound`), and only the orders below the incumbent get them. Of each
 pair of nodes bounded together that are mirror images of each other (a square layer's ``P <-> Q``, ``R <-> S``: every
-mapping costs what its image does) one is searched (B42, :mod:`.mirror`; docs/search.md "B42: mirror-image nodes").
+mapping costs what its image does) one is searched (B42, :mod:`.mirror`; docs/search.md "B42: mirror-image nodes"). A
+factor stage with no loop above its level takes one order of the level for its children's refills and its own
+tensors' refetches (B39, :meth:`BranchAndBound._shared_order`, for the nodes the other tiers leave below the incumbent),
+and keeps each order's value, with which its order stage drops orders before B37 prices them.
 
 Costly bounds only where they can prune (docs/search.md): the walk bounds a batch tier by tier
 (:meth:`BranchAndBound._tiered`, :data:`.bounds.TIER_PAIRS` to :data:`.bounds.TIER_FULL`), the costly terms only for
@@ -65,6 +68,7 @@ from dnnmap.search.constraints import Constraints
 from dnnmap.search.optimal.expand import FactorSplits, Nodes, PaddedSplits, candidate_tiles, expand_orders, extents
 from dnnmap.search.optimal.mirror import mirror_dims, mirror_keep
 from dnnmap.search.optimal.placement import OrderKeys, distinct_children, least_placements, relaxed_placements
+from dnnmap.search.optimal.shared_order import order_ranks, shared_orders
 from dnnmap.search.options import SearchOptions
 from dnnmap.search.space import MapSpace, padded_cap, unique_rows
 from dnnmap.search.sunstone.mapper import sunstone_search
@@ -267,6 +271,8 @@ class BranchAndBound:
         # running mean of the seconds bounding one node (one tile: key "tile") takes per stage (first guess: 256 a step)
         self.seconds_per_node: dict[int | tuple[int, str], float] = {}
         self._tiles: dict[tuple[int, bytes], np.ndarray] = {}  # candidate tiles per (level, rest): _candidate_tiles
+        # B39's bound per order of a factor stage's node, per level and node key (:meth:`_shared_order`)
+        self._order_floors: dict[int, dict[bytes, np.ndarray]] = {}
 
     def _batch(self, n: Nodes) -> MappingBatch:
         return MappingBatch(n.temporal, n.spatial, n.order, self.keeps, (), n.axes, n.above)
@@ -417,7 +423,66 @@ class BranchAndBound:
                                  None if by_order is None else [taken if c is cost else _cost_rows(c, rows)
                                                                 for c in by_order],
                                  None if safe is None else safe[rows], tier=tier)
-        return np.where(fits, self._tiered(bound_rows, fits, lazy, stage if key is None else key), np.inf)
+        lb = np.where(fits, self._tiered(bound_rows, fits, lazy, stage if key is None else key), np.inf)
+        if (kind == "F" and by_order is not None and self.placement and j < self.L - 1 and self.objective == "energy"
+                and self.padded is None):
+            lb = self._shared_order(nodes, cost, by_order, safe, j, bound, lb, lazy)
+        return lb
+
+    def _shared_order(self, nodes: Nodes, cost: CostBatch, by_order: list[CostBatch], safe: np.ndarray, j: int,
+                      bound: LowerBound, lb: np.ndarray, lazy: bool) -> np.ndarray:
+        """``lb`` of factor stage ``j``'s ``nodes`` (priced in ``cost``, B2's ``by_order`` and ``safe``) raised to B39
+        (docs/search.md, "B39: one order for a level's refetches and its children's refills"): the pairs' tier plus
+        the least over level ``j``'s orders of :func:`.shared_order.shared_orders`' increment. ``lazy``: only where
+        ``lb`` is still below the incumbent (where it can prune), else wherever ``lb`` is finite. Each node's bound per
+        order is kept (:attr:`_order_floors`) for its order stage (:meth:`_order_floor`). Energy only."""
+        live = np.isfinite(lb) & (lb < self.incumbent * (1 - EPS) if lazy else True)
+        rows = np.nonzero(live)[0]
+        if not len(rows):
+            return lb
+        taken = _cost_rows(cost, rows)
+        orders = [taken if c is cost else _cost_rows(c, rows) for c in by_order]
+        part = nodes.take(rows)
+        groups = shared_orders(bound, part.temporal, part.spatial, taken, orders, safe[rows], j)
+        if not groups:
+            return lb
+        pairs = bound.compute(taken, part.temporal, part.spatial, part.order, j, j, self.objective, orders,
+                              safe[rows], tier=TIER_PAIRS)
+        lb = lb.copy()
+        kept = self._order_floors.setdefault(j, {})
+        if len(kept) > 100_000:
+            kept.clear()
+        for group, added in groups:
+            floors = pairs[group, None] + added
+            lb[rows[group]] = np.maximum(lb[rows[group]], floors.min(axis=1))
+            kept.update(zip(self._floor_keys(part.take(group), j), floors))
+        return lb
+
+    def _floor_keys(self, nodes: Nodes, j: int) -> list[bytes]:
+        """Each node's key in :attr:`_order_floors`: what its order stage's nodes share with it (all but level
+        ``j``'s order and placements and those below)."""
+        n = len(nodes)
+        rows = np.concatenate([nodes.temporal.reshape(n, -1), nodes.spatial.reshape(n, -1), nodes.axes.reshape(n, -1),
+                               nodes.order[:, j + 1:].reshape(n, -1), nodes.above[:, j + 1:].reshape(n, -1)], axis=1)
+        return [row.tobytes() for row in np.ascontiguousarray(rows, dtype=np.int64)]
+
+    def _order_floor(self, nodes: Nodes, parents: np.ndarray, stage: int) -> np.ndarray:
+        """(n,) B39's bound of each order stage node (its level-``j`` order fixed; ``parents``: its parent's index, the
+        siblings' the same) where its factor-stage parent's orders were bounded (:meth:`_shared_order`: that order's
+        value bounds every child of it), else -inf."""
+        _, j = self.stages[stage]
+        out = np.full(len(nodes), -math.inf)
+        floors = self._order_floors.get(j)
+        if not floors:
+            return out
+        ranks = order_ranks(nodes.temporal[:, j], nodes.order[:, j])
+        _, first, inverse = np.unique(parents, return_index=True, return_inverse=True)
+        for g, key in enumerate(self._floor_keys(nodes.take(first), j)):
+            floor = floors.get(key)
+            if floor is not None:
+                rows = np.nonzero(inverse.reshape(-1) == g)[0]
+                out[rows] = floor[ranks[rows]]
+        return out
 
     def _tiered(self, bound_rows: Callable[[np.ndarray | None, int], np.ndarray], live: np.ndarray,
                 lazy: bool, key: int | tuple[int, str]) -> np.ndarray:
@@ -723,8 +788,13 @@ class BranchAndBound:
     def _bounded_orders(self, nodes: Nodes, parents: np.ndarray, stage: int, parent_lb: np.ndarray
                         ) -> tuple[Nodes, np.ndarray]:
         """B37: the nodes of order stage ``stage`` (``parents``: each one's index into ``parent_lb``) whose
-        :meth:`order_bound` (at least their parent's) is below the incumbent, and their parents' indices."""
-        lb = np.maximum(self.order_bound(nodes, stage), parent_lb[parents])
+        :meth:`order_bound` (at least their parent's) is below the incumbent, and their parents' indices; an order
+        whose B39 value (:meth:`_order_floor`) is not is dropped before it is priced."""
+        floor = np.maximum(self._order_floor(nodes, parents, stage), parent_lb[parents])  # B39, where known: no pricing
+        keep = np.nonzero(floor < self.incumbent * (1 - EPS))[0]
+        if len(keep) < len(nodes):
+            nodes, parents, floor = nodes.take(keep), parents[keep], floor[keep]
+        lb = np.maximum(self.order_bound(nodes, stage), floor)
         keep = np.nonzero(lb < self.incumbent * (1 - EPS))[0]
         return nodes.take(keep), parents[keep]
 
