@@ -220,6 +220,11 @@ def assert_raises_some_bound(with_rule: list[tuple[np.ndarray, np.ndarray]],
     assert any((np.isfinite(a) & (a > b * (1 + 1e-9))).any() for (a, _), (b, _) in zip(with_rule, without))
 
 
+def assert_some_bound_exceeds(mutated: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """Some bound of a deliberately broken rule is above a mapping's cost (so the soundness check can fail)."""
+    assert any((np.isfinite(truth) & (lb > truth * (1 + 1e-9))).any() for lb, truth in mutated)
+
+
 TINY = (tiny_rf_arch({"input": 3, "weight": 1, "output": 1}), ops.matmul("m", 3, 4, 2))
 
 
