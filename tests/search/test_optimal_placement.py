@@ -220,6 +220,15 @@ def assert_raises_some_bound(with_rule: list[tuple[np.ndarray, np.ndarray]],
     assert any((np.isfinite(a) & (a > b * (1 + 1e-9))).any() for (a, _), (b, _) in zip(with_rule, without))
 
 
+def assert_rule_binds(monkeypatch: pytest.MonkeyPatch, cases: list[tuple[ArchSpec, Operator]], method: str,
+                      off: Callable[..., object]) -> None:
+    """The bound method ``method`` of :class:`LowerBound` replaced by ``off`` (the rule taken out) lowers some finite
+    :func:`stage_bounds` of ``cases`` and raises none."""
+    full = [b for arch, op in cases for b in stage_bounds(arch, op)]
+    monkeypatch.setattr(LowerBound, method, off)
+    assert_raises_some_bound(full, [b for arch, op in cases for b in stage_bounds(arch, op)])
+
+
 def assert_some_bound_exceeds(mutated: list[tuple[np.ndarray, np.ndarray]]) -> None:
     """Some bound of a deliberately broken rule is above a mapping's cost (so the soundness check can fail)."""
     assert any((np.isfinite(truth) & (lb > truth * (1 + 1e-9))).any() for lb, truth in mutated)

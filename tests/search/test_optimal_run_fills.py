@@ -21,7 +21,7 @@ from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
 from test_optimal_order_bound import assert_below, order_bounds
 from test_optimal_placed_rf import assert_placed_bounds_below, tiny_rf_array
-from test_optimal_placement import assert_raises_some_bound, stage_bounds, tiny_rf_arch, assert_some_bound_exceeds
+from test_optimal_placement import assert_rule_binds, stage_bounds, tiny_rf_arch, assert_some_bound_exceeds
 from test_optimal_windowed_bounds import check
 from test_optimal_wrap_bounds import strided_cases
 
@@ -90,9 +90,7 @@ def _inflated(self: LowerBound, pr: object, temporal: np.ndarray, spatial: np.nd
 
 def test_run_fills_bind(monkeypatch: pytest.MonkeyPatch) -> None:
     """B40 never lowers a bound and raises some finite one (so the checks above cover it)."""
-    full = [b for arch, op in CASES for b in stage_bounds(arch, op)]
-    monkeypatch.setattr(LowerBound, "_run_fills", _off)
-    assert_raises_some_bound(full, [b for arch, op in CASES for b in stage_bounds(arch, op)])
+    assert_rule_binds(monkeypatch, CASES, "_run_fills", _off)
 
 
 def test_run_fills_inflation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:

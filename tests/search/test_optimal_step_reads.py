@@ -19,7 +19,7 @@ from dnnmap.search.optimal.bounds import LowerBound
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
 from test_optimal_placed_rf import assert_placed_bounds_below, tiny_rf_array
-from test_optimal_placement import assert_raises_some_bound, stage_bounds, tiny_rf_arch, assert_some_bound_exceeds
+from test_optimal_placement import assert_rule_binds, stage_bounds, tiny_rf_arch, assert_some_bound_exceeds
 from test_optimal_windowed_bounds import check
 from test_optimal_wrap_bounds import strided_cases
 
@@ -64,10 +64,7 @@ def _inflated(self: LowerBound, *args: object) -> np.ndarray:
 
 def test_step_reads_bind(monkeypatch: pytest.MonkeyPatch) -> None:
     """B38's parent reads never lower a bound and raise some finite one (so the check above covers them)."""
-    cases = [POOL_2, CONV, ARRAY]
-    full = [b for arch, op in cases for b in stage_bounds(arch, op)]
-    monkeypatch.setattr(LowerBound, "_union_reads", _off)
-    assert_raises_some_bound(full, [b for arch, op in cases for b in stage_bounds(arch, op)])
+    assert_rule_binds(monkeypatch, [POOL_2, CONV, ARRAY], "_union_reads", _off)
 
 
 def test_step_reads_inflation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
