@@ -739,6 +739,14 @@ class LowerBound:
             safe |= (moving[:, None, :] & self.indexes[None, :, :]).sum(axis=2) <= 1
         return safe
 
+    def crossed(self, child: int, parent: int) -> list[int]:
+        """The levels with a fan-out that a word moving between ``child`` and ``parent`` crosses."""
+        return [m for m in range(child + 1, parent + 1) if self.arch.levels[m].fanout is not None]
+
+    def hop_per_word(self, pr: Pair) -> float:
+        """The hop energy of one word of ``pr`` through the fan-outs it crosses."""
+        return self.hop_energy[self.crossed(pr.child, pr.parent)].sum()
+
     def compute(self, cost: CostBatch, temporal: np.ndarray, spatial: np.ndarray, order: np.ndarray,
                 fixed_from: int, known: int,
                 objective: str,
@@ -820,7 +828,7 @@ class LowerBound:
                     e, d, h = self._run_fills(pr, temporal, spatial, fixed_from, tile, e, d, h)
                 if joint is not None and not self.plain[t] and ch == known - 1 and p == self.L - 1:
                     joint.append((pr, None, None, e, h, None))  # B21: a sliding-window tensor's, by its disjoint loops
-            crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
+            crossed = self.crossed(ch, p)
             hop_per_word = self.hop_energy[crossed].sum()
             if drain is not None and t == self.out and ch == drain[0]:
                 counted = counted + e + h * hop_per_word
@@ -1049,7 +1057,7 @@ class LowerBound:
         out_words = self.out_words
         for pr in self.pairs:
             t, ch, p = pr.tensor, pr.child, pr.parent
-            crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
+            crossed = self.crossed(ch, p)
             if ch >= 0:
                 e, d, h = self._compulsory(pr, ones, self.bounds[None, :], self.L, self.touched_all)
             elif t in self.registers:
@@ -1121,9 +1129,8 @@ class LowerBound:
                     if not fits.any():
                         continue
                     most = float(boxes[fits][:, free].prod(axis=1).max()) if len(free) else 1.0
-                crossed = [m for m in range(c + 1, p + 1) if self.arch.levels[m].fanout is not None]
-                hop = float(self.hop_energy[crossed].sum())
-                one_to_one = not crossed
+                hop = float(self.hop_per_word(pr))
+                one_to_one = not self.crossed(c, p)
                 words = self.iterations / most
                 if t == self.out:
                     drain = min(self.energy[c, t, 0], self.read_full[c, t]) + hop
@@ -3788,8 +3795,7 @@ class LowerBound:
         which also takes out the accumulate reads a child feeds: constant); a B7/B8 pair is :meth:`_sweeps` with these
         refills."""
         pr, held, safe, e, h, growth = term
-        hop = self.hop_energy[[m for m in range(pr.child + 1, pr.parent + 1)
-                               if self.arch.levels[m].fanout is not None]].sum()
+        hop = self.hop_per_word(pr)
         if held is None and safe is None:  # B21: a sliding-window tensor's pair
             es, hs = self._disjoint_refills(pr, spatial[rows], fixed_from, sweeps[rows], refills,
                                             tile_words[rows, pr.tensor])
@@ -3814,7 +3820,7 @@ class LowerBound:
         t, ch, p = pr.tensor, pr.child, pr.parent
         if t != self.out:
             return np.zeros(len(c["fills"]))
-        crossed = [m for m in range(ch + 1, p + 1) if self.arch.levels[m].fanout is not None]
+        crossed = self.crossed(ch, p)
         first = np.maximum(0.0, c["drains"][:, ch, t] - c["fills"][:, ch, t])
         per_word = self.energy[ch, t, 1] + self.hop_energy[crossed].sum() + (0.0 if crossed else self.read_full[p, t])
         return first * per_word - c["accumulate_reads"][:, p, t] * self.read_full[p, t]

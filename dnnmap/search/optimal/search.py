@@ -87,6 +87,7 @@ TIER_PLANS = ((TIER_PAIRS, TIER_REFILLS, TIER_FULL), (TIER_PAIRS, TIER_FULL), (T
 TIER_TRY = 16
 TIER_DECAY = 0.7  # weight of the past calls in a stage's running tier statistics
 TIER_ROWS = 256  # plan 0 while a stage's statistics rest on fewer live rows (a few rows' shares and costs say little)
+ORDER_FLOORS_KEPT = 100_000  # B39's per-order bounds kept per level at most (all dropped past it; only pruning is lost)
 # a factor stage prices B2's completions only for the nodes its pairs' tier leaves below the incumbent while at most
 # this share of its nodes is (:meth:`BranchAndBound._bound_extent`; else every node's, the share measured every
 # TIER_TRY calls)
@@ -450,7 +451,7 @@ class BranchAndBound:
                               safe[rows], tier=TIER_PAIRS)
         lb = lb.copy()
         kept = self._order_floors.setdefault(j, {})
-        if len(kept) > 100_000:
+        if len(kept) > ORDER_FLOORS_KEPT:
             kept.clear()
         for group, added in groups:
             floors = pairs[group, None] + added

@@ -90,8 +90,7 @@ def _window_pair(bound: LowerBound, pr: Pair, temporal: np.ndarray, spatial: np.
 
 def _pair_energy(bound: LowerBound, pr: Pair, energy: np.ndarray, hops: np.ndarray) -> np.ndarray:
     """(n,) a pair's energy as the pairs' tier counts it: its own and its hops' through the fan-outs in between."""
-    crossed = [m for m in range(pr.child + 1, pr.parent + 1) if bound.arch.levels[m].fanout is not None]
-    return energy + hops * bound.hop_energy[crossed].sum()
+    return energy + hops * bound.hop_per_word(pr)
 
 
 @njit(cache=True)
