@@ -29,9 +29,9 @@ sibling beats in every completion, are not searched (rules P3-P5: :class:`.place
 placement vectors (B37, :meth:`BranchAndBound.order_bound`), and only the orders below the incumbent get them. Of each
 pair of nodes bounded together that are mirror images of each other (a square layer's ``P <-> Q``, ``R <-> S``: every
 mapping costs what its image does) one is searched (B42, :mod:`.mirror`; docs/search.md "B42: mirror-image nodes"). A
-factor stage with no loop above its level takes one order of the level for its children's refills and its own
-tensors' refetches (B39, :meth:`BranchAndBound._shared_order`, for the nodes the other tiers leave below the incumbent),
-and keeps each order's value, with which its order stage drops orders before B37 prices them.
+factor stage takes one order of the level for its children's refills and its own tensors' refetches (B39, and B44 under
+the loops above the level: :meth:`BranchAndBound._shared_order`, for the nodes the other tiers leave below the
+incumbent), and keeps each order's value, with which its order stage drops orders before B37 prices them.
 
 Costly bounds only where they can prune (docs/search.md): the walk bounds a batch tier by tier
 (:meth:`BranchAndBound._tiered`, :data:`.bounds.TIER_PAIRS` to :data:`.bounds.TIER_FULL`), the costly terms only for

@@ -1,13 +1,15 @@
 """B39 (docs/search.md, "B39: one order for a level's refetches and its children's refills").
 
-At a factor stage ``F(j)`` with per-tensor placement, below the top and with no non-trivial loop above level ``j``,
-level ``j``'s one loop order decides both the refills of the pairs whose child is level ``j - 1`` (each tensor wants
-the loops that do not index it innermost: B2 prices each pair at its own best order) and where each tensor kept at
-level ``j`` can be placed (a tensor placed below some of the level's loops is fetched again by those outside its
-innermost loop on a plain axis of it; the shared boundary the node's completion uses holds it whole). B39 takes one
-order for all of those pairs: the least over the level's orders of what each pair adds beyond what the pairs' tier of
-the bound counts for it. A node's orders are walked in a compiled loop over a table of its tiles per set of loops
-lifted out of them (at most ``2^k`` for ``k`` loops, shared by its ``k!`` orders).
+At a factor stage ``F(j)`` with per-tensor placement, below the top, level ``j``'s one loop order decides both the
+refills of the pairs whose child is level ``j - 1`` (each tensor wants the loops that do not index it innermost: B2
+prices each pair at its own best order) and where each tensor kept at level ``j`` can be placed (a tensor placed below
+some of the level's loops is fetched again by those outside its innermost loop on a plain axis of it; the shared
+boundary the node's completion uses holds it whole). B39 takes one order for all of those pairs: the least over the
+level's orders of what each pair adds beyond what the pairs' tier of the bound counts for it. B44 (docs/search.md,
+"B44: B39 under the loops above the level"): also where the levels above ``j`` have non-trivial loops (fixed at that
+stage), a placed tensor's term left out where one of them moves a sliding-window axis of it. A node's orders are
+walked in a compiled loop over a table of its tiles per set of loops lifted out of them (at most ``2^k`` for ``k``
+loops, shared by its ``k!`` orders).
 """
 
 from __future__ import annotations
@@ -68,8 +70,18 @@ def _terms(bound: LowerBound, temporal: np.ndarray, spatial: np.ndarray, cost: C
             if t == bound.out:  # B29
                 e = e + bound._partial_widths(cost, pr)
             value = _pair_energy(bound, pr, e, h) + bound._reload_growth(cost.counts, pr)
+            value = np.where(_overlapping_runs(bound, temporal, t, j), 0.0, value)  # B44: no term there
             out.append((t, True, value, value))
     return out
+
+
+def _overlapping_runs(bound: LowerBound, temporal: np.ndarray, t: int, j: int) -> np.ndarray:
+    """(n,) B44 (docs/search.md, "B44: B39 under the loops above the level"): whether a non-trivial loop above level
+    ``j`` moves an axis of tensor ``t`` that is not plain (a sliding window's), so that runs of level ``j``'s loops
+    may share words of its box; elsewhere each run whose box the shared boundary fills anew shares no word with the
+    run before."""
+    window = bound.indexes[t] & ~bound.disjoint[t]
+    return ((temporal[:, j + 1:] > 1).any(axis=1) & window[None, :]).any(axis=1)
 
 
 def _window_pair(bound: LowerBound, pr: Pair, temporal: np.ndarray, spatial: np.ndarray, by_order: list[CostBatch],
@@ -176,7 +188,7 @@ def shared_orders(bound: LowerBound, temporal: np.ndarray, spatial: np.ndarray, 
     """B39's increment over the pairs' tier per order of level ``j`` of nodes of factor stage ``j`` (their completions
     ``cost``, B2's ``by_order`` and ``safe`` as :meth:`.bounds.LowerBound.compute` takes them), in groups of nodes
     with as many non-trivial loops ``k``: (the nodes (g,), (g, k!) the increment of each order, numbered as
-    :func:`order_ranks` numbers them), no group for a node with a non-trivial loop above level ``j``. An order's
+    :func:`order_ranks` numbers them), nodes with loops above level ``j`` too (B44). An order's
     increment is inf where some placeable tensor fits at no placement (it has no relaxed vector, B37:
     :func:`.placement.relaxed_placements`), else the sum over B39's pairs (:func:`_terms`) of ``max(0, a rho - c)``.
     A pair of child ``j - 1`` has ``rho`` its tile's refills under the order (the trips of the loops from the
@@ -186,11 +198,21 @@ def shared_orders(bound: LowerBound, temporal: np.ndarray, spatial: np.ndarray, 
     events of those loops through the innermost one on a plain axis of it (each moves that axis by the tile's whole
     extent or wraps it back, so the new tile shares no word with the one before) and, for each of the first ``q < m``
     loops, its events times the words of the box one of its iterations sweeps (the tile below the first ``q + 1``
-    loops) less the tile held when it starts, plus the first tile."""
-    rows = np.nonzero((temporal[:, j + 1:] == 1).all(axis=(1, 2)))[0]
-    terms = _terms(bound, temporal, spatial, cost, by_order, safe, j) if len(rows) else []
+    loops) less the tile held when it starts, plus the first tile.
+
+    B44, with loops above level ``j`` (fixed, the same under every order): a child ``j - 1``'s tile is refilled at
+    each event of all the loops through the innermost on a plain axis of it, ``A x`` the events of level ``j``'s
+    loops where one of those is on such an axis (``A`` the loops above: every iteration of theirs runs level ``j``'s),
+    ``A`` times its best order's too, so ``rho`` is the same ratio; else the same events under every order (``rho =
+    1``). A child ``j`` tensor none of whose sliding-window axes the loops above move: the shared boundary fills its
+    box anew at each change of it, each time a box with no word of the one before (a plain axis moved by the box's
+    extent, or wrapped back), so the tile the placed level holds when such a run of level ``j``'s loops starts (part of
+    the box before) has none of its words, and B39's count holds run by run: at least ``rho`` times the words the
+    shared boundary takes in (runs with the box unchanged take in at least none)."""
+    terms = _terms(bound, temporal, spatial, cost, by_order, safe, j)
     if not terms:
         return []
+    rows = np.arange(len(temporal))  # B44: the nodes with loops above level ``j`` too
     live = temporal[rows, j] > 1
     k = live.sum(axis=1)
     out = []
