@@ -425,15 +425,16 @@ class BranchAndBound:
                                                                 for c in by_order],
                                  None if safe is None else safe[rows], tier=tier)
         lb = np.where(fits, self._tiered(bound_rows, fits, lazy, stage if key is None else key), np.inf)
-        if (kind == "F" and by_order is not None and self.placement and j < self.L - 1 and self.objective == "energy"
-                and self.padded is None):
+        if (kind == "F" and (by_order is not None or j == 0) and self.placement and j < self.L - 1
+                and self.objective == "energy" and self.padded is None):
             lb = self._shared_order(nodes, cost, by_order, safe, j, bound, lb, lazy)
         return lb
 
-    def _shared_order(self, nodes: Nodes, cost: CostBatch, by_order: list[CostBatch], safe: np.ndarray, j: int,
-                      bound: LowerBound, lb: np.ndarray, lazy: bool) -> np.ndarray:
-        """``lb`` of factor stage ``j``'s ``nodes`` (priced in ``cost``, B2's ``by_order`` and ``safe``) raised to B39
-        (docs/search.md, "B39: one order for a level's refetches and its children's refills"): the pairs' tier plus
+    def _shared_order(self, nodes: Nodes, cost: CostBatch, by_order: list[CostBatch] | None, safe: np.ndarray | None,
+                      j: int, bound: LowerBound, lb: np.ndarray, lazy: bool) -> np.ndarray:
+        """``lb`` of factor stage ``j``'s ``nodes`` (priced in ``cost``, B2's ``by_order`` and ``safe``, None at level 0)
+        raised to B39 (docs/search.md, "B39: one order for a level's refetches and its children's refills"; B44 under
+        the loops above the level, "B44: B39 under the loops above the level"): the pairs' tier plus
         the least over level ``j``'s orders of :func:`.shared_order.shared_orders`' increment. ``lazy``: only where
         ``lb`` is still below the incumbent (where it can prune), else wherever ``lb`` is finite. Each node's bound per
         order is kept (:attr:`_order_floors`) for its order stage (:meth:`_order_floor`). Energy only."""
@@ -442,13 +443,14 @@ class BranchAndBound:
         if not len(rows):
             return lb
         taken = _cost_rows(cost, rows)
-        orders = [taken if c is cost else _cost_rows(c, rows) for c in by_order]
+        orders = None if by_order is None else [taken if c is cost else _cost_rows(c, rows) for c in by_order]
+        safe = None if safe is None else safe[rows]
         part = nodes.take(rows)
-        groups = shared_orders(bound, part.temporal, part.spatial, taken, orders, safe[rows], j)
+        groups = shared_orders(bound, part.temporal, part.spatial, taken, orders, safe, j)
         if not groups:
             return lb
-        pairs = bound.compute(taken, part.temporal, part.spatial, part.order, j, j, self.objective, orders,
-                              safe[rows], tier=TIER_PAIRS)
+        pairs = bound.compute(taken, part.temporal, part.spatial, part.order, j, j, self.objective, orders, safe,
+                              tier=TIER_PAIRS)
         lb = lb.copy()
         kept = self._order_floors.setdefault(j, {})
         if len(kept) > ORDER_FLOORS_KEPT:

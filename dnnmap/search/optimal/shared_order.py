@@ -39,8 +39,8 @@ def _walks(k: int) -> tuple[np.ndarray, np.ndarray]:
     return perms, sets
 
 
-def _terms(bound: LowerBound, temporal: np.ndarray, spatial: np.ndarray, cost: CostBatch, by_order: list[CostBatch],
-           safe: np.ndarray, j: int) -> list[tuple[int, bool, np.ndarray, np.ndarray]]:
+def _terms(bound: LowerBound, temporal: np.ndarray, spatial: np.ndarray, cost: CostBatch,
+           by_order: list[CostBatch] | None, safe: np.ndarray | None, j: int) -> list[tuple[int, bool, np.ndarray, np.ndarray]]:
     """B39's pairs: (tensor, whether its child is level ``j`` (else ``j - 1``), ``a`` (n,), ``c`` (n,)): the pair
     costs at least ``a x rho`` under an order (:func:`shared_order`'s ``rho``) and the pairs' tier of
     :meth:`.bounds.LowerBound.compute` counts ``c`` for it (with its hops):
@@ -52,18 +52,20 @@ def _terms(bound: LowerBound, temporal: np.ndarray, spatial: np.ndarray, cost: C
     * child ``j - 1``, a sliding-window input: B21's whole tile at each event of the loops through the innermost on a
       plain axis of it (:meth:`.bounds.LowerBound._disjoint_refills`), ``a`` its energy per event times the events
       at the best order (``rho``'s denominator);
-    * child ``j``, a tensor level ``j`` keeps for which P1 holds there, exact at the shared boundary: ``a = c + g``."""
+    * child ``j``, a tensor level ``j`` keeps for which P1 holds there, exact at the shared boundary: ``a = c + g``.
+
+    At level 0 (B44: ``by_order`` and ``safe`` None) there are only the last ones."""
     out = []
     for pr in bound.pairs:
         t, ch = pr.tensor, pr.child
-        if ch == j - 1 and bound.plain[t] and safe[:, t].any():
+        if ch == j - 1 >= 0 and bound.plain[t] and safe[:, t].any():
             counts = by_order[t].counts
             e, _, h = bound._exact(counts, pr)
             if t == bound.out:  # B29, as the pairs' tier adds it to the B2 pair
                 e = e + bound._copies_drained(spatial, ch, counts["drains"][:, ch, t])
             value = np.where(safe[:, t], _pair_energy(bound, pr, e, h) + bound._reload_growth(counts, pr), 0.0)
             out.append((t, False, value, value))
-        elif ch == j - 1 and not bound.plain[t] and t != bound.out:
+        elif ch == j - 1 >= 0 and not bound.plain[t] and t != bound.out:
             out.append((t, False, *_window_pair(bound, pr, temporal, spatial, by_order, safe, j)))
         elif ch == j and bound.monotone[j, t]:
             e, _, h = bound._exact(cost.counts, pr)
@@ -184,9 +186,10 @@ def _group_added(bound: LowerBound, trips: np.ndarray, base: np.ndarray, loops: 
 
 
 def shared_orders(bound: LowerBound, temporal: np.ndarray, spatial: np.ndarray, cost: CostBatch,
-                  by_order: list[CostBatch], safe: np.ndarray, j: int) -> list[tuple[np.ndarray, np.ndarray]]:
+                  by_order: list[CostBatch] | None, safe: np.ndarray | None, j: int
+                  ) -> list[tuple[np.ndarray, np.ndarray]]:
     """B39's increment over the pairs' tier per order of level ``j`` of nodes of factor stage ``j`` (their completions
-    ``cost``, B2's ``by_order`` and ``safe`` as :meth:`.bounds.LowerBound.compute` takes them), in groups of nodes
+    ``cost``, B2's ``by_order`` and ``safe`` as :meth:`.bounds.LowerBound.compute` takes them; None at level 0), in groups of nodes
     with as many non-trivial loops ``k``: (the nodes (g,), (g, k!) the increment of each order, numbered as
     :func:`order_ranks` numbers them), nodes with loops above level ``j`` too (B44). An order's
     increment is inf where some placeable tensor fits at no placement (it has no relaxed vector, B37:
@@ -220,7 +223,7 @@ def shared_orders(bound: LowerBound, temporal: np.ndarray, spatial: np.ndarray, 
         group = rows[k == size]
         loops = np.nonzero(live[k == size])[1].reshape(len(group), size)  # each node's loops, by dimension
         out.append((group, _group_added(bound, np.take_along_axis(temporal[group, j], loops, axis=1),
-                                        spatial[group, j] * temporal[group, 0], loops, j,
+                                        spatial[group, j] * (temporal[group, 0] if j > 0 else 1), loops, j,
                                         [(t, p, a[group], c[group]) for t, p, a, c in terms])))
     return out
 
