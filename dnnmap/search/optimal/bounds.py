@@ -204,6 +204,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from numba import njit
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
@@ -429,15 +430,28 @@ def _divisor_min(grid: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
     of ``grid`` over the boxes dividing it: one pass per dimension, each divisor ``v`` in ascending order taking the
     least of its own and of ``v / p``'s for the primes ``p`` dividing it (every proper divisor of ``v`` divides one of
     those), in place on a copy. The divisors are a product of one chain per prime, so the pass is one running minimum
-    per prime along its exponent: all divisors of one exponent ``e`` of ``p`` at once (:func:`_prime_steps`)."""
-    grid = grid.copy()
+    per prime along its exponent (:func:`_prime_chain`), taken by the compiled :func:`_min_along`."""
+    grid = np.array(grid, order="C")  # a copy, the passes in place on it
     for d, vals in enumerate(values):
         if len(vals) == 1:
             continue
-        along = np.moveaxis(grid, d, 0)  # a view: the writes below go into ``grid``
-        for into, source in _prime_steps(tuple(vals.tolist())):
-            along[into] = np.minimum(along[into], along[source])
+        into, source = _prime_chain(tuple(vals.tolist()))
+        _min_along(grid.reshape(math.prod(grid.shape[:d]), len(vals), -1), into, source)  # a view of ``grid``
     return grid
+
+
+@njit(cache=True)
+def _min_along(grid: np.ndarray, into: np.ndarray, source: np.ndarray) -> None:
+    """:func:`_divisor_min`'s pass along the middle axis of ``grid`` (outer, divisors, inner), in place: for each ``k``
+    in turn, position ``into[k]`` takes the least of its own value and position ``source[k]``'s (NaN as
+    ``np.minimum``)."""
+    for o in range(grid.shape[0]):
+        for k in range(into.shape[0]):
+            a, b = into[k], source[k]
+            for i in range(grid.shape[2]):
+                y = grid[o, b, i]
+                if y < grid[o, a, i] or y != y:
+                    grid[o, a, i] = y
 
 
 def _shifted(grid: np.ndarray, values: list[np.ndarray], d: int, factor: int) -> np.ndarray:
@@ -482,18 +496,20 @@ def _proper_min(grid: np.ndarray, values: list[np.ndarray], d: int) -> np.ndarra
 
 
 @lru_cache(maxsize=4096)
-def _prime_steps(vals: tuple[int, ...]) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-    """:func:`_divisor_min`'s steps over the sorted divisors ``vals``: per prime ``p`` and exponent ``e >= 1`` of it,
-    the positions of the divisors with exactly ``e`` factors ``p`` and those of their quotients by ``p`` (exponent
-    ``e - 1``, done before them)."""
+def _prime_chain(vals: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_divisor_min`'s steps over the sorted divisors ``vals`` for :func:`_min_along`, ``into`` (k,) and
+    ``source`` (k,): per prime ``p`` and exponent ``e >= 1`` of it, the positions of the divisors with exactly ``e``
+    factors ``p`` and those of their quotients by ``p`` (exponent ``e - 1``, done before them). A step's positions are
+    not its sources, so it may be taken position by position."""
     index = {v: i for i, v in enumerate(vals)}
-    steps = []
+    into, source = [], []
     for p in sorted({p for v in vals for p in prime_factors(v)}):
         exponent = [_multiplicity(v, p) for v in vals]
         for e in range(1, max(exponent) + 1):
-            into = [i for i, v in enumerate(vals) if exponent[i] == e]
-            steps.append((np.array(into), np.array([index[vals[i] // p] for i in into])))
-    return tuple(steps)
+            step = [i for i, v in enumerate(vals) if exponent[i] == e]
+            into += step
+            source += [index[vals[i] // p] for i in step]
+    return np.array(into, dtype=np.int64), np.array(source, dtype=np.int64)
 
 
 def _lattice_places(budgets: np.ndarray, factors: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -3858,3 +3874,12 @@ class LowerBound:
             walk((), {})
             self._chains[key] = list(found.values())
         return self._chains[key]
+
+
+def compile_kernels() -> None:
+    """Compile (first run) or load from numba's on-disk cache :func:`_min_along` for the grids :func:`_divisor_min`
+    takes (float and integer): called by :func:`dnnmap.cost.warmup.compile_kernels`, so that no search pays its
+    compilation."""
+    values = [np.array([1, 2])]
+    for dtype in (np.float64, np.int64):
+        _divisor_min(np.ones(2, dtype=dtype), values)
