@@ -626,6 +626,19 @@ def _least_last(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _reduce_last(ufunc: np.ufunc, x: np.ndarray) -> np.ndarray:
+    """``ufunc.reduce(x, axis=-1)`` as elementwise ``ufunc`` over the columns of a short last axis, in their order
+    (numpy reduces such an axis row by row, several times slower, as :func:`_least_last`): the same values for the
+    exact reductions it is used for (logical and/or, integer products, maxima), the same dtype for inputs of the
+    result's dtype (booleans for and/or, int64 for products)."""
+    if x.shape[-1] == 0:
+        return ufunc.reduce(x, axis=-1)
+    out = x[..., 0].copy()
+    for i in range(1, x.shape[-1]):
+        ufunc(out, x[..., i], out=out)
+    return out
+
+
 def _lane_live(op: Operator) -> np.ndarray:
     """(T, D) per tensor, the dimensions its lane boxes' words per lane depend on: all but those that are the only
     live term of one of its axes and appear in no other (such a factor ``f`` multiplies both the words of the box and
@@ -733,7 +746,7 @@ class LowerBound:
     def _instances(self, spatial: np.ndarray, level: int) -> np.ndarray:
         """(n,) instances of ``level`` (product of the spatial factors above it)."""
         return self._of_spatial(spatial, ("instances", level),
-                                lambda: self._fanned(spatial, level).prod(axis=1).astype(float))
+                                lambda: _reduce_last(np.multiply, self._fanned(spatial, level)).astype(float))
 
     def _fanned(self, spatial: np.ndarray, level: int) -> np.ndarray:
         """(n, D) per dimension the product of the spatial factors above ``level``."""
@@ -1608,8 +1621,9 @@ class LowerBound:
         """(n, T) each tensor's words of ``box`` (n, D; level ``ch``'s, :meth:`_box`) and (n,) its iterations, computed
         once per ``box`` in a call of :meth:`compute`."""
         held, *words = self._of_spatial(spatial, ("box words", ch), lambda: (
-            box, touched_lower(self.op, box, contiguous=True), box.prod(axis=1)))
-        return tuple(words) if held is box else (touched_lower(self.op, box, contiguous=True), box.prod(axis=1))
+            box, touched_lower(self.op, box, contiguous=True), _reduce_last(np.multiply, box)))
+        return tuple(words) if held is box else (touched_lower(self.op, box, contiguous=True),
+                                                 _reduce_last(np.multiply, box))
 
     def _hold(self, level: int, words: dict[int, np.ndarray]) -> np.ndarray:
         """(n,) whether tiles of ``words`` (tensor -> (n,) words) fit one instance of ``level`` together, the other
@@ -1623,7 +1637,7 @@ class LowerBound:
         used = np.zeros((n, len(sizes)))
         for t, w in words.items():
             used += w[:, None] * part[t][None, :]
-        return (used <= sizes[None, :]).all(axis=1)
+        return _reduce_last(np.logical_and, used <= sizes[None, :])
 
     def _level_trips(self, temporal: np.ndarray, ch: int, fixed_from: int, box: np.ndarray) -> np.ndarray | None:
         """(n, D) the trips of level ``ch``'s temporal loops where the node fixes them (a fixed level, or level 0
@@ -3070,10 +3084,11 @@ class LowerBound:
         at = np.where(valid, row, 0)
         over = once[at]
         if per is not None:  # R is rest: L1 above it within the cover
-            over = np.minimum(over, np.where(rests < covers, per[at], np.inf).min(axis=1))
+            over = np.minimum(over, _least_last(np.where(rests < covers, per[at], np.inf)))
         free = ~self.indexes[t] & (self.bounds > 1)
-        roomy = (rests[:, free] < covers[:, free]).any(axis=1) & np.isfinite(once[at])  # R may hold more than rest
-        # (only where rest fits: a larger box holds no fewer words of each tensor): B30's least over the cover
+        roomy = _reduce_last(np.logical_or, rests[:, free] < covers[:, free]) & np.isfinite(once[at])
+        # R may hold more than rest (only where rest fits: a larger box holds no fewer words of each tensor): B30's
+        # least over the cover
         over = np.where(roomy, least, over)
         inside = self._loop_boxes(key, once, per, row) if single else self._short_least(key, once, per, row)
         best = np.minimum(over, inside)
@@ -3145,7 +3160,7 @@ class LowerBound:
         got = once[rows]
         if per is not None:
             got = np.minimum(got, np.where(short, per[rows], np.inf).min(axis=2))
-        return np.where(short.any(axis=2), got, np.inf).min(axis=1)
+        return np.where(_reduce_last(np.logical_or, short), got, np.inf).min(axis=1)
 
     def _row_parts(self, extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(n, D) each dimension's part of the row of ``extents`` (n, D) in the layer's lattice (its value's position
@@ -3215,7 +3230,7 @@ class LowerBound:
             self._lattice_index = (positions, np.cumprod([1] + [len(v) for v in values[:0:-1]])[::-1])
         positions, strides = self._lattice_index
         at = positions[np.arange(self.op_dims)[None, :], np.minimum(extents, positions.shape[1] - 1)]
-        return np.where((at >= 0).all(axis=1), at @ strides, -1)
+        return np.where(_reduce_last(np.logical_and, at >= 0), at @ strides, -1)
 
     def _run_words(self, tiles: np.ndarray, t: int, level: int, loopable: tuple[bool, ...] | None = None
                    ) -> np.ndarray:
@@ -3644,7 +3659,7 @@ class LowerBound:
         if open_order:
             dims, walk = dims[:, 1:], walk[:, 1:]
         dims, walk = dims.reshape(n, -1), walk.reshape(n, -1)
-        sweeps = temporal[:, j:].prod(axis=(1, 2)).astype(float)
+        sweeps = _reduce_last(np.multiply, temporal[:, j:].reshape(n, -1)).astype(float)
         moving = (temporal[:, j:] > 1).any(axis=1)
         live = walk > 1
         for t in range(self.T):
@@ -3653,12 +3668,13 @@ class LowerBound:
             inner = np.ones(n)  # trips of the loops inside the innermost one indexing the tensor
             if open_order:  # level j: the order putting its other loops innermost
                 trips = temporal[:, j].astype(float)
-                inner = np.where(relevant[None, :], 1.0, trips).prod(axis=1)
-                found |= ((trips > 1) & relevant[None, :]).any(axis=1)[:, None]
-            inner = inner * np.where(found, 1.0, walk).prod(axis=1)
+                inner = _reduce_last(np.multiply, np.where(relevant[None, :], 1.0, trips))
+                found |= _reduce_last(np.logical_or, (trips > 1) & relevant[None, :])[:, None]
+            inner = inner * _reduce_last(np.multiply, np.where(found, 1.0, walk))
             hit = found[:, -1] if found.shape[1] else (
-                ((temporal[:, j] > 1) & relevant[None, :]).any(axis=1) if open_order else np.zeros(n, dtype=bool))
-            moved = (moving & self.window[t][None, :]).any(axis=1)
+                _reduce_last(np.logical_or, (temporal[:, j] > 1) & relevant[None, :]) if open_order
+                else np.zeros(n, dtype=bool))
+            moved = _reduce_last(np.logical_or, moving & self.window[t][None, :])
             plain = np.where(hit, sweeps / inner, 1.0)
             out[:, t] = np.where(moved, 0.0 if t == self.out else 1.0, plain)
         return out
@@ -3715,14 +3731,14 @@ class LowerBound:
                 budget = self._fan_budget(rest, tile, fixed_from, m)
                 copies *= self._largest(np.where(self.reduction[None, :], budget, 1), m)
         for m in range(max(p + 1, fixed_from), self.L):
-            copies *= spatial[:, m][:, self.reduction].prod(axis=1)
+            copies *= _reduce_last(np.multiply, spatial[:, m][:, self.reduction])
         return copies
 
     def _parallel(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
                   tile: np.ndarray | None = None) -> np.ndarray:
         """B6: (n,) upper bound of the lanes a completion uses: the fixed spatial factors times, per unfixed
         fan-out, the largest product of legal spatial factors that divide what is left to it."""
-        par = spatial[:, fixed_from:].prod(axis=(1, 2)).astype(float)
+        par = _reduce_last(np.multiply, spatial[:, fixed_from:].reshape(len(spatial), -1)).astype(float)
         for m in range(fixed_from):
             if self.arch.levels[m].fanout is not None:
                 par *= self._largest(self._fan_budget(rest, tile, fixed_from, m), m)
@@ -3740,7 +3756,7 @@ class LowerBound:
         known[:, -1] = np.maximum(known[:, -1], np.maximum(dram * self.cycles_per_byte, self._store_cycles(dram_words)))
         steps = self._compute_cycles(spatial, rest, fixed_from, tile, lanes)
         if self.arch.overlap:
-            return np.maximum(steps, known.max(axis=1))
+            return np.maximum(steps, _reduce_last(np.maximum, known))
         return steps + known.sum(axis=1)
 
     def _compute_cycles(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
