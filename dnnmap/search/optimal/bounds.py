@@ -3688,6 +3688,23 @@ class LowerBound:
         return rest // tile if m == fixed_from - 1 else tile
 
     def _largest(self, budget: np.ndarray, m: int) -> np.ndarray:
+        """(n,) :meth:`_largest_of` each row of ``budget``, kept per box of the layer's lattice (:meth:`_lattice_rows`)
+        in a table by its row, looked up at once; the rows off the lattice (padded extents) and those not yet in the
+        table computed."""
+        rows = self._lattice_rows(budget)
+        table = self._front_cache.get(("most by row", m))
+        if table is None:
+            table = self._front_cache[("most by row", m)] = np.full(len(self._layer_lattice()[0]), np.nan)
+        at = np.maximum(rows, 0)
+        out = table[at]
+        need = (rows < 0) | np.isnan(out)
+        if need.any():
+            out[need] = self._largest_of(budget[need], m)
+            on = need & (rows >= 0)
+            table[at[on]] = out[on]
+        return out
+
+    def _largest_of(self, budget: np.ndarray, m: int) -> np.ndarray:
         """(n,) :func:`largest_unrolling` of each row of ``budget`` on level ``m``'s fan-out (over both axes where
         the level allows it), cached per row; rows dividing the layer's bounds read off the level's one table."""
         keys, inverse = unique_rows(budget)
