@@ -1634,10 +1634,13 @@ class LowerBound:
         if spec is None:
             return np.ones(n, dtype=bool)
         part, sizes = spec
-        used = np.zeros((n, len(sizes)))
-        for t, w in words.items():
-            used += w[:, None] * part[t][None, :]
-        return _reduce_last(np.logical_and, used <= sizes[None, :])
+        fits = np.ones(n, dtype=bool)
+        for r in range(len(sizes)):  # partition by partition (numpy's reduction of a short axis is slower)
+            used = np.zeros(n)
+            for t, w in words.items():
+                used += w * part[t, r]
+            fits &= used <= sizes[r]
+        return fits
 
     def _level_trips(self, temporal: np.ndarray, ch: int, fixed_from: int, box: np.ndarray) -> np.ndarray | None:
         """(n, D) the trips of level ``ch``'s temporal loops where the node fixes them (a fixed level, or level 0
@@ -1852,7 +1855,7 @@ class LowerBound:
         may be on (one of the open levels', within ``rest``, or a fixed level's), and (B33) whether ``rest`` is the
         loops of ``ch`` alone, one a dimension (``ch`` the lowest level, the only open one)."""
         rest = temporal[:, 0]
-        loopable = (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)
+        loopable = self._loop_candidates(temporal, rest, fixed_from)  # one left above ``ch`` or on a fixed level
         fans_open = any(self.arch.levels[m].fanout is not None for m in range(ch + 1, fixed_from))
         return (None if fans_open else rest), loopable, ch == 0 and fixed_from == 1
 
