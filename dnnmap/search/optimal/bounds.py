@@ -3139,8 +3139,9 @@ class LowerBound:
         if table is None:
             table = self._divisor_least[name] = np.full(len(tiles), np.nan)  # nan: not computed yet
         at = np.maximum(rows, 0)
-        missing = np.unique(at[(rows >= 0) & np.isnan(table[at])])
-        if len(missing):
+        missing = (rows >= 0) & np.isnan(table[at])
+        if missing.any():
+            missing = np.unique(at[missing])
             table[missing] = values(tiles[missing])
         return np.where(rows >= 0, table[at], np.inf)
 
