@@ -639,6 +639,12 @@ def _reduce_last(ufunc: np.ufunc, x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _reduce_levels(ufunc: np.ufunc, x: np.ndarray) -> np.ndarray:
+    """``ufunc.reduce(x, axis=1)`` of ``x`` (n, levels, D) as elementwise ``ufunc`` over the levels in their order, as
+    :func:`_reduce_last` (the same values for the exact reductions it is used for)."""
+    return _reduce_last(ufunc, np.moveaxis(x, 1, -1))
+
+
 def _lane_live(op: Operator) -> np.ndarray:
     """(T, D) per tensor, the dimensions its lane boxes' words per lane depend on: all but those that are the only
     live term of one of its axes and appear in no other (such a factor ``f`` multiplies both the words of the box and
@@ -1612,7 +1618,8 @@ class LowerBound:
         once per level in a call of :meth:`compute` (its ``temporal`` and ``spatial``)."""
         if ch >= fixed_from - 1:
             return self._of_spatial(spatial, ("box", ch, fixed_from),
-                                    lambda: temporal[:, :ch + 1].prod(axis=1) * spatial[:, :ch + 1].prod(axis=1))
+                                    lambda: (_reduce_levels(np.multiply, temporal[:, :ch + 1])
+                                             * _reduce_levels(np.multiply, spatial[:, :ch + 1])))
         if tile is not None and ch == fixed_from - 2:
             return tile
         return None
@@ -3664,7 +3671,7 @@ class LowerBound:
             dims, walk = dims[:, 1:], walk[:, 1:]
         dims, walk = dims.reshape(n, -1), walk.reshape(n, -1)
         sweeps = _reduce_last(np.multiply, temporal[:, j:].reshape(n, -1)).astype(float)
-        moving = (temporal[:, j:] > 1).any(axis=1)
+        moving = _reduce_levels(np.logical_or, temporal[:, j:] > 1)
         live = walk > 1
         for t in range(self.T):
             relevant = self.indexes[t]
