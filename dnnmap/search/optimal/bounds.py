@@ -1828,23 +1828,17 @@ class LowerBound:
         n = len(spatial)
         kept = [u for u in range(self.T) if self.keeps[ch, u]]
         others, outs = [], []
-        words_of: dict[tuple[int, frozenset[int]], np.ndarray] = {}  # the orders share (tensor, outer tensors)
+        refills_of: dict[tuple[int, frozenset[int]], np.ndarray] = {}  # the orders share (tensor, outer tensors)
         for outer_first in itertools.permutations(kept):
             rest, out = np.zeros(n), np.zeros(n)
             for i, t in enumerate(outer_first):
                 if t not in entries:
                     continue
-                h, per_word, copies, *parent = entries[t]
                 outer = frozenset(outer_first[:i])
-                if (t, outer) not in words_of:
-                    words_of[(t, outer)] = self._placed_words(spatial, ch, t, outer, left, loopable, single)
-                words = drained = words_of[(t, outer)]
-                if copies is not None:
-                    words = self._reloaded(words, copies)
-                refills = np.maximum(0.0, words - h) * per_word
-                if parent:  # B23: with the parent's updates and reads of these drains
-                    whole, bound = parent[0]
-                    refills = np.maximum(refills, whole(drained) - bound)
+                if (t, outer) not in refills_of:
+                    refills_of[(t, outer)] = self._placed_tensor(entries[t], spatial, ch, t, outer, left, loopable,
+                                                                 single)
+                refills = refills_of[(t, outer)]
                 if t == self.out:
                     out += refills
                 else:
@@ -1853,6 +1847,19 @@ class LowerBound:
             outs.append(out)
         others, outs = np.array(others), np.array(outs)
         return (others + outs).min(axis=0), others, outs
+
+    def _placed_tensor(self, entry: tuple, spatial: np.ndarray, ch: int, t: int, outer: frozenset[int],
+                       left: np.ndarray | None, loopable: np.ndarray, single: bool) -> np.ndarray:
+        """(n,) :meth:`_placed_refills`' refills of tensor ``t`` (its ``entry``) with the tensors ``outer`` outside it."""
+        h, per_word, copies, *parent = entry
+        words = drained = self._placed_words(spatial, ch, t, outer, left, loopable, single)
+        if copies is not None:
+            words = self._reloaded(words, copies)
+        refills = np.maximum(0.0, words - h) * per_word
+        if parent:  # B23: with the parent's updates and reads of these drains
+            whole, bound = parent[0]
+            refills = np.maximum(refills, whole(drained) - bound)
+        return refills
 
     def _level_loops(self, temporal: np.ndarray, fixed_from: int, ch: int
                      ) -> tuple[np.ndarray | None, np.ndarray, bool]:
