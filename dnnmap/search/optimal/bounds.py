@@ -1892,7 +1892,7 @@ class LowerBound:
         open levels, is given; ``single``: those are the loops of ``ch`` alone, :meth:`_level_loops`). The groups are
         computed once per ``left`` and ``loopable`` in a call of :meth:`compute` (the same arrays for every tensor)."""
         def groups() -> list[tuple[np.ndarray, tuple[bool, ...], np.ndarray, np.ndarray, np.ndarray | None,
-                                   np.ndarray, np.ndarray | None, np.ndarray]]:
+                                   np.ndarray, np.ndarray | None]]:
             cover = self._cover(spatial, ch)
             masks, of_mask = unique_rows(loopable)
             out = []
@@ -1901,7 +1901,7 @@ class LowerBound:
                 keys, inverse = unique_rows(cover[sel])
                 out.append((sel, tuple(bool(x) for x in row), keys, inverse.reshape(-1),
                             None if left is None else self._lattice_rows(left[sel]), keys[inverse.reshape(-1)],
-                            None if left is None else left[sel], self._lattice_rows(keys)))
+                            None if left is None else left[sel]))
             return out
 
         words = np.empty(len(spatial))
@@ -1909,8 +1909,8 @@ class LowerBound:
                                                            lambda: (left, loopable, groups()))
         if held_left is not left or held_loopable is not loopable:  # other arrays than the call's first ones
             found = groups()
-        for sel, mask, keys, inverse, rows, covers, rests, key_rows in found:
-            least = self._placed_ratio(keys, ch, t, outer, mask, key_rows)[inverse]
+        for sel, mask, keys, inverse, rows, covers, rests in found:
+            least = self._placed_ratio(keys, ch, t, outer, mask)[inverse]
             if rows is not None:
                 least = self._over_rest(least, covers, rests, rows, ch, t, outer, mask, single)
             words[sel] = self.iterations * least
@@ -3035,7 +3035,7 @@ class LowerBound:
         return cs, np.maximum(0.0, found - mins[:, None])
 
     def _placed_ratio(self, covers: np.ndarray, level: int, t: int, outer: frozenset[int],
-                      loopable: tuple[bool, ...] | None = None, rows: np.ndarray | None = None) -> np.ndarray:
+                      loopable: tuple[bool, ...] | None = None) -> np.ndarray:
         """(u,) B20: per row of ``covers`` (the extents one instance of ``level`` runs), the least words of tensor ``t``
         its child moves per iteration, over the boxes ``R`` dividing it that may be ``t``'s raised tile: ``t``'s words
         of ``R`` and, for each tensor ``u`` of ``outer`` (whose raised tiles hold ``R``), ``u``'s words of ``R`` fit the
@@ -3046,8 +3046,7 @@ class LowerBound:
         (:meth:`_every_event`); the least over the loop's dimensions. The least per box of the layer's lattice is
         computed once per (level, tensor, outer tensors), the least over a cover's divisors once per box of the lattice
         (:func:`_divisor_min`; once per cover where it is not a box of the lattice).
-        ``loopable`` (B30, :meth:`_over_rest`): the dimensions a loop above ``R`` may be on (None: all). ``rows``: the
-        covers' :meth:`_lattice_rows` where the caller has them (None: found here)."""
+        ``loopable`` (B30, :meth:`_over_rest`): the dimensions a loop above ``R`` may be on (None: all)."""
         tiles, _ = self._layer_lattice()
         key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
         if key not in self._placed_tiles:
@@ -3066,7 +3065,7 @@ class LowerBound:
         if ("covers",) + key not in self._divisor_least:  # the least over each box's divisors, inf as 0
             found = self._lattice_min(ratio)
             self._divisor_least[("covers",) + key] = np.where(np.isfinite(found), found, 0.0)
-        rows = self._lattice_rows(covers) if rows is None else rows
+        rows = self._lattice_rows(covers)
         out = self._divisor_least[("covers",) + key][np.maximum(rows, 0)]
         for i in np.nonzero(rows < 0)[0]:  # a cover not in the lattice (the padded space)
             cover = tuple(covers[i].tolist())
