@@ -7,6 +7,8 @@ import numpy as np
 from dnnmap.arch.spec import ArchSpec, load_arch
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
+from dnnmap.search.optimal.bounds import compile_kernels as compile_bound_tables
+from dnnmap.search.optimal.mirror import compile_kernels as compile_mirror
 from dnnmap.search.optimal.placement import compile_kernels as compile_order_stages
 from dnnmap.search.optimal.shared_order import compile_kernels as compile_shared_order
 from dnnmap.workload.ops import conv2d
@@ -18,8 +20,11 @@ def compile_kernels(arch: ArchSpec | None = None) -> None:
     network bandwidth (docs/cost-model.md section 5) - by evaluating one mapping of a tiny layer. Compiling takes
     about 12-15 s of CPU (Eyeriss; more with the burst code), loading the cache well under 1 s; an in-place install
     runs this for Eyeriss (install/backend.py); the random mapper's sampler compiles on its first use (~2 s). Also
-    the optimal mapper's order-stage kernels (:func:`dnnmap.search.optimal.placement.compile_kernels`) and B39's
-    (:func:`dnnmap.search.optimal.shared_order.compile_kernels`)."""
+    the optimal mapper's order-stage kernels (:func:`dnnmap.search.optimal.placement.compile_kernels`), B39's
+    (:func:`dnnmap.search.optimal.shared_order.compile_kernels`), its bounds' divisor tables'
+    (:func:`dnnmap.search.optimal.bounds.compile_kernels`) and B42's (:func:`dnnmap.search.optimal.mirror.compile_kernels`)."""
+    compile_bound_tables()
+    compile_mirror()
     compile_order_stages()
     compile_shared_order()
     arch = arch or load_arch("eyeriss")

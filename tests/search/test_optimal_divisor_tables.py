@@ -30,3 +30,41 @@ def test_lattice_places_of_the_quotients() -> None:
         for j, f in enumerate(factors.tolist()):
             expected = values.tolist().index(b // f) if b % f == 0 and b // f in values.tolist() else -1
             assert places[i, j] == expected
+
+
+def _divisor_min_numpy(grid: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
+    """The NumPy form :func:`.bounds._divisor_min` replaced (its compiled pass, :func:`.bounds._min_along`): per
+    dimension, per prime and exponent, the divisors of that exponent take the least of their own and their quotient's."""
+    grid = grid.copy()
+    for d, vals in enumerate(values):
+        along = np.moveaxis(grid, d, 0)
+        by_prime: dict[int, list[int]] = {}
+        for i, v in enumerate(vals.tolist()):
+            for p in {p for p in range(2, v + 1) if v % p == 0 and all(p % q for q in range(2, p))}:
+                by_prime.setdefault(p, []).append(i)
+        for p in sorted(by_prime):
+            exponent = {i: next(e for e in range(64) if int(vals[i]) % p ** (e + 1)) for i in by_prime[p]}
+            for e in range(1, max(exponent.values()) + 1):
+                into = [i for i in by_prime[p] if exponent[i] == e]
+                source = [vals.tolist().index(int(vals[i]) // p) for i in into]
+                along[into] = np.minimum(along[into], along[source])
+    return grid
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_compiled_divisor_min_matches_numpy(seed: int) -> None:
+    """The compiled pass gives the NumPy form's values, bit for bit, on random grids of random lattices: floats with inf
+    and NaN, and integers (the least legal ranks' grids)."""
+    rng = np.random.default_rng(seed)
+    bounds = tuple(int(x) for x in rng.choice([1, 2, 3, 4, 6, 7, 8, 12, 16, 18, 30, 36, 64, 96], rng.integers(1, 5)))
+    values = [np.array(divisors(n)) for n in bounds]
+    shape = tuple(len(v) for v in values)
+    if seed % 3 == 2:
+        grid = rng.integers(0, 50, shape)
+    else:
+        grid = rng.random(shape)
+        grid[grid < 0.1] = np.inf
+        grid[grid > 0.97] = np.nan
+    got, want = _divisor_min(grid, values), _divisor_min_numpy(grid, values)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got, want, equal_nan=True)

@@ -11,7 +11,7 @@ from dnnmap.cost.model import CostModel
 from dnnmap.cost.objective import OBJECTIVES
 from dnnmap.search.optimal import optimal_search
 from dnnmap.search.optimal.expand import Nodes
-from dnnmap.search.optimal.mirror import mirror_dims, mirror_keep
+from dnnmap.search.optimal.mirror import _hashes, _images_equal, mirror_dims, mirror_keep
 from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.workload import ops
 from dnnmap.workload.ir import Operator
@@ -128,3 +128,93 @@ def test_one_of_each_pair_of_mirror_images_is_kept() -> None:
     keep = mirror_keep(Nodes.concat([nodes, images]), s, decided)
     assert len(keep) == n and np.array_equal(np.sort(keep % n), np.arange(n))
     assert len(mirror_keep(nodes, s, decided)) == n  # no image among them: all kept
+
+
+def _rows(nodes: Nodes, s: np.ndarray | None, decided: np.ndarray) -> np.ndarray:
+    """The NumPy form of the rows :func:`.mirror._images_equal` compares (each node, ``s``: its mirror image, as one
+    row: the factors, axes and placements of every level and, on the ``decided`` levels, the order of the non-trivial
+    loops, -1 past them)."""
+    t, sp, ax, order = nodes.temporal, nodes.spatial, nodes.axes, nodes.order[:, decided]
+    live = np.take_along_axis(t[:, decided], order, axis=2) > 1
+    first = np.argsort(~live, axis=2, kind="stable")
+    loops = np.where(np.take_along_axis(live, first, axis=2), np.take_along_axis(order, first, axis=2), -1)
+    if s is not None:
+        t, sp, ax = t[:, :, s], sp[:, :, s], ax[:, :, s]
+        loops = np.where(loops >= 0, s[np.maximum(loops, 0)], -1)
+    parts = [t, sp, ax, loops] + ([] if nodes.above is None else [nodes.above])
+    return np.concatenate([p.reshape(len(t), -1).astype(np.int64) for p in parts], axis=1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_image_check_matches_the_rows(seed: int) -> None:
+    """:func:`.mirror._images_equal` (compiled) says what comparing the NumPy rows says, on random nodes and pairs: a
+    node against its exact image, against images with one entry changed (a factor, an axis, a placement, the order of
+    a decided or an undecided level), and against unrelated nodes."""
+    rng = np.random.default_rng(seed)
+    n, L, D, T = 300, 3, 8, 3
+    s = np.array([0, 1, 2, 3, 5, 4, 7, 6])
+    t = rng.integers(1, 3, (n, L, D))
+    nodes = Nodes(t, rng.integers(1, 3, (n, L, D)), rng.integers(0, 2, (n, L, D)),
+                  np.array([[rng.permutation(D) for _ in range(L)] for _ in range(n)]),
+                  rng.integers(0, 2, (n, L, T)) if seed % 2 else None)
+    images = Nodes(t[:, :, s], nodes.spatial[:, :, s], nodes.axes[:, :, s], s[nodes.order],
+                   None if nodes.above is None else nodes.above.copy())
+    for k in range(n):  # a change in one of a third of them
+        what = k % 9
+        if what == 0:
+            images.temporal[k, rng.integers(L), rng.integers(D)] += 1
+        elif what == 1:
+            images.axes[k, rng.integers(L), rng.integers(D)] ^= 1
+        elif what == 2:
+            images.order[k, rng.integers(L)] = rng.permutation(D)
+        elif what == 3 and images.above is not None:
+            images.above[k, rng.integers(L), rng.integers(T)] += 1
+    both = Nodes.concat([nodes, images])
+    decided = np.array([False, True, True])
+    own = np.concatenate([np.arange(n), rng.integers(0, 2 * n, n)])
+    mirrored = np.concatenate([np.arange(n, 2 * n), rng.integers(0, 2 * n, n)])
+    arrays = [both.temporal, both.spatial, both.axes, both.order,
+              both.above if both.above is not None else np.zeros((2 * n, L, 0), dtype=np.int64)]
+    got = _images_equal(*(np.ascontiguousarray(a, dtype=np.int64) for a in arrays), s, decided, own, mirrored)
+    want = (_rows(both.take(own), None, decided) == _rows(both.take(mirrored), s, decided)).all(axis=1)
+    assert np.array_equal(got, want) and 0 < got.sum() < len(got)
+
+
+def _hashes_numpy(nodes: Nodes, s: np.ndarray, decided: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The NumPy form of :func:`.mirror._hashes` (its compiled pass, :func:`.mirror._hash_rows`)."""
+    n, L, D = nodes.temporal.shape
+    rng = np.random.default_rng(0)
+    own, image = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    for part in (nodes.temporal, nodes.spatial, nodes.axes):
+        w = rng.integers(1, 2**62, (L, D))
+        own += part.reshape(n, -1) @ w.reshape(-1)
+        image += part.reshape(n, -1) @ w[:, s].reshape(-1)
+    if nodes.above is not None:
+        above = nodes.above.reshape(n, -1) @ rng.integers(1, 2**62, nodes.above[0].size)
+        own, image = own + above, image + above
+    order = nodes.order[:, decided]
+    live = np.take_along_axis(nodes.temporal[:, decided], order, axis=2) > 1
+    rank = np.cumsum(live, axis=2) - 1
+    table = rng.integers(1, 2**62, (len(order[0]), D, D))
+    level = np.arange(len(order[0]))[None, :, None]
+    own += np.where(live, table[level, rank, order], 0).sum(axis=(1, 2))
+    image += np.where(live, table[level, rank, s[order]], 0).sum(axis=(1, 2))
+    return own, image
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_hashes_match_numpy(seed: int) -> None:
+    """:func:`.mirror._hashes` (compiled) gives the NumPy form's hashes, bit for bit (wrapping int64 sums), with and
+    without placements."""
+    rng = np.random.default_rng(seed)
+    n, L, D, T = 500, 3, 8, 3
+    s = np.array([0, 1, 2, 3, 5, 4, 7, 6])
+    nodes = Nodes(rng.integers(1, 9, (n, L, D)), rng.integers(1, 5, (n, L, D)), rng.integers(0, 2, (n, L, D)),
+                  np.array([[rng.permutation(D) for _ in range(L)] for _ in range(n)]),
+                  rng.integers(0, 3, (n, L, T)) if seed % 2 else None)
+    decided = np.array([False, True, True]) if seed < 2 else np.ones(L, dtype=bool)
+    above = nodes.above if nodes.above is not None else np.zeros((n, L, 0), dtype=np.int64)
+    arrays = tuple(np.ascontiguousarray(a, dtype=np.int64) for a in (nodes.temporal, nodes.spatial, nodes.axes,
+                                                                     nodes.order, above))
+    got, want = _hashes(arrays, s, decided), _hashes_numpy(nodes, s, decided)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

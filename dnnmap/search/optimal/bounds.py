@@ -204,6 +204,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from numba import njit
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.cost.model import CostBatch, CostModel
@@ -429,15 +430,28 @@ def _divisor_min(grid: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
     of ``grid`` over the boxes dividing it: one pass per dimension, each divisor ``v`` in ascending order taking the
     least of its own and of ``v / p``'s for the primes ``p`` dividing it (every proper divisor of ``v`` divides one of
     those), in place on a copy. The divisors are a product of one chain per prime, so the pass is one running minimum
-    per prime along its exponent: all divisors of one exponent ``e`` of ``p`` at once (:func:`_prime_steps`)."""
-    grid = grid.copy()
+    per prime along its exponent (:func:`_prime_chain`), taken by the compiled :func:`_min_along`."""
+    grid = np.array(grid, order="C")  # a copy, the passes in place on it
     for d, vals in enumerate(values):
         if len(vals) == 1:
             continue
-        along = np.moveaxis(grid, d, 0)  # a view: the writes below go into ``grid``
-        for into, source in _prime_steps(tuple(vals.tolist())):
-            along[into] = np.minimum(along[into], along[source])
+        into, source = _prime_chain(tuple(vals.tolist()))
+        _min_along(grid.reshape(math.prod(grid.shape[:d]), len(vals), -1), into, source)  # a view of ``grid``
     return grid
+
+
+@njit(cache=True)
+def _min_along(grid: np.ndarray, into: np.ndarray, source: np.ndarray) -> None:
+    """:func:`_divisor_min`'s pass along the middle axis of ``grid`` (outer, divisors, inner), in place: for each ``k``
+    in turn, position ``into[k]`` takes the least of its own value and position ``source[k]``'s (NaN as
+    ``np.minimum``)."""
+    for o in range(grid.shape[0]):
+        for k in range(into.shape[0]):
+            a, b = into[k], source[k]
+            for i in range(grid.shape[2]):
+                y = grid[o, b, i]
+                if y < grid[o, a, i] or y != y:
+                    grid[o, a, i] = y
 
 
 def _shifted(grid: np.ndarray, values: list[np.ndarray], d: int, factor: int) -> np.ndarray:
@@ -482,18 +496,20 @@ def _proper_min(grid: np.ndarray, values: list[np.ndarray], d: int) -> np.ndarra
 
 
 @lru_cache(maxsize=4096)
-def _prime_steps(vals: tuple[int, ...]) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-    """:func:`_divisor_min`'s steps over the sorted divisors ``vals``: per prime ``p`` and exponent ``e >= 1`` of it,
-    the positions of the divisors with exactly ``e`` factors ``p`` and those of their quotients by ``p`` (exponent
-    ``e - 1``, done before them)."""
+def _prime_chain(vals: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_divisor_min`'s steps over the sorted divisors ``vals`` for :func:`_min_along`, ``into`` (k,) and
+    ``source`` (k,): per prime ``p`` and exponent ``e >= 1`` of it, the positions of the divisors with exactly ``e``
+    factors ``p`` and those of their quotients by ``p`` (exponent ``e - 1``, done before them). A step's positions are
+    not its sources, so it may be taken position by position."""
     index = {v: i for i, v in enumerate(vals)}
-    steps = []
+    into, source = [], []
     for p in sorted({p for v in vals for p in prime_factors(v)}):
         exponent = [_multiplicity(v, p) for v in vals]
         for e in range(1, max(exponent) + 1):
-            into = [i for i, v in enumerate(vals) if exponent[i] == e]
-            steps.append((np.array(into), np.array([index[vals[i] // p] for i in into])))
-    return tuple(steps)
+            step = [i for i, v in enumerate(vals) if exponent[i] == e]
+            into += step
+            source += [index[vals[i] // p] for i in step]
+    return np.array(into, dtype=np.int64), np.array(source, dtype=np.int64)
 
 
 def _lattice_places(budgets: np.ndarray, factors: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -610,6 +626,25 @@ def _least_last(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _reduce_last(ufunc: np.ufunc, x: np.ndarray) -> np.ndarray:
+    """``ufunc.reduce(x, axis=-1)`` as elementwise ``ufunc`` over the columns of a short last axis, in their order
+    (numpy reduces such an axis row by row, several times slower, as :func:`_least_last`): the same values for the
+    exact reductions it is used for (logical and/or, integer products, maxima), the same dtype for inputs of the
+    result's dtype (booleans for and/or, int64 for products)."""
+    if x.shape[-1] == 0:
+        return ufunc.reduce(x, axis=-1)
+    out = x[..., 0].copy()
+    for i in range(1, x.shape[-1]):
+        ufunc(out, x[..., i], out=out)
+    return out
+
+
+def _reduce_levels(ufunc: np.ufunc, x: np.ndarray) -> np.ndarray:
+    """``ufunc.reduce(x, axis=1)`` of ``x`` (n, levels, D) as elementwise ``ufunc`` over the levels in their order, as
+    :func:`_reduce_last` (the same values for the exact reductions it is used for)."""
+    return _reduce_last(ufunc, np.moveaxis(x, 1, -1))
+
+
 def _lane_live(op: Operator) -> np.ndarray:
     """(T, D) per tensor, the dimensions its lane boxes' words per lane depend on: all but those that are the only
     live term of one of its axes and appear in no other (such a factor ``f`` multiplies both the words of the box and
@@ -717,7 +752,7 @@ class LowerBound:
     def _instances(self, spatial: np.ndarray, level: int) -> np.ndarray:
         """(n,) instances of ``level`` (product of the spatial factors above it)."""
         return self._of_spatial(spatial, ("instances", level),
-                                lambda: self._fanned(spatial, level).prod(axis=1).astype(float))
+                                lambda: _reduce_last(np.multiply, self._fanned(spatial, level)).astype(float))
 
     def _fanned(self, spatial: np.ndarray, level: int) -> np.ndarray:
         """(n, D) per dimension the product of the spatial factors above ``level``."""
@@ -1583,7 +1618,8 @@ class LowerBound:
         once per level in a call of :meth:`compute` (its ``temporal`` and ``spatial``)."""
         if ch >= fixed_from - 1:
             return self._of_spatial(spatial, ("box", ch, fixed_from),
-                                    lambda: temporal[:, :ch + 1].prod(axis=1) * spatial[:, :ch + 1].prod(axis=1))
+                                    lambda: (_reduce_levels(np.multiply, temporal[:, :ch + 1])
+                                             * _reduce_levels(np.multiply, spatial[:, :ch + 1])))
         if tile is not None and ch == fixed_from - 2:
             return tile
         return None
@@ -1592,8 +1628,9 @@ class LowerBound:
         """(n, T) each tensor's words of ``box`` (n, D; level ``ch``'s, :meth:`_box`) and (n,) its iterations, computed
         once per ``box`` in a call of :meth:`compute`."""
         held, *words = self._of_spatial(spatial, ("box words", ch), lambda: (
-            box, touched_lower(self.op, box, contiguous=True), box.prod(axis=1)))
-        return tuple(words) if held is box else (touched_lower(self.op, box, contiguous=True), box.prod(axis=1))
+            box, touched_lower(self.op, box, contiguous=True), _reduce_last(np.multiply, box)))
+        return tuple(words) if held is box else (touched_lower(self.op, box, contiguous=True),
+                                                 _reduce_last(np.multiply, box))
 
     def _hold(self, level: int, words: dict[int, np.ndarray]) -> np.ndarray:
         """(n,) whether tiles of ``words`` (tensor -> (n,) words) fit one instance of ``level`` together, the other
@@ -1604,10 +1641,13 @@ class LowerBound:
         if spec is None:
             return np.ones(n, dtype=bool)
         part, sizes = spec
-        used = np.zeros((n, len(sizes)))
-        for t, w in words.items():
-            used += w[:, None] * part[t][None, :]
-        return (used <= sizes[None, :]).all(axis=1)
+        fits = np.ones(n, dtype=bool)
+        for r in range(len(sizes)):  # partition by partition (numpy's reduction of a short axis is slower)
+            used = np.zeros(n)
+            for t, w in words.items():
+                used += w * part[t, r]
+            fits &= used <= sizes[r]
+        return fits
 
     def _level_trips(self, temporal: np.ndarray, ch: int, fixed_from: int, box: np.ndarray) -> np.ndarray | None:
         """(n, D) the trips of level ``ch``'s temporal loops where the node fixes them (a fixed level, or level 0
@@ -1788,23 +1828,17 @@ class LowerBound:
         n = len(spatial)
         kept = [u for u in range(self.T) if self.keeps[ch, u]]
         others, outs = [], []
-        words_of: dict[tuple[int, frozenset[int]], np.ndarray] = {}  # the orders share (tensor, outer tensors)
+        refills_of: dict[tuple[int, frozenset[int]], np.ndarray] = {}  # the orders share (tensor, outer tensors)
         for outer_first in itertools.permutations(kept):
             rest, out = np.zeros(n), np.zeros(n)
             for i, t in enumerate(outer_first):
                 if t not in entries:
                     continue
-                h, per_word, copies, *parent = entries[t]
                 outer = frozenset(outer_first[:i])
-                if (t, outer) not in words_of:
-                    words_of[(t, outer)] = self._placed_words(spatial, ch, t, outer, left, loopable, single)
-                words = drained = words_of[(t, outer)]
-                if copies is not None:
-                    words = self._reloaded(words, copies)
-                refills = np.maximum(0.0, words - h) * per_word
-                if parent:  # B23: with the parent's updates and reads of these drains
-                    whole, bound = parent[0]
-                    refills = np.maximum(refills, whole(drained) - bound)
+                if (t, outer) not in refills_of:
+                    refills_of[(t, outer)] = self._placed_tensor(entries[t], spatial, ch, t, outer, left, loopable,
+                                                                 single)
+                refills = refills_of[(t, outer)]
                 if t == self.out:
                     out += refills
                 else:
@@ -1814,6 +1848,19 @@ class LowerBound:
         others, outs = np.array(others), np.array(outs)
         return (others + outs).min(axis=0), others, outs
 
+    def _placed_tensor(self, entry: tuple, spatial: np.ndarray, ch: int, t: int, outer: frozenset[int],
+                       left: np.ndarray | None, loopable: np.ndarray, single: bool) -> np.ndarray:
+        """(n,) :meth:`_placed_refills`' refills of tensor ``t`` (its ``entry``) with the tensors ``outer`` outside it."""
+        h, per_word, copies, *parent = entry
+        words = drained = self._placed_words(spatial, ch, t, outer, left, loopable, single)
+        if copies is not None:
+            words = self._reloaded(words, copies)
+        refills = np.maximum(0.0, words - h) * per_word
+        if parent:  # B23: with the parent's updates and reads of these drains
+            whole, bound = parent[0]
+            refills = np.maximum(refills, whole(drained) - bound)
+        return refills
+
     def _level_loops(self, temporal: np.ndarray, fixed_from: int, ch: int
                      ) -> tuple[np.ndarray | None, np.ndarray, bool]:
         """B30's facts of nodes whose levels ``>= fixed_from`` are fixed, for the raised tiles of level ``ch`` below
@@ -1822,7 +1869,7 @@ class LowerBound:
         may be on (one of the open levels', within ``rest``, or a fixed level's), and (B33) whether ``rest`` is the
         loops of ``ch`` alone, one a dimension (``ch`` the lowest level, the only open one)."""
         rest = temporal[:, 0]
-        loopable = (rest > 1) | (temporal[:, fixed_from:] > 1).any(axis=1)
+        loopable = self._loop_candidates(temporal, rest, fixed_from)  # one left above ``ch`` or on a fixed level
         fans_open = any(self.arch.levels[m].fanout is not None for m in range(ch + 1, fixed_from))
         return (None if fans_open else rest), loopable, ch == 0 and fixed_from == 1
 
@@ -3054,10 +3101,11 @@ class LowerBound:
         at = np.where(valid, row, 0)
         over = once[at]
         if per is not None:  # R is rest: L1 above it within the cover
-            over = np.minimum(over, np.where(rests < covers, per[at], np.inf).min(axis=1))
+            over = np.minimum(over, _least_last(np.where(rests < covers, per[at], np.inf)))
         free = ~self.indexes[t] & (self.bounds > 1)
-        roomy = (rests[:, free] < covers[:, free]).any(axis=1) & np.isfinite(once[at])  # R may hold more than rest
-        # (only where rest fits: a larger box holds no fewer words of each tensor): B30's least over the cover
+        roomy = _reduce_last(np.logical_or, rests[:, free] < covers[:, free]) & np.isfinite(once[at])
+        # R may hold more than rest (only where rest fits: a larger box holds no fewer words of each tensor): B30's
+        # least over the cover
         over = np.where(roomy, least, over)
         inside = self._loop_boxes(key, once, per, row) if single else self._short_least(key, once, per, row)
         best = np.minimum(over, inside)
@@ -3105,8 +3153,9 @@ class LowerBound:
         if table is None:
             table = self._divisor_least[name] = np.full(len(tiles), np.nan)  # nan: not computed yet
         at = np.maximum(rows, 0)
-        missing = np.unique(at[(rows >= 0) & np.isnan(table[at])])
-        if len(missing):
+        missing = (rows >= 0) & np.isnan(table[at])
+        if missing.any():
+            missing = np.unique(at[missing])
             table[missing] = values(tiles[missing])
         return np.where(rows >= 0, table[at], np.inf)
 
@@ -3129,7 +3178,7 @@ class LowerBound:
         got = once[rows]
         if per is not None:
             got = np.minimum(got, np.where(short, per[rows], np.inf).min(axis=2))
-        return np.where(short.any(axis=2), got, np.inf).min(axis=1)
+        return np.where(_reduce_last(np.logical_or, short), got, np.inf).min(axis=1)
 
     def _row_parts(self, extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(n, D) each dimension's part of the row of ``extents`` (n, D) in the layer's lattice (its value's position
@@ -3199,7 +3248,7 @@ class LowerBound:
             self._lattice_index = (positions, np.cumprod([1] + [len(v) for v in values[:0:-1]])[::-1])
         positions, strides = self._lattice_index
         at = positions[np.arange(self.op_dims)[None, :], np.minimum(extents, positions.shape[1] - 1)]
-        return np.where((at >= 0).all(axis=1), at @ strides, -1)
+        return np.where(_reduce_last(np.logical_and, at >= 0), at @ strides, -1)
 
     def _run_words(self, tiles: np.ndarray, t: int, level: int, loopable: tuple[bool, ...] | None = None
                    ) -> np.ndarray:
@@ -3628,8 +3677,8 @@ class LowerBound:
         if open_order:
             dims, walk = dims[:, 1:], walk[:, 1:]
         dims, walk = dims.reshape(n, -1), walk.reshape(n, -1)
-        sweeps = temporal[:, j:].prod(axis=(1, 2)).astype(float)
-        moving = (temporal[:, j:] > 1).any(axis=1)
+        sweeps = _reduce_last(np.multiply, temporal[:, j:].reshape(n, -1)).astype(float)
+        moving = _reduce_levels(np.logical_or, temporal[:, j:] > 1)
         live = walk > 1
         for t in range(self.T):
             relevant = self.indexes[t]
@@ -3637,12 +3686,13 @@ class LowerBound:
             inner = np.ones(n)  # trips of the loops inside the innermost one indexing the tensor
             if open_order:  # level j: the order putting its other loops innermost
                 trips = temporal[:, j].astype(float)
-                inner = np.where(relevant[None, :], 1.0, trips).prod(axis=1)
-                found |= ((trips > 1) & relevant[None, :]).any(axis=1)[:, None]
-            inner = inner * np.where(found, 1.0, walk).prod(axis=1)
+                inner = _reduce_last(np.multiply, np.where(relevant[None, :], 1.0, trips))
+                found |= _reduce_last(np.logical_or, (trips > 1) & relevant[None, :])[:, None]
+            inner = inner * _reduce_last(np.multiply, np.where(found, 1.0, walk))
             hit = found[:, -1] if found.shape[1] else (
-                ((temporal[:, j] > 1) & relevant[None, :]).any(axis=1) if open_order else np.zeros(n, dtype=bool))
-            moved = (moving & self.window[t][None, :]).any(axis=1)
+                _reduce_last(np.logical_or, (temporal[:, j] > 1) & relevant[None, :]) if open_order
+                else np.zeros(n, dtype=bool))
+            moved = _reduce_last(np.logical_or, moving & self.window[t][None, :])
             plain = np.where(hit, sweeps / inner, 1.0)
             out[:, t] = np.where(moved, 0.0 if t == self.out else 1.0, plain)
         return out
@@ -3656,6 +3706,23 @@ class LowerBound:
         return rest // tile if m == fixed_from - 1 else tile
 
     def _largest(self, budget: np.ndarray, m: int) -> np.ndarray:
+        """(n,) :meth:`_largest_of` each row of ``budget``, kept per box of the layer's lattice (:meth:`_lattice_rows`)
+        in a table by its row, looked up at once; the rows off the lattice (padded extents) and those not yet in the
+        table computed."""
+        rows = self._lattice_rows(budget)
+        table = self._front_cache.get(("most by row", m))
+        if table is None:
+            table = self._front_cache[("most by row", m)] = np.full(len(self._layer_lattice()[0]), np.nan)
+        at = np.maximum(rows, 0)
+        out = table[at]
+        need = (rows < 0) | np.isnan(out)
+        if need.any():
+            out[need] = self._largest_of(budget[need], m)
+            on = need & (rows >= 0)
+            table[at[on]] = out[on]
+        return out
+
+    def _largest_of(self, budget: np.ndarray, m: int) -> np.ndarray:
         """(n,) :func:`largest_unrolling` of each row of ``budget`` on level ``m``'s fan-out (over both axes where
         the level allows it), cached per row; rows dividing the layer's bounds read off the level's one table."""
         keys, inverse = unique_rows(budget)
@@ -3699,14 +3766,14 @@ class LowerBound:
                 budget = self._fan_budget(rest, tile, fixed_from, m)
                 copies *= self._largest(np.where(self.reduction[None, :], budget, 1), m)
         for m in range(max(p + 1, fixed_from), self.L):
-            copies *= spatial[:, m][:, self.reduction].prod(axis=1)
+            copies *= _reduce_last(np.multiply, spatial[:, m][:, self.reduction])
         return copies
 
     def _parallel(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
                   tile: np.ndarray | None = None) -> np.ndarray:
         """B6: (n,) upper bound of the lanes a completion uses: the fixed spatial factors times, per unfixed
         fan-out, the largest product of legal spatial factors that divide what is left to it."""
-        par = spatial[:, fixed_from:].prod(axis=(1, 2)).astype(float)
+        par = _reduce_last(np.multiply, spatial[:, fixed_from:].reshape(len(spatial), -1)).astype(float)
         for m in range(fixed_from):
             if self.arch.levels[m].fanout is not None:
                 par *= self._largest(self._fan_budget(rest, tile, fixed_from, m), m)
@@ -3724,7 +3791,7 @@ class LowerBound:
         known[:, -1] = np.maximum(known[:, -1], np.maximum(dram * self.cycles_per_byte, self._store_cycles(dram_words)))
         steps = self._compute_cycles(spatial, rest, fixed_from, tile, lanes)
         if self.arch.overlap:
-            return np.maximum(steps, known.max(axis=1))
+            return np.maximum(steps, _reduce_last(np.maximum, known))
         return steps + known.sum(axis=1)
 
     def _compute_cycles(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int,
@@ -3858,3 +3925,12 @@ class LowerBound:
             walk((), {})
             self._chains[key] = list(found.values())
         return self._chains[key]
+
+
+def compile_kernels() -> None:
+    """Compile (first run) or load from numba's on-disk cache :func:`_min_along` for the grids :func:`_divisor_min`
+    takes (float and integer): called by :func:`dnnmap.cost.warmup.compile_kernels`, so that no search pays its
+    compilation."""
+    values = [np.array([1, 2])]
+    for dtype in (np.float64, np.int64):
+        _divisor_min(np.ones(2, dtype=dtype), values)

@@ -73,7 +73,7 @@ def placed_footprints(op: Operator, trips: np.ndarray, order: np.ndarray, base: 
     non-trivial loop: its smallest tile): ``words`` (u, T) and ``cell`` (n, most + 1), row ``i``'s tile below
     ``m`` loops being ``words[cell[i, m]]``. A tile depends on the order only through the set of loops lifted out of
     it, so siblings share them (:func:`_lifted_sets`): at most ``2^k`` tiles per node instead of ``(k + 1) k!``."""
-    cell, row, sets = _lifted_sets(trips, order, base, most)
+    cell, row, sets = _lifted_sets(*(np.ascontiguousarray(a, dtype=np.int64) for a in (trips, order, base)), most)
     lifted = (sets[:, None] >> np.arange(trips.shape[1])) & 1 > 0
     return touched_lower(op, base[row] * np.where(lifted, 1, trips[row]), contiguous=True), cell
 

@@ -138,7 +138,11 @@ class Capacity:
     def _within(spec: tuple[np.ndarray, np.ndarray], words: np.ndarray) -> np.ndarray:
         """Whether the words (..., T) of each tile fit every capacity partition (sums of whole numbers of units:
         exact in floats)."""
-        return (words.reshape(-1, words.shape[-1]) @ spec[0] <= spec[1]).all(axis=-1).reshape(words.shape[:-1])
+        used = words.reshape(-1, words.shape[-1]) @ spec[0]
+        fits = np.ones(len(used), dtype=bool)
+        for r in range(used.shape[1]):  # partition by partition: numpy's reduction of a short axis is several times slower
+            fits &= used[:, r] <= spec[1][r]
+        return fits.reshape(words.shape[:-1])
 
     def fits_placed(self, level: int, inner: np.ndarray, factors: np.ndarray, order: np.ndarray | None) -> np.ndarray:
         """(S, n): whether the tiles ``inner x factors`` (factors: the level's temporal factors, (n, D)) fit ``level``
