@@ -28,14 +28,15 @@ ORIGINAL = UnrolledTile.compute
 
 
 def tiny_array(capacity: dict[str, int], glb_keeps: tuple[str, ...] = ("input", "weight", "output"),
-               fanout: dict | None = None, rmw: bool = True, final_bits: int | None = None) -> ArchSpec:
+               fanout: dict | None = None, rmw: bool = True, final_bits: int | None = None, glb: int = 24
+               ) -> ArchSpec:
     """A register file of a few words per role under a 2x2 array (``glb_keeps``: what the global buffer keeps; the
     others go between the register file and DRAM, as Eyeriss's weights; ``fanout``: another array; ``rmw``: whether
-    the register file accumulates; ``final_bits``: the final outputs' width)."""
+    the register file accumulates; ``final_bits``: the final outputs' width; ``glb``: the global buffer's words)."""
     spec = {"name": "tiny_array", "clock_mhz": 100, "levels": [
         {"name": "RF", "capacity": capacity, "keeps": ["input", "weight", "output"], "read_energy": 1.0,
          "write_energy": 1.0, "read_modify_write": rmw},
-        {"name": "GLB", "capacity": 24, "keeps": list(glb_keeps), "read_energy": 6.0, "write_energy": 6.0,
+        {"name": "GLB", "capacity": glb, "keeps": list(glb_keeps), "read_energy": 6.0, "write_energy": 6.0,
          "fanout": fanout or {"shape": [2, 2], "hop_energy": 2.0}},
         {"name": "DRAM", "read_energy": 200.0, "write_energy": 200.0}]}
     if final_bits is not None:
@@ -48,7 +49,9 @@ BYPASS = (tiny_array({"input": 2, "weight": 4, "output": 2}, ("input", "output")
 POINTWISE = (tiny_array({"input": 2, "weight": 2, "output": 2}), ops.conv2d("p", 2, 2, (3, 1), (1, 1)))
 STRIDED = (tiny_array({"input": 1, "weight": 2, "output": 2}, ("input", "output")),
            ops.conv2d("s", 2, 2, (4, 1), (1, 1), stride=2))
-CASES = [MATMUL, BYPASS, POINTWISE, STRIDED]
+# a global buffer of 3 words: its tile overflows, so level 1's outermost loop refetches (:meth:`UnrolledTile._refetched`)
+SPILLED = (tiny_array({"input": 2, "weight": 2, "output": 2}, ("input", "output"), glb=3), ops.matmul("v", 4, 2, 2))
+CASES = [MATMUL, BYPASS, POINTWISE, STRIDED, SPILLED]
 
 
 def _applied(arch: ArchSpec, op: Operator) -> bool:
@@ -63,7 +66,8 @@ def _variant(rng: np.random.Generator) -> tuple[ArchSpec, Operator]:
     keeps = ("input", "weight", "output") if rng.random() < 0.5 else ("input", "output")
     fanout = {"shape": [[2, 2], [2], [3]][int(rng.integers(0, 3))], "multicast": bool(rng.random() < 0.7),
               "reduction": bool(rng.random() < 0.7), "hop_energy": float(rng.integers(0, 3))}
-    arch = tiny_array(caps, keeps, fanout, bool(rng.random() < 0.7), [None, 8][int(rng.integers(0, 2))])
+    arch = tiny_array(caps, keeps, fanout, bool(rng.random() < 0.7), [None, 8][int(rng.integers(0, 2))],
+                      int(rng.integers(4, 25)))
     sizes = [int(x) for x in rng.integers(1, 5, size=3)]
     if rng.random() < 0.5:
         return arch, ops.matmul("m", *sizes)
@@ -122,6 +126,14 @@ def test_unrolled_tile_binds(monkeypatch: pytest.MonkeyPatch) -> None:
     full = [b for arch, op in CASES[1:] for b in stage_bounds(arch, op, tiles_only=True)]
     monkeypatch.setattr(UnrolledTile, "compute", _off)
     assert_raises_some_bound(full, [b for arch, op in CASES[1:] for b in stage_bounds(arch, op, tiles_only=True)])
+
+
+def test_buffer_refetches_bind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """B45's refetches of the overflowing global buffer raise some finite tile bound (where its tile overflows)."""
+    full = stage_bounds(*SPILLED, tiles_only=True)
+    monkeypatch.setattr(UnrolledTile, "_refetched", lambda self, temporal, budget, held: np.zeros(
+        (self.b.op_dims, len(budget), len(self.table))))
+    assert_raises_some_bound(full, stage_bounds(*SPILLED, tiles_only=True))
 
 
 def test_unrolled_tile_inflation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,12 +27,18 @@ pairs whose bounds do not depend on ``U``:
 * the output's lane updates accumulate into the register file except at the first touch of an occupancy, of which
   there are ``drains - reloads``, and each output word has ``copies(U)`` copies there, so its accumulate reads are
   ``updates - drains + reloads`` and ``reloads >= drains - outputs x copies(U)``: with a drain's energy and hop at
-  least an accumulate read's, the pair's energy grows with the drains, and the least drains bound it.
+  least an accumulate read's, the pair's energy grows with the drains, and the least drains bound it;
+* level 1's outermost loop with more than one trip is on one dimension ``d1`` (another than ``d0`` where level 1 has
+  loops on two dimensions or more): in each of its ``S x T1[d1]`` iterations a tensor kept at level 1 that ``d1``
+  does not index uses all its words of level 1's tile, of which at most level 1's capacity are there from before, so
+  its pair with level 1 as child moves the others (an input: its parent reads them and level 1 is filled with them;
+  the output: level 1 drains them, each ending an occupancy, and its parent is updated): that pair's energy is at
+  least the larger of this and its value in the node's completion (P1).
 
-Every term is a non-decreasing function of the counts it bounds, so each ``(U, d0)``'s sum is at most the energy of
-every completion with that unrolling and innermost loop, and the least over the legal unrollings (the space's table
-of level 1's fan-out, one row per distinct factor vector: the axes change no count) and ``d0`` is at most every
-completion's. For EDP the product with the latency bound per ``U`` (its compute cycles with ``|U|`` lanes, and the
+Every term is a non-decreasing function of the counts it bounds, so each ``(U, d0, d1)``'s sum is at most the energy
+of every completion with that unrolling, innermost and outermost loop, and the least over the legal unrollings (the
+space's table of level 1's fan-out, one row per distinct factor vector: the axes change no count), ``d0`` and ``d1``
+is at most every completion's. For EDP the product with the latency bound per ``U`` (its compute cycles with ``|U|`` lanes, and the
 tile's latency bound). Applies on architectures whose only fan-out is level 1's and whose level 0 (no operand
 registers) keeps every tensor of a layer without a sliding window, in the exact (not padded) widened space.
 """
@@ -63,6 +69,12 @@ class UnrolledTile:
         self.lanes = self.table.prod(axis=1).astype(float)
         self.parent = {pr.tensor: pr.parent for pr in bound.pairs if pr.child == 0}
         self.hop = {pr.tensor: bound.hop_per_word(pr) for pr in bound.pairs if pr.child == 0}
+        # level 1's pairs with its parent, and the energy of a word level 1 refetches (an input: read by the parent,
+        # filled; the output: drained, updating the parent)
+        self.buffered = [pr for pr in bound.pairs if pr.child == 1]
+        self.refetch = {pr.tensor: bound.hop_per_word(pr) + (
+            bound.energy[1, pr.tensor, 0] + bound.energy[pr.parent, pr.tensor, 2] if pr.tensor == bound.out
+            else bound.energy[pr.parent, pr.tensor, 0] + bound.energy[1, pr.tensor, 1]) for pr in self.buffered}
         out = bound.out
         # the output's lanes accumulate into level 0 where it reads before it writes (docs/cost-model.md 2b)
         self.accumulate = bound.read_full[0, out] if arch.levels[0].read_modify_write else 0.0
@@ -91,14 +103,14 @@ class UnrolledTile:
         n = len(tiles)
         if objective not in ("energy", "edp"):
             return np.full(n, -np.inf)
-        fixed = self._fixed(cost, spatial, temporal[:, 0], tiles)
+        fixed, held = self._fixed(cost, spatial, temporal[:, 0], tiles)
         latency = None
         if objective == "edp":
             latency = self.b.compute(cost, temporal, spatial, order, 2, 1, "latency", tile=tiles, tier=TIER_PAIRS)
         out = np.empty(n)
         for lo in range(0, n, ROWS):
             rows = slice(lo, min(n, lo + ROWS))
-            energy = self._per_unrolling(temporal[rows], order[rows], tiles[rows])  # (r, V)
+            energy = self._per_unrolling(temporal[rows], order[rows], tiles[rows], held[rows])  # (r, V)
             if latency is None:
                 out[rows] = fixed[rows] + energy.min(axis=1)
             else:
@@ -106,27 +118,35 @@ class UnrolledTile:
                 out[rows] = ((fixed[rows, None] + energy) * np.maximum(latency[rows, None], steps[None, :])).min(axis=1)
         return out
 
-    def _fixed(self, cost: CostBatch, spatial: np.ndarray, rest: np.ndarray, tiles: np.ndarray) -> np.ndarray:
+    def _fixed(self, cost: CostBatch, spatial: np.ndarray, rest: np.ndarray, tiles: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
         """(n,) the energy of what does not depend on ``U``: the MACs, the pairs with their child at level 1 or above
         (B1, P1), the inputs' lanes (B3), the output's lane updates and, where level 0 accumulates, an accumulate read
-        per lane update (the drains' term takes one off per first touch)."""
+        per lane update (the drains' term takes one off per first touch); and (n, T) the energy of each tensor's pair
+        with level 1 as child in it (0 where level 1 does not keep the tensor)."""
         b = self.b
         energy = cost.energy_breakdown[:, b.L + 1].copy()
+        held = np.zeros((len(energy), b.T))
         for pr in b.pairs:
             if pr.child >= 1:
                 e, _, h = b._exact(cost.counts, pr)
                 energy += e + h * b.hop_per_word(pr)
+                if pr.child == 1:
+                    held[:, pr.tensor] = e + h * b.hop_per_word(pr)
             elif pr.child < 0 and pr.tensor != b.out:
                 e, _, h = b._compulsory(pr, spatial, rest, 2, b.touched_all, tiles)
                 energy += e + h * b.hop_per_word(pr)
             elif pr.child < 0:
                 energy += b._lane_energy(pr.tensor, 0, np.full(len(energy), b.iterations), None)
                 energy += b.iterations * self.accumulate
-        return energy
+        return energy, held
 
-    def _per_unrolling(self, temporal: np.ndarray, order: np.ndarray, tiles: np.ndarray) -> np.ndarray:
-        """(r, V) per row and legal unrolling ``U`` of level 1 the least over level 1's innermost loop of the level-0
-        pairs' energy (inf where ``U`` does not divide the row's budget)."""
+    def _per_unrolling(self, temporal: np.ndarray, order: np.ndarray, tiles: np.ndarray, held: np.ndarray
+                       ) -> np.ndarray:
+        """(r, V) per row and legal unrolling ``U`` of level 1 the least over level 1's innermost loop ``d0`` and
+        outermost loop ``d1`` (different where level 1 has loops on two dimensions or more) of the level-0 pairs'
+        energy at ``d0`` plus what ``d1`` adds to level 1's pairs (:meth:`_refetched`; ``held`` (r, T) their energy in
+        the completion); inf where ``U`` does not divide the row's budget."""
         b = self.b
         budget = temporal[:, 0] // tiles
         legal = _dividing(self.table, self._divides, budget, b.bounds)  # (r, V)
@@ -143,10 +163,31 @@ class UnrolledTile:
             most.append(self._energy(t, runs, words[:, t], per_tile))
         once, most = np.stack(once), np.stack(most)  # (T, r, V)
         least = np.where(moving.any(axis=2), np.inf, most.sum(axis=0))  # no loop at level 1: every run its largest
-        for d in range(b.op_dims):
-            by_d = np.where(b.indexes[:, d][:, None, None], once, most).sum(axis=0)
-            least = np.minimum(least, np.where(moving[:, :, d], by_d, np.inf))
+        refetched = self._refetched(temporal, budget, held)  # (D, r, V)
+        single = moving.sum(axis=2) == 1
+        for d0 in range(b.op_dims):
+            inner = np.where(b.indexes[:, d0][:, None, None], once, most).sum(axis=0)
+            for d1 in range(b.op_dims):
+                both = moving[:, :, d0] & (moving[:, :, d1] & ~single if d1 != d0 else single)
+                least = np.minimum(least, np.where(both, inner + refetched[d1], np.inf))
         return np.where(legal, least, np.inf)
+
+    def _refetched(self, temporal: np.ndarray, budget: np.ndarray, held: np.ndarray) -> np.ndarray:
+        """(D, r, V) per outermost loop ``d1`` of level 1, row and unrolling what level 1's pairs add to their energy
+        ``held`` (r, T) in the completion: in each of ``d1``'s iterations (``S x T1[d1]`` in all) a tensor ``d1`` does
+        not index uses all its words of level 1's tile, of which at most ``capacity`` are held from before, so its
+        parent reads the others (the output: drains them, each ending an occupancy)."""
+        b = self.b
+        trips = budget[:, None, :] / self.table[None, :, :]  # (r, V, D): T1
+        sweeps = temporal[:, 2:].prod(axis=(1, 2)).astype(float)
+        words = touched_lower(b.op, temporal[:, 0], contiguous=True)  # (r, T) level 1's tile
+        out = np.zeros((b.op_dims,) + trips.shape[:2])
+        for pr in self.buffered:
+            t = pr.tensor
+            over = sweeps * np.maximum(0.0, words[:, t] - b.capacity[1, t]) * self.refetch[t]  # per iteration of d1
+            for d in np.nonzero(~b.indexes[t])[0]:
+                out[d] += np.maximum(0.0, over[:, None] * trips[:, :, d] - held[:, t, None])
+        return out
 
     def _energy(self, t: int, runs: np.ndarray, words: np.ndarray, per_tile: np.ndarray) -> np.ndarray:
         """(r, V) the energy of tensor ``t``'s pair with level 0 as child: ``words`` (r,) of the tile, its runs (r, V),
