@@ -128,11 +128,19 @@ def test_unrolled_tile_binds(monkeypatch: pytest.MonkeyPatch) -> None:
     assert_raises_some_bound(full, [b for arch, op in CASES[1:] for b in stage_bounds(arch, op, tiles_only=True)])
 
 
+def test_unrolled_node_bound_binds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """B45 at each ``F(1)`` node's own unrolling raises some finite stage bound (the 1x1 convolution, the overflowing
+    buffer)."""
+    full = [b for arch, op in (POINTWISE, SPILLED) for b in stage_bounds(arch, op)]
+    monkeypatch.setattr(BranchAndBound, "_unrolled_node_bound", lambda self, lb, *args: lb)
+    assert_raises_some_bound(full, [b for arch, op in (POINTWISE, SPILLED) for b in stage_bounds(arch, op)])
+
+
 def test_buffer_refetches_bind(monkeypatch: pytest.MonkeyPatch) -> None:
     """B45's refetches of the overflowing global buffer raise some finite tile bound (where its tile overflows)."""
     full = stage_bounds(*SPILLED, tiles_only=True)
-    monkeypatch.setattr(UnrolledTile, "_refetched", lambda self, temporal, budget, held: np.zeros(
-        (self.b.op_dims, len(budget), len(self.table))))
+    monkeypatch.setattr(UnrolledTile, "_refetched", lambda self, temporal, budget, held, table: np.zeros(
+        (self.b.op_dims,) + (budget[:, None, :] / table).shape[:2]))
     assert_raises_some_bound(full, stage_bounds(*SPILLED, tiles_only=True))
 
 

@@ -31,7 +31,8 @@ pair of nodes bounded together that are mirror images of each other (a square la
 mapping costs what its image does) one is searched (B42, :mod:`.mirror`; docs/search.md "B42: mirror-image nodes"). A
 factor stage with no loop above its level takes one order of the level for its children's refills and its own
 tensors' refetches (B39, :meth:`BranchAndBound._shared_order`, for the nodes the other tiers leave below the incumbent),
-and keeps each order's value, with which its order stage drops orders before B37 prices them.
+and keeps each order's value, with which its order stage drops orders before B37 prices them. ``F(1)``'s tile bound
+takes the register file's pairs at one unrolling of the array together where that applies (B45, :mod:`.unrolled_tile`).
 
 Costly bounds only where they can prune (docs/search.md): the walk bounds a batch tier by tier
 (:meth:`BranchAndBound._tiered`, :data:`.bounds.TIER_PAIRS` to :data:`.bounds.TIER_FULL`), the costly terms only for
@@ -432,6 +433,28 @@ class BranchAndBound:
         if (kind == "F" and by_order is not None and self.placement and j < self.L - 1 and self.objective == "energy"
                 and self.padded is None):
             lb = self._shared_order(nodes, cost, by_order, safe, j, bound, lb, lazy)
+        if kind == "F" and j == 1 and key is None:
+            lb = self._unrolled_node_bound(lb, nodes, cost, lazy)
+        return lb
+
+    def _unrolled_node_bound(self, lb: np.ndarray, nodes: Nodes, cost: CostBatch, lazy: bool) -> np.ndarray:
+        """``lb`` of ``F(1)``'s ``nodes`` (priced in ``cost``) raised to B45 at each node's own unrolling of the array
+        (:class:`.unrolled_tile.UnrolledTile` of its tile node: level 1's split folded into level 0, its register file's
+        tile, its unrolling; docs/search.md, "B45: the register file's refills per unrolling at the tile bound") where it
+        applies; ``lazy``: only where ``lb`` is below the incumbent, else wherever it is finite."""
+        if self.unrolled_tile is None:
+            return lb
+        live = lb < self.incumbent * (1 - EPS) if lazy else np.isfinite(lb)
+        rows = np.nonzero(live)[0]
+        if len(rows):
+            part = nodes.take(rows)
+            temporal, spatial = part.temporal.copy(), part.spatial.copy()
+            temporal[:, 0] *= part.temporal[:, 1] * part.spatial[:, 1]
+            temporal[:, 1] = 1
+            spatial[:, 1] = 1
+            lb[rows] = np.maximum(lb[rows], self.unrolled_tile.compute(
+                _cost_rows(cost, rows), temporal, spatial, part.order, part.temporal[:, 0] * part.spatial[:, 0],
+                self.objective, part.spatial[:, 1]))
         return lb
 
     def _shared_order(self, nodes: Nodes, cost: CostBatch, by_order: list[CostBatch], safe: np.ndarray, j: int,

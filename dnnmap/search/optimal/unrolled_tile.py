@@ -63,10 +63,6 @@ class UnrolledTile:
         self.table = distinct_unrollings(tuple(int(x) for x in bound.bounds), tuple(arch.levels[1].fanout.shape),
                                          1 in bound.both_axes)[0]  # (V, D) level 1's legal factor vectors
         self._divides: dict[tuple[int, int], np.ndarray] = {}
-        # (V, T) each unrolling's copies of a tensor's word (the product of its factors on dimensions not indexing it)
-        self.copies = np.stack([np.where(bound.indexes[t][None, :], 1, self.table).prod(axis=1)
-                                for t in range(bound.T)], axis=1).astype(float)
-        self.lanes = self.table.prod(axis=1).astype(float)
         self.parent = {pr.tensor: pr.parent for pr in bound.pairs if pr.child == 0}
         self.hop = {pr.tensor: bound.hop_per_word(pr) for pr in bound.pairs if pr.child == 0}
         # level 1's pairs with its parent, and the energy of a word level 1 refetches (an input: read by the parent,
@@ -96,10 +92,12 @@ class UnrolledTile:
         return bound.energy[0, out, 0] + hop >= accumulate
 
     def compute(self, cost: CostBatch, temporal: np.ndarray, spatial: np.ndarray, order: np.ndarray,
-                tiles: np.ndarray, objective: str) -> np.ndarray:
+                tiles: np.ndarray, objective: str, units: np.ndarray | None = None) -> np.ndarray:
         """(n,) B45 of ``objective`` (energy or EDP; else -inf) for tile-bound rows of ``F(1)``: each row's node (its
         levels ``>= 2`` fixed, ``temporal[:, 0]`` the iterations left below them), priced in ``cost`` (a completion
-        of each), and ``tiles`` (n, D) its register file's tile."""
+        of it or of a node below it), and ``tiles`` (n, D) its register file's tile; ``units`` (n, D): each row's own
+        unrolling of level 1 (an ``F(1)`` node's, whose completions are some of the tile's), None: the least over
+        every legal one."""
         n = len(tiles)
         if objective not in ("energy", "edp"):
             return np.full(n, -np.inf)
@@ -110,12 +108,13 @@ class UnrolledTile:
         out = np.empty(n)
         for lo in range(0, n, ROWS):
             rows = slice(lo, min(n, lo + ROWS))
-            energy = self._per_unrolling(temporal[rows], order[rows], tiles[rows], held[rows])  # (r, V)
+            table = self.table[None] if units is None else units[rows, None, :]  # (1 or r, V or 1, D)
+            energy = self._per_unrolling(temporal[rows], order[rows], tiles[rows], held[rows], table)  # (r, V)
             if latency is None:
                 out[rows] = fixed[rows] + energy.min(axis=1)
             else:
-                steps = np.maximum(self.b.iterations / self.lanes * self.b.step_cycles, self.b.least_compute)
-                out[rows] = ((fixed[rows, None] + energy) * np.maximum(latency[rows, None], steps[None, :])).min(axis=1)
+                steps = np.maximum(self.b.iterations / table.prod(axis=2) * self.b.step_cycles, self.b.least_compute)
+                out[rows] = ((fixed[rows, None] + energy) * np.maximum(latency[rows, None], steps)).min(axis=1)
         return out
 
     def _fixed(self, cost: CostBatch, spatial: np.ndarray, rest: np.ndarray, tiles: np.ndarray
@@ -141,29 +140,32 @@ class UnrolledTile:
                 energy += b.iterations * self.accumulate
         return energy, held
 
-    def _per_unrolling(self, temporal: np.ndarray, order: np.ndarray, tiles: np.ndarray, held: np.ndarray
-                       ) -> np.ndarray:
-        """(r, V) per row and legal unrolling ``U`` of level 1 the least over level 1's innermost loop ``d0`` and
-        outermost loop ``d1`` (different where level 1 has loops on two dimensions or more) of the level-0 pairs'
-        energy at ``d0`` plus what ``d1`` adds to level 1's pairs (:meth:`_refetched`; ``held`` (r, T) their energy in
-        the completion); inf where ``U`` does not divide the row's budget."""
+    def _per_unrolling(self, temporal: np.ndarray, order: np.ndarray, tiles: np.ndarray, held: np.ndarray,
+                       table: np.ndarray) -> np.ndarray:
+        """(r, V) per row and unrolling ``U`` of level 1 (``table`` (1, V, D): the legal ones; or (r, 1, D) each row's
+        own) the least over level 1's innermost loop ``d0`` and outermost loop ``d1`` (different where level 1 has loops
+        on two dimensions or more) of the level-0 pairs' energy at ``d0`` plus what ``d1`` adds to level 1's pairs
+        (:meth:`_refetched`; ``held`` (r, T) their energy in the completion); inf where ``U`` does not divide the row's
+        budget."""
         b = self.b
         budget = temporal[:, 0] // tiles
-        legal = _dividing(self.table, self._divides, budget, b.bounds)  # (r, V)
-        moving = budget[:, None, :] > self.table[None, :, :]  # (r, V, D): level 1 has a loop on the dimension
+        legal = (_dividing(self.table, self._divides, budget, b.bounds) if table.shape[0] == 1
+                 else np.ones(table.shape[:2], dtype=bool))  # (r, V)
+        moving = budget[:, None, :] > table  # (r, V, D): level 1 has a loop on the dimension
+        copies = np.stack([np.where(b.indexes[t], 1, table).prod(axis=2) for t in range(b.T)]).astype(float)
         words = touched_lower(b.op, tiles, contiguous=True)  # (r, T)
         per_tile = b.iterations / tiles.prod(axis=1)  # the tile's runs over all instances
         outer = self._outer_runs(temporal, order)  # (r, T)
         once, most = [], []  # per tensor, (r, V) its energy with run 1, and with its largest run
         for t in range(b.T):
             idx = b.indexes[t]
-            runs = (budget[:, ~idx].prod(axis=1)[:, None] / self.copies[None, :, t]
+            runs = (budget[:, ~idx].prod(axis=1)[:, None] / copies[t]
                     * np.where(moving[:, :, idx].any(axis=2), 1.0, outer[:, t, None]))
-            once.append(self._energy(t, np.ones_like(runs), words[:, t], per_tile))
-            most.append(self._energy(t, runs, words[:, t], per_tile))
+            once.append(self._energy(t, np.ones_like(runs), words[:, t], per_tile, copies[t]))
+            most.append(self._energy(t, runs, words[:, t], per_tile, copies[t]))
         once, most = np.stack(once), np.stack(most)  # (T, r, V)
         least = np.where(moving.any(axis=2), np.inf, most.sum(axis=0))  # no loop at level 1: every run its largest
-        refetched = self._refetched(temporal, budget, held)  # (D, r, V)
+        refetched = self._refetched(temporal, budget, held, table)  # (D, r, V)
         single = moving.sum(axis=2) == 1
         for d0 in range(b.op_dims):
             inner = np.where(b.indexes[:, d0][:, None, None], once, most).sum(axis=0)
@@ -172,13 +174,14 @@ class UnrolledTile:
                 least = np.minimum(least, np.where(both, inner + refetched[d1], np.inf))
         return np.where(legal, least, np.inf)
 
-    def _refetched(self, temporal: np.ndarray, budget: np.ndarray, held: np.ndarray) -> np.ndarray:
+    def _refetched(self, temporal: np.ndarray, budget: np.ndarray, held: np.ndarray, table: np.ndarray
+                   ) -> np.ndarray:
         """(D, r, V) per outermost loop ``d1`` of level 1, row and unrolling what level 1's pairs add to their energy
         ``held`` (r, T) in the completion: in each of ``d1``'s iterations (``S x T1[d1]`` in all) a tensor ``d1`` does
         not index uses all its words of level 1's tile, of which at most ``capacity`` are held from before, so its
         parent reads the others (the output: drains them, each ending an occupancy)."""
         b = self.b
-        trips = budget[:, None, :] / self.table[None, :, :]  # (r, V, D): T1
+        trips = budget[:, None, :] / table  # (r, V, D): T1
         sweeps = temporal[:, 2:].prod(axis=(1, 2)).astype(float)
         words = touched_lower(b.op, temporal[:, 0], contiguous=True)  # (r, T) level 1's tile
         out = np.zeros((b.op_dims,) + trips.shape[:2])
@@ -189,14 +192,15 @@ class UnrolledTile:
                 out[d] += np.maximum(0.0, over[:, None] * trips[:, :, d] - held[:, t, None])
         return out
 
-    def _energy(self, t: int, runs: np.ndarray, words: np.ndarray, per_tile: np.ndarray) -> np.ndarray:
+    def _energy(self, t: int, runs: np.ndarray, words: np.ndarray, per_tile: np.ndarray, copies: np.ndarray
+                ) -> np.ndarray:
         """(r, V) the energy of tensor ``t``'s pair with level 0 as child: ``words`` (r,) of the tile, its runs (r, V),
-        ``per_tile`` (r,) the tile's runs over all instances (``iterations / |tau|``)."""
+        ``per_tile`` (r,) the tile's runs over all instances (``iterations / |tau|``), ``copies`` (r or 1, V) of a
+        word of it over the unrolling."""
         b = self.b
         cap = b.capacity[0, t]
         moved = per_tile[:, None] * np.maximum(words[:, None] / runs, np.maximum(0.0, words - cap)[:, None])
         p, hop = self.parent[t], self.hop[t]
-        copies = self.copies[None, :, t]
         if t != b.out:
             return moved * (b.energy[0, t, 1] + hop + b.energy[p, t, 0] / copies)
         reloads = np.maximum(0.0, moved - b.out_words * copies)
