@@ -167,9 +167,10 @@ class UnrolledTile:
         least = np.where(moving.any(axis=2), np.inf, most.sum(axis=0))  # no loop at level 1: every run its largest
         refetched = self._refetched(temporal, budget, held, table)  # (D, r, V)
         single = moving.sum(axis=2) == 1
-        for d0 in range(b.op_dims):
+        live = np.nonzero((budget > 1).any(axis=0))[0]  # the dimensions level 1 may have a loop on
+        for d0 in live:
             inner = np.where(b.indexes[:, d0][:, None, None], once, most).sum(axis=0)
-            for d1 in range(b.op_dims):
+            for d1 in live:
                 both = moving[:, :, d0] & (moving[:, :, d1] & ~single if d1 != d0 else single)
                 least = np.minimum(least, np.where(both, inner + refetched[d1], np.inf))
         return np.where(legal, least, np.inf)
@@ -188,7 +189,7 @@ class UnrolledTile:
         for pr in self.buffered:
             t = pr.tensor
             over = sweeps * np.maximum(0.0, words[:, t] - b.capacity[1, t]) * self.refetch[t]  # per iteration of d1
-            for d in np.nonzero(~b.indexes[t])[0]:
+            for d in np.nonzero(~b.indexes[t] & (budget > 1).any(axis=0))[0]:
                 out[d] += np.maximum(0.0, over[:, None] * trips[:, :, d] - held[:, t, None])
         return out
 
