@@ -39,7 +39,9 @@ Every term is a non-decreasing function of the counts it bounds, so each ``(U, d
 of every completion with that unrolling, innermost and outermost loop, and the least over the legal unrollings (the
 space's table of level 1's fan-out, one row per distinct factor vector: the axes change no count), ``d0`` and ``d1``
 is at most every completion's. For EDP the product with the latency bound per ``U`` (its compute cycles with ``|U|`` lanes, and the
-tile's latency bound). Applies on architectures whose only fan-out is level 1's and whose level 0 (no operand
+tile's latency bound). An ``F(1)`` node fixes ``U`` and ``T1``: its completions are some of its tile's, so the sum at its
+own ``U`` bounds them (:meth:`.search.BranchAndBound._unrolled_node_bound`), where its own bound takes each tensor's
+best level-1 order apart (B2). Applies on architectures whose only fan-out is level 1's and whose level 0 (no operand
 registers) keeps every tensor of a layer without a sliding window, in the exact (not padded) widened space.
 """
 
