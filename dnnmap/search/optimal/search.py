@@ -32,6 +32,8 @@ mapping costs what its image does) one is searched (B42, :mod:`.mirror`; docs/se
 factor stage takes one order of the level for its children's refills and its own tensors' refetches (B39, and B44 under
 the loops above the level: :meth:`BranchAndBound._shared_order`, for the nodes the other tiers leave below the
 incumbent), and keeps each order's value, with which its order stage drops orders before B37 prices them.
+``F(1)``'s tile bound takes the register file's pairs at one unrolling of the array together where that applies (B45,
+:mod:`.unrolled_tile`).
 
 Costly bounds only where they can prune (docs/search.md): the walk bounds a batch tier by tier
 (:meth:`BranchAndBound._tiered`, :data:`.bounds.TIER_PAIRS` to :data:`.bounds.TIER_FULL`), the costly terms only for
@@ -69,6 +71,7 @@ from dnnmap.search.optimal.expand import FactorSplits, Nodes, PaddedSplits, cand
 from dnnmap.search.optimal.mirror import mirror_dims, mirror_keep
 from dnnmap.search.optimal.placement import OrderKeys, distinct_children, least_placements, relaxed_placements
 from dnnmap.search.optimal.shared_order import order_ranks, shared_orders
+from dnnmap.search.optimal.unrolled_tile import UnrolledTile
 from dnnmap.search.options import SearchOptions
 from dnnmap.search.space import MapSpace, padded_cap, unique_rows
 from dnnmap.search.sunstone.mapper import sunstone_search
@@ -249,6 +252,9 @@ class BranchAndBound:
         # together that are each other's image one is searched (not in the padded space)
         self.mirror = mirror_dims(op, arch) if self.padded is None else None
         self.fit = None if placement else self.bound.fit  # tiles dropped for their footprint (none with placement)
+        # B45: F(1)'s tile bound with the register file's refills per unrolling of the array (exact space only)
+        self.unrolled_tile = (UnrolledTile(self.bound) if self.padded is None and UnrolledTile.applies(self.bound)
+                              else None)
         # in the widened space (placement, both axes): one child per class of children the cost model cannot tell
         # apart, P3 (orders and placements) and P4 (spatial axes), and no child another dominates (P5); the default
         # space's tree is left as it was
@@ -428,6 +434,28 @@ class BranchAndBound:
         if (kind == "F" and (by_order is not None or j == 0) and self.placement and j < self.L - 1
                 and self.objective == "energy" and self.padded is None):
             lb = self._shared_order(nodes, cost, by_order, safe, j, bound, lb, lazy)
+        if kind == "F" and j == 1 and key is None:
+            lb = self._unrolled_node_bound(lb, nodes, cost, lazy)
+        return lb
+
+    def _unrolled_node_bound(self, lb: np.ndarray, nodes: Nodes, cost: CostBatch, lazy: bool) -> np.ndarray:
+        """``lb`` of ``F(1)``'s ``nodes`` (priced in ``cost``) raised to B45 at each node's own unrolling of the array
+        (:class:`.unrolled_tile.UnrolledTile` of its tile node: level 1's split folded into level 0, its register file's
+        tile, its unrolling; docs/search.md, "B45: the register file's refills per unrolling at the tile bound") where it
+        applies; ``lazy``: only where ``lb`` is below the incumbent, else wherever it is finite."""
+        if self.unrolled_tile is None:
+            return lb
+        live = lb < self.incumbent * (1 - EPS) if lazy else np.isfinite(lb)
+        rows = np.nonzero(live)[0]
+        if len(rows):
+            part = nodes.take(rows)
+            temporal, spatial = part.temporal.copy(), part.spatial.copy()
+            temporal[:, 0] *= part.temporal[:, 1] * part.spatial[:, 1]
+            temporal[:, 1] = 1
+            spatial[:, 1] = 1
+            lb[rows] = np.maximum(lb[rows], self.unrolled_tile.compute(
+                _cost_rows(cost, rows), temporal, spatial, part.order, part.temporal[:, 0] * part.spatial[:, 0],
+                self.objective, part.spatial[:, 1]))
         return lb
 
     def _shared_order(self, nodes: Nodes, cost: CostBatch, by_order: list[CostBatch] | None, safe: np.ndarray | None,
@@ -558,8 +586,24 @@ class BranchAndBound:
                                          tile=tile, tier=tier)
                 return bound.compute(_cost_rows(cost, sub), part.temporal[sub], part.spatial[sub], part.order[sub],
                                      j + 1, j, self.objective, tile=tile[sub], tier=tier)
-            return self._tiered(bound_rows, np.ones(len(tile), dtype=bool), lazy, (j, "tile"))
+            lb = self._tiered(bound_rows, np.ones(len(tile), dtype=bool), lazy, (j, "tile"))
+            return self._unrolled_tile_bound(lb, part, cost, tile, lazy) if j == 1 else lb
         return self._by_extent(nodes, extent_rows)
+
+    def _unrolled_tile_bound(self, lb: np.ndarray, nodes: Nodes, cost: CostBatch, tiles: np.ndarray,
+                             lazy: bool) -> np.ndarray:
+        """``lb`` (the tile bounds of ``F(1)``'s ``nodes`` and ``tiles``, priced in ``cost``) raised to B45
+        (:class:`.unrolled_tile.UnrolledTile`; docs/search.md, "B45: the register file's refills per unrolling at the
+        tile bound") where it applies; ``lazy``: only where ``lb`` is below the incumbent (elsewhere it prunes already,
+        so the walk prunes the same rows whatever the tiers)."""
+        if self.unrolled_tile is None:
+            return lb
+        rows = np.nonzero(lb < self.incumbent * (1 - EPS))[0] if lazy else np.arange(len(lb))
+        if len(rows):
+            lb[rows] = np.maximum(lb[rows], self.unrolled_tile.compute(
+                _cost_rows(cost, rows), nodes.temporal[rows], nodes.spatial[rows], nodes.order[rows], tiles[rows],
+                self.objective))
+        return lb
 
     def _children(self, nodes: Nodes, stage: int, parent_lb: np.ndarray, deadline: float = math.inf,
                   room: list[int] | None = None) -> Iterator[tuple[Nodes, np.ndarray, float]]:

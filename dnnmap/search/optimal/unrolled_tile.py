@@ -1,0 +1,224 @@
+"""B45: the register file's refills per unrolling at the tile bound (docs/search.md, "B45: the register file's refills
+per unrolling at the tile bound").
+
+At the tile bound of ``F(1)`` (:meth:`.search.BranchAndBound.tile_bound`) the levels above the array's level 1 are
+fixed (factors, orders, placements), the register file's tile ``tau`` (level 0's) is known, and level 1's split of
+``budget = rest / tau`` into the array's unrolling ``U`` and its temporal loops ``T1 = budget / U`` is open, as are
+level 1's order and the placements of levels 0 and 1. The tile bound prices the register file's pairs for the most
+favourable unrolling of each term apart; B45 prices them for one ``U`` together, the least over ``U``, beside the
+pairs whose bounds do not depend on ``U``:
+
+* every pair with its child at level 1 or above is priced from the node's completion (B1; with level 1's placement
+  open, P1: every tensor is plain, so a tile below more loops moves no fewer words), the MAC lanes' pairs by B3 (one
+  word of each input read, one partial sum written a step), the MACs exactly;
+* each tensor's tile at the register file is refilled (the output's drained) whole at every event of the innermost
+  loop above it that indexes it (a plain tensor's tiles along a dimension indexing it are disjoint): per array
+  instance ``S x T1 / run`` times, ``S`` the trips of the levels above 1 and ``run`` the trips of the loops inside
+  that one, so ``fills = iterations / |tau| x words(tau) / run`` over all instances. Level 1's innermost loop with
+  more than one trip is on one dimension ``d0``: a tensor it indexes has ``run = 1``, any other at most the trips of
+  level 1's loops on dimensions not indexing it, times, where no loop of level 1 indexes it, the loops above level 1
+  (their order is fixed) inside the innermost one that does; with no loop at level 1, every tensor the latter. By P1
+  a placement at level 0 (a tile below fewer loops) moves no fewer words. And as a register file holds at most
+  ``capacity`` words of a tensor, each of the ``iterations / |tau|`` runs of ``tau`` brings in at least
+  ``words(tau) - capacity`` of its words (the output: starts that many occupancies, each ending in a drain);
+* a parent read feeds at most the instances under it that differ only in dimensions not indexing the tensor, so the
+  parent reads at least ``fills / copies(U)`` (the output's parent is updated at least ``drains / copies(U)`` times,
+  its reduction copies), and every filled or drained word crosses the array (B5);
+* the output's lane updates accumulate into the register file except at the first touch of an occupancy, of which
+  there are ``drains - reloads``, and each output word has ``copies(U)`` copies there, so its accumulate reads are
+  ``updates - drains + reloads`` and ``reloads >= drains - outputs x copies(U)``: with a drain's energy and hop at
+  least an accumulate read's, the pair's energy grows with the drains, and the least drains bound it;
+* level 1's outermost loop with more than one trip is on one dimension ``d1`` (another than ``d0`` where level 1 has
+  loops on two dimensions or more): in each of its ``S x T1[d1]`` iterations a tensor kept at level 1 that ``d1``
+  does not index uses all its words of level 1's tile, of which at most level 1's capacity are there from before, so
+  its pair with level 1 as child moves the others (an input: its parent reads them and level 1 is filled with them;
+  the output: level 1 drains them, each ending an occupancy, and its parent is updated): that pair's energy is at
+  least the larger of this and its value in the node's completion (P1).
+
+Every term is a non-decreasing function of the counts it bounds, so each ``(U, d0, d1)``'s sum is at most the energy
+of every completion with that unrolling, innermost and outermost loop, and the least over the legal unrollings (the
+space's table of level 1's fan-out, one row per distinct factor vector: the axes change no count), ``d0`` and ``d1``
+is at most every completion's. For EDP the product with the latency bound per ``U`` (its compute cycles with ``|U|`` lanes, and the
+tile's latency bound). An ``F(1)`` node fixes ``U`` and ``T1``: its completions are some of its tile's, so the sum at its
+own ``U`` bounds them (:meth:`.search.BranchAndBound._unrolled_node_bound`), where its own bound takes each tensor's
+best level-1 order apart (B2). Applies on architectures whose only fan-out is level 1's and whose level 0 (no operand
+registers) keeps every tensor of a layer without a sliding window, in the exact (not padded) widened space.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dnnmap.cost.model import CostBatch
+from dnnmap.search.optimal.bounds import TIER_PAIRS, LowerBound, _dividing, touched_lower
+from dnnmap.search.optimal.expand import distinct_unrollings
+
+ROWS = 256  # rows of a batch priced together: (ROWS, unrollings, dimensions) arrays
+
+
+class UnrolledTile:
+    """B45 for the tile bound of ``F(1)`` of one layer (module docstring)."""
+
+    def __init__(self, bound: LowerBound) -> None:
+        self.b = bound
+        arch = bound.arch
+        self.table = distinct_unrollings(tuple(int(x) for x in bound.bounds), tuple(arch.levels[1].fanout.shape),
+                                         1 in bound.both_axes)[0]  # (V, D) level 1's legal factor vectors
+        self._divides: dict[tuple[int, int], np.ndarray] = {}
+        self.parent = {pr.tensor: pr.parent for pr in bound.pairs if pr.child == 0}
+        self.hop = {pr.tensor: bound.hop_per_word(pr) for pr in bound.pairs if pr.child == 0}
+        # level 1's pairs with its parent, and the energy of a word level 1 refetches (an input: read by the parent,
+        # filled; the output: drained, updating the parent)
+        self.buffered = [pr for pr in bound.pairs if pr.child == 1]
+        self.refetch = {pr.tensor: bound.hop_per_word(pr) + (
+            bound.energy[1, pr.tensor, 0] + bound.energy[pr.parent, pr.tensor, 2] if pr.tensor == bound.out
+            else bound.energy[pr.parent, pr.tensor, 0] + bound.energy[1, pr.tensor, 1]) for pr in self.buffered}
+        out = bound.out
+        # the output's lanes accumulate into level 0 where it reads before it writes (docs/cost-model.md 2b)
+        self.accumulate = bound.read_full[0, out] if arch.levels[0].read_modify_write else 0.0
+
+    @staticmethod
+    def applies(bound: LowerBound) -> bool:
+        """Whether B45 holds for the layer and architecture of ``bound`` (module docstring): placement, the only fan-out
+        at level 1 over level 0, level 0 keeping every tensor, no operand registers, every tensor plain, and a drain
+        and hop of the output at level 0 at least an accumulate read (so its pair's energy grows with its drains)."""
+        arch = bound.arch
+        if not (bound.placement and bound.L >= 3 and bound.keeps[0].all() and bound.plain.all()
+                and not arch.mac.operand_registers):
+            return False
+        if [m for m in range(bound.L) if arch.levels[m].fanout is not None] != [1]:
+            return False
+        out = bound.out
+        hop = bound.hop_energy[1]
+        accumulate = bound.read_full[0, out] if arch.levels[0].read_modify_write else 0.0
+        return bound.energy[0, out, 0] + hop >= accumulate
+
+    def compute(self, cost: CostBatch, temporal: np.ndarray, spatial: np.ndarray, order: np.ndarray,
+                tiles: np.ndarray, objective: str, units: np.ndarray | None = None) -> np.ndarray:
+        """(n,) B45 of ``objective`` (energy or EDP; else -inf) for tile-bound rows of ``F(1)``: each row's node (its
+        levels ``>= 2`` fixed, ``temporal[:, 0]`` the iterations left below them), priced in ``cost`` (a completion
+        of it or of a node below it), and ``tiles`` (n, D) its register file's tile; ``units`` (n, D): each row's own
+        unrolling of level 1 (an ``F(1)`` node's, whose completions are some of the tile's), None: the least over
+        every legal one."""
+        n = len(tiles)
+        if objective not in ("energy", "edp"):
+            return np.full(n, -np.inf)
+        fixed, held = self._fixed(cost, spatial, temporal[:, 0], tiles)
+        latency = None
+        if objective == "edp":
+            latency = self.b.compute(cost, temporal, spatial, order, 2, 1, "latency", tile=tiles, tier=TIER_PAIRS)
+        out = np.empty(n)
+        for lo in range(0, n, ROWS):
+            rows = slice(lo, min(n, lo + ROWS))
+            table = self.table[None] if units is None else units[rows, None, :]  # (1 or r, V or 1, D)
+            energy = self._per_unrolling(temporal[rows], order[rows], tiles[rows], held[rows], table)  # (r, V)
+            if latency is None:
+                out[rows] = fixed[rows] + energy.min(axis=1)
+            else:
+                steps = np.maximum(self.b.iterations / table.prod(axis=2) * self.b.step_cycles, self.b.least_compute)
+                out[rows] = ((fixed[rows, None] + energy) * np.maximum(latency[rows, None], steps)).min(axis=1)
+        return out
+
+    def _fixed(self, cost: CostBatch, spatial: np.ndarray, rest: np.ndarray, tiles: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """(n,) the energy of what does not depend on ``U``: the MACs, the pairs with their child at level 1 or above
+        (B1, P1), the inputs' lanes (B3), the output's lane updates and, where level 0 accumulates, an accumulate read
+        per lane update (the drains' term takes one off per first touch); and (n, T) the energy of each tensor's pair
+        with level 1 as child in it (0 where level 1 does not keep the tensor)."""
+        b = self.b
+        energy = cost.energy_breakdown[:, b.L + 1].copy()
+        held = np.zeros((len(energy), b.T))
+        for pr in b.pairs:
+            if pr.child >= 1:
+                e, _, h = b._exact(cost.counts, pr)
+                energy += e + h * b.hop_per_word(pr)
+                if pr.child == 1:
+                    held[:, pr.tensor] = e + h * b.hop_per_word(pr)
+            elif pr.child < 0 and pr.tensor != b.out:
+                e, _, h = b._compulsory(pr, spatial, rest, 2, b.touched_all, tiles)
+                energy += e + h * b.hop_per_word(pr)
+            elif pr.child < 0:
+                energy += b._lane_energy(pr.tensor, 0, np.full(len(energy), b.iterations), None)
+                energy += b.iterations * self.accumulate
+        return energy, held
+
+    def _per_unrolling(self, temporal: np.ndarray, order: np.ndarray, tiles: np.ndarray, held: np.ndarray,
+                       table: np.ndarray) -> np.ndarray:
+        """(r, V) per row and unrolling ``U`` of level 1 (``table`` (1, V, D): the legal ones; or (r, 1, D) each row's
+        own) the least over level 1's innermost loop ``d0`` and outermost loop ``d1`` (different where level 1 has loops
+        on two dimensions or more) of the level-0 pairs' energy at ``d0`` plus what ``d1`` adds to level 1's pairs
+        (:meth:`_refetched`; ``held`` (r, T) their energy in the completion); inf where ``U`` does not divide the row's
+        budget."""
+        b = self.b
+        budget = temporal[:, 0] // tiles
+        legal = (_dividing(self.table, self._divides, budget, b.bounds) if table.shape[0] == 1
+                 else np.ones(table.shape[:2], dtype=bool))  # (r, V)
+        moving = budget[:, None, :] > table  # (r, V, D): level 1 has a loop on the dimension
+        copies = np.stack([np.where(b.indexes[t], 1, table).prod(axis=2) for t in range(b.T)]).astype(float)
+        words = touched_lower(b.op, tiles, contiguous=True)  # (r, T)
+        per_tile = b.iterations / tiles.prod(axis=1)  # the tile's runs over all instances
+        outer = self._outer_runs(temporal, order)  # (r, T)
+        once, most = [], []  # per tensor, (r, V) its energy with run 1, and with its largest run
+        for t in range(b.T):
+            idx = b.indexes[t]
+            runs = (budget[:, ~idx].prod(axis=1)[:, None] / copies[t]
+                    * np.where(moving[:, :, idx].any(axis=2), 1.0, outer[:, t, None]))
+            once.append(self._energy(t, np.ones_like(runs), words[:, t], per_tile, copies[t]))
+            most.append(self._energy(t, runs, words[:, t], per_tile, copies[t]))
+        once, most = np.stack(once), np.stack(most)  # (T, r, V)
+        least = np.where(moving.any(axis=2), np.inf, most.sum(axis=0))  # no loop at level 1: every run its largest
+        refetched = self._refetched(temporal, budget, held, table)  # (D, r, V)
+        single = moving.sum(axis=2) == 1
+        live = np.nonzero((budget > 1).any(axis=0))[0]  # the dimensions level 1 may have a loop on
+        for d0 in live:
+            inner = np.where(b.indexes[:, d0][:, None, None], once, most).sum(axis=0)
+            for d1 in live:
+                both = moving[:, :, d0] & (moving[:, :, d1] & ~single if d1 != d0 else single)
+                least = np.minimum(least, np.where(both, inner + refetched[d1], np.inf))
+        return np.where(legal, least, np.inf)
+
+    def _refetched(self, temporal: np.ndarray, budget: np.ndarray, held: np.ndarray, table: np.ndarray
+                   ) -> np.ndarray:
+        """(D, r, V) per outermost loop ``d1`` of level 1, row and unrolling what level 1's pairs add to their energy
+        ``held`` (r, T) in the completion: in each of ``d1``'s iterations (``S x T1[d1]`` in all) a tensor ``d1`` does
+        not index uses all its words of level 1's tile, of which at most ``capacity`` are held from before, so its
+        parent reads the others (the output: drains them, each ending an occupancy)."""
+        b = self.b
+        trips = budget[:, None, :] / table  # (r, V, D): T1
+        sweeps = temporal[:, 2:].prod(axis=(1, 2)).astype(float)
+        words = touched_lower(b.op, temporal[:, 0], contiguous=True)  # (r, T) level 1's tile
+        out = np.zeros((b.op_dims,) + trips.shape[:2])
+        for pr in self.buffered:
+            t = pr.tensor
+            over = sweeps * np.maximum(0.0, words[:, t] - b.capacity[1, t]) * self.refetch[t]  # per iteration of d1
+            for d in np.nonzero(~b.indexes[t] & (budget > 1).any(axis=0))[0]:
+                out[d] += np.maximum(0.0, over[:, None] * trips[:, :, d] - held[:, t, None])
+        return out
+
+    def _energy(self, t: int, runs: np.ndarray, words: np.ndarray, per_tile: np.ndarray, copies: np.ndarray
+                ) -> np.ndarray:
+        """(r, V) the energy of tensor ``t``'s pair with level 0 as child: ``words`` (r,) of the tile, its runs (r, V),
+        ``per_tile`` (r,) the tile's runs over all instances (``iterations / |tau|``), ``copies`` (r or 1, V) of a
+        word of it over the unrolling."""
+        b = self.b
+        cap = b.capacity[0, t]
+        moved = per_tile[:, None] * np.maximum(words[:, None] / runs, np.maximum(0.0, words - cap)[:, None])
+        p, hop = self.parent[t], self.hop[t]
+        if t != b.out:
+            return moved * (b.energy[0, t, 1] + hop + b.energy[p, t, 0] / copies)
+        reloads = np.maximum(0.0, moved - b.out_words * copies)
+        return (moved * (b.energy[0, t, 0] + hop - self.accumulate + b.energy[p, t, 2] / copies)
+                + reloads * (b.energy[0, t, 1] + hop + b.read_full[p, t] / copies))
+
+    def _outer_runs(self, temporal: np.ndarray, order: np.ndarray) -> np.ndarray:
+        """(r, T) per tensor the trips of the loops above level 1 (their orders fixed), innermost first, before the
+        first one with more than one trip that indexes it."""
+        b = self.b
+        r = len(temporal)
+        dims = order[:, 2:, ::-1].reshape(r, -1)  # innermost first
+        trips = np.take_along_axis(temporal[:, 2:], order[:, 2:, ::-1], axis=2).reshape(r, -1).astype(float)
+        out = np.empty((r, b.T))
+        for t in range(b.T):
+            stop = np.logical_or.accumulate(b.indexes[t][dims] & (trips > 1), axis=1)
+            out[:, t] = np.where(stop, 1.0, trips).prod(axis=1)
+        return out
