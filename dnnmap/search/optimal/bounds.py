@@ -1890,18 +1890,19 @@ class LowerBound:
         the tensors ``outer`` (:meth:`_placed_ratio` over each node's cover, per group of nodes whose ``loopable``
         (n, D) rows are equal; :meth:`_over_rest` where ``left``, the extents per instance of ``ch`` left to the
         open levels, is given; ``single``: those are the loops of ``ch`` alone, :meth:`_level_loops`). The groups are
-        computed once per ``left`` and ``loopable`` in a call of :meth:`compute` (the same arrays for every tensor)."""
-        def groups() -> list[tuple[np.ndarray, tuple[bool, ...], np.ndarray, np.ndarray, np.ndarray | None,
-                                   np.ndarray, np.ndarray | None]]:
+        computed once per ``left`` and ``loopable`` in a call of :meth:`compute` (the same arrays for every tensor),
+        with the covers' rows of the layer's lattice and where ``left`` is below the cover (shared by every tensor)."""
+        def groups() -> list[tuple[np.ndarray, tuple[bool, ...], np.ndarray, np.ndarray, np.ndarray,
+                                   np.ndarray | None, np.ndarray | None]]:
             cover = self._cover(spatial, ch)
             masks, of_mask = unique_rows(loopable)
             out = []
             for g, row in enumerate(masks):
                 sel = np.nonzero(of_mask.reshape(-1) == g)[0]
                 keys, inverse = unique_rows(cover[sel])
-                out.append((sel, tuple(bool(x) for x in row), keys, inverse.reshape(-1),
-                            None if left is None else self._lattice_rows(left[sel]), keys[inverse.reshape(-1)],
-                            None if left is None else left[sel]))
+                out.append((sel, tuple(bool(x) for x in row), keys, self._lattice_rows(keys), inverse.reshape(-1),
+                            None if left is None else self._lattice_rows(left[sel]),
+                            None if left is None else left[sel] < keys[inverse.reshape(-1)]))
             return out
 
         words = np.empty(len(spatial))
@@ -1909,10 +1910,10 @@ class LowerBound:
                                                            lambda: (left, loopable, groups()))
         if held_left is not left or held_loopable is not loopable:  # other arrays than the call's first ones
             found = groups()
-        for sel, mask, keys, inverse, rows, covers, rests in found:
-            least = self._placed_ratio(keys, ch, t, outer, mask)[inverse]
+        for sel, mask, keys, key_rows, inverse, rows, short in found:
+            least = self._placed_ratio(keys, ch, t, outer, mask, key_rows)[inverse]
             if rows is not None:
-                least = self._over_rest(least, covers, rests, rows, ch, t, outer, mask, single)
+                least = self._over_rest(least, short, rows, ch, t, outer, mask, single)
             words[sel] = self.iterations * least
         return words
 
@@ -3035,7 +3036,7 @@ class LowerBound:
         return cs, np.maximum(0.0, found - mins[:, None])
 
     def _placed_ratio(self, covers: np.ndarray, level: int, t: int, outer: frozenset[int],
-                      loopable: tuple[bool, ...] | None = None) -> np.ndarray:
+                      loopable: tuple[bool, ...] | None = None, rows: np.ndarray | None = None) -> np.ndarray:
         """(u,) B20: per row of ``covers`` (the extents one instance of ``level`` runs), the least words of tensor ``t``
         its child moves per iteration, over the boxes ``R`` dividing it that may be ``t``'s raised tile: ``t``'s words
         of ``R`` and, for each tensor ``u`` of ``outer`` (whose raised tiles hold ``R``), ``u``'s words of ``R`` fit the
@@ -3046,7 +3047,8 @@ class LowerBound:
         (:meth:`_every_event`); the least over the loop's dimensions. The least per box of the layer's lattice is
         computed once per (level, tensor, outer tensors), the least over a cover's divisors once per box of the lattice
         (:func:`_divisor_min`; once per cover where it is not a box of the lattice).
-        ``loopable`` (B30, :meth:`_over_rest`): the dimensions a loop above ``R`` may be on (None: all)."""
+        ``loopable`` (B30, :meth:`_over_rest`): the dimensions a loop above ``R`` may be on (None: all). ``rows``: the
+        covers' rows of the layer's lattice (:meth:`_lattice_rows`), when the caller has them."""
         tiles, _ = self._layer_lattice()
         key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
         if key not in self._placed_tiles:
@@ -3065,7 +3067,8 @@ class LowerBound:
         if ("covers",) + key not in self._divisor_least:  # the least over each box's divisors, inf as 0
             found = self._lattice_min(ratio)
             self._divisor_least[("covers",) + key] = np.where(np.isfinite(found), found, 0.0)
-        rows = self._lattice_rows(covers)
+        if rows is None:
+            rows = self._lattice_rows(covers)
         out = self._divisor_least[("covers",) + key][np.maximum(rows, 0)]
         for i in np.nonzero(rows < 0)[0]:  # a cover not in the lattice (the padded space)
             cover = tuple(covers[i].tolist())
@@ -3078,13 +3081,13 @@ class LowerBound:
             out[i] = least
         return out
 
-    def _over_rest(self, least: np.ndarray, covers: np.ndarray, rests: np.ndarray, row: np.ndarray, level: int,
-                   t: int, outer: frozenset[int], loopable: tuple[bool, ...] | None = None, single: bool = False
+    def _over_rest(self, least: np.ndarray, short: np.ndarray, row: np.ndarray, level: int, t: int,
+                   outer: frozenset[int], loopable: tuple[bool, ...] | None = None, single: bool = False
                    ) -> np.ndarray:
         """(n,) B30 with B33 (docs/search.md, "B33: the raised tile inside or over the open levels' loops"): B20's
         least ratio ``least`` of each node (over the boxes dividing its cover) with each box taken where it may be
         ``t``'s raised tile ``R`` (its tile raised over the loops right above it that do not index ``t``) and the loop
-        ``L1`` right above it. Let ``rest`` (``rests``; ``row``, their rows of the layer's lattice, -1 where none, the
+        ``L1`` right above it. Let ``rest`` (``short`` (n, D): where it is below the node's cover; ``row``, their rows of the layer's lattice, -1 where none, the
         padded space, which keeps ``least``) be the extents an instance of ``level`` runs over the open levels (only
         where no fan-out between ``level`` and the fixed levels is open: the caller's test). An ``R`` that reaches over
         a loop of a fixed level holds every open loop: it holds ``rest`` and differs from it only on dimensions that do
@@ -3101,9 +3104,9 @@ class LowerBound:
         at = np.where(valid, row, 0)
         over = once[at]
         if per is not None:  # R is rest: L1 above it within the cover
-            over = np.minimum(over, _least_last(np.where(rests < covers, per[at], np.inf)))
+            over = np.minimum(over, _least_last(np.where(short, per[at], np.inf)))
         free = ~self.indexes[t] & (self.bounds > 1)
-        roomy = _reduce_last(np.logical_or, rests[:, free] < covers[:, free]) & np.isfinite(once[at])
+        roomy = _reduce_last(np.logical_or, short[:, free]) & np.isfinite(once[at])
         # R may hold more than rest (only where rest fits: a larger box holds no fewer words of each tensor): B30's
         # least over the cover
         over = np.where(roomy, least, over)
