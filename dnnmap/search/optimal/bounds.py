@@ -720,7 +720,8 @@ class LowerBound:
         self._divisors: dict[tuple[int, ...], np.ndarray] = {}
         self._placed_least: dict[tuple, float] = {}
         self._lattice_values: list[np.ndarray] = []  # B30 (:meth:`_over_rest`): the lattice's values per dimension
-        self._lattice_index: tuple[np.ndarray, np.ndarray] | None = None  # B30 (:meth:`_lattice_rows`)
+        self._lattice_index: tuple[np.ndarray, np.ndarray] | None = None  # B30 (:meth:`_lattice_positions`)
+        self._sets: tuple[np.ndarray, np.ndarray] | None = None  # B33 (:meth:`_loop_sets`)
         self._divisor_least: dict[tuple, object] = {}  # B33 (:meth:`_short_least`): per B20 key, its divisors' least
         # and its values per row of the lattice (:meth:`_by_rest`)
         self._rest_dims: dict[tuple, tuple] = {}  # B33 (:meth:`_dims_ratio`): per B20 key, its table's parts
@@ -3172,30 +3173,29 @@ class LowerBound:
 
     def _sets_least(self, once: np.ndarray, per: np.ndarray | None, boxes: np.ndarray) -> np.ndarray:
         """(n,) :meth:`_loop_boxes` of each of ``boxes`` (n, D), boxes of the layer's lattice."""
-        parts, _ = self._row_parts(boxes)
-        live = np.nonzero(self.bounds > 1)[0]
-        sets = np.zeros((2 ** len(live), self.op_dims), dtype=bool)
-        sets[:, live] = np.array(list(itertools.product((False, True), repeat=len(live))), dtype=bool)
-        rows = parts @ sets.T.astype(np.int64)  # (u, sets)
+        sets, members = self._loop_sets()
+        rows = self._row_parts(boxes) @ members  # (u, sets)
         short = (boxes[:, None, :] > 1) & ~sets[None, :, :]  # the loops outside R: where L1 may be
         got = once[rows]
         if per is not None:
             got = np.minimum(got, np.where(short, per[rows], np.inf).min(axis=2))
         return np.where(_reduce_last(np.logical_or, short), got, np.inf).min(axis=1)
 
-    def _row_parts(self, extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(n, D) each dimension's part of the row of ``extents`` (n, D) in the layer's lattice (its value's position
-        times the dimension's stride; the box with 1 elsewhere has that row) and (n,) whether every value is one of
-        the lattice's (:meth:`_lattice_rows`: the row is the parts' sum)."""
-        values = self._layer_lattice()[1]
-        strides = np.cumprod([1] + [len(v) for v in values[:0:-1]])[::-1]
-        parts = np.zeros(extents.shape, dtype=np.int64)
-        found = np.ones(len(extents), dtype=bool)
-        for d, vals in enumerate(values):
-            pos = np.minimum(np.searchsorted(vals, extents[:, d]), len(vals) - 1)
-            found &= vals[pos] == extents[:, d]
-            parts[:, d] = pos * strides[d]
-        return parts, found
+    def _loop_sets(self) -> tuple[np.ndarray, np.ndarray]:
+        """B33 (:meth:`_sets_least`): (S, D) every set of the layer's dimensions of two indices or more, as a mask, and
+        (D, S) the same as integers (computed once)."""
+        if self._sets is None:
+            live = np.nonzero(self.bounds > 1)[0]
+            sets = np.zeros((2 ** len(live), self.op_dims), dtype=bool)
+            sets[:, live] = np.array(list(itertools.product((False, True), repeat=len(live))), dtype=bool)
+            self._sets = (sets, sets.T.astype(np.int64))
+        return self._sets
+
+    def _row_parts(self, boxes: np.ndarray) -> np.ndarray:
+        """(n, D) each dimension's part of the row of ``boxes`` (n, D), boxes of the layer's lattice, in it (its value's
+        position times the dimension's stride; the box with 1 elsewhere has that row; the row is the parts' sum)."""
+        positions, strides = self._lattice_positions(boxes)
+        return positions * strides
 
     def _loop_room(self, tiles: np.ndarray, moving: np.ndarray) -> np.ndarray:
         """(boxes, D) B33: the dimensions the loop right above each box of ``tiles`` may be on: ``moving`` (D,) and not
@@ -3243,6 +3243,12 @@ class LowerBound:
     def _lattice_rows(self, extents: np.ndarray) -> np.ndarray:
         """(n,) the row of each of ``extents`` (n, D) in the layer's lattice of boxes (:meth:`_placed_ratio`'s), -1
         where it is not one (a padded extent)."""
+        at, strides = self._lattice_positions(extents)
+        return np.where(_reduce_last(np.logical_and, at >= 0), at @ strides, -1)
+
+    def _lattice_positions(self, extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(n, D) the position of each value of ``extents`` (n, D) among its dimension's values in the layer's lattice
+        (-1 where it is not one of them: a padded extent), and (D,) the strides of the lattice's rows."""
         if self._lattice_index is None:  # per dimension each value's position (-1: none), and the rows' strides
             values = self._layer_lattice()[1]
             positions = np.full((self.op_dims, int(self.bounds.max()) + 2), -1, dtype=np.int64)
@@ -3250,8 +3256,7 @@ class LowerBound:
                 positions[d, vals] = np.arange(len(vals))
             self._lattice_index = (positions, np.cumprod([1] + [len(v) for v in values[:0:-1]])[::-1])
         positions, strides = self._lattice_index
-        at = positions[np.arange(self.op_dims)[None, :], np.minimum(extents, positions.shape[1] - 1)]
-        return np.where(_reduce_last(np.logical_and, at >= 0), at @ strides, -1)
+        return positions[np.arange(self.op_dims)[None, :], np.minimum(extents, positions.shape[1] - 1)], strides
 
     def _run_words(self, tiles: np.ndarray, t: int, level: int, loopable: tuple[bool, ...] | None = None
                    ) -> np.ndarray:
