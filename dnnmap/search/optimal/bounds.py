@@ -1650,6 +1650,24 @@ class LowerBound:
             fits &= used <= sizes[r]
         return fits
 
+    def _hold_sets(self, level: int, words: dict[int, np.ndarray], sets: list[tuple[int, ...]]) -> list[np.ndarray]:
+        """:meth:`_hold` of each set of tensors of ``sets`` (all the combinations of ``words``' tensors, by size: each
+        set's prefix without its last tensor comes before it), every nonempty set's words per partition summed once
+        from its prefix's, in its order (the same sums as :meth:`_hold`'s); the empty set holds."""
+        n = len(next(iter(words.values())))
+        spec = self.fit.levels[level]
+        if spec is None:
+            return [np.ones(n, dtype=bool) for _ in sets]
+        part, sizes = spec
+        used = {(): np.zeros((len(sizes), n))}  # per set, (partitions, n) its words in each
+        out = []
+        for kept in sets:
+            if kept:
+                t = kept[-1]
+                used[kept] = used[kept[:-1]] + part[t][:, None] * words[t][None, :]
+            out.append((used[kept] <= sizes[:, None]).all(axis=0) if kept else np.ones(n, dtype=bool))
+        return out
+
     def _level_trips(self, temporal: np.ndarray, ch: int, fixed_from: int, box: np.ndarray) -> np.ndarray | None:
         """(n, D) the trips of level ``ch``'s temporal loops where the node fixes them (a fixed level, or level 0
         without a fan-out, whose loops are its box), else None."""
@@ -1781,10 +1799,15 @@ class LowerBound:
         for cond_of, kept in zip(cond, sets):
             cond_of[:, [t for t in tensors if t not in kept]] = 0.0
         value = self._innermost_refills(cond, temporal, rest, fixed_from)  # (sets, n)
-        for value_of, kept in zip(value, sets):
-            fits = self._hold(ch, {t: wholes[t][0] for t in kept}) if kept else np.ones(len(value_of), dtype=bool)
-            refilled = sum((wholes[t][2] for t in tensors if t not in kept), np.zeros((len(value_of), 1)))
-            value_of[:] = np.where(fits, value_of + _least_last(refilled), np.inf)
+        # per set (a combination, so its prefix without its last tensor is one too, taken before it), the sum of its
+        # tensors' whole refills, in its order (the same sums as one by one)
+        refilled = {(): np.zeros((value.shape[1], 1))}
+        for kept in sets[1:]:
+            refilled[kept] = refilled[kept[:-1]] + wholes[kept[-1]][2]
+        held = self._hold_sets(ch, {t: wholes[t][0] for t in tensors}, sets)
+        for value_of, kept, fits in zip(value, sets, held):
+            others = tuple(t for t in tensors if t not in kept)
+            value_of[:] = np.where(fits, value_of + _least_last(refilled[others]), np.inf)
         return value.min(axis=0)
 
     def _drained_pair(self, words: np.ndarray, pr: Pair, at_child: np.ndarray, spatial: np.ndarray, rest: np.ndarray,
