@@ -3126,11 +3126,12 @@ class LowerBound:
         once, per = self._dims_ratio(key, t, level, loopable)
         valid = row >= 0
         at = np.where(valid, row, 0)
-        over = once[at]
+        whole = once[at]
+        over = whole
         if per is not None:  # R is rest: L1 above it within the cover
             over = np.minimum(over, _least_last(np.where(short, per[at], np.inf)))
         free = ~self.indexes[t] & (self.bounds > 1)
-        roomy = _reduce_last(np.logical_or, short[:, free]) & np.isfinite(once[at])
+        roomy = _reduce_last(np.logical_or, short[:, free]) & np.isfinite(whole)
         # R may hold more than rest (only where rest fits: a larger box holds no fewer words of each tensor): B30's
         # least over the cover
         over = np.where(roomy, least, over)
@@ -3179,12 +3180,14 @@ class LowerBound:
         table = self._divisor_least.get(name)
         if table is None:
             table = self._divisor_least[name] = np.full(len(tiles), np.nan)  # nan: not computed yet
-        at = np.maximum(rows, 0)
-        missing = (rows >= 0) & np.isnan(table[at])
+        valid, at = rows >= 0, np.maximum(rows, 0)
+        got = table[at]
+        missing = valid & np.isnan(got)
         if missing.any():
             missing = np.unique(at[missing])
             table[missing] = values(tiles[missing])
-        return np.where(rows >= 0, table[at], np.inf)
+            got = table[at]
+        return np.where(valid, got, np.inf)
 
     def _loop_boxes(self, key: tuple, once: np.ndarray, per: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
         """(n,) B33 where ``rest`` is one loop a dimension of the lowest level: a raised tile ``R`` inside
