@@ -2268,6 +2268,7 @@ class LowerBound:
                     ys = None
             excess = np.zeros((len(keys), n)) + (0.0 if shared is None else shared[None, :])  # B34 in every case
             by_dims: dict[bytes, np.ndarray] = {}  # per set of ``Y``'s dimensions, (n, K) the least over them
+            among_dims: dict[bytes, np.ndarray] = {}  # and (B31) over those among the fixed loops
             for g, key in enumerate(keys):
                 dims, prefixes = key[1:1 + self.op_dims].astype(bool), key[1 + self.op_dims:].astype(bool)
                 if key[0] and dims.any():
@@ -2275,9 +2276,11 @@ class LowerBound:
                         by_dims[dims.tobytes()] = reads + inner[dims].min(axis=0)
                     excess[g] = by_dims[dims.tobytes()][:, prefixes].min(axis=1)
                     if ys is not None:  # B31: only the cases among the fixed loops (a least over fewer cases)
-                        among = reads + np.where(ys.T[dims][:, :, None], np.where(pinned[None, :, None], pinned_inner[dims],
-                                                                                  inner[dims]), np.inf).min(axis=0)
-                        among = np.where(ts & prefixes[None, :], among, np.inf).min(axis=1)
+                        if dims.tobytes() not in among_dims:
+                            among_dims[dims.tobytes()] = reads + np.where(
+                                ys.T[dims][:, :, None], np.where(pinned[None, :, None], pinned_inner[dims], inner[dims]),
+                                np.inf).min(axis=0)
+                        among = np.where(ts & prefixes[None, :], among_dims[dims.tobytes()], np.inf).min(axis=1)
                         excess[g] = np.where(np.isfinite(among), np.maximum(among, excess[g]), excess[g])
             least = self._least_unrolling(m, chained, rest, members)  # (G, n)
             value = np.where(np.isneginf(least), np.inf, least + excess).min(axis=0)
