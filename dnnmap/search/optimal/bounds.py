@@ -1804,11 +1804,11 @@ class LowerBound:
         refilled = {(): np.zeros((value.shape[1], 1))}
         for kept in sets[1:]:
             refilled[kept] = refilled[kept[:-1]] + wholes[kept[-1]][2]
-        held = self._hold_sets(ch, {t: wholes[t][0] for t in tensors}, sets)
-        for value_of, kept, fits in zip(value, sets, held):
-            others = tuple(t for t in tensors if t not in kept)
-            value_of[:] = np.where(fits, value_of + _least_last(refilled[others]), np.inf)
-        return value.min(axis=0)
+        held = np.array(self._hold_sets(ch, {t: wholes[t][0] for t in tensors}, sets))  # (sets, n)
+        others = [refilled[tuple(t for t in tensors if t not in kept)] for kept in sets]  # each (n, 1 or loops)
+        width = max(o.shape[1] for o in others)
+        least = _least_last(np.array([np.broadcast_to(o, (len(o), width)) for o in others]))  # (sets, n)
+        return np.where(held, value + least, np.inf).min(axis=0)
 
     def _drained_pair(self, words: np.ndarray, pr: Pair, at_child: np.ndarray, spatial: np.ndarray, rest: np.ndarray,
                       fixed_from: int, tile: np.ndarray | None, hop_per_word: float) -> np.ndarray:
