@@ -3705,7 +3705,6 @@ class LowerBound:
         outputs (no disjointness to rely on)."""
         j = fixed_from
         n = temporal.shape[0]
-        out = np.empty((n, self.T))
         # the loops of levels >= j innermost first (level j's as one position when its order is open): their dims and
         # trips; the trips are integers, so their products are exact in any order
         dims = order[:, j:, ::-1]
@@ -3717,22 +3716,22 @@ class LowerBound:
         sweeps = _reduce_last(np.multiply, temporal[:, j:].reshape(n, -1)).astype(float)
         moving = _reduce_levels(np.logical_or, temporal[:, j:] > 1)
         live = walk > 1
-        for t in range(self.T):
-            relevant = self.indexes[t]
-            found = np.logical_or.accumulate(relevant[dims] & live, axis=1)  # a loop indexing the tensor at or before each
-            inner = np.ones(n)  # trips of the loops inside the innermost one indexing the tensor
-            if open_order:  # level j: the order putting its other loops innermost
-                trips = temporal[:, j].astype(float)
-                inner = _reduce_last(np.multiply, np.where(relevant[None, :], 1.0, trips))
-                found |= _reduce_last(np.logical_or, (trips > 1) & relevant[None, :])[:, None]
-            inner = inner * _reduce_last(np.multiply, np.where(found, 1.0, walk))
-            hit = found[:, -1] if found.shape[1] else (
-                _reduce_last(np.logical_or, (temporal[:, j] > 1) & relevant[None, :]) if open_order
-                else np.zeros(n, dtype=bool))
-            moved = _reduce_last(np.logical_or, moving & self.window[t][None, :])
-            plain = np.where(hit, sweeps / inner, 1.0)
-            out[:, t] = np.where(moved, 0.0 if t == self.out else 1.0, plain)
-        return out
+        # every tensor at once, (T, n, ...): the same elementwise steps per tensor
+        relevant = self.indexes[:, None, :]  # (T, 1, D)
+        found = np.logical_or.accumulate(self.indexes[:, dims] & live, axis=2)  # a loop indexing it at or before each
+        inner = np.ones((self.T, n))  # trips of the loops inside the innermost one indexing the tensor
+        if open_order:  # level j: the order putting its other loops innermost
+            trips = temporal[:, j].astype(float)
+            inner = _reduce_last(np.multiply, np.where(relevant, 1.0, trips[None]))
+            found |= _reduce_last(np.logical_or, (trips > 1)[None] & relevant)[:, :, None]
+        inner = inner * _reduce_last(np.multiply, np.where(found, 1.0, walk[None]))
+        hit = found[:, :, -1] if found.shape[2] else (
+            _reduce_last(np.logical_or, (temporal[:, j] > 1)[None] & relevant) if open_order
+            else np.zeros((self.T, n), dtype=bool))
+        moved = _reduce_last(np.logical_or, moving[None] & self.window[:, None, :])
+        plain = np.where(hit, sweeps[None] / inner, 1.0)
+        first = np.where(np.arange(self.T) == self.out, 0.0, 1.0)[:, None]  # moved: 0 for the output, 1 for inputs
+        return np.ascontiguousarray(np.where(moved, first, plain).T)
 
     def _fan_budget(self, rest: np.ndarray, tile: np.ndarray | None, fixed_from: int, m: int) -> np.ndarray:
         """(n, D) extents an unfixed fan-out of level ``m`` may unroll (B4, B6; the tile bound): what is left
