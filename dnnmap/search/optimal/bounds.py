@@ -629,7 +629,7 @@ def _least_last(x: np.ndarray) -> np.ndarray:
 def _reduce_last(ufunc: np.ufunc, x: np.ndarray) -> np.ndarray:
     """``ufunc.reduce(x, axis=-1)`` as elementwise ``ufunc`` over the columns of a short last axis, in their order
     (numpy reduces such an axis row by row, several times slower, as :func:`_least_last`): the same values for the
-    exact reductions it is used for (logical and/or, integer products, maxima), the same dtype for inputs of the
+    exact reductions it is used for (logical and/or, integer products and sums, maxima), the same dtype for inputs of the
     result's dtype (booleans for and/or, int64 for products)."""
     if x.shape[-1] == 0:
         return ufunc.reduce(x, axis=-1)
@@ -3690,9 +3690,10 @@ class LowerBound:
         out = axis_plan(self.op).single_product(cover)  # a one-term axis: its cover
         for t, axes in enumerate(self._axes):
             for idx, full in axes:
-                if len(idx) > 1:
-                    sumset = cover[:, idx].sum(axis=1) - (len(idx) - 1)
-                    out[:, t] *= np.where((cover[:, idx] == self.bounds[idx]).all(axis=1), full, sumset)
+                if len(idx) > 1:  # the short axis of the axis' columns reduced elementwise (:func:`_reduce_last`)
+                    columns = cover[:, idx]
+                    sumset = _reduce_last(np.add, columns) - (len(idx) - 1)
+                    out[:, t] *= np.where(_reduce_last(np.logical_and, columns == self.bounds[idx]), full, sumset)
         return out
 
     def runs(self, temporal: np.ndarray, order: np.ndarray, fixed_from: int, known: int) -> np.ndarray:
