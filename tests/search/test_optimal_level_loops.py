@@ -26,8 +26,8 @@ ORIGINAL_RATIO = LowerBound._placed_ratio
 def _without(monkeypatch: pytest.MonkeyPatch) -> None:
     """B30 taken out: B20's boxes over the whole cover, a loop next to them on any dimension."""
     monkeypatch.setattr(LowerBound, "_over_rest", lambda self, least, *a: least)
-    monkeypatch.setattr(LowerBound, "_placed_ratio", lambda self, covers, level, t, outer, loopable=None:
-                        ORIGINAL_RATIO(self, covers, level, t, outer, None))
+    monkeypatch.setattr(LowerBound, "_placed_ratio", lambda self, covers, level, t, outer, loopable=None, rows=None:
+                        ORIGINAL_RATIO(self, covers, level, t, outer, None, rows))
 
 
 @pytest.mark.parametrize("arch,op", [CONV, ARRAY], ids=["conv", "array"])

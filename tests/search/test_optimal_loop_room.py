@@ -27,8 +27,8 @@ from test_optimal_placement import assert_raises_some_bound, stage_bounds  # noq
 ORIGINAL_OVER = LowerBound._over_rest
 
 
-def _b30(self: LowerBound, least: np.ndarray, covers: np.ndarray, rests: np.ndarray, row: np.ndarray, level: int,
-         t: int, outer: frozenset[int], loopable: tuple[bool, ...] | None = None, single: bool = False) -> np.ndarray:
+def _b30(self: LowerBound, least: np.ndarray, short: np.ndarray, row: np.ndarray, level: int, t: int,
+         outer: frozenset[int], loopable: tuple[bool, ...] | None = None, single: bool = False) -> np.ndarray:
     """B30 as it was before B33: the cover's least where ``rest`` fits, else also the least over its divisors."""
     key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
     ratio = self._placed_tiles[key]

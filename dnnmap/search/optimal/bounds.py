@@ -629,7 +629,7 @@ def _least_last(x: np.ndarray) -> np.ndarray:
 def _reduce_last(ufunc: np.ufunc, x: np.ndarray) -> np.ndarray:
     """``ufunc.reduce(x, axis=-1)`` as elementwise ``ufunc`` over the columns of a short last axis, in their order
     (numpy reduces such an axis row by row, several times slower, as :func:`_least_last`): the same values for the
-    exact reductions it is used for (logical and/or, integer products, maxima), the same dtype for inputs of the
+    exact reductions it is used for (logical and/or, integer products and sums, maxima), the same dtype for inputs of the
     result's dtype (booleans for and/or, int64 for products)."""
     if x.shape[-1] == 0:
         return ufunc.reduce(x, axis=-1)
@@ -720,7 +720,8 @@ class LowerBound:
         self._divisors: dict[tuple[int, ...], np.ndarray] = {}
         self._placed_least: dict[tuple, float] = {}
         self._lattice_values: list[np.ndarray] = []  # B30 (:meth:`_over_rest`): the lattice's values per dimension
-        self._lattice_index: tuple[np.ndarray, np.ndarray] | None = None  # B30 (:meth:`_lattice_rows`)
+        self._lattice_index: tuple[np.ndarray, np.ndarray] | None = None  # B30 (:meth:`_lattice_positions`)
+        self._sets: tuple[np.ndarray, np.ndarray] | None = None  # B33 (:meth:`_loop_sets`)
         self._divisor_least: dict[tuple, object] = {}  # B33 (:meth:`_short_least`): per B20 key, its divisors' least
         # and its values per row of the lattice (:meth:`_by_rest`)
         self._rest_dims: dict[tuple, tuple] = {}  # B33 (:meth:`_dims_ratio`): per B20 key, its table's parts
@@ -1649,6 +1650,24 @@ class LowerBound:
             fits &= used <= sizes[r]
         return fits
 
+    def _hold_sets(self, level: int, words: dict[int, np.ndarray], sets: list[tuple[int, ...]]) -> list[np.ndarray]:
+        """:meth:`_hold` of each set of tensors of ``sets`` (all the combinations of ``words``' tensors, by size: each
+        set's prefix without its last tensor comes before it), every nonempty set's words per partition summed once
+        from its prefix's, in its order (the same sums as :meth:`_hold`'s); the empty set holds."""
+        n = len(next(iter(words.values())))
+        spec = self.fit.levels[level]
+        if spec is None:
+            return [np.ones(n, dtype=bool) for _ in sets]
+        part, sizes = spec
+        used = {(): np.zeros((len(sizes), n))}  # per set, (partitions, n) its words in each
+        out = []
+        for kept in sets:
+            if kept:
+                t = kept[-1]
+                used[kept] = used[kept[:-1]] + part[t][:, None] * words[t][None, :]
+            out.append((used[kept] <= sizes[:, None]).all(axis=0) if kept else np.ones(n, dtype=bool))
+        return out
+
     def _level_trips(self, temporal: np.ndarray, ch: int, fixed_from: int, box: np.ndarray) -> np.ndarray | None:
         """(n, D) the trips of level ``ch``'s temporal loops where the node fixes them (a fixed level, or level 0
         without a fan-out, whose loops are its box), else None."""
@@ -1780,11 +1799,16 @@ class LowerBound:
         for cond_of, kept in zip(cond, sets):
             cond_of[:, [t for t in tensors if t not in kept]] = 0.0
         value = self._innermost_refills(cond, temporal, rest, fixed_from)  # (sets, n)
-        for value_of, kept in zip(value, sets):
-            fits = self._hold(ch, {t: wholes[t][0] for t in kept}) if kept else np.ones(len(value_of), dtype=bool)
-            refilled = sum((wholes[t][2] for t in tensors if t not in kept), np.zeros((len(value_of), 1)))
-            value_of[:] = np.where(fits, value_of + _least_last(refilled), np.inf)
-        return value.min(axis=0)
+        # per set (a combination, so its prefix without its last tensor is one too, taken before it), the sum of its
+        # tensors' whole refills, in its order (the same sums as one by one)
+        refilled = {(): np.zeros((value.shape[1], 1))}
+        for kept in sets[1:]:
+            refilled[kept] = refilled[kept[:-1]] + wholes[kept[-1]][2]
+        held = np.array(self._hold_sets(ch, {t: wholes[t][0] for t in tensors}, sets))  # (sets, n)
+        others = [refilled[tuple(t for t in tensors if t not in kept)] for kept in sets]  # each (n, 1 or loops)
+        width = max(o.shape[1] for o in others)
+        least = _least_last(np.array([np.broadcast_to(o, (len(o), width)) for o in others]))  # (sets, n)
+        return np.where(held, value + least, np.inf).min(axis=0)
 
     def _drained_pair(self, words: np.ndarray, pr: Pair, at_child: np.ndarray, spatial: np.ndarray, rest: np.ndarray,
                       fixed_from: int, tile: np.ndarray | None, hop_per_word: float) -> np.ndarray:
@@ -1890,18 +1914,19 @@ class LowerBound:
         the tensors ``outer`` (:meth:`_placed_ratio` over each node's cover, per group of nodes whose ``loopable``
         (n, D) rows are equal; :meth:`_over_rest` where ``left``, the extents per instance of ``ch`` left to the
         open levels, is given; ``single``: those are the loops of ``ch`` alone, :meth:`_level_loops`). The groups are
-        computed once per ``left`` and ``loopable`` in a call of :meth:`compute` (the same arrays for every tensor)."""
-        def groups() -> list[tuple[np.ndarray, tuple[bool, ...], np.ndarray, np.ndarray, np.ndarray | None,
-                                   np.ndarray, np.ndarray | None]]:
+        computed once per ``left`` and ``loopable`` in a call of :meth:`compute` (the same arrays for every tensor),
+        with the covers' rows of the layer's lattice and where ``left`` is below the cover (shared by every tensor)."""
+        def groups() -> list[tuple[np.ndarray, tuple[bool, ...], np.ndarray, np.ndarray, np.ndarray,
+                                   np.ndarray | None, np.ndarray | None]]:
             cover = self._cover(spatial, ch)
             masks, of_mask = unique_rows(loopable)
             out = []
             for g, row in enumerate(masks):
                 sel = np.nonzero(of_mask.reshape(-1) == g)[0]
                 keys, inverse = unique_rows(cover[sel])
-                out.append((sel, tuple(bool(x) for x in row), keys, inverse.reshape(-1),
-                            None if left is None else self._lattice_rows(left[sel]), keys[inverse.reshape(-1)],
-                            None if left is None else left[sel]))
+                out.append((sel, tuple(bool(x) for x in row), keys, self._lattice_rows(keys), inverse.reshape(-1),
+                            None if left is None else self._lattice_rows(left[sel]),
+                            None if left is None else left[sel] < keys[inverse.reshape(-1)]))
             return out
 
         words = np.empty(len(spatial))
@@ -1909,10 +1934,10 @@ class LowerBound:
                                                            lambda: (left, loopable, groups()))
         if held_left is not left or held_loopable is not loopable:  # other arrays than the call's first ones
             found = groups()
-        for sel, mask, keys, inverse, rows, covers, rests in found:
-            least = self._placed_ratio(keys, ch, t, outer, mask)[inverse]
+        for sel, mask, keys, key_rows, inverse, rows, short in found:
+            least = self._placed_ratio(keys, ch, t, outer, mask, key_rows)[inverse]
             if rows is not None:
-                least = self._over_rest(least, covers, rests, rows, ch, t, outer, mask, single)
+                least = self._over_rest(least, short, rows, ch, t, outer, mask, single)
             words[sel] = self.iterations * least
         return words
 
@@ -2243,6 +2268,7 @@ class LowerBound:
                     ys = None
             excess = np.zeros((len(keys), n)) + (0.0 if shared is None else shared[None, :])  # B34 in every case
             by_dims: dict[bytes, np.ndarray] = {}  # per set of ``Y``'s dimensions, (n, K) the least over them
+            among_dims: dict[bytes, np.ndarray] = {}  # and (B31) over those among the fixed loops
             for g, key in enumerate(keys):
                 dims, prefixes = key[1:1 + self.op_dims].astype(bool), key[1 + self.op_dims:].astype(bool)
                 if key[0] and dims.any():
@@ -2250,9 +2276,11 @@ class LowerBound:
                         by_dims[dims.tobytes()] = reads + inner[dims].min(axis=0)
                     excess[g] = by_dims[dims.tobytes()][:, prefixes].min(axis=1)
                     if ys is not None:  # B31: only the cases among the fixed loops (a least over fewer cases)
-                        among = reads + np.where(ys.T[dims][:, :, None], np.where(pinned[None, :, None], pinned_inner[dims],
-                                                                                  inner[dims]), np.inf).min(axis=0)
-                        among = np.where(ts & prefixes[None, :], among, np.inf).min(axis=1)
+                        if dims.tobytes() not in among_dims:
+                            among_dims[dims.tobytes()] = reads + np.where(
+                                ys.T[dims][:, :, None], np.where(pinned[None, :, None], pinned_inner[dims], inner[dims]),
+                                np.inf).min(axis=0)
+                        among = np.where(ts & prefixes[None, :], among_dims[dims.tobytes()], np.inf).min(axis=1)
                         excess[g] = np.where(np.isfinite(among), np.maximum(among, excess[g]), excess[g])
             least = self._least_unrolling(m, chained, rest, members)  # (G, n)
             value = np.where(np.isneginf(least), np.inf, least + excess).min(axis=0)
@@ -3035,7 +3063,7 @@ class LowerBound:
         return cs, np.maximum(0.0, found - mins[:, None])
 
     def _placed_ratio(self, covers: np.ndarray, level: int, t: int, outer: frozenset[int],
-                      loopable: tuple[bool, ...] | None = None) -> np.ndarray:
+                      loopable: tuple[bool, ...] | None = None, rows: np.ndarray | None = None) -> np.ndarray:
         """(u,) B20: per row of ``covers`` (the extents one instance of ``level`` runs), the least words of tensor ``t``
         its child moves per iteration, over the boxes ``R`` dividing it that may be ``t``'s raised tile: ``t``'s words
         of ``R`` and, for each tensor ``u`` of ``outer`` (whose raised tiles hold ``R``), ``u``'s words of ``R`` fit the
@@ -3046,7 +3074,8 @@ class LowerBound:
         (:meth:`_every_event`); the least over the loop's dimensions. The least per box of the layer's lattice is
         computed once per (level, tensor, outer tensors), the least over a cover's divisors once per box of the lattice
         (:func:`_divisor_min`; once per cover where it is not a box of the lattice).
-        ``loopable`` (B30, :meth:`_over_rest`): the dimensions a loop above ``R`` may be on (None: all)."""
+        ``loopable`` (B30, :meth:`_over_rest`): the dimensions a loop above ``R`` may be on (None: all). ``rows``: the
+        covers' rows of the layer's lattice (:meth:`_lattice_rows`), when the caller has them."""
         tiles, _ = self._layer_lattice()
         key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
         if key not in self._placed_tiles:
@@ -3065,7 +3094,8 @@ class LowerBound:
         if ("covers",) + key not in self._divisor_least:  # the least over each box's divisors, inf as 0
             found = self._lattice_min(ratio)
             self._divisor_least[("covers",) + key] = np.where(np.isfinite(found), found, 0.0)
-        rows = self._lattice_rows(covers)
+        if rows is None:
+            rows = self._lattice_rows(covers)
         out = self._divisor_least[("covers",) + key][np.maximum(rows, 0)]
         for i in np.nonzero(rows < 0)[0]:  # a cover not in the lattice (the padded space)
             cover = tuple(covers[i].tolist())
@@ -3078,13 +3108,13 @@ class LowerBound:
             out[i] = least
         return out
 
-    def _over_rest(self, least: np.ndarray, covers: np.ndarray, rests: np.ndarray, row: np.ndarray, level: int,
-                   t: int, outer: frozenset[int], loopable: tuple[bool, ...] | None = None, single: bool = False
+    def _over_rest(self, least: np.ndarray, short: np.ndarray, row: np.ndarray, level: int, t: int,
+                   outer: frozenset[int], loopable: tuple[bool, ...] | None = None, single: bool = False
                    ) -> np.ndarray:
         """(n,) B30 with B33 (docs/search.md, "B33: the raised tile inside or over the open levels' loops"): B20's
         least ratio ``least`` of each node (over the boxes dividing its cover) with each box taken where it may be
         ``t``'s raised tile ``R`` (its tile raised over the loops right above it that do not index ``t``) and the loop
-        ``L1`` right above it. Let ``rest`` (``rests``; ``row``, their rows of the layer's lattice, -1 where none, the
+        ``L1`` right above it. Let ``rest`` (``short`` (n, D): where it is below the node's cover; ``row``, their rows of the layer's lattice, -1 where none, the
         padded space, which keeps ``least``) be the extents an instance of ``level`` runs over the open levels (only
         where no fan-out between ``level`` and the fixed levels is open: the caller's test). An ``R`` that reaches over
         a loop of a fixed level holds every open loop: it holds ``rest`` and differs from it only on dimensions that do
@@ -3099,11 +3129,12 @@ class LowerBound:
         once, per = self._dims_ratio(key, t, level, loopable)
         valid = row >= 0
         at = np.where(valid, row, 0)
-        over = once[at]
+        whole = once[at]
+        over = whole
         if per is not None:  # R is rest: L1 above it within the cover
-            over = np.minimum(over, _least_last(np.where(rests < covers, per[at], np.inf)))
+            over = np.minimum(over, _least_last(np.where(short, per[at], np.inf)))
         free = ~self.indexes[t] & (self.bounds > 1)
-        roomy = _reduce_last(np.logical_or, rests[:, free] < covers[:, free]) & np.isfinite(once[at])
+        roomy = _reduce_last(np.logical_or, short[:, free]) & np.isfinite(whole)
         # R may hold more than rest (only where rest fits: a larger box holds no fewer words of each tensor): B30's
         # least over the cover
         over = np.where(roomy, least, over)
@@ -3152,12 +3183,14 @@ class LowerBound:
         table = self._divisor_least.get(name)
         if table is None:
             table = self._divisor_least[name] = np.full(len(tiles), np.nan)  # nan: not computed yet
-        at = np.maximum(rows, 0)
-        missing = (rows >= 0) & np.isnan(table[at])
+        valid, at = rows >= 0, np.maximum(rows, 0)
+        got = table[at]
+        missing = valid & np.isnan(got)
         if missing.any():
             missing = np.unique(at[missing])
             table[missing] = values(tiles[missing])
-        return np.where(rows >= 0, table[at], np.inf)
+            got = table[at]
+        return np.where(valid, got, np.inf)
 
     def _loop_boxes(self, key: tuple, once: np.ndarray, per: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
         """(n,) B33 where ``rest`` is one loop a dimension of the lowest level: a raised tile ``R`` inside
@@ -3169,30 +3202,29 @@ class LowerBound:
 
     def _sets_least(self, once: np.ndarray, per: np.ndarray | None, boxes: np.ndarray) -> np.ndarray:
         """(n,) :meth:`_loop_boxes` of each of ``boxes`` (n, D), boxes of the layer's lattice."""
-        parts, _ = self._row_parts(boxes)
-        live = np.nonzero(self.bounds > 1)[0]
-        sets = np.zeros((2 ** len(live), self.op_dims), dtype=bool)
-        sets[:, live] = np.array(list(itertools.product((False, True), repeat=len(live))), dtype=bool)
-        rows = parts @ sets.T.astype(np.int64)  # (u, sets)
+        sets, members = self._loop_sets()
+        rows = self._row_parts(boxes) @ members  # (u, sets)
         short = (boxes[:, None, :] > 1) & ~sets[None, :, :]  # the loops outside R: where L1 may be
         got = once[rows]
         if per is not None:
             got = np.minimum(got, np.where(short, per[rows], np.inf).min(axis=2))
         return np.where(_reduce_last(np.logical_or, short), got, np.inf).min(axis=1)
 
-    def _row_parts(self, extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(n, D) each dimension's part of the row of ``extents`` (n, D) in the layer's lattice (its value's position
-        times the dimension's stride; the box with 1 elsewhere has that row) and (n,) whether every value is one of
-        the lattice's (:meth:`_lattice_rows`: the row is the parts' sum)."""
-        values = self._layer_lattice()[1]
-        strides = np.cumprod([1] + [len(v) for v in values[:0:-1]])[::-1]
-        parts = np.zeros(extents.shape, dtype=np.int64)
-        found = np.ones(len(extents), dtype=bool)
-        for d, vals in enumerate(values):
-            pos = np.minimum(np.searchsorted(vals, extents[:, d]), len(vals) - 1)
-            found &= vals[pos] == extents[:, d]
-            parts[:, d] = pos * strides[d]
-        return parts, found
+    def _loop_sets(self) -> tuple[np.ndarray, np.ndarray]:
+        """B33 (:meth:`_sets_least`): (S, D) every set of the layer's dimensions of two indices or more, as a mask, and
+        (D, S) the same as integers (computed once)."""
+        if self._sets is None:
+            live = np.nonzero(self.bounds > 1)[0]
+            sets = np.zeros((2 ** len(live), self.op_dims), dtype=bool)
+            sets[:, live] = np.array(list(itertools.product((False, True), repeat=len(live))), dtype=bool)
+            self._sets = (sets, sets.T.astype(np.int64))
+        return self._sets
+
+    def _row_parts(self, boxes: np.ndarray) -> np.ndarray:
+        """(n, D) each dimension's part of the row of ``boxes`` (n, D), boxes of the layer's lattice, in it (its value's
+        position times the dimension's stride; the box with 1 elsewhere has that row; the row is the parts' sum)."""
+        positions, strides = self._lattice_positions(boxes)
+        return positions * strides
 
     def _loop_room(self, tiles: np.ndarray, moving: np.ndarray) -> np.ndarray:
         """(boxes, D) B33: the dimensions the loop right above each box of ``tiles`` may be on: ``moving`` (D,) and not
@@ -3240,6 +3272,12 @@ class LowerBound:
     def _lattice_rows(self, extents: np.ndarray) -> np.ndarray:
         """(n,) the row of each of ``extents`` (n, D) in the layer's lattice of boxes (:meth:`_placed_ratio`'s), -1
         where it is not one (a padded extent)."""
+        at, strides = self._lattice_positions(extents)
+        return np.where(_reduce_last(np.logical_and, at >= 0), at @ strides, -1)
+
+    def _lattice_positions(self, extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(n, D) the position of each value of ``extents`` (n, D) among its dimension's values in the layer's lattice
+        (-1 where it is not one of them: a padded extent), and (D,) the strides of the lattice's rows."""
         if self._lattice_index is None:  # per dimension each value's position (-1: none), and the rows' strides
             values = self._layer_lattice()[1]
             positions = np.full((self.op_dims, int(self.bounds.max()) + 2), -1, dtype=np.int64)
@@ -3247,8 +3285,7 @@ class LowerBound:
                 positions[d, vals] = np.arange(len(vals))
             self._lattice_index = (positions, np.cumprod([1] + [len(v) for v in values[:0:-1]])[::-1])
         positions, strides = self._lattice_index
-        at = positions[np.arange(self.op_dims)[None, :], np.minimum(extents, positions.shape[1] - 1)]
-        return np.where(_reduce_last(np.logical_and, at >= 0), at @ strides, -1)
+        return positions[np.arange(self.op_dims)[None, :], np.minimum(extents, positions.shape[1] - 1)], strides
 
     def _run_words(self, tiles: np.ndarray, t: int, level: int, loopable: tuple[bool, ...] | None = None
                    ) -> np.ndarray:
@@ -3653,9 +3690,10 @@ class LowerBound:
         out = axis_plan(self.op).single_product(cover)  # a one-term axis: its cover
         for t, axes in enumerate(self._axes):
             for idx, full in axes:
-                if len(idx) > 1:
-                    sumset = cover[:, idx].sum(axis=1) - (len(idx) - 1)
-                    out[:, t] *= np.where((cover[:, idx] == self.bounds[idx]).all(axis=1), full, sumset)
+                if len(idx) > 1:  # the short axis of the axis' columns reduced elementwise (:func:`_reduce_last`)
+                    columns = cover[:, idx]
+                    sumset = _reduce_last(np.add, columns) - (len(idx) - 1)
+                    out[:, t] *= np.where(_reduce_last(np.logical_and, columns == self.bounds[idx]), full, sumset)
         return out
 
     def runs(self, temporal: np.ndarray, order: np.ndarray, fixed_from: int, known: int) -> np.ndarray:
@@ -3668,7 +3706,6 @@ class LowerBound:
         outputs (no disjointness to rely on)."""
         j = fixed_from
         n = temporal.shape[0]
-        out = np.empty((n, self.T))
         # the loops of levels >= j innermost first (level j's as one position when its order is open): their dims and
         # trips; the trips are integers, so their products are exact in any order
         dims = order[:, j:, ::-1]
@@ -3680,22 +3717,22 @@ class LowerBound:
         sweeps = _reduce_last(np.multiply, temporal[:, j:].reshape(n, -1)).astype(float)
         moving = _reduce_levels(np.logical_or, temporal[:, j:] > 1)
         live = walk > 1
-        for t in range(self.T):
-            relevant = self.indexes[t]
-            found = np.logical_or.accumulate(relevant[dims] & live, axis=1)  # a loop indexing the tensor at or before each
-            inner = np.ones(n)  # trips of the loops inside the innermost one indexing the tensor
-            if open_order:  # level j: the order putting its other loops innermost
-                trips = temporal[:, j].astype(float)
-                inner = _reduce_last(np.multiply, np.where(relevant[None, :], 1.0, trips))
-                found |= _reduce_last(np.logical_or, (trips > 1) & relevant[None, :])[:, None]
-            inner = inner * _reduce_last(np.multiply, np.where(found, 1.0, walk))
-            hit = found[:, -1] if found.shape[1] else (
-                _reduce_last(np.logical_or, (temporal[:, j] > 1) & relevant[None, :]) if open_order
-                else np.zeros(n, dtype=bool))
-            moved = _reduce_last(np.logical_or, moving & self.window[t][None, :])
-            plain = np.where(hit, sweeps / inner, 1.0)
-            out[:, t] = np.where(moved, 0.0 if t == self.out else 1.0, plain)
-        return out
+        # every tensor at once, (T, n, ...): the same elementwise steps per tensor
+        relevant = self.indexes[:, None, :]  # (T, 1, D)
+        found = np.logical_or.accumulate(self.indexes[:, dims] & live, axis=2)  # a loop indexing it at or before each
+        inner = np.ones((self.T, n))  # trips of the loops inside the innermost one indexing the tensor
+        if open_order:  # level j: the order putting its other loops innermost
+            trips = temporal[:, j].astype(float)
+            inner = _reduce_last(np.multiply, np.where(relevant, 1.0, trips[None]))
+            found |= _reduce_last(np.logical_or, (trips > 1)[None] & relevant)[:, :, None]
+        inner = inner * _reduce_last(np.multiply, np.where(found, 1.0, walk[None]))
+        hit = found[:, :, -1] if found.shape[2] else (
+            _reduce_last(np.logical_or, (temporal[:, j] > 1)[None] & relevant) if open_order
+            else np.zeros((self.T, n), dtype=bool))
+        moved = _reduce_last(np.logical_or, moving[None] & self.window[:, None, :])
+        plain = np.where(hit, sweeps[None] / inner, 1.0)
+        first = np.where(np.arange(self.T) == self.out, 0.0, 1.0)[:, None]  # moved: 0 for the output, 1 for inputs
+        return np.ascontiguousarray(np.where(moved, first, plain).T)
 
     def _fan_budget(self, rest: np.ndarray, tile: np.ndarray | None, fixed_from: int, m: int) -> np.ndarray:
         """(n, D) extents an unfixed fan-out of level ``m`` may unroll (B4, B6; the tile bound): what is left
