@@ -17,35 +17,21 @@ import numpy as np
 import pytest
 
 from dnnmap.arch.spec import ArchSpec
-from dnnmap.cost.model import CostModel
 from dnnmap.search.optimal import search as search_module
-from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.workload.ir import Operator
-from test_optimal_order_bound import order_nodes
 from test_optimal_placed_rf import CASES as RF_CASES
-from test_optimal_placement import CASES, _wide, cases, placed_ancestors, placed_space
+from test_optimal_placement import CASES, cases
 from test_optimal_shared_order import assert_below
+from test_optimal_shared_order import floors as shared_floors
 
 ORIGINAL = search_module.shared_orders
 RANDOM = CASES + cases(8, seed=44) + cases(6, seed=45, on_chip=2)
 
 
 def floors(arch: ArchSpec, op: Operator, both: bool = False) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """(each placed brute-force mapping's factor-stage ancestor's bound, its order's value at its order node, the
-    mapping's energy) at every factor stage with placement below the top, level 0's included (energy; ``both``:
-    both-axis unrolling)."""
-    batch = placed_space(op, arch, both=both)
-    model = CostModel(op, arch)
-    truth = model.evaluate(batch).objective("energy")
-    bb = BranchAndBound(op, arch, "energy", model, placement=True, both_axes=_wide(arch, both))
-    out = []
-    for stage, (kind, j) in enumerate(bb.stages):
-        if kind == "F" and j < bb.L - 1:
-            bound = bb._bound(placed_ancestors(batch, "F", j), stage)
-            nodes = order_nodes(batch, j)
-            floor = bb._order_floor(nodes, np.arange(len(nodes)), bb.stages.index(("O", j)))
-            out.append((bound, floor, truth))
-    return out
+    """B39's floors (:func:`test_optimal_shared_order.floors`) at every factor stage below the top, level 0's
+    included."""
+    return shared_floors(arch, op, both, lowest=0)
 
 
 def _above(temporal: np.ndarray, j: int) -> np.ndarray:
