@@ -438,6 +438,11 @@ class BranchAndBound:
             lb = self._unrolled_node_bound(lb, nodes, cost, lazy)
         return lb
 
+    def _open_rows(self, lb: np.ndarray, lazy: bool) -> np.ndarray:
+        """The rows of ``lb`` a costly term may still raise (B39/B44, B45): with ``lazy`` those below the incumbent
+        (where raising them can prune), else every finite one (an infinite bound stays infinite)."""
+        return np.nonzero(np.isfinite(lb) & (lb < self.incumbent * (1 - EPS) if lazy else True))[0]
+
     def _unrolled_node_bound(self, lb: np.ndarray, nodes: Nodes, cost: CostBatch, lazy: bool) -> np.ndarray:
         """``lb`` of ``F(1)``'s ``nodes`` (priced in ``cost``) raised to B45 at each node's own unrolling of the array
         (:class:`.unrolled_tile.UnrolledTile` of its tile node: level 1's split folded into level 0, its register file's
@@ -445,8 +450,7 @@ class BranchAndBound:
         applies; ``lazy``: only where ``lb`` is below the incumbent, else wherever it is finite."""
         if self.unrolled_tile is None:
             return lb
-        live = lb < self.incumbent * (1 - EPS) if lazy else np.isfinite(lb)
-        rows = np.nonzero(live)[0]
+        rows = self._open_rows(lb, lazy)
         if len(rows):
             part = nodes.take(rows)
             temporal, spatial = part.temporal.copy(), part.spatial.copy()
@@ -466,8 +470,7 @@ class BranchAndBound:
         the least over level ``j``'s orders of :func:`.shared_order.shared_orders`' increment. ``lazy``: only where
         ``lb`` is still below the incumbent (where it can prune), else wherever ``lb`` is finite. Each node's bound per
         order is kept (:attr:`_order_floors`) for its order stage (:meth:`_order_floor`). Energy only."""
-        live = np.isfinite(lb) & (lb < self.incumbent * (1 - EPS) if lazy else True)
-        rows = np.nonzero(live)[0]
+        rows = self._open_rows(lb, lazy)
         if not len(rows):
             return lb
         taken = _cost_rows(cost, rows)
@@ -594,11 +597,11 @@ class BranchAndBound:
                              lazy: bool) -> np.ndarray:
         """``lb`` (the tile bounds of ``F(1)``'s ``nodes`` and ``tiles``, priced in ``cost``) raised to B45
         (:class:`.unrolled_tile.UnrolledTile`; docs/search.md, "B45: the register file's refills per unrolling at the
-        tile bound") where it applies; ``lazy``: only where ``lb`` is below the incumbent (elsewhere it prunes already,
-        so the walk prunes the same rows whatever the tiers)."""
+        tile bound") where it applies, at :meth:`_open_rows` (``lazy``: only where ``lb`` is below the incumbent, elsewhere
+        it prunes already, so the walk prunes the same rows whatever the tiers)."""
         if self.unrolled_tile is None:
             return lb
-        rows = np.nonzero(lb < self.incumbent * (1 - EPS))[0] if lazy else np.arange(len(lb))
+        rows = self._open_rows(lb, lazy)
         if len(rows):
             lb[rows] = np.maximum(lb[rows], self.unrolled_tile.compute(
                 _cost_rows(cost, rows), nodes.temporal[rows], nodes.spatial[rows], nodes.order[rows], tiles[rows],
