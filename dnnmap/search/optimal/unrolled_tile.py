@@ -73,9 +73,7 @@ class UnrolledTile:
         self.refetch = {pr.tensor: bound.hop_per_word(pr) + (
             bound.energy[1, pr.tensor, 0] + bound.energy[pr.parent, pr.tensor, 2] if pr.tensor == bound.out
             else bound.energy[pr.parent, pr.tensor, 0] + bound.energy[1, pr.tensor, 1]) for pr in self.buffered}
-        out = bound.out
-        # the output's lanes accumulate into level 0 where it reads before it writes (docs/cost-model.md 2b)
-        self.accumulate = bound.read_full[0, out] if arch.levels[0].read_modify_write else 0.0
+        self.accumulate = UnrolledTile._accumulate_read(bound)
 
     @staticmethod
     def applies(bound: LowerBound) -> bool:
@@ -88,10 +86,13 @@ class UnrolledTile:
             return False
         if [m for m in range(bound.L) if arch.levels[m].fanout is not None] != [1]:
             return False
-        out = bound.out
-        hop = bound.hop_energy[1]
-        accumulate = bound.read_full[0, out] if arch.levels[0].read_modify_write else 0.0
-        return bound.energy[0, out, 0] + hop >= accumulate
+        return bound.energy[0, bound.out, 0] + bound.hop_energy[1] >= UnrolledTile._accumulate_read(bound)
+
+    @staticmethod
+    def _accumulate_read(bound: LowerBound) -> float:
+        """The energy of the accumulate read of one lane update of the output at level 0: the lanes accumulate into
+        level 0 where it reads before it writes (docs/cost-model.md 2b), else none."""
+        return float(bound.read_full[0, bound.out]) if bound.arch.levels[0].read_modify_write else 0.0
 
     def compute(self, cost: CostBatch, temporal: np.ndarray, spatial: np.ndarray, order: np.ndarray,
                 tiles: np.ndarray, objective: str, units: np.ndarray | None = None) -> np.ndarray:
@@ -131,9 +132,10 @@ class UnrolledTile:
         for pr in b.pairs:
             if pr.child >= 1:
                 e, _, h = b._exact(cost.counts, pr)
-                energy += e + h * b.hop_per_word(pr)
+                pair = e + h * b.hop_per_word(pr)
+                energy += pair
                 if pr.child == 1:
-                    held[:, pr.tensor] = e + h * b.hop_per_word(pr)
+                    held[:, pr.tensor] = pair
             elif pr.child < 0 and pr.tensor != b.out:
                 e, _, h = b._compulsory(pr, spatial, rest, 2, b.touched_all, tiles)
                 energy += e + h * b.hop_per_word(pr)
