@@ -18,6 +18,7 @@ Two pieces:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -52,16 +53,22 @@ def free_placement(relevant: np.ndarray, order: np.ndarray, factors: np.ndarray)
     n, T = factors.shape[0], relevant.shape[0]
     above = np.zeros((n, T), dtype=np.int64)
     inside = np.repeat(factors[:, None, :], T, axis=1)
-    leading = np.ones((n, T), dtype=bool)
+    for d, take in leading_loops(relevant, order, factors):
+        above += take
+        inside[:, :, d] = np.where(take, 1, inside[:, :, d])
+    return above, inside
+
+
+def leading_loops(relevant: np.ndarray, order: np.ndarray, factors: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """:func:`free_placement`'s loops: per loop ``d`` of ``order`` (outermost first) non-trivial on some row of
+    ``factors`` (n, D), ``d`` and the (n, T) mask of the tensors whose leading run it belongs to on each row."""
+    leading = np.ones((factors.shape[0], relevant.shape[0]), dtype=bool)
     for d in order:
         live = factors[:, d] > 1
         if not live.any():  # a trivial loop on every row: above no tile, ends no run
             continue
-        take = leading & live[:, None] & relevant[None, :, d]
-        above += take
-        inside[:, :, d] = np.where(take, 1, inside[:, :, d])
+        yield int(d), leading & live[:, None] & relevant[None, :, d]
         leading &= ~(live[:, None] & ~relevant[None, :, d])
-    return above, inside
 
 
 def placement_subsets(kept: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -85,8 +92,16 @@ def _subsets(kept: tuple[bool, ...]) -> tuple[np.ndarray, ...]:
 def row_keys(fields: np.ndarray, seed: int = 0) -> np.ndarray:
     """A 64-bit hash of each row of the integer array ``fields`` (n, F) (wraps around; collisions negligible;
     hashes of several arrays with distinct ``seed`` add up to one of them side by side)."""
-    weights = np.random.default_rng(seed).integers(1, 2**62, size=fields.shape[1], dtype=np.int64)
-    return fields @ weights
+    return fields @ _row_weights(seed, fields.shape[1])
+
+
+@lru_cache(maxsize=64)
+def _row_weights(seed: int, width: int) -> np.ndarray:
+    """:func:`row_keys`'s weights for ``seed`` and ``width`` columns (drawn once: the walk hashes a few hundred
+    batches; read-only)."""
+    weights = np.random.default_rng(seed).integers(1, 2**62, size=width, dtype=np.int64)
+    weights.setflags(write=False)
+    return weights
 
 
 def placement_variants(capacity: Capacity, level: int, fits: np.ndarray, free: np.ndarray

@@ -32,7 +32,7 @@ import numpy as np
 
 from dnnmap.arch.spec import ArchSpec
 from dnnmap.search.space import divisors, factor_candidates, touched_lower
-from dnnmap.search.sunstone.placement import free_placement, placement_subsets, relevance
+from dnnmap.search.sunstone.placement import free_placement, leading_loops, placement_subsets, relevance
 from dnnmap.workload.ir import Operator
 
 
@@ -172,10 +172,21 @@ class Capacity:
         lattice = divisor_lattice(residual)
         if order is None or self.levels[level] is None:
             return self.placed(level, inner, lattice, order)
-        above, inside = free_placement(self.relevant, order, lattice)
+        above, index = self._free_index(order, residual)
         shared = self._lattice_words(inner, residual)
-        index = ((inside > 1) * _offsets(residual)[:, None, :]).sum(axis=2)  # (n, T): a dimension set to 1 adds 0
         return self._placed_fits(level, shared, shared[index, np.arange(above.shape[1])[None, :]]), above
+
+    def _free_index(self, order: np.ndarray, residual: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """(n, T) each tile of :func:`divisor_lattice` of ``residual``'s loops above each tensor's tile at its free
+        placement (:func:`.placement.free_placement`) and that tile's index in the lattice: the tile's own index less
+        the offsets of the loops set to 1 (a dimension's offset is 0 where its value is already 1)."""
+        lattice, offsets = divisor_lattice(residual), _offsets(residual)
+        above = np.zeros((len(lattice), self.relevant.shape[0]), dtype=np.int64)
+        index = np.repeat(offsets.sum(axis=1)[:, None], above.shape[1], axis=1)
+        for d, take in leading_loops(self.relevant, order, lattice):
+            above += take
+            index -= take * offsets[:, d, None]
+        return above, index
 
     def _lattice_words(self, inner: np.ndarray, residual: tuple[int, ...]) -> np.ndarray:
         """(n, T) :meth:`_words` of the lattice of ``residual`` over the ``inner`` coverage (memoized; read-only)."""
@@ -318,20 +329,33 @@ class TileTree:
         maximality of fitting some way."""
         layout = box_layout(self.residual, tuple(boxes))
         anyway = np.append(self.fits.any(axis=0).reshape(-1), False)  # the last: no next divisor
-        ways = np.append(self.fits.reshape(len(self.fits), -1), np.zeros((len(self.fits), 1), dtype=bool), axis=1) \
-            if self.each_way else anyway[None, :]
         fitting = anyway[layout.flat]
-        if maximal_only:
+        if not maximal_only:
+            keep = fitting
+        elif self.each_way:
+            ways = np.append(self.fits.reshape(len(self.fits), -1), np.zeros((len(self.fits), 1), dtype=bool), axis=1)
             grown = np.zeros((len(ways), len(layout.flat)), dtype=bool)
             for grow in layout.grown:
                 grown |= ways[:, grow]
             keep = (ways[:, layout.flat] & ~grown).any(axis=0)
         else:
-            keep = fitting
+            keep = self._none_grown(layout, anyway, fitting)
         tiles = divisor_lattice(self.residual)[layout.flat[keep]]
         ends = np.cumsum(np.add.reduceat(keep, layout.starts, dtype=np.int64)).tolist()
         return [(tiles[start:end], count) for start, end, count in zip(
             [0] + ends[:-1], ends, np.add.reduceat(fitting, layout.starts, dtype=np.int64).tolist())]
+
+    @staticmethod
+    def _none_grown(layout: BoxLayout, anyway: np.ndarray, fitting: np.ndarray) -> np.ndarray:
+        """(M,) the tiles of ``layout`` that fit (``fitting``) and none of whose growths does (``anyway``, with the
+        past-the-end entry False): the fitting tiles' rows, narrowed dimension by dimension to those whose growth
+        does not fit (fewer look-ups than every tile's growths in every dimension)."""
+        rows = np.flatnonzero(fitting)
+        for grow in layout.grown:
+            rows = rows[~anyway[grow[rows]]]
+        keep = np.zeros(len(fitting), dtype=bool)
+        keep[rows] = True
+        return keep
 
     def _caps(self, limits: tuple[int, ...], caps: tuple[int, ...] | None) -> tuple[int, ...] | None:
         if caps is not None and all(c <= n and r % n == 0 for c, n, r in zip(caps, limits, self.residual)):

@@ -410,7 +410,8 @@ class SunstoneWalk:
         known = np.isin(unique, seen[0], assume_unique=True)
         fresh = np.zeros(n, dtype=bool)
         fresh[first[~known]] = True
-        seen[0] = np.sort(np.concatenate([seen[0], unique[~known]]))
+        new = unique[~known]  # sorted, none in seen[0]: merged in place of sorting the union anew
+        seen[0] = np.insert(seen[0], np.searchsorted(seen[0], new), new)
         return fresh
 
     @staticmethod
