@@ -309,8 +309,9 @@ class SunstoneWalk:
         if key not in self._regrown_tiles:
             limits = tuple(int(n) for n in -(-residual // unroll))
             sub_caps = self._caps(None if caps is None else caps // unroll)
-            if placed:
+            if placed or sub_caps is None:  # the tree's fits of the sub-lattice (without placement: row 0, shared)
                 lattice, fits, sub_caps = self._tree(i, inner, residual, order).lattice_fits(limits, sub_caps)
+                fits = fits if placed else fits[:1]
             else:
                 lattice = divisor_lattice(limits, sub_caps)
                 fits = self.capacity.fits(i, lattice * inner[None, :])[None, :]
