@@ -70,10 +70,25 @@ def lattice_index(residual: tuple[int, ...], tiles: np.ndarray) -> np.ndarray | 
     lie in it (a dimension that does not divide its residual's)."""
     if (tiles > np.array(residual)[None, :]).any():
         return None
-    positions = np.stack([_positions(n)[tiles[:, d]] for d, n in enumerate(residual)], axis=1)
-    if (positions < 0).any():
-        return None
-    return positions @ _strides(residual)
+    index = sum(steps[tiles[:, d]] for d, steps in enumerate(_steps(residual)))
+    return None if (index < 0).any() else index
+
+
+@lru_cache(maxsize=1024)
+def _steps(residual: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """Per dimension of ``residual``, each value ``0..n``'s contribution to a tile's index in :func:`divisor_lattice`:
+    its position among the divisors of ``n`` times the dimension's step, or minus the lattice's size where it is no
+    divisor (the other dimensions add less than the size, so a sum is negative exactly where some value is off the
+    lattice; read-only)."""
+    strides = _strides(residual)
+    off = -math.prod(len(divisors(n)) for n in residual)
+    out = []
+    for n, stride in zip(residual, strides.tolist()):
+        position = _positions(n)
+        steps = np.where(position >= 0, position * stride, off)
+        steps.setflags(write=False)
+        out.append(steps)
+    return tuple(out)
 
 
 @lru_cache(maxsize=1024)
