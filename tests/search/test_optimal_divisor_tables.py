@@ -1,14 +1,19 @@
-"""The divisor-lattice tables the bounds build once per layer (docs/search.md "B22", "B31"): the least over each box's
-divisors (:func:`.bounds._divisor_min`) and the lattice places of the boxes ``budget / factor``
-(:func:`.bounds._lattice_places`), against direct enumeration."""
+"""The divisor-lattice tables the bounds build once per layer (docs/search.md "B22", "B31", "Less fixed work per layer in
+the start (session 20)"): the least over each box's divisors (:func:`.bounds._divisor_min`), the lattice places of the
+boxes ``budget / factor`` (:func:`.bounds._lattice_places`) and B6's largest unrolling per box, against direct
+enumeration."""
 
 import itertools
 
 import numpy as np
 import pytest
 
-from dnnmap.search.optimal.bounds import _divisor_min, _lattice_places
+from dnnmap.arch.spec import load_arch
+from dnnmap.cost.batch import MappingBatch
+from dnnmap.cost.model import CostModel
+from dnnmap.search.optimal.bounds import LowerBound, _dividing, _divisor_min, _lattice_places, largest_unrolling
 from dnnmap.search.space import divisors
+from dnnmap.workload import zoo
 
 
 @pytest.mark.parametrize("bounds", [(12, 1, 18), (8, 9), (7, 30, 4), (1,), (64, 3)])
@@ -68,3 +73,21 @@ def test_compiled_divisor_min_matches_numpy(seed: int) -> None:
     got, want = _divisor_min(grid, values), _divisor_min_numpy(grid, values)
     assert got.dtype == want.dtype and got.shape == want.shape
     assert np.array_equal(got, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("net,layer", [("resnet18", "layer4.0.downsample.0"), ("resnet50", "layer1.0.conv3")])
+def test_largest_unrolling_read_off_the_lattice_is_the_tables_largest(net: str, layer: str) -> None:
+    """B6's largest legal unrolling of a budget dividing the layer's bounds (:meth:`LowerBound._largest_of`, read off
+    :meth:`LowerBound._most_lanes`' lattice) is the largest product of the table's rows dividing the budget (the pass
+    over the table it replaced) and the budget's own search (:func:`.bounds.largest_unrolling`), on Eyeriss's array
+    with both axes."""
+    op, arch = zoo.get(net).layer(layer).op, load_arch("eyeriss")
+    bound = LowerBound(op, arch, CostModel(op, arch), MappingBatch.default_keeps(op, arch), True, frozenset([1]))
+    rng = np.random.default_rng(3)
+    budgets = np.array([[int(rng.choice(divisors(int(b)))) for b in bound.bounds] for _ in range(64)], dtype=np.int64)
+    table, _, _, _, divides = bound._copies_table(1, tuple(int(x) for x in bound.bounds))
+    legal = _dividing(table, divides, budgets, bound.bounds)
+    expected = np.where(legal, table.prod(axis=1)[None, :], 1).max(axis=1)
+    assert np.array_equal(bound._largest_of(budgets, 1), expected.astype(float))
+    shape = tuple(arch.levels[1].fanout.shape)
+    assert all(largest_unrolling(tuple(int(x) for x in b), shape, True) == e for b, e in zip(budgets[:8], expected[:8]))

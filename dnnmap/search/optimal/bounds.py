@@ -3767,20 +3767,32 @@ class LowerBound:
         got = [self._front_cache.get(("most", m, k)) for k in map(tuple, keys.tolist())]
         missing = [i for i, v in enumerate(got) if v is None]
         dividing = [i for i in missing if not (self.bounds % keys[i]).any()]
-        if dividing:  # the largest product of the layer's table's rows dividing the budget (:meth:`_pareto_copies`)
-            table, _, _, _, divides = self._copies_table(m, tuple(int(x) for x in self.bounds))
-            lanes = table.prod(axis=1)
-            step = max(1, 16_000_000 // max(len(table), 1))
-            for lo in range(0, len(dividing), step):
-                block = dividing[lo:lo + step]
-                legal = _dividing(table, divides, keys[block], self.bounds)
-                for i, most in zip(block, np.where(legal, lanes[None, :], 1).max(axis=1).tolist()):
-                    got[i] = most
+        if dividing:  # the largest product of the layer's table's rows dividing the budget (:meth:`_most_lanes`)
+            values, most = self._most_lanes(m)
+            at = most[tuple(np.searchsorted(values[d], keys[dividing, d]) for d in range(self.op_dims))]
+            for i, lanes in zip(dividing, at.tolist()):
+                got[i] = lanes
         for i in missing:
             if got[i] is None:  # padded extents: the budget's own search
                 got[i] = largest_unrolling(tuple(int(x) for x in keys[i]), shape, m in self.both_axes)
             self._front_cache[("most", m, tuple(keys[i].tolist()))] = got[i]
         return np.array(got, dtype=float)[inverse.reshape(-1)]
+
+    def _most_lanes(self, m: int) -> tuple[list[np.ndarray], np.ndarray]:
+        """B6: per box of the layer's divisor lattice (each dimension's sorted divisors, and the grid over them), the
+        largest product of a row of level ``m``'s table of legal unrollings (:meth:`_copies_table`) whose factors divide
+        it, 1 where none does: every row divides the layer's bounds, so each row's product is placed at its own box and
+        the most over each box's divisors taken (:func:`_divisor_min` of the negated grid: exact on integers), once per
+        level, in place of a pass over the table per budget. Cached."""
+        key = ("most lanes", m)
+        if key not in self._front_cache:
+            table = self._copies_table(m, tuple(int(x) for x in self.bounds))[0]
+            values = [np.array(divisors(int(b)), dtype=np.int64) for b in self.bounds]
+            grid = np.full(tuple(len(v) for v in values), -1, dtype=np.int64)
+            np.minimum.at(grid, tuple(np.searchsorted(values[d], table[:, d]) for d in range(self.op_dims)),
+                          -table.prod(axis=1))
+            self._front_cache[key] = values, -_divisor_min(grid, values)
+        return self._front_cache[key]
 
     def _copies(self, spatial: np.ndarray, rest: np.ndarray, fixed_from: int, p: int,
                 tile: np.ndarray | None = None) -> np.ndarray:
