@@ -74,6 +74,9 @@ class UnrolledTile:
             bound.energy[1, pr.tensor, 0] + bound.energy[pr.parent, pr.tensor, 2] if pr.tensor == bound.out
             else bound.energy[pr.parent, pr.tensor, 0] + bound.energy[1, pr.tensor, 1]) for pr in self.buffered}
         self.accumulate = UnrolledTile._accumulate_read(bound)
+        # B48: the energy of a reload of the output at level 1 (its parent's read at full width and the fill)
+        self.reload = {pr.tensor: bound.hop_per_word(pr) + bound.read_full[pr.parent, pr.tensor]
+                       + bound.energy[1, pr.tensor, 1] for pr in self.buffered if pr.tensor == bound.out}
 
     @staticmethod
     def applies(bound: LowerBound) -> bool:
@@ -160,24 +163,37 @@ class UnrolledTile:
         words = touched_lower(b.op, tiles, contiguous=True)  # (r, T)
         per_tile = b.iterations / tiles.prod(axis=1)  # the tile's runs over all instances
         outer = self._outer_runs(temporal, order)  # (r, T)
-        once, most = [], []  # per tensor, (r, V) its energy with run 1, and with its largest run
+        live = np.nonzero((budget > 1).any(axis=0))[0]  # the dimensions level 1 may have a loop on
+        trips = budget[:, None, :] / table  # (r, V, D): T1
+        once, most = [], []  # per tensor, (r, V) its energy with run 1, and (D + 1, r, V) with its largest run
         for t in range(b.T):
             idx = b.indexes[t]
-            runs = (budget[:, ~idx].prod(axis=1)[:, None] / copies[t]
-                    * np.where(moving[:, :, idx].any(axis=2), 1.0, outer[:, t, None]))
+            indexed = moving[:, :, idx].any(axis=2)  # (r, V): a loop of level 1 indexes the tensor
+            runs = (budget[:, ~idx].prod(axis=1)[:, None] / copies[t] * np.where(indexed, 1.0, outer[:, t, None]))
             once.append(self._energy(t, np.ones_like(runs), words[:, t], per_tile, copies[t]))
-            most.append(self._energy(t, runs, words[:, t], per_tile, copies[t]))
-        once, most = np.stack(once), np.stack(most)  # (T, r, V)
-        least = np.where(moving.any(axis=2), np.inf, most.sum(axis=0))  # no loop at level 1: every run its largest
+            most.append(np.stack([self._energy(t, runs / self._outside(t, d1, trips, indexed), words[:, t], per_tile,
+                                               copies[t]) for d1 in range(b.op_dims)]
+                                 + [self._energy(t, runs, words[:, t], per_tile, copies[t])]))
+        once, most = np.stack(once), np.stack(most)  # (T, r, V), (T, D + 1, r, V)
+        least = np.where(moving.any(axis=2), np.inf, most[:, -1].sum(axis=0))  # no loop at level 1: every run largest
         refetched = self._refetched(temporal, budget, held, table)  # (D, r, V)
         single = moving.sum(axis=2) == 1
-        live = np.nonzero((budget > 1).any(axis=0))[0]  # the dimensions level 1 may have a loop on
         for d0 in live:
-            inner = np.where(b.indexes[:, d0][:, None, None], once, most).sum(axis=0)
             for d1 in live:
+                inner = np.where(b.indexes[:, d0][:, None, None], once, most[:, d1 if d1 != d0 else -1]).sum(axis=0)
                 both = moving[:, :, d0] & (moving[:, :, d1] & ~single if d1 != d0 else single)
                 least = np.minimum(least, np.where(both, inner + refetched[d1], np.inf))
         return np.where(legal, least, np.inf)
+
+    def _outside(self, t: int, d1: int, trips: np.ndarray, indexed: np.ndarray) -> np.ndarray:
+        """(r, V) B48 (docs/search.md, "B48: the outermost loop outside the register file's runs"): the trips of level
+        1's outermost loop ``d1`` that a run of tensor ``t``'s tile at the register file cannot span, when level 1 has
+        another loop: all of them where ``d1`` does not index ``t`` and a loop of level 1 does (the innermost such
+        loop, which bounds the run, is inside ``d1``'s), else 1 (``trips`` (r, V, D): level 1's ``T1``; ``indexed``
+        (r, V): whether a loop of level 1 indexes ``t``)."""
+        if self.b.indexes[t, d1]:
+            return np.ones(trips.shape[:2])
+        return np.where(indexed, trips[:, :, d1], 1.0)
 
     def _refetched(self, temporal: np.ndarray, budget: np.ndarray, held: np.ndarray, table: np.ndarray
                    ) -> np.ndarray:
@@ -192,9 +208,14 @@ class UnrolledTile:
         out = np.zeros((b.op_dims,) + trips.shape[:2])
         for pr in self.buffered:
             t = pr.tensor
-            over = sweeps * np.maximum(0.0, words[:, t] - b.capacity[1, t]) * self.refetch[t]  # per iteration of d1
+            # per iteration of d1: B48, all its words where level 1 cannot hold them whole, else B45's none
+            per = sweeps * np.where(words[:, t] > b.capacity[1, t], words[:, t], 0.0)
             for d in np.nonzero(~b.indexes[t] & (budget > 1).any(axis=0))[0]:
-                out[d] += np.maximum(0.0, over[:, None] * trips[:, :, d] - held[:, t, None])
+                taken = per[:, None] * trips[:, :, d]
+                energy = taken * self.refetch[t]
+                if t in self.reload:  # B48: each drain past the output's first touches is reloaded
+                    energy = energy + np.maximum(0.0, taken - b.out_words) * self.reload[t]
+                out[d] += np.maximum(0.0, energy - held[:, t, None])
         return out
 
     def _energy(self, t: int, runs: np.ndarray, words: np.ndarray, per_tile: np.ndarray, copies: np.ndarray
