@@ -33,7 +33,13 @@ pairs whose bounds do not depend on ``U``:
   does not index uses all its words of level 1's tile, of which at most level 1's capacity are there from before, so
   its pair with level 1 as child moves the others (an input: its parent reads them and level 1 is filled with them;
   the output: level 1 drains them, each ending an occupancy, and its parent is updated): that pair's energy is at
-  least the larger of this and its value in the node's completion (P1).
+  least the larger of this and its value in the node's completion (P1);
+* B48 (docs/search.md, "B48: the outermost loop at the register file and the buffer"): where ``d1`` does not index
+  a tensor that another loop of level 1 indexes, the innermost loop indexing it is inside ``d1``'s, so its runs at the
+  register file leave out ``d1``'s trips; and a tensor level 1 cannot hold whole lies below ``d1`` and a loop inside
+  it that indexes it (its tile is smaller than level 1's box), so each of ``d1``'s iterations starts on another tile
+  than the one held (a plain tensor's tiles are disjoint) and takes in all its words of level 1's tile, not only those
+  past the capacity; each of the output's drains past its first touches (one per word) is then also a reload.
 
 Every term is a non-decreasing function of the counts it bounds, so each ``(U, d0, d1)``'s sum is at most the energy
 of every completion with that unrolling, innermost and outermost loop, and the least over the legal unrollings (the
@@ -186,11 +192,11 @@ class UnrolledTile:
         return np.where(legal, least, np.inf)
 
     def _outside(self, t: int, d1: int, trips: np.ndarray, indexed: np.ndarray) -> np.ndarray:
-        """(r, V) B48 (docs/search.md, "B48: the outermost loop outside the register file's runs"): the trips of level
-        1's outermost loop ``d1`` that a run of tensor ``t``'s tile at the register file cannot span, when level 1 has
-        another loop: all of them where ``d1`` does not index ``t`` and a loop of level 1 does (the innermost such
-        loop, which bounds the run, is inside ``d1``'s), else 1 (``trips`` (r, V, D): level 1's ``T1``; ``indexed``
-        (r, V): whether a loop of level 1 indexes ``t``)."""
+        """(r, V) B48 (docs/search.md, "B48: the outermost loop at the register file and the buffer"): the trips of
+        level 1's outermost loop ``d1`` that a run of tensor ``t``'s tile at the register file cannot span, where level
+        1 has another loop: all of them where ``d1`` does not index ``t`` and a loop of level 1 does (the innermost
+        such loop, which bounds the run, is inside ``d1``'s), else 1 (``trips`` (r, V, D): level 1's ``T1``;
+        ``indexed`` (r, V): whether a loop of level 1 indexes ``t``)."""
         if self.b.indexes[t, d1]:
             return np.ones(trips.shape[:2])
         return np.where(indexed, trips[:, :, d1], 1.0)
@@ -199,8 +205,8 @@ class UnrolledTile:
                    ) -> np.ndarray:
         """(D, r, V) per outermost loop ``d1`` of level 1, row and unrolling what level 1's pairs add to their energy
         ``held`` (r, T) in the completion: in each of ``d1``'s iterations (``S x T1[d1]`` in all) a tensor ``d1`` does
-        not index uses all its words of level 1's tile, of which at most ``capacity`` are held from before, so its
-        parent reads the others (the output: drains them, each ending an occupancy)."""
+        not index uses all its words of level 1's tile, and takes in at least :meth:`_per_iteration` of them (B48; B45:
+        those past ``capacity``), priced by :meth:`_taken_energy`."""
         b = self.b
         trips = budget[:, None, :] / table  # (r, V, D): T1
         sweeps = temporal[:, 2:].prod(axis=(1, 2)).astype(float)
@@ -208,15 +214,27 @@ class UnrolledTile:
         out = np.zeros((b.op_dims,) + trips.shape[:2])
         for pr in self.buffered:
             t = pr.tensor
-            # per iteration of d1: B48, all its words where level 1 cannot hold them whole, else B45's none
-            per = sweeps * np.where(words[:, t] > b.capacity[1, t], words[:, t], 0.0)
+            per = sweeps * self._per_iteration(t, words[:, t])
             for d in np.nonzero(~b.indexes[t] & (budget > 1).any(axis=0))[0]:
-                taken = per[:, None] * trips[:, :, d]
-                energy = taken * self.refetch[t]
-                if t in self.reload:  # B48: each drain past the output's first touches is reloaded
-                    energy = energy + np.maximum(0.0, taken - b.out_words) * self.reload[t]
-                out[d] += np.maximum(0.0, energy - held[:, t, None])
+                out[d] += np.maximum(0.0, self._taken_energy(t, per[:, None] * trips[:, :, d]) - held[:, t, None])
         return out
+
+    def _per_iteration(self, t: int, words: np.ndarray) -> np.ndarray:
+        """(r,) B48 (docs/search.md, "B48: the outermost loop at the register file and the buffer"): the words of
+        tensor ``t`` level 1 takes in at least in each iteration of its outermost loop where that loop does not index
+        ``t`` (``words`` (r,): its words of level 1's tile): all of them where level 1 cannot hold them whole (its tile
+        then lies below that loop and some loop inside it that indexes ``t``, so each iteration starts on another tile
+        than the one held and visits every word), else none."""
+        return np.where(words > self.b.capacity[1, t], words, 0.0)
+
+    def _taken_energy(self, t: int, taken: np.ndarray) -> np.ndarray:
+        """The least energy of tensor ``t``'s pair with level 1 as child that takes in ``taken`` words (r, V): an
+        input's parent reads and fills, the output's drains (each ending an occupancy) and, B48, a reload for each
+        past the output's first touches (one per output word: level 1 has one instance)."""
+        energy = taken * self.refetch[t]
+        if t in self.reload:
+            energy = energy + np.maximum(0.0, taken - self.b.out_words) * self.reload[t]
+        return energy
 
     def _energy(self, t: int, runs: np.ndarray, words: np.ndarray, per_tile: np.ndarray, copies: np.ndarray
                 ) -> np.ndarray:
