@@ -171,22 +171,24 @@ class UnrolledTile:
         outer = self._outer_runs(temporal, order)  # (r, T)
         live = np.nonzero((budget > 1).any(axis=0))[0]  # the dimensions level 1 may have a loop on
         trips = budget[:, None, :] / table  # (r, V, D): T1
-        once, most = [], []  # per tensor, (r, V) its energy with run 1, and (D + 1, r, V) with its largest run
+        once, largest = [], []  # per tensor, (r, V) its energy with run 1, and with its largest run
+        beyond = {}  # B48: (tensor, d1) -> (r, V) its energy with its largest run outside d1
         for t in range(b.T):
             idx = b.indexes[t]
             indexed = moving[:, :, idx].any(axis=2)  # (r, V): a loop of level 1 indexes the tensor
             runs = (budget[:, ~idx].prod(axis=1)[:, None] / copies[t] * np.where(indexed, 1.0, outer[:, t, None]))
             once.append(self._energy(t, np.ones_like(runs), words[:, t], per_tile, copies[t]))
-            most.append(np.stack([self._energy(t, runs / self._outside(t, d1, trips, indexed), words[:, t], per_tile,
-                                               copies[t]) for d1 in range(b.op_dims)]
-                                 + [self._energy(t, runs, words[:, t], per_tile, copies[t])]))
-        once, most = np.stack(once), np.stack(most)  # (T, r, V), (T, D + 1, r, V)
-        least = np.where(moving.any(axis=2), np.inf, most[:, -1].sum(axis=0))  # no loop at level 1: every run largest
+            largest.append(self._energy(t, runs, words[:, t], per_tile, copies[t]))
+            for d1 in live[~idx[live]]:
+                beyond[t, d1] = self._energy(t, runs / self._outside(t, d1, trips, indexed), words[:, t], per_tile,
+                                             copies[t])
+        least = np.where(moving.any(axis=2), np.inf, sum(largest))  # no loop at level 1: every run its largest
         refetched = self._refetched(temporal, budget, held, table)  # (D, r, V)
         single = moving.sum(axis=2) == 1
         for d0 in live:
             for d1 in live:
-                inner = np.where(b.indexes[:, d0][:, None, None], once, most[:, d1 if d1 != d0 else -1]).sum(axis=0)
+                inner = sum(once[t] if b.indexes[t, d0] else beyond.get((t, d1), largest[t]) if d1 != d0
+                            else largest[t] for t in range(b.T))
                 both = moving[:, :, d0] & (moving[:, :, d1] & ~single if d1 != d0 else single)
                 least = np.minimum(least, np.where(both, inner + refetched[d1], np.inf))
         return np.where(legal, least, np.inf)
