@@ -7,7 +7,8 @@ unrolling, the weights also bypassing the global buffer as on Eyeriss) and on ra
 bypass, array shape, multicast, reduction, hop energy, accumulation, final width; random matmuls and 1x1
 convolutions), every placement of every mapping is priced: every stage's ancestor bound and the tile bound are at most its
 cost for every objective; taking B45 out lowers some finite tile bound; and B45 inflated by 3% puts some tile bound
-above a mapping's cost.
+above a mapping's cost. B48 (docs/search.md, "B48: the outermost loop at the register file and the buffer") on small
+global buffers with the weights bypassing them: the same check, each of its parts binds, and each x 1.03 is caught.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from test_optimal_placed_rf import assert_placed_bounds_below
 from test_optimal_placement import assert_raises_some_bound, assert_some_bound_exceeds, placed_space, stage_bounds
 
 ORIGINAL = UnrolledTile.compute
+ORIGINAL_OUTSIDE = UnrolledTile._outside
+ORIGINAL_PER_ITERATION = UnrolledTile._per_iteration
 
 
 def tiny_array(capacity: dict[str, int], glb_keeps: tuple[str, ...] = ("input", "weight", "output"),
@@ -59,33 +62,49 @@ def _applied(arch: ArchSpec, op: Operator) -> bool:
     return BranchAndBound(op, arch, "energy", CostModel(op, arch), placement=True).unrolled_tile is not None
 
 
-def _variant(rng: np.random.Generator) -> tuple[ArchSpec, Operator]:
-    """A random :func:`tiny_array` (capacities, bypass, array shape, multicast, reduction, hop energy, accumulation,
-    final width) and a random matmul or 1x1 convolution (strided or not)."""
+def _variant(rng: np.random.Generator, glb: tuple[int, int] = (4, 25), bypass: float = 0.5
+             ) -> tuple[ArchSpec, Operator]:
+    """A random :func:`tiny_array` (capacities, bypass with probability ``bypass``, array shape, multicast, reduction,
+    hop energy, accumulation, final width, the global buffer's words in ``glb``) and a random matmul or 1x1 convolution
+    (strided or not)."""
     caps = {r: int(rng.integers(1, 5)) for r in ("input", "weight", "output")}
-    keeps = ("input", "weight", "output") if rng.random() < 0.5 else ("input", "output")
+    keeps = ("input", "weight", "output") if rng.random() >= bypass else ("input", "output")
     fanout = {"shape": [[2, 2], [2], [3]][int(rng.integers(0, 3))], "multicast": bool(rng.random() < 0.7),
               "reduction": bool(rng.random() < 0.7), "hop_energy": float(rng.integers(0, 3))}
     arch = tiny_array(caps, keeps, fanout, bool(rng.random() < 0.7), [None, 8][int(rng.integers(0, 2))],
-                      int(rng.integers(4, 25)))
+                      int(rng.integers(*glb)))
     sizes = [int(x) for x in rng.integers(1, 5, size=3)]
     if rng.random() < 0.5:
         return arch, ops.matmul("m", *sizes)
     return arch, ops.conv2d("c", sizes[0], sizes[1], (sizes[2], 2), (1, 1), stride=int(rng.integers(1, 3)))
 
 
-def _random_cases(n: int, seed: int) -> list[tuple[ArchSpec, Operator]]:
-    """``n`` random :func:`_variant` cases where B45 applies and the placed space with both axes is small."""
+def _random_cases(n: int, seed: int, glb: tuple[int, int] = (4, 25), bypass: float = 0.5, most: int = 20_000
+                  ) -> list[tuple[ArchSpec, Operator]]:
+    """``n`` random :func:`_variant` cases where B45 applies and the placed space with both axes has at most ``most``
+    mappings."""
     rng = np.random.default_rng(seed)
     out = []
     while len(out) < n:
-        arch, op = _variant(rng)
-        if _applied(arch, op) and len(placed_space(op, arch, both=True)) <= 20_000:
+        arch, op = _variant(rng, glb, bypass)
+        if _applied(arch, op) and len(placed_space(op, arch, both=True)) <= most:
             out.append((arch, op))
     return out
 
 
 RANDOM = _random_cases(6, 45)
+# B48: global buffers of 2-7 words (level 1's tile overflows, so the outermost loop's refetches count), the weights
+# mostly bypassing it as on Eyeriss
+SMALL = _random_cases(6, 48, glb=(2, 8), bypass=0.7, most=8_000)
+# B48's outermost loop outside the register file's runs: a 1x1 convolution with loops on K, P and Q at level 1 under a
+# 1-lane array (the weights, which P and Q do not index, then run at most the trips of the one of them inside), the
+# weights bypassing a 3-word buffer
+WIDE = (tiny_array({"input": 3, "weight": 3, "output": 2}, ("input", "output"), {"shape": [1], "hop_energy": 1.0},
+                   glb=3), ops.conv2d("q", 1, 2, (2, 2), (1, 1)))
+# B48's words per iteration of the outermost loop, tight: a 3-word buffer under which the 4x4 output overflows
+TIGHT = (tiny_array({"input": 2, "weight": 2, "output": 2}, ("input", "output"), {"shape": [2], "hop_energy": 0.0},
+                    glb=3), ops.matmul("t", 1, 4, 4))
+OUTERMOST = SMALL + [WIDE, TIGHT]
 
 
 def _ids(found: list[tuple[ArchSpec, Operator]]) -> list[str]:
@@ -160,3 +179,52 @@ def test_unrolled_tile_needs_the_conditions() -> None:
          "fanout": {"shape": [2, 2], "hop_energy": 2.0}},
         {"name": "DRAM", "read_energy": 200.0, "write_energy": 200.0}]})
     assert not _applied(partial, ops.matmul("m", 4, 4, 2))
+
+
+@pytest.mark.parametrize("arch,op", OUTERMOST, ids=_ids(OUTERMOST))
+def test_outermost_loop_terms_never_exceed_any_completion(arch: ArchSpec, op: Operator) -> None:
+    """B48 (docs/search.md, "B48: the outermost loop at the register file and the buffer"): with small global buffers
+    (level 1's tile overflowing) and the weights bypassing it, every objective, every stage and the tile bound."""
+    assert _applied(arch, op)
+    assert_placed_bounds_below(arch, op)
+
+
+def _capacity_only(self: UnrolledTile, t: int, words: np.ndarray) -> np.ndarray:
+    """B45's words per iteration of the outermost loop: those past level 1's capacity (B48's whole words taken out)."""
+    return np.maximum(0.0, words - self.b.capacity[1, t])
+
+
+def _no_reloads(self: UnrolledTile, t: int, taken: np.ndarray) -> np.ndarray:
+    """B48's reloads of the output taken out."""
+    return taken * self.refetch[t]
+
+
+@pytest.mark.parametrize("method,off", [("_outside", lambda self, t, d1, trips, indexed: np.ones(trips.shape[:2])),
+                                        ("_per_iteration", _capacity_only), ("_taken_energy", _no_reloads)],
+                         ids=["runs", "whole-words", "reloads"])
+def test_outermost_loop_terms_bind(monkeypatch: pytest.MonkeyPatch, method: str, off: object) -> None:
+    """Each part of B48 never lowers a tile bound and raises some finite one (the small buffers and the two handmade
+    cases)."""
+    full = [b for arch, op in OUTERMOST for b in stage_bounds(arch, op, tiles_only=True)]
+    monkeypatch.setattr(UnrolledTile, method, off)
+    assert_raises_some_bound(full, [b for arch, op in OUTERMOST for b in stage_bounds(arch, op, tiles_only=True)])
+
+
+def _more_trips(self: UnrolledTile, *args: object) -> np.ndarray:
+    """B48's trips outside the runs x 1.03 (where there are any)."""
+    trips = ORIGINAL_OUTSIDE(self, *args)
+    return np.where(trips > 1, 1.03 * trips, trips)
+
+
+def _more_words(self: UnrolledTile, *args: object) -> np.ndarray:
+    """B48's words per iteration of the outermost loop x 1.03."""
+    return 1.03 * ORIGINAL_PER_ITERATION(self, *args)
+
+
+@pytest.mark.parametrize("method,inflated", [("_outside", _more_trips), ("_per_iteration", _more_words)],
+                         ids=["runs", "words"])
+def test_outermost_loop_inflation_is_caught(monkeypatch: pytest.MonkeyPatch, method: str, inflated: object) -> None:
+    """B48's trips outside the runs and its words per iteration (so their refetches and reloads), each x 1.03, put some
+    tile bound above a placed mapping's cost."""
+    monkeypatch.setattr(UnrolledTile, method, inflated)
+    assert_some_bound_exceeds([b for arch, op in OUTERMOST for b in stage_bounds(arch, op, tiles_only=True)])

@@ -33,7 +33,13 @@ pairs whose bounds do not depend on ``U``:
   does not index uses all its words of level 1's tile, of which at most level 1's capacity are there from before, so
   its pair with level 1 as child moves the others (an input: its parent reads them and level 1 is filled with them;
   the output: level 1 drains them, each ending an occupancy, and its parent is updated): that pair's energy is at
-  least the larger of this and its value in the node's completion (P1).
+  least the larger of this and its value in the node's completion (P1);
+* B48 (docs/search.md, "B48: the outermost loop at the register file and the buffer"): where ``d1`` does not index
+  a tensor that another loop of level 1 indexes, the innermost loop indexing it is inside ``d1``'s, so its runs at the
+  register file leave out ``d1``'s trips; and a tensor level 1 cannot hold whole lies below ``d1`` and a loop inside
+  it that indexes it (its tile is smaller than level 1's box), so each of ``d1``'s iterations starts on another tile
+  than the one held (a plain tensor's tiles are disjoint) and takes in all its words of level 1's tile, not only those
+  past the capacity; each of the output's drains past its first touches (one per word) is then also a reload.
 
 Every term is a non-decreasing function of the counts it bounds, so each ``(U, d0, d1)``'s sum is at most the energy
 of every completion with that unrolling, innermost and outermost loop, and the least over the legal unrollings (the
@@ -74,6 +80,9 @@ class UnrolledTile:
             bound.energy[1, pr.tensor, 0] + bound.energy[pr.parent, pr.tensor, 2] if pr.tensor == bound.out
             else bound.energy[pr.parent, pr.tensor, 0] + bound.energy[1, pr.tensor, 1]) for pr in self.buffered}
         self.accumulate = UnrolledTile._accumulate_read(bound)
+        # B48: the energy of a reload of the output at level 1 (its parent's read at full width and the fill)
+        self.reload = {pr.tensor: bound.hop_per_word(pr) + bound.read_full[pr.parent, pr.tensor]
+                       + bound.energy[1, pr.tensor, 1] for pr in self.buffered if pr.tensor == bound.out}
 
     @staticmethod
     def applies(bound: LowerBound) -> bool:
@@ -160,31 +169,46 @@ class UnrolledTile:
         words = touched_lower(b.op, tiles, contiguous=True)  # (r, T)
         per_tile = b.iterations / tiles.prod(axis=1)  # the tile's runs over all instances
         outer = self._outer_runs(temporal, order)  # (r, T)
-        once, most = [], []  # per tensor, (r, V) its energy with run 1, and with its largest run
+        live = np.nonzero((budget > 1).any(axis=0))[0]  # the dimensions level 1 may have a loop on
+        trips = budget[:, None, :] / table  # (r, V, D): T1
+        once, largest = [], []  # per tensor, (r, V) its energy with run 1, and with its largest run
+        beyond = {}  # B48: (tensor, d1) -> (r, V) its energy with its largest run outside d1
         for t in range(b.T):
             idx = b.indexes[t]
-            runs = (budget[:, ~idx].prod(axis=1)[:, None] / copies[t]
-                    * np.where(moving[:, :, idx].any(axis=2), 1.0, outer[:, t, None]))
+            indexed = moving[:, :, idx].any(axis=2)  # (r, V): a loop of level 1 indexes the tensor
+            runs = (budget[:, ~idx].prod(axis=1)[:, None] / copies[t] * np.where(indexed, 1.0, outer[:, t, None]))
             once.append(self._energy(t, np.ones_like(runs), words[:, t], per_tile, copies[t]))
-            most.append(self._energy(t, runs, words[:, t], per_tile, copies[t]))
-        once, most = np.stack(once), np.stack(most)  # (T, r, V)
-        least = np.where(moving.any(axis=2), np.inf, most.sum(axis=0))  # no loop at level 1: every run its largest
+            largest.append(self._energy(t, runs, words[:, t], per_tile, copies[t]))
+            for d1 in live[~idx[live]]:
+                beyond[t, d1] = self._energy(t, runs / self._outside(t, d1, trips, indexed), words[:, t], per_tile,
+                                             copies[t])
+        least = np.where(moving.any(axis=2), np.inf, sum(largest))  # no loop at level 1: every run its largest
         refetched = self._refetched(temporal, budget, held, table)  # (D, r, V)
         single = moving.sum(axis=2) == 1
-        live = np.nonzero((budget > 1).any(axis=0))[0]  # the dimensions level 1 may have a loop on
         for d0 in live:
-            inner = np.where(b.indexes[:, d0][:, None, None], once, most).sum(axis=0)
             for d1 in live:
+                inner = sum(once[t] if b.indexes[t, d0] else beyond.get((t, d1), largest[t]) if d1 != d0
+                            else largest[t] for t in range(b.T))
                 both = moving[:, :, d0] & (moving[:, :, d1] & ~single if d1 != d0 else single)
                 least = np.minimum(least, np.where(both, inner + refetched[d1], np.inf))
         return np.where(legal, least, np.inf)
+
+    def _outside(self, t: int, d1: int, trips: np.ndarray, indexed: np.ndarray) -> np.ndarray:
+        """(r, V) B48 (docs/search.md, "B48: the outermost loop at the register file and the buffer"): the trips of
+        level 1's outermost loop ``d1`` that a run of tensor ``t``'s tile at the register file cannot span, where level
+        1 has another loop: all of them where ``d1`` does not index ``t`` and a loop of level 1 does (the innermost
+        such loop, which bounds the run, is inside ``d1``'s), else 1 (``trips`` (r, V, D): level 1's ``T1``;
+        ``indexed`` (r, V): whether a loop of level 1 indexes ``t``)."""
+        if self.b.indexes[t, d1]:
+            return np.ones(trips.shape[:2])
+        return np.where(indexed, trips[:, :, d1], 1.0)
 
     def _refetched(self, temporal: np.ndarray, budget: np.ndarray, held: np.ndarray, table: np.ndarray
                    ) -> np.ndarray:
         """(D, r, V) per outermost loop ``d1`` of level 1, row and unrolling what level 1's pairs add to their energy
         ``held`` (r, T) in the completion: in each of ``d1``'s iterations (``S x T1[d1]`` in all) a tensor ``d1`` does
-        not index uses all its words of level 1's tile, of which at most ``capacity`` are held from before, so its
-        parent reads the others (the output: drains them, each ending an occupancy)."""
+        not index uses all its words of level 1's tile, and takes in at least :meth:`_per_iteration` of them (B48; B45:
+        those past ``capacity``), priced by :meth:`_taken_energy`."""
         b = self.b
         trips = budget[:, None, :] / table  # (r, V, D): T1
         sweeps = temporal[:, 2:].prod(axis=(1, 2)).astype(float)
@@ -192,10 +216,27 @@ class UnrolledTile:
         out = np.zeros((b.op_dims,) + trips.shape[:2])
         for pr in self.buffered:
             t = pr.tensor
-            over = sweeps * np.maximum(0.0, words[:, t] - b.capacity[1, t]) * self.refetch[t]  # per iteration of d1
+            per = sweeps * self._per_iteration(t, words[:, t])
             for d in np.nonzero(~b.indexes[t] & (budget > 1).any(axis=0))[0]:
-                out[d] += np.maximum(0.0, over[:, None] * trips[:, :, d] - held[:, t, None])
+                out[d] += np.maximum(0.0, self._taken_energy(t, per[:, None] * trips[:, :, d]) - held[:, t, None])
         return out
+
+    def _per_iteration(self, t: int, words: np.ndarray) -> np.ndarray:
+        """(r,) B48 (docs/search.md, "B48: the outermost loop at the register file and the buffer"): the words of
+        tensor ``t`` level 1 takes in at least in each iteration of its outermost loop where that loop does not index
+        ``t`` (``words`` (r,): its words of level 1's tile): all of them where level 1 cannot hold them whole (its tile
+        then lies below that loop and some loop inside it that indexes ``t``, so each iteration starts on another tile
+        than the one held and visits every word), else none."""
+        return np.where(words > self.b.capacity[1, t], words, 0.0)
+
+    def _taken_energy(self, t: int, taken: np.ndarray) -> np.ndarray:
+        """The least energy of tensor ``t``'s pair with level 1 as child that takes in ``taken`` words (r, V): an
+        input's parent reads and fills, the output's drains (each ending an occupancy) and, B48, a reload for each
+        past the output's first touches (one per output word: level 1 has one instance)."""
+        energy = taken * self.refetch[t]
+        if t in self.reload:
+            energy = energy + np.maximum(0.0, taken - self.b.out_words) * self.reload[t]
+        return energy
 
     def _energy(self, t: int, runs: np.ndarray, words: np.ndarray, per_tile: np.ndarray, copies: np.ndarray
                 ) -> np.ndarray:
