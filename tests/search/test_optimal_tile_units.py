@@ -117,3 +117,26 @@ def test_shared_order_edp_inflation_is_caught(monkeypatch: pytest.MonkeyPatch) -
     found = [f for arch, op in (BYPASS, POINTWISE, STRIDED, SPILLED) for f in floors(arch, op, objective="edp")]
     assert any((np.isfinite(truth) & (np.maximum(bound, floor) > truth * (1 + 1e-9))).any()
                for bound, floor, truth in found)
+
+
+def test_own_unrolling_is_its_column() -> None:
+    """B45 at each row's own unrolling (an ``F(1)`` node's, one row at a time too) is the per-unrolling table's value
+    in that unrolling's column."""
+    arch, op = POINTWISE
+    batch = placed_space(op, arch)
+    model = CostModel(op, arch)
+    for objective in OBJECTIVES:
+        bb = BranchAndBound(op, arch, objective, model, placement=True)
+        nodes = placed_ancestors(batch, "O", 2)
+        cost = model.evaluate(bb._batch(nodes))
+        tiles = batch.temporal[:, 0] * batch.spatial[:, 0]
+        args = (cost, nodes.temporal, nodes.spatial, nodes.order, tiles, objective)
+        table = bb.unrolled_tile.per_unrolling(*args)
+        column = table[np.arange(len(tiles)), bb.unrolled_tile.rows_of(batch.spatial[:, 1])]
+        own = bb.unrolled_tile.per_unrolling(*args, batch.spatial[:, 1])
+        assert own.shape == (len(tiles), 1)
+        np.testing.assert_allclose(own[:, 0], column, rtol=1e-12)
+        one = search_module._cost_rows(cost, np.array([0]))
+        single = bb.unrolled_tile.compute(one, nodes.temporal[:1], nodes.spatial[:1], nodes.order[:1], tiles[:1],
+                                          objective, batch.spatial[:1, 1])
+        np.testing.assert_allclose(single, column[:1], rtol=1e-12)

@@ -127,7 +127,7 @@ class UnrolledTile:
             rows = slice(lo, min(n, lo + ROWS))
             table = self.table[None] if units is None else units[rows, None, :]  # (1 or r, V or 1, D)
             energy = fixed[rows, None] + self._per_unrolling(temporal[rows], order[rows], tiles[rows], held[rows],
-                                                             table)  # (r, V)
+                                                             table, units is not None)  # (r, V or 1)
             if latency is None:
                 out[rows] = energy
             else:
@@ -168,16 +168,16 @@ class UnrolledTile:
         return energy, held
 
     def _per_unrolling(self, temporal: np.ndarray, order: np.ndarray, tiles: np.ndarray, held: np.ndarray,
-                       table: np.ndarray) -> np.ndarray:
-        """(r, V) per row and unrolling ``U`` of level 1 (``table`` (1, V, D): the legal ones; or (r, 1, D) each row's
-        own) the least over level 1's innermost loop ``d0`` and outermost loop ``d1`` (different where level 1 has loops
+                       table: np.ndarray, own: bool) -> np.ndarray:
+        """(r, V) per row and unrolling ``U`` of level 1 (``table`` (1, V, D): the legal ones; or, ``own``, (r, 1, D) each
+        row's own: (r, 1)) the least over level 1's innermost loop ``d0`` and outermost loop ``d1`` (different where level 1 has loops
         on two dimensions or more) of the level-0 pairs' energy at ``d0`` plus what ``d1`` adds to level 1's pairs
         (:meth:`_refetched`; ``held`` (r, T) their energy in the completion); inf where ``U`` does not divide the row's
         budget."""
         b = self.b
         budget = temporal[:, 0] // tiles
-        legal = (_dividing(self.table, self._divides, budget, b.bounds) if table.shape[0] == 1
-                 else np.ones(table.shape[:2], dtype=bool))  # (r, V)
+        legal = (np.ones(table.shape[:2], dtype=bool) if own
+                 else _dividing(self.table, self._divides, budget, b.bounds))  # (r, V or 1)
         moving = budget[:, None, :] > table  # (r, V, D): level 1 has a loop on the dimension
         copies = np.stack([np.where(b.indexes[t], 1, table).prod(axis=2) for t in range(b.T)]).astype(float)
         words = touched_lower(b.op, tiles, contiguous=True)  # (r, T)
