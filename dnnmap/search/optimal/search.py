@@ -33,7 +33,8 @@ factor stage takes one order of the level for its children's refills and its own
 the loops above the level: :meth:`BranchAndBound._shared_order`, for the nodes the other tiers leave below the
 incumbent), and keeps each order's value, with which its order stage drops orders before B37 prices them.
 ``F(1)``'s tile bound takes the register file's pairs at one unrolling of the array together where that applies (B45,
-:mod:`.unrolled_tile`).
+:mod:`.unrolled_tile`), and each child of a tile inherits B45's value at its own unrolling, the children it puts at or
+above the incumbent never made into nodes (B47, :meth:`BranchAndBound._by_unrolling`).
 
 Costly bounds only where they can prune (docs/search.md): the walk bounds a batch tier by tier
 (:meth:`BranchAndBound._tiered`, :data:`.bounds.TIER_PAIRS` to :data:`.bounds.TIER_FULL`), the costly terms only for
@@ -481,7 +482,8 @@ class BranchAndBound:
         the loops above the level, "B44: B39 under the loops above the level"): the pairs' tier plus
         the least over level ``j``'s orders of :func:`.shared_order.shared_orders`' increment. ``lazy``: only where
         ``lb`` is still below the incumbent (where it can prune), else wherever ``lb`` is finite. Each node's bound per
-        order is kept (:attr:`_order_floors`) for its order stage (:meth:`_order_floor`). Energy only."""
+        order is kept (:attr:`_order_floors`) for its order stage (:meth:`_order_floor`). Energy, and EDP as each order's
+        energy times the node's latency bound (B47: every completion's EDP is at least the two bounds' product)."""
         rows = self._open_rows(lb, lazy)
         if not len(rows):
             return lb

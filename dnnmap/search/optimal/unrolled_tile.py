@@ -43,6 +43,10 @@ tile's latency bound). An ``F(1)`` node fixes ``U`` and ``T1``: its completions 
 own ``U`` bounds them (:meth:`.search.BranchAndBound._unrolled_node_bound`), where its own bound takes each tensor's
 best level-1 order apart (B2). Applies on architectures whose only fan-out is level 1's and whose level 0 (no operand
 registers) keeps every tensor of a layer without a sliding window, in the exact (not padded) widened space.
+
+B47 (docs/search.md, "B47: each child of a tile at its own unrolling"): the value per unrolling
+(:meth:`UnrolledTile.per_unrolling`) bounds every completion of the tile with that unrolling, so each child of the tile
+(one unrolling) inherits its own unrolling's value.
 """
 
 from __future__ import annotations
