@@ -860,7 +860,7 @@ class BranchAndBound:
     def _by_unrolling(self, piece: Nodes, row: np.ndarray, lb: np.ndarray, units: tuple[np.ndarray, np.ndarray] | None
                       ) -> tuple[Nodes, np.ndarray]:
         """B47 (docs/search.md, "B47: each child of a tile at its own unrolling"): ``piece`` (children of ``F(1)``'s tiles,
-        ``row`` each one's tile, ``lb`` the bounds they inherit) with each bound raised to B45's value at the tile for
+        ``row`` each one's tile, ``lb`` the bounds they inherit, raised in place) with each bound raised to B45's value at the tile for
         the child's unrolling of the array (``units``: per tile its slot among the (k, V) values, -1 where B45 was not
         computed), and only the children left below the incumbent. That value bounds every completion of the tile
         with that unrolling (B45 takes the least over them), so of every completion of the child."""
@@ -870,7 +870,6 @@ class BranchAndBound:
         slot = slot[row]
         unit = self.unrolled_tile.rows_of(piece.spatial[:, 1])
         found = np.nonzero((slot >= 0) & (unit >= 0))[0]
-        lb = lb.copy()
         lb[found] = np.maximum(lb[found], values[slot[found], unit[found]])
         keep = np.nonzero(lb < self.incumbent * (1 - EPS))[0]
         return (piece, lb) if len(keep) == len(lb) else (piece.take(keep), lb[keep])
