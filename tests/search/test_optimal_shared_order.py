@@ -28,15 +28,15 @@ from test_optimal_placed_rf import CASES as RF_CASES
 from test_optimal_placement import CASES, _wide, placed_ancestors, placed_space
 
 
-def floors(arch: ArchSpec, op: Operator, both: bool = False, lowest: int = 1
+def floors(arch: ArchSpec, op: Operator, both: bool = False, lowest: int = 1, objective: str = "energy"
            ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """(each placed brute-force mapping's factor-stage ancestor's bound, its order's B39 value at its order node, the
-    mapping's energy) at every factor stage with placement below the top from level ``lowest`` up (energy; ``both``:
-    both-axis unrolling; ``lowest`` 0 takes level 0's too, where B44 extends B39)."""
+    mapping's cost) at every factor stage with placement below the top from level ``lowest`` up (``objective``: energy
+    or EDP, B47; ``both``: both-axis unrolling; ``lowest`` 0 takes level 0's too, where B44 extends B39)."""
     batch = placed_space(op, arch, both=both)
     model = CostModel(op, arch)
-    truth = model.evaluate(batch).objective("energy")
-    bb = BranchAndBound(op, arch, "energy", model, placement=True, both_axes=_wide(arch, both))
+    truth = model.evaluate(batch).objective(objective)
+    bb = BranchAndBound(op, arch, objective, model, placement=True, both_axes=_wide(arch, both))
     out = []
     for stage, (kind, j) in enumerate(bb.stages):
         if kind == "F" and lowest <= j < bb.L - 1:

@@ -25,7 +25,7 @@ from dnnmap.workload.ir import Operator
 from test_optimal_placed_rf import assert_placed_bounds_below
 from test_optimal_placement import assert_raises_some_bound, assert_some_bound_exceeds, placed_space, stage_bounds
 
-ORIGINAL = UnrolledTile.compute
+ORIGINAL = UnrolledTile.per_unrolling
 ORIGINAL_OUTSIDE = UnrolledTile._outside
 ORIGINAL_PER_ITERATION = UnrolledTile._per_iteration
 
@@ -131,8 +131,8 @@ def test_search_with_unrolled_tile_proves_the_brute_force_optimum(arch: ArchSpec
 
 
 def _off(self: UnrolledTile, cost: object, temporal: np.ndarray, *more: object) -> np.ndarray:
-    """B45 taken out."""
-    return np.full(len(temporal), -np.inf)
+    """B45 taken out (every unrolling's value -inf)."""
+    return np.full((len(temporal), len(self.table)), -np.inf)
 
 
 def _inflated(self: UnrolledTile, *args: object) -> np.ndarray:
@@ -143,13 +143,14 @@ def _inflated(self: UnrolledTile, *args: object) -> np.ndarray:
 def test_unrolled_tile_binds(monkeypatch: pytest.MonkeyPatch) -> None:
     """B45 never lowers a bound and raises some finite tile bound on the handmade cases (but the largest)."""
     full = [b for arch, op in CASES[1:] for b in stage_bounds(arch, op, tiles_only=True)]
-    monkeypatch.setattr(UnrolledTile, "compute", _off)
+    monkeypatch.setattr(UnrolledTile, "per_unrolling", _off)
     assert_raises_some_bound(full, [b for arch, op in CASES[1:] for b in stage_bounds(arch, op, tiles_only=True)])
 
 
 def test_unrolled_node_bound_binds(monkeypatch: pytest.MonkeyPatch) -> None:
     """B45 at each ``F(1)`` node's own unrolling raises some finite stage bound (the 1x1 convolution, the overflowing
-    buffer)."""
+    buffer), B39 off on both sides (for EDP too, since B47, it holds those rows)."""
+    monkeypatch.setattr(BranchAndBound, "_shared_order", lambda self, *args: args[-2])
     full = [b for arch, op in (POINTWISE, SPILLED) for b in stage_bounds(arch, op)]
     monkeypatch.setattr(BranchAndBound, "_unrolled_node_bound", lambda self, lb, *args: lb)
     assert_raises_some_bound(full, [b for arch, op in (POINTWISE, SPILLED) for b in stage_bounds(arch, op)])
@@ -165,7 +166,7 @@ def test_buffer_refetches_bind(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_unrolled_tile_inflation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """B45 x 1.03 puts some tile bound above a placed mapping's cost."""
-    monkeypatch.setattr(UnrolledTile, "compute", _inflated)
+    monkeypatch.setattr(UnrolledTile, "per_unrolling", _inflated)
     assert_some_bound_exceeds(stage_bounds(*STRIDED, tiles_only=True))
 
 

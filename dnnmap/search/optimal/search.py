@@ -33,7 +33,8 @@ factor stage takes one order of the level for its children's refills and its own
 the loops above the level: :meth:`BranchAndBound._shared_order`, for the nodes the other tiers leave below the
 incumbent), and keeps each order's value, with which its order stage drops orders before B37 prices them.
 ``F(1)``'s tile bound takes the register file's pairs at one unrolling of the array together where that applies (B45,
-:mod:`.unrolled_tile`).
+:mod:`.unrolled_tile`), and each child of a tile inherits B45's value at its own unrolling, the children it puts at or
+above the incumbent never made into nodes (B47, :meth:`BranchAndBound._by_unrolling`).
 
 Costly bounds only where they can prune (docs/search.md): the walk bounds a batch tier by tier
 (:meth:`BranchAndBound._tiered`, :data:`.bounds.TIER_PAIRS` to :data:`.bounds.TIER_FULL`), the costly terms only for
@@ -166,6 +167,18 @@ class _CostRows(CostBatch):
 
 
 _COST_FIELDS = frozenset(f.name for f in fields(CostBatch))
+
+
+def _unit_table(n: int, found: list[tuple[np.ndarray, np.ndarray]] | None
+                ) -> tuple[np.ndarray, np.ndarray] | None:
+    """B47: of ``n`` tile rows, B45's bounds per unrolling ``found`` (rows, (r, V) values) as each row's slot (n,; -1:
+    none) and the (k, V) values; None where nothing was found."""
+    if not found:
+        return None
+    slot = np.full(n, -1, dtype=np.int64)
+    rows = np.concatenate([r for r, _ in found])
+    slot[rows] = np.arange(len(rows))
+    return slot, np.concatenate([v for _, v in found])
 
 
 def _cost_rows(cost: CostBatch, rows: np.ndarray) -> CostBatch:
@@ -432,7 +445,7 @@ class BranchAndBound:
                                  None if safe is None else safe[rows], tier=tier)
         lb = np.where(fits, self._tiered(bound_rows, fits, lazy, stage if key is None else key), np.inf)
         if (kind == "F" and (by_order is not None or j == 0) and self.placement and j < self.L - 1
-                and self.objective == "energy" and self.padded is None):
+                and self.objective in ("energy", "edp") and self.padded is None):
             lb = self._shared_order(nodes, cost, by_order, safe, j, bound, lb, lazy)
         if kind == "F" and j == 1 and key is None:
             lb = self._unrolled_node_bound(lb, nodes, cost, lazy)
@@ -469,7 +482,8 @@ class BranchAndBound:
         the loops above the level, "B44: B39 under the loops above the level"): the pairs' tier plus
         the least over level ``j``'s orders of :func:`.shared_order.shared_orders`' increment. ``lazy``: only where
         ``lb`` is still below the incumbent (where it can prune), else wherever ``lb`` is finite. Each node's bound per
-        order is kept (:attr:`_order_floors`) for its order stage (:meth:`_order_floor`). Energy only."""
+        order is kept (:attr:`_order_floors`) for its order stage (:meth:`_order_floor`). Energy, and EDP as each order's
+        energy times the node's latency bound (B47: every completion's EDP is at least the two bounds' product)."""
         rows = self._open_rows(lb, lazy)
         if not len(rows):
             return lb
@@ -480,14 +494,18 @@ class BranchAndBound:
         groups = shared_orders(bound, part.temporal, part.spatial, taken, orders, safe, j)
         if not groups:
             return lb
-        pairs = bound.compute(taken, part.temporal, part.spatial, part.order, j, j, self.objective, orders, safe,
+        pairs = bound.compute(taken, part.temporal, part.spatial, part.order, j, j, "energy", orders, safe,
                               tier=TIER_PAIRS)
+        if self.objective == "edp":  # B47: each order's energy times the node's latency bound
+            latency = bound.compute(taken, part.temporal, part.spatial, part.order, j, j, "latency", tier=TIER_PAIRS)
         lb = lb.copy()
         kept = self._order_floors.setdefault(j, {})
         if len(kept) > ORDER_FLOORS_KEPT:
             kept.clear()
         for group, added in groups:
             floors = pairs[group, None] + added
+            if self.objective == "edp":
+                floors = floors * latency[group, None]
             lb[rows[group]] = np.maximum(lb[rows[group]], floors.min(axis=1))
             kept.update(zip(self._floor_keys(part.take(group), j), floors))
         return lb
@@ -567,12 +585,13 @@ class BranchAndBound:
         return Nodes(nodes.temporal, nodes.spatial, nodes.axes, order, nodes.above)
 
     def tile_bound(self, nodes: Nodes, tiles: np.ndarray, j: int, lazy: bool = False,
-                   owner: np.ndarray | None = None) -> np.ndarray:
+                   owner: np.ndarray | None = None, units: list | None = None) -> np.ndarray:
         """Tile bound (docs/search.md): bound of the children of each node (its levels above ``j`` fixed) whose
         level-``j - 1`` tile is the same row of ``tiles``, before level ``j``'s factors are split
         (:meth:`.bounds.LowerBound.compute`, ``tile``); ``lazy``: tier by tier (:meth:`_tiered`). ``owner`` (r,):
         row ``i``'s node is ``nodes[owner[i]]``, each of ``nodes`` priced once by the cost model for all its tiles
-        (the same costs, row by row, as pricing one copy per tile); None: one row of ``nodes`` per tile."""
+        (the same costs, row by row, as pricing one copy per tile); None: one row of ``nodes`` per tile. ``units``: a list
+        that receives B45's bounds per unrolling of the rows it raises (:meth:`_unrolled_tile_bound`)."""
         self.nodes += len(tiles)
         if owner is not None and self.padded is not None:  # grouped by each row's padded extent: one copy per tile
             nodes, owner = nodes.take(owner), None
@@ -590,22 +609,26 @@ class BranchAndBound:
                 return bound.compute(_cost_rows(cost, sub), part.temporal[sub], part.spatial[sub], part.order[sub],
                                      j + 1, j, self.objective, tile=tile[sub], tier=tier)
             lb = self._tiered(bound_rows, np.ones(len(tile), dtype=bool), lazy, (j, "tile"))
-            return self._unrolled_tile_bound(lb, part, cost, tile, lazy) if j == 1 else lb
+            return self._unrolled_tile_bound(lb, part, cost, tile, lazy, units) if j == 1 else lb
         return self._by_extent(nodes, extent_rows)
 
     def _unrolled_tile_bound(self, lb: np.ndarray, nodes: Nodes, cost: CostBatch, tiles: np.ndarray,
-                             lazy: bool) -> np.ndarray:
+                             lazy: bool, units: list | None = None) -> np.ndarray:
         """``lb`` (the tile bounds of ``F(1)``'s ``nodes`` and ``tiles``, priced in ``cost``) raised to B45
         (:class:`.unrolled_tile.UnrolledTile`; docs/search.md, "B45: the register file's refills per unrolling at the
         tile bound") where it applies, at :meth:`_open_rows` (``lazy``: only where ``lb`` is below the incumbent, elsewhere
-        it prunes already, so the walk prunes the same rows whatever the tiers)."""
+        it prunes already, so the walk prunes the same rows whatever the tiers). ``units``: a list that receives those
+        rows and their (r, V) bounds per unrolling (B47: :meth:`_by_unrolling`)."""
         if self.unrolled_tile is None:
             return lb
         rows = self._open_rows(lb, lazy)
         if len(rows):
-            lb[rows] = np.maximum(lb[rows], self.unrolled_tile.compute(
-                _cost_rows(cost, rows), nodes.temporal[rows], nodes.spatial[rows], nodes.order[rows], tiles[rows],
-                self.objective))
+            values = self.unrolled_tile.per_unrolling(_cost_rows(cost, rows), nodes.temporal[rows],
+                                                      nodes.spatial[rows], nodes.order[rows], tiles[rows],
+                                                      self.objective)
+            lb[rows] = np.maximum(lb[rows], values.min(axis=1))
+            if units is not None:
+                units.append((rows, values))
         return lb
 
     def _children(self, nodes: Nodes, stage: int, parent_lb: np.ndarray, deadline: float = math.inf,
@@ -645,7 +668,7 @@ class BranchAndBound:
             return
         room = room or [0]
         after = np.append(np.minimum.accumulate(parent_lb[::-1])[::-1][1:], math.inf)  # least of the nodes after each
-        for ks, first, tiles, tile_lb in self._bounded_tiles(nodes, stage, parent_lb, deadline):
+        for ks, first, tiles, tile_lb, units in self._bounded_tiles(nodes, stage, parent_lb, deadline):
             # one row of ``splits`` per (node, tile alive now: a superset of those alive later, the incumbent only
             # falls), ``sel`` its tile; ``starts``: each node's first row
             sel = np.nonzero(tile_lb < self.incumbent * (1 - EPS))[0]
@@ -654,6 +677,7 @@ class BranchAndBound:
             # each node's tiles best first: the least bound left of the node's children is then the next tile's
             owner = np.searchsorted(first, sel, side="right") - 1  # each tile's node among ``ks``
             sel = sel[np.lexsort((tile_lb[sel], owner))]
+            units = None if units is None else (units[0][sel], units[1])  # B47: per row of ``splits``
             starts = np.append(0, np.cumsum(np.bincount(owner, minlength=len(ks))))
             splits = FactorSplits(nodes.take(ks), np.repeat(np.arange(len(ks)), np.diff(starts)), tiles[sel], j,
                                   self.arch, j in self.both_axes, self.distinct, self.padded)
@@ -677,21 +701,22 @@ class BranchAndBound:
                 if merged:
                     _check(deadline)
                     piece, row = splits.make(np.concatenate(merged))
-                    yield from self._split(piece, row_lb[row], float(after[last]))
+                    yield from self._handed(piece, row, row_lb, units, float(after[last]))
                     merged, merged_size = [], 0
-                yield from self._node_children(splits, rows, row_lb, float(after[k]), deadline)
+                yield from self._node_children(splits, rows, row_lb, float(after[k]), deadline, units)
             if merged:
                 _check(deadline)
                 piece, row = splits.make(np.concatenate(merged))
-                yield from self._split(piece, row_lb[row], float(after[last]))
+                yield from self._handed(piece, row, row_lb, units, float(after[last]))
 
     def _node_children(self, splits: FactorSplits, alive: np.ndarray, row_lb: np.ndarray, after: float,
-                       deadline: float) -> Iterator[tuple[Nodes, np.ndarray, float]]:
+                       deadline: float, units: tuple[np.ndarray, np.ndarray] | None = None
+                       ) -> Iterator[tuple[Nodes, np.ndarray, float]]:
         """The children of one node's ``alive`` rows of ``splits`` (bounds ``row_lb``), handed on a few tiles at a
         time (1, 4, 16, ... about a chunk a step), dropping the tiles the incumbent has meanwhile beaten, each piece
         with the least bound of the tiles after it and of the nodes after this one (``after``). The children are
         made about a chunk at a time (``made``: those of the alive positions ``made_lo`` up to ``made_hi``, ``pos``:
-        each one's position)."""
+        each one's position). ``units``: B47's bounds per unrolling of the rows (:meth:`_by_unrolling`)."""
         later = np.minimum(np.append(np.minimum.accumulate(row_lb[alive][::-1])[::-1], math.inf), after)
         made, pos, starts, made_lo, made_hi = None, None, None, 0, 0
         lo, step = 0, 1
@@ -714,7 +739,7 @@ class BranchAndBound:
                     rows = rows[live[pos[rows] - lo]]
                 piece = made.take(rows)
                 step = max(1, min(4 * step, step * self.chunk // max(len(piece), 1)))  # about a chunk a step
-                yield from self._split(piece, row_lb[alive[pos[rows]]], float(later[hi]))
+                yield from self._handed(piece, alive[pos[rows]], row_lb, units, float(later[hi]))
             lo = hi
 
     def _bounded_tiles(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
@@ -747,16 +772,21 @@ class BranchAndBound:
                 owner = np.repeat(np.array(ks), [len(t) for t in parts])
                 tiles = np.concatenate(parts)
                 tile_lb = parent_lb[owner].astype(float)
+                found: list[tuple[np.ndarray, np.ndarray]] | None = [] if self.unrolled_tile is not None and j == 1 else None
                 if 1 <= j < self.L - 1:
                     for part in self._timed(len(tiles), (stage, "tile"), deadline):
                         used, inverse = np.unique(owner[part], return_inverse=True)  # each node priced once
+                        got = None if found is None else []
                         tile_lb[part] = np.maximum(self.tile_bound(nodes.take(used), tiles[part], j, self.tiered,
-                                                                   inverse), tile_lb[part])
-                yield np.array(ks), np.cumsum([0] + [len(t) for t in parts]), tiles, tile_lb
+                                                                   inverse, got), tile_lb[part])
+                        if got:
+                            found.extend((part[rows], values) for rows, values in got)
+                yield (np.array(ks), np.cumsum([0] + [len(t) for t in parts]), tiles, tile_lb,
+                       _unit_table(len(tiles), found))
                 ks, parts, waiting = [], [], 0
 
     def _padded_top(self, nodes: Nodes, k: int, stage: int, parent_lb: float, deadline: float
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, None]:
         """:meth:`_bounded_tiles` of node ``k`` at the padded top without a fan-out: each tile's one child bounded
         (made again, not bounded, in :meth:`_children`), one padded extent at a time
         (:meth:`.expand.PaddedSplits.top_tiles`), each extent's tiles with its own bound and only those left below the
@@ -777,7 +807,7 @@ class BranchAndBound:
         tiles.append(np.zeros((0, self.D), dtype=np.int64))
         bounds.append(np.zeros(0))
         tiles, bounds = np.concatenate(tiles), np.concatenate(bounds)
-        return np.array([k]), np.array([0, len(tiles)]), tiles, bounds
+        return np.array([k]), np.array([0, len(tiles)]), tiles, bounds, None
 
     def _extent_above(self, extent: np.ndarray) -> bool:
         """Whether every mapping whose padded extents are at least ``extent`` per dimension costs more than the
@@ -817,6 +847,32 @@ class BranchAndBound:
             yield np.arange(lo, hi)
             self.seconds_per_node[key] = 0.5 * per_item + 0.5 * (time.process_time() - t) / (hi - lo)
             lo = hi
+
+    def _handed(self, piece: Nodes, row: np.ndarray, row_lb: np.ndarray, units: tuple[np.ndarray, np.ndarray] | None,
+                later: float) -> Iterator[tuple[Nodes, np.ndarray, float]]:
+        """:meth:`_split` of the children ``piece`` of the rows ``row`` (bounds ``row_lb``) of a factor split, each
+        child's bound raised by B47 where ``units`` has its row (:meth:`_by_unrolling`), the children it puts at or
+        above the incumbent dropped."""
+        piece, lb = self._by_unrolling(piece, row, row_lb[row], units)
+        if len(piece):
+            yield from self._split(piece, lb, later)
+
+    def _by_unrolling(self, piece: Nodes, row: np.ndarray, lb: np.ndarray, units: tuple[np.ndarray, np.ndarray] | None
+                      ) -> tuple[Nodes, np.ndarray]:
+        """B47 (docs/search.md, "B47: each child of a tile at its own unrolling"): ``piece`` (children of ``F(1)``'s tiles,
+        ``row`` each one's tile, ``lb`` the bounds they inherit, raised in place) with each bound raised to B45's value at the tile for
+        the child's unrolling of the array (``units``: per tile its slot among the (k, V) values, -1 where B45 was not
+        computed), and only the children left below the incumbent. That value bounds every completion of the tile
+        with that unrolling (B45 takes the least over them), so of every completion of the child."""
+        if units is None:
+            return piece, lb
+        slot, values = units
+        slot = slot[row]
+        unit = self.unrolled_tile.rows_of(piece.spatial[:, 1])
+        found = np.nonzero((slot >= 0) & (unit >= 0))[0]
+        lb[found] = np.maximum(lb[found], values[slot[found], unit[found]])
+        keep = np.nonzero(lb < self.incumbent * (1 - EPS))[0]
+        return (piece, lb) if len(keep) == len(lb) else (piece.take(keep), lb[keep])
 
     def _split(self, piece: Nodes, lb: np.ndarray, later: float) -> Iterator[tuple[Nodes, np.ndarray, float]]:
         """``piece`` and its bounds ``lb`` in slices of at most :attr:`chunk` nodes, each with the least bound of

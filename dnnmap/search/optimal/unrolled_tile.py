@@ -49,6 +49,10 @@ tile's latency bound). An ``F(1)`` node fixes ``U`` and ``T1``: its completions 
 own ``U`` bounds them (:meth:`.search.BranchAndBound._unrolled_node_bound`), where its own bound takes each tensor's
 best level-1 order apart (B2). Applies on architectures whose only fan-out is level 1's and whose level 0 (no operand
 registers) keeps every tensor of a layer without a sliding window, in the exact (not padded) widened space.
+
+B47 (docs/search.md, "B47: each child of a tile at its own unrolling"): the value per unrolling
+(:meth:`UnrolledTile.per_unrolling`) bounds every completion of the tile with that unrolling, so each child of the tile
+(one unrolling) inherits its own unrolling's value.
 """
 
 from __future__ import annotations
@@ -71,6 +75,12 @@ class UnrolledTile:
         self.table = distinct_unrollings(tuple(int(x) for x in bound.bounds), tuple(arch.levels[1].fanout.shape),
                                          1 in bound.both_axes)[0]  # (V, D) level 1's legal factor vectors
         self._divides: dict[tuple[int, int], np.ndarray] = {}
+        # :meth:`rows_of`: each row's factor vector as one number (mixed radix), sorted
+        self._radix = self.table.max(axis=0).astype(np.int64) + 1
+        self._place = np.cumprod(np.append(1, self._radix[:0:-1]))[::-1]
+        keys = (self.table * self._place).sum(axis=1)
+        self._sorted = np.argsort(keys)
+        self._keys = keys[self._sorted]
         self.parent = {pr.tensor: pr.parent for pr in bound.pairs if pr.child == 0}
         self.hop = {pr.tensor: bound.hop_per_word(pr) for pr in bound.pairs if pr.child == 0}
         # level 1's pairs with its parent, and the energy of a word level 1 refetches (an input: read by the parent,
@@ -110,24 +120,41 @@ class UnrolledTile:
         of it or of a node below it), and ``tiles`` (n, D) its register file's tile; ``units`` (n, D): each row's own
         unrolling of level 1 (an ``F(1)`` node's, whose completions are some of the tile's), None: the least over
         every legal one."""
+        return self.per_unrolling(cost, temporal, spatial, order, tiles, objective, units).min(axis=1)
+
+    def per_unrolling(self, cost: CostBatch, temporal: np.ndarray, spatial: np.ndarray, order: np.ndarray,
+                      tiles: np.ndarray, objective: str, units: np.ndarray | None = None) -> np.ndarray:
+        """(n, V) :meth:`compute` per row of :attr:`table` (``units`` given: (n, 1), each row's own): a lower bound of
+        every completion of the row's tile with that unrolling of level 1 (inf where it is not legal; -inf for an
+        objective B45 does not price). B47 reads it for the children of a tile (docs/search.md, "B47")."""
         n = len(tiles)
+        width = len(self.table) if units is None else 1
         if objective not in ("energy", "edp"):
-            return np.full(n, -np.inf)
+            return np.full((n, width), -np.inf)
         fixed, held = self._fixed(cost, spatial, temporal[:, 0], tiles)
         latency = None
         if objective == "edp":
             latency = self.b.compute(cost, temporal, spatial, order, 2, 1, "latency", tile=tiles, tier=TIER_PAIRS)
-        out = np.empty(n)
+        out = np.empty((n, width))
         for lo in range(0, n, ROWS):
             rows = slice(lo, min(n, lo + ROWS))
             table = self.table[None] if units is None else units[rows, None, :]  # (1 or r, V or 1, D)
-            energy = self._per_unrolling(temporal[rows], order[rows], tiles[rows], held[rows], table)  # (r, V)
+            energy = fixed[rows, None] + self._per_unrolling(temporal[rows], order[rows], tiles[rows], held[rows],
+                                                             table, units is not None)  # (r, V or 1)
             if latency is None:
-                out[rows] = fixed[rows] + energy.min(axis=1)
+                out[rows] = energy
             else:
                 steps = np.maximum(self.b.iterations / table.prod(axis=2) * self.b.step_cycles, self.b.least_compute)
-                out[rows] = ((fixed[rows, None] + energy) * np.maximum(latency[rows, None], steps)).min(axis=1)
+                out[rows] = energy * np.maximum(latency[rows, None], steps)
         return out
+
+    def rows_of(self, units: np.ndarray) -> np.ndarray:
+        """(n,) each of ``units``' (n, D) unrollings of level 1 as its row of :attr:`table` (-1 where it is none:
+        every legal factor vector is one)."""
+        inside = (units < self._radix).all(axis=1)
+        found = np.where(inside, (np.minimum(units, self._radix - 1) * self._place).sum(axis=1), -1)
+        at = np.minimum(np.searchsorted(self._keys, found), len(self._keys) - 1)
+        return np.where(self._keys[at] == found, self._sorted[at], -1)
 
     def _fixed(self, cost: CostBatch, spatial: np.ndarray, rest: np.ndarray, tiles: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -154,16 +181,16 @@ class UnrolledTile:
         return energy, held
 
     def _per_unrolling(self, temporal: np.ndarray, order: np.ndarray, tiles: np.ndarray, held: np.ndarray,
-                       table: np.ndarray) -> np.ndarray:
-        """(r, V) per row and unrolling ``U`` of level 1 (``table`` (1, V, D): the legal ones; or (r, 1, D) each row's
-        own) the least over level 1's innermost loop ``d0`` and outermost loop ``d1`` (different where level 1 has loops
+                       table: np.ndarray, own: bool) -> np.ndarray:
+        """(r, V) per row and unrolling ``U`` of level 1 (``table`` (1, V, D): the legal ones; or, ``own``, (r, 1, D) each
+        row's own: (r, 1)) the least over level 1's innermost loop ``d0`` and outermost loop ``d1`` (different where level 1 has loops
         on two dimensions or more) of the level-0 pairs' energy at ``d0`` plus what ``d1`` adds to level 1's pairs
         (:meth:`_refetched`; ``held`` (r, T) their energy in the completion); inf where ``U`` does not divide the row's
         budget."""
         b = self.b
         budget = temporal[:, 0] // tiles
-        legal = (_dividing(self.table, self._divides, budget, b.bounds) if table.shape[0] == 1
-                 else np.ones(table.shape[:2], dtype=bool))  # (r, V)
+        legal = (np.ones(table.shape[:2], dtype=bool) if own
+                 else _dividing(self.table, self._divides, budget, b.bounds))  # (r, V or 1)
         moving = budget[:, None, :] > table  # (r, V, D): level 1 has a loop on the dimension
         copies = np.stack([np.where(b.indexes[t], 1, table).prod(axis=2) for t in range(b.T)]).astype(float)
         words = touched_lower(b.op, tiles, contiguous=True)  # (r, T)
