@@ -3149,20 +3149,20 @@ class LowerBound:
 
     def _over_rest(self, least: np.ndarray, rest: _RestRows, level: int, t: int, outer: frozenset[int],
                    loopable: tuple[bool, ...] | None = None, single: bool = False) -> np.ndarray:
-        """(n,) B30 with B33 (docs/search.md, "B33: the raised tile inside or over the open levels' loops"): B20's
-        least ratio ``least`` of each node (over the boxes dividing its cover) with each box taken where it may be
-        ``t``'s raised tile ``R`` (its tile raised over the loops right above it that do not index ``t``) and the loop
-        ``L1`` right above it. Let ``rest`` (its :class:`_RestRows`: where it is below the node's cover, its rows of the
-        layer's lattice, none in the padded space, which keeps ``least``) be the extents an instance of ``level`` runs over the open levels (only
-        where no fan-out between ``level`` and the fixed levels is open: the caller's test). An ``R`` that reaches over
-        a loop of a fixed level holds every open loop: it holds ``rest`` and differs from it only on dimensions that do
-        not index ``t``; where ``rest`` leaves the cover room on none of those, ``R`` is ``rest`` and ``L1`` a loop on
-        a dimension ``d`` with ``rest_d < cover_d`` (else B30's least over the cover holds for these). Any other ``R``
-        divides ``rest`` with ``L1`` an open level's loop on a dimension ``d`` indexing ``t`` with ``R_d < rest_d``,
-        so ``R_d`` divides ``rest_d / p`` for a prime ``p``: the least over those boxes (:meth:`_short_least`); where
-        ``single`` (``rest`` is one loop a dimension of ``level``) each ``R_d`` is 1 or ``rest_d`` (:meth:`_loop_boxes`). A
-        sliding-window input's ratio of a box is the least over the ``d`` allowed there (B20's table per dimension,
-        :meth:`_dims_ratio`), a plain tensor's B20's."""
+        """(n,) B30 with B33 (docs/search.md, "B33: the raised tile inside or over the open levels' loops"): B20's least
+        ratio ``least`` of each node (over the boxes dividing its cover) with each box taken where it may be ``t``'s
+        raised tile ``R`` (its tile raised over the loops right above it that do not index ``t``) and the loop ``L1``
+        right above it. Let ``rest`` (its :class:`_RestRows`: where it is below the node's cover, its rows of the
+        layer's lattice, none in the padded space, which keeps ``least``) be the extents an instance of ``level`` runs
+        over the open levels (only where no fan-out between ``level`` and the fixed levels is open: the caller's test).
+        An ``R`` that reaches over a loop of a fixed level holds every open loop: it holds ``rest`` and differs from it
+        only on dimensions that do not index ``t``; where ``rest`` leaves the cover room on none of those, ``R`` is
+        ``rest`` and ``L1`` a loop on a dimension ``d`` with ``rest_d < cover_d`` (else B30's least over the cover holds
+        for these). Any other ``R`` divides ``rest`` with ``L1`` an open level's loop on a dimension ``d`` indexing
+        ``t`` with ``R_d < rest_d``, so ``R_d`` divides ``rest_d / p`` for a prime ``p``: the least over those boxes
+        (:meth:`_short_least`); where ``single`` (``rest`` is one loop a dimension of ``level``) each ``R_d`` is 1 or
+        ``rest_d`` (:meth:`_loop_boxes`). A sliding-window input's ratio of a box is the least over the ``d`` allowed
+        there (B20's table per dimension, :meth:`_dims_ratio`), a plain tensor's B20's."""
         key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
         once, per = self._dims_ratio(key, t, level, loopable)
         valid, at = rest.valid, rest.at
@@ -3236,8 +3236,7 @@ class LowerBound:
         it is a set of those loops whole, ``R_d`` 1 or ``rest_d``, and ``L1`` one of the others. The least over the
         sets but all of them of the box's ratio (:meth:`_over_rest`), once per B20 ``key`` and ``rest``
         (:meth:`_by_rest`, ``valid``, ``at`` their rows of the layer's lattice; inf where ``rest`` is not one of its
-        boxes). A
-        set's row of the lattice is the sum of its loops' (:meth:`_row_parts`)."""
+        boxes). A set's row of the lattice is the sum of its loops' (:meth:`_row_parts`)."""
         return self._by_rest(("loops",) + key, valid, at, lambda boxes: self._sets_least(once, per, boxes))
 
     def _sets_least(self, once: np.ndarray, per: np.ndarray | None, boxes: np.ndarray) -> np.ndarray:
