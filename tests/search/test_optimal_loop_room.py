@@ -13,7 +13,7 @@ from dnnmap.arch.spec import load_arch
 from dnnmap.cost.batch import MappingBatch
 from dnnmap.cost.model import CostModel
 from dnnmap.mapping.mapping import LevelMapping, Mapping
-from dnnmap.search.optimal.bounds import LowerBound, _divisor_min
+from dnnmap.search.optimal.bounds import LowerBound, _divisor_min, _RestRows
 from dnnmap.search.optimal.expand import Nodes
 from dnnmap.search.optimal.search import BranchAndBound
 from dnnmap.workload import zoo
@@ -27,16 +27,16 @@ from test_optimal_placement import assert_raises_some_bound, stage_bounds  # noq
 ORIGINAL_OVER = LowerBound._over_rest
 
 
-def _b30(self: LowerBound, least: np.ndarray, short: np.ndarray, row: np.ndarray, level: int, t: int,
-         outer: frozenset[int], loopable: tuple[bool, ...] | None = None, single: bool = False) -> np.ndarray:
+def _b30(self: LowerBound, least: np.ndarray, rest: _RestRows, level: int, t: int, outer: frozenset[int],
+         loopable: tuple[bool, ...] | None = None, single: bool = False) -> np.ndarray:
     """B30 as it was before B33: the cover's least where ``rest`` fits, else also the least over its divisors."""
     key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
     ratio = self._placed_tiles[key]
     _, values = self._layer_lattice()
     table = _divisor_min(ratio.reshape([len(v) for v in values]), values).reshape(-1)
-    at = np.where(row >= 0, row, 0)
+    at = rest.at
     below = np.where(np.isfinite(table[at]), table[at], 0.0)
-    return np.where((row >= 0) & ~np.isfinite(ratio[at]), np.maximum(least, below), least)
+    return np.where(rest.valid & ~np.isfinite(ratio[at]), np.maximum(least, below), least)
 
 
 def _without(monkeypatch: pytest.MonkeyPatch) -> None:

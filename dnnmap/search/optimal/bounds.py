@@ -199,7 +199,7 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -660,6 +660,16 @@ def _lane_live(op: Operator) -> np.ndarray:
     return live
 
 
+class _RestRows(NamedTuple):
+    """B33's facts of one group's ``rest`` rows (:meth:`LowerBound._over_rest`), computed once per call of
+    :meth:`LowerBound.compute` and shared by every tensor and nesting order of B20 (:meth:`LowerBound._placed_words`)."""
+
+    short: np.ndarray  # (n, D) where ``rest`` is below the node's cover
+    valid: np.ndarray  # (n,) ``rest`` is a box of the layer's lattice
+    at: np.ndarray  # (n,) its row there, 0 where none
+    spare: np.ndarray  # (T, n) per tensor: ``short`` on a dimension (bound > 1) that does not index it
+
+
 class LowerBound:
     """Bounds of batches of nodes of one operator on one architecture."""
 
@@ -717,6 +727,8 @@ class LowerBound:
         # tensors), the boxes dividing each cover, and the least per (those, cover)
         self._lattice: np.ndarray | None = None
         self._placed_tiles: dict[tuple, np.ndarray] = {}
+        self._held_fits: dict[tuple[int, frozenset[int]], np.ndarray] = {}  # :meth:`_fits_held`
+        self._lattice_touched: tuple[np.ndarray, np.ndarray] | None = None  # :meth:`_lattice_words`
         self._divisors: dict[tuple[int, ...], np.ndarray] = {}
         self._placed_least: dict[tuple, float] = {}
         self._lattice_values: list[np.ndarray] = []  # B30 (:meth:`_over_rest`): the lattice's values per dimension
@@ -1917,7 +1929,7 @@ class LowerBound:
         computed once per ``left`` and ``loopable`` in a call of :meth:`compute` (the same arrays for every tensor),
         with the covers' rows of the layer's lattice and where ``left`` is below the cover (shared by every tensor)."""
         def groups() -> list[tuple[np.ndarray, tuple[bool, ...], np.ndarray, np.ndarray, np.ndarray,
-                                   np.ndarray | None, np.ndarray | None]]:
+                                   _RestRows | None]]:
             cover = self._cover(spatial, ch)
             masks, of_mask = unique_rows(loopable)
             out = []
@@ -1925,8 +1937,7 @@ class LowerBound:
                 sel = np.nonzero(of_mask.reshape(-1) == g)[0]
                 keys, inverse = unique_rows(cover[sel])
                 out.append((sel, tuple(bool(x) for x in row), keys, self._lattice_rows(keys), inverse.reshape(-1),
-                            None if left is None else self._lattice_rows(left[sel]),
-                            None if left is None else left[sel] < keys[inverse.reshape(-1)]))
+                            None if left is None else self._rest_rows(left[sel], keys[inverse.reshape(-1)])))
             return out
 
         words = np.empty(len(spatial))
@@ -1934,12 +1945,22 @@ class LowerBound:
                                                            lambda: (left, loopable, groups()))
         if held_left is not left or held_loopable is not loopable:  # other arrays than the call's first ones
             found = groups()
-        for sel, mask, keys, key_rows, inverse, rows, short in found:
+        for sel, mask, keys, key_rows, inverse, rest in found:
             least = self._placed_ratio(keys, ch, t, outer, mask, key_rows)[inverse]
-            if rows is not None:
-                least = self._over_rest(least, short, rows, ch, t, outer, mask, single)
+            if rest is not None:
+                least = self._over_rest(least, rest, ch, t, outer, mask, single)
             words[sel] = self.iterations * least
         return words
+
+    def _rest_rows(self, rest: np.ndarray, cover: np.ndarray) -> _RestRows:
+        """:class:`_RestRows` of ``rest`` (n, D) under the nodes' covers ``cover`` (n, D): what :meth:`_over_rest` reads
+        of them for every tensor (B33)."""
+        short = rest < cover
+        rows = self._lattice_rows(rest)
+        valid = rows >= 0
+        spare = np.array([_reduce_last(np.logical_or, short[:, ~self.indexes[t] & (self.bounds > 1)])
+                          for t in range(self.T)]).reshape(self.T, len(rest))
+        return _RestRows(short, valid, np.where(valid, rows, 0), spare)
 
     def _unrolled_refills(self, entries: dict[int, tuple], rest: np.ndarray, drain: tuple[int, float, float]
                           ) -> np.ndarray:
@@ -3079,17 +3100,15 @@ class LowerBound:
         tiles, _ = self._layer_lattice()
         key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
         if key not in self._placed_tiles:
-            covers_of = np.ones((len(tiles), self.T, self.op_dims), dtype=np.int64)
-            covers_of[:, sorted(outer | {t})] = tiles[:, None, :]
-            size = tiles.prod(axis=1).astype(float)
-            least = touched_lower(self.op, tiles, contiguous=True)[:, t] / size  # plain, or no loop above R: once
+            touched, size = self._lattice_words()
+            least = touched[:, t] / size  # plain, or no loop above R: once
             if not self.plain[t]:
                 per = self._run_words(tiles, t, level, loopable) / size[:, None]
                 moving = self.indexes[t] & (self.bounds > 1)
                 if loopable is not None:
                     moving &= np.array(loopable)
                 least = np.minimum(least, np.where(self._loop_room(tiles, moving), per, np.inf).min(axis=1))
-            self._placed_tiles[key] = np.where(self.fit.fits(level, covers_of), least, np.inf)
+            self._placed_tiles[key] = np.where(self._fits_held(level, outer | {t}), least, np.inf)
         ratio = self._placed_tiles[key]
         if ("covers",) + key not in self._divisor_least:  # the least over each box's divisors, inf as 0
             found = self._lattice_min(ratio)
@@ -3108,53 +3127,72 @@ class LowerBound:
             out[i] = least
         return out
 
-    def _over_rest(self, least: np.ndarray, short: np.ndarray, row: np.ndarray, level: int, t: int,
-                   outer: frozenset[int], loopable: tuple[bool, ...] | None = None, single: bool = False
-                   ) -> np.ndarray:
-        """(n,) B30 with B33 (docs/search.md, "B33: the raised tile inside or over the open levels' loops"): B20's
-        least ratio ``least`` of each node (over the boxes dividing its cover) with each box taken where it may be
-        ``t``'s raised tile ``R`` (its tile raised over the loops right above it that do not index ``t``) and the loop
-        ``L1`` right above it. Let ``rest`` (``short`` (n, D): where it is below the node's cover; ``row``, their rows of the layer's lattice, -1 where none, the
-        padded space, which keeps ``least``) be the extents an instance of ``level`` runs over the open levels (only
-        where no fan-out between ``level`` and the fixed levels is open: the caller's test). An ``R`` that reaches over
-        a loop of a fixed level holds every open loop: it holds ``rest`` and differs from it only on dimensions that do
-        not index ``t``; where ``rest`` leaves the cover room on none of those, ``R`` is ``rest`` and ``L1`` a loop on
-        a dimension ``d`` with ``rest_d < cover_d`` (else B30's least over the cover holds for these). Any other ``R``
-        divides ``rest`` with ``L1`` an open level's loop on a dimension ``d`` indexing ``t`` with ``R_d < rest_d``,
-        so ``R_d`` divides ``rest_d / p`` for a prime ``p``: the least over those boxes (:meth:`_short_least`); where
-        ``single`` (``rest`` is one loop a dimension of ``level``) each ``R_d`` is 1 or ``rest_d`` (:meth:`_loop_boxes`). A
-        sliding-window input's ratio of a box is the least over the ``d`` allowed there (B20's table per dimension,
-        :meth:`_dims_ratio`), a plain tensor's B20's."""
+    def _fits_held(self, level: int, held: frozenset[int]) -> np.ndarray:
+        """(boxes,) B20 (:meth:`_placed_ratio`): whether each box of the layer's lattice, the tile of every tensor of
+        ``held`` (the other tensors taking one word), fits ``level`` (:class:`Capacity`); computed once per (level,
+        tensors): the B20 keys of a tensor and its outer tensors, whatever ``loopable``, share it."""
+        got = self._held_fits.get((level, held))
+        if got is None:
+            tiles, _ = self._layer_lattice()
+            covers_of = np.ones((len(tiles), self.T, self.op_dims), dtype=np.int64)
+            covers_of[:, sorted(held)] = tiles[:, None, :]
+            got = self._held_fits[(level, held)] = self.fit.fits(level, covers_of)
+        return got
+
+    def _lattice_words(self) -> tuple[np.ndarray, np.ndarray]:
+        """(boxes, T) each tensor's words of each box of the layer's lattice (:func:`touched_lower`) and (boxes,) the
+        boxes' sizes (B20, B33; computed once)."""
+        if self._lattice_touched is None:
+            tiles, _ = self._layer_lattice()
+            self._lattice_touched = (touched_lower(self.op, tiles, contiguous=True), tiles.prod(axis=1).astype(float))
+        return self._lattice_touched
+
+    def _over_rest(self, least: np.ndarray, rest: _RestRows, level: int, t: int, outer: frozenset[int],
+                   loopable: tuple[bool, ...] | None = None, single: bool = False) -> np.ndarray:
+        """(n,) B30 with B33 (docs/search.md, "B33: the raised tile inside or over the open levels' loops"): B20's least
+        ratio ``least`` of each node (over the boxes dividing its cover) with each box taken where it may be ``t``'s
+        raised tile ``R`` (its tile raised over the loops right above it that do not index ``t``) and the loop ``L1``
+        right above it. Let ``rest`` (its :class:`_RestRows`: where it is below the node's cover, its rows of the
+        layer's lattice, none in the padded space, which keeps ``least``) be the extents an instance of ``level`` runs
+        over the open levels (only where no fan-out between ``level`` and the fixed levels is open: the caller's test).
+        An ``R`` that reaches over a loop of a fixed level holds every open loop: it holds ``rest`` and differs from it
+        only on dimensions that do not index ``t``; where ``rest`` leaves the cover room on none of those, ``R`` is
+        ``rest`` and ``L1`` a loop on a dimension ``d`` with ``rest_d < cover_d`` (else B30's least over the cover holds
+        for these). Any other ``R`` divides ``rest`` with ``L1`` an open level's loop on a dimension ``d`` indexing
+        ``t`` with ``R_d < rest_d``, so ``R_d`` divides ``rest_d / p`` for a prime ``p``: the least over those boxes
+        (:meth:`_short_least`); where ``single`` (``rest`` is one loop a dimension of ``level``) each ``R_d`` is 1 or
+        ``rest_d`` (:meth:`_loop_boxes`). A sliding-window input's ratio of a box is the least over the ``d`` allowed
+        there (B20's table per dimension, :meth:`_dims_ratio`), a plain tensor's B20's."""
         key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
         once, per = self._dims_ratio(key, t, level, loopable)
-        valid = row >= 0
-        at = np.where(valid, row, 0)
+        valid, at = rest.valid, rest.at
         whole = once[at]
         over = whole
         if per is not None:  # R is rest: L1 above it within the cover
-            over = np.minimum(over, _least_last(np.where(short, per[at], np.inf)))
-        free = ~self.indexes[t] & (self.bounds > 1)
-        roomy = _reduce_last(np.logical_or, short[:, free]) & np.isfinite(whole)
+            over = np.minimum(over, _least_last(np.where(rest.short, per[at], np.inf)))
+        roomy = rest.spare[t] & np.isfinite(whole)
         # R may hold more than rest (only where rest fits: a larger box holds no fewer words of each tensor): B30's
         # least over the cover
         over = np.where(roomy, least, over)
-        inside = self._loop_boxes(key, once, per, row) if single else self._short_least(key, once, per, row)
+        inside = (self._loop_boxes(key, once, per, valid, at) if single
+                  else self._short_least(key, once, per, valid, at))
         best = np.minimum(over, inside)
         return np.where(valid & np.isfinite(best), np.maximum(least, best), least)
 
-    def _short_least(self, key: tuple, once: np.ndarray, per: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
+    def _short_least(self, key: tuple, once: np.ndarray, per: np.ndarray | None, valid: np.ndarray, at: np.ndarray
+                     ) -> np.ndarray:
         """(n,) B33: the least ratio over the boxes ``R`` dividing ``rest`` but for ``rest`` itself, with
         ``L1`` on a dimension ``d`` with ``R_d < rest_d`` (:meth:`_over_rest`): per dimension ``d`` and prime ``p`` of
         ``rest_d``, the least over the divisors of ``rest`` with ``d`` at ``rest_d / p`` of the box's whole words per
         iteration (``once``) or its ratio with ``L1`` on ``d`` (``per[:, d]``; a plain tensor: ``once`` alone). The
         least over each box's divisors of every column is computed once per B20 key (:func:`_divisor_min`), the value
-        of each ``rest`` once per B20 key (:meth:`_by_rest`; ``rows``: their rows of the layer's lattice)."""
+        of each ``rest`` once per B20 key (:meth:`_by_rest`; ``valid``, ``at``: their rows of the layer's lattice)."""
         tables = self._divisor_least.get(("short",) + key)
         if tables is None:
             tables = self._divisor_least[("short",) + key] = (
                 self._lattice_min(once), None if per is None else [self._lattice_min(per[:, d])
                                                                   for d in range(self.op_dims)])
-        return self._by_rest(("short rows",) + key, rows, lambda boxes: self._short_boxes(tables, boxes))
+        return self._by_rest(("short rows",) + key, valid, at, lambda boxes: self._short_boxes(tables, boxes))
 
     def _short_boxes(self, tables: tuple, rests: np.ndarray) -> np.ndarray:
         """(n,) :meth:`_short_least` of each of ``rests``, from its B20 key's ``tables`` (the divisors' least of
@@ -3174,16 +3212,16 @@ class LowerBound:
                 out = np.where(cut & (at >= 0), np.minimum(out, got), out)
         return out
 
-    def _by_rest(self, name: tuple, rows: np.ndarray, values: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        """(n,) B33's value of each ``rest`` by its row ``rows`` (n,) of the layer's lattice, a function of the box
-        alone: ``values(boxes)`` of the lattice's boxes, each computed once per ``name`` (a B20 key) and kept in a
-        table by its row; inf where ``rest`` is not a box of the lattice (row -1: the padded space, where
-        :meth:`_over_rest` keeps B30's value)."""
+    def _by_rest(self, name: tuple, valid: np.ndarray, at: np.ndarray, values: Callable[[np.ndarray], np.ndarray]
+                 ) -> np.ndarray:
+        """(n,) B33's value of each ``rest`` by its row ``at`` (n,) of the layer's lattice (where ``valid``), a function
+        of the box alone: ``values(boxes)`` of the lattice's boxes, each computed once per ``name`` (a B20 key) and
+        kept in a table by its row; inf where ``rest`` is not a box of the lattice (not ``valid``: the padded space,
+        where :meth:`_over_rest` keeps B30's value)."""
         tiles, _ = self._layer_lattice()
         table = self._divisor_least.get(name)
         if table is None:
             table = self._divisor_least[name] = np.full(len(tiles), np.nan)  # nan: not computed yet
-        valid, at = rows >= 0, np.maximum(rows, 0)
         got = table[at]
         missing = valid & np.isnan(got)
         if missing.any():
@@ -3192,13 +3230,14 @@ class LowerBound:
             got = table[at]
         return np.where(valid, got, np.inf)
 
-    def _loop_boxes(self, key: tuple, once: np.ndarray, per: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
+    def _loop_boxes(self, key: tuple, once: np.ndarray, per: np.ndarray | None, valid: np.ndarray, at: np.ndarray
+                    ) -> np.ndarray:
         """(n,) B33 where ``rest`` is one loop a dimension of the lowest level: a raised tile ``R`` inside
         it is a set of those loops whole, ``R_d`` 1 or ``rest_d``, and ``L1`` one of the others. The least over the
         sets but all of them of the box's ratio (:meth:`_over_rest`), once per B20 ``key`` and ``rest``
-        (:meth:`_by_rest`, ``rows`` their rows of the layer's lattice; inf where ``rest`` is not one of its boxes). A
-        set's row of the lattice is the sum of its loops' (:meth:`_row_parts`)."""
-        return self._by_rest(("loops",) + key, rows, lambda boxes: self._sets_least(once, per, boxes))
+        (:meth:`_by_rest`, ``valid``, ``at`` their rows of the layer's lattice; inf where ``rest`` is not one of its
+        boxes). A set's row of the lattice is the sum of its loops' (:meth:`_row_parts`)."""
+        return self._by_rest(("loops",) + key, valid, at, lambda boxes: self._sets_least(once, per, boxes))
 
     def _sets_least(self, once: np.ndarray, per: np.ndarray | None, boxes: np.ndarray) -> np.ndarray:
         """(n,) :meth:`_loop_boxes` of each of ``boxes`` (n, D), boxes of the layer's lattice."""
@@ -3244,13 +3283,13 @@ class LowerBound:
             if self.plain[t]:
                 got = (ratio, None)
             else:
-                size = tiles.prod(axis=1).astype(float)
+                touched, size = self._lattice_words()
                 fits = np.isfinite(ratio)
                 moving = self.indexes[t] & (self.bounds > 1)
                 if loopable is not None:
                     moving &= np.array(loopable)
                 per = self._run_words(tiles, t, level, loopable) / size[:, None]
-                got = (np.where(fits, touched_lower(self.op, tiles, contiguous=True)[:, t] / size, np.inf),
+                got = (np.where(fits, touched[:, t] / size, np.inf),
                        np.where(fits[:, None] & self._loop_room(tiles, moving), per, np.inf))
             self._rest_dims[key] = got
         return got
