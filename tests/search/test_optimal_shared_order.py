@@ -55,6 +55,19 @@ def assert_below(found: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None
         assert not (ok & (floor > truth * (1 + 1e-9))).any(), (floor[ok].max(), truth[ok].min())
 
 
+def assert_floors_raised(with_rule: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                         without: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+    """The rule never lowers a bound (``floors``' first column) and raises some finite one."""
+    assert all((b <= a * (1 + 1e-12)).all() for (a, _, _), (b, _, _) in zip(with_rule, without))
+    assert any((np.isfinite(a) & (a > b * (1 + 1e-6))).any() for (a, _, _), (b, _, _) in zip(with_rule, without))
+
+
+def assert_some_floor_exceeds(found: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+    """Some bound or order value of ``floors`` is above its mapping's cost (an inflated rule is caught)."""
+    assert any((np.isfinite(truth) & (np.maximum(bound, floor) > truth * (1 + 1e-9))).any()
+               for bound, floor, truth in found)
+
+
 THREE = [(a, op) for a, op in CASES if len(a.levels) > 2]  # a factor stage below the top and above level 0
 
 
@@ -84,8 +97,7 @@ def test_shared_order_binds(monkeypatch: pytest.MonkeyPatch) -> None:
     with_rule = floors(arch, op)
     _without(monkeypatch)
     without = floors(arch, op)
-    assert all((b <= a * (1 + 1e-12)).all() for (a, _, _), (b, _, _) in zip(with_rule, without))
-    assert any((np.isfinite(a) & (a > b * (1 + 1e-6))).any() for (a, _, _), (b, _, _) in zip(with_rule, without))
+    assert_floors_raised(with_rule, without)
 
 
 def test_shared_order_inflation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -94,8 +106,7 @@ def test_shared_order_inflation_is_caught(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(search_module, "shared_orders",
                         lambda *args: [(group, 1.03 * added) for group, added in original(*args)])
     found = [f for a, op in RF_CASES for f in floors(a, op)]
-    assert any((np.isfinite(truth) & (np.maximum(bound, floor) > truth * (1 + 1e-9))).any()
-               for bound, floor, truth in found)
+    assert_some_floor_exceeds(found)
 
 
 def test_shared_order_prunes_orders_and_keeps_the_optimum(monkeypatch: pytest.MonkeyPatch) -> None:

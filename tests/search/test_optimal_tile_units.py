@@ -20,7 +20,7 @@ from dnnmap.search.optimal import search as search_module
 from dnnmap.search.optimal.search import BranchAndBound, optimal_search
 from dnnmap.workload.ir import Operator
 from test_optimal_placement import _wide, placed_ancestors, placed_space
-from test_optimal_shared_order import assert_below, floors
+from test_optimal_shared_order import assert_below, assert_floors_raised, assert_some_floor_exceeds, floors
 from test_optimal_unrolled_tile import BYPASS, CASES, POINTWISE, RANDOM, SPILLED, STRIDED, _ids
 
 OBJECTIVES = ("energy", "edp")
@@ -105,8 +105,7 @@ def test_shared_order_edp_binds(monkeypatch: pytest.MonkeyPatch) -> None:
     with_rule = [f for arch, op in (BYPASS, POINTWISE, SPILLED) for f in floors(arch, op, objective="edp")]
     monkeypatch.setattr(BranchAndBound, "_shared_order", lambda self, *args: args[-2])
     without = [f for arch, op in (BYPASS, POINTWISE, SPILLED) for f in floors(arch, op, objective="edp")]
-    assert all((b <= a * (1 + 1e-12)).all() for (a, _, _), (b, _, _) in zip(with_rule, without))
-    assert any((np.isfinite(a) & (a > b * (1 + 1e-6))).any() for (a, _, _), (b, _, _) in zip(with_rule, without))
+    assert_floors_raised(with_rule, without)
 
 
 def test_shared_order_edp_inflation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -115,8 +114,7 @@ def test_shared_order_edp_inflation_is_caught(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(search_module, "shared_orders",
                         lambda *args: [(group, 1.03 * added) for group, added in original(*args)])
     found = [f for arch, op in (BYPASS, POINTWISE, STRIDED, SPILLED) for f in floors(arch, op, objective="edp")]
-    assert any((np.isfinite(truth) & (np.maximum(bound, floor) > truth * (1 + 1e-9))).any()
-               for bound, floor, truth in found)
+    assert_some_floor_exceeds(found)
 
 
 def test_own_unrolling_is_its_column() -> None:
