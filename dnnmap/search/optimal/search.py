@@ -743,10 +743,13 @@ class BranchAndBound:
             lo = hi
 
     def _bounded_tiles(self, nodes: Nodes, stage: int, parent_lb: np.ndarray,
-                       deadline: float) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+                       deadline: float
+                       ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                           tuple[np.ndarray, np.ndarray] | None]]:
         """Groups of consecutive nodes of a factor stage, in order: the nodes' indices ``ks`` (g,), ``first`` (g + 1,)
-        each one's first row, and the rows: every node's candidate tiles of level ``j - 1`` (r, D) and their bounds
-        (r,) (at least the node's ``parent_lb``; the tile bound where :meth:`_children` uses one). A group holds about
+        each one's first row, and the rows: every node's candidate tiles of level ``j - 1`` (r, D), their bounds
+        (r,) (at least the node's ``parent_lb``; the tile bound where :meth:`_children` uses one) and B47's values
+        per unrolling of the rows B45 raised (:func:`_unit_table`; None where B45 does not apply). A group holds about
         :attr:`batch_children` tiles, their tile bounds computed together (a bound's rows do not depend on each
         other, so the values are those of one node at a time); the padded top's nodes one at a time (bounding its
         tiles may change the incumbent)."""
