@@ -3190,28 +3190,28 @@ class LowerBound:
 
     def _short_least(self, names: list[tuple], parts: list[tuple[np.ndarray, np.ndarray | None]], valid: np.ndarray,
                      at: np.ndarray) -> np.ndarray:
-        """(K, n) per B20 key of ``names`` (its :meth:`_dims_ratio` ``once``, ``per`` in ``parts``) B33: the least ratio over the boxes ``R`` dividing ``rest`` but for ``rest`` itself, with
-        ``L1`` on a dimension ``d`` with ``R_d < rest_d`` (:meth:`_over_rest`): per dimension ``d`` and prime ``p`` of
-        ``rest_d``, the least over the divisors of ``rest`` with ``d`` at ``rest_d / p`` of the box's whole words per
-        iteration (``once``) or its ratio with ``L1`` on ``d`` (``per[:, d]``; a plain tensor: ``once`` alone). The
-        least over each box's divisors of every column is computed once per B20 key (:func:`_divisor_min`), the value
-        of each ``rest`` once per B20 key (:meth:`_by_rest`; ``valid``, ``at``: their rows of the layer's lattice)."""
-        values = []
+        """(K, n) per B20 key of ``names`` (its :meth:`_dims_ratio` ``once``, ``per`` in ``parts``) B33: the least ratio
+        over the boxes ``R`` dividing ``rest`` but for ``rest`` itself, with ``L1`` on a dimension ``d`` with ``R_d <
+        rest_d`` (:meth:`_over_rest`): per dimension ``d`` and prime ``p`` of ``rest_d``, the least over the divisors
+        of ``rest`` with ``d`` at ``rest_d / p`` of the box's whole words per iteration (``once``) or its ratio with
+        ``L1`` on ``d`` (``per[:, d]``; a plain tensor: ``once`` alone). The least over each box's divisors of every
+        column is computed once per B20 key (:func:`_divisor_min`), the value of each ``rest`` once per B20 key
+        (:meth:`_by_rest`; ``valid``, ``at``: their rows of the layer's lattice)."""
+        tables = []
         for key, (once, per) in zip(names, parts):
-            tables = self._divisor_least.get(("short",) + key)
-            if tables is None:
-                tables = self._divisor_least[("short",) + key] = (
+            got = self._divisor_least.get(("short",) + key)
+            if got is None:
+                got = self._divisor_least[("short",) + key] = (
                     self._lattice_min(once), None if per is None else [self._lattice_min(per[:, d])
                                                                       for d in range(self.op_dims)])
-            values.append(functools.partial(self._short_boxes, tables))
-        return self._by_rest([("short rows",) + key for key in names], valid, at, values)
+            tables.append(got)
+        return self._by_rest([("short rows",) + key for key in names], valid, at,
+                             functools.partial(self._short_boxes, tables))
 
-    def _short_boxes(self, tables: tuple, rests: np.ndarray) -> np.ndarray:
-        """(n,) :meth:`_short_least` of each of ``rests``, from its B20 key's ``tables`` (the divisors' least of
-        ``once`` and per dimension of ``per``)."""
-        n = len(rests)
-        out = np.full(n, np.inf)
-        whole, by_dim = tables
+    def _short_boxes(self, tables: list[tuple], rests: np.ndarray) -> np.ndarray:
+        """(K, n) :meth:`_short_least` of each of ``rests`` per B20 key, from the key's ``tables`` (the divisors'
+        least of ``once`` and per dimension of ``per``); the smaller boxes' rows are found once for all keys."""
+        out = np.full((len(tables), len(rests)), np.inf)
         for d in np.nonzero(self.bounds > 1)[0]:
             for p in sorted(set(prime_factors(int(self.bounds[d])))):
                 cut = rests[:, d] % p == 0
@@ -3220,16 +3220,19 @@ class LowerBound:
                 smaller = rests.copy()
                 smaller[cut, d] //= p
                 at = self._lattice_rows(smaller)
-                got = whole[at] if by_dim is None else np.minimum(whole[at], by_dim[d][at])
-                out = np.where(cut & (at >= 0), np.minimum(out, got), out)
+                on = cut & (at >= 0)
+                for k, (whole, by_dim) in enumerate(tables):
+                    got = whole[at] if by_dim is None else np.minimum(whole[at], by_dim[d][at])
+                    out[k] = np.where(on, np.minimum(out[k], got), out[k])
         return out
 
     def _by_rest(self, names: list[tuple], valid: np.ndarray, at: np.ndarray,
-                 values: list[Callable[[np.ndarray], np.ndarray]]) -> np.ndarray:
+                 values: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """(K, n) per name of ``names`` (a B20 key), B33's value of each ``rest`` by its row ``at`` (n,) of the layer's
-        lattice (where ``valid``), a function of the box alone: the name's ``values(boxes)`` of the lattice's boxes,
-        each computed once per name and kept in a table by its row; inf where ``rest`` is not a box of the lattice (not
-        ``valid``: the padded space, where :meth:`_over_rest` keeps B30's value)."""
+        lattice (where ``valid``), a function of the box alone: ``values(boxes)`` (K, u) of the lattice's boxes, kept in
+        a table per name by its row and computed where some name's table has none yet (every name's filled there: the
+        same values); inf where ``rest`` is not a box of the lattice (not ``valid``: the padded space, where
+        :meth:`_over_rest` keeps B30's value)."""
         tiles, _ = self._layer_lattice()
         tables = [self._divisor_least.get(name) for name in names]
         for k, name in enumerate(names):
@@ -3238,10 +3241,9 @@ class LowerBound:
         got = np.array([table[at] for table in tables])
         missing = valid & np.isnan(got)
         if missing.any():
-            for table, need, value in zip(tables, missing, values):
-                if need.any():
-                    rows = np.unique(at[need])
-                    table[rows] = value(tiles[rows])
+            rows = np.unique(at[missing.any(axis=0)])
+            for table, filled in zip(tables, values(tiles[rows])):
+                table[rows] = filled
             got = np.array([table[at] for table in tables])
         return np.where(valid, got, np.inf)
 
@@ -3254,17 +3256,22 @@ class LowerBound:
         (:meth:`_by_rest`, ``valid``, ``at`` their rows of the layer's lattice; inf where ``rest`` is not one of its
         boxes). A set's row of the lattice is the sum of its loops' (:meth:`_row_parts`)."""
         return self._by_rest([("loops",) + key for key in names], valid, at,
-                             [functools.partial(self._sets_least, once, per) for once, per in parts])
+                             functools.partial(self._sets_least, parts))
 
-    def _sets_least(self, once: np.ndarray, per: np.ndarray | None, boxes: np.ndarray) -> np.ndarray:
-        """(n,) :meth:`_loop_boxes` of each of ``boxes`` (n, D), boxes of the layer's lattice."""
+    def _sets_least(self, parts: list[tuple[np.ndarray, np.ndarray | None]], boxes: np.ndarray) -> np.ndarray:
+        """(K, n) :meth:`_loop_boxes` of each of ``boxes`` (n, D), boxes of the layer's lattice, per B20 key (its
+        ``once``, ``per`` in ``parts``); the sets' rows are found once for all keys."""
         sets, members = self._loop_sets()
         rows = self._row_parts(boxes) @ members  # (u, sets)
         short = (boxes[:, None, :] > 1) & ~sets[None, :, :]  # the loops outside R: where L1 may be
-        got = once[rows]
-        if per is not None:
-            got = np.minimum(got, np.where(short, per[rows], np.inf).min(axis=2))
-        return np.where(_reduce_last(np.logical_or, short), got, np.inf).min(axis=1)
+        room = _reduce_last(np.logical_or, short)
+        out = []
+        for once, per in parts:
+            got = once[rows]
+            if per is not None:
+                got = np.minimum(got, np.where(short, per[rows], np.inf).min(axis=2))
+            out.append(np.where(room, got, np.inf).min(axis=1))
+        return np.array(out)
 
     def _loop_sets(self) -> tuple[np.ndarray, np.ndarray]:
         """B33 (:meth:`_sets_least`): (S, D) every set of the layer's dimensions of two indices or more, as a mask, and
