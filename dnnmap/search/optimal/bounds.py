@@ -1728,8 +1728,10 @@ class LowerBound:
                 block = dividing[lo:lo + step]
                 legal = _dividing(table, divides, keys[block], self.bounds)
                 present = np.logical_or.reduceat(legal[:, by_code], starts, axis=1)  # (block, P)
-                for i, row in zip(block, present):
-                    self._copies_cache[(names[i], m)] = prods[row & ~dominates[row].any(axis=0)]
+                # a product another present one dominates: a count of those, exact in integers (one pass per block)
+                dominated = present.astype(np.int64) @ dominates.astype(np.int64) > 0
+                for i, row in zip(block, present & ~dominated):
+                    self._copies_cache[(names[i], m)] = prods[row]
         for i in missing:
             if (names[i], m) not in self._copies_cache:
                 _, prods, _, dominates, _ = self._copies_table(m, names[i])
