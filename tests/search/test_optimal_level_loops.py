@@ -53,8 +53,8 @@ def placed_words(arch: ArchSpec, op: Operator, scale: float = 1.0) -> tuple[int,
         for ch in range(j):
             for t in range(len(op.tensors)):
                 if bound.keeps[ch, t] and t != bound.out:
-                    words = scale * bound._placed_words(node.spatial, ch, t, frozenset(),
-                                                        *bound._level_loops(node.temporal, j, ch))
+                    words = scale * bound._placed_words(node.spatial, ch, [(t, frozenset())],
+                                                        *bound._level_loops(node.temporal, j, ch))[0]
                     fills = cost.counts["fills"][:, ch, t]
                     over += int((cost.valid & (words > fills * (1 + 1e-9) + 1e-9)).sum())
                     tight += int((cost.valid & (np.abs(words - fills) <= fills * 1e-9 + 1e-9)).sum())
@@ -109,7 +109,8 @@ def test_register_file_node(monkeypatch: pytest.MonkeyPatch) -> None:
     bound = bb._bound(node, stage)[0]
     # the input's words: the completion fills one a MAC; B30 three quarters of that (B28's entries counted half, over
     # a loop of 2 trips on P), B20 alone half
-    words = bb.bound._placed_words(node.spatial, 0, 0, frozenset(), *bb.bound._level_loops(node.temporal, 1, 0))[0]
+    words = bb.bound._placed_words(node.spatial, 0, [(0, frozenset())],
+                                   *bb.bound._level_loops(node.temporal, 1, 0))[0, 0]
     assert 0.75 * op.operations == words < priced.counts["fills"][0, 0, 0] == op.operations
     _without(monkeypatch)
     before = BranchAndBound(op, arch, "energy", model, placement=True, both_axes=frozenset({1}))._bound(node, stage)[0]

@@ -27,16 +27,19 @@ from test_optimal_placement import assert_raises_some_bound, stage_bounds  # noq
 ORIGINAL_OVER = LowerBound._over_rest
 
 
-def _b30(self: LowerBound, least: np.ndarray, rest: _RestRows, level: int, t: int, outer: frozenset[int],
+def _b30(self: LowerBound, least: np.ndarray, rest: _RestRows, level: int, keys: list[tuple[int, frozenset[int]]],
          loopable: tuple[bool, ...] | None = None, single: bool = False) -> np.ndarray:
-    """B30 as it was before B33: the cover's least where ``rest`` fits, else also the least over its divisors."""
-    key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
-    ratio = self._placed_tiles[key]
+    """B30 as it was before B33: the cover's least where ``rest`` fits, else also the least over its divisors (one row
+    of ``least`` per B20 key ``(t, outer)`` of ``keys``)."""
     _, values = self._layer_lattice()
-    table = _divisor_min(ratio.reshape([len(v) for v in values]), values).reshape(-1)
     at = rest.at
-    below = np.where(np.isfinite(table[at]), table[at], 0.0)
-    return np.where(rest.valid & ~np.isfinite(ratio[at]), np.maximum(least, below), least)
+    out = []
+    for row, (t, outer) in zip(least, keys):
+        ratio = self._placed_tiles[(level, t, outer) if loopable is None else (level, t, outer, loopable)]
+        table = _divisor_min(ratio.reshape([len(v) for v in values]), values).reshape(-1)
+        below = np.where(np.isfinite(table[at]), table[at], 0.0)
+        out.append(np.where(rest.valid & ~np.isfinite(ratio[at]), np.maximum(row, below), row))
+    return np.array(out)
 
 
 def _without(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,7 +102,8 @@ def test_register_file_node(monkeypatch: pytest.MonkeyPatch) -> None:
     assert bb._bound(node, stage)[0] <= completion  # with B38, which alone lifts this node above ``best``
     monkeypatch.setattr(LowerBound, "_step_reads", lambda self, pr, e, h, temporal, *a: np.zeros(temporal[:, 0].shape))
     bound = bb._bound(node, stage)[0]
-    words = bb.bound._placed_words(node.spatial, 0, 0, frozenset(), *bb.bound._level_loops(node.temporal, 1, 0))[0]
+    words = bb.bound._placed_words(node.spatial, 0, [(0, frozenset())],
+                                   *bb.bound._level_loops(node.temporal, 1, 0))[0, 0]
     assert words == pytest.approx(2 / 3 * op.operations)
     _without(monkeypatch)
     before = BranchAndBound(op, arch, "energy", model, placement=True, both_axes=frozenset({1}))._bound(node, stage)[0]

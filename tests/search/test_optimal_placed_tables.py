@@ -67,3 +67,42 @@ def test_rest_rows_equal_their_plain_reading(arch_name: str, net: str, layer: st
     for t in range(lb.T):
         free = ~lb.indexes[t] & (lb.bounds > 1)
         assert np.array_equal(got.spare[t], short[:, free].any(axis=1)), t
+
+
+def _level_nodes(arch_name: str, net: str, layer: str, n: int = 300) -> list[tuple[LowerBound, np.ndarray, int, tuple]]:
+    """Random nodes of the layer at each factor stage ``F(j)`` whose loops above level ``j - 1`` are fixed (levels
+    ``>= j`` from random divisor splits) and, per child level ``ch < j``, :meth:`.bounds.LowerBound._level_loops`'s
+    facts of them: (bound, spatial, ch, loops)."""
+    lb = _bound(arch_name, net, layer)
+    rng = np.random.default_rng(11)
+    tiles, _ = lb._layer_lattice()
+    out = []
+    for j in range(1, lb.L):
+        temporal = np.ones((n, lb.L, lb.op_dims), dtype=np.int64)
+        spatial = np.ones((n, lb.L, lb.op_dims), dtype=np.int64)
+        left = lb.bounds[None, :].repeat(n, axis=0)
+        for m in range(lb.L - 1, j - 1, -1):  # each fixed level takes a divisor of what is left, temporal or spatial
+            for rows in (temporal, spatial):
+                part = tiles[rng.integers(0, len(tiles), n)]
+                part = np.where(left % part == 0, part, 1)
+                rows[:, m] = part
+                left = left // part
+        temporal[:, 0] = left
+        for ch in range(j):
+            out.append((lb, spatial, ch, lb._level_loops(temporal, j, ch)))
+    return out
+
+
+@pytest.mark.parametrize("arch_name,net,layer", LAYERS + [("eyeriss", "resnet18", "layer1.0.conv1")])
+def test_placed_words_of_many_keys_equal_key_by_key(arch_name: str, net: str, layer: str) -> None:
+    """B20's words of all the keys ``(t, outer)`` of a level read together (:meth:`.bounds.LowerBound._placed_words`,
+    as :meth:`.bounds.LowerBound._placed_refills` calls it) equal each key's words read alone on a fresh bound (its
+    lazily filled tables cold), bit for bit; ``layer1.0.conv1`` (3x3) has a sliding-window input."""
+    for lb, spatial, ch, loops in _level_nodes(arch_name, net, layer):
+        kept = [u for u in range(lb.T) if lb.keeps[ch, u]]
+        keys = [(t, frozenset(outer)) for t in kept for k in range(len(kept))
+                for outer in itertools.combinations([u for u in kept if u != t], k)]
+        together = lb._placed_words(spatial, ch, keys, *loops)
+        alone = _bound(arch_name, net, layer)
+        for key, row in zip(keys, together):
+            assert np.array_equal(row, alone._placed_words(spatial, ch, [key], *loops)[0]), (ch, key)

@@ -1728,8 +1728,10 @@ class LowerBound:
                 block = dividing[lo:lo + step]
                 legal = _dividing(table, divides, keys[block], self.bounds)
                 present = np.logical_or.reduceat(legal[:, by_code], starts, axis=1)  # (block, P)
-                for i, row in zip(block, present):
-                    self._copies_cache[(names[i], m)] = prods[row & ~dominates[row].any(axis=0)]
+                # a product another present one dominates: a count of those, exact in integers (one pass per block)
+                dominated = present.astype(np.int64) @ dominates.astype(np.int64) > 0
+                for i, row in zip(block, present & ~dominated):
+                    self._copies_cache[(names[i], m)] = prods[row]
         for i in missing:
             if (names[i], m) not in self._copies_cache:
                 _, prods, _, dominates, _ = self._copies_table(m, names[i])
@@ -1818,8 +1820,9 @@ class LowerBound:
             refilled[kept] = refilled[kept[:-1]] + wholes[kept[-1]][2]
         held = np.array(self._hold_sets(ch, {t: wholes[t][0] for t in tensors}, sets))  # (sets, n)
         others = [refilled[tuple(t for t in tensors if t not in kept)] for kept in sets]  # each (n, 1 or loops)
-        width = max(o.shape[1] for o in others)
-        least = _least_last(np.array([np.broadcast_to(o, (len(o), width)) for o in others]))  # (sets, n)
+        # (sets, n): each row's least over its own columns (a column repeated over the loops has that least; a minimum
+        # is exact in any order, and numpy's contiguous reduction of a wide axis is faster than :func:`_least_last`)
+        least = np.array([o.min(axis=1) for o in others])
         return np.where(held, value + least, np.inf).min(axis=0)
 
     def _drained_pair(self, words: np.ndarray, pr: Pair, at_child: np.ndarray, spatial: np.ndarray, rest: np.ndarray,
@@ -1863,18 +1866,20 @@ class LowerBound:
         words (:meth:`_drained_pair`) and the pair's other bound: its refills are at least that less the bound."""
         n = len(spatial)
         kept = [u for u in range(self.T) if self.keeps[ch, u]]
+        orders = list(itertools.permutations(kept))
+        keys = list(dict.fromkeys((t, frozenset(o[:i])) for o in orders for i, t in enumerate(o) if t in entries))
+        words = self._placed_words(spatial, ch, keys, left, loopable, single)  # (K, n): the orders share the keys
+        refills_of: dict[tuple[int, frozenset[int]], np.ndarray] = {}
+        for t in entries:
+            of_t = [k for k, key in enumerate(keys) if key[0] == t]
+            refills_of.update(zip([keys[k] for k in of_t], self._placed_tensor(entries[t], words[of_t])))
         others, outs = [], []
-        refills_of: dict[tuple[int, frozenset[int]], np.ndarray] = {}  # the orders share (tensor, outer tensors)
-        for outer_first in itertools.permutations(kept):
+        for outer_first in orders:
             rest, out = np.zeros(n), np.zeros(n)
             for i, t in enumerate(outer_first):
                 if t not in entries:
                     continue
-                outer = frozenset(outer_first[:i])
-                if (t, outer) not in refills_of:
-                    refills_of[(t, outer)] = self._placed_tensor(entries[t], spatial, ch, t, outer, left, loopable,
-                                                                 single)
-                refills = refills_of[(t, outer)]
+                refills = refills_of[(t, frozenset(outer_first[:i]))]
                 if t == self.out:
                     out += refills
                 else:
@@ -1884,13 +1889,11 @@ class LowerBound:
         others, outs = np.array(others), np.array(outs)
         return (others + outs).min(axis=0), others, outs
 
-    def _placed_tensor(self, entry: tuple, spatial: np.ndarray, ch: int, t: int, outer: frozenset[int],
-                       left: np.ndarray | None, loopable: np.ndarray, single: bool) -> np.ndarray:
-        """(n,) :meth:`_placed_refills`' refills of tensor ``t`` (its ``entry``) with the tensors ``outer`` outside it."""
+    def _placed_tensor(self, entry: tuple, drained: np.ndarray) -> np.ndarray:
+        """(k, n) :meth:`_placed_refills`' refills of one tensor (its ``entry``) whose child moves ``drained`` (k, n)
+        words, one row per set of tensors outside it (the same values as row by row: elementwise)."""
         h, per_word, copies, *parent = entry
-        words = drained = self._placed_words(spatial, ch, t, outer, left, loopable, single)
-        if copies is not None:
-            words = self._reloaded(words, copies)
+        words = drained if copies is None else self._reloaded(drained, copies)
         refills = np.maximum(0.0, words - h) * per_word
         if parent:  # B23: with the parent's updates and reads of these drains
             whole, bound = parent[0]
@@ -1920,14 +1923,16 @@ class LowerBound:
         _, loopable, _ = self._level_loops(temporal, fixed_from, ch)
         return tile, loopable, ch == 0
 
-    def _placed_words(self, spatial: np.ndarray, ch: int, t: int, outer: frozenset[int], left: np.ndarray | None,
-                      loopable: np.ndarray, single: bool = False) -> np.ndarray:
-        """(n,) B20 with B30: the least words tensor ``t``'s child at level ``ch`` moves, its raised tile fitting with
-        the tensors ``outer`` (:meth:`_placed_ratio` over each node's cover, per group of nodes whose ``loopable``
-        (n, D) rows are equal; :meth:`_over_rest` where ``left``, the extents per instance of ``ch`` left to the
-        open levels, is given; ``single``: those are the loops of ``ch`` alone, :meth:`_level_loops`). The groups are
-        computed once per ``left`` and ``loopable`` in a call of :meth:`compute` (the same arrays for every tensor),
-        with the covers' rows of the layer's lattice and where ``left`` is below the cover (shared by every tensor)."""
+    def _placed_words(self, spatial: np.ndarray, ch: int, keys: list[tuple[int, frozenset[int]]],
+                      left: np.ndarray | None, loopable: np.ndarray, single: bool = False) -> np.ndarray:
+        """(K, n) B20 with B30: per B20 key ``(t, outer)`` of ``keys``, the least words tensor ``t``'s child at level
+        ``ch`` moves, its raised tile fitting with the tensors ``outer`` (:meth:`_placed_ratio` over each node's cover,
+        per group of nodes whose ``loopable`` (n, D) rows are equal; :meth:`_over_rest` where ``left``, the extents per
+        instance of ``ch`` left to the open levels, is given; ``single``: those are the loops of ``ch`` alone,
+        :meth:`_level_loops`). The groups are computed once per ``left`` and ``loopable`` in a call of :meth:`compute`
+        (the same arrays for every tensor), with the covers' rows of the layer's lattice and where ``left`` is below
+        the cover (shared by every tensor); the keys of a group are read together, the plain tensors' apart from the
+        sliding-window inputs' (docs/search.md "Less fixed work per layer (session 21)")."""
         def groups() -> list[tuple[np.ndarray, tuple[bool, ...], np.ndarray, np.ndarray, np.ndarray,
                                    _RestRows | None]]:
             cover = self._cover(spatial, ch)
@@ -1940,16 +1945,20 @@ class LowerBound:
                             None if left is None else self._rest_rows(left[sel], keys[inverse.reshape(-1)])))
             return out
 
-        words = np.empty(len(spatial))
+        words = np.empty((len(keys), len(spatial)))
         held_left, held_loopable, found = self._of_spatial(spatial, ("placed groups", ch, single),
                                                            lambda: (left, loopable, groups()))
         if held_left is not left or held_loopable is not loopable:  # other arrays than the call's first ones
             found = groups()
-        for sel, mask, keys, key_rows, inverse, rest in found:
-            least = self._placed_ratio(keys, ch, t, outer, mask, key_rows)[inverse]
+        kinds = [[k for k, (t, _) in enumerate(keys) if self.plain[t] == plain] for plain in (True, False)]
+        for sel, mask, covers, cover_rows, inverse, rest in found:
+            least = np.array([self._placed_ratio(covers, ch, t, outer, mask, cover_rows)
+                              for t, outer in keys])[:, inverse]
             if rest is not None:
-                least = self._over_rest(least, rest, ch, t, outer, mask, single)
-            words[sel] = self.iterations * least
+                for kind in kinds:
+                    if kind:
+                        least[kind] = self._over_rest(least[kind], rest, ch, [keys[k] for k in kind], mask, single)
+            words[:, sel] = self.iterations * least
         return words
 
     def _rest_rows(self, rest: np.ndarray, cover: np.ndarray) -> _RestRows:
@@ -3147,9 +3156,9 @@ class LowerBound:
             self._lattice_touched = (touched_lower(self.op, tiles, contiguous=True), tiles.prod(axis=1).astype(float))
         return self._lattice_touched
 
-    def _over_rest(self, least: np.ndarray, rest: _RestRows, level: int, t: int, outer: frozenset[int],
+    def _over_rest(self, least: np.ndarray, rest: _RestRows, level: int, keys: list[tuple[int, frozenset[int]]],
                    loopable: tuple[bool, ...] | None = None, single: bool = False) -> np.ndarray:
-        """(n,) B30 with B33 (docs/search.md, "B33: the raised tile inside or over the open levels' loops"): B20's least
+        """(K, n) B30 with B33 (docs/search.md, "B33: the raised tile inside or over the open levels' loops"): B20's least
         ratio ``least`` of each node (over the boxes dividing its cover) with each box taken where it may be ``t``'s
         raised tile ``R`` (its tile raised over the loops right above it that do not index ``t``) and the loop ``L1``
         right above it. Let ``rest`` (its :class:`_RestRows`: where it is below the node's cover, its rows of the
@@ -3162,44 +3171,49 @@ class LowerBound:
         ``t`` with ``R_d < rest_d``, so ``R_d`` divides ``rest_d / p`` for a prime ``p``: the least over those boxes
         (:meth:`_short_least`); where ``single`` (``rest`` is one loop a dimension of ``level``) each ``R_d`` is 1 or
         ``rest_d`` (:meth:`_loop_boxes`). A sliding-window input's ratio of a box is the least over the ``d`` allowed
-        there (B20's table per dimension, :meth:`_dims_ratio`), a plain tensor's B20's."""
-        key = (level, t, outer) if loopable is None else (level, t, outer, loopable)
-        once, per = self._dims_ratio(key, t, level, loopable)
+        there (B20's table per dimension, :meth:`_dims_ratio`), a plain tensor's B20's. One row of ``least`` (K, n) per
+        B20 key ``(t, outer)`` of ``keys``, all of plain tensors or all of sliding-window inputs, read together (the same
+        values as key by key: elementwise)."""
+        names = [(level, t, outer) if loopable is None else (level, t, outer, loopable) for t, outer in keys]
+        parts = [self._dims_ratio(name, t, level, loopable) for name, (t, _) in zip(names, keys)]
         valid, at = rest.valid, rest.at
-        whole = once[at]
+        whole = np.array([once[at] for once, _ in parts])  # (K, n)
         over = whole
-        if per is not None:  # R is rest: L1 above it within the cover
-            over = np.minimum(over, _least_last(np.where(rest.short, per[at], np.inf)))
-        roomy = rest.spare[t] & np.isfinite(whole)
+        if parts[0][1] is not None:  # R is rest: L1 above it within the cover
+            over = np.minimum(over, _least_last(np.where(rest.short, np.array([per[at] for _, per in parts]), np.inf)))
+        roomy = rest.spare[[t for t, _ in keys]] & np.isfinite(whole)
         # R may hold more than rest (only where rest fits: a larger box holds no fewer words of each tensor): B30's
         # least over the cover
         over = np.where(roomy, least, over)
-        inside = (self._loop_boxes(key, once, per, valid, at) if single
-                  else self._short_least(key, once, per, valid, at))
+        inside = (self._loop_boxes(names, parts, valid, at) if single
+                  else self._short_least(names, parts, valid, at))
         best = np.minimum(over, inside)
         return np.where(valid & np.isfinite(best), np.maximum(least, best), least)
 
-    def _short_least(self, key: tuple, once: np.ndarray, per: np.ndarray | None, valid: np.ndarray, at: np.ndarray
-                     ) -> np.ndarray:
-        """(n,) B33: the least ratio over the boxes ``R`` dividing ``rest`` but for ``rest`` itself, with
-        ``L1`` on a dimension ``d`` with ``R_d < rest_d`` (:meth:`_over_rest`): per dimension ``d`` and prime ``p`` of
-        ``rest_d``, the least over the divisors of ``rest`` with ``d`` at ``rest_d / p`` of the box's whole words per
-        iteration (``once``) or its ratio with ``L1`` on ``d`` (``per[:, d]``; a plain tensor: ``once`` alone). The
-        least over each box's divisors of every column is computed once per B20 key (:func:`_divisor_min`), the value
-        of each ``rest`` once per B20 key (:meth:`_by_rest`; ``valid``, ``at``: their rows of the layer's lattice)."""
-        tables = self._divisor_least.get(("short",) + key)
-        if tables is None:
-            tables = self._divisor_least[("short",) + key] = (
-                self._lattice_min(once), None if per is None else [self._lattice_min(per[:, d])
-                                                                  for d in range(self.op_dims)])
-        return self._by_rest(("short rows",) + key, valid, at, lambda boxes: self._short_boxes(tables, boxes))
+    def _short_least(self, names: list[tuple], parts: list[tuple[np.ndarray, np.ndarray | None]], valid: np.ndarray,
+                     at: np.ndarray) -> np.ndarray:
+        """(K, n) per B20 key of ``names`` (its :meth:`_dims_ratio` ``once``, ``per`` in ``parts``) B33: the least ratio
+        over the boxes ``R`` dividing ``rest`` but for ``rest`` itself, with ``L1`` on a dimension ``d`` with ``R_d <
+        rest_d`` (:meth:`_over_rest`): per dimension ``d`` and prime ``p`` of ``rest_d``, the least over the divisors
+        of ``rest`` with ``d`` at ``rest_d / p`` of the box's whole words per iteration (``once``) or its ratio with
+        ``L1`` on ``d`` (``per[:, d]``; a plain tensor: ``once`` alone). The least over each box's divisors of every
+        column is computed once per B20 key (:func:`_divisor_min`), the value of each ``rest`` once per B20 key
+        (:meth:`_by_rest`; ``valid``, ``at``: their rows of the layer's lattice)."""
+        tables = []
+        for key, (once, per) in zip(names, parts):
+            got = self._divisor_least.get(("short",) + key)
+            if got is None:
+                got = self._divisor_least[("short",) + key] = (
+                    self._lattice_min(once), None if per is None else [self._lattice_min(per[:, d])
+                                                                      for d in range(self.op_dims)])
+            tables.append(got)
+        return self._by_rest([("short rows",) + key for key in names], valid, at,
+                             functools.partial(self._short_boxes, tables))
 
-    def _short_boxes(self, tables: tuple, rests: np.ndarray) -> np.ndarray:
-        """(n,) :meth:`_short_least` of each of ``rests``, from its B20 key's ``tables`` (the divisors' least of
-        ``once`` and per dimension of ``per``)."""
-        n = len(rests)
-        out = np.full(n, np.inf)
-        whole, by_dim = tables
+    def _short_boxes(self, tables: list[tuple], rests: np.ndarray) -> np.ndarray:
+        """(K, n) :meth:`_short_least` of each of ``rests`` per B20 key, from the key's ``tables`` (the divisors'
+        least of ``once`` and per dimension of ``per``); the smaller boxes' rows are found once for all keys."""
+        out = np.full((len(tables), len(rests)), np.inf)
         for d in np.nonzero(self.bounds > 1)[0]:
             for p in sorted(set(prime_factors(int(self.bounds[d])))):
                 cut = rests[:, d] % p == 0
@@ -3208,46 +3222,58 @@ class LowerBound:
                 smaller = rests.copy()
                 smaller[cut, d] //= p
                 at = self._lattice_rows(smaller)
-                got = whole[at] if by_dim is None else np.minimum(whole[at], by_dim[d][at])
-                out = np.where(cut & (at >= 0), np.minimum(out, got), out)
+                on = cut & (at >= 0)
+                for k, (whole, by_dim) in enumerate(tables):
+                    got = whole[at] if by_dim is None else np.minimum(whole[at], by_dim[d][at])
+                    out[k] = np.where(on, np.minimum(out[k], got), out[k])
         return out
 
-    def _by_rest(self, name: tuple, valid: np.ndarray, at: np.ndarray, values: Callable[[np.ndarray], np.ndarray]
-                 ) -> np.ndarray:
-        """(n,) B33's value of each ``rest`` by its row ``at`` (n,) of the layer's lattice (where ``valid``), a function
-        of the box alone: ``values(boxes)`` of the lattice's boxes, each computed once per ``name`` (a B20 key) and
-        kept in a table by its row; inf where ``rest`` is not a box of the lattice (not ``valid``: the padded space,
-        where :meth:`_over_rest` keeps B30's value)."""
+    def _by_rest(self, names: list[tuple], valid: np.ndarray, at: np.ndarray,
+                 values: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """(K, n) per name of ``names`` (a B20 key), B33's value of each ``rest`` by its row ``at`` (n,) of the layer's
+        lattice (where ``valid``), a function of the box alone: ``values(boxes)`` (K, u) of the lattice's boxes, kept in
+        a table per name by its row and computed where some name's table has none yet (every name's filled there: the
+        same values); inf where ``rest`` is not a box of the lattice (not ``valid``: the padded space, where
+        :meth:`_over_rest` keeps B30's value)."""
         tiles, _ = self._layer_lattice()
-        table = self._divisor_least.get(name)
-        if table is None:
-            table = self._divisor_least[name] = np.full(len(tiles), np.nan)  # nan: not computed yet
-        got = table[at]
+        tables = [self._divisor_least.get(name) for name in names]
+        for k, name in enumerate(names):
+            if tables[k] is None:
+                tables[k] = self._divisor_least[name] = np.full(len(tiles), np.nan)  # nan: not computed yet
+        got = np.array([table[at] for table in tables])
         missing = valid & np.isnan(got)
         if missing.any():
-            missing = np.unique(at[missing])
-            table[missing] = values(tiles[missing])
-            got = table[at]
+            rows = np.unique(at[missing.any(axis=0)])
+            for table, filled in zip(tables, values(tiles[rows])):
+                table[rows] = filled
+            got = np.array([table[at] for table in tables])
         return np.where(valid, got, np.inf)
 
-    def _loop_boxes(self, key: tuple, once: np.ndarray, per: np.ndarray | None, valid: np.ndarray, at: np.ndarray
-                    ) -> np.ndarray:
-        """(n,) B33 where ``rest`` is one loop a dimension of the lowest level: a raised tile ``R`` inside
-        it is a set of those loops whole, ``R_d`` 1 or ``rest_d``, and ``L1`` one of the others. The least over the
-        sets but all of them of the box's ratio (:meth:`_over_rest`), once per B20 ``key`` and ``rest``
+    def _loop_boxes(self, names: list[tuple], parts: list[tuple[np.ndarray, np.ndarray | None]], valid: np.ndarray,
+                    at: np.ndarray) -> np.ndarray:
+        """(K, n) per B20 key of ``names`` (its :meth:`_dims_ratio` ``once``, ``per`` in ``parts``) B33 where ``rest``
+        is one loop a dimension of the lowest level: a raised tile ``R`` inside it is a set of those loops whole,
+        ``R_d`` 1 or ``rest_d``, and ``L1`` one of the others. The least over the sets but all of them of the box's
+        ratio (:meth:`_over_rest`), once per B20 key and ``rest``
         (:meth:`_by_rest`, ``valid``, ``at`` their rows of the layer's lattice; inf where ``rest`` is not one of its
         boxes). A set's row of the lattice is the sum of its loops' (:meth:`_row_parts`)."""
-        return self._by_rest(("loops",) + key, valid, at, lambda boxes: self._sets_least(once, per, boxes))
+        return self._by_rest([("loops",) + key for key in names], valid, at,
+                             functools.partial(self._sets_least, parts))
 
-    def _sets_least(self, once: np.ndarray, per: np.ndarray | None, boxes: np.ndarray) -> np.ndarray:
-        """(n,) :meth:`_loop_boxes` of each of ``boxes`` (n, D), boxes of the layer's lattice."""
+    def _sets_least(self, parts: list[tuple[np.ndarray, np.ndarray | None]], boxes: np.ndarray) -> np.ndarray:
+        """(K, n) :meth:`_loop_boxes` of each of ``boxes`` (n, D), boxes of the layer's lattice, per B20 key (its
+        ``once``, ``per`` in ``parts``); the sets' rows are found once for all keys."""
         sets, members = self._loop_sets()
         rows = self._row_parts(boxes) @ members  # (u, sets)
         short = (boxes[:, None, :] > 1) & ~sets[None, :, :]  # the loops outside R: where L1 may be
-        got = once[rows]
-        if per is not None:
-            got = np.minimum(got, np.where(short, per[rows], np.inf).min(axis=2))
-        return np.where(_reduce_last(np.logical_or, short), got, np.inf).min(axis=1)
+        room = _reduce_last(np.logical_or, short)
+        out = []
+        for once, per in parts:
+            got = once[rows]
+            if per is not None:
+                got = np.minimum(got, np.where(short, per[rows], np.inf).min(axis=2))
+            out.append(np.where(room, got, np.inf).min(axis=1))
+        return np.array(out)
 
     def _loop_sets(self) -> tuple[np.ndarray, np.ndarray]:
         """B33 (:meth:`_sets_least`): (S, D) every set of the layer's dimensions of two indices or more, as a mask, and
