@@ -1,5 +1,5 @@
 """B45: the register file's refills per unrolling at the tile bound (docs/search.md, "B45: the register file's refills
-per unrolling at the tile bound").
+per unrolling at the tile bound"), and B46: the same for sliding-window layers ("B46: B45 for sliding-window layers").
 
 At the tile bound of ``F(1)`` (:meth:`.search.BranchAndBound.tile_bound`) the levels above the array's level 1 are
 fixed (factors, orders, placements), the register file's tile ``tau`` (level 0's) is known, and level 1's split of
@@ -41,6 +41,20 @@ pairs whose bounds do not depend on ``U``:
   than the one held (a plain tensor's tiles are disjoint) and takes in all its words of level 1's tile, not only those
   past the capacity; each of the output's drains past its first touches (one per word) is then also a reload.
 
+B46 (docs/search.md, "B46: B45 for sliding-window layers") extends this to a layer whose input has a sliding window,
+where the register file and the buffer reuse every overlap (``halo_reuse: true``, so P1 holds for the window input:
+a tile below fewer loops takes in, over a run of the larger tile, at least the larger tile's words not held before, and
+the larger tile's held words lie in its tile before). Its fills per event of level 1's innermost loop on a dimension
+``d`` indexing it are B13's: each step of ``d`` (``(T1[d] - 1) / T1[d]`` of the events) brings in at least
+:func:`.bounds._step_words` (the shift ``tau[d] U[d]`` a proper divisor of the layer's extent, so B20's residue
+count holds), every event (a wrap too) its words without the residue where
+:meth:`.bounds.LowerBound._every_event`; where ``d0`` does not index it, the innermost loop of level 1 that does has
+at least one event per run of level 1's loops not indexing it (B48: but ``d1``'s), and at least the least of those
+steps' words; with none at level 1, only the capacity term. A parent read feeds at most the instances differing only
+in dimensions not on a plain axis of the input (a window axis lets instances share words), so its ``copies(U)`` are
+the product of ``U`` over those. Level 1's refetches per iteration of ``d1`` keep B45's capacity term for it (B48's
+whole words need disjoint tiles).
+
 Every term is a non-decreasing function of the counts it bounds, so each ``(U, d0, d1)``'s sum is at most the energy
 of every completion with that unrolling, innermost and outermost loop, and the least over the legal unrollings (the
 space's table of level 1's fan-out, one row per distinct factor vector: the axes change no count), ``d0`` and ``d1``
@@ -48,7 +62,8 @@ is at most every completion's. For EDP the product with the latency bound per ``
 tile's latency bound). An ``F(1)`` node fixes ``U`` and ``T1``: its completions are some of its tile's, so the sum at its
 own ``U`` bounds them (:meth:`.search.BranchAndBound._unrolled_node_bound`), where its own bound takes each tensor's
 best level-1 order apart (B2). Applies on architectures whose only fan-out is level 1's and whose level 0 (no operand
-registers) keeps every tensor of a layer without a sliding window, in the exact (not padded) widened space.
+registers) keeps every tensor, where levels 0 and 1 reuse every overlap of a sliding window (B46) or the layer has
+none, in the exact (not padded) widened space.
 
 B47 (docs/search.md, "B47: each child of a tile at its own unrolling"): the value per unrolling
 (:meth:`UnrolledTile.per_unrolling`) bounds every completion of the tile with that unrolling, so each child of the tile
@@ -60,8 +75,9 @@ from __future__ import annotations
 import numpy as np
 
 from dnnmap.cost.model import CostBatch
-from dnnmap.search.optimal.bounds import TIER_PAIRS, LowerBound, _dividing, touched_lower
+from dnnmap.search.optimal.bounds import TIER_PAIRS, LowerBound, _dividing, _step_words, touched_lower
 from dnnmap.search.optimal.expand import distinct_unrollings
+from dnnmap.search.space import unique_rows
 
 ROWS = 256  # rows of a batch priced together: (ROWS, unrollings, dimensions) arrays
 
@@ -75,6 +91,7 @@ class UnrolledTile:
         self.table = distinct_unrollings(tuple(int(x) for x in bound.bounds), tuple(arch.levels[1].fanout.shape),
                                          1 in bound.both_axes)[0]  # (V, D) level 1's legal factor vectors
         self._divides: dict[tuple[int, int], np.ndarray] = {}
+        self._steps: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray]] = {}  # B46: per window tensor and tile
         # :meth:`rows_of`: each row's factor vector as one number (mixed radix), sorted
         self._radix = self.table.max(axis=0).astype(np.int64) + 1
         self._place = np.cumprod(np.append(1, self._radix[:0:-1]))[::-1]
@@ -97,10 +114,11 @@ class UnrolledTile:
     @staticmethod
     def applies(bound: LowerBound) -> bool:
         """Whether B45 holds for the layer and architecture of ``bound`` (module docstring): placement, the only fan-out
-        at level 1 over level 0, level 0 keeping every tensor, no operand registers, every tensor plain, and a drain
-        and hop of the output at level 0 at least an accumulate read (so its pair's energy grows with its drains)."""
+        at level 1 over level 0, level 0 keeping every tensor, no operand registers, every tensor plain or levels 0 and
+        1 reusing every overlap (B46: :attr:`.bounds.LowerBound.monotone`), and a drain and hop of the output at level 0
+        at least an accumulate read (so its pair's energy grows with its drains)."""
         arch = bound.arch
-        if not (bound.placement and bound.L >= 3 and bound.keeps[0].all() and bound.plain.all()
+        if not (bound.placement and bound.L >= 3 and bound.keeps[0].all() and bound.monotone[:2].all()
                 and not arch.mac.operand_registers):
             return False
         if [m for m in range(bound.L) if arch.levels[m].fanout is not None] != [1]:
@@ -192,33 +210,73 @@ class UnrolledTile:
         legal = (np.ones(table.shape[:2], dtype=bool) if own
                  else _dividing(self.table, self._divides, budget, b.bounds))  # (r, V or 1)
         moving = budget[:, None, :] > table  # (r, V, D): level 1 has a loop on the dimension
-        copies = np.stack([np.where(b.indexes[t], 1, table).prod(axis=2) for t in range(b.T)]).astype(float)
         words = touched_lower(b.op, tiles, contiguous=True)  # (r, T)
         per_tile = b.iterations / tiles.prod(axis=1)  # the tile's runs over all instances
         outer = self._outer_runs(temporal, order)  # (r, T)
         live = np.nonzero((budget > 1).any(axis=0))[0]  # the dimensions level 1 may have a loop on
         trips = budget[:, None, :] / table  # (r, V, D): T1
-        once, largest = [], []  # per tensor, (r, V) its energy with run 1, and with its largest run
+        once, largest = [], []  # per tensor its energy with d0 innermost where d0 indexes it (per d0 for a window), else
         beyond = {}  # B48: (tensor, d1) -> (r, V) its energy with its largest run outside d1
         for t in range(b.T):
-            idx = b.indexes[t]
-            indexed = moving[:, :, idx].any(axis=2)  # (r, V): a loop of level 1 indexes the tensor
-            runs = (budget[:, ~idx].prod(axis=1)[:, None] / copies[t] * np.where(indexed, 1.0, outer[:, t, None]))
-            once.append(self._energy(t, np.ones_like(runs), words[:, t], per_tile, copies[t]))
-            largest.append(self._energy(t, runs, words[:, t], per_tile, copies[t]))
-            for d1 in live[~idx[live]]:
-                beyond[t, d1] = self._energy(t, runs / self._outside(t, d1, trips, indexed), words[:, t], per_tile,
-                                             copies[t])
+            copies = np.where(b.disjoint[t], 1, table).prod(axis=2).astype(float)  # B46: a window's dimensions too
+            indexed = moving[:, :, b.indexes[t]].any(axis=2)  # (r, V): a loop of level 1 indexes the tensor
+            inner, rest = self._event_words(t, tiles, words[:, t], moving, trips, outer[:, t], indexed)
+            once.append({d: self._energy(t, e, words[:, t], per_tile, copies) for d, e in inner.items()}
+                        if isinstance(inner, dict) else self._energy(t, inner, words[:, t], per_tile, copies))
+            largest.append(self._energy(t, rest, words[:, t], per_tile, copies))
+            for d1 in live[~b.indexes[t][live]]:
+                beyond[t, d1] = self._energy(t, rest * self._outside(t, d1, trips, indexed), words[:, t], per_tile,
+                                             copies)
         least = np.where(moving.any(axis=2), np.inf, sum(largest))  # no loop at level 1: every run its largest
         refetched = self._refetched(temporal, budget, held, table)  # (D, r, V)
         single = moving.sum(axis=2) == 1
         for d0 in live:
             for d1 in live:
-                inner = sum(once[t] if b.indexes[t, d0] else beyond.get((t, d1), largest[t]) if d1 != d0
-                            else largest[t] for t in range(b.T))
+                inner = sum((once[t].get(d0, 0.0) if isinstance(once[t], dict) else once[t]) if b.indexes[t, d0]
+                            else beyond.get((t, d1), largest[t]) if d1 != d0 else largest[t] for t in range(b.T))
                 both = moving[:, :, d0] & (moving[:, :, d1] & ~single if d1 != d0 else single)
                 least = np.minimum(least, np.where(both, inner + refetched[d1], np.inf))
         return np.where(legal, least, np.inf)
+
+    def _event_words(self, t: int, tiles: np.ndarray, words: np.ndarray, moving: np.ndarray, trips: np.ndarray,
+                     outer: np.ndarray, indexed: np.ndarray) -> tuple[np.ndarray | dict[int, np.ndarray], np.ndarray]:
+        """The least words of tensor ``t`` the register file's tile ``tiles`` (r, D) takes in per event of level 1's
+        innermost loop ``d0`` where ``d0`` indexes it ((r, 1), or per ``d0`` with a loop (r, V)), and per iteration of
+        level 1 where ``d0`` does not index it ((r, V)); ``words`` (r,) of the tile, ``moving`` and ``trips`` (r, V, D):
+        level 1's loops per unrolling, ``outer`` (r,): the loops above level 1 inside the innermost one indexing ``t``,
+        ``indexed`` (r, V): whether a loop of level 1 indexes ``t``. A plain tensor (B45): the whole tile, or the whole
+        tile once per run of the loops not indexing it. A sliding-window input (B46): each step of a loop on ``d``
+        brings in at least :func:`.bounds._step_words` with the shift a multiple of the tile's extent dividing the
+        layer's (``(T1[d] - 1) / T1[d]`` of its events), every event (a wrap too) its words without that where
+        :meth:`.bounds.LowerBound._every_event`; the larger; where ``d0`` does not index it, the innermost loop of level
+        1 that does is one of those with a loop, its events one per run of level 1's loops not indexing it; none known
+        (no such loop at level 1): none counted."""
+        idx = self.b.indexes[t]
+        runs = trips[:, :, ~idx].prod(axis=2)  # (r, V) level 1's trips on the dimensions not indexing t
+        if self.b.plain[t]:
+            return words[:, None], words[:, None] / (runs * np.where(indexed, 1.0, outer[:, None]))
+        steps, every = self._window_steps(t, tiles)
+        per_event = {int(d): np.where(moving[:, :, d], np.maximum(steps[:, d, None] * (trips[:, :, d] - 1)
+                                                                  / trips[:, :, d], every[:, d, None]), np.inf)
+                     for d in np.nonzero(idx & moving.any(axis=(0, 1)))[0]}  # (r, V) each
+        least = np.minimum.reduce(list(per_event.values())) if per_event else np.full(runs.shape, np.inf)
+        return ({d: np.where(np.isfinite(e), e, 0.0) for d, e in per_event.items()},
+                np.where(indexed, least, 0.0) / runs)
+
+    def _window_steps(self, t: int, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(r, D) twice: the words of the sliding-window tensor ``t`` a step of a loop on each dimension brings into
+        the register file's tile (:func:`.bounds._step_words` with the layer's bounds), and those every event brings in
+        (without them, where :meth:`.bounds.LowerBound._every_event`, else 0); cached per tile."""
+        keys, inverse = unique_rows(tiles)
+        missing = [k for k in range(len(keys)) if (t, keys[k].tobytes()) not in self._steps]
+        if missing:
+            new = keys[missing]
+            steps = _step_words(self.b.op, new, t, True, self.b.bounds)
+            every = np.where(self.b._every_event(new, t), _step_words(self.b.op, new, t, True), 0.0)
+            for k, a, e in zip(missing, steps, every):
+                self._steps[(t, keys[k].tobytes())] = (a, e)
+        found = [self._steps[(t, k.tobytes())] for k in keys]
+        return np.stack([a for a, _ in found])[inverse], np.stack([e for _, e in found])[inverse]
 
     def _outside(self, t: int, d1: int, trips: np.ndarray, indexed: np.ndarray) -> np.ndarray:
         """(r, V) B48 (docs/search.md, "B48: the outermost loop at the register file and the buffer"): the trips of
@@ -253,7 +311,10 @@ class UnrolledTile:
         tensor ``t`` level 1 takes in at least in each iteration of its outermost loop where that loop does not index
         ``t`` (``words`` (r,): its words of level 1's tile): all of them where level 1 cannot hold them whole (its tile
         then lies below that loop and some loop inside it that indexes ``t``, so each iteration starts on another tile
-        than the one held and visits every word), else none."""
+        than the one held and visits every word), else none. B46: a sliding-window tensor's tiles overlap, so B45's
+        words past the capacity."""
+        if not self.b.plain[t]:
+            return np.maximum(0.0, words - self.b.capacity[1, t])
         return np.where(words > self.b.capacity[1, t], words, 0.0)
 
     def _taken_energy(self, t: int, taken: np.ndarray) -> np.ndarray:
@@ -265,14 +326,15 @@ class UnrolledTile:
             energy = energy + np.maximum(0.0, taken - self.b.out_words) * self.reload[t]
         return energy
 
-    def _energy(self, t: int, runs: np.ndarray, words: np.ndarray, per_tile: np.ndarray, copies: np.ndarray
+    def _energy(self, t: int, events: np.ndarray, words: np.ndarray, per_tile: np.ndarray, copies: np.ndarray
                 ) -> np.ndarray:
-        """(r, V) the energy of tensor ``t``'s pair with level 0 as child: ``words`` (r,) of the tile, its runs (r, V),
-        ``per_tile`` (r,) the tile's runs over all instances (``iterations / |tau|``), ``copies`` (r or 1, V) of a
-        word of it over the unrolling."""
+        """(r, V) the energy of tensor ``t``'s pair with level 0 as child: ``events`` (r, V or 1) the least words it
+        takes in per run of the tile (:meth:`_event_words`), ``words`` (r,) of the tile, ``per_tile`` (r,) the tile's
+        runs over all instances (``iterations / |tau|``), ``copies`` (r or 1, V) of a word of it a parent read may feed
+        over the unrolling."""
         b = self.b
         cap = b.capacity[0, t]
-        moved = per_tile[:, None] * np.maximum(words[:, None] / runs, np.maximum(0.0, words - cap)[:, None])
+        moved = per_tile[:, None] * np.maximum(events, np.maximum(0.0, words - cap)[:, None])
         p, hop = self.parent[t], self.hop[t]
         if t != b.out:
             return moved * (b.energy[0, t, 1] + hop + b.energy[p, t, 0] / copies)
