@@ -123,6 +123,11 @@ def test_unrolled_tile_bound_never_exceeds_any_completion(arch: ArchSpec, op: Op
 def test_search_with_unrolled_tile_proves_the_brute_force_optimum(arch: ArchSpec, op: Operator) -> None:
     """The placed search with both axes (B45 on) proves the least energy and EDP of every placed brute-force
     mapping."""
+    assert_search_proves_the_optimum(arch, op)
+
+
+def assert_search_proves_the_optimum(arch: ArchSpec, op: Operator) -> None:
+    """The placed search with both axes proves the least energy and EDP of every placed brute-force mapping."""
     cost = CostModel(op, arch).evaluate(placed_space(op, arch, both=True))
     for objective in ("energy", "edp"):
         result = optimal_search(op, arch, objective, placement=True, both_axes=["GLB"])

@@ -7,7 +7,8 @@ variants of them (capacities, bypass, array shape, multicast, reduction, hop ene
 size; kernels of 2-3 taps, stride 1-2, dilation 1-2), every placement of every mapping is priced: every stage's ancestor
 bound and the tile bound are at most its cost for every objective, with and without both axes; taking B46 out lowers
 some finite tile bound, and some node's bound on a ResNet-18 layer; B46 x 1.03 is caught; it stays off without halo
-reuse.
+reuse. B47's per-unrolling values on these cases are at most every mapping's cost, and the search with B46 and B47
+proves the brute force's optimum.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from dnnmap.workload.ir import Operator
 from test_optimal_level_loops import input_terms_out, register_file_node, without_level_loops
 from test_optimal_placed_rf import assert_placed_bounds_below
 from test_optimal_placement import assert_raises_some_bound, assert_some_bound_exceeds, placed_space, stage_bounds
-from test_optimal_unrolled_tile import _applied, _ids, _inflated, _off, tiny_array
+from test_optimal_tile_units import assert_unit_bounds_below
+from test_optimal_unrolled_tile import _applied, _ids, _inflated, _off, assert_search_proves_the_optimum, tiny_array
 
 WINDOW = (tiny_array({"input": 3, "weight": 3, "output": 2}), ops.conv2d("w", 1, 2, (4, 1), (3, 1)))
 STRIDED = (tiny_array({"input": 2, "weight": 2, "output": 1}, ("input", "output")),
@@ -72,6 +74,20 @@ def test_window_unrolled_bound_never_exceeds_any_completion(arch: ArchSpec, op: 
     """Every objective, every stage and the tile bound (with B46), with placement (and with both axes)."""
     assert _applied(arch, op)
     assert_placed_bounds_below(arch, op)
+
+
+@pytest.mark.parametrize("arch,op", CASES[:-1] + RANDOM, ids=_ids(CASES[:-1] + RANDOM))
+def test_window_unit_bounds_never_exceed_any_completion(arch: ArchSpec, op: Operator) -> None:
+    """B47 on these layers: each placed mapping's value at its own unrolling (B46 at its ``F(1)`` tile bound's node
+    and tile) is at most its energy and EDP."""
+    assert_unit_bounds_below(arch, op)
+
+
+@pytest.mark.parametrize("arch,op", [WINDOW, STRIDED], ids=_ids([WINDOW, STRIDED]))
+def test_search_with_window_unrolled_proves_the_brute_force_optimum(arch: ArchSpec, op: Operator) -> None:
+    """The placed search with both axes (B46 and B47 on) proves the least energy and EDP of every placed brute-force
+    mapping."""
+    assert_search_proves_the_optimum(arch, op)
 
 
 def test_window_unrolled_tile_binds(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -232,7 +232,7 @@ class UnrolledTile:
         once, largest, lifted = [], [], []  # per tensor its energy with d0 innermost where d0 indexes it (per d0 for a
         # window), with its largest run, and (D, n) with its largest run outside each d1 (B48)
         for t in range(b.T):
-            copies = np.where(b.disjoint[t], 1, units).prod(axis=1).astype(float)  # B46: a window's dimensions too
+            copies = units[:, ~b.disjoint[t]].prod(axis=1).astype(float)  # B46: a window's dimensions too
             indexed = moving[:, b.indexes[t]].any(axis=1)  # (n,): a loop of level 1 indexes the tensor
             inner, rest = self._event_words(t, tiles, at, words[:, t], moving, trips, outer[:, t], indexed)
             once.append({d: self._energy(t, e, words[:, t], per_tile, copies) for d, e in inner.items()}
