@@ -164,8 +164,8 @@ def test_unrolled_node_bound_binds(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_buffer_refetches_bind(monkeypatch: pytest.MonkeyPatch) -> None:
     """B45's refetches of the overflowing global buffer raise some finite tile bound (where its tile overflows)."""
     full = stage_bounds(*SPILLED, tiles_only=True)
-    monkeypatch.setattr(UnrolledTile, "_refetched", lambda self, temporal, budget, held, table: np.zeros(
-        (self.b.op_dims,) + (budget[:, None, :] / table).shape[:2]))
+    monkeypatch.setattr(UnrolledTile, "_refetched", lambda self, temporal, held, at, trips: np.zeros(
+        (self.b.op_dims, len(at))))
     assert_raises_some_bound(full, stage_bounds(*SPILLED, tiles_only=True))
 
 
@@ -204,7 +204,7 @@ def _no_reloads(self: UnrolledTile, t: int, taken: np.ndarray) -> np.ndarray:
     return taken * self.refetch[t]
 
 
-@pytest.mark.parametrize("method,off", [("_outside", lambda self, t, d1, trips, indexed: np.ones(trips.shape[:2])),
+@pytest.mark.parametrize("method,off", [("_outside", lambda self, t, d1, trips, indexed: np.ones(len(trips))),
                                         ("_per_iteration", _capacity_only), ("_taken_energy", _no_reloads)],
                          ids=["runs", "whole-words", "reloads"])
 def test_outermost_loop_terms_bind(monkeypatch: pytest.MonkeyPatch, method: str, off: object) -> None:
