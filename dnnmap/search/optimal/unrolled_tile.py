@@ -91,7 +91,6 @@ class UnrolledTile:
         self.table = distinct_unrollings(tuple(int(x) for x in bound.bounds), tuple(arch.levels[1].fanout.shape),
                                          1 in bound.both_axes)[0]  # (V, D) level 1's legal factor vectors
         self._divides: dict[tuple[int, int], np.ndarray] = {}
-        self._steps: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray]] = {}  # B46: per window tensor and tile
         # :meth:`rows_of`: each row's factor vector as one number (mixed radix), sorted
         self._radix = self.table.max(axis=0).astype(np.int64) + 1
         self._place = np.cumprod(np.append(1, self._radix[:0:-1]))[::-1]
@@ -298,17 +297,11 @@ class UnrolledTile:
     def _window_steps(self, t: int, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(r, D) twice: the words of the sliding-window tensor ``t`` a step of a loop on each dimension brings into
         the register file's tile (:func:`.bounds._step_words` with the layer's bounds), and those every event brings in
-        (without them, where :meth:`.bounds.LowerBound._every_event`, else 0); cached per tile."""
+        (without them, where :meth:`.bounds.LowerBound._every_event`, else 0); once per distinct tile."""
         keys, inverse = unique_rows(tiles)
-        missing = [k for k in range(len(keys)) if (t, keys[k].tobytes()) not in self._steps]
-        if missing:
-            new = keys[missing]
-            steps = _step_words(self.b.op, new, t, True, self.b.bounds)
-            every = np.where(self.b._every_event(new, t), _step_words(self.b.op, new, t, True), 0.0)
-            for k, a, e in zip(missing, steps, every):
-                self._steps[(t, keys[k].tobytes())] = (a, e)
-        found = [self._steps[(t, k.tobytes())] for k in keys]
-        return np.stack([a for a, _ in found])[inverse], np.stack([e for _, e in found])[inverse]
+        steps = _step_words(self.b.op, keys, t, True, self.b.bounds)
+        every = np.where(self.b._every_event(keys, t), _step_words(self.b.op, keys, t, True), 0.0)
+        return steps[inverse], every[inverse]
 
     def _outside(self, t: int, d1: int, trips: np.ndarray, indexed: np.ndarray) -> np.ndarray:
         """(n,) B48 (docs/search.md, "B48: the outermost loop at the register file and the buffer"): the trips of
