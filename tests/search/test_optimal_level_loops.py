@@ -23,7 +23,7 @@ from test_optimal_placement import (
 ORIGINAL_RATIO = LowerBound._placed_ratio
 
 
-def _without(monkeypatch: pytest.MonkeyPatch) -> None:
+def without_level_loops(monkeypatch: pytest.MonkeyPatch) -> None:
     """B30 taken out: B20's boxes over the whole cover, a loop next to them on any dimension."""
     monkeypatch.setattr(LowerBound, "_over_rest", lambda self, least, *a: least)
     monkeypatch.setattr(LowerBound, "_placed_ratio", lambda self, covers, level, t, outer, loopable=None, rows=None:
@@ -35,7 +35,7 @@ def test_level_loops_bind(monkeypatch: pytest.MonkeyPatch, arch, op) -> None:
     """B30 never lowers a bound and raises some finite one on each case (whose soundness test_optimal_placed_rf
     checks with B30 in)."""
     full = stage_bounds(arch, op)
-    _without(monkeypatch)
+    without_level_loops(monkeypatch)
     assert_raises_some_bound(full, stage_bounds(arch, op))
 
 
@@ -77,14 +77,18 @@ def test_placed_words_inflation_is_caught() -> None:
     assert sum(placed_words(arch, op, 1.03)[0] for arch, op in RANDOM[:10] + [MATMUL]) > 0
 
 
-def test_register_file_node(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The node B30 was made for: ``layer2.0.conv2`` (K128 C128 P28 Q28 R3 S3) on Eyeriss after the global buffer's
-    factors (K128 C2 P7 Q4 in time, C4 R3 S3 over the array), the register file left C16 P4 Q7 and no K: each input
-    word a processing element fetches serves one MAC, whatever the orders and placements. B20 took the input's raised
-    tile over K (a loop of the buffer) and a loop on R next to it (R has no loop here), half a fill a MAC; B30 prices
-    three quarters of it. The bound rises by more than a third and stays below the node's best completion (the best
-    mapping of its subtree, found by the search run from this node: input tile below P and C, output below P). B38 and
-    B40 are taken out for the comparison."""
+def input_terms_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """B38, B39 and B40 taken out (at :func:`register_file_node` they price the input's refills at least as high as
+    B30)."""
+    monkeypatch.setattr(LowerBound, "_step_reads", lambda self, pr, e, h, temporal, *a: np.zeros(temporal[:, 0].shape))
+    monkeypatch.setattr(BranchAndBound, "_shared_order", lambda self, *args: args[-2])  # B39 out: B30 against B20
+    monkeypatch.setattr(LowerBound, "_run_fills", lambda self, pr, temporal, spatial, fixed_from, tile, e, d, h:
+                        (e, d, h))  # B40 binds here too (the input's box of 2,160 words in 12)
+
+
+def register_file_node() -> tuple[Operator, ArchSpec, CostModel, Nodes, float, float]:
+    """The ``F(1)`` node of :func:`test_register_file_node` (``layer2.0.conv2`` on Eyeriss, the global buffer's factors
+    fixed): its operator, architecture, cost model, node, the best completion's energy and the input's fills there."""
     arch = load_arch("eyeriss")
     op = zoo.get("resnet18").layer("layer2.0.conv2").op
     model = CostModel(op, arch)
@@ -99,19 +103,29 @@ def test_register_file_node(monkeypatch: pytest.MonkeyPatch) -> None:
                     LevelMapping()), layer=op.name, arch=arch.name)
     priced = model.evaluate(MappingBatch.from_mappings(op, arch, [best]))
     completion = priced.objective("energy")[0]
+    return op, arch, model, node, completion, priced.counts["fills"][0, 0, 0]
+
+
+def test_register_file_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The node B30 was made for: ``layer2.0.conv2`` (K128 C128 P28 Q28 R3 S3) on Eyeriss after the global buffer's
+    factors (K128 C2 P7 Q4 in time, C4 R3 S3 over the array), the register file left C16 P4 Q7 and no K: each input
+    word a processing element fetches serves one MAC, whatever the orders and placements. B20 took the input's raised
+    tile over K (a loop of the buffer) and a loop on R next to it (R has no loop here), half a fill a MAC; B30 prices
+    three quarters of it. The bound rises by more than a third and stays below the node's best completion (the best
+    mapping of its subtree, found by the search run from this node: input tile below P and C, output below P). B38,
+    B39, B40 and B46 (at the node, which prices the input's refills as high) are taken out for the comparison."""
+    op, arch, model, node, completion, fills = register_file_node()
     stage = 2  # F(1)
     bb = BranchAndBound(op, arch, "energy", model, placement=True, both_axes=frozenset({1}))
     assert bb._bound(node, stage)[0] <= completion  # with B38, which binds here more than B30 (docs "B38"), and B39
-    monkeypatch.setattr(LowerBound, "_step_reads", lambda self, pr, e, h, temporal, *a: np.zeros(temporal[:, 0].shape))
-    monkeypatch.setattr(BranchAndBound, "_shared_order", lambda self, *args: args[-2])  # B39 out: B30 against B20
-    monkeypatch.setattr(LowerBound, "_run_fills", lambda self, pr, temporal, spatial, fixed_from, tile, e, d, h:
-                        (e, d, h))  # B40 binds here too (the input's box of 2,160 words in 12)
+    input_terms_out(monkeypatch)
+    monkeypatch.setattr(BranchAndBound, "_unrolled_node_bound", lambda self, lb, *args: lb)  # B46: as much as B30
     bound = bb._bound(node, stage)[0]
     # the input's words: the completion fills one a MAC; B30 three quarters of that (B28's entries counted half, over
     # a loop of 2 trips on P), B20 alone half
     words = bb.bound._placed_words(node.spatial, 0, [(0, frozenset())],
                                    *bb.bound._level_loops(node.temporal, 1, 0))[0, 0]
-    assert 0.75 * op.operations == words < priced.counts["fills"][0, 0, 0] == op.operations
-    _without(monkeypatch)
+    assert 0.75 * op.operations == words < fills == op.operations
+    without_level_loops(monkeypatch)
     before = BranchAndBound(op, arch, "energy", model, placement=True, both_axes=frozenset({1}))._bound(node, stage)[0]
     assert before * 4 / 3 < bound <= completion

@@ -401,11 +401,13 @@ def _residue_kept(terms: tuple, dims: tuple[str, ...], tiles: np.ndarray, span: 
     g = np.where(g > 0, g, 1)
     kept = np.zeros(len(tiles))
     found = np.zeros(len(tiles), dtype=bool)
-    for k in range(1, bound):
+    for k in range(1, -(-bound // max(1, int(e.min(initial=bound))))):  # the k with k e < bound for some tile
         step = k * e
         ok = ~found & (step < bound) & (bound % step == 0) & ((c * step) % g == 0)
         kept = np.where(ok, np.ceil(np.maximum(0, span - c * step) / g), kept)
         found |= ok
+        if found.all():
+            break
     return kept
 
 

@@ -33,8 +33,9 @@ factor stage takes one order of the level for its children's refills and its own
 the loops above the level: :meth:`BranchAndBound._shared_order`, for the nodes the other tiers leave below the
 incumbent), and keeps each order's value, with which its order stage drops orders before B37 prices them.
 ``F(1)``'s tile bound takes the register file's pairs at one unrolling of the array together where that applies (B45,
-:mod:`.unrolled_tile`), and each child of a tile inherits B45's value at its own unrolling, the children it puts at or
-above the incumbent never made into nodes (B47, :meth:`BranchAndBound._by_unrolling`).
+:mod:`.unrolled_tile`; B46 on sliding-window layers), and each child of a tile inherits B45's value at its own
+unrolling, the children it puts at or above the incumbent never made into nodes (B47,
+:meth:`BranchAndBound._by_unrolling`).
 
 Costly bounds only where they can prune (docs/search.md): the walk bounds a batch tier by tier
 (:meth:`BranchAndBound._tiered`, :data:`.bounds.TIER_PAIRS` to :data:`.bounds.TIER_FULL`), the costly terms only for
@@ -265,7 +266,7 @@ class BranchAndBound:
         # together that are each other's image one is searched (not in the padded space)
         self.mirror = mirror_dims(op, arch) if self.padded is None else None
         self.fit = None if placement else self.bound.fit  # tiles dropped for their footprint (none with placement)
-        # B45: F(1)'s tile bound with the register file's refills per unrolling of the array (exact space only)
+        # B45/B46: F(1)'s tile bound with the register file's refills per unrolling of the array (exact space only)
         self.unrolled_tile = (UnrolledTile(self.bound) if self.padded is None and UnrolledTile.applies(self.bound)
                               else None)
         # in the widened space (placement, both axes): one child per class of children the cost model cannot tell

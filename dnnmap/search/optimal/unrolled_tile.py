@@ -1,5 +1,5 @@
 """B45: the register file's refills per unrolling at the tile bound (docs/search.md, "B45: the register file's refills
-per unrolling at the tile bound").
+per unrolling at the tile bound"), and B46: the same for sliding-window layers ("B46: B45 for sliding-window layers").
 
 At the tile bound of ``F(1)`` (:meth:`.search.BranchAndBound.tile_bound`) the levels above the array's level 1 are
 fixed (factors, orders, placements), the register file's tile ``tau`` (level 0's) is known, and level 1's split of
@@ -41,6 +41,20 @@ pairs whose bounds do not depend on ``U``:
   than the one held (a plain tensor's tiles are disjoint) and takes in all its words of level 1's tile, not only those
   past the capacity; each of the output's drains past its first touches (one per word) is then also a reload.
 
+B46 (docs/search.md, "B46: B45 for sliding-window layers") extends this to a layer whose input has a sliding window,
+where the register file and the buffer reuse every overlap (``halo_reuse: true``, so P1 holds for the window input:
+a tile below fewer loops takes in, over a run of the larger tile, at least the larger tile's words not held before, and
+the larger tile's held words lie in its tile before). Its fills per event of level 1's innermost loop on a dimension
+``d`` indexing it are B13's: each step of ``d`` (``(T1[d] - 1) / T1[d]`` of the events) brings in at least
+:func:`.bounds._step_words` (the shift ``tau[d] U[d]`` a proper divisor of the layer's extent, so B20's residue
+count holds), every event (a wrap too) its words without the residue where
+:meth:`.bounds.LowerBound._every_event`; where ``d0`` does not index it, the innermost loop of level 1 that does has
+at least one event per run of level 1's loops not indexing it (B48: but ``d1``'s), and at least the least of those
+steps' words; with none at level 1, only the capacity term. A parent read feeds at most the instances differing only
+in dimensions not on a plain axis of the input (a window axis lets instances share words), so its ``copies(U)`` are
+the product of ``U`` over those. Level 1's refetches per iteration of ``d1`` keep B45's capacity term for it (B48's
+whole words need disjoint tiles).
+
 Every term is a non-decreasing function of the counts it bounds, so each ``(U, d0, d1)``'s sum is at most the energy
 of every completion with that unrolling, innermost and outermost loop, and the least over the legal unrollings (the
 space's table of level 1's fan-out, one row per distinct factor vector: the axes change no count), ``d0`` and ``d1``
@@ -48,7 +62,8 @@ is at most every completion's. For EDP the product with the latency bound per ``
 tile's latency bound). An ``F(1)`` node fixes ``U`` and ``T1``: its completions are some of its tile's, so the sum at its
 own ``U`` bounds them (:meth:`.search.BranchAndBound._unrolled_node_bound`), where its own bound takes each tensor's
 best level-1 order apart (B2). Applies on architectures whose only fan-out is level 1's and whose level 0 (no operand
-registers) keeps every tensor of a layer without a sliding window, in the exact (not padded) widened space.
+registers) keeps every tensor, where levels 0 and 1 reuse every overlap of a sliding window (B46) or the layer has
+none, in the exact (not padded) widened space.
 
 B47 (docs/search.md, "B47: each child of a tile at its own unrolling"): the value per unrolling
 (:meth:`UnrolledTile.per_unrolling`) bounds every completion of the tile with that unrolling, so each child of the tile
@@ -60,8 +75,9 @@ from __future__ import annotations
 import numpy as np
 
 from dnnmap.cost.model import CostBatch
-from dnnmap.search.optimal.bounds import TIER_PAIRS, LowerBound, _dividing, touched_lower
+from dnnmap.search.optimal.bounds import TIER_PAIRS, LowerBound, _dividing, _step_words, touched_lower
 from dnnmap.search.optimal.expand import distinct_unrollings
+from dnnmap.search.space import unique_rows
 
 ROWS = 256  # rows of a batch priced together: (ROWS, unrollings, dimensions) arrays
 
@@ -97,10 +113,11 @@ class UnrolledTile:
     @staticmethod
     def applies(bound: LowerBound) -> bool:
         """Whether B45 holds for the layer and architecture of ``bound`` (module docstring): placement, the only fan-out
-        at level 1 over level 0, level 0 keeping every tensor, no operand registers, every tensor plain, and a drain
-        and hop of the output at level 0 at least an accumulate read (so its pair's energy grows with its drains)."""
+        at level 1 over level 0, level 0 keeping every tensor, no operand registers, every tensor plain or levels 0 and
+        1 reusing every overlap (B46: :attr:`.bounds.LowerBound.monotone`), and a drain and hop of the output at level 0
+        at least an accumulate read (so its pair's energy grows with its drains)."""
         arch = bound.arch
-        if not (bound.placement and bound.L >= 3 and bound.keeps[0].all() and bound.plain.all()
+        if not (bound.placement and bound.L >= 3 and bound.keeps[0].all() and bound.monotone[:2].all()
                 and not arch.mac.operand_registers):
             return False
         if [m for m in range(bound.L) if arch.levels[m].fanout is not None] != [1]:
@@ -182,70 +199,135 @@ class UnrolledTile:
 
     def _per_unrolling(self, temporal: np.ndarray, order: np.ndarray, tiles: np.ndarray, held: np.ndarray,
                        table: np.ndarray, own: bool) -> np.ndarray:
-        """(r, V) per row and unrolling ``U`` of level 1 (``table`` (1, V, D): the legal ones; or, ``own``, (r, 1, D) each
-        row's own: (r, 1)) the least over level 1's innermost loop ``d0`` and outermost loop ``d1`` (different where level 1 has loops
-        on two dimensions or more) of the level-0 pairs' energy at ``d0`` plus what ``d1`` adds to level 1's pairs
-        (:meth:`_refetched`; ``held`` (r, T) their energy in the completion); inf where ``U`` does not divide the row's
-        budget."""
-        b = self.b
+        """(r, V) per row and unrolling ``U`` of level 1 (``table`` (1, V, D): the legal ones; or, ``own``, (r, 1, D)
+        each row's own: (r, 1)) :meth:`_least`, priced only for the pairs of a row and an unrolling dividing its budget;
+        inf where ``U`` does not divide it."""
         budget = temporal[:, 0] // tiles
-        legal = (np.ones(table.shape[:2], dtype=bool) if own
-                 else _dividing(self.table, self._divides, budget, b.bounds))  # (r, V or 1)
-        moving = budget[:, None, :] > table  # (r, V, D): level 1 has a loop on the dimension
-        copies = np.stack([np.where(b.indexes[t], 1, table).prod(axis=2) for t in range(b.T)]).astype(float)
-        words = touched_lower(b.op, tiles, contiguous=True)  # (r, T)
-        per_tile = b.iterations / tiles.prod(axis=1)  # the tile's runs over all instances
-        outer = self._outer_runs(temporal, order)  # (r, T)
-        live = np.nonzero((budget > 1).any(axis=0))[0]  # the dimensions level 1 may have a loop on
-        trips = budget[:, None, :] / table  # (r, V, D): T1
-        once, largest = [], []  # per tensor, (r, V) its energy with run 1, and with its largest run
-        beyond = {}  # B48: (tensor, d1) -> (r, V) its energy with its largest run outside d1
+        if own:
+            at, col, units = np.arange(len(tiles)), np.zeros(len(tiles), dtype=int), table[:, 0]
+        else:
+            at, col = np.nonzero(_dividing(self.table, self._divides, budget, self.b.bounds))  # (r, V)'s legal pairs
+            units = self.table[col]
+        out = np.full((len(tiles), table.shape[1]), np.inf)
+        out[at, col] = self._least(temporal, order, tiles, held, at, units)
+        return out
+
+    def _least(self, temporal: np.ndarray, order: np.ndarray, tiles: np.ndarray, held: np.ndarray, at: np.ndarray,
+               units: np.ndarray) -> np.ndarray:
+        """(n,) per pair of a row ``at`` (n,) and an unrolling ``units`` (n, D) of level 1 dividing its budget, the least
+        over level 1's innermost loop ``d0`` and outermost loop ``d1`` (different where level 1 has loops on two
+        dimensions or more) of the level-0 pairs' energy at ``d0`` (B48: with the runs outside ``d1``) plus what ``d1``
+        adds to level 1's pairs (:meth:`_refetched`; ``held`` (r, T) their energy in the completion). Per ``d0``, the
+        least over ``d1`` of the terms that depend on it is read off :meth:`_ranked` (one per set of tensors ``d0`` does
+        not index)."""
+        b = self.b
+        budget = (temporal[:, 0] // tiles)[at]
+        moving = budget > units  # (n, D): level 1 has a loop on the dimension
+        trips = budget / units  # (n, D): T1
+        words = touched_lower(b.op, tiles, contiguous=True)[at]  # (n, T)
+        per_tile = (b.iterations / tiles.prod(axis=1))[at]  # the tile's runs over all instances
+        outer = self._outer_runs(temporal, order)[at]  # (n, T)
+        live = np.nonzero(moving.any(axis=0))[0]  # the dimensions level 1 has a loop on
+        once, largest, lifted = [], [], []  # per tensor its energy with d0 innermost where d0 indexes it (per d0 for a
+        # window), with its largest run, and (D, n) with its largest run outside each d1 (B48)
         for t in range(b.T):
-            idx = b.indexes[t]
-            indexed = moving[:, :, idx].any(axis=2)  # (r, V): a loop of level 1 indexes the tensor
-            runs = (budget[:, ~idx].prod(axis=1)[:, None] / copies[t] * np.where(indexed, 1.0, outer[:, t, None]))
-            once.append(self._energy(t, np.ones_like(runs), words[:, t], per_tile, copies[t]))
-            largest.append(self._energy(t, runs, words[:, t], per_tile, copies[t]))
-            for d1 in live[~idx[live]]:
-                beyond[t, d1] = self._energy(t, runs / self._outside(t, d1, trips, indexed), words[:, t], per_tile,
-                                             copies[t])
-        least = np.where(moving.any(axis=2), np.inf, sum(largest))  # no loop at level 1: every run its largest
-        refetched = self._refetched(temporal, budget, held, table)  # (D, r, V)
-        single = moving.sum(axis=2) == 1
+            copies = units[:, ~b.disjoint[t]].prod(axis=1).astype(float)  # B46: a window's dimensions too
+            indexed = moving[:, b.indexes[t]].any(axis=1)  # (n,): a loop of level 1 indexes the tensor
+            inner, rest = self._event_words(t, tiles, at, words[:, t], moving, trips, outer[:, t], indexed)
+            once.append({d: self._energy(t, e, words[:, t], per_tile, copies) for d, e in inner.items()}
+                        if isinstance(inner, dict) else self._energy(t, inner, words[:, t], per_tile, copies))
+            largest.append(self._energy(t, rest, words[:, t], per_tile, copies))
+            lifted.append(np.repeat(largest[t][None], b.op_dims, axis=0))
+            for d1 in live[~b.indexes[t][live]]:
+                lifted[t][d1] = self._energy(t, rest * self._outside(t, d1, trips, indexed), words[:, t], per_tile,
+                                             copies)
+        least = np.where(moving.any(axis=1), np.inf, sum(largest))  # no loop at level 1: every run its largest
+        refetched = self._refetched(temporal, held, at, trips)  # (D, n)
+        single = moving.sum(axis=1) == 1
+        ranked = {}
         for d0 in live:
-            for d1 in live:
-                inner = sum(once[t] if b.indexes[t, d0] else beyond.get((t, d1), largest[t]) if d1 != d0
-                            else largest[t] for t in range(b.T))
-                both = moving[:, :, d0] & (moving[:, :, d1] & ~single if d1 != d0 else single)
-                least = np.minimum(least, np.where(both, inner + refetched[d1], np.inf))
-        return np.where(legal, least, np.inf)
+            apart = tuple(t for t in range(b.T) if not b.indexes[t, d0])
+            if apart not in ranked:
+                ranked[apart] = self._ranked(refetched + sum(lifted[t] for t in apart), moving, live)
+            first, smallest, second = ranked[apart]
+            inner = sum(once[t].get(d0, 0.0) if isinstance(once[t], dict) else once[t]
+                        for t in range(b.T) if b.indexes[t, d0])
+            alone = refetched[d0] + sum(largest[t] for t in apart)  # d0 level 1's only loop
+            added = np.where(single, alone, np.where(first == d0, second, smallest))
+            least = np.minimum(least, np.where(moving[:, d0], inner + added, np.inf))
+        return least
+
+    @staticmethod
+    def _ranked(values: np.ndarray, moving: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(n,) thrice: per pair the outermost loop ``d1`` among those with a loop whose ``values`` (D, n) are least,
+        that least value, and the second least (for an innermost loop ``d0`` that is that ``d1``)."""
+        ranked = np.where(moving[:, live].T, values[live], np.inf)  # (live, n)
+        at = ranked.argmin(axis=0)
+        pairs = np.arange(ranked.shape[1])
+        smallest = ranked[at, pairs]
+        ranked[at, pairs] = np.inf
+        return live[at], smallest, ranked.min(axis=0)
+
+    def _event_words(self, t: int, tiles: np.ndarray, at: np.ndarray, words: np.ndarray, moving: np.ndarray,
+                     trips: np.ndarray, outer: np.ndarray, indexed: np.ndarray
+                     ) -> tuple[np.ndarray | dict[int, np.ndarray], np.ndarray]:
+        """The least words of tensor ``t`` the register file's tile takes in per event of level 1's innermost loop
+        ``d0`` where ``d0`` indexes it ((n,), or per ``d0`` with a loop), and per iteration of level 1 where ``d0`` does
+        not index it ((n,)); per pair ``at`` of a row of ``tiles`` (r, D) and an unrolling: ``words`` (n,) of the tile,
+        ``moving`` and ``trips`` (n, D): level 1's loops, ``outer`` (n,): the loops above level 1 inside the innermost
+        one indexing ``t``, ``indexed`` (n,): whether a loop of level 1 indexes ``t``. A plain tensor (B45): the whole
+        tile, or the whole tile once per run of the loops not indexing it. A sliding-window input (B46): each step of a
+        loop on ``d`` brings in at least :func:`.bounds._step_words` with the shift a multiple of the tile's extent
+        dividing the layer's (``(T1[d] - 1) / T1[d]`` of its events), every event (a wrap too) its words without that
+        where :meth:`.bounds.LowerBound._every_event`; the larger; where ``d0`` does not index it, the innermost loop of
+        level 1 that does is one of those with a loop, its events one per run of level 1's loops not indexing it; none
+        known (no such loop at level 1): none counted."""
+        idx = self.b.indexes[t]
+        runs = trips[:, ~idx].prod(axis=1)  # (n,) level 1's trips on the dimensions not indexing t
+        if self.b.plain[t]:
+            return words, words / (runs * np.where(indexed, 1.0, outer))
+        steps, every = self._window_steps(t, tiles)
+        per_event = {int(d): np.where(moving[:, d], np.maximum(steps[at, d] * (trips[:, d] - 1) / trips[:, d],
+                                                               every[at, d]), np.inf)
+                     for d in np.nonzero(idx & moving.any(axis=0))[0]}
+        least = np.minimum.reduce(list(per_event.values())) if per_event else np.full(len(at), np.inf)
+        return ({d: np.where(moving[:, d], e, 0.0) for d, e in per_event.items()},
+                np.where(indexed, least, 0.0) / runs)
+
+    def _window_steps(self, t: int, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(r, D) twice: the words of the sliding-window tensor ``t`` a step of a loop on each dimension brings into
+        the register file's tile (:func:`.bounds._step_words` with the layer's bounds), and those every event brings in
+        (without them, where :meth:`.bounds.LowerBound._every_event`, else 0); once per distinct tile."""
+        keys, inverse = unique_rows(tiles)
+        steps = _step_words(self.b.op, keys, t, True, self.b.bounds)
+        every = np.where(self.b._every_event(keys, t), _step_words(self.b.op, keys, t, True), 0.0)
+        return steps[inverse], every[inverse]
 
     def _outside(self, t: int, d1: int, trips: np.ndarray, indexed: np.ndarray) -> np.ndarray:
-        """(r, V) B48 (docs/search.md, "B48: the outermost loop at the register file and the buffer"): the trips of
+        """(n,) B48 (docs/search.md, "B48: the outermost loop at the register file and the buffer"): the trips of
         level 1's outermost loop ``d1`` that a run of tensor ``t``'s tile at the register file cannot span, where level
         1 has another loop: all of them where ``d1`` does not index ``t`` and a loop of level 1 does (the innermost
-        such loop, which bounds the run, is inside ``d1``'s), else 1 (``trips`` (r, V, D): level 1's ``T1``;
-        ``indexed`` (r, V): whether a loop of level 1 indexes ``t``)."""
+        such loop, which bounds the run, is inside ``d1``'s), else 1 (``trips`` (n, D): level 1's ``T1``;
+        ``indexed`` (n,): whether a loop of level 1 indexes ``t``)."""
         if self.b.indexes[t, d1]:
-            return np.ones(trips.shape[:2])
-        return np.where(indexed, trips[:, :, d1], 1.0)
+            return np.ones(len(trips))
+        return np.where(indexed, trips[:, d1], 1.0)
 
-    def _refetched(self, temporal: np.ndarray, budget: np.ndarray, held: np.ndarray, table: np.ndarray
-                   ) -> np.ndarray:
-        """(D, r, V) per outermost loop ``d1`` of level 1, row and unrolling what level 1's pairs add to their energy
-        ``held`` (r, T) in the completion: in each of ``d1``'s iterations (``S x T1[d1]`` in all) a tensor ``d1`` does
-        not index uses all its words of level 1's tile, and takes in at least :meth:`_per_iteration` of them (B48; B45:
-        those past ``capacity``), priced by :meth:`_taken_energy`."""
+    def _refetched(self, temporal: np.ndarray, held: np.ndarray, at: np.ndarray, trips: np.ndarray) -> np.ndarray:
+        """(D, n) per outermost loop ``d1`` of level 1 and pair of a row ``at`` and an unrolling (``trips`` (n, D): its
+        ``T1``) what level 1's pairs add to their energy ``held`` (r, T) in the completion: in each of ``d1``'s
+        iterations (``S x T1[d1]`` in all) a tensor ``d1`` does not index uses all its words of level 1's tile, and takes
+        in at least :meth:`_per_iteration` of them (B48; B45: those past ``capacity``), priced by
+        :meth:`_taken_energy`."""
         b = self.b
-        trips = budget[:, None, :] / table  # (r, V, D): T1
         sweeps = temporal[:, 2:].prod(axis=(1, 2)).astype(float)
         words = touched_lower(b.op, temporal[:, 0], contiguous=True)  # (r, T) level 1's tile
-        out = np.zeros((b.op_dims,) + trips.shape[:2])
+        out = np.zeros((b.op_dims, len(at)))
         for pr in self.buffered:
             t = pr.tensor
-            per = sweeps * self._per_iteration(t, words[:, t])
-            for d in np.nonzero(~b.indexes[t] & (budget > 1).any(axis=0))[0]:
-                out[d] += np.maximum(0.0, self._taken_energy(t, per[:, None] * trips[:, :, d]) - held[:, t, None])
+            per = (sweeps * self._per_iteration(t, words[:, t]))[at]
+            for d in np.nonzero(~b.indexes[t] & (trips > 1).any(axis=0))[0]:
+                out[d] += np.maximum(0.0, self._taken_energy(t, per * trips[:, d]) - held[at, t])
         return out
 
     def _per_iteration(self, t: int, words: np.ndarray) -> np.ndarray:
@@ -253,11 +335,14 @@ class UnrolledTile:
         tensor ``t`` level 1 takes in at least in each iteration of its outermost loop where that loop does not index
         ``t`` (``words`` (r,): its words of level 1's tile): all of them where level 1 cannot hold them whole (its tile
         then lies below that loop and some loop inside it that indexes ``t``, so each iteration starts on another tile
-        than the one held and visits every word), else none."""
+        than the one held and visits every word), else none. B46: a sliding-window tensor's tiles overlap, so B45's
+        words past the capacity."""
+        if not self.b.plain[t]:
+            return np.maximum(0.0, words - self.b.capacity[1, t])
         return np.where(words > self.b.capacity[1, t], words, 0.0)
 
     def _taken_energy(self, t: int, taken: np.ndarray) -> np.ndarray:
-        """The least energy of tensor ``t``'s pair with level 1 as child that takes in ``taken`` words (r, V): an
+        """The least energy of tensor ``t``'s pair with level 1 as child that takes in ``taken`` words (n,): an
         input's parent reads and fills, the output's drains (each ending an occupancy) and, B48, a reload for each
         past the output's first touches (one per output word: level 1 has one instance)."""
         energy = taken * self.refetch[t]
@@ -265,14 +350,15 @@ class UnrolledTile:
             energy = energy + np.maximum(0.0, taken - self.b.out_words) * self.reload[t]
         return energy
 
-    def _energy(self, t: int, runs: np.ndarray, words: np.ndarray, per_tile: np.ndarray, copies: np.ndarray
+    def _energy(self, t: int, events: np.ndarray, words: np.ndarray, per_tile: np.ndarray, copies: np.ndarray
                 ) -> np.ndarray:
-        """(r, V) the energy of tensor ``t``'s pair with level 0 as child: ``words`` (r,) of the tile, its runs (r, V),
-        ``per_tile`` (r,) the tile's runs over all instances (``iterations / |tau|``), ``copies`` (r or 1, V) of a
-        word of it over the unrolling."""
+        """(n,) the energy of tensor ``t``'s pair with level 0 as child per pair of a tile and an unrolling: ``events``
+        the least words it takes in per run of the tile (:meth:`_event_words`), ``words`` of the tile, ``per_tile`` the
+        tile's runs over all instances (``iterations / |tau|``), ``copies`` of a word of it a parent read may feed over
+        the unrolling (each (n,))."""
         b = self.b
         cap = b.capacity[0, t]
-        moved = per_tile[:, None] * np.maximum(words[:, None] / runs, np.maximum(0.0, words - cap)[:, None])
+        moved = per_tile * np.maximum(events, np.maximum(0.0, words - cap))
         p, hop = self.parent[t], self.hop[t]
         if t != b.out:
             return moved * (b.energy[0, t, 1] + hop + b.energy[p, t, 0] / copies)
