@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 OnDone = Callable[[SweepRow], None]
 MAX_WORKERS = 256
+# Dask's nannies start workers with MALLOC_TRIM_THRESHOLD_=65536 (to hand freed memory back); setting it turns off
+# glibc's adaptive mmap threshold, so every large NumPy temporary of a search is mapped and unmapped anew: the searches
+# spent about a third of their time in the kernel (docs/search.md, "Whole networks on several cores"). Unset it.
+KEEP_MALLOC_DEFAULTS = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
 DASK_HINT = "install it with pip install 'dnnmap[sweep]' (dask[distributed]), or run with --serial"
 
 
@@ -81,6 +85,7 @@ def dask_client(workers: int, scheduler: str | None) -> Iterator[Client]:
     """A client of the cluster at ``scheduler`` (``tcp://host:port``), else of a new LocalCluster of
     ``workers`` single-threaded worker processes (closed on exit)."""
     check_dask()
+    import dask
     from distributed import Client, LocalCluster
     if scheduler is not None:
         try:
@@ -91,6 +96,7 @@ def dask_client(workers: int, scheduler: str | None) -> Iterator[Client]:
             yield client
         return
     check_workers(workers)
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+    with dask.config.set(KEEP_MALLOC_DEFAULTS), LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                             dashboard_address=None, silence_logs=logging.ERROR
+                                                             ) as cluster, Client(cluster) as client:
         yield client
