@@ -79,7 +79,7 @@ from dnnmap.search.optimal.bounds import TIER_PAIRS, LowerBound, _dividing, _ste
 from dnnmap.search.optimal.expand import distinct_unrollings
 from dnnmap.search.space import unique_rows
 
-ROWS = 256  # rows of a batch priced together: (ROWS, unrollings, dimensions) arrays
+ROWS = 256  # tile rows priced together (their legal (row, unrolling) pairs as flat arrays: memory held per batch)
 
 
 class UnrolledTile:
